@@ -1,0 +1,7 @@
+import type { Command } from "commander";
+
+/**
+ * Every `plumb` sub-command, one factory per file (wiring only; the logic lives in src/*).
+ * A command's action sets `process.exitCode` for a non-zero result and throws PlumbError for failures.
+ */
+export const COMMANDS: Array<() => Command> = [];

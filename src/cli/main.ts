@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Command, CommanderError } from "commander";
+import { isPlumbError } from "../errors.js";
+import { COMMANDS } from "./commands.js";
+
+/** Builds the `plumb` program; each command lives in its own small file under src/cli/. */
+export function buildProgram(): Command {
+  const program = new Command("plumb")
+    .description("Declarative GitOps reconciler for hosted agent-server deployments")
+    .version("0.1.0")
+    .showHelpAfterError()
+    .exitOverride();
+  for (const build of COMMANDS) program.addCommand(build().exitOverride());
+  return program;
+}
+
+/** The one top-level catch: typed errors become exit codes and a message, never a stack trace. */
+export async function main(argv: string[] = process.argv): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? 0 : 64;
+    }
+    if (isPlumbError(error)) {
+      process.stderr.write(`plumb: ${error.message} [${error.code}]\n`);
+      return error.exitCode;
+    }
+    process.stderr.write(
+      `plumb: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    return 70;
+  }
+}
+
+// Run only when executed as the `plumb` binary (also through the npm bin symlink), not when imported.
+const entry = process.argv[1] ? realpathSync(process.argv[1]) : "";
+if (entry === fileURLToPath(import.meta.url)) {
+  process.exitCode = await main();
+}

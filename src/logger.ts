@@ -1,0 +1,26 @@
+import { type Logger, type LoggerOptions, pino } from "pino";
+
+/** Paths that may carry credentials or secret values; pino replaces them with "[redacted]". */
+export const REDACT_PATHS = [
+  "apiKey",
+  "*.apiKey",
+  "headers['x-api-key']",
+  "headers.authorization",
+  "req.headers['x-api-key']",
+  "req.headers.authorization",
+  "*.secrets[*].value",
+  "secrets[*].value",
+  "body.secrets[*].value",
+];
+
+/** Log lines are a static message plus a metadata object: `log.info({ name, id }, "deployment created")`. */
+export function createLogger(options: LoggerOptions = {}, destination?: NodeJS.WritableStream): Logger {
+  const base: LoggerOptions = {
+    level: process.env.PLUMB_LOG_LEVEL ?? "info",
+    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    ...options,
+  };
+  return destination ? pino(base, destination as pino.DestinationStream) : pino(base);
+}
+
+export type { Logger };

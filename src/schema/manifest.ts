@@ -1,0 +1,150 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { C_IDENTIFIER_PATTERN, DEPLOYMENT_NAME_PATTERN, Nullable } from "./common.js";
+import {
+  DeploymentSource,
+  RevisionSource,
+  SecretReference,
+  SourceConfig,
+  SourceRevisionConfigRequest,
+} from "./deployment.js";
+
+// The manifest format users write (apiVersion plumb/v1). `spec` mirrors the API fields.
+
+export const API_VERSION = "plumb/v1";
+export const KINDS = ["Deployment", "OrganizationAccess"] as const;
+export type ManifestKind = (typeof KINDS)[number];
+
+export const Metadata = Type.Object(
+  {
+    name: Type.String({
+      pattern: DEPLOYMENT_NAME_PATTERN,
+      description: "Object name: a letter first, then letters, digits and '-'; at most 63 characters.",
+    }),
+    labels: Type.Optional(
+      Type.Record(Type.String(), Type.String(), { description: "Labels for selecting subsets of objects." }),
+    ),
+  },
+  { additionalProperties: false, description: "Identity of the object." },
+);
+
+export const SecretValueFrom = Type.Union(
+  [
+    Type.Object(
+      {
+        env: Type.String({
+          pattern: C_IDENTIFIER_PATTERN,
+          description: "Environment variable holding the value.",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        file: Type.String({
+          minLength: 1,
+          description: "File holding the value, relative to the manifest and inside the repository.",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { description: "Where plumb reads the value at plan/apply time: {env: NAME} or {file: PATH}." },
+);
+
+export const ManifestSecret = Type.Object(
+  {
+    name: Type.String({
+      pattern: C_IDENTIFIER_PATTERN,
+      description: "Environment variable name: a C identifier.",
+    }),
+    value: Type.Optional(
+      Type.String({ description: "Literal value, stored in git in plain sight; prefer valueFrom." }),
+    ),
+    valueFrom: Type.Optional(SecretValueFrom),
+  },
+  { additionalProperties: false, description: "A secret: exactly one of value or valueFrom." },
+);
+export type ManifestSecret = Static<typeof ManifestSecret>;
+
+export const Verify = Type.Object(
+  {
+    assistant_id: Type.String({ minLength: 1, description: "Assistant id or graph name to run." }),
+    input: Type.Record(Type.String(), Type.Unknown(), {
+      description: "Run input, e.g. {messages: [{role: user, content: ping}]}.",
+    }),
+    expect_contains: Type.Optional(Type.String({ description: "Text the AI answer must contain." })),
+    timeout_seconds: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: "Time allowed for the check." }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "Smoke check run on the agent server after the revision is DEPLOYED.",
+  },
+);
+export type Verify = Static<typeof Verify>;
+
+export const DeploymentSpec = Type.Object(
+  {
+    source: DeploymentSource,
+    source_config: Type.Optional(SourceConfig),
+    source_revision_config: Type.Optional(SourceRevisionConfigRequest),
+    secrets: Type.Optional(
+      Type.Array(ManifestSecret, { description: "Secrets; the whole list is sent when any changes." }),
+    ),
+    secret_references: Type.Optional(
+      Nullable(Type.Array(SecretReference), "Cluster secret references (external_container only)."),
+    ),
+    revision_source: Type.Optional(RevisionSource),
+    verify: Type.Optional(Verify),
+  },
+  { additionalProperties: false, description: "Desired state; mirrors the control plane fields." },
+);
+export type DeploymentSpec = Static<typeof DeploymentSpec>;
+
+export const DeploymentManifest = Type.Object(
+  {
+    apiVersion: Type.Literal(API_VERSION, { description: "Always plumb/v1." }),
+    kind: Type.Literal("Deployment", { description: "An agent-server deployment." }),
+    metadata: Metadata,
+    spec: DeploymentSpec,
+  },
+  {
+    additionalProperties: false,
+    $id: "https://plumb.dev/schemas/deployment.json",
+    title: "plumb Deployment",
+  },
+);
+export type DeploymentManifest = Static<typeof DeploymentManifest>;
+
+export const OrganizationAccessSpec = Type.Object(
+  {
+    jit_provisioning_enabled: Type.Optional(
+      Type.Boolean({
+        description: "Provision SSO users automatically with the default role and workspaces.",
+      }),
+    ),
+    invites_enabled: Type.Optional(
+      Type.Boolean({ description: "Allow administrators to invite users before sign-in." }),
+    ),
+  },
+  { additionalProperties: false, description: "SSO onboarding settings; absent fields are unmanaged." },
+);
+export type OrganizationAccessSpec = Static<typeof OrganizationAccessSpec>;
+
+export const OrganizationAccessManifest = Type.Object(
+  {
+    apiVersion: Type.Literal(API_VERSION, { description: "Always plumb/v1." }),
+    kind: Type.Literal("OrganizationAccess", { description: "How SSO users join the organization." }),
+    metadata: Metadata,
+    spec: OrganizationAccessSpec,
+  },
+  {
+    additionalProperties: false,
+    $id: "https://plumb.dev/schemas/organization-access.json",
+    title: "plumb OrganizationAccess",
+  },
+);
+export type OrganizationAccessManifest = Static<typeof OrganizationAccessManifest>;
+
+export type Manifest = DeploymentManifest | OrganizationAccessManifest;
