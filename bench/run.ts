@@ -1,0 +1,18 @@
+import { readdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/**
+ * `npm run bench`: runs every bench/*.bench.ts (compiled to dist/bench/*.bench.js). Each exports
+ * `run(): Promise<string[]>` returning the lines to print (figures against their targets).
+ */
+const here = dirname(fileURLToPath(import.meta.url));
+const only = process.argv[2];
+const files = (await readdir(here))
+  .filter((f) => f.endsWith(".bench.js") && (!only || f.includes(only)))
+  .sort();
+for (const file of files) {
+  const mod = (await import(pathToFileURL(`${here}/${file}`).href)) as { run: () => Promise<string[]> };
+  console.log(`== ${file.replace(/\.bench\.js$/, "")}`);
+  for (const line of await mod.run()) console.log(`  ${line}`);
+}

@@ -1,0 +1,50 @@
+import type { Operation } from "fast-json-patch";
+import type { ManifestKind } from "../schema/manifest.js";
+
+// The plan: what must change, how, and the exact request that does it. Built by pure functions in
+// src/diff/, rendered by the formatters, executed by src/reconcile/. The JSON output of
+// `plumb plan --output json` is this shape with every secret value replaced by "<redacted>".
+
+export type ChangeAction = "create" | "update" | "noop" | "refused";
+
+export type PlannedRequest = {
+  method: "POST" | "PATCH";
+  /** API path, e.g. /v2/deployments/{id} or /api/v1/organizations/current/info. */
+  path: string;
+  /** The real body, secret values included: never print it unredacted. */
+  body: Record<string, unknown>;
+};
+
+export type ChangeError = { field: string; message: string };
+
+export type PlannedChange = {
+  kind: ManifestKind;
+  name: string;
+  /** Manifest file (relative to the manifest root) and line of the document. */
+  file: string;
+  line: number;
+  action: ChangeAction;
+  /** Live id; null when the object does not exist yet. */
+  id: string | null;
+  new_revision: boolean;
+  /** Dotted API paths, e.g. "source_revision_config.image_uri", "secrets". */
+  revision_fields: string[];
+  in_place_fields: string[];
+  request: PlannedRequest | null;
+  /** RFC 6902 operations from normalised live to desired. */
+  diff: Operation[];
+  /** Why the change is refused (immutable fields) or cannot be planned. */
+  errors: ChangeError[];
+  /** Things the user should know that do not block the change (e.g. a field PATCH cannot clear). */
+  warnings: ChangeError[];
+  /** Secret names whose values changed or are unknown; values are never stored here. */
+  changed_secrets: string[];
+};
+
+export type PlanSummary = Record<ChangeAction, number>;
+
+export type Plan = {
+  format_version: "1";
+  summary: PlanSummary;
+  changes: PlannedChange[];
+};
