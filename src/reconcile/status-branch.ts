@@ -1,0 +1,164 @@
+import { cp, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { type SimpleGit, simpleGit } from "simple-git";
+import { PlumbError } from "../errors.js";
+import { DEFAULT_STATUS_DIR, parseObjectStatus } from "./status-store.js";
+import { type StatusStore, emptyStatusStore, statusKey } from "./status-types.js";
+
+// `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository
+// and pushed, so a pull-request check in a fresh clone can read them. The work happens in a
+// temporary clone: the user's worktree, index and current branch are never touched.
+
+export type StatusBranchTarget = {
+  /** Manifest root (any directory inside the manifest repository). */
+  root: string;
+  branch: string;
+  /** Remote to push to and fetch from; "origin" by default. Without it the local branch is used. */
+  remote?: string;
+};
+
+type RepoInfo = { top: string; current: string; source: string; hasRemote: boolean; pathOnBranch: string };
+
+const GIT_IDENTITY = ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
+
+async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
+  const git = simpleGit(target.root);
+  if (!(await git.checkIsRepo().catch(() => false))) {
+    throw new PlumbError(
+      "status-branch-no-repo",
+      `--status-branch needs the manifests in a git repository; ${target.root} is not in one`,
+    );
+  }
+  const top = (await git.revparse(["--show-toplevel"])).trim();
+  const current = (await git.raw(["rev-parse", "--abbrev-ref", "HEAD"]).catch(() => "")).trim();
+  const remoteName = target.remote ?? "origin";
+  const remotes = await git.getRemotes(true);
+  const remote = remotes.find((r) => r.name === remoteName);
+  const rel = relative(await realTop(top), resolve(target.root));
+  const pathOnBranch = join(rel.startsWith("..") || isAbsolute(rel) ? "" : rel, DEFAULT_STATUS_DIR);
+  return {
+    top,
+    current,
+    source: remote?.refs.push || remote?.refs.fetch || top,
+    hasRemote: remote !== undefined,
+    pathOnBranch: pathOnBranch.split("\\").join("/"),
+  };
+}
+
+// git prints the real path; resolve symlinks (e.g. /tmp on macOS) the same way for `relative`.
+async function realTop(top: string): Promise<string> {
+  const { realpath } = await import("node:fs/promises");
+  return realpath(top).catch(() => top);
+}
+
+function assertNotManifestBranch(info: RepoInfo, branch: string): void {
+  if (branch === info.current) {
+    throw new PlumbError(
+      "status-branch-is-manifest-branch",
+      `--status-branch ${branch} is the branch the manifests come from; choose another (e.g. plumb-status)`,
+    );
+  }
+}
+
+async function branchExists(git: SimpleGit, source: string, branch: string): Promise<boolean> {
+  const out = await git.listRemote(["--heads", source, branch]);
+  return out.trim().length > 0;
+}
+
+export type PublishResult = { branch: string; commit: string | null; pushed: boolean };
+
+/**
+ * Commits the records of `statusDir` to `branch` (under `<root>/.plumb/status/` on that branch) and
+ * pushes. Retries a few times when a concurrent run pushed first. Returns commit null when the branch
+ * already held exactly these records.
+ */
+export async function publishStatusBranch(
+  target: StatusBranchTarget,
+  statusDir: string,
+  message: string,
+): Promise<PublishResult> {
+  const info = await repoInfo(target);
+  assertNotManifestBranch(info, target.branch);
+  const tmp = await mkdtemp(join(tmpdir(), "plumb-status-"));
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const work = join(tmp, `clone-${attempt}`);
+      const result = await commitInClone(info, target.branch, statusDir, message, work);
+      if (result.commit === null) return { branch: target.branch, commit: null, pushed: false };
+      try {
+        await simpleGit(work).push("origin", `HEAD:refs/heads/${target.branch}`);
+        return { branch: target.branch, commit: result.commit, pushed: true };
+      } catch (error) {
+        if (attempt >= 3) {
+          throw new PlumbError(
+            "status-branch-push-failed",
+            `could not push status to branch ${target.branch}: ${(error as Error).message.split("\n")[0]}`,
+            { cause: error },
+          );
+        }
+      }
+    }
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+async function commitInClone(
+  info: RepoInfo,
+  branch: string,
+  statusDir: string,
+  message: string,
+  work: string,
+): Promise<{ commit: string | null }> {
+  const outer = simpleGit();
+  if (await branchExists(outer, info.source, branch)) {
+    await outer.clone(info.source, work, ["--depth", "1", "--single-branch", "--branch", branch]);
+  } else {
+    await mkdir(work, { recursive: true });
+    await simpleGit(work).init().addRemote("origin", info.source).checkout(["--orphan", branch]);
+  }
+  const git = simpleGit(work);
+  const dest = join(work, info.pathOnBranch);
+  // The branch mirrors the store: records removed locally disappear from the branch too.
+  await rm(dest, { recursive: true, force: true });
+  await mkdir(dest, { recursive: true });
+  for (const name of (await readdir(statusDir).catch(() => [] as string[])).filter((n) =>
+    n.endsWith(".json"),
+  )) {
+    await cp(join(statusDir, name), join(dest, name));
+  }
+  await git.raw(["add", "--all", "--force", "--", info.pathOnBranch]);
+  const staged = (await git.raw(["diff", "--cached", "--name-only"])).trim();
+  if (!staged) return { commit: null };
+  await git.raw([...GIT_IDENTITY, "commit", "--quiet", "-m", message]);
+  return { commit: (await git.revparse(["HEAD"])).trim() };
+}
+
+/**
+ * Reads the records from `branch` of the manifest repository: fetched from the remote when there is
+ * one (as in a fresh clone), else the local branch. A branch that does not exist yet is an empty store.
+ */
+export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<StatusStore> {
+  const info = await repoInfo(target);
+  const git = simpleGit(info.top);
+  const store = emptyStatusStore();
+  let ref = target.branch;
+  if (info.hasRemote) {
+    if (!(await branchExists(git, info.source, target.branch))) return store;
+    const remoteRef = `refs/plumb/status/${target.branch}`;
+    await git.fetch(target.remote ?? "origin", `+refs/heads/${target.branch}:${remoteRef}`, ["--quiet"]);
+    ref = remoteRef;
+  } else if (!(await git.raw(["branch", "--list", target.branch])).trim()) {
+    return store;
+  }
+  const listing = await git.raw(["ls-tree", "--name-only", `${ref}:${info.pathOnBranch}`]).catch(() => "");
+  for (const name of listing.split("\n").filter((n) => n.endsWith(".json"))) {
+    const path = `${info.pathOnBranch}/${name}`;
+    const parsed = parseObjectStatus(await git.show([`${ref}:${path}`]));
+    if (typeof parsed === "string")
+      store.problems.push({ file: `${target.branch}:${path}`, message: parsed });
+    else store.objects.set(statusKey(parsed.kind, parsed.name), parsed);
+  }
+  return store;
+}

@@ -1,0 +1,42 @@
+import { resolve } from "node:path";
+import { loadStatusFromBranch, publishStatusBranch, type PublishResult } from "./status-branch.js";
+import { defaultStatusDir, loadStatusStore } from "./status-store.js";
+import { type StatusStore, mergeStatusStores } from "./status-types.js";
+
+/** Where a command reads and writes status: `--status-dir` and `--status-branch`, shared by all commands. */
+export type StatusLocation = {
+  /** Manifest root PATH. */
+  root: string;
+  /** `--status-dir`; default `<root>/.plumb/status`. */
+  statusDir?: string | undefined;
+  /** `--status-branch`; when set the branch is read too and written after apply/drift. */
+  statusBranch?: string | undefined;
+};
+
+export const resolveStatusDir = (location: StatusLocation): string =>
+  location.statusDir ? resolve(location.statusDir) : defaultStatusDir(resolve(location.root));
+
+/**
+ * The store as `plan`, `apply`, `drift` and `status` see it: the local directory merged with the
+ * status branch when one is given (the newer record of each object wins), so a fresh clone with an
+ * empty directory still knows the fingerprints of the secrets last applied.
+ */
+export async function loadStatus(location: StatusLocation): Promise<StatusStore> {
+  const local = await loadStatusStore(resolveStatusDir(location));
+  if (!location.statusBranch) return local;
+  const remote = await loadStatusFromBranch({ root: location.root, branch: location.statusBranch });
+  return mergeStatusStores(remote, local);
+}
+
+/** Commits and pushes the directory to the status branch, when one is configured. */
+export async function publishStatus(
+  location: StatusLocation,
+  message: string,
+): Promise<PublishResult | null> {
+  if (!location.statusBranch) return null;
+  return publishStatusBranch(
+    { root: location.root, branch: location.statusBranch },
+    resolveStatusDir(location),
+    message,
+  );
+}

@@ -1,0 +1,67 @@
+import { mkdir, readFile, readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { Value } from "@sinclair/typebox/value";
+import writeFileAtomic from "write-file-atomic";
+import {
+  ObjectStatus,
+  type StatusStore,
+  emptyStatusStore,
+  statusFileName,
+  statusKey,
+} from "./status-types.js";
+
+export * from "./status-types.js";
+
+/** Default status directory under the manifest root. */
+export const DEFAULT_STATUS_DIR = ".plumb/status";
+
+export const defaultStatusDir = (root: string): string => join(root, DEFAULT_STATUS_DIR);
+
+/** Parses one record; returns a reason instead of throwing so one bad file never hides the rest. */
+export function parseObjectStatus(text: string): ObjectStatus | string {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    return `not JSON: ${(error as Error).message}`;
+  }
+  if (!Value.Check(ObjectStatus, data)) {
+    const first = Value.Errors(ObjectStatus, data).First();
+    return `not a status record: ${first ? `${first.path || "/"} ${first.message}` : "invalid"}`;
+  }
+  return data;
+}
+
+export const formatObjectStatus = (status: ObjectStatus): string => `${JSON.stringify(status, null, 2)}\n`;
+
+/** Reads every `*.json` record under `dir`; a missing directory is an empty store. */
+export async function loadStatusStore(dir: string): Promise<StatusStore> {
+  const store = emptyStatusStore();
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return store;
+    throw error;
+  }
+  for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
+    const file = join(dir, name);
+    const parsed = parseObjectStatus(await readFile(file, "utf8"));
+    if (typeof parsed === "string") store.problems.push({ file, message: parsed });
+    else store.objects.set(statusKey(parsed.kind, parsed.name), parsed);
+  }
+  return store;
+}
+
+/** Writes one record atomically (temp file + fsync + rename): readers never see half a file. */
+export async function saveObjectStatus(dir: string, status: ObjectStatus): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, statusFileName(status.kind, status.name));
+  await writeFileAtomic(file, formatObjectStatus(status), { encoding: "utf8", mode: 0o644 });
+  return file;
+}
+
+/** Removes an object's record (it is no longer managed). Missing files are fine. */
+export async function removeObjectStatus(dir: string, kind: string, name: string): Promise<void> {
+  await rm(join(dir, statusFileName(kind, name)), { force: true });
+}

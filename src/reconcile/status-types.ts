@@ -1,0 +1,64 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { Nullable } from "../schema/common.js";
+import { REVISION_STATUSES } from "../schema/deployment.js";
+import { KINDS } from "../schema/manifest.js";
+
+// What plumb records per managed object after apply, drift and status: one JSON file per object.
+
+export const SYNC_STATUSES = ["Synced", "OutOfSync", "Progressing", "Failed", "Refused"] as const;
+export type SyncStatus = (typeof SYNC_STATUSES)[number];
+export const HEALTH_STATUSES = ["Healthy", "Progressing", "Degraded", "Unknown"] as const;
+export type HealthStatus = (typeof HEALTH_STATUSES)[number];
+
+const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+
+export const ObjectStatus = Type.Object({
+  kind: literals(KINDS),
+  name: Type.String({ minLength: 1 }),
+  /** Live id; null for an object never created (e.g. a refused create). */
+  id: Nullable(Type.String()),
+  latest_revision_id: Nullable(Type.String()),
+  active_revision_id: Nullable(Type.String()),
+  revision_status: Nullable(literals(REVISION_STATUSES)),
+  sync: literals(SYNC_STATUSES),
+  health: literals(HEALTH_STATUSES),
+  /** Commit of the manifest repository the applied manifest came from (null outside git). */
+  git_commit: Nullable(Type.String()),
+  /** sha256 of the manifest document as applied (canonical JSON, secret values excluded). */
+  manifest_digest: Nullable(Type.String()),
+  /**
+   * Salted slow fingerprints of the secret values last applied (src/diff/secret-fingerprint.ts).
+   * Opaque here: the store keeps them verbatim and never holds a value.
+   */
+  secret_fingerprints: Nullable(Type.Unknown()),
+  /** Thread plumb reuses for spec.verify on this deployment's agent server. */
+  verify_thread_id: Type.Optional(Nullable(Type.String())),
+  /** ISO 8601 time of this record. */
+  updated_at: Type.String(),
+  last_error: Nullable(Type.String()),
+});
+export type ObjectStatus = Static<typeof ObjectStatus>;
+
+/** The loaded store: records keyed by `statusKey(kind, name)`, plus files that could not be read. */
+export type StatusStore = {
+  objects: Map<string, ObjectStatus>;
+  /** Unreadable or invalid files (path and reason); such a file is ignored, never trusted. */
+  problems: Array<{ file: string; message: string }>;
+};
+
+export const statusKey = (kind: string, name: string): string => `${kind}/${name}`;
+
+/** File name of one object's record: `deployment.NAME.json`, `organizationaccess.NAME.json`. */
+export const statusFileName = (kind: string, name: string): string => `${kind.toLowerCase()}.${name}.json`;
+
+export const emptyStatusStore = (): StatusStore => ({ objects: new Map(), problems: [] });
+
+/** Merges two stores: the newer record (updated_at) of each object wins. */
+export function mergeStatusStores(a: StatusStore, b: StatusStore): StatusStore {
+  const objects = new Map(a.objects);
+  for (const [key, status] of b.objects) {
+    const current = objects.get(key);
+    if (!current || Date.parse(status.updated_at) > Date.parse(current.updated_at)) objects.set(key, status);
+  }
+  return { objects, problems: [...a.problems, ...b.problems] };
+}

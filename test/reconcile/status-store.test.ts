@@ -1,0 +1,54 @@
+import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  loadStatusStore,
+  mergeStatusStores,
+  removeObjectStatus,
+  saveObjectStatus,
+  statusKey,
+} from "../../src/reconcile/status-store.js";
+import { sampleStatus } from "./fixtures.js";
+
+describe("status store", () => {
+  it("round-trips one file per object and reports unreadable files", async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), "plumb-st-")), "status");
+    await saveObjectStatus(dir, sampleStatus("alpha"));
+    await saveObjectStatus(dir, sampleStatus("beta", { sync: "OutOfSync", health: "Degraded" }));
+    await saveObjectStatus(dir, { ...sampleStatus("org"), kind: "OrganizationAccess", id: null });
+    await writeFile(join(dir, "broken.json"), "{not json");
+    await writeFile(join(dir, "other.json"), JSON.stringify({ kind: "Deployment" }));
+    expect((await readdir(dir)).sort()).toEqual([
+      "broken.json",
+      "deployment.alpha.json",
+      "deployment.beta.json",
+      "organizationaccess.org.json",
+      "other.json",
+    ]);
+    const store = await loadStatusStore(dir);
+    expect(store.objects.get(statusKey("Deployment", "beta"))?.health).toBe("Degraded");
+    expect(store.objects.get(statusKey("OrganizationAccess", "org"))?.id).toBeNull();
+    expect(store.objects.size).toBe(3);
+    expect(store.problems.map((p) => p.file.split("/").pop()).sort()).toEqual(["broken.json", "other.json"]);
+    expect(JSON.parse(await readFile(join(dir, "deployment.alpha.json"), "utf8"))).toEqual(
+      sampleStatus("alpha"),
+    );
+    await removeObjectStatus(dir, "Deployment", "alpha");
+    expect((await loadStatusStore(dir)).objects.has("Deployment/alpha")).toBe(false);
+  });
+
+  it("treats a missing directory as empty", async () => {
+    const store = await loadStatusStore(join(tmpdir(), "plumb-does-not-exist-xyz"));
+    expect(store.objects.size).toBe(0);
+  });
+
+  it("merges stores keeping the newer record", () => {
+    const older = sampleStatus("a", { updated_at: "2026-01-01T00:00:00Z", git_commit: "old" });
+    const newer = sampleStatus("a", { updated_at: "2026-01-02T00:00:00Z", git_commit: "new" });
+    const one = { objects: new Map([["Deployment/a", newer]]), problems: [] };
+    const two = { objects: new Map([["Deployment/a", older]]), problems: [] };
+    expect(mergeStatusStores(one, two).objects.get("Deployment/a")?.git_commit).toBe("new");
+    expect(mergeStatusStores(two, one).objects.get("Deployment/a")?.git_commit).toBe("new");
+  });
+});
