@@ -1,0 +1,56 @@
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type LineCounter, type Node } from "yaml";
+import type { SourceLocation } from "./types.js";
+
+/** A path into a document, e.g. ["spec", "secrets", 0, "name"]. */
+export type FieldPath = readonly (string | number)[];
+export type Locator = (path: FieldPath) => SourceLocation;
+
+/** Points at a field's key ("key") or at its value ("value"); both fall back to the nearest ancestor. */
+export type DocumentLocators = { key: Locator; value: Locator; start: SourceLocation };
+
+type Found = { key?: Node; value?: Node };
+
+/** Builds locators over one parsed YAML document; positions are 1-based line and column. */
+export function buildLocators(doc: Document, lineCounter: LineCounter, file: string): DocumentLocators {
+  const at = (offset: number): SourceLocation => {
+    const { line, col } = lineCounter.linePos(offset);
+    return { file, line, column: col };
+  };
+  const root = doc.contents;
+  const docStart = at(root?.range?.[0] ?? 0);
+  const kindKey = walk(doc, root, ["kind"]).at(-1)?.key;
+  const start = kindKey?.range ? at(kindKey.range[0]) : docStart;
+
+  const locate =
+    (part: "key" | "value"): Locator =>
+    (path) => {
+      const trail = walk(doc, root, path);
+      const last = trail.at(-1);
+      const node = last && trail.length === path.length ? (last[part] ?? last.key) : last?.key;
+      return node?.range ? at(node.range[0]) : docStart;
+    };
+  return { key: locate("key"), value: locate("value"), start };
+}
+
+/** Follows `path` as far as it exists; one entry per segment found. */
+function walk(doc: Document, root: unknown, path: FieldPath): Found[] {
+  const trail: Found[] = [];
+  let current: unknown = root;
+  for (const segment of path) {
+    if (isAlias(current)) current = current.resolve(doc);
+    let found: Found | undefined;
+    if (isMap(current)) {
+      const pair = current.items.find(
+        (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment),
+      );
+      if (pair) found = { key: pair.key as Node, value: (pair.value ?? undefined) as Node | undefined };
+    } else if (isSeq(current) && typeof segment === "number") {
+      const item = current.items[segment] as Node | undefined;
+      if (item) found = { key: item, value: item };
+    }
+    if (!found) break;
+    trail.push(found);
+    current = found.value;
+  }
+  return trail;
+}

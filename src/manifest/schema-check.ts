@@ -1,0 +1,177 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { closest, distance } from "fastest-levenshtein";
+import {
+  C_IDENTIFIER_PATTERN,
+  DEPLOYMENT_NAME_PATTERN,
+  DNS_LABEL_PATTERN,
+  UUID_PATTERN,
+} from "../schema/common.js";
+import { CPU_FIELDS } from "../schema/resource-spec.js";
+import { DEPLOYMENT_SCHEMA, ORGANIZATION_ACCESS_SCHEMA } from "./json-schema.js";
+import type { FieldPath } from "./locate.js";
+import { type ParsedDocument, problemAt } from "./parse.js";
+import type { Problem } from "./types.js";
+
+type Kind = "Deployment" | "OrganizationAccess";
+
+// Compiled once per process; the validators are immutable, so sharing them is safe.
+let validators: Record<Kind, ValidateFunction> | undefined;
+function validatorFor(kind: Kind): ValidateFunction {
+  if (!validators) {
+    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictTypes: false });
+    validators = {
+      Deployment: ajv.compile(DEPLOYMENT_SCHEMA),
+      OrganizationAccess: ajv.compile(ORGANIZATION_ACCESS_SCHEMA),
+    };
+  }
+  return validators[kind];
+}
+
+/** Checks one document against the JSON Schema of its kind; problems point at the key or value. */
+export function checkSchema(doc: ParsedDocument, kind: Kind): Problem[] {
+  const validate = validatorFor(kind);
+  if (validate(doc.value)) return [];
+  return collapseUnions(validate.errors ?? []).map((error) => toProblem(doc, error));
+}
+
+/** A failed `anyOf` yields errors from every branch: keep the branch that got furthest, or the anyOf. */
+function collapseUnions(errors: ErrorObject[]): ErrorObject[] {
+  const unions = errors.filter((e) => e.keyword === "anyOf");
+  if (unions.length === 0) return errors;
+  const inside = (e: ErrorObject, u: ErrorObject) => e.schemaPath.startsWith(`${u.schemaPath}/`);
+  const kept = errors.filter((e) => e.keyword !== "anyOf" && !unions.some((u) => inside(e, u)));
+  for (const union of unions) {
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of errors.filter((e) => inside(e, union))) {
+      const branch = e.schemaPath.slice(union.schemaPath.length + 1).split("/")[0] ?? "";
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+    }
+    // A branch whose errors are all below the union's value matched its shape: report those.
+    const matched = [...branches.values()].find((list) =>
+      list.every((e) => e.instancePath.length > union.instancePath.length),
+    );
+    kept.push(...(matched ?? [union]));
+  }
+  return kept;
+}
+
+export const formatField = (path: FieldPath): string =>
+  path.reduce<string>(
+    (out, seg) => (typeof seg === "number" ? `${out}[${seg}]` : out ? `${out}.${seg}` : seg),
+    "",
+  );
+
+const pointerToPath = (pointer: string): (string | number)[] =>
+  pointer === ""
+    ? []
+    : pointer
+        .slice(1)
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+        .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+
+const NAME_RULES: Record<string, string> = {
+  [DEPLOYMENT_NAME_PATTERN]: "a letter first, then letters, digits and '-', at most 63 characters",
+  [DNS_LABEL_PATTERN]: "a DNS label: lowercase letters, digits and '-', a letter or digit at each end",
+  [C_IDENTIFIER_PATTERN]: "a C identifier: letters, digits and '_', not starting with a digit",
+};
+
+const withArticle = (type: string): string =>
+  type === "null" ? "null" : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+const show = (value: unknown): string => (value === undefined ? "nothing" : JSON.stringify(value));
+const describeType = (value: unknown): string =>
+  value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+
+export function suggest(word: string, candidates: readonly string[]): string {
+  if (candidates.length === 0) return "";
+  const best = closest(word, [...candidates]);
+  return distance(word, best) <= Math.max(2, Math.floor(word.length / 3)) ? ` (did you mean "${best}"?)` : "";
+}
+
+function toProblem(doc: ParsedDocument, error: ErrorObject): Problem {
+  const path = pointerToPath(error.instancePath);
+  const field = formatField(path);
+  const where = field || "the document";
+  const value = doc.locators.value(path);
+  const schema = error.parentSchema ?? {};
+  const params = error.params as Record<string, unknown>;
+  const last = path.at(-1);
+  switch (error.keyword) {
+    case "additionalProperties": {
+      const key = String(params.additionalProperty);
+      const known = Object.keys((schema.properties as object | undefined) ?? {});
+      const message = `unknown field "${key}" in ${where}${suggest(key, known)}`;
+      return problemAt(
+        doc.locators.key([...path, key]),
+        "error",
+        "unknown-field",
+        formatField([...path, key]),
+        message,
+      );
+    }
+    case "required": {
+      const key = String(params.missingProperty);
+      const at = path.length === 0 ? doc.locators.start : doc.locators.key(path);
+      return problemAt(
+        at,
+        "error",
+        "missing-field",
+        formatField([...path, key]),
+        `${where} is missing "${key}"`,
+      );
+    }
+    case "type": {
+      const types = String(params.type).split(",").map(withArticle).join(" or ");
+      let message = `${where} must be ${types}, not ${describeType(error.data)}`;
+      if (CPU_FIELDS.some((f) => f === last) && typeof error.data === "string") {
+        message += "; CPU is a number of cores, e.g. 0.5 (not 500m)";
+      }
+      return problemAt(value, "error", "invalid-type", field, message);
+    }
+    case "enum":
+    case "const": {
+      const allowed = (params.allowedValues as unknown[] | undefined) ?? [params.allowedValue];
+      const words = allowed.filter((a): a is string => typeof a === "string");
+      const hint = typeof error.data === "string" ? suggest(error.data, words) : "";
+      const message = `${where} is ${show(error.data)}; expected ${allowed.map(show).join(", ")}${hint}`;
+      return problemAt(value, "error", "invalid-value", field, message);
+    }
+    case "pattern":
+    case "maxLength": {
+      const rule = NAME_RULES[String(schema.pattern)];
+      if (rule)
+        return problemAt(
+          value,
+          "error",
+          "invalid-name",
+          field,
+          `${where} ${show(error.data)} must be ${rule}`,
+        );
+      if (schema.pattern === UUID_PATTERN) {
+        return problemAt(
+          value,
+          "error",
+          "invalid-format",
+          field,
+          `${where} ${show(error.data)} is not a UUID`,
+        );
+      }
+      return problemAt(value, "error", "invalid-format", field, `${where} ${error.message ?? "is invalid"}`);
+    }
+    case "minLength":
+      return problemAt(value, "error", "invalid-value", field, `${where} must not be empty`);
+    case "minimum":
+    case "maximum": {
+      const isCpu = CPU_FIELDS.some((f) => f === last);
+      const range = `${String(schema.minimum ?? "-")} to ${String(schema.maximum ?? "-")}`;
+      const message = `${where} ${show(error.data)} is out of range (${range}${isCpu ? " cores" : ""})`;
+      return problemAt(value, "error", isCpu ? "cpu-out-of-range" : "out-of-range", field, message);
+    }
+    case "anyOf": {
+      const expected = typeof schema.description === "string" ? `: ${schema.description}` : "";
+      return problemAt(value, "error", "invalid-value", field, `${where} has an invalid shape${expected}`);
+    }
+    default:
+      return problemAt(value, "error", "invalid-value", field, `${where} ${error.message ?? "is invalid"}`);
+  }
+}

@@ -1,0 +1,104 @@
+import { KINDS, type Manifest } from "../schema/manifest.js";
+import { type ParsedDocument, problemAt } from "./parse.js";
+import { checkDeploymentRules } from "./rules.js";
+import { checkSchema, suggest } from "./schema-check.js";
+import type { LoadedManifest, Problem, SourceLocation } from "./types.js";
+
+export type ValidationResult = {
+  /** Documents without any error, in file order; warnings do not exclude a document. */
+  manifests: LoadedManifest[];
+  /** Every problem, sorted by file, line and column. */
+  problems: Problem[];
+};
+
+const isKind = (kind: unknown): kind is (typeof KINDS)[number] => KINDS.some((k) => k === kind);
+const showLocation = (l: SourceLocation) => `${l.file}:${l.line}:${l.column}`;
+
+/** Validates parsed plumb documents: schema, business rules, then rules across files. Pure. */
+export function validateDocuments(
+  documents: readonly ParsedDocument[],
+  earlier: readonly Problem[] = [],
+): ValidationResult {
+  const problems: Problem[] = [...earlier];
+  const failed = new Set<ParsedDocument>();
+  const add = (doc: ParsedDocument, found: Problem[]) => {
+    problems.push(...found);
+    if (found.some((p) => p.severity === "error")) failed.add(doc);
+  };
+  const names = new Map<string, ParsedDocument>();
+  let organizationAccess: ParsedDocument | undefined;
+
+  for (const doc of sortDocuments(documents)) {
+    const kind = doc.value.kind;
+    if (!isKind(kind)) {
+      const message =
+        typeof kind === "string"
+          ? `unknown kind "${kind}"; expected ${KINDS.join(" or ")}${suggest(kind, KINDS)}`
+          : `a plumb document needs kind: ${KINDS.join(" or ")}`;
+      add(doc, [problemAt(doc.locators.value(["kind"]), "error", "unknown-kind", "kind", message)]);
+      continue;
+    }
+    const found = checkSchema(doc, kind);
+    if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
+    const name = nameOf(doc);
+    if (kind === "Deployment" && name !== undefined) {
+      const first = names.get(name);
+      if (first) {
+        const message = `deployment ${name} is already defined at ${showLocation(first.locators.value(["metadata", "name"]))}`;
+        found.push(
+          problemAt(
+            doc.locators.value(["metadata", "name"]),
+            "error",
+            "duplicate-name",
+            "metadata.name",
+            message,
+          ),
+        );
+      } else names.set(name, doc);
+    }
+    if (kind === "OrganizationAccess") {
+      if (organizationAccess) {
+        const message = `only one OrganizationAccess is allowed; another is at ${showLocation(organizationAccess.locators.start)}`;
+        found.push(problemAt(doc.locators.start, "error", "duplicate-organization-access", "kind", message));
+      } else organizationAccess = doc;
+    }
+    add(doc, found);
+  }
+  const manifests = sortDocuments(documents)
+    .filter((doc) => !failed.has(doc))
+    .map((doc) => toLoaded(doc));
+  return { manifests, problems: sortProblems(problems) };
+}
+
+const nameOf = (doc: ParsedDocument): string | undefined => {
+  const metadata = doc.value.metadata;
+  const name =
+    typeof metadata === "object" && metadata !== null ? (metadata as { name?: unknown }).name : undefined;
+  return typeof name === "string" ? name : undefined;
+};
+
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+const sortDocuments = (documents: readonly ParsedDocument[]) =>
+  [...documents].sort((a, b) => compareText(a.file, b.file) || a.index - b.index);
+
+/** Problems in reading order: file, line, column, then errors before warnings. */
+export const sortProblems = (problems: readonly Problem[]): Problem[] =>
+  [...problems].sort(
+    (a, b) =>
+      compareText(a.file, b.file) ||
+      a.line - b.line ||
+      a.column - b.column ||
+      compareText(a.severity, b.severity) ||
+      compareText(a.code, b.code),
+  );
+
+function toLoaded(doc: ParsedDocument): LoadedManifest {
+  return {
+    // The schema check passed, so the value has the manifest's shape.
+    manifest: doc.value as unknown as Manifest,
+    file: doc.file,
+    location: doc.locators.start,
+    locate: doc.locators.key,
+  };
+}
