@@ -1,0 +1,27 @@
+import { Command, Option } from "commander";
+import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
+import { loadManifests } from "../manifest/load.js";
+
+export type Output = { write(text: string): unknown };
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** `plumb validate [PATH]`: schema and rule checks; exit 1 when any error (warnings pass). */
+export function validateCommand(stdout: Output = process.stdout): Command {
+  return new Command("validate")
+    .description("Check every plumb manifest under PATH: schema, rules of the control plane, duplicates")
+    .argument("[path]", "directory (or file) of manifests", ".")
+    .addOption(new Option("-o, --output <format>", "output format").choices(["text", "json"]).default("text"))
+    .action(async (path: string, options: { output: "text" | "json" }) => {
+      const { manifests, problems } = await loadManifests(path);
+      const { errors, warnings } = countProblems(problems);
+      if (options.output === "json") {
+        stdout.write(`${JSON.stringify(problemsToJson(problems), null, 2)}\n`);
+      } else {
+        if (problems.length > 0) stdout.write(`${formatProblems(problems)}\n`);
+        const summary = `${plural(manifests.length, "valid manifest")}, ${plural(errors, "error")}, ${plural(warnings, "warning")}`;
+        stdout.write(`${summary}\n`);
+      }
+      process.exitCode = errors > 0 ? 1 : 0;
+    });
+}
