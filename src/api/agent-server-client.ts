@@ -1,0 +1,101 @@
+import { Type } from "@sinclair/typebox";
+import { ApiError } from "./errors.js";
+import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
+import type { CallOptions } from "./control-plane-client.js";
+import { Run, Thread, ThreadState } from "./shapes.js";
+
+export type AgentServerClientOptions = Omit<HttpClientOptions, "baseUrl" | "auth"> & {
+  /** `{deployment_url}`, e.g. the deployment's `source_config.custom_url`; may carry a path prefix. */
+  deploymentUrl: string;
+  apiKey: string;
+  tenantId?: string | undefined;
+};
+
+export type RunRequest = {
+  assistant_id: string;
+  input: { messages: Array<{ role: string; content: string }> } & Record<string, unknown>;
+  /** `rollback` lets a new check replace a stuck earlier one (spec 3.3). */
+  multitask_strategy?: "rollback" | "interrupt" | "reject" | "enqueue";
+};
+
+export type AgentServerClient = {
+  createThread(metadata?: Record<string, unknown>, options?: CallOptions): Promise<Thread>;
+  createRun(threadId: string, body: RunRequest, options?: CallOptions): Promise<Run>;
+  /** Waits for the run to finish; resolves to the thread's state values. Give it a long `timeoutMs`. */
+  joinRun(
+    threadId: string,
+    runId: string,
+    options?: CallOptions & { timeoutMs?: number },
+  ): Promise<Record<string, unknown>>;
+  /** null when the run does not exist (404), e.g. after a rollback deleted it. */
+  getRun(threadId: string, runId: string, options?: CallOptions): Promise<Run | null>;
+  getState(threadId: string, options?: CallOptions): Promise<ThreadState>;
+  readonly http: HttpClient;
+};
+
+const JoinValues = Type.Record(Type.String(), Type.Unknown());
+const seg = (value: string) => encodeURIComponent(value);
+
+/** The run API of one deployed agent server (spec 4.4), for post-deploy verify. Same auth and retry core. */
+export function createAgentServerClient(options: AgentServerClientOptions): AgentServerClient {
+  const { deploymentUrl, apiKey, tenantId, ...transport } = options;
+  const http = createHttpClient({
+    ...transport,
+    baseUrl: deploymentUrl,
+    auth: { scheme: "api-key", apiKey, tenantId },
+  });
+  return {
+    http,
+    // A duplicate thread from a retried POST is harmless: verify only uses the one it gets back.
+    createThread: (metadata, { signal } = {}) =>
+      http.request<Thread>({
+        method: "POST",
+        path: "/threads",
+        body: metadata ? { metadata } : {},
+        schema: Thread,
+        idempotent: true,
+        signal,
+      }),
+    // Not retried after an ambiguous failure: verify starts over with a new rollback run instead.
+    createRun: (threadId, body, { signal } = {}) =>
+      http.request<Run>({
+        method: "POST",
+        path: `/threads/${seg(threadId)}/runs`,
+        route: "/threads/{thread_id}/runs",
+        body,
+        schema: Run,
+        signal,
+      }),
+    joinRun: (threadId, runId, { signal, timeoutMs } = {}) =>
+      http.request({
+        method: "GET",
+        path: `/threads/${seg(threadId)}/runs/${seg(runId)}/join`,
+        route: "/threads/{thread_id}/runs/{run_id}/join",
+        schema: JoinValues,
+        timeoutMs,
+        signal,
+      }),
+    getRun: async (threadId, runId, { signal } = {}) => {
+      try {
+        return await http.request<Run>({
+          method: "GET",
+          path: `/threads/${seg(threadId)}/runs/${seg(runId)}`,
+          route: "/threads/{thread_id}/runs/{run_id}",
+          schema: Run,
+          signal,
+        });
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) return null;
+        throw error;
+      }
+    },
+    getState: (threadId, { signal } = {}) =>
+      http.request<ThreadState>({
+        method: "GET",
+        path: `/threads/${seg(threadId)}/state`,
+        route: "/threads/{thread_id}/state",
+        schema: ThreadState,
+        signal,
+      }),
+  };
+}

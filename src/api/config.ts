@@ -1,0 +1,83 @@
+import { readFileSync } from "node:fs";
+import { PlumbError } from "../errors.js";
+
+/** Where and how to reach the APIs. Hold the key only here; print it only through redactKey(). */
+export type ApiOptions = {
+  apiUrl: string;
+  apiKey: string;
+  tenantId?: string | undefined;
+  /** `{platform_url}` of the organization settings; defaults to apiUrl. */
+  platformUrl: string;
+};
+
+/** Command-line flags; each overrides its environment variable. No `--api-key`: argv is visible to `ps`. */
+export type ApiFlags = { apiUrl?: string; apiKeyFile?: string; tenantId?: string; platformUrl?: string };
+
+export class ApiConfigError extends PlumbError {
+  constructor(message: string) {
+    super("api-config", message, { exitCode: 1 });
+    this.name = "ApiConfigError";
+  }
+}
+
+/** Shows enough of a key to tell two apart, never enough to use it. */
+export function redactKey(key: string): string {
+  return key.length >= 20 ? `****${key.slice(-4)}` : "****";
+}
+
+const nonEmpty = (value: string | undefined): string | undefined => {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+};
+
+function parseUrl(value: string, source: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ApiConfigError(`${source} is not a URL: "${value}"; expected e.g. http://127.0.0.1:8123`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ApiConfigError(`${source} must be an http or https URL, got ${url.protocol}`);
+  }
+  if (url.username || url.password) {
+    throw new ApiConfigError(`${source} must not carry credentials; set PLUMB_API_KEY or --api-key-file`);
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
+function readKeyFile(path: string, readFile: (path: string) => string): string {
+  let text: string;
+  try {
+    text = readFile(path);
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "unreadable";
+    throw new ApiConfigError(`cannot read --api-key-file ${path} (${code})`);
+  }
+  const key = nonEmpty(text);
+  if (!key) throw new ApiConfigError(`--api-key-file ${path} is empty`);
+  return key;
+}
+
+/**
+ * Reads PLUMB_API_URL, PLUMB_API_KEY (or --api-key-file), PLUMB_TENANT_ID, PLUMB_PLATFORM_URL;
+ * flags override the environment. Throws ApiConfigError naming what to set.
+ */
+export function readApiOptions(
+  env: Record<string, string | undefined> = process.env,
+  flags: ApiFlags = {},
+  readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): ApiOptions {
+  const urlText = nonEmpty(flags.apiUrl) ?? nonEmpty(env.PLUMB_API_URL);
+  if (!urlText) throw new ApiConfigError("no API URL: set PLUMB_API_URL or pass --api-url");
+  const apiUrl = parseUrl(urlText, flags.apiUrl ? "--api-url" : "PLUMB_API_URL");
+  const keyFile = nonEmpty(flags.apiKeyFile);
+  const apiKey = keyFile ? readKeyFile(keyFile, readFile) : nonEmpty(env.PLUMB_API_KEY);
+  if (!apiKey) throw new ApiConfigError("no API key: set PLUMB_API_KEY or pass --api-key-file PATH");
+  const platformText = nonEmpty(flags.platformUrl) ?? nonEmpty(env.PLUMB_PLATFORM_URL);
+  const platformUrl = platformText
+    ? parseUrl(platformText, flags.platformUrl ? "--platform-url" : "PLUMB_PLATFORM_URL")
+    : apiUrl;
+  const tenantId = nonEmpty(flags.tenantId) ?? nonEmpty(env.PLUMB_TENANT_ID);
+  return { apiUrl, apiKey, platformUrl, ...(tenantId ? { tenantId } : {}) };
+}

@@ -1,0 +1,248 @@
+import { type TSchema, Type } from "@sinclair/typebox";
+import { systemClock } from "../clock.js";
+import {
+  Deployment,
+  type DeploymentCreateRequest,
+  type DeploymentPatchRequest,
+  type Page,
+  Revision,
+} from "../schema/deployment.js";
+import { ApiError } from "./errors.js";
+import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
+import { backoffDelay, DEFAULT_RETRY_POLICY } from "./retry.js";
+import { Integration, Listener, PageOf, UploadUrl } from "./shapes.js";
+
+/** Connection settings (see config.ts) plus the transport's injectables (fetch, clock, limiter, hooks). */
+export type ControlPlaneClientOptions = Omit<HttpClientOptions, "baseUrl" | "auth"> & {
+  apiUrl: string;
+  apiKey: string;
+  tenantId?: string | undefined;
+  /** Page size of list calls; the API's maximum is 100. */
+  pageSize?: number;
+  /** POST attempts when the outcome of the previous one is unknown; default 4. */
+  createAttempts?: number;
+};
+
+export type CallOptions = { signal?: AbortSignal };
+
+export type ControlPlaneClient = {
+  /** Every deployment (optionally whose name contains `nameContains`, case-sensitive), paging by 100. */
+  listDeployments(query?: { nameContains?: string } & CallOptions): Promise<Deployment[]>;
+  listDeploymentsPage(
+    query: { limit?: number; offset?: number; nameContains?: string } & CallOptions,
+  ): Promise<Page<Deployment>>;
+  /** The deployment named exactly `name`, or null; pages through every `name_contains` match. */
+  findDeploymentByName(name: string, options?: CallOptions): Promise<Deployment | null>;
+  /** null when it does not exist (404). */
+  getDeployment(id: string, options?: CallOptions): Promise<Deployment | null>;
+  /** Creates once, even when a response is lost: after an ambiguous failure it looks the name up first. */
+  createDeployment(body: DeploymentCreateRequest, options?: CallOptions): Promise<Deployment>;
+  patchDeployment(id: string, body: DeploymentPatchRequest, options?: CallOptions): Promise<Deployment>;
+  /** true when deleted, false when it was already gone (404). */
+  deleteDeployment(id: string, options?: CallOptions): Promise<boolean>;
+  /** One page of revisions, newest first. */
+  listRevisions(
+    id: string,
+    query?: { limit?: number; offset?: number } & CallOptions,
+  ): Promise<Page<Revision>>;
+  getRevision(id: string, revisionId: string, options?: CallOptions): Promise<Revision | null>;
+  createUploadUrl(id: string, options?: CallOptions): Promise<UploadUrl>;
+  uploadTarball(uploadUrl: string, bytes: Uint8Array, options?: CallOptions): Promise<void>;
+  listListeners(options?: CallOptions): Promise<Listener[]>;
+  listIntegrations(options?: CallOptions): Promise<Integration[]>;
+  readonly http: HttpClient;
+};
+
+const DeploymentPage = PageOf(Deployment);
+const RevisionPage = PageOf(Revision);
+const ListenerPage = PageOf(Listener);
+const IntegrationList = Type.Array(Integration);
+
+const id = (value: string) => encodeURIComponent(value);
+
+/** null for a 404, the value otherwise. */
+async function orNull<T>(call: Promise<T>): Promise<T | null> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+export function createControlPlaneClient(options: ControlPlaneClientOptions): ControlPlaneClient {
+  const { apiUrl, apiKey, tenantId, pageSize = 100, createAttempts = 4, ...transport } = options;
+  const http = createHttpClient({
+    ...transport,
+    baseUrl: apiUrl,
+    auth: { scheme: "api-key", apiKey, tenantId },
+  });
+  const clock = transport.clock ?? systemClock;
+  const random = transport.random ?? Math.random;
+  const policy = { ...DEFAULT_RETRY_POLICY, ...transport.retry };
+  const log = transport.logger;
+
+  async function listAll<T>(
+    path: string,
+    schema: TSchema,
+    query: Record<string, string | undefined>,
+    signal?: AbortSignal,
+  ): Promise<T[]> {
+    const all: T[] = [];
+    for (let offset = 0; ;) {
+      const page = await http.request<Page<T>>({
+        method: "GET",
+        path,
+        query: { ...query, limit: pageSize, offset },
+        schema,
+        signal,
+      });
+      all.push(...page.resources);
+      if (page.resources.length < pageSize) return all;
+      // `offset` is the next page's offset; fall back to counting if a server echoes the current one.
+      offset = page.offset > offset ? page.offset : offset + page.resources.length;
+    }
+  }
+
+  const listDeployments: ControlPlaneClient["listDeployments"] = (query = {}) =>
+    listAll<Deployment>(
+      "/v2/deployments",
+      DeploymentPage,
+      { name_contains: query.nameContains },
+      query.signal,
+    );
+
+  async function findDeploymentByName(name: string, options: CallOptions = {}): Promise<Deployment | null> {
+    const matches = await listDeployments({ nameContains: name, signal: options.signal });
+    return matches.find((deployment) => deployment.name === name) ?? null;
+  }
+
+  async function createDeployment(
+    body: DeploymentCreateRequest,
+    options: CallOptions = {},
+  ): Promise<Deployment> {
+    const signal = options.signal;
+    let outcomeUnknown = false;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await http.request<Deployment>({
+          method: "POST",
+          path: "/v2/deployments",
+          body,
+          schema: Deployment,
+          idempotent: false,
+          signal,
+        });
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        // 409 after an attempt whose outcome we never saw: that attempt created it.
+        if (error.code === "conflict" && outcomeUnknown) {
+          const found = await findDeploymentByName(body.name, { signal });
+          if (found) return found;
+          throw error;
+        }
+        if (!error.ambiguous || attempt >= createAttempts) throw error;
+        outcomeUnknown = true;
+        log?.warn(
+          { name: body.name, code: error.code, status: error.status, attempt },
+          "create outcome unknown, looking it up",
+        );
+        const found = await findDeploymentByName(body.name, { signal });
+        if (found) return found;
+        await clock.sleep(backoffDelay(attempt, policy, random), signal);
+      }
+    }
+  }
+
+  return {
+    http,
+    listDeployments,
+    listDeploymentsPage: ({ limit = pageSize, offset = 0, nameContains, signal }) =>
+      http.request({
+        method: "GET",
+        path: "/v2/deployments",
+        query: { limit, offset, name_contains: nameContains },
+        schema: DeploymentPage,
+        signal,
+      }),
+    findDeploymentByName,
+    getDeployment: (deploymentId, { signal } = {}) =>
+      orNull(
+        http.request<Deployment>({
+          method: "GET",
+          path: `/v2/deployments/${id(deploymentId)}`,
+          route: "/v2/deployments/{id}",
+          schema: Deployment,
+          signal,
+        }),
+      ),
+    createDeployment,
+    patchDeployment: (deploymentId, body, { signal } = {}) =>
+      http.request<Deployment>({
+        method: "PATCH",
+        path: `/v2/deployments/${id(deploymentId)}`,
+        route: "/v2/deployments/{id}",
+        body,
+        schema: Deployment,
+        signal,
+      }),
+    deleteDeployment: async (deploymentId, { signal } = {}) => {
+      const path = `/v2/deployments/${id(deploymentId)}`;
+      const done = await orNull(
+        http.request({ method: "DELETE", path, route: "/v2/deployments/{id}", signal }),
+      );
+      return done !== null;
+    },
+    listRevisions: (deploymentId, { limit = 20, offset = 0, signal } = {}) =>
+      http.request({
+        method: "GET",
+        path: `/v2/deployments/${id(deploymentId)}/revisions`,
+        route: "/v2/deployments/{id}/revisions",
+        query: { limit, offset },
+        schema: RevisionPage,
+        signal,
+      }),
+    getRevision: (deploymentId, revisionId, { signal } = {}) =>
+      orNull(
+        http.request<Revision>({
+          method: "GET",
+          path: `/v2/deployments/${id(deploymentId)}/revisions/${id(revisionId)}`,
+          route: "/v2/deployments/{id}/revisions/{revision_id}",
+          schema: Revision,
+          signal,
+        }),
+      ),
+    // A second upload URL is harmless (only the one used in a PATCH matters), so it may be retried.
+    createUploadUrl: (deploymentId, { signal } = {}) =>
+      http.request<UploadUrl>({
+        method: "POST",
+        path: `/v2/deployments/${id(deploymentId)}/upload-url`,
+        route: "/v2/deployments/{id}/upload-url",
+        body: {},
+        schema: UploadUrl,
+        idempotent: true,
+        signal,
+      }),
+    uploadTarball: async (uploadUrl, bytes, { signal } = {}) => {
+      const url = new URL(uploadUrl, `${http.baseUrl}/`);
+      // The path alone names it in errors and metrics: a signed URL's query is a credential.
+      await http.request({
+        method: "PUT",
+        url: url.href,
+        path: url.pathname,
+        route: "upload",
+        rawBody: bytes,
+        contentType: "application/gzip",
+        signal,
+      });
+    },
+    listListeners: ({ signal } = {}) => listAll<Listener>("/v2/listeners", ListenerPage, {}, signal),
+    listIntegrations: ({ signal } = {}) =>
+      http.request({
+        method: "GET",
+        path: "/v1/integrations/gitrepo/install",
+        schema: IntegrationList,
+        signal,
+      }),
+  };
+}

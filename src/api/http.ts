@@ -1,0 +1,258 @@
+import type { TSchema } from "@sinclair/typebox";
+import { type Clock, systemClock } from "../clock.js";
+import type { Logger } from "../logger.js";
+import { ApiError, codeForStatus, type ErrorDetail, type ValidationIssue } from "./errors.js";
+import { createRateLimiter, identityOf, type RateLimiter } from "./rate-limiter.js";
+import {
+  backoffDelay,
+  DEFAULT_RETRY_POLICY,
+  IDEMPOTENT_METHODS,
+  networkCode,
+  parseRetryAfter,
+  RETRYABLE_STATUSES,
+  type RetryPolicy,
+  wasNeverSent,
+} from "./retry.js";
+import { checkShape } from "./shape-check.js";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** `api-key`: X-Api-Key (control plane, agent server); `bearer`: Authorization: Bearer (platform). */
+export type Auth = { scheme: "api-key" | "bearer"; apiKey: string; tenantId?: string | undefined };
+
+/** One HTTP exchange, for metrics. `route` is the low-cardinality template, e.g. /v2/deployments/{id}. */
+export type ResponseEvent = {
+  method: string;
+  path: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  attempt: number;
+  waitedMs: number;
+};
+
+export type HttpClientOptions = {
+  baseUrl: string;
+  auth: Auth;
+  fetch?: typeof fetch;
+  clock?: Clock;
+  /** Uniform in [0, 1); injected so backoff is testable. */
+  random?: () => number;
+  /** Shared between clients using the same key, so they draw from one budget. */
+  limiter?: RateLimiter;
+  /** Per attempt, from sending to the end of the body; default 30 s. */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  onResponse?: (event: ResponseEvent) => void;
+  logger?: Logger;
+};
+
+export type RequestSpec = {
+  method: HttpMethod;
+  /** Path under baseUrl, without query. */
+  path: string;
+  route?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** JSON body. */
+  body?: unknown;
+  /** Raw body (uploads); sent as-is with `contentType`. */
+  rawBody?: Uint8Array;
+  contentType?: string;
+  /** Absolute URL overriding baseUrl + path (uploads); credentials are sent only to baseUrl's origin. */
+  url?: string;
+  /** Shape the 2xx body must have; else an `unexpected-response` error. */
+  schema?: TSchema;
+  /** Overrides the method's default (see IDEMPOTENT_METHODS). */
+  idempotent?: boolean;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+};
+
+export type HttpClient = {
+  /** Sends with retries; resolves to the parsed JSON body (undefined for an empty body). */
+  request<T = unknown>(spec: RequestSpec): Promise<T>;
+  readonly baseUrl: string;
+  readonly limiter: RateLimiter;
+};
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const limiter = options.limiter ?? createRateLimiter({ clock });
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const origin = new URL(baseUrl).origin;
+  const { auth, logger } = options;
+  const identity = identityOf(auth.apiKey);
+  const scrub = (text: string) => (auth.apiKey ? text.split(auth.apiKey).join("[redacted]") : text);
+
+  const headersFor = (spec: RequestSpec, url: URL): Record<string, string> => {
+    const headers: Record<string, string> = { accept: "application/json", "user-agent": "plumb" };
+    if (spec.body !== undefined) headers["content-type"] = "application/json";
+    if (spec.rawBody !== undefined) headers["content-type"] = spec.contentType ?? "application/octet-stream";
+    if (url.origin !== origin) return headers; // never hand our key to a third party (signed upload URLs)
+    if (auth.scheme === "bearer") headers.authorization = `Bearer ${auth.apiKey}`;
+    else headers["x-api-key"] = auth.apiKey;
+    if (auth.tenantId) headers["x-tenant-id"] = auth.tenantId;
+    return headers;
+  };
+
+  const urlFor = (spec: RequestSpec): URL => {
+    const url = new URL(spec.url ?? `${baseUrl}${spec.path}`);
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  };
+
+  const errorFromResponse = (spec: RequestSpec, status: number, text: string, retryAfter: string | null) => {
+    const retryAfterMs =
+      status === 429 || status === 503 ? parseRetryAfter(retryAfter, clock.now()) : undefined;
+    return new ApiError({
+      code: codeForStatus(status),
+      status,
+      method: spec.method,
+      path: spec.path,
+      detail: parseDetail(text, scrub),
+      ambiguous: status >= 500,
+      retryAfterMs,
+    });
+  };
+
+  async function attempt(spec: RequestSpec, attemptNo: number): Promise<unknown> {
+    const url = urlFor(spec);
+    const headers = headersFor(spec, url);
+    const permit = { identity, method: spec.method, path: spec.path, signal: spec.signal };
+    return limiter.schedule(permit, async (waitedMs) => {
+      const timeout = AbortSignal.timeout(spec.timeoutMs ?? options.timeoutMs ?? 30_000);
+      const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
+      const started = clock.now();
+      const transportError = (error: unknown): unknown => {
+        if (spec.signal?.aborted) return spec.signal.reason; // the caller cancelled: not ours to retry
+        const timedOut = timeout.aborted;
+        return new ApiError({
+          code: timedOut ? "timeout" : "network",
+          status: 0,
+          method: spec.method,
+          path: spec.path,
+          detail: timedOut ? null : (networkCode(error) ?? "connection failed"),
+          ambiguous: timedOut || !wasNeverSent(error),
+          cause: error,
+        });
+      };
+      let status = 0;
+      let text: string;
+      let retryAfter: string | null;
+      try {
+        const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
+        const response = await fetchImpl(url, { method: spec.method, headers, body, signal });
+        status = response.status;
+        retryAfter = response.headers.get("retry-after");
+        text = await response.text();
+      } catch (error) {
+        throw transportError(error);
+      } finally {
+        const event = {
+          method: spec.method,
+          path: spec.path,
+          route: spec.route ?? spec.path,
+          status,
+          durationMs: clock.now() - started,
+          attempt: attemptNo,
+          waitedMs,
+        };
+        options.onResponse?.(event);
+        logger?.debug(event, "api response");
+      }
+      if (status < 200 || status >= 300) throw errorFromResponse(spec, status, text, retryAfter);
+      return parseSuccess(spec, text);
+    });
+  }
+
+  const unexpected = (spec: RequestSpec, problems: string[], cause?: unknown) =>
+    new ApiError({
+      code: "unexpected-response",
+      status: 200,
+      method: spec.method,
+      path: spec.path,
+      detail: `response does not have the expected shape (${problems.join("; ")})`,
+      cause,
+    });
+
+  function parseSuccess(spec: RequestSpec, text: string): unknown {
+    if (text.trim() === "") {
+      if (spec.schema) throw unexpected(spec, ["empty body"]);
+      return undefined;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw unexpected(spec, ["not JSON"], error);
+    }
+    const problems = spec.schema ? checkShape(spec.schema, value) : null;
+    if (problems) throw unexpected(spec, problems);
+    return value;
+  }
+
+  const shouldRetry = (error: ApiError, idempotent: boolean): boolean => {
+    if (error.status === 429) return true; // refused before any work: safe for every method
+    if (error.code === "network" || error.code === "timeout") return idempotent || !error.ambiguous;
+    return idempotent && RETRYABLE_STATUSES.has(error.status);
+  };
+
+  async function request<T>(spec: RequestSpec): Promise<T> {
+    const idempotent = spec.idempotent ?? IDEMPOTENT_METHODS.has(spec.method);
+    const started = clock.now();
+    for (let attemptNo = 1; ; attemptNo += 1) {
+      let failure: ApiError;
+      try {
+        return (await attempt(spec, attemptNo)) as T;
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        failure = error;
+      }
+      if (!shouldRetry(failure, idempotent) || attemptNo >= policy.maxAttempts) throw failure;
+      const delay = failure.retryAfterMs ?? backoffDelay(attemptNo, policy, random);
+      if (clock.now() + delay - started > policy.maxElapsedMs) throw failure;
+      if (failure.status === 429)
+        limiter.pause({ identity, method: spec.method, path: spec.path }, clock.now() + delay);
+      logger?.warn(
+        {
+          method: spec.method,
+          path: spec.path,
+          status: failure.status,
+          code: failure.code,
+          attempt: attemptNo,
+          delayMs: delay,
+        },
+        "api call failed, retrying",
+      );
+      await clock.sleep(delay, spec.signal);
+    }
+  }
+
+  return { request, baseUrl, limiter };
+}
+
+/** The server's `detail`, or a short excerpt of a non-JSON error body; the key scrubbed out. */
+function parseDetail(text: string, scrub: (text: string) => string): ErrorDetail {
+  if (text.trim() === "") return null;
+  try {
+    const body = JSON.parse(text) as { detail?: unknown };
+    if (typeof body.detail === "string") return scrub(body.detail);
+    if (Array.isArray(body.detail)) {
+      return body.detail.filter(isIssue).map((issue) => ({ ...issue, msg: scrub(issue.msg) }));
+    }
+  } catch {
+    // not JSON: fall through to the excerpt
+  }
+  return scrub(text.slice(0, 200));
+}
+
+const isIssue = (value: unknown): value is ValidationIssue =>
+  typeof value === "object" &&
+  value !== null &&
+  Array.isArray((value as ValidationIssue).loc) &&
+  typeof (value as ValidationIssue).msg === "string";

@@ -1,0 +1,138 @@
+import { createHash } from "node:crypto";
+import pLimit from "p-limit";
+import type { Clock } from "../clock.js";
+
+/**
+ * Client-side rate limiting, so a healthy run never meets a 429 (spec 8.2).
+ *
+ * A token bucket holding at most `burst` tokens, refilled at `(limit × utilisation − burst) / window`.
+ * In any window of `windowMs` it grants at most `burst + rate × windowMs = limit × utilisation`, which
+ * stays under the server's `limit` whether the server counts fixed or sliding windows, with slack for
+ * network jitter. Callers reserve a token (tokens may go negative) and sleep until it is theirs, so
+ * waiters are served in order and nobody spins.
+ */
+export type BucketConfig = {
+  /** Requests the server allows per window, e.g. 1000. */
+  limit: number;
+  windowMs: number;
+  /** Share of the limit the client may use (0..1]; default 0.95. */
+  utilisation?: number;
+  /** Tokens available at once; default 5% of the limit. */
+  burst?: number;
+};
+
+export class TokenBucket {
+  readonly capacity: number;
+  /** Tokens per millisecond. */
+  readonly rate: number;
+  private tokens: number;
+  private at: number;
+
+  constructor(config: BucketConfig, now: number) {
+    const budget = Math.floor(config.limit * (config.utilisation ?? 0.95));
+    this.capacity = Math.max(1, Math.min(config.burst ?? Math.ceil(config.limit * 0.05), budget - 1));
+    this.rate = (budget - this.capacity) / config.windowMs;
+    if (!(this.rate > 0))
+      throw new RangeError("rate limit too small for the burst: raise limit or lower burst");
+    this.tokens = this.capacity;
+    this.at = now;
+  }
+
+  private refill(now: number): void {
+    if (now <= this.at) return;
+    this.tokens = Math.min(this.capacity, this.tokens + (now - this.at) * this.rate);
+    this.at = now;
+  }
+
+  /** Takes one token; returns the milliseconds to wait before using it (0 when available now). */
+  reserve(now: number): number {
+    this.refill(now);
+    const start = Math.max(now, this.at);
+    this.tokens -= 1;
+    const grant = this.tokens >= 0 ? start : start + -this.tokens / this.rate;
+    return Math.max(0, Math.ceil(grant - now));
+  }
+
+  /** The server said "wait until `until`" (429 Retry-After): nothing more is granted before then. */
+  pauseUntil(until: number, now: number): void {
+    this.refill(now);
+    if (until <= this.at) return;
+    this.tokens = Math.min(this.tokens, 0);
+    this.at = until;
+  }
+}
+
+/** The categories of spec 8.2 that plumb's routes can fall into. */
+export type RateLimitCategory = { name: string; limit: number; windowMs: number };
+
+/** Control plane, platform and agent-server routes all fall under "Default (API key)" (decisions.md). */
+export const DEFAULT_API_KEY_CATEGORY: RateLimitCategory = {
+  name: "default-api-key",
+  limit: 1000,
+  windowMs: 10_000,
+};
+
+export type RateLimiterOptions = {
+  clock: Clock;
+  /** Picks the category of a request; default: every request is "Default (API key)". */
+  categorize?: (method: string, path: string) => RateLimitCategory;
+  utilisation?: number;
+  burst?: number;
+  /** Requests in flight at once, across every identity; default 16. */
+  maxConcurrency?: number;
+};
+
+export type Permit = { identity: string; method: string; path: string; signal?: AbortSignal };
+
+export type RateLimiterStats = { granted: number; waited: number; waitedMs: number };
+
+export type RateLimiter = {
+  /** Runs `send` inside a concurrency slot once the identity's bucket grants a token; reports the wait. */
+  schedule<T>(permit: Permit, send: (waitedMs: number) => Promise<T>): Promise<T>;
+  /** After a 429: hold every request of this identity and category until `until` (epoch ms). */
+  pause(permit: Omit<Permit, "signal">, until: number): void;
+  stats(): RateLimiterStats;
+};
+
+/** Identities are hashed so the limiter's keys never hold a raw API key. */
+export const identityOf = (secret: string): string =>
+  createHash("sha256").update(secret).digest("hex").slice(0, 16);
+
+export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
+  const { clock } = options;
+  const categorize = options.categorize ?? (() => DEFAULT_API_KEY_CATEGORY);
+  const limit = pLimit(options.maxConcurrency ?? 16);
+  const buckets = new Map<string, TokenBucket>();
+  const stats: RateLimiterStats = { granted: 0, waited: 0, waitedMs: 0 };
+
+  const bucketFor = (permit: Omit<Permit, "signal">): TokenBucket => {
+    const category = categorize(permit.method, permit.path);
+    const key = `${permit.identity}:${category.name}`;
+    let bucket = buckets.get(key);
+    if (!bucket) {
+      const config = { ...category, utilisation: options.utilisation, burst: options.burst };
+      bucket = new TokenBucket(config, clock.now());
+      buckets.set(key, bucket);
+    }
+    return bucket;
+  };
+
+  return {
+    // Slot first, then token, then send at once: a token granted but sent later could bunch up.
+    schedule: (permit, send) =>
+      limit(async () => {
+        const started = clock.now();
+        const wait = bucketFor(permit).reserve(started);
+        if (wait > 0) await clock.sleep(wait, permit.signal);
+        const waitedMs = clock.now() - started;
+        stats.granted += 1;
+        if (waitedMs > 0) {
+          stats.waited += 1;
+          stats.waitedMs += waitedMs;
+        }
+        return send(waitedMs);
+      }),
+    pause: (permit, until) => bucketFor(permit).pauseUntil(until, clock.now()),
+    stats: () => ({ ...stats }),
+  };
+}

@@ -1,0 +1,52 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+
+// Response shapes the clients check that src/schema/ does not already define (decisions.md,
+// "Other endpoints" and "Agent server"). Only the fields plumb reads are required.
+
+export const PageOf = <T extends TSchema>(item: T) =>
+  Type.Object({ resources: Type.Array(item), offset: Type.Number() });
+
+export const Listener = Type.Object({
+  id: Type.String(),
+  compute_type: Type.String(),
+  compute_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+export type Listener = Static<typeof Listener>;
+
+export const Integration = Type.Object({
+  id: Type.String(),
+  installation_id: Type.Optional(Type.Unknown()),
+  name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+export type Integration = Static<typeof Integration>;
+
+export const UploadUrl = Type.Object({ upload_url: Type.String(), object_path: Type.String() });
+export type UploadUrl = Static<typeof UploadUrl>;
+
+export const Thread = Type.Object({ thread_id: Type.String() });
+export type Thread = Static<typeof Thread>;
+
+export const RUN_STATUSES = ["pending", "running", "success", "error", "timeout", "interrupted"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const Run = Type.Object({
+  run_id: Type.String(),
+  thread_id: Type.String(),
+  status: Type.String(),
+  assistant_id: Type.Optional(Type.String()),
+  multitask_strategy: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  created_at: Type.Optional(Type.String()),
+});
+export type Run = Static<typeof Run>;
+
+export const Message = Type.Object({
+  type: Type.String(),
+  content: Type.Unknown(),
+  id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+export type Message = Static<typeof Message>;
+
+export const ThreadState = Type.Object({
+  values: Type.Object({ messages: Type.Optional(Type.Array(Message)) }),
+});
+export type ThreadState = Static<typeof ThreadState>;
