@@ -1,14 +1,38 @@
 import type { FastifyInstance } from "fastify";
 import type { ControlPlaneContext, StatefulModule } from "../context.js";
+import { registerAgentRoutes } from "./routes.js";
+import { createScheduler } from "./scheduler.js";
+import { createThreadStore } from "./store.js";
 
-// Contract placeholder: replaced by the real module. The server calls register() once and
-// includes `state` in its persisted snapshot.
-export function createAgentServerModule(_ctx: ControlPlaneContext): {
+/**
+ * The simulated agent server served for every deployment at `/agents/{deployment_id}`: threads,
+ * runs of the one graph `agent` with the four multitask strategies, join, cancel and state.
+ */
+export function createAgentServerModule(ctx: ControlPlaneContext): {
   register(app: FastifyInstance): void;
   state: StatefulModule;
 } {
+  const store = createThreadStore();
+  const scheduler = createScheduler({
+    clock: ctx.clock,
+    runSeconds: ctx.runSeconds,
+    // A run that ends in the background is persisted by the next commit at the latest; a failed
+    // background commit must not crash the server, and the next write retries it.
+    onChange: () => void ctx.commit().catch(() => undefined),
+  });
   return {
-    register: () => undefined,
-    state: { name: "agent-server", snapshot: () => ({}), restore: () => undefined },
+    register(app) {
+      registerAgentRoutes(app, { ctx, store, scheduler });
+      // Before connections drain: release waiting joins and stop timers; runs resume on restart.
+      app.addHook("preClose", async () => scheduler.shutdown());
+    },
+    state: {
+      name: "agent-server",
+      snapshot: () => store.snapshot(),
+      restore: (data) => {
+        store.restore(data);
+        scheduler.resume(store.all());
+      },
+    },
   };
 }

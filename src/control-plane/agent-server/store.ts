@@ -1,0 +1,78 @@
+import { PlumbError } from "../../errors.js";
+import type { ThreadRecord } from "./types.js";
+
+/** Persisted form of the agent server: threads (with their runs and messages) per deployment. */
+export type AgentServerSnapshot = { version: 1; deployments: Record<string, ThreadRecord[]> };
+
+export type ThreadStore = {
+  get(deploymentId: string, threadId: string): ThreadRecord | undefined;
+  put(deploymentId: string, thread: ThreadRecord): void;
+  delete(deploymentId: string, threadId: string): void;
+  list(deploymentId: string): ThreadRecord[];
+  all(): ThreadRecord[];
+  snapshot(): AgentServerSnapshot;
+  restore(data: unknown): void;
+};
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+function looksLikeThread(value: unknown): value is ThreadRecord {
+  return (
+    isRecord(value) &&
+    typeof value.thread_id === "string" &&
+    Array.isArray(value.messages) &&
+    Array.isArray(value.runs)
+  );
+}
+
+export function createThreadStore(): ThreadStore {
+  let byDeployment = new Map<string, Map<string, ThreadRecord>>();
+
+  const threadsOf = (deploymentId: string): Map<string, ThreadRecord> => {
+    let threads = byDeployment.get(deploymentId);
+    if (threads === undefined) {
+      threads = new Map();
+      byDeployment.set(deploymentId, threads);
+    }
+    return threads;
+  };
+
+  return {
+    get: (deploymentId, threadId) => byDeployment.get(deploymentId)?.get(threadId),
+    put: (deploymentId, thread) => void threadsOf(deploymentId).set(thread.thread_id, thread),
+    delete: (deploymentId, threadId) => void byDeployment.get(deploymentId)?.delete(threadId),
+    list: (deploymentId) => [...(byDeployment.get(deploymentId)?.values() ?? [])],
+    all: () => [...byDeployment.values()].flatMap((threads) => [...threads.values()]),
+    snapshot: () => ({
+      version: 1,
+      // Deep copy through JSON: the snapshot must not alias live records the runs keep mutating.
+      deployments: JSON.parse(
+        JSON.stringify(
+          Object.fromEntries([...byDeployment].map(([id, threads]) => [id, [...threads.values()]])),
+        ),
+      ) as Record<string, ThreadRecord[]>,
+    }),
+    restore: (data) => {
+      const next = new Map<string, Map<string, ThreadRecord>>();
+      if (data !== undefined && data !== null) {
+        if (!isRecord(data) || data.version !== 1 || !isRecord(data.deployments)) {
+          throw new PlumbError(
+            "state_corrupt",
+            "The agent-server part of the saved control-plane state is not readable (expected version 1); move the data directory aside to start empty.",
+          );
+        }
+        for (const [deploymentId, threads] of Object.entries(data.deployments)) {
+          if (!Array.isArray(threads) || !threads.every(looksLikeThread)) {
+            throw new PlumbError(
+              "state_corrupt",
+              `The saved threads of deployment ${deploymentId} are not readable; move the data directory aside to start empty.`,
+            );
+          }
+          next.set(deploymentId, new Map(threads.map((thread) => [thread.thread_id, thread])));
+        }
+      }
+      byDeployment = next;
+    },
+  };
+}

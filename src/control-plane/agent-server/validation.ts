@@ -1,0 +1,167 @@
+import { randomUUID } from "node:crypto";
+import {
+  MULTITASK_STRATEGIES,
+  type MessageType,
+  type MultitaskStrategy,
+  type StateMessage,
+} from "./types.js";
+
+/** One entry of an HTTPValidationError (spec 2.6). */
+export type ValidationIssue = { loc: Array<string | number>; msg: string; type: string };
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
+
+export type ThreadCreateBody = {
+  metadata: Record<string, unknown>;
+  thread_id: string | null;
+  if_exists: "raise" | "do_nothing";
+};
+
+export type RunCreateBody = {
+  assistant_id: string;
+  input_messages: StateMessage[];
+  multitask_strategy: MultitaskStrategy;
+  metadata: Record<string, unknown>;
+  if_not_exists: "create" | "reject";
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ROLE_TO_TYPE: Record<string, MessageType> = {
+  user: "human",
+  human: "human",
+  assistant: "ai",
+  ai: "ai",
+  system: "system",
+  tool: "tool",
+};
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const dictIssue = (loc: ValidationIssue["loc"]): ValidationIssue => ({
+  loc,
+  msg: "Input should be a valid dictionary",
+  type: "dict_type",
+});
+
+function optionalEnum<T extends string>(
+  body: Record<string, unknown>,
+  field: string,
+  allowed: readonly T[],
+  fallback: T,
+  issues: ValidationIssue[],
+): T {
+  const value = body[field];
+  if (value === undefined || value === null) return fallback;
+  if (typeof value === "string" && (allowed as readonly string[]).includes(value)) return value as T;
+  issues.push({
+    loc: ["body", field],
+    msg: `Input should be ${allowed.map((a) => `'${a}'`).join(", ")}`,
+    type: "enum",
+  });
+  return fallback;
+}
+
+function optionalMetadata(body: Record<string, unknown>, issues: ValidationIssue[]): Record<string, unknown> {
+  const value = body.metadata;
+  if (value === undefined || value === null) return {};
+  if (isObject(value)) return value;
+  issues.push(dictIssue(["body", "metadata"]));
+  return {};
+}
+
+/** Body of POST /threads: `{}` or `{metadata}`; other SDK fields (ttl, supersteps) are accepted and ignored. */
+export function parseThreadCreate(body: unknown): Parsed<ThreadCreateBody> {
+  if (body === undefined || body === null) body = {};
+  if (!isObject(body)) return { ok: false, issues: [dictIssue(["body"])] };
+  const issues: ValidationIssue[] = [];
+  const metadata = optionalMetadata(body, issues);
+  let threadId: string | null = null;
+  if (body.thread_id !== undefined && body.thread_id !== null) {
+    if (typeof body.thread_id === "string" && UUID.test(body.thread_id))
+      threadId = body.thread_id.toLowerCase();
+    else
+      issues.push({ loc: ["body", "thread_id"], msg: "Input should be a valid UUID", type: "uuid_parsing" });
+  }
+  const ifExists = optionalEnum(body, "if_exists", ["raise", "do_nothing"] as const, "raise", issues);
+  if (issues.length > 0) return { ok: false, issues };
+  return { ok: true, value: { metadata, thread_id: threadId, if_exists: ifExists } };
+}
+
+function parseMessages(input: unknown, issues: ValidationIssue[]): StateMessage[] {
+  if (input === undefined || input === null) return [];
+  if (!isObject(input)) {
+    issues.push(dictIssue(["body", "input"]));
+    return [];
+  }
+  const messages = input.messages;
+  if (messages === undefined || messages === null) return [];
+  if (!Array.isArray(messages)) {
+    issues.push({
+      loc: ["body", "input", "messages"],
+      msg: "Input should be a valid list",
+      type: "list_type",
+    });
+    return [];
+  }
+  const parsed: StateMessage[] = [];
+  messages.forEach((raw: unknown, index) => {
+    const loc = ["body", "input", "messages", index];
+    if (!isObject(raw)) return issues.push(dictIssue(loc));
+    const role = raw.role ?? raw.type;
+    const type = typeof role === "string" ? ROLE_TO_TYPE[role] : undefined;
+    if (type === undefined) {
+      issues.push({
+        loc: [...loc, "role"],
+        msg: "Input should be a message role: 'user', 'human', 'assistant', 'ai', 'system' or 'tool'",
+        type: "enum",
+      });
+    }
+    const content = raw.content;
+    if (typeof content !== "string" && !Array.isArray(content)) {
+      issues.push({
+        loc: [...loc, "content"],
+        msg: "Input should be a string or a list of blocks",
+        type: "string_type",
+      });
+    }
+    const id = typeof raw.id === "string" && raw.id !== "" ? raw.id : randomUUID();
+    if (type !== undefined) parsed.push({ type, content, id });
+  });
+  return parsed;
+}
+
+/** Body of POST /threads/{tid}/runs; fields the SDK sends that the simulation does not use are ignored. */
+export function parseRunCreate(body: unknown): Parsed<RunCreateBody> {
+  if (!isObject(body)) {
+    if (body === undefined || body === null)
+      return { ok: false, issues: [{ loc: ["body"], msg: "Field required", type: "missing" }] };
+    return { ok: false, issues: [dictIssue(["body"])] };
+  }
+  const issues: ValidationIssue[] = [];
+  const assistantId = body.assistant_id;
+  if (assistantId === undefined || assistantId === null) {
+    issues.push({ loc: ["body", "assistant_id"], msg: "Field required", type: "missing" });
+  } else if (typeof assistantId !== "string") {
+    issues.push({
+      loc: ["body", "assistant_id"],
+      msg: "Input should be a valid string",
+      type: "string_type",
+    });
+  }
+  const inputMessages = parseMessages(body.input, issues);
+  const strategy = optionalEnum(body, "multitask_strategy", MULTITASK_STRATEGIES, "enqueue", issues);
+  const metadata = optionalMetadata(body, issues);
+  const ifNotExists = optionalEnum(body, "if_not_exists", ["create", "reject"] as const, "reject", issues);
+  if (issues.length > 0) return { ok: false, issues };
+  return {
+    ok: true,
+    value: {
+      assistant_id: assistantId as string,
+      input_messages: inputMessages,
+      multitask_strategy: strategy,
+      metadata,
+      if_not_exists: ifNotExists,
+    },
+  };
+}
