@@ -17,6 +17,19 @@ export type PlannedRequest = {
 
 export type ChangeError = { field: string; message: string };
 
+/** immutable: spec 4.1 rule 2 (refused); revision: rule 1 (creates a revision); in_place: the rest. */
+export type FieldClass = "immutable" | "revision" | "in_place";
+
+/** One changed field: dotted API path, class, and the normalised live (old) and desired (new) values. */
+export type FieldChange = {
+  field: string;
+  class: FieldClass;
+  old: unknown;
+  new: unknown;
+  /** Secrets: old/new hold the names only, never values. */
+  sensitive?: boolean;
+};
+
 export type PlannedChange = {
   kind: ManifestKind;
   name: string;
@@ -39,6 +52,10 @@ export type PlannedChange = {
   warnings: ChangeError[];
   /** Secret names whose values changed or are unknown; values are never stored here. */
   changed_secrets: string[];
+  /** Field-level old → new values for display (always set by buildPlan; secrets by name only). */
+  fields?: FieldChange[];
+  /** OrganizationAccess: one line saying who can join after the change (spec 3.4). */
+  effect?: string;
 };
 
 export type PlanSummary = Record<ChangeAction, number>;

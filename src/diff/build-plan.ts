@@ -1,0 +1,157 @@
+import jsonpatch from "fast-json-patch";
+import type { Deployment, Organization, Secret } from "../schema/deployment.js";
+import type { DeploymentManifest, ManifestKind, OrganizationAccessManifest } from "../schema/manifest.js";
+import type { LoadedManifest } from "../manifest/types.js";
+import { buildCreateBody, normaliseCreate } from "./create-body.js";
+import { diffDeployment } from "./diff-deployment.js";
+import { show } from "./fields.js";
+import { diffOrganizationAccess, ORGANIZATION_INFO_PATH } from "./organization-access.js";
+import type { ChangeError, Plan, PlannedChange } from "./plan-types.js";
+import type { SecretFingerprints } from "./secret-fingerprint.js";
+
+/** One manifest to plan, with its secret values already resolved (the only I/O plan needs for it). */
+export type DesiredObject = {
+  loaded: LoadedManifest;
+  /** Resolved values of spec.secrets (Deployment); undefined when the manifest lists none. */
+  secrets?: readonly Secret[];
+  /** Problems found while preparing it (e.g. a secret whose source cannot be read): the change cannot be planned. */
+  errors?: readonly ChangeError[];
+};
+
+export type LiveState = {
+  deployments: readonly Deployment[];
+  /** The current organization; undefined when it was not read (no OrganizationAccess manifest). */
+  organization?: Organization;
+};
+
+/** Fingerprints of the secret values last applied to an object (from the status store). */
+export type FingerprintLookup = (kind: ManifestKind, name: string) => SecretFingerprints | undefined;
+
+export type BuildPlanInput = {
+  desired: readonly DesiredObject[];
+  live: LiveState;
+  fingerprints?: FingerprintLookup;
+};
+
+/** The plan: for every desired object, what changes, how, and the one request that does it. Pure. */
+export function buildPlan({ desired, live, fingerprints = () => undefined }: BuildPlanInput): Plan {
+  const byName = new Map(live.deployments.map((deployment) => [deployment.name, deployment]));
+  const changes = desired.map((object) => {
+    const { manifest } = object.loaded;
+    return manifest.kind === "Deployment"
+      ? planDeployment(
+          object as DesiredObject & { loaded: LoadedManifest<DeploymentManifest> },
+          byName,
+          fingerprints,
+        )
+      : planOrganization(
+          object as DesiredObject & { loaded: LoadedManifest<OrganizationAccessManifest> },
+          live.organization,
+        );
+  });
+  const summary = { create: 0, update: 0, noop: 0, refused: 0 };
+  for (const change of changes) summary[change.action] += 1;
+  return { format_version: "1", summary, changes };
+}
+
+function baseChange(loaded: LoadedManifest): PlannedChange {
+  return {
+    kind: loaded.manifest.kind,
+    name: loaded.manifest.metadata.name,
+    file: loaded.file,
+    line: loaded.location.line,
+    action: "noop",
+    id: null,
+    new_revision: false,
+    revision_fields: [],
+    in_place_fields: [],
+    request: null,
+    diff: [],
+    errors: [],
+    warnings: [],
+    changed_secrets: [],
+    fields: [],
+  };
+}
+
+function planDeployment(
+  object: DesiredObject & { loaded: LoadedManifest<DeploymentManifest> },
+  live: ReadonlyMap<string, Deployment>,
+  fingerprints: FingerprintLookup,
+): PlannedChange {
+  const { loaded } = object;
+  const { name } = loaded.manifest.metadata;
+  const { spec } = loaded.manifest;
+  const change = baseChange(loaded);
+  const existing = live.get(name);
+  if (!existing) {
+    const body = buildCreateBody(name, spec, object.secrets);
+    change.action = "create";
+    change.new_revision = true;
+    change.request = { method: "POST", path: "/v2/deployments", body };
+    change.diff = jsonpatch.compare({}, normaliseCreate(body));
+    change.changed_secrets = (object.secrets ?? []).map((secret) => secret.name).sort();
+  } else {
+    const diff = diffDeployment({
+      name,
+      spec,
+      secrets: object.secrets,
+      live: existing,
+      fingerprints: fingerprints("Deployment", name),
+    });
+    change.id = existing.id;
+    change.fields = diff.fields;
+    change.warnings = diff.warnings;
+    change.changed_secrets = diff.changedSecrets;
+    change.diff = jsonpatch.compare(diff.live, diff.desired);
+    change.revision_fields = diff.fields.filter((f) => f.class === "revision").map((f) => f.field);
+    change.in_place_fields = diff.fields.filter((f) => f.class === "in_place").map((f) => f.field);
+    change.new_revision = change.revision_fields.length > 0;
+    change.errors = diff.fields
+      .filter((f) => f.class === "immutable")
+      .map((f) => {
+        const at = loaded.locate(["spec", ...f.field.split(".")]);
+        return {
+          field: f.field,
+          message: `${f.field} cannot change after creation (live ${show(f.old)}, desired ${show(f.new)}) at ${at.file}:${at.line}; restore the live value, or create the deployment under a new name`,
+        };
+      });
+    if (change.errors.length > 0) change.action = "refused";
+    else if (Object.keys(diff.body).length > 0) {
+      change.action = "update";
+      change.request = { method: "PATCH", path: `/v2/deployments/${existing.id}`, body: diff.body };
+    }
+  }
+  return withObjectErrors(change, object.errors);
+}
+
+function planOrganization(
+  object: DesiredObject & { loaded: LoadedManifest<OrganizationAccessManifest> },
+  organization: Organization | undefined,
+): PlannedChange {
+  const change = baseChange(object.loaded);
+  if (!organization) {
+    change.action = "refused";
+    change.errors = [
+      { field: "", message: "the organization's settings could not be read (is the platform URL set?)" },
+    ];
+    return change;
+  }
+  const diff = diffOrganizationAccess(object.loaded.manifest.spec, organization);
+  change.id = organization.id;
+  change.fields = diff.fields;
+  change.in_place_fields = diff.fields.map((f) => f.field);
+  change.diff = jsonpatch.compare(diff.live, diff.desired);
+  change.effect = diff.effect;
+  if (diff.fields.length > 0) {
+    change.action = "update";
+    change.request = { method: "PATCH", path: ORGANIZATION_INFO_PATH, body: diff.body };
+  }
+  return withObjectErrors(change, object.errors);
+}
+
+/** Problems preparing the object (e.g. unreadable secret values) block its change. */
+function withObjectErrors(change: PlannedChange, errors: readonly ChangeError[] | undefined): PlannedChange {
+  if (!errors || errors.length === 0) return change;
+  return { ...change, action: "refused", request: null, errors: [...change.errors, ...errors] };
+}

@@ -1,0 +1,191 @@
+import type { Deployment, Secret } from "../schema/deployment.js";
+import type { DeploymentSpec } from "../schema/manifest.js";
+import { diffResourceSpec } from "./diff-resource-spec.js";
+import { diffSecrets } from "./diff-secrets.js";
+import {
+  cannotClear,
+  type FieldChange,
+  IMMUTABLE_LISTENER_CONFIG,
+  IMMUTABLE_SOURCE_CONFIG,
+} from "./fields.js";
+import type { ChangeError } from "./plan-types.js";
+import type { SecretFingerprints } from "./secret-fingerprint.js";
+import { deepEqual, isAbsent, type JsonObject, sortByName } from "./values.js";
+
+/** Desired against live for one existing deployment: normalised states, changed fields, PATCH body. */
+export type DeploymentDiff = {
+  /** Normalised live, projected on the fields the manifest manages. */
+  live: JsonObject;
+  /** Normalised desired; secret values are real. */
+  desired: JsonObject;
+  fields: FieldChange[];
+  warnings: ChangeError[];
+  changedSecrets: string[];
+  /** Minimal PATCH body (no immutable fields); empty when nothing can be sent. */
+  body: JsonObject;
+};
+
+export type DeploymentDiffInput = {
+  name: string;
+  spec: DeploymentSpec;
+  /** Resolved values of spec.secrets (undefined when the manifest has no secrets list). */
+  secrets: readonly Secret[] | undefined;
+  live: Deployment;
+  fingerprints: SecretFingerprints | undefined;
+};
+
+type Section = { live: JsonObject; desired: JsonObject; body: JsonObject };
+const section = (): Section => ({ live: {}, desired: {}, body: {} });
+
+export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
+  const { spec, live } = input;
+  const fields: FieldChange[] = [];
+  const warnings: ChangeError[] = [];
+  const out: DeploymentDiff = {
+    live: { name: live.name, source: live.source },
+    desired: { name: input.name, source: spec.source },
+    fields,
+    warnings,
+    changedSecrets: [],
+    body: {},
+  };
+  if (spec.source !== live.source) {
+    fields.push({ field: "source", class: "immutable", old: live.source, new: spec.source });
+  }
+
+  if (spec.source_config) {
+    const sc = section();
+    const liveConfig = (live.source_config ?? {}) as JsonObject;
+    for (const [key, value] of Object.entries(spec.source_config as JsonObject)) {
+      const liveValue = liveConfig[key];
+      const field = `source_config.${key}`;
+      // The server sets custom_url for gitrepo: never managed there.
+      if (key === "custom_url" && spec.source === "gitrepo") continue;
+      if (isAbsent(value)) {
+        if (!isAbsent(liveValue)) warnings.push(cannotClear(field, liveValue));
+        continue;
+      }
+      if (key === "resource_spec") {
+        const rs = diffResourceSpec(value as JsonObject, liveValue as JsonObject | null);
+        sc.live[key] = rs.live;
+        sc.desired[key] = rs.desired;
+        fields.push(...rs.fields);
+        if (rs.body) sc.body[key] = rs.body;
+        continue;
+      }
+      if (key === "listener_config") {
+        diffListenerConfig(value as JsonObject, liveValue as JsonObject | null, sc, fields, warnings);
+        continue;
+      }
+      sc.desired[key] = value;
+      if (!isAbsent(liveValue)) sc.live[key] = liveValue;
+      if (deepEqual(value, liveValue)) continue;
+      const immutable = IMMUTABLE_SOURCE_CONFIG.has(key);
+      fields.push({ field, class: immutable ? "immutable" : "in_place", old: liveValue ?? null, new: value });
+      if (!immutable) sc.body[key] = value;
+    }
+    out.live.source_config = sc.live;
+    out.desired.source_config = sc.desired;
+    if (Object.keys(sc.body).length > 0) out.body.source_config = sc.body;
+  }
+
+  if (spec.source_revision_config) {
+    const src = section();
+    const liveRevision = (live.source_revision_config ?? {}) as JsonObject;
+    for (const [key, value] of Object.entries(spec.source_revision_config as JsonObject)) {
+      const liveValue = liveRevision[key];
+      const field = `source_revision_config.${key}`;
+      if (isAbsent(value)) {
+        if (!isAbsent(liveValue)) warnings.push(cannotClear(field, liveValue));
+        continue;
+      }
+      src.desired[key] = value;
+      if (!isAbsent(liveValue)) src.live[key] = liveValue;
+      if (deepEqual(value, liveValue)) continue;
+      fields.push({ field, class: "revision", old: liveValue ?? null, new: value });
+      src.body[key] = value;
+    }
+    out.live.source_revision_config = src.live;
+    out.desired.source_revision_config = src.desired;
+    if (Object.keys(src.body).length > 0) out.body.source_revision_config = src.body;
+  }
+
+  if (spec.secrets) {
+    const secrets = diffSecrets(input.secrets ?? [], live.secrets ?? [], input.fingerprints);
+    out.live.secrets = secrets.live;
+    out.desired.secrets = secrets.desired;
+    warnings.push(...secrets.warnings);
+    out.changedSecrets = secrets.changedNames;
+    if (secrets.changed) {
+      const names = (list: readonly Secret[]) => sortByName(list).map((s) => s.name);
+      fields.push({
+        field: "secrets",
+        class: "revision",
+        old: names(live.secrets ?? []),
+        new: names(input.secrets ?? []),
+        sensitive: true,
+      });
+      out.body.secrets = (input.secrets ?? []).map(({ name, value }) => ({ name, value }));
+    }
+  }
+
+  if (spec.secret_references !== undefined) {
+    const liveRefs = live.secret_references ?? [];
+    if (spec.secret_references === null) {
+      if (liveRefs.length > 0) warnings.push(cannotClear("secret_references", liveRefs));
+    } else {
+      out.live.secret_references = sortByName(liveRefs);
+      out.desired.secret_references = sortByName(spec.secret_references);
+      if (!deepEqual(out.live.secret_references, out.desired.secret_references)) {
+        fields.push({
+          field: "secret_references",
+          class: "in_place",
+          old: liveRefs,
+          new: spec.secret_references,
+        });
+        out.body.secret_references = spec.secret_references;
+      }
+    }
+  }
+
+  if (spec.revision_source && fields.some((f) => f.class === "revision")) {
+    out.body.revision_source = spec.revision_source;
+  }
+  return out;
+}
+
+function diffListenerConfig(
+  desired: JsonObject,
+  live: JsonObject | null,
+  sc: Section,
+  fields: FieldChange[],
+  warnings: ChangeError[],
+): void {
+  const d: JsonObject = {};
+  const l: JsonObject = {};
+  let sendInPlace = false;
+  for (const [key, value] of Object.entries(desired)) {
+    const liveValue = live?.[key];
+    const field = `source_config.listener_config.${key}`;
+    if (isAbsent(value)) {
+      if (!isAbsent(liveValue)) warnings.push(cannotClear(field, liveValue));
+      continue;
+    }
+    d[key] = value;
+    if (!isAbsent(liveValue)) l[key] = liveValue;
+    if (deepEqual(value, liveValue)) continue;
+    const immutable = IMMUTABLE_LISTENER_CONFIG.has(key);
+    fields.push({ field, class: immutable ? "immutable" : "in_place", old: liveValue ?? null, new: value });
+    if (!immutable) sendInPlace = true;
+  }
+  sc.desired.listener_config = d;
+  sc.live.listener_config = l;
+  // Sent whole with the live values of the unchangeable keys (accepted when unchanged).
+  if (sendInPlace)
+    sc.body.listener_config = { ...(live ?? {}), ...d, ...pick(live, IMMUTABLE_LISTENER_CONFIG) };
+}
+
+const pick = (object: JsonObject | null, keys: ReadonlySet<string>): JsonObject =>
+  Object.fromEntries(
+    Object.entries(object ?? {}).filter(([key, value]) => keys.has(key) && !isAbsent(value)),
+  );

@@ -1,0 +1,43 @@
+import type { ChangeError } from "./plan-types.js";
+
+export type { FieldChange, FieldClass } from "./plan-types.js";
+
+// Classification of deployment fields (spec 4.1): rule 2 lists the fields a PATCH cannot change,
+// rule 1 the ones whose change creates a revision; everything else changes in place.
+
+export const IMMUTABLE_SOURCE_CONFIG: ReadonlySet<string> = new Set([
+  "integration_id",
+  "repo_url",
+  "deployment_type",
+  "listener_id",
+]);
+export const IMMUTABLE_LISTENER_CONFIG: ReadonlySet<string> = new Set(["k8s_namespace"]);
+export const REVISION_FIELDS_OF_SOURCE_REVISION_CONFIG: ReadonlySet<string> = new Set([
+  "repo_ref",
+  "graph_config_path",
+  "image_uri",
+  "source_tarball_path",
+]);
+
+/** Read-only response fields: never compared. */
+export const READ_ONLY_FIELDS: readonly string[] = [
+  "id",
+  "tenant_id",
+  "created_at",
+  "updated_at",
+  "status",
+  "latest_revision_id",
+  "active_revision_id",
+  "image_version",
+  "source_revision_config.repo_commit_sha",
+];
+
+export const show = (value: unknown): string => (value === undefined ? "null" : JSON.stringify(value));
+
+/** Warning for a field the manifest sets to null while it has a value live: PATCH cannot clear it. */
+export function cannotClear(field: string, live: unknown): ChangeError {
+  return {
+    field,
+    message: `${field} is ${show(live)} live but null in the manifest; PATCH cannot clear a field, so it keeps its live value (remove the key to stop managing it)`,
+  };
+}
