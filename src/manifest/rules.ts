@@ -186,7 +186,10 @@ function checkResourceSpec(rs: Raw, report: Report): void {
   const base = ["spec", "source_config", "resource_spec"];
   for (const key of CPU_FIELDS) {
     const value = rs[key];
-    if (typeof value === "number" && needsCpuRounding(value)) {
+    // Out-of-range values are already errors (bounds apply to the value as sent): no rounding advice.
+    const bounded = !key.startsWith("db_");
+    const inRange = !bounded || (value as number) >= 0.1;
+    if (typeof value === "number" && inRange && needsCpuRounding(value)) {
       report(
         "warning",
         "cpu-rounded",

@@ -65,8 +65,9 @@ describe("committed JSON Schemas", () => {
     ]) {
       expect(text).toContain(`"${word}"`);
     }
-    const rs = (SCHEMA_FILES["deployment.schema.json"] as any).properties.spec.properties.source_config
-      .properties.resource_spec;
+    type Node = { properties: Record<string, Node>; minimum?: number; maximum?: number };
+    const deployment = SCHEMA_FILES["deployment.schema.json"] as unknown as Node;
+    const rs = deployment.properties.spec!.properties.source_config!.properties.resource_spec!;
     expect(rs.properties.cpu).toMatchObject({ minimum: 0.1, maximum: 8 });
     expect(rs.properties.cpu_limit).toMatchObject({ minimum: 0.1, maximum: 16 });
   });

@@ -1,0 +1,118 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PlumbError } from "../../src/errors.js";
+import { loadManifests } from "../../src/manifest/load.js";
+import { MAX_MANIFEST_BYTES } from "../../src/manifest/parse.js";
+
+const EXAMPLES = fileURLToPath(new URL("../../examples", import.meta.url));
+const deployment = (name: string) =>
+  `apiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  source: internal_container\n`;
+
+let root: string;
+let outside: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "plumb-load-"));
+  outside = await mkdtemp(join(tmpdir(), "plumb-outside-"));
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+  await rm(outside, { recursive: true, force: true });
+});
+
+const put = async (path: string, text: string | Uint8Array) => {
+  await mkdir(dirname(join(root, path)), { recursive: true });
+  await writeFile(join(root, path), text);
+};
+
+describe("loadManifests", () => {
+  it("reads .yaml and .yml files recursively, skipping node_modules, .git and .plumb", async () => {
+    await put("a.yaml", deployment("a"));
+    await put("team/b.yml", `${deployment("b")}---\n${deployment("c")}`);
+    await put("notes.txt", deployment("ignored"));
+    for (const dir of ["node_modules/x", ".git", ".plumb"]) await put(`${dir}/d.yaml`, "{{{ broken");
+    const { manifests, problems } = await loadManifests(root);
+    expect(problems).toEqual([]);
+    expect(manifests.map((m) => `${m.file}:${m.location.line}`)).toEqual([
+      "a.yaml:2",
+      "team/b.yml:2",
+      "team/b.yml:9",
+    ]);
+  });
+
+  it("reports files across the tree with relative paths, sorted", async () => {
+    await put("z.yaml", deployment("dup"));
+    await put("a/a.yaml", deployment("dup"));
+    await put("m.yaml", "");
+    const { problems } = await loadManifests(root);
+    expect(problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.code}`)).toEqual([
+      "m.yaml:1:1 empty-file",
+      "z.yaml:4:9 duplicate-name",
+    ]);
+  });
+
+  it("refuses symlinks that leave the root, follows those inside, survives loops", async () => {
+    await writeFile(join(outside, "secret.yaml"), deployment("outside"));
+    await put("real/a.yaml", deployment("a"));
+    await symlink(join(outside, "secret.yaml"), join(root, "escape.yaml"));
+    await symlink(outside, join(root, "escape-dir"));
+    await symlink(join(root, "real"), join(root, "alias"));
+    await symlink(root, join(root, "real", "loop"));
+    const { manifests, problems } = await loadManifests(root);
+    expect(problems.map((p) => `${p.file} ${p.code}`)).toEqual([
+      "escape-dir symlink-outside-root",
+      "escape.yaml symlink-outside-root",
+    ]);
+    expect(manifests.map((m) => m.manifest.metadata.name)).toEqual(["a"]);
+  });
+
+  it("oversized and non-UTF-8 files become problems", async () => {
+    await put("big.yaml", `# ${"x".repeat(MAX_MANIFEST_BYTES)}\n`);
+    await put("latin1.yaml", new Uint8Array([0x6b, 0x3a, 0x20, 0xe9, 0x0a]));
+    const { problems } = await loadManifests(root);
+    expect(problems.map((p) => `${p.file} ${p.code}`)).toEqual([
+      "big.yaml file-too-large",
+      "latin1.yaml invalid-encoding",
+    ]);
+  });
+
+  it("accepts a single file", async () => {
+    await put("one.yaml", deployment("one"));
+    const { manifests } = await loadManifests(join(root, "one.yaml"));
+    expect(manifests.map((m) => m.file)).toEqual(["one.yaml"]);
+  });
+
+  it("a missing path is a typed error", async () => {
+    await expect(loadManifests(join(root, "nope"))).rejects.toSatisfy(
+      (e) => e instanceof PlumbError && e.code === "path-not-found",
+    );
+  });
+});
+
+describe("the examples", () => {
+  it.each(["saas", "self-hosted"])("%s validates cleanly", async (dir) => {
+    const { manifests, problems } = await loadManifests(join(EXAMPLES, dir));
+    expect(problems).toEqual([]);
+    expect(manifests.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("cover every source, an OrganizationAccess and verify blocks", async () => {
+    const { manifests } = await loadManifests(EXAMPLES);
+    const sources = new Set(
+      manifests.map((m) => (m.manifest.kind === "Deployment" ? m.manifest.spec.source : m.manifest.kind)),
+    );
+    expect([...sources].sort()).toEqual([
+      "OrganizationAccess",
+      "external_container",
+      "gitrepo",
+      "internal_container",
+      "internal_source",
+    ]);
+    const verified = manifests.filter(
+      (m) => m.manifest.kind === "Deployment" && m.manifest.spec.verify?.assistant_id === "agent",
+    );
+    expect(verified.length).toBeGreaterThanOrEqual(3);
+  });
+});

@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import { roundCpu } from "../../src/manifest/cpu.js";
+import { decodeManifestBytes, MAX_MANIFEST_BYTES } from "../../src/manifest/parse.js";
+import { brief, check } from "./helpers.js";
+
+const OK =
+  "apiVersion: plumb/v1\nkind: OrganizationAccess\nmetadata: {name: acme}\nspec: {invites_enabled: true}\n";
+
+describe("hostile and odd input", () => {
+  it("a YAML syntax error points at the problem", () => {
+    const { problems } = check("apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: [x\n");
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.every((p) => p.code === "yaml-syntax" && p.severity === "error")).toBe(true);
+    expect(problems[0]!.line).toBeGreaterThanOrEqual(3);
+  });
+
+  it("duplicate keys", () => {
+    const { problems, manifests } = check(OK.replace("kind:", "apiVersion: plumb/v1\nkind:"));
+    expect(brief(problems)).toEqual(["2:1 error duplicate-key"]);
+    expect(manifests).toEqual([]);
+  });
+
+  it("an alias bomb is refused quickly", () => {
+    const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (let i = 1; i < 10; i++) {
+      const prev = String.fromCharCode(96 + i);
+      const name = String.fromCharCode(97 + i);
+      lines.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(",")}]`);
+    }
+    const text = `apiVersion: plumb/v1\nkind: Deployment\n${lines.join("\n")}\n`;
+    const started = performance.now();
+    const { problems } = check(text);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(brief(problems)).toEqual(["2:1 error yaml-alias-limit"]);
+  });
+
+  it("a few aliases are fine", () => {
+    const text = OK.replace("metadata: {name: acme}", "metadata: {name: &n acme, labels: {owner: *n}}");
+    expect(check(text).problems).toEqual([]);
+  });
+
+  it("deep nesting does not crash", () => {
+    const depth = 50_000;
+    const { problems } = check(
+      `apiVersion: plumb/v1\nkind: Deployment\nspec: ${"[".repeat(depth)}${"]".repeat(depth)}\n`,
+    );
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems.every((p) => p.severity === "error")).toBe(true);
+  });
+
+  it("an empty file is a warning, a comment-only file is nothing", () => {
+    expect(brief(check("  \n\n").problems)).toEqual(["1:1 warning empty-file"]);
+    expect(check("# nothing here\n").problems).toEqual([]);
+  });
+
+  it("non-plumb documents are skipped, plumb ones in the same file are checked", () => {
+    const text = `apiVersion: v1\nkind: ConfigMap\nfoo: bar\n---\n- a list\n---\njust text\n---\n${OK}`;
+    const { problems, manifests } = check(text);
+    expect(problems).toEqual([]);
+    expect(manifests).toHaveLength(1);
+    expect(manifests[0]!.location.line).toBe(10);
+  });
+
+  it("another plumb apiVersion is an error", () => {
+    expect(brief(check(OK.replace("plumb/v1", "plumb/v2")).problems)).toEqual([
+      "1:13 error unsupported-api-version",
+    ]);
+  });
+
+  it("non-UTF-8 bytes and oversized files", () => {
+    const bad = decodeManifestBytes(new Uint8Array([0x61, 0x3a, 0x20, 0xff, 0xfe, 0x0a]), "x.yaml");
+    expect(bad).toMatchObject({ problem: { code: "invalid-encoding", line: 1, column: 1 } });
+    const big = decodeManifestBytes(new Uint8Array(MAX_MANIFEST_BYTES + 1), "x.yaml");
+    expect(big).toMatchObject({ problem: { code: "file-too-large" } });
+    const bom = decodeManifestBytes(new TextEncoder().encode(`\uFEFF${OK}`), "x.yaml");
+    expect("text" in bom && check(bom.text).manifests).toHaveLength(1);
+  });
+
+  it("a top-level scalar or list is not a manifest", () => {
+    expect(check("42\n").problems).toEqual([]);
+  });
+});
+
+describe("roundCpu", () => {
+  it.each([
+    [0.25, 0.3],
+    [0.35, 0.4],
+    [1.05, 1.1],
+    [0.14, 0.1],
+    [0.15, 0.2],
+    [2.449, 2.4],
+    [7.95, 8],
+    [1, 1],
+    [0.5, 0.5],
+  ])("%s → %s", (value, rounded) => {
+    expect(roundCpu(value)).toBe(rounded);
+  });
+});
