@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import type { SecretFingerprints } from "../diff/secret-fingerprint.js";
 import { Nullable } from "../schema/common.js";
 import { REVISION_STATUSES } from "../schema/deployment.js";
 import { KINDS } from "../schema/manifest.js";
@@ -10,27 +11,27 @@ export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export const HEALTH_STATUSES = ["Healthy", "Progressing", "Degraded", "Unknown"] as const;
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 
-const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
-
 export const ObjectStatus = Type.Object({
-  kind: literals(KINDS),
+  kind: Type.Union(KINDS.map((k) => Type.Literal(k))),
   name: Type.String({ minLength: 1 }),
   /** Live id; null for an object never created (e.g. a refused create). */
   id: Nullable(Type.String()),
   latest_revision_id: Nullable(Type.String()),
   active_revision_id: Nullable(Type.String()),
-  revision_status: Nullable(literals(REVISION_STATUSES)),
-  sync: literals(SYNC_STATUSES),
-  health: literals(HEALTH_STATUSES),
+  revision_status: Nullable(Type.Union(REVISION_STATUSES.map((s) => Type.Literal(s)))),
+  sync: Type.Union(SYNC_STATUSES.map((s) => Type.Literal(s))),
+  health: Type.Union(HEALTH_STATUSES.map((s) => Type.Literal(s))),
   /** Commit of the manifest repository the applied manifest came from (null outside git). */
   git_commit: Nullable(Type.String()),
   /** sha256 of the manifest document as applied (canonical JSON, secret values excluded). */
   manifest_digest: Nullable(Type.String()),
   /**
    * Salted slow fingerprints of the secret values last applied (src/diff/secret-fingerprint.ts).
-   * Opaque here: the store keeps them verbatim and never holds a value.
+   * Same shape as SecretFingerprints; the store never holds a value.
    */
-  secret_fingerprints: Nullable(Type.Unknown()),
+  secret_fingerprints: Nullable(
+    Type.Object({ salt: Type.String(), values: Type.Record(Type.String(), Type.String()) }),
+  ),
   /** Thread plumb reuses for spec.verify on this deployment's agent server. */
   verify_thread_id: Type.Optional(Nullable(Type.String())),
   /** ISO 8601 time of this record. */
@@ -38,6 +39,11 @@ export const ObjectStatus = Type.Object({
   last_error: Nullable(Type.String()),
 });
 export type ObjectStatus = Static<typeof ObjectStatus>;
+
+// The record's fingerprints are exactly what src/diff/secret-fingerprint.ts produces and reads.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _sameFingerprints: Same<NonNullable<ObjectStatus["secret_fingerprints"]>, SecretFingerprints> = true;
+void _sameFingerprints;
 
 /** The loaded store: records keyed by `statusKey(kind, name)`, plus files that could not be read. */
 export type StatusStore = {

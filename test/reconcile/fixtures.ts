@@ -11,7 +11,7 @@ export const sampleStatus = (name: string, over: Partial<ObjectStatus> = {}): Ob
   health: "Healthy",
   git_commit: "abc123",
   manifest_digest: "sha256:00",
-  secret_fingerprints: { algorithm: "scrypt", salt: "s", values: { API_KEY: "f" } },
+  secret_fingerprints: { salt: "s", values: { API_KEY: "scrypt$1024$8$1$abc" } },
   updated_at: "2026-01-01T00:00:00.000Z",
   last_error: null,
   ...over,

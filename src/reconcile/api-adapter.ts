@@ -1,0 +1,134 @@
+import { createAgentServerClient, type AgentServerClient } from "../api/agent-server-client.js";
+import type { ApiOptions } from "../api/config.js";
+import { createControlPlaneClient, type ControlPlaneClient } from "../api/control-plane-client.js";
+import { ApiError } from "../api/errors.js";
+import type { HttpClientOptions } from "../api/http.js";
+import { createPlatformClient } from "../api/platform-client.js";
+import { createRateLimiter } from "../api/rate-limiter.js";
+import { Thread } from "../api/shapes.js";
+import type { Clock } from "../clock.js";
+import type { DeploymentCreateRequest } from "../schema/deployment.js";
+import { Deployment } from "../schema/deployment.js";
+import { PlumbError } from "../errors.js";
+import type { AgentServerPort, ApplyPorts, DeploymentsPort, PlatformPort } from "./ports.js";
+
+export type PortsOptions = {
+  api: ApiOptions;
+  clock: Clock;
+  /** Injected transport pieces (fetch, random, limiter, onResponse, logger, retry, timeoutMs). */
+  transport?: Omit<HttpClientOptions, "baseUrl" | "auth" | "clock">;
+  /** An existing control plane client (e.g. the one plan used), so both share one rate budget. */
+  controlPlane?: ControlPlaneClient;
+};
+
+const orNull = async <T>(call: Promise<T>): Promise<T | null> => {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+};
+
+export function deploymentsPort(client: ControlPlaneClient): DeploymentsPort {
+  return {
+    listDeployments: (o) => client.listDeployments({ signal: o?.signal }),
+    getDeployment: (id, o) => client.getDeployment(id, { signal: o?.signal }),
+    findDeploymentByName: (name, o) => client.findDeploymentByName(name, { signal: o?.signal }),
+    createDeployment: (body, o) =>
+      client.createDeployment(body as DeploymentCreateRequest, { signal: o?.signal }),
+    // The client's patchDeployment retries PATCH after ambiguous failures; the engine must decide
+    // itself (a lost response to a revision-creating PATCH must not be resent), so: one attempt.
+    patchDeploymentOnce: (id, body, o) =>
+      client.http.request<Deployment>({
+        method: "PATCH",
+        path: `/v2/deployments/${encodeURIComponent(id)}`,
+        route: "/v2/deployments/{id}",
+        body,
+        schema: Deployment,
+        idempotent: false,
+        signal: o?.signal,
+      }),
+    getRevision: async (id, revisionId, o) => {
+      const revision = await client.getRevision(id, revisionId, { signal: o?.signal });
+      if (!revision) throw new PlumbError("revision-not-found", `revision ${revisionId} of ${id} not found`);
+      return revision;
+    },
+  };
+}
+
+/** Agent-server clients per deployment URL; joins hold a connection, so they get their own slots. */
+export function agentServerPort(options: PortsOptions): AgentServerPort {
+  const limiter = createRateLimiter({ clock: options.clock, maxConcurrency: 64 });
+  const clients = new Map<string, AgentServerClient>();
+  const clientFor = (url: string) => {
+    let client = clients.get(url);
+    if (!client) {
+      client = createAgentServerClient({
+        ...options.transport,
+        limiter,
+        clock: options.clock,
+        deploymentUrl: url,
+        apiKey: options.api.apiKey,
+        tenantId: options.api.tenantId,
+      });
+      clients.set(url, client);
+    }
+    return client;
+  };
+  return {
+    getThread: (url, threadId, o) =>
+      orNull(
+        clientFor(url).http.request<{ thread_id: string }>({
+          method: "GET",
+          path: `/threads/${encodeURIComponent(threadId)}`,
+          route: "/threads/{thread_id}",
+          schema: Thread,
+          signal: o?.signal,
+        }),
+      ),
+    createThread: (url, metadata, o) => clientFor(url).createThread(metadata, { signal: o?.signal }),
+    createRun: (url, threadId, body, o) =>
+      clientFor(url).createRun(threadId, body as Parameters<AgentServerClient["createRun"]>[1], {
+        signal: o?.signal,
+      }),
+    // The verify budget (timeout_seconds) bounds the join through the signal, not the HTTP timeout.
+    joinRun: (url, threadId, runId, o) =>
+      clientFor(url).joinRun(threadId, runId, { signal: o?.signal, timeoutMs: 3_600_000 }),
+    getRun: (url, threadId, runId, o) => clientFor(url).getRun(threadId, runId, { signal: o?.signal }),
+    getState: async (url, threadId, o) => {
+      const state = await clientFor(url).getState(threadId, { signal: o?.signal });
+      return { messages: (state.values.messages ?? []).map((m) => ({ type: m.type, content: m.content })) };
+    },
+  };
+}
+
+/** The engine's ports over the real clients in src/api/. */
+export function createApplyPorts(options: PortsOptions): ApplyPorts & { controlPlane: ControlPlaneClient } {
+  const controlPlane =
+    options.controlPlane ??
+    createControlPlaneClient({
+      ...options.transport,
+      clock: options.clock,
+      apiUrl: options.api.apiUrl,
+      apiKey: options.api.apiKey,
+      tenantId: options.api.tenantId,
+    });
+  const platformClient = createPlatformClient({
+    ...options.transport,
+    limiter: controlPlane.http.limiter,
+    clock: options.clock,
+    platformUrl: options.api.platformUrl,
+    apiKey: options.api.apiKey,
+    tenantId: options.api.tenantId,
+  });
+  const platform: PlatformPort = {
+    patchOrganization: (body, o) => platformClient.patchOrganization(body, { signal: o?.signal }),
+  };
+  return {
+    controlPlane,
+    deployments: deploymentsPort(controlPlane),
+    platform,
+    agentServer: agentServerPort(options),
+  };
+}

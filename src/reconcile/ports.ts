@@ -1,0 +1,61 @@
+import type { Deployment, Organization, Revision } from "../schema/deployment.js";
+
+// What the apply engine needs from the outside world. src/reconcile/api-adapter.ts builds these from
+// the real clients in src/api/; the engine itself never touches fetch, URLs or keys.
+
+export type CallOptions = { signal?: AbortSignal | undefined };
+
+export type DeploymentsPort = {
+  /** Every deployment of the tenant (all pages, 100 per page). */
+  listDeployments(options?: CallOptions): Promise<Deployment[]>;
+  /** null when the deployment does not exist (404). */
+  getDeployment(id: string, options?: CallOptions): Promise<Deployment | null>;
+  /** Exact-name lookup (pages through name_contains); null when absent. */
+  findDeploymentByName(name: string, options?: CallOptions): Promise<Deployment | null>;
+  /** Create; safe after ambiguous failures (looks the name up before creating again). */
+  createDeployment(body: Record<string, unknown>, options?: CallOptions): Promise<Deployment>;
+  /**
+   * One PATCH attempt, never resent by the client after an ambiguous failure: the engine decides
+   * (a resent revision-creating PATCH whose first response was lost would create a second revision).
+   * Throws ApiError (src/api/errors.ts); `ambiguous` true when the server may have applied it.
+   */
+  patchDeploymentOnce(id: string, body: Record<string, unknown>, options?: CallOptions): Promise<Deployment>;
+  getRevision(deploymentId: string, revisionId: string, options?: CallOptions): Promise<Revision>;
+};
+
+export type PlatformPort = {
+  patchOrganization(body: Record<string, unknown>, options?: CallOptions): Promise<Organization>;
+};
+
+export type Message = { type: string; content: unknown; id?: string };
+
+/** The agent server of one deployment (base URL = its custom_url). */
+export type AgentServerPort = {
+  /** null when the thread does not exist (404), e.g. the deployment was recreated. */
+  getThread(baseUrl: string, threadId: string, options?: CallOptions): Promise<{ thread_id: string } | null>;
+  createThread(
+    baseUrl: string,
+    metadata: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<{ thread_id: string }>;
+  createRun(
+    baseUrl: string,
+    threadId: string,
+    body: { assistant_id: string; input: Record<string, unknown>; multitask_strategy: "rollback" },
+    options?: CallOptions,
+  ): Promise<{ run_id: string }>;
+  joinRun(baseUrl: string, threadId: string, runId: string, options?: CallOptions): Promise<unknown>;
+  getRun(
+    baseUrl: string,
+    threadId: string,
+    runId: string,
+    options?: CallOptions,
+  ): Promise<{ run_id: string; status: string } | null>;
+  getState(baseUrl: string, threadId: string, options?: CallOptions): Promise<{ messages: Message[] }>;
+};
+
+export type ApplyPorts = {
+  deployments: DeploymentsPort;
+  platform?: PlatformPort | undefined;
+  agentServer?: AgentServerPort | undefined;
+};

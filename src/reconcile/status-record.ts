@@ -1,0 +1,77 @@
+import { createHash } from "node:crypto";
+import { type SecretFingerprints, fingerprintSecrets } from "../diff/secret-fingerprint.js";
+import type { Manifest } from "../schema/manifest.js";
+import type { ApplyResult } from "./apply-types.js";
+import type { ObjectStatus } from "./status-types.js";
+
+/** Canonical JSON: keys sorted at every level, so a digest does not depend on key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Digest of a manifest document as applied. Literal secret values are left out (the digest is
+ * committed to the status branch; the fingerprints say whether values changed).
+ */
+export function manifestDigest(manifest: Manifest): string {
+  const copy = structuredClone(manifest) as { spec?: { secrets?: Array<{ value?: string }> } };
+  for (const secret of copy.spec?.secrets ?? []) if (secret.value !== undefined) secret.value = "<redacted>";
+  return `sha256:${createHash("sha256").update(canonicalJson(copy)).digest("hex")}`;
+}
+
+/** Fingerprints of the secrets a request body sent; undefined when the body did not send secrets. */
+export function fingerprintsOfBody(
+  body: Record<string, unknown> | undefined,
+): SecretFingerprints | undefined {
+  const secrets = body?.secrets;
+  if (!Array.isArray(secrets)) return undefined;
+  const list = secrets.filter(
+    (s): s is { name: string; value: string } =>
+      !!s &&
+      typeof (s as { name?: unknown }).name === "string" &&
+      typeof (s as { value?: unknown }).value === "string",
+  );
+  return fingerprintSecrets(list);
+}
+
+export type RecordInput = {
+  result: ApplyResult;
+  previous: ObjectStatus | undefined;
+  latestRevisionId: string | null;
+  activeRevisionId: string | null;
+  gitCommit: string | null;
+  manifestDigest: string | null | undefined;
+  /** New fingerprints when secrets were sent; undefined keeps the previous ones. */
+  fingerprints: SecretFingerprints | undefined;
+  now: number;
+};
+
+/** Pure: the status record of one object after apply. */
+export function buildObjectStatus(input: RecordInput): ObjectStatus {
+  const { result, previous } = input;
+  const failed = result.outcome === "failed" || result.outcome === "timeout" || result.outcome === "skipped";
+  return {
+    kind: result.kind,
+    name: result.name,
+    id: result.id ?? previous?.id ?? null,
+    latest_revision_id: input.latestRevisionId ?? previous?.latest_revision_id ?? null,
+    active_revision_id: input.activeRevisionId ?? previous?.active_revision_id ?? null,
+    revision_status: result.revision_status ?? previous?.revision_status ?? null,
+    sync: result.sync,
+    health: result.health,
+    git_commit: result.outcome === "skipped" ? (previous?.git_commit ?? null) : input.gitCommit,
+    manifest_digest:
+      result.outcome === "skipped" ? (previous?.manifest_digest ?? null) : (input.manifestDigest ?? null),
+    secret_fingerprints: input.fingerprints ?? previous?.secret_fingerprints ?? null,
+    verify_thread_id: result.verify?.thread_id ?? previous?.verify_thread_id ?? null,
+    updated_at: new Date(input.now).toISOString(),
+    last_error: failed || result.verify?.ok === false ? result.message : null,
+  };
+}
