@@ -51,6 +51,7 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   const text = value.trim();
   if (text === "") return undefined;
   if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
+  if (!/^[A-Za-z]{3},/.test(text)) return undefined; // HTTP dates start with the weekday
   const date = Date.parse(text);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);

@@ -1,0 +1,206 @@
+import nock from "nock";
+import { describe, expect, it } from "vitest";
+import {
+  createControlPlaneClient,
+  type ControlPlaneClientOptions,
+} from "../../src/api/control-plane-client.js";
+import { ApiError } from "../../src/api/errors.js";
+import type { DeploymentCreateRequest } from "../../src/schema/deployment.js";
+import { BASE, deployment, fakeClock, KEY, useStrictNock } from "./helpers.js";
+
+useStrictNock();
+
+const make = (extra: Partial<ControlPlaneClientOptions> = {}) =>
+  createControlPlaneClient({ apiUrl: BASE, apiKey: KEY, clock: fakeClock(), random: () => 0.5, ...extra });
+
+const createBody: DeploymentCreateRequest = {
+  name: "shop",
+  source: "external_container",
+  source_config: {},
+  source_revision_config: { image_uri: "registry.test/shop:1" },
+  secrets: [],
+};
+const reset = () => Object.assign(new Error("socket hang up (simulated)"), { code: "ECONNRESET" });
+
+describe("listing and lookup", () => {
+  it("pages by 100 using the returned offset until a short page", async () => {
+    const first = Array.from({ length: 100 }, (_, i) => deployment(`d-${i}`));
+    const second = [deployment("d-100")];
+    nock(BASE)
+      .get("/v2/deployments")
+      .query({ limit: "100", offset: "0" })
+      .reply(200, { resources: first, offset: 100 })
+      .get("/v2/deployments")
+      .query({ limit: "100", offset: "100" })
+      .reply(200, { resources: second, offset: 101 });
+    const all = await make().listDeployments();
+    expect(all.map((d) => d.name)).toEqual([...first, ...second].map((d) => d.name));
+  });
+
+  it("finds the exact name even when the first pages hold only similar names", async () => {
+    const similar = (from: number) => Array.from({ length: 2 }, (_, i) => deployment(`shop-${from + i}`));
+    const target = deployment("shop");
+    nock(BASE)
+      .get("/v2/deployments")
+      .query({ limit: "2", offset: "0", name_contains: "shop" })
+      .reply(200, { resources: similar(0), offset: 2 })
+      .get("/v2/deployments")
+      .query({ limit: "2", offset: "2", name_contains: "shop" })
+      .reply(200, { resources: [deployment("my-shop"), deployment("Shop")], offset: 4 })
+      .get("/v2/deployments")
+      .query({ limit: "2", offset: "4", name_contains: "shop" })
+      .reply(200, { resources: [target], offset: 5 });
+    const found = await make({ pageSize: 2 }).findDeploymentByName("shop");
+    expect(found?.id).toBe(target.id);
+  });
+
+  it("returns null when no name matches exactly", async () => {
+    nock(BASE)
+      .get("/v2/deployments")
+      .query({ limit: "100", offset: "0", name_contains: "shop" })
+      .reply(200, { resources: [deployment("shop-2")], offset: 1 });
+    expect(await make().findDeploymentByName("shop")).toBeNull();
+  });
+
+  it("gets null for a 404 and checks the shape otherwise", async () => {
+    const d = deployment("a");
+    nock(BASE)
+      .get(`/v2/deployments/${d.id}`)
+      .reply(200, d)
+      .get("/v2/deployments/missing")
+      .reply(404, { detail: "Deployment ID missing not found." })
+      .get("/v2/deployments/broken")
+      .reply(200, { id: "broken" });
+    const client = make();
+    expect((await client.getDeployment(d.id))?.name).toBe("a");
+    expect(await client.getDeployment("missing")).toBeNull();
+    await expect(client.getDeployment("broken")).rejects.toMatchObject({ code: "unexpected-response" });
+  });
+});
+
+describe("createDeployment", () => {
+  const lookup = (resources: unknown[]) =>
+    nock(BASE)
+      .get("/v2/deployments")
+      .query({ limit: "100", offset: "0", name_contains: "shop" })
+      .reply(200, { resources, offset: resources.length });
+
+  it("creates once", async () => {
+    const created = deployment("shop");
+    nock(BASE)
+      .post("/v2/deployments", createBody as never)
+      .reply(201, created);
+    expect((await make().createDeployment(createBody)).id).toBe(created.id);
+  });
+
+  it("after a lost response, finds the deployment instead of creating it again", async () => {
+    const created = deployment("shop");
+    nock(BASE).post("/v2/deployments").replyWithError(reset());
+    lookup([deployment("shop-old"), created]);
+    expect((await make().createDeployment(createBody)).id).toBe(created.id);
+  });
+
+  it("after a 5xx with nothing created, creates again", async () => {
+    const created = deployment("shop");
+    nock(BASE).post("/v2/deployments").reply(502);
+    lookup([]);
+    nock(BASE).post("/v2/deployments").reply(201, created);
+    const clock = fakeClock();
+    expect((await make({ clock }).createDeployment(createBody)).id).toBe(created.id);
+    expect(clock.sleeps).toEqual([100]); // backoff before the second POST
+  });
+
+  it("treats a 409 after an ambiguous attempt as 'it was created'", async () => {
+    const created = deployment("shop");
+    nock(BASE).post("/v2/deployments").replyWithError(reset());
+    lookup([]); // the first request is still being processed when we look
+    nock(BASE).post("/v2/deployments").reply(409, { detail: "name already used" });
+    lookup([created]);
+    expect((await make().createDeployment(createBody)).id).toBe(created.id);
+  });
+
+  it("reports a plain 409 as a conflict", async () => {
+    nock(BASE).post("/v2/deployments").reply(409, { detail: "A deployment named shop already exists." });
+    await expect(make().createDeployment(createBody)).rejects.toMatchObject({
+      code: "conflict",
+      status: 409,
+    });
+  });
+
+  it("gives up after createAttempts ambiguous failures", async () => {
+    nock(BASE).post("/v2/deployments").times(2).reply(503);
+    lookup([]);
+    const error = await make({ createAttempts: 2 })
+      .createDeployment(createBody)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(503);
+  });
+
+  it("does not retry a 422", async () => {
+    nock(BASE)
+      .post("/v2/deployments")
+      .reply(422, { detail: [{ loc: ["body", "name"], msg: "bad name", type: "pattern" }] });
+    const error = (await make()
+      .createDeployment(createBody)
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error.fieldErrors().map((f) => f.field)).toEqual(["name"]);
+  });
+});
+
+describe("other endpoints", () => {
+  it("patches, deletes, lists revisions and gets a revision", async () => {
+    const d = deployment("a");
+    const revision = {
+      id: "r1",
+      status: "DEPLOYED",
+      source: "external_container",
+      created_at: "t",
+      updated_at: "t",
+      source_revision_config: {},
+      status_message: null,
+    };
+    nock(BASE)
+      .patch(`/v2/deployments/${d.id}`, { secrets: [] })
+      .reply(200, d)
+      .delete(`/v2/deployments/${d.id}`)
+      .reply(204)
+      .delete("/v2/deployments/gone")
+      .reply(404, { detail: "not found" })
+      .get(`/v2/deployments/${d.id}/revisions`)
+      .query({ limit: "1", offset: "0" })
+      .reply(200, { resources: [revision], offset: 1 })
+      .get(`/v2/deployments/${d.id}/revisions/r1`)
+      .reply(200, revision);
+    const client = make();
+    expect((await client.patchDeployment(d.id, { secrets: [] })).id).toBe(d.id);
+    expect(await client.deleteDeployment(d.id)).toBe(true);
+    expect(await client.deleteDeployment("gone")).toBe(false);
+    expect((await client.listRevisions(d.id, { limit: 1 })).resources[0]?.status).toBe("DEPLOYED");
+    expect((await client.getRevision(d.id, "r1"))?.id).toBe("r1");
+  });
+
+  it("issues an upload URL and uploads with the key only to our own origin", async () => {
+    nock(BASE, { reqheaders: { "x-api-key": KEY } })
+      .post("/v2/deployments/d1/upload-url")
+      .reply(200, { upload_url: "/uploads/abc", object_path: "uploads/abc" });
+    nock(BASE, { reqheaders: { "x-api-key": KEY, "content-type": "application/gzip" } })
+      .put("/uploads/abc", "gz")
+      .reply(200);
+    const client = make();
+    const { upload_url } = await client.createUploadUrl("d1");
+    await client.uploadTarball(upload_url, new TextEncoder().encode("gz"));
+  });
+
+  it("lists listeners (paged) and integrations", async () => {
+    nock(BASE)
+      .get("/v2/listeners")
+      .query({ limit: "100", offset: "0" })
+      .reply(200, { resources: [{ id: "l1", compute_type: "k8s", compute_id: "c" }], offset: 1 })
+      .get("/v1/integrations/gitrepo/install")
+      .reply(200, [{ id: "i1", installation_id: "1", name: "git" }]);
+    const client = make();
+    expect((await client.listListeners()).map((l) => l.id)).toEqual(["l1"]);
+    expect((await client.listIntegrations()).map((i) => i.id)).toEqual(["i1"]);
+  });
+});
