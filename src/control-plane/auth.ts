@@ -1,0 +1,33 @@
+import type { FastifyRequest } from "fastify";
+import { HttpError } from "./http-errors.js";
+import type { ApiKeyGrant } from "./options.js";
+
+/** The caller's key from `X-Api-Key` or `Authorization: Bearer` (never logged). */
+export function apiKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers["x-api-key"];
+  if (typeof header === "string" && header) return header;
+  const authorization = request.headers.authorization;
+  const match = typeof authorization === "string" ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
+  return match?.[1];
+}
+
+/** Resolves the caller's tenant, or throws 401/403 as decisions.md says. */
+export function createAuthenticator(grants: ApiKeyGrant[]) {
+  const byKey = new Map(grants.map((g) => [g.key, g.tenants]));
+  return (request: FastifyRequest): string => {
+    const key = apiKeyOf(request);
+    const tenants = key === undefined ? undefined : byKey.get(key);
+    if (!tenants) throw new HttpError(401, "Invalid token");
+    const header = request.headers["x-tenant-id"];
+    const asked = typeof header === "string" && header ? header.toLowerCase() : undefined;
+    if (asked === undefined) {
+      if (tenants.length === 1) return tenants[0] as string;
+      throw new HttpError(
+        403,
+        "This API key can reach several workspaces: requires workspace specification (X-Tenant-Id)",
+      );
+    }
+    if (!tenants.includes(asked)) throw new HttpError(403, `This API key cannot reach tenant ${asked}`);
+    return asked;
+  };
+}

@@ -1,0 +1,83 @@
+import type { Revision, RevisionStatus, SourceRevisionConfig } from "../../schema/deployment.js";
+
+// Revision lifecycle, derived from timestamps and the injected clock: no timers hold state, so a
+// read at time t always sees the same status and tests with a fake clock are deterministic.
+
+export type ForcedFailure = { status: "CREATE_FAILED" | "BUILD_FAILED" | "DEPLOY_FAILED"; message: string };
+
+export type RevisionRecord = {
+  id: string;
+  /** Source this revision was built from (the deployment's, or the patch's revision_source). */
+  source: string;
+  createdAt: number;
+  config: SourceRevisionConfig;
+  failure?: ForcedFailure;
+  /** Set when a newer revision superseded this one before it reached DEPLOYING. */
+  skipped?: { at: number; by: string };
+};
+
+export const BUILDABLE_SOURCES: readonly string[] = ["gitrepo", "internal_source"];
+const BUILD_STEPS: RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD", "BUILDING"];
+const DEPLOY_STEPS: RevisionStatus[] = ["AWAITING_DEPLOY", "DEPLOYING"];
+
+/** The statuses a revision passes through, ending with its terminal status. */
+export function revisionSteps(record: Pick<RevisionRecord, "source" | "failure">): RevisionStatus[] {
+  // Container sources skip the three build states (QUEUED, AWAITING_BUILD, BUILDING).
+  const build = BUILDABLE_SOURCES.includes(record.source) ? BUILD_STEPS : ["CREATING" as const];
+  switch (record.failure?.status) {
+    case "CREATE_FAILED":
+      return ["CREATING", "CREATE_FAILED"];
+    case "BUILD_FAILED":
+      return [...build, "BUILD_FAILED"];
+    case "DEPLOY_FAILED":
+      return [...build, ...DEPLOY_STEPS, "DEPLOY_FAILED"];
+    default:
+      return [...build, ...DEPLOY_STEPS, "DEPLOYED"];
+  }
+}
+
+/** Status of a revision at `now`, and since when it has had it. */
+export function revisionStateAt(record: RevisionRecord, now: number, paceMs: number) {
+  if (record.skipped && now >= record.skipped.at)
+    return { status: "SKIPPED" as const, since: record.skipped.at };
+  const steps = revisionSteps(record);
+  const last = steps.length - 1;
+  const index =
+    paceMs <= 0 ? last : Math.min(last, Math.max(0, Math.floor((now - record.createdAt) / paceMs)));
+  return { status: steps[index] as RevisionStatus, since: record.createdAt + index * Math.max(paceMs, 0) };
+}
+
+/** True while the revision has not reached DEPLOYING nor ended: a newer revision skips it. */
+export function isSupersedable(record: RevisionRecord, now: number, paceMs: number): boolean {
+  const { status } = revisionStateAt(record, now, paceMs);
+  return ["CREATING", "QUEUED", "AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY"].includes(status);
+}
+
+/** Forced failures for tests: a revision field containing `fail-create`, `fail-build` or `fail-deploy`. */
+export function forcedFailure(config: SourceRevisionConfig): ForcedFailure | undefined {
+  const text = [config.repo_ref, config.image_uri, config.graph_config_path, config.source_tarball_path]
+    .filter((v): v is string => typeof v === "string")
+    .join(" ");
+  if (text.includes("fail-create"))
+    return { status: "CREATE_FAILED", message: "Forced failure: fail-create" };
+  if (text.includes("fail-build")) return { status: "BUILD_FAILED", message: "Forced failure: fail-build" };
+  if (text.includes("fail-deploy"))
+    return { status: "DEPLOY_FAILED", message: "Forced failure: fail-deploy" };
+  return undefined;
+}
+
+export function formatRevision(record: RevisionRecord, now: number, paceMs: number): Revision {
+  const { status, since } = revisionStateAt(record, now, paceMs);
+  let message: string | null = null;
+  if (status === "SKIPPED") message = `Superseded by revision ${record.skipped?.by ?? ""}`.trim();
+  else if (record.failure && status === record.failure.status) message = record.failure.message;
+  return {
+    id: record.id,
+    status,
+    source: record.source,
+    created_at: new Date(record.createdAt).toISOString(),
+    updated_at: new Date(since).toISOString(),
+    source_revision_config: { ...record.config },
+    status_message: message,
+  };
+}

@@ -1,0 +1,125 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Clock } from "../../clock.js";
+import { DeploymentCreateRequest, DeploymentPatchRequest } from "../../schema/deployment.js";
+import { badRequest, HttpError, notFound, unprocessable } from "../http-errors.js";
+import { page, parsePaging, requireUuid } from "../paging.js";
+import { checkDeploymentBody } from "./body-checks.js";
+import { customUrlOf, formatDeployment, type DeploymentRecord, type Timing } from "./record.js";
+import { formatRevision } from "./revisions.js";
+import { planCreate, planPatch, type RuleEnv } from "./rules.js";
+import type { DeploymentStore } from "./store.js";
+
+export type DeploymentRouteDeps = {
+  store: DeploymentStore;
+  env: RuleEnv;
+  timing: Timing;
+  clock: Clock;
+  tenantOf(request: FastifyRequest): string;
+  commit(): Promise<void>;
+  baseUrl(): string;
+};
+
+type IdParams = { deployment_id: string };
+const notFoundId = (id: string) => notFound(`Deployment ID ${id} not found.`);
+const bodyChecks = { bodyChecks: checkDeploymentBody };
+
+function rejectBodyIssues(body: unknown) {
+  const issues = checkDeploymentBody(body);
+  if (issues.length > 0) throw unprocessable(issues);
+}
+
+export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentRouteDeps): void {
+  const { store, clock, timing } = deps;
+  const view = (record: DeploymentRecord) => formatDeployment(record, clock.now(), timing, deps.baseUrl());
+  const load = (request: FastifyRequest<{ Params: IdParams }>) => {
+    const id = requireUuid(request.params.deployment_id, "deployment_id");
+    const record = store.get(deps.tenantOf(request), id, clock.now());
+    if (!record) throw notFoundId(request.params.deployment_id);
+    return record;
+  };
+  const loadLive = (request: FastifyRequest<{ Params: IdParams }>) => {
+    const record = load(request);
+    if (record.deletedAt !== undefined) throw badRequest(`Deployment ID ${record.id} is being deleted.`);
+    return record;
+  };
+
+  app.post<{ Body: DeploymentCreateRequest }>(
+    "/v2/deployments",
+    { schema: { body: DeploymentCreateRequest }, config: bodyChecks },
+    async (request, reply) => {
+      rejectBodyIssues(request.body);
+      const plan = planCreate(request.body, deps.env);
+      const body = request.body;
+      const record = store.create(deps.tenantOf(request), body.name, body.source, plan, clock.now());
+      await deps.commit();
+      return reply.code(201).send(view(record));
+    },
+  );
+
+  app.get("/v2/deployments", async (request) => {
+    const paging = parsePaging(request.query);
+    const nameContains = (request.query as { name_contains?: unknown }).name_contains;
+    const filter = typeof nameContains === "string" ? nameContains : undefined;
+    const all = store.list(deps.tenantOf(request), clock.now(), filter);
+    const result = page(all, paging);
+    return { resources: result.resources.map(view), offset: result.offset };
+  });
+
+  app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id", async (request) => view(load(request)));
+
+  app.patch<{ Params: IdParams; Body: DeploymentPatchRequest }>(
+    "/v2/deployments/:deployment_id",
+    { schema: { body: DeploymentPatchRequest }, config: bodyChecks },
+    async (request) => {
+      const record = loadLive(request);
+      rejectBodyIssues(request.body);
+      const plan = planPatch(record, request.body, deps.env, customUrlOf(deps.baseUrl(), record.id));
+      store.patch(record, plan, clock.now());
+      await deps.commit();
+      return view(record);
+    },
+  );
+
+  app.delete<{ Params: IdParams }>("/v2/deployments/:deployment_id", async (request, reply) => {
+    store.delete(load(request), clock.now());
+    await deps.commit();
+    return reply.code(204).send();
+  });
+
+  app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id/revisions", async (request) => {
+    const record = load(request);
+    const paging = parsePaging(request.query);
+    const now = clock.now();
+    const result = page([...record.revisions].reverse(), paging);
+    return {
+      resources: result.resources.map((r) => formatRevision(r, now, timing.revisionMs)),
+      offset: result.offset,
+    };
+  });
+
+  app.get<{ Params: IdParams & { revision_id: string } }>(
+    "/v2/deployments/:deployment_id/revisions/:revision_id",
+    async (request) => {
+      const record = load(request);
+      const revisionId = requireUuid(request.params.revision_id, "revision_id");
+      const revision = record.revisions.find((r) => r.id === revisionId);
+      if (!revision) throw new HttpError(404, `Revision ID ${request.params.revision_id} not found.`);
+      return formatRevision(revision, clock.now(), timing.revisionMs);
+    },
+  );
+
+  // The spec names the path without the version segment; decisions.md uses /v2. Both answer.
+  for (const path of [
+    "/v2/deployments/:deployment_id/upload-url",
+    "/deployments/:deployment_id/upload-url",
+  ]) {
+    app.post<{ Params: IdParams }>(path, async (request) => {
+      const record = loadLive(request);
+      if (record.source === "external_container")
+        throw badRequest("upload-url does not apply to source external_container (it builds no source)");
+      const upload = store.issueUpload(record);
+      await deps.commit();
+      return { upload_url: `${deps.baseUrl()}/uploads/${upload.token}`, object_path: upload.objectPath };
+    });
+  }
+}

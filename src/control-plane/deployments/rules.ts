@@ -1,0 +1,251 @@
+import type {
+  DeploymentCreateRequest,
+  DeploymentPatchRequest,
+  DeploymentSource,
+  SourceConfig,
+  SourceRevisionConfig,
+  SecretReference,
+} from "../../schema/deployment.js";
+import { badRequest } from "../http-errors.js";
+import type { Integration, Listener } from "../options.js";
+import { normalizeResourceSpec } from "../cpu.js";
+import type { DeploymentRecord } from "./record.js";
+
+// Business rules that depend on stored state or on the installation: 400 {"detail"} (decisions.md).
+
+export type RuleEnv = { mode: "saas" | "self-hosted"; listeners: Listener[]; integrations: Integration[] };
+
+const SOURCE_CONFIG_APPLIES: Record<keyof SourceConfig, readonly string[]> = {
+  integration_id: ["gitrepo"],
+  repo_url: ["gitrepo"],
+  deployment_type: ["gitrepo"],
+  build_on_push: ["gitrepo"],
+  custom_url: ["external_container"],
+  resource_spec: ["external_container"],
+  listener_id: ["external_container"],
+  listener_config: ["external_container"],
+  install_command: ["gitrepo", "internal_source"],
+  build_command: ["gitrepo", "internal_source"],
+};
+const REVISION_FIELD_APPLIES: Record<
+  "repo_ref" | "graph_config_path" | "image_uri" | "source_tarball_path",
+  readonly string[]
+> = {
+  repo_ref: ["gitrepo"],
+  graph_config_path: ["gitrepo", "internal_source"],
+  image_uri: ["external_container", "internal_container"],
+  source_tarball_path: ["internal_source"],
+};
+const IMMUTABLE: ReadonlyArray<"integration_id" | "repo_url" | "deployment_type" | "listener_id"> = [
+  "integration_id",
+  "repo_url",
+  "deployment_type",
+  "listener_id",
+];
+
+const only = (list: readonly string[]) => list.join(" or ");
+const isTag = (ref: unknown) => typeof ref === "string" && ref.startsWith("refs/tags/");
+const given = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
+
+function checkMode(source: string, env: RuleEnv) {
+  if (source === "gitrepo" && env.mode === "self-hosted")
+    throw badRequest("source gitrepo is only available on hosted (SaaS) installations");
+  if (source === "external_container" && env.mode === "saas")
+    throw badRequest("source external_container is only available on self-hosted installations");
+}
+
+function checkSourceConfigApplies(
+  config: SourceConfig,
+  source: string,
+  skip: Array<keyof SourceConfig> = [],
+) {
+  for (const [field, sources] of Object.entries(SOURCE_CONFIG_APPLIES) as Array<
+    [keyof SourceConfig, readonly string[]]
+  >) {
+    if (skip.includes(field) || !given(config[field]) || sources.includes(source)) continue;
+    throw badRequest(`source_config.${field} does not apply to source ${source} (only to ${only(sources)})`);
+  }
+}
+
+function checkRevisionConfigApplies(config: Partial<SourceRevisionConfig>, source: string) {
+  for (const [field, sources] of Object.entries(REVISION_FIELD_APPLIES)) {
+    if (!given(config[field as keyof SourceRevisionConfig]) || sources.includes(source)) continue;
+    throw badRequest(
+      `source_revision_config.${field} does not apply to source ${source} (only to ${only(sources)})`,
+    );
+  }
+}
+
+function checkReferences(config: SourceConfig, env: RuleEnv) {
+  if (given(config.integration_id) && !env.integrations.some((i) => i.id === config.integration_id))
+    throw badRequest(
+      `source_config.integration_id ${config.integration_id} is not a known integration; see GET /v1/integrations/gitrepo/install`,
+    );
+  if (given(config.listener_id) && !env.listeners.some((l) => l.id === config.listener_id))
+    throw badRequest(
+      `source_config.listener_id ${config.listener_id} is not a known listener; see GET /v2/listeners`,
+    );
+}
+
+const require = (value: unknown, field: string, source: string) => {
+  if (!given(value)) throw badRequest(`${field} is required for source ${source}`);
+};
+
+export type CreatePlan = Pick<
+  DeploymentRecord,
+  "sourceConfig" | "sourceRevisionConfig" | "secretNames" | "secretReferences"
+>;
+
+export function planCreate(body: DeploymentCreateRequest, env: RuleEnv): CreatePlan {
+  const { source } = body;
+  checkMode(source, env);
+  const config = body.source_config;
+  const revision = body.source_revision_config;
+  if (source === "gitrepo" && given(config.custom_url))
+    throw badRequest("source_config.custom_url is set by the server for source gitrepo and is read-only");
+  checkSourceConfigApplies(config, source);
+  checkRevisionConfigApplies(revision, source);
+  if (given(body.secret_references) && source !== "external_container")
+    throw badRequest(
+      "secret_references does not apply to source " + source + " (only to external_container)",
+    );
+  if (source === "gitrepo") {
+    require(config.integration_id, "source_config.integration_id", source);
+    require(config.repo_url, "source_config.repo_url", source);
+    require(revision.repo_ref, "source_revision_config.repo_ref", source);
+  }
+  if (source === "gitrepo" || source === "internal_source")
+    require(revision.graph_config_path, "source_revision_config.graph_config_path", source);
+  if (source === "external_container" || source === "internal_container")
+    require(revision.image_uri, "source_revision_config.image_uri", source);
+  if (source === "external_container") require(config.listener_id, "source_config.listener_id", source);
+  if (given(revision.source_tarball_path))
+    throw badRequest(
+      "source_revision_config.source_tarball_path must come from POST /v2/deployments/{id}/upload-url; create the deployment first",
+    );
+  checkReferences(config, env);
+  const stored: SourceConfig = { ...config };
+  if (given(config.resource_spec)) stored.resource_spec = normalizeResourceSpec(config.resource_spec);
+  return {
+    sourceConfig: stored,
+    sourceRevisionConfig: { ...revision },
+    secretNames: body.secrets.map((s) => s.name),
+    secretReferences: body.secret_references ?? null,
+  };
+}
+
+export type PatchPlan = CreatePlan & { createsRevision: boolean; revisionSource: string; changed: boolean };
+
+/** `serverCustomUrl` is the custom_url the server shows for a gitrepo deployment (sending it is a no-op). */
+export function planPatch(
+  record: DeploymentRecord,
+  body: DeploymentPatchRequest,
+  env: RuleEnv,
+  serverCustomUrl: string,
+): PatchPlan {
+  const source = record.source;
+  const incoming = body.source_config ?? {};
+  const revisionIn = body.source_revision_config ?? {};
+  const revisionSource = body.revision_source ?? source;
+  checkRevisionSource(source, revisionSource);
+  checkSourceConfigApplies(incoming, source, source === "gitrepo" ? ["custom_url"] : []);
+  if (source !== "gitrepo" && source !== "external_container" && given(incoming.custom_url))
+    throw badRequest(
+      `source_config.custom_url does not apply to source ${source} (only to external_container)`,
+    );
+  checkRevisionConfigApplies(revisionIn, revisionSource);
+  if (given(body.secret_references) && source !== "external_container")
+    throw badRequest(`secret_references does not apply to source ${source} (only to external_container)`);
+
+  const stored = record.sourceConfig;
+  for (const field of IMMUTABLE) {
+    if (given(incoming[field]) && incoming[field] !== stored[field])
+      throw badRequest(
+        `source_config.${field} cannot be changed after creation (it is ${JSON.stringify(stored[field] ?? null)})`,
+      );
+  }
+  const namespace = incoming.listener_config?.k8s_namespace;
+  if (given(namespace) && namespace !== (stored.listener_config?.k8s_namespace ?? null))
+    throw badRequest("source_config.listener_config.k8s_namespace cannot be changed after creation");
+  if (source === "gitrepo" && given(incoming.custom_url) && incoming.custom_url !== serverCustomUrl)
+    throw badRequest(
+      `source_config.custom_url is set by the server for source gitrepo and is read-only (it is ${serverCustomUrl})`,
+    );
+  const nextRef = revisionIn.repo_ref ?? record.sourceRevisionConfig.repo_ref;
+  const nextBuildOnPush = incoming.build_on_push ?? stored.build_on_push;
+  if (nextBuildOnPush === true && isTag(nextRef))
+    throw badRequest(
+      given(incoming.build_on_push)
+        ? "source_config.build_on_push cannot be true: the stored repo_ref is a tag (refs/tags/...)"
+        : "source_revision_config.repo_ref cannot be a tag while build_on_push is true; set build_on_push to false in the same patch",
+    );
+  checkTarball(record, revisionIn.source_tarball_path);
+
+  const sourceConfig: SourceConfig = { ...stored };
+  let changed = false;
+  for (const field of ["build_on_push", "install_command", "build_command"] as const) {
+    if (given(incoming[field]) && incoming[field] !== stored[field]) {
+      (sourceConfig as Record<string, unknown>)[field] = incoming[field];
+      changed = true;
+    }
+  }
+  if (
+    source === "external_container" &&
+    given(incoming.custom_url) &&
+    incoming.custom_url !== stored.custom_url
+  ) {
+    sourceConfig.custom_url = incoming.custom_url;
+    changed = true;
+  }
+  if (given(incoming.listener_config) && !given(stored.listener_config)) {
+    sourceConfig.listener_config = incoming.listener_config;
+    changed = true;
+  }
+  if (given(incoming.resource_spec))
+    sourceConfig.resource_spec = normalizeResourceSpec(incoming.resource_spec);
+  const sourceRevisionConfig: SourceRevisionConfig = { ...record.sourceRevisionConfig };
+  for (const field of Object.keys(REVISION_FIELD_APPLIES) as Array<keyof typeof REVISION_FIELD_APPLIES>) {
+    if (given(revisionIn[field])) sourceRevisionConfig[field] = revisionIn[field];
+  }
+  const createsRevision =
+    Object.keys(REVISION_FIELD_APPLIES).some((f) =>
+      given(revisionIn[f as keyof typeof REVISION_FIELD_APPLIES]),
+    ) ||
+    given(body.secrets) ||
+    given(incoming.resource_spec);
+  let secretReferences: SecretReference[] | null = record.secretReferences;
+  if (given(body.secret_references)) {
+    secretReferences = body.secret_references;
+    changed = true;
+  }
+  return {
+    sourceConfig,
+    sourceRevisionConfig,
+    secretNames: body.secrets ? body.secrets.map((s) => s.name) : record.secretNames,
+    secretReferences,
+    createsRevision,
+    revisionSource: createsRevision ? revisionSource : source,
+    changed: changed || createsRevision,
+  };
+}
+
+function checkRevisionSource(source: DeploymentSource, revisionSource: string) {
+  if (revisionSource === source) return;
+  if (revisionSource === "gitrepo")
+    throw badRequest(`revision_source gitrepo needs a gitrepo deployment; this one has source ${source}`);
+  if (source === "external_container")
+    throw badRequest(`revision_source ${revisionSource} does not apply to source external_container`);
+}
+
+function checkTarball(record: DeploymentRecord, path: string | null | undefined) {
+  if (!given(path)) return;
+  const upload = record.uploads.find((u) => u.objectPath === path);
+  if (!upload)
+    throw badRequest(
+      `source_revision_config.source_tarball_path ${path} was not issued by POST /v2/deployments/${record.id}/upload-url`,
+    );
+  if (!upload.uploaded)
+    throw badRequest(
+      `source_revision_config.source_tarball_path ${path} has no upload yet: PUT the tarball to its upload_url first`,
+    );
+}

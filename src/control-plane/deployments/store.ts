@@ -1,0 +1,214 @@
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { DeploymentSource } from "../../schema/deployment.js";
+import { HttpError } from "../http-errors.js";
+import type { DeploymentRecord, Timing, UploadRecord } from "./record.js";
+import type { CreatePlan, PatchPlan } from "./rules.js";
+import { forcedFailure, isSupersedable, type RevisionRecord } from "./revisions.js";
+
+export type TracingProject = { id: string; name: string };
+/** One durable change: a whole deployment record (upsert), or a tracing project. */
+export type StoreChange =
+  { k: "dep"; v: DeploymentRecord } | { k: "session"; tenant: string; v: TracingProject };
+export type StoreSnapshot = {
+  deployments: DeploymentRecord[];
+  sessions: Array<{ tenant: string; v: TracingProject }>;
+};
+
+/** In-memory deployments of every tenant; each write queues a change for the durable journal. */
+export class DeploymentStore {
+  private readonly byId = new Map<string, DeploymentRecord>();
+  private readonly byName = new Map<string, string>();
+  private readonly byTenant = new Map<string, Map<string, DeploymentRecord>>();
+  private readonly sessions = new Map<string, Map<string, TracingProject>>();
+  private readonly uploads = new Map<string, { deploymentId: string }>();
+  private pending: StoreChange[] = [];
+
+  constructor(private readonly timing: Timing) {}
+
+  /** The record, unless it is missing, of another tenant, or its deletion has completed. */
+  get(tenantId: string, id: string, now: number): DeploymentRecord | undefined {
+    const record = this.byId.get(id);
+    if (!record || record.tenantId !== tenantId) return undefined;
+    if (record.deletedAt !== undefined && now >= record.deletedAt + this.timing.readyMs) {
+      this.forget(record);
+      return undefined;
+    }
+    return record;
+  }
+
+  /** Deployments of a tenant in creation order, filtered by a case-sensitive name substring. */
+  list(tenantId: string, now: number, nameContains?: string): DeploymentRecord[] {
+    const result: DeploymentRecord[] = [];
+    for (const record of this.byTenant.get(tenantId)?.values() ?? []) {
+      if (!this.get(tenantId, record.id, now)) continue;
+      if (nameContains === undefined || record.name.includes(nameContains)) result.push(record);
+    }
+    return result;
+  }
+
+  create(
+    tenantId: string,
+    name: string,
+    source: DeploymentSource,
+    plan: CreatePlan,
+    now: number,
+  ): DeploymentRecord {
+    const existingId = this.byName.get(`${tenantId}\u0000${name}`);
+    const existing = existingId === undefined ? undefined : this.get(tenantId, existingId, now);
+    if (existing) {
+      const why = existing.deletedAt === undefined ? "" : " (it is being deleted; retry shortly)";
+      throw new HttpError(409, `A deployment named ${name} already exists${why}.`);
+    }
+    const record: DeploymentRecord = {
+      id: randomUUID(),
+      tenantId,
+      name,
+      source,
+      ...plan,
+      createdAt: now,
+      updatedAt: now,
+      revisions: [],
+      uploads: [],
+    };
+    this.addRevision(record, source, now);
+    this.index(record);
+    this.ensureProject(tenantId, name);
+    this.pending.push({ k: "dep", v: record });
+    return record;
+  }
+
+  patch(record: DeploymentRecord, plan: PatchPlan, now: number): void {
+    if (!plan.changed) return;
+    record.sourceConfig = plan.sourceConfig;
+    record.sourceRevisionConfig = plan.sourceRevisionConfig;
+    record.secretNames = plan.secretNames;
+    record.secretReferences = plan.secretReferences;
+    record.updatedAt = now;
+    if (plan.createsRevision) this.addRevision(record, plan.revisionSource, now);
+    this.pending.push({ k: "dep", v: record });
+  }
+
+  delete(record: DeploymentRecord, now: number): void {
+    if (record.deletedAt !== undefined) return;
+    record.deletedAt = now;
+    record.updatedAt = now;
+    this.pending.push({ k: "dep", v: record });
+  }
+
+  issueUpload(record: DeploymentRecord): UploadRecord {
+    const upload: UploadRecord = {
+      objectPath: `uploads/${record.id}/${randomUUID()}.tar.gz`,
+      token: randomBytes(24).toString("hex"),
+      uploaded: false,
+      size: 0,
+    };
+    record.uploads.push(upload);
+    this.uploads.set(upload.token, { deploymentId: record.id });
+    this.pending.push({ k: "dep", v: record });
+    return upload;
+  }
+
+  /** Records a PUT to an upload URL; undefined when the token is unknown or its deployment is gone. */
+  receiveUpload(token: string, size: number, now: number): UploadRecord | undefined {
+    const owner = this.uploads.get(token);
+    const record = owner && this.byId.get(owner.deploymentId);
+    if (!record || !this.get(record.tenantId, record.id, now)) return undefined;
+    const upload = record.uploads.find((u) => u.token === token);
+    if (!upload) return undefined;
+    upload.uploaded = true;
+    upload.size = size;
+    this.pending.push({ k: "dep", v: record });
+    return upload;
+  }
+
+  projects(tenantId: string, name?: string): TracingProject[] {
+    const all = [...(this.sessions.get(tenantId)?.values() ?? [])];
+    return name === undefined ? all : all.filter((p) => p.name === name);
+  }
+
+  /** Changes since the last call, oldest first, for the journal. */
+  drain(): StoreChange[] {
+    const changes = this.pending;
+    this.pending = [];
+    return changes;
+  }
+
+  apply(change: StoreChange): void {
+    if (change.k === "dep") {
+      const old = this.byId.get(change.v.id);
+      if (old) this.forget(old);
+      this.index(change.v);
+    } else {
+      this.tenantProjects(change.tenant).set(change.v.name, change.v);
+    }
+  }
+
+  snapshot(now: number): StoreSnapshot {
+    const deployments = [...this.byId.values()].filter((r) => this.get(r.tenantId, r.id, now));
+    const sessions = [...this.sessions].flatMap(([tenant, projects]) =>
+      [...projects.values()].map((v) => ({ tenant, v })),
+    );
+    return { deployments, sessions };
+  }
+
+  restore(snapshot: StoreSnapshot): void {
+    for (const v of snapshot.deployments) this.apply({ k: "dep", v });
+    for (const { tenant, v } of snapshot.sessions) this.apply({ k: "session", tenant, v });
+  }
+
+  private addRevision(record: DeploymentRecord, source: string, now: number) {
+    const id = randomUUID();
+    const config = { ...record.sourceRevisionConfig };
+    if (source === "gitrepo") {
+      config.repo_commit_sha = createHash("sha1")
+        .update(`${record.sourceConfig.repo_url ?? ""}#${config.repo_ref ?? ""}#${id}`)
+        .digest("hex");
+    }
+    record.sourceRevisionConfig.repo_commit_sha = config.repo_commit_sha ?? null;
+    const revision: RevisionRecord = { id, source, createdAt: now, config };
+    const failure = forcedFailure(config);
+    if (failure) revision.failure = failure;
+    else if (source === "internal_source" && !config.source_tarball_path) {
+      revision.failure = {
+        status: "BUILD_FAILED",
+        message: `No source tarball: POST /v2/deployments/${record.id}/upload-url, PUT the tarball, then PATCH source_tarball_path`,
+      };
+    }
+    for (const older of record.revisions) {
+      if (!older.skipped && isSupersedable(older, now, this.timing.revisionMs))
+        older.skipped = { at: now, by: id };
+    }
+    record.revisions.push(revision);
+  }
+
+  private index(record: DeploymentRecord) {
+    this.byId.set(record.id, record);
+    this.byName.set(`${record.tenantId}\u0000${record.name}`, record.id);
+    let tenant = this.byTenant.get(record.tenantId);
+    if (!tenant) this.byTenant.set(record.tenantId, (tenant = new Map<string, DeploymentRecord>()));
+    tenant.set(record.id, record);
+    for (const upload of record.uploads) this.uploads.set(upload.token, { deploymentId: record.id });
+  }
+
+  private forget(record: DeploymentRecord) {
+    this.byId.delete(record.id);
+    const nameKey = `${record.tenantId}\u0000${record.name}`;
+    if (this.byName.get(nameKey) === record.id) this.byName.delete(nameKey);
+    this.byTenant.get(record.tenantId)?.delete(record.id);
+    for (const upload of record.uploads) this.uploads.delete(upload.token);
+  }
+
+  private tenantProjects(tenant: string) {
+    let projects = this.sessions.get(tenant);
+    if (!projects) this.sessions.set(tenant, (projects = new Map<string, TracingProject>()));
+    return projects;
+  }
+
+  private ensureProject(tenant: string, name: string) {
+    const projects = this.tenantProjects(tenant);
+    if (projects.has(name)) return;
+    const project = { id: randomUUID(), name };
+    projects.set(name, project);
+    this.pending.push({ k: "session", tenant, v: project });
+  }
+}

@@ -1,0 +1,78 @@
+import { UsageError } from "../errors.js";
+
+export type FaultKind = "500" | "503" | "429" | "reset" | "lost-response";
+const KINDS: readonly FaultKind[] = ["500", "503", "429", "reset", "lost-response"];
+
+/** Share of requests failing each way, plus an optional latency range applied to every request. */
+export type FaultSpec = {
+  rates: Array<{ kind: FaultKind; share: number }>;
+  latency?: { minMs: number; maxMs: number };
+};
+
+/** Parses `500=0.05,503=0.05,429=0.05,reset=0.02,lost-response=0.02,latency=10-200`. */
+export function parseFaultSpec(text: string): FaultSpec {
+  const spec: FaultSpec = { rates: [] };
+  for (const part of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [name = "", value = ""] = part.split("=", 2).map((p) => p.trim());
+    if (name === "latency") {
+      const match = /^(\d+)(?:-(\d+))?$/.exec(value);
+      if (!match)
+        throw new UsageError(`--faults: latency must be MS or MIN-MAX in milliseconds, got "${value}"`);
+      const minMs = Number(match[1]);
+      const maxMs = Number(match[2] ?? match[1]);
+      if (maxMs < minMs) throw new UsageError(`--faults: latency ${value} has its maximum below its minimum`);
+      spec.latency = { minMs, maxMs };
+      continue;
+    }
+    if (!(KINDS as readonly string[]).includes(name)) {
+      throw new UsageError(`--faults: unknown fault "${name}"; use ${KINDS.join(", ")} or latency`);
+    }
+    const share = Number(value);
+    if (value === "" || !Number.isFinite(share) || share < 0 || share > 1) {
+      throw new UsageError(`--faults: ${name} needs a share between 0 and 1, got "${value}"`);
+    }
+    spec.rates.push({ kind: name as FaultKind, share });
+  }
+  const total = spec.rates.reduce((sum, r) => sum + r.share, 0);
+  if (total > 1) throw new UsageError(`--faults: the shares add up to ${total}, more than 1`);
+  return spec;
+}
+
+/** mulberry32: a small seeded PRNG, so `--fault-seed` makes a run reproducible. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export type FaultDecision = { kind: FaultKind | undefined; latencyMs: number };
+
+/** Draws the fault (if any) and latency of one request. */
+export function createFaultPicker(spec: FaultSpec, seed: number): () => FaultDecision {
+  const random = seededRandom(seed);
+  return () => {
+    const draw = random();
+    let cumulative = 0;
+    let kind: FaultKind | undefined;
+    for (const rate of spec.rates) {
+      cumulative += rate.share;
+      if (draw < cumulative) {
+        kind = rate.kind;
+        break;
+      }
+    }
+    const latency = spec.latency;
+    const latencyMs = latency
+      ? latency.minMs + Math.floor(random() * (latency.maxMs - latency.minMs + 1))
+      : 0;
+    return { kind, latencyMs };
+  };
+}

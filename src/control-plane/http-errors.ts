@@ -1,0 +1,55 @@
+import type { FastifyError, FastifyInstance } from "fastify";
+import type { ValidationIssue } from "./validation-errors.js";
+import { dedupe, formatAjvErrors } from "./validation-errors.js";
+
+/** An answer of the API other than 2xx: `{"detail": ...}` with the given status. */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly detail: string | ValidationIssue[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof detail === "string" ? detail : "validation failed");
+    this.name = "HttpError";
+  }
+}
+
+export const badRequest = (detail: string) => new HttpError(400, detail);
+export const notFound = (detail: string) => new HttpError(404, detail);
+export const unprocessable = (issues: ValidationIssue[]) => new HttpError(422, issues);
+
+/** Maps every error to the spec's bodies: 400/404 `{detail: string}`, 422 HTTPValidationError. */
+export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: "Not Found" }));
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof HttpError) {
+      return reply.code(error.statusCode).headers(error.headers).send({ detail: error.detail });
+    }
+    if (error.validation) {
+      const context = error.validationContext ?? "body";
+      // Deployment routes add their cross-field rules so one answer lists every offending field.
+      const config = request.routeOptions.config as { bodyChecks?: (body: unknown) => ValidationIssue[] };
+      const extra = context === "body" ? (config.bodyChecks?.(request.body) ?? []) : [];
+      const detail = dedupe([...formatAjvErrors(error.validation, context), ...extra]);
+      return reply.code(422).send({ detail });
+    }
+    switch (error.code) {
+      case "FST_ERR_CTP_INVALID_JSON_BODY":
+      case "FST_ERR_CTP_EMPTY_JSON_BODY":
+        return reply.code(422).send({
+          detail: [{ loc: ["body"], msg: `JSON decode error: ${error.message}`, type: "json_invalid" }],
+        });
+      case "FST_ERR_CTP_BODY_TOO_LARGE":
+        return reply.code(413).send({ detail: `Request body is larger than ${bodyLimit} bytes` });
+      case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+        return reply
+          .code(415)
+          .send({ detail: "Unsupported media type: send Content-Type: application/json" });
+      default:
+        break;
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 500) request.log.error({ err: error }, "request failed");
+    return reply.code(status).send({ detail: status >= 500 ? "Internal server error" : error.message });
+  });
+}

@@ -1,0 +1,47 @@
+import type { Logger } from "pino";
+import type { Clock } from "../clock.js";
+import type { FaultSpec } from "./faults.js";
+import type { RateLimitOverrides } from "./rate-limit.js";
+
+/** An API key and the tenants it can reach (several tenants: callers must send X-Tenant-Id). */
+export type ApiKeyGrant = { key: string; tenants: string[] };
+export type Listener = { id: string; compute_type: "k8s"; compute_id: string };
+export type Integration = { id: string; installation_id: string; name: string };
+
+/** The key a local control plane accepts when none is configured; it is not a secret. */
+export const DEFAULT_API_KEY = "plumb-local-key";
+export const DEFAULT_TENANT_ID = "00000000-0000-4000-8000-000000000000";
+export const DEFAULT_LISTENER_ID = "10000000-0000-4000-8000-000000000001";
+export const DEFAULT_INTEGRATION_ID = "20000000-0000-4000-8000-000000000001";
+
+export type ControlPlaneOptions = {
+  host: string;
+  port: number;
+  /** Directory of the durable store; undefined keeps state in memory only. */
+  dataDir: string | undefined;
+  mode: "saas" | "self-hosted";
+  region: "us" | "eu";
+  apiKeys: ApiKeyGrant[];
+  /** Seconds each revision state lasts; 0 makes every transition immediate on the next read. */
+  revisionSeconds: number;
+  /** Seconds a simulated agent-server run takes. */
+  runSeconds: number;
+  /** Seconds a deployment stays AWAITING_DATABASE (and AWAITING_DELETE after a delete). */
+  deploymentReadySeconds: number;
+  faults: FaultSpec | undefined;
+  faultSeed: number;
+  rateLimits: RateLimitOverrides;
+  /** Maximum JSON body size in bytes (413 above it). */
+  bodyLimit: number;
+  clock: Clock;
+  logger: Logger | false;
+  listeners: Listener[];
+  integrations: Integration[];
+};
+
+export const DEFAULT_LISTENERS: Listener[] = [
+  { id: DEFAULT_LISTENER_ID, compute_type: "k8s", compute_id: "local-cluster" },
+];
+export const DEFAULT_INTEGRATIONS: Integration[] = [
+  { id: DEFAULT_INTEGRATION_ID, installation_id: "1000001", name: "local-git" },
+];

@@ -1,0 +1,68 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Clock } from "../clock.js";
+import { apiKeyOf } from "./auth.js";
+import { createFaultPicker, type FaultSpec } from "./faults.js";
+import { HttpError } from "./http-errors.js";
+import { createRateLimiter, type RateLimitOverrides } from "./rate-limit.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    tenantId: string;
+    loseResponse: boolean;
+  }
+}
+
+export type GuardOptions = {
+  clock: Clock;
+  region: "us" | "eu";
+  rateLimits: RateLimitOverrides;
+  faults: FaultSpec | undefined;
+  faultSeed: number;
+  authenticate(request: FastifyRequest): string;
+};
+
+const isPublic = (request: FastifyRequest) =>
+  request.routeOptions.url === undefined ||
+  (request.routeOptions.config as { public?: boolean }).public === true;
+
+/** In order: injected faults, rate limits (spec 8.2), then authentication of the tenant. */
+export function installRequestGuards(app: FastifyInstance, options: GuardOptions): void {
+  app.decorateRequest("tenantId", "");
+  app.decorateRequest("loseResponse", false);
+  const limiter = createRateLimiter(options.region, options.rateLimits, () => options.clock.now());
+  const pick = options.faults ? createFaultPicker(options.faults, options.faultSeed) : undefined;
+
+  app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
+    if (pick) {
+      const { kind, latencyMs } = pick();
+      if (latencyMs > 0) await options.clock.sleep(latencyMs);
+      if (kind === "reset") {
+        reply.hijack();
+        request.raw.socket.destroy();
+        return;
+      }
+      if (kind === "500") throw new HttpError(500, "Injected fault: internal server error");
+      if (kind === "503")
+        throw new HttpError(503, "Injected fault: service unavailable", { "retry-after": "1" });
+      if (kind === "429") throw new HttpError(429, "Rate limit exceeded", { "retry-after": "1" });
+      if (kind === "lost-response") request.loseResponse = true;
+    }
+    const user = request.headers["x-user-id"];
+    const verdict = limiter({
+      method: request.method,
+      path: request.url.split("?", 1)[0] ?? "/",
+      ip: request.ip,
+      apiKey: apiKeyOf(request),
+      userId: typeof user === "string" ? user : undefined,
+    });
+    if (!verdict.allowed)
+      throw new HttpError(429, "Rate limit exceeded", { "retry-after": String(verdict.retryAfterSeconds) });
+    if (!isPublic(request)) request.tenantId = options.authenticate(request);
+  });
+
+  // lost-response: the change is applied and committed, then the connection drops unanswered.
+  app.addHook("onSend", async (request, _reply, payload) => {
+    if (request.loseResponse) request.raw.socket.destroy();
+    return payload;
+  });
+}

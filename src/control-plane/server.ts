@@ -1,0 +1,148 @@
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import { systemClock } from "../clock.js";
+import { createAgentServerModule } from "./agent-server/index.js";
+import { createAuthenticator } from "./auth.js";
+import type { ControlPlaneContext } from "./context.js";
+import { registerDeploymentRoutes } from "./deployments/routes.js";
+import { DeploymentStore } from "./deployments/store.js";
+import { installErrorHandling, unprocessable } from "./http-errors.js";
+import { registerMiscRoutes } from "./misc-routes.js";
+import {
+  type ApiKeyGrant,
+  type ControlPlaneOptions,
+  DEFAULT_API_KEY,
+  DEFAULT_INTEGRATIONS,
+  DEFAULT_LISTENERS,
+  DEFAULT_TENANT_ID,
+} from "./options.js";
+import { createOrganizationsModule } from "./organizations/index.js";
+import { installRequestGuards } from "./request-guards.js";
+import { startStateKeeper } from "./state.js";
+
+export type RunningControlPlane = {
+  /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash). */
+  url: string;
+  apiKeys: ApiKeyGrant[];
+  stop(): Promise<void>;
+};
+
+export function resolveOptions(options: Partial<ControlPlaneOptions> = {}): ControlPlaneOptions {
+  return {
+    host: "127.0.0.1",
+    port: 0,
+    dataDir: undefined,
+    mode: "saas",
+    region: "us",
+    apiKeys: [{ key: DEFAULT_API_KEY, tenants: [DEFAULT_TENANT_ID] }],
+    revisionSeconds: 1,
+    runSeconds: 1,
+    deploymentReadySeconds: 1,
+    faults: undefined,
+    faultSeed: 1,
+    rateLimits: {},
+    bodyLimit: 1024 * 1024,
+    clock: systemClock,
+    logger: false,
+    listeners: DEFAULT_LISTENERS,
+    integrations: DEFAULT_INTEGRATIONS,
+    ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+  };
+}
+
+/** Starts a local control plane: a real HTTP server of the whole API (docs/control-plane.md). */
+export async function startControlPlane(
+  options: Partial<ControlPlaneOptions> = {},
+): Promise<RunningControlPlane> {
+  const o = resolveOptions(options);
+  const apiKeys = o.apiKeys.map((g) => ({ key: g.key, tenants: g.tenants.map((t) => t.toLowerCase()) }));
+  const app = Fastify({
+    ...(o.logger ? { loggerInstance: o.logger } : { logger: false }),
+    bodyLimit: o.bodyLimit,
+    ajv: {
+      customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false },
+    },
+  }) as unknown as FastifyInstance;
+  installJsonParser(app);
+  installErrorHandling(app, o.bodyLimit);
+  installRequestGuards(app, { ...o, authenticate: createAuthenticator(apiKeys) });
+
+  let url = "";
+  const timing = { revisionMs: o.revisionSeconds * 1000, readyMs: o.deploymentReadySeconds * 1000 };
+  const store = new DeploymentStore(timing);
+  let commit: () => Promise<void> = async () => undefined;
+  const ctx: ControlPlaneContext = {
+    clock: o.clock,
+    mode: o.mode,
+    region: o.region,
+    runSeconds: o.runSeconds,
+    tenantOf: (request) => request.tenantId,
+    deploymentExists: (tenantId, id) => {
+      const record = store.get(tenantId, id, o.clock.now());
+      return record !== undefined && record.deletedAt === undefined;
+    },
+    commit: () => commit(),
+  };
+  const common = {
+    store,
+    clock: o.clock,
+    tenantOf: (r: FastifyRequest) => r.tenantId,
+    commit: () => commit(),
+  };
+  const env = { mode: o.mode, listeners: o.listeners, integrations: o.integrations };
+  registerDeploymentRoutes(app, { ...common, env, timing, baseUrl: () => url });
+  registerMiscRoutes(app, { ...common, ...o, uploadLimit: 64 * 1024 * 1024 });
+  const modules = [createAgentServerModule(ctx), createOrganizationsModule(ctx)];
+  for (const module of modules) module.register(app);
+
+  const keeper = await startStateKeeper(
+    o.dataDir,
+    store,
+    modules.map((m) => m.state),
+    () => o.clock.now(),
+  );
+  commit = () => keeper.commit();
+  try {
+    await app.listen({ host: o.host, port: o.port });
+  } catch (error) {
+    await keeper.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : o.port;
+  url = `http://${o.host.includes(":") ? `[${o.host}]` : o.host}:${port}`;
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    apiKeys,
+    stop: () =>
+      (stopping ??= (async () => {
+        await app.close();
+        await keeper.close();
+      })()),
+  };
+}
+
+/** JSON bodies: an empty body is "no body" (schemas then say what is missing); bad JSON is a 422. */
+function installJsonParser(app: FastifyInstance) {
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, text, done) => {
+    const body = typeof text === "string" ? text : text.toString("utf8");
+    if (body.trim() === "") return done(null, undefined);
+    try {
+      done(
+        null,
+        JSON.parse(body, (key, value: unknown) => {
+          if (key === "__proto__") throw new SyntaxError("a __proto__ key is not allowed");
+          return value;
+        }) as unknown,
+      );
+    } catch (error) {
+      done(
+        unprocessable([
+          { loc: ["body"], msg: `JSON decode error: ${(error as Error).message}`, type: "json_invalid" },
+        ]),
+        undefined,
+      );
+    }
+  });
+}
