@@ -1,0 +1,242 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { applyPatchBody } from "../../src/diff/apply-patch-body.js";
+import { buildPlan } from "../../src/diff/build-plan.js";
+import { fillResourceDefaults } from "../../src/diff/resource-spec.js";
+import { fingerprintSecrets, type SecretFingerprints } from "../../src/diff/secret-fingerprint.js";
+import type { JsonObject } from "../../src/diff/values.js";
+import { type Deployment, MASKED_SECRET_VALUE } from "../../src/schema/deployment.js";
+import type { DeploymentSpec } from "../../src/schema/manifest.js";
+import { desiredDeployment, liveDeployment } from "./helpers.js";
+
+// For random live/desired pairs: applying the planned body with the server's merge rules
+// converges (a second plan is a noop), and every field of the body is needed (minimality).
+
+const LISTENER = "22222222-2222-4222-8222-222222222222";
+const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+const cpu = fc.constantFrom(0.1, 0.25, 0.35, 0.4, 1, 1.05, 2);
+const resourceSpec = fc.record(
+  {
+    cpu: opt(cpu),
+    cpu_limit: opt(cpu),
+    memory_mb: opt(fc.constantFrom(256, 512, 1024)),
+    min_scale: opt(fc.integer({ min: 1, max: 3 })),
+    queue_min_scale: opt(fc.integer({ min: 1, max: 3 })),
+    redis_memory_mb: opt(fc.constantFrom(128, 256)),
+    labels: opt(fc.dictionary(fc.constantFrom("a", "b"), fc.constantFrom("x", "y"))),
+  },
+  { requiredKeys: [] },
+);
+const secretNames = fc.subarray(["A", "B", "C"]);
+const secretValue = fc.constantFrom("v1", "v2");
+const secretRefs = opt(
+  fc.subarray([
+    { name: "R1", secret_name: "s", secret_key: "k" },
+    { name: "R2", secret_name: "s", secret_key: "k2" },
+  ]),
+);
+
+type Case = { live: Deployment; spec: DeploymentSpec; fingerprints: SecretFingerprints | undefined };
+
+const containerCase: fc.Arbitrary<Case> = fc
+  .record({
+    liveImage: fc.constantFrom("img:1", "img:2"),
+    liveUrl: opt(fc.constantFrom("https://a", "https://b")),
+    liveRs: opt(resourceSpec),
+    liveRsFilled: fc.boolean(),
+    liveSecrets: fc.dictionary(fc.constantFrom("A", "B", "C"), secretValue),
+    recorded: fc.boolean(),
+    liveRefs: secretRefs,
+    image: opt(fc.constantFrom("img:1", "img:2")),
+    url: opt(fc.constantFrom("https://a", "https://b")),
+    rs: opt(resourceSpec),
+    secrets: opt(fc.tuple(secretNames, fc.array(secretValue, { minLength: 3, maxLength: 3 }))),
+    refs: secretRefs,
+  })
+  .map((r): Case => {
+    const liveSecrets = Object.entries(r.liveSecrets).map(([name, value]) => ({ name, value }));
+    const stored = r.liveRs && (r.liveRsFilled ? fillResourceDefaults(r.liveRs) : r.liveRs);
+    const live = liveDeployment({
+      name: "p",
+      source: "external_container",
+      source_config: {
+        listener_id: LISTENER,
+        listener_config: { k8s_namespace: "ns" },
+        ...(r.liveUrl ? { custom_url: r.liveUrl } : {}),
+        ...(stored ? { resource_spec: stored } : {}),
+      },
+      source_revision_config: { image_uri: r.liveImage },
+      secrets: liveSecrets.map(({ name }) => ({ name, value: MASKED_SECRET_VALUE })),
+      secret_references: r.liveRefs ?? null,
+    });
+    const sourceConfig: JsonObject = { listener_id: LISTENER };
+    if (r.url) sourceConfig.custom_url = r.url;
+    if (r.rs) sourceConfig.resource_spec = r.rs;
+    const spec: DeploymentSpec = {
+      source: "external_container",
+      source_config: sourceConfig,
+      ...(r.image ? { source_revision_config: { image_uri: r.image } } : {}),
+      ...(r.secrets
+        ? { secrets: r.secrets[0].map((name, i) => ({ name, value: r.secrets![1][i] ?? "v1" })) }
+        : {}),
+      ...(r.refs ? { secret_references: r.refs } : {}),
+    };
+    return { live, spec, fingerprints: r.recorded ? fingerprintSecrets(liveSecrets, "salt") : undefined };
+  });
+
+const gitCase: fc.Arbitrary<Case> = fc
+  .record({
+    liveRef: fc.constantFrom("main", "dev"),
+    liveBuild: opt(fc.boolean()),
+    liveInstall: opt(fc.constantFrom("npm ci", "pnpm i")),
+    ref: opt(fc.constantFrom("main", "dev")),
+    path: opt(fc.constantFrom("langgraph.json", "graph/langgraph.json")),
+    build: opt(fc.boolean()),
+    install: opt(fc.constantFrom("npm ci", "pnpm i")),
+    buildCommand: opt(fc.constantFrom("make", "npm run build")),
+  })
+  .map((r): Case => ({
+    live: liveDeployment({
+      name: "g",
+      source: "gitrepo",
+      source_config: {
+        repo_url: "https://git/x",
+        custom_url: "https://server",
+        ...(r.liveBuild === undefined ? {} : { build_on_push: r.liveBuild }),
+        ...(r.liveInstall ? { install_command: r.liveInstall } : {}),
+      },
+      source_revision_config: {
+        repo_ref: r.liveRef,
+        graph_config_path: "langgraph.json",
+        repo_commit_sha: "abc",
+      },
+    }),
+    spec: {
+      source: "gitrepo",
+      source_config: {
+        repo_url: "https://git/x",
+        custom_url: "https://ignored",
+        ...(r.build === undefined ? {} : { build_on_push: r.build }),
+        ...(r.install ? { install_command: r.install } : {}),
+        ...(r.buildCommand ? { build_command: r.buildCommand } : {}),
+      },
+      source_revision_config: {
+        ...(r.ref ? { repo_ref: r.ref } : {}),
+        ...(r.path ? { graph_config_path: r.path } : {}),
+      },
+      revision_source: "gitrepo",
+    },
+    fingerprints: undefined,
+  }));
+
+const anyCase = fc.oneof(containerCase, gitCase);
+
+function planOne({ live, spec, fingerprints }: Case) {
+  const desired = desiredDeployment(live.name, spec);
+  return buildPlan({ desired: [desired], live: { deployments: [live] }, fingerprints: () => fingerprints })
+    .changes[0]!;
+}
+
+/** What the server holds after the body, and the fingerprints apply records for it. */
+function afterApply(c: Case, body: JsonObject): Case {
+  const secrets = body.secrets as { name: string; value: string }[] | undefined;
+  return {
+    ...c,
+    live: applyPatchBody(c.live, body),
+    fingerprints: secrets ? fingerprintSecrets(secrets, "salt2") : c.fingerprints,
+  };
+}
+
+function withoutField(body: JsonObject, path: string[]): JsonObject {
+  const copy = structuredClone(body);
+  const [head, leaf] = path as [string, string | undefined];
+  if (leaf === undefined) delete copy[head];
+  else {
+    const section = copy[head] as JsonObject;
+    delete section[leaf];
+    if (Object.keys(section).length === 0) delete copy[head];
+  }
+  return copy;
+}
+
+describe("plan properties", () => {
+  it("converges: applying the body with the server's merge rules leaves nothing to change", () => {
+    fc.assert(
+      fc.property(anyCase, (c) => {
+        const change = planOne(c);
+        expect(change.action).not.toBe("refused");
+        if (change.action === "noop") {
+          expect(change.diff).toEqual([]);
+          return;
+        }
+        const again = planOne(afterApply(c, change.request!.body));
+        expect(again.action).toBe("noop");
+        expect(again.diff).toEqual([]);
+        expect(again.request).toBeNull();
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("is minimal: dropping any field of the body leaves a change", () => {
+    fc.assert(
+      fc.property(anyCase, (c) => {
+        const change = planOne(c);
+        if (change.action !== "update") return;
+        const body = change.request!.body;
+        const paths: string[][] = [];
+        for (const [key, value] of Object.entries(body)) {
+          if (key === "revision_source") continue; // passes through; not state
+          if (key === "source_config" || key === "source_revision_config") {
+            for (const leaf of Object.keys(value as JsonObject)) paths.push([key, leaf]);
+          } else paths.push([key]);
+        }
+        for (const path of paths) {
+          const again = planOne(afterApply(c, withoutField(body, path)));
+          expect(again.action, `dropping ${path.join(".")}`).toBe("update");
+          expect(again.diff.length, `dropping ${path.join(".")}`).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("keeps unmanaged resource_spec fields that are not server defaults when it sends the spec", () => {
+    fc.assert(
+      fc.property(containerCase, (c) => {
+        const change = planOne(c);
+        if (change.action !== "update") return;
+        const before = fillResourceDefaults(c.live.source_config.resource_spec as JsonObject | undefined);
+        const after = fillResourceDefaults(
+          applyPatchBody(c.live, change.request!.body).source_config.resource_spec as JsonObject | undefined,
+        );
+        const managed = (c.spec.source_config?.resource_spec ?? {}) as JsonObject;
+        for (const [key, value] of Object.entries(before)) {
+          if (key in managed || key.includes("limit") || key.startsWith("queue_")) continue;
+          expect(after[key], key).toEqual(value);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("keeps the body inside the patch request shape and never sends an immutable field", () => {
+    fc.assert(
+      fc.property(anyCase, (c) => {
+        const body = planOne(c).request?.body ?? {};
+        for (const key of Object.keys(body)) {
+          expect([
+            "revision_source",
+            "source_config",
+            "source_revision_config",
+            "secrets",
+            "secret_references",
+          ]).toContain(key);
+        }
+        const sc = (body.source_config ?? {}) as JsonObject;
+        for (const key of ["integration_id", "repo_url", "deployment_type", "listener_id"])
+          expect(sc).not.toHaveProperty(key);
+      }),
+    );
+  });
+});
