@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAgentServerModule } from "../../../src/control-plane/agent-server/index.js";
 import { buildApp, manualClock, testContext, type ManualClock, type TestContext } from "./test-context.js";
@@ -17,20 +17,19 @@ beforeEach(async () => {
 });
 afterEach(async () => app.close());
 
-const call = async (method: "GET" | "POST" | "DELETE", url: string, payload?: unknown) => {
-  const response = await app.inject({
-    method,
-    url: base + url,
-    headers,
-    ...(payload === undefined ? {} : { payload }),
-  });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, checked by the assertions
+type Answer = { status: number; body: any; headers: Record<string, unknown> };
+const call = async (method: "GET" | "POST" | "DELETE", url: string, payload?: object): Promise<Answer> => {
+  const options: InjectOptions = { method, url: base + url, headers };
+  if (payload !== undefined) options.payload = payload;
+  const response = await app.inject(options);
   return {
     status: response.statusCode,
     body: response.body === "" ? undefined : response.json(),
     headers: response.headers,
   };
 };
-const newThread = async (): Promise<string> => (await call("POST", "/threads", {})).body.thread_id;
+const newThread = async (): Promise<string> => String((await call("POST", "/threads", {})).body.thread_id);
 const startRun = (threadId: string, content: string, extra: Record<string, unknown> = {}) =>
   call("POST", `/threads/${threadId}/runs`, {
     assistant_id: "agent",
