@@ -61,34 +61,37 @@ async function listYamlFiles(base: string, realBase: string, problems: Problem[]
         if (!SKIPPED_DIRECTORIES.has(entry.name)) await visit(path);
       } else if (entry.isSymbolicLink()) {
         const real = await realpath(path).catch(() => undefined);
-        const file = toRelative(base, path);
-        if (!real || !inside(realBase, real)) {
-          if (YAML_FILE.test(entry.name) || real) {
-            const message = real
-              ? "symlink points outside the manifest root"
-              : "symlink target does not exist";
-            problems.push(
-              problemAt(
-                { file, line: 1, column: 1 },
-                "error",
-                real ? "symlink-outside-root" : "broken-symlink",
-                "",
-                message,
-              ),
-            );
-          }
+        const target = real ? await stat(real) : undefined;
+        const relevant = YAML_FILE.test(entry.name) || Boolean(target?.isDirectory());
+        if (!real || !target || !inside(realBase, real)) {
+          if (relevant) problems.push(symlinkProblem(toRelative(base, path), Boolean(real)));
           continue;
         }
-        const target = await stat(real);
-        if (target.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) {
-          await visit(path);
-        } else if (target.isFile() && YAML_FILE.test(entry.name)) files.push(path);
+        if (target.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) await visit(path);
+        else if (target.isFile() && YAML_FILE.test(entry.name)) files.push(path);
       } else if (entry.isFile() && YAML_FILE.test(entry.name)) files.push(path);
     }
   };
   await visit(base);
   return files;
 }
+
+const symlinkProblem = (file: string, exists: boolean): Problem =>
+  exists
+    ? problemAt(
+        { file, line: 1, column: 1 },
+        "error",
+        "symlink-outside-root",
+        "",
+        "symlink points outside the manifest root",
+      )
+    : problemAt(
+        { file, line: 1, column: 1 },
+        "warning",
+        "broken-symlink",
+        "",
+        "symlink target does not exist",
+      );
 
 async function readOne(path: string, base: string, realBase: string) {
   const file = toRelative(base, path);
