@@ -37,6 +37,11 @@ export type ControlPlaneClient = {
   getDeployment(id: string, options?: CallOptions): Promise<Deployment | null>;
   /** Creates once, even when a response is lost: after an ambiguous failure it looks the name up first. */
   createDeployment(body: DeploymentCreateRequest, options?: CallOptions): Promise<Deployment>;
+  /**
+   * Retried after ambiguous failures only when the body changes fields in place (absolute values, so
+   * a resend is harmless). A revision-creating body gets one attempt (429 and never-sent excepted):
+   * on an ambiguous ApiError the caller checks `latest_revision_id` before sending it again.
+   */
   patchDeployment(id: string, body: DeploymentPatchRequest, options?: CallOptions): Promise<Deployment>;
   /** true when deleted, false when it was already gone (404). */
   deleteDeployment(id: string, options?: CallOptions): Promise<boolean>;
@@ -59,6 +64,19 @@ const ListenerPage = PageOf(Listener);
 const IntegrationList = Type.Array(Integration);
 
 const id = (value: string) => encodeURIComponent(value);
+
+/** Spec 4.1 rule 1: whether sending this PATCH body creates a new revision. */
+export function createsRevision(body: DeploymentPatchRequest): boolean {
+  const src = body.source_revision_config;
+  const revisionField =
+    !!src &&
+    [src.repo_ref, src.graph_config_path, src.image_uri, src.source_tarball_path].some(
+      (value) => value !== null && value !== undefined,
+    );
+  return (
+    revisionField || (body.secrets ?? null) !== null || (body.source_config?.resource_spec ?? null) !== null
+  );
+}
 
 /** null for a 404, the value otherwise. */
 async function orNull<T>(call: Promise<T>): Promise<T | null> {
@@ -184,6 +202,8 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
         route: "/v2/deployments/{id}",
         body,
         schema: Deployment,
+        // Resending a revision-creating body after a lost response would create a second revision.
+        idempotent: !createsRevision(body),
         signal,
       }),
     deleteDeployment: async (deploymentId, { signal } = {}) => {

@@ -2,6 +2,7 @@ import nock from "nock";
 import { describe, expect, it } from "vitest";
 import {
   createControlPlaneClient,
+  createsRevision,
   type ControlPlaneClientOptions,
 } from "../../src/api/control-plane-client.js";
 import { ApiError } from "../../src/api/errors.js";
@@ -202,5 +203,36 @@ describe("other endpoints", () => {
     const client = make();
     expect((await client.listListeners()).map((l) => l.id)).toEqual(["l1"]);
     expect((await client.listIntegrations()).map((i) => i.id)).toEqual(["i1"]);
+  });
+});
+
+describe("patchDeployment", () => {
+  it("retries an in-place PATCH after a reset", async () => {
+    const d = deployment("a");
+    const body = { source_config: { build_on_push: true } };
+    nock(BASE)
+      .patch(`/v2/deployments/${d.id}`, body)
+      .replyWithError(reset())
+      .patch(`/v2/deployments/${d.id}`, body)
+      .reply(200, d);
+    expect((await make().patchDeployment(d.id, body)).id).toBe(d.id);
+  });
+
+  it("sends a revision-creating PATCH once after a reset and reports it ambiguous", async () => {
+    const d = deployment("a");
+    nock(BASE).patch(`/v2/deployments/${d.id}`).replyWithError(reset());
+    const error = (await make()
+      .patchDeployment(d.id, { source_revision_config: { image_uri: "img:2" } })
+      .catch((e: unknown) => e)) as ApiError;
+    expect([error.code, error.ambiguous]).toEqual(["network", true]);
+  });
+
+  it("knows which bodies create a revision (spec 4.1 rule 1)", () => {
+    expect(createsRevision({ source_config: { build_on_push: false, resource_spec: null } })).toBe(false);
+    expect(createsRevision({ source_revision_config: { repo_ref: null } })).toBe(false);
+    expect(createsRevision({ secret_references: [] })).toBe(false);
+    expect(createsRevision({ source_revision_config: { repo_ref: "main" } })).toBe(true);
+    expect(createsRevision({ secrets: [] })).toBe(true);
+    expect(createsRevision({ source_config: { resource_spec: { cpu: 1 } } })).toBe(true);
   });
 });
