@@ -206,9 +206,9 @@ describe("plan properties", () => {
       fc.property(containerCase, (c) => {
         const change = planOne(c);
         if (change.action !== "update") return;
-        const before = fillResourceDefaults(c.live.source_config.resource_spec as JsonObject | undefined);
+        const before = fillResourceDefaults(c.live.source_config.resource_spec);
         const after = fillResourceDefaults(
-          applyPatchBody(c.live, change.request!.body).source_config.resource_spec as JsonObject | undefined,
+          applyPatchBody(c.live, change.request!.body).source_config.resource_spec,
         );
         const managed = (c.spec.source_config?.resource_spec ?? {}) as JsonObject;
         for (const [key, value] of Object.entries(before)) {
