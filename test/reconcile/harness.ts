@@ -156,5 +156,6 @@ export const call = async (cp: RunningControlPlane, method: string, path: string
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, checked by assertions
   return { status: response.status, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
 };
