@@ -1,0 +1,86 @@
+import { Command, Option } from "commander";
+import { UsageError } from "../errors.js";
+import { createLogger } from "../logger.js";
+import { parseFaultSpec } from "../control-plane/faults.js";
+import { type ApiKeyGrant, DEFAULT_API_KEY, DEFAULT_TENANT_ID } from "../control-plane/options.js";
+import { startControlPlane } from "../control-plane/server.js";
+
+type Flags = {
+  host: string;
+  port: string;
+  data?: string;
+  mode: "saas" | "self-hosted";
+  region: "us" | "eu";
+  apiKey?: string[];
+  revisionSeconds: string;
+  runSeconds: string;
+  faults?: string;
+  faultSeed: string;
+};
+
+const number = (text: string, flag: string, integer = false): number => {
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value) || value < 0 || (integer && !Number.isInteger(value)))
+    throw new UsageError(`${flag} must be a ${integer ? "whole " : ""}number ≥ 0, got "${text}"`);
+  return value;
+};
+
+/** `KEY` (the default tenant) or `KEY=TENANT[,TENANT...]`. */
+export function parseApiKeyFlag(text: string): ApiKeyGrant {
+  const [key = "", tenants] = text.split("=", 2);
+  if (!key) throw new UsageError(`--api-key needs KEY or KEY=TENANT_ID[,TENANT_ID...]`);
+  return { key, tenants: tenants ? tenants.split(",").filter(Boolean) : [DEFAULT_TENANT_ID] };
+}
+
+/** Only the well-known local key is shown in full; a key the user chose is a credential. */
+const showKey = (key: string) =>
+  key === DEFAULT_API_KEY ? key : `${key.slice(0, 4)}… (${key.length} characters)`;
+
+export function controlPlaneCommand(stdout: { write(text: string): unknown } = process.stdout): Command {
+  return new Command("control-plane")
+    .description("Run a local control plane: a real server of the deployments, platform and agent APIs")
+    .option("--host <host>", "address to bind", "127.0.0.1")
+    .option("--port <port>", "port to listen on (0 picks a free one)", "8123")
+    .option("--data <dir>", "keep state durably in this directory (default: in memory)")
+    .addOption(
+      new Option("--mode <mode>", "installation mode").choices(["saas", "self-hosted"]).default("saas"),
+    )
+    .addOption(new Option("--region <region>", "rate-limit table").choices(["us", "eu"]).default("us"))
+    .option("--api-key <key...>", "accepted key, KEY or KEY=TENANT_ID[,TENANT_ID] (repeatable)")
+    .option("--revision-seconds <s>", "seconds per revision state (0: immediate)", "1")
+    .option("--run-seconds <s>", "seconds a simulated agent run takes", "1")
+    .option(
+      "--faults <spec>",
+      "inject faults, e.g. 500=0.05,503=0.05,429=0.05,reset=0.02,lost-response=0.02,latency=10-200",
+    )
+    .option("--fault-seed <n>", "seed of the fault generator (reproducible runs)", "1")
+    .action(async (flags: Flags) => {
+      const logger = createLogger({ name: "control-plane" }, process.stderr);
+      const cp = await startControlPlane({
+        host: flags.host,
+        port: number(flags.port, "--port", true),
+        dataDir: flags.data,
+        mode: flags.mode,
+        region: flags.region,
+        apiKeys: flags.apiKey?.map(parseApiKeyFlag),
+        revisionSeconds: number(flags.revisionSeconds, "--revision-seconds"),
+        runSeconds: number(flags.runSeconds, "--run-seconds"),
+        faults: flags.faults === undefined ? undefined : parseFaultSpec(flags.faults),
+        faultSeed: number(flags.faultSeed, "--fault-seed", true),
+        logger,
+      });
+      stdout.write(`plumb control plane listening on ${cp.url}\n`);
+      for (const grant of cp.apiKeys)
+        stdout.write(`  accepts API key ${showKey(grant.key)} for tenant(s) ${grant.tenants.join(", ")}\n`);
+      stdout.write(
+        `  state: ${flags.data ? `durable in ${flags.data}` : "in memory"}; mode ${flags.mode}, region ${flags.region}\n`,
+      );
+      const signal = await new Promise<NodeJS.Signals>((resolve) => {
+        process.once("SIGTERM", () => resolve("SIGTERM"));
+        process.once("SIGINT", () => resolve("SIGINT"));
+      });
+      logger.info({ signal }, "shutting down");
+      await cp.stop();
+      logger.info({}, "stopped");
+    });
+}

@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Api, container, gitrepo, start } from "./helpers.js";
+
+let saas: Api;
+let self: Api;
+beforeAll(async () => {
+  saas = await start();
+  self = await start({ mode: "self-hosted" });
+});
+afterAll(async () => {
+  await saas.cp.stop();
+  await self.cp.stop();
+});
+
+const create = async (api: Api, body: object) => {
+  const r = await api.call("POST", "/v2/deployments", body);
+  expect(r.status).toBe(201);
+  return r.body;
+};
+
+describe("PATCH revision triggers", () => {
+  it("creates a revision for each trigger and returns the new latest_revision_id", async () => {
+    const d = await create(saas, gitrepo("triggers"));
+    let latest = d.latest_revision_id;
+    for (const body of [
+      { source_revision_config: { repo_ref: "release" } },
+      { source_revision_config: { graph_config_path: "agents/langgraph.json" } },
+      { secrets: [{ name: "A", value: "1" }] },
+    ]) {
+      const r = await saas.call("PATCH", `/v2/deployments/${d.id}`, body);
+      expect(r.status).toBe(200);
+      expect(r.body.latest_revision_id).not.toBe(latest);
+      latest = r.body.latest_revision_id;
+    }
+    const revisions = await saas.call("GET", `/v2/deployments/${d.id}/revisions`);
+    expect(revisions.body.resources).toHaveLength(4);
+    expect(revisions.body.resources[0].id).toBe(latest);
+    const current = (await saas.call("GET", `/v2/deployments/${d.id}`)).body;
+    expect(current.secrets).toEqual([{ name: "A", value: "********" }]);
+    expect(current.source_revision_config).toMatchObject({
+      repo_ref: "release",
+      graph_config_path: "agents/langgraph.json",
+    });
+  });
+
+  it("treats null or absent fields as unchanged and makes no revision for in-place fields", async () => {
+    const d = await create(saas, gitrepo("in-place"));
+    const r = await saas.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_config: { build_on_push: true, install_command: "npm ci", repo_url: null },
+      source_revision_config: { repo_ref: null },
+      secrets: null,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.latest_revision_id).toBe(d.latest_revision_id);
+    expect(r.body.source_config).toMatchObject({
+      build_on_push: true,
+      install_command: "npm ci",
+      repo_url: d.source_config.repo_url,
+    });
+    expect(r.body.secrets).toEqual(d.secrets);
+  });
+
+  it("accepts an unchangeable field with its current value, refuses another value naming the field", async () => {
+    const d = await create(saas, gitrepo("immutable"));
+    const same = await saas.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_config: {
+        repo_url: d.source_config.repo_url,
+        deployment_type: "dev",
+        custom_url: d.source_config.custom_url,
+      },
+    });
+    expect(same.status).toBe(200);
+    for (const [field, value] of [
+      ["repo_url", "https://elsewhere"],
+      ["deployment_type", "prod"],
+      ["integration_id", "20000000-0000-4000-8000-000000000002"],
+      ["custom_url", "https://mine.example.com"],
+    ]) {
+      const r = await saas.call("PATCH", `/v2/deployments/${d.id}`, {
+        source_config: { [field as string]: value },
+      });
+      expect(r.status, field).toBe(400);
+      expect(r.body.detail).toContain(`source_config.${field}`);
+    }
+    const name = await saas.call("PATCH", `/v2/deployments/${d.id}`, { name: "renamed" });
+    expect(name.status).toBe(422);
+  });
+
+  it("refuses fields of another source with 400", async () => {
+    const d = await create(saas, gitrepo("applicability"));
+    const r = await saas.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_revision_config: { image_uri: "x:1" },
+    });
+    expect(r).toMatchObject({
+      status: 400,
+      body: { detail: expect.stringContaining("image_uri does not apply") },
+    });
+    const spec = await saas.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_config: { resource_spec: { cpu: 1 } },
+    });
+    expect(spec.body.detail).toContain("resource_spec does not apply");
+  });
+
+  it("refuses build_on_push with a tag: 422 in one body, 400 against the stored ref", async () => {
+    const d = await create(saas, gitrepo("tags"));
+    const both = await saas.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_config: { build_on_push: true },
+      source_revision_config: { repo_ref: "refs/tags/v1" },
+    });
+    expect(both.status).toBe(422);
+    expect(both.body.detail[0].loc).toEqual(["body", "source_config", "build_on_push"]);
+    expect(
+      (
+        await saas.call("PATCH", `/v2/deployments/${d.id}`, {
+          source_revision_config: { repo_ref: "refs/tags/v1" },
+        })
+      ).status,
+    ).toBe(200);
+    const later = await saas.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_config: { build_on_push: true },
+    });
+    expect(later.status).toBe(400);
+  });
+
+  it("replaces resource_spec whole, rounds CPU half up on the decimal and fills defaults", async () => {
+    const d = await create(
+      self,
+      container("resources", {
+        source_config: {
+          listener_id: "10000000-0000-4000-8000-000000000001",
+          resource_spec: { cpu: 0.35, memory_mb: 512, min_scale: 1, max_scale: 3, db_cpu: 1.05 },
+        },
+      }),
+    );
+    expect(d.source_config.resource_spec).toMatchObject({
+      cpu: 0.4,
+      cpu_limit: 0.8,
+      memory_mb: 512,
+      memory_limit_mb: 1024,
+      queue_cpu: 0.4,
+      queue_cpu_limit: 0.8,
+      queue_memory_mb: 512,
+      queue_memory_limit_mb: 1024,
+      queue_min_scale: 1,
+      queue_max_scale: 3,
+      db_cpu: 1.1,
+      db_cpu_limit: 2.2,
+    });
+    const r = await self.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_config: { resource_spec: { redis_cpu: 0.25, redis_memory_mb: 256 } },
+    });
+    expect(r.body.latest_revision_id).not.toBe(d.latest_revision_id);
+    expect(r.body.source_config.resource_spec).toEqual({
+      redis_cpu: 0.3,
+      redis_cpu_limit: 0.6,
+      redis_memory_mb: 256,
+      redis_memory_limit_mb: 256,
+    });
+  });
+
+  it("sets custom_url and listener fields on external_container; k8s_namespace cannot change", async () => {
+    const d = await create(self, container("ext"));
+    const r = await self.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_config: { custom_url: "https://agent.example.com" },
+    });
+    expect(r.body.source_config.custom_url).toBe("https://agent.example.com");
+    expect(r.body.latest_revision_id).toBe(d.latest_revision_id);
+    const ns = await self.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_config: { listener_config: { k8s_namespace: "other" } },
+    });
+    expect(ns.status).toBe(400);
+    expect(ns.body.detail).toContain("k8s_namespace");
+  });
+
+  it("answers 404 for another tenant's deployment", async () => {
+    const other = await start({
+      apiKeys: [
+        { key: "k1", tenants: ["11111111-0000-4000-8000-000000000001"] },
+        { key: "k2", tenants: ["22222222-0000-4000-8000-000000000002"] },
+      ],
+    });
+    try {
+      const d = (await other.call("POST", "/v2/deployments", gitrepo("mine"), { "x-api-key": "k1" })).body;
+      const r = await other.call("PATCH", `/v2/deployments/${d.id}`, { secrets: [] }, { "x-api-key": "k2" });
+      expect(r).toMatchObject({ status: 404, body: { detail: `Deployment ID ${d.id} not found.` } });
+      expect(
+        (await other.call("GET", "/v2/deployments", undefined, { "x-api-key": "k2" })).body.resources,
+      ).toEqual([]);
+    } finally {
+      await other.cp.stop();
+    }
+  });
+});
