@@ -1,0 +1,78 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildPlan, type DesiredObject, type LiveState } from "../../src/diff/build-plan.js";
+import { formatPlanJson } from "../../src/diff/format-json.js";
+import { formatPlanMarkdown } from "../../src/diff/format-markdown.js";
+import { formatPlanText } from "../../src/diff/format-text.js";
+import { fingerprintSecrets } from "../../src/diff/secret-fingerprint.js";
+import { loadManifests } from "../../src/manifest/load.js";
+import { loadSecretValues } from "../../src/manifest/secrets.js";
+import type { DeploymentManifest } from "../../src/schema/manifest.js";
+import type { LoadedManifest } from "../../src/manifest/types.js";
+
+// Golden cases: test/fixtures/plan/<case>/ holds desired.yaml, live.json ({deployments,
+// organization?}) and optionally recorded.json ({"Deployment/NAME": [{name, value}]}: the secret
+// values last applied) and env.json. The plan in text, JSON and Markdown must match expected.*
+// exactly. UPDATE_GOLDEN=1 rewrites them (review the diff before committing).
+
+const ROOT = join(import.meta.dirname, "../fixtures/plan");
+const update = process.env.UPDATE_GOLDEN === "1";
+const readJson = <T>(path: string, fallback: T): T =>
+  existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as T) : fallback;
+
+async function planCase(dir: string) {
+  const { manifests, problems } = await loadManifests(join(dir, "desired.yaml"));
+  expect(problems.filter((p) => p.severity === "error")).toEqual([]);
+  const env = readJson<Record<string, string>>(join(dir, "env.json"), {});
+  const desired: DesiredObject[] = await Promise.all(
+    manifests.map(async (loaded) =>
+      loaded.manifest.kind === "Deployment" && loaded.manifest.spec.secrets
+        ? {
+            loaded,
+            secrets: await loadSecretValues(loaded as LoadedManifest<DeploymentManifest>, { root: dir, env }),
+          }
+        : { loaded },
+    ),
+  );
+  const live = readJson<LiveState>(join(dir, "live.json"), { deployments: [] });
+  const recorded = readJson<Record<string, { name: string; value: string }[]>>(
+    join(dir, "recorded.json"),
+    {},
+  );
+  const fingerprints = Object.fromEntries(
+    Object.entries(recorded).map(([key, secrets]) => [key, fingerprintSecrets(secrets, "golden-salt")]),
+  );
+  return buildPlan({ desired, live, fingerprints: (kind, name) => fingerprints[`${kind}/${name}`] });
+}
+
+function check(dir: string, file: string, actual: string) {
+  const path = join(dir, file);
+  if (update || !existsSync(path)) writeFileSync(path, actual);
+  expect(actual).toBe(readFileSync(path, "utf8"));
+}
+
+describe("golden plans", () => {
+  const cases = readdirSync(ROOT, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
+  it("has cases", () => expect(cases.length).toBeGreaterThan(5));
+  for (const name of cases.sort()) {
+    it(name, async () => {
+      const dir = join(ROOT, name);
+      const plan = await planCase(dir);
+      check(dir, "expected.txt", formatPlanText(plan));
+      check(dir, "expected.json", formatPlanJson(plan));
+      check(dir, "expected.md", formatPlanMarkdown(plan));
+      const secrets = Object.values(
+        readJson<Record<string, { value: string }[]>>(join(dir, "recorded.json"), {}),
+      );
+      for (const out of ["expected.txt", "expected.json", "expected.md"].map((f) =>
+        readFileSync(join(dir, f), "utf8"),
+      )) {
+        expect(out).not.toContain("SECRET-VALUE");
+        for (const s of secrets.flat()) expect(out).not.toContain(s.value);
+      }
+    });
+  }
+});
