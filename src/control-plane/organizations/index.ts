@@ -1,14 +1,40 @@
 import type { FastifyInstance } from "fastify";
 import type { ControlPlaneContext, StatefulModule } from "../context.js";
+import { registerOrganizationRoutes } from "./routes.js";
+import { createOrganizationStore } from "./store.js";
 
-// Contract placeholder: replaced by the real module. The server calls register() once and
-// includes `state` in its persisted snapshot.
-export function createOrganizationsModule(_ctx: ControlPlaneContext): {
+export type OrganizationsOptions = {
+  /** Self-hosted only: false turns JIT provisioning off for every organization (spec 5.4 rule 6). */
+  selfHostedJitProvisioningEnabled: boolean;
+};
+
+/** Reads SELF_HOSTED_JIT_PROVISIONING_ENABLED: only the value "false" (any case) disables JIT. */
+export function organizationsOptionsFromEnv(env: NodeJS.ProcessEnv): OrganizationsOptions {
+  return {
+    selfHostedJitProvisioningEnabled:
+      env.SELF_HOSTED_JIT_PROVISIONING_ENABLED?.trim().toLowerCase() !== "false",
+  };
+}
+
+/**
+ * Organization access of the platform API: settings (spec 2.7, 4.3), invites, default SSO settings,
+ * SCIM-provisioned users, members and the SSO sign-in decision (spec 3.4), one organization per tenant.
+ * The environment is read here, at the edge, when the server builds the module.
+ */
+export function createOrganizationsModule(
+  ctx: ControlPlaneContext,
+  options: OrganizationsOptions = organizationsOptionsFromEnv(process.env),
+): {
   register(app: FastifyInstance): void;
   state: StatefulModule;
 } {
+  const store = createOrganizationStore();
   return {
-    register: () => undefined,
-    state: { name: "organizations", snapshot: () => ({}), restore: () => undefined },
+    register: (app) => registerOrganizationRoutes(app, { ctx, store, ...options }),
+    state: {
+      name: "organizations",
+      snapshot: () => store.snapshot(),
+      restore: (data) => store.restore(data),
+    },
   };
 }
