@@ -93,7 +93,18 @@ export async function applyPlan(
     deadline: start + options.timeoutMs,
     pollIntervalMs: options.pollIntervalMs ?? 1_000,
     maxPollIntervalMs: options.maxPollIntervalMs ?? 15_000,
+    onStatus: (id, status) => {
+      const waiting = waitingOn.get(id);
+      if (waiting)
+        options.onProgress?.({
+          ...waiting,
+          phase: "waiting",
+          revision_status: status,
+          elapsed_ms: elapsed(),
+        });
+    },
   });
+  const waitingOn = new Map<string, { kind: PlannedChange["kind"]; name: string }>();
 
   const keys = objects.map((o) => statusKey(o.change.kind, o.change.name));
   const duplicate = keys.find((k, i) => keys.indexOf(k) !== i);
@@ -224,6 +235,7 @@ export async function applyPlan(
       return done();
     }
     progress("waiting");
+    waitingOn.set(result.id ?? "", { kind: change.kind, name: change.name });
     const wait = await watcher.wait(result.id ?? "", result.revision_id);
     Object.assign(result, waitResult(wait));
     result.revision_id = wait.revisionId;

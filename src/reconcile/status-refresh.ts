@@ -1,0 +1,95 @@
+import type { Plan, PlannedChange } from "../diff/plan-types.js";
+import type { Deployment, RevisionStatus } from "../schema/deployment.js";
+import { liveHealth } from "./drift.js";
+import type { ObjectStatus, StatusStore, SyncStatus } from "./status-types.js";
+import { statusKey } from "./status-types.js";
+
+export type RefreshInput = {
+  plan: Plan;
+  store: StatusStore;
+  live: readonly Deployment[];
+  /** Status of each deployment's latest revision, where it was read (deployment id → status). */
+  latestStatuses: ReadonlyMap<string, RevisionStatus>;
+  now: number;
+};
+
+export type Refreshed = {
+  /** Records to write: every object in git, and recorded objects still live but gone from git. */
+  records: ObjectStatus[];
+  /** Recorded objects gone from git and from the control plane: their records are removed. */
+  removed: ObjectStatus[];
+};
+
+const syncOf = (action: PlannedChange["action"]): SyncStatus =>
+  action === "noop" ? "Synced" : action === "refused" ? "Refused" : "OutOfSync";
+
+function blank(kind: ObjectStatus["kind"], name: string): ObjectStatus {
+  return {
+    kind,
+    name,
+    id: null,
+    latest_revision_id: null,
+    active_revision_id: null,
+    revision_status: null,
+    sync: "OutOfSync",
+    health: "Unknown",
+    git_commit: null,
+    manifest_digest: null,
+    secret_fingerprints: null,
+    verify_thread_id: null,
+    updated_at: "",
+    last_error: null,
+  };
+}
+
+function fromLive(base: ObjectStatus, deployment: Deployment, input: RefreshInput): ObjectStatus {
+  const latest = deployment.latest_revision_id;
+  const read = input.latestStatuses.get(deployment.id);
+  const revisionStatus: RevisionStatus | null =
+    read ?? (latest && latest === deployment.active_revision_id ? "DEPLOYED" : base.revision_status);
+  return {
+    ...base,
+    id: deployment.id,
+    latest_revision_id: latest,
+    active_revision_id: deployment.active_revision_id,
+    revision_status: revisionStatus,
+    health: liveHealth(deployment, read ?? null, base),
+  };
+}
+
+/** Pure: the status store brought up to date with live and the plan (what drift and status write). */
+export function refreshStatuses(input: RefreshInput): Refreshed {
+  const stamp = new Date(input.now).toISOString();
+  const byName = new Map(input.live.map((d) => [d.name, d]));
+  const byId = new Map(input.live.map((d) => [d.id, d]));
+  const records: ObjectStatus[] = [];
+  const removed: ObjectStatus[] = [];
+  const seen = new Set<string>();
+  for (const change of input.plan.changes) {
+    const key = statusKey(change.kind, change.name);
+    seen.add(key);
+    const previous = input.store.objects.get(key) ?? blank(change.kind, change.name);
+    let next: ObjectStatus = { ...previous, sync: syncOf(change.action), updated_at: stamp };
+    if (change.kind === "Deployment") {
+      const deployment = byName.get(change.name);
+      // Vanished: the id stays recorded so drift keeps saying "vanished", not "never created".
+      next = deployment
+        ? fromLive(next, deployment, input)
+        : { ...next, health: "Unknown", active_revision_id: null };
+    } else {
+      next.health = "Healthy";
+    }
+    if (next.sync === "Synced" && next.health === "Healthy") next.last_error = null;
+    records.push(next);
+  }
+  for (const [key, previous] of input.store.objects) {
+    if (seen.has(key)) continue;
+    const deployment = (previous.id && byId.get(previous.id)) || byName.get(previous.name);
+    if (previous.kind !== "Deployment" || !deployment) {
+      removed.push(previous);
+      continue;
+    }
+    records.push({ ...fromLive(previous, deployment, input), sync: "OutOfSync", updated_at: stamp });
+  }
+  return { records, removed };
+}
