@@ -63,8 +63,8 @@ export async function startControlPlane(
     },
   }) as unknown as FastifyInstance;
   installJsonParser(app);
-  installErrorHandling(app, o.bodyLimit);
   installRequestGuards(app, { ...o, authenticate: createAuthenticator(apiKeys) });
+  installErrorHandling(app, o.bodyLimit); // after the guards: the 404 handler keeps the hooks it sees
 
   let url = "";
   const timing = { revisionMs: o.revisionSeconds * 1000, readyMs: o.deploymentReadySeconds * 1000 };
@@ -124,7 +124,7 @@ export async function startControlPlane(
 
 /** JSON bodies: an empty body is "no body" (schemas then say what is missing); bad JSON is a 422. */
 function installJsonParser(app: FastifyInstance) {
-  app.removeContentTypeParser("application/json");
+  app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, text, done) => {
     const body = typeof text === "string" ? text : text.toString("utf8");
     if (body.trim() === "") return done(null, undefined);

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Api, container, gitrepo, start } from "./helpers.js";
 
@@ -12,7 +13,7 @@ afterAll(async () => {
   await self.cp.stop();
 });
 
-const create = async (api: Api, body: object) => {
+const create = async (api: Api, body: object): Promise<Record<string, any>> => {
   const r = await api.call("POST", "/v2/deployments", body);
   expect(r.status).toBe(201);
   return r.body;

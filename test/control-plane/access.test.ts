@@ -1,0 +1,170 @@
+import { describe, expect, it } from "vitest";
+import { createFaultPicker, parseFaultSpec } from "../../src/control-plane/faults.js";
+import { createRateLimiter } from "../../src/control-plane/rate-limit.js";
+import { type Api, ManualClock, gitrepo, start } from "./helpers.js";
+
+const T1 = "11111111-0000-4000-8000-000000000001";
+const T2 = "22222222-0000-4000-8000-000000000002";
+
+async function using(options: Parameters<typeof start>[0], fn: (api: Api) => Promise<void>) {
+  const api = await start(options);
+  try {
+    await fn(api);
+  } finally {
+    await api.cp.stop();
+  }
+}
+
+describe("authentication and tenants", () => {
+  it("answers 401 Invalid token without a known key, on every API family", () =>
+    using({}, async (api) => {
+      for (const path of [
+        "/v2/deployments",
+        "/v2/listeners",
+        "/api/v1/sessions",
+        "/v1/integrations/gitrepo/install",
+      ]) {
+        expect(await api.call("GET", path, undefined, { "x-api-key": "" })).toMatchObject({
+          status: 401,
+          body: { detail: "Invalid token" },
+        });
+        expect((await api.call("GET", path, undefined, { "x-api-key": "wrong" })).status).toBe(401);
+      }
+      expect(
+        (
+          await api.call("GET", "/agents/3f1b6f0e-0000-4000-8000-000000000abc/threads", undefined, {
+            "x-api-key": "wrong",
+          })
+        ).status,
+      ).toBe(401);
+    }));
+
+  it("accepts Authorization: Bearer as well as X-Api-Key", () =>
+    using({}, async (api) => {
+      const r = await fetch(`${api.cp.url}/v2/deployments`, {
+        headers: { authorization: "Bearer plumb-local-key" },
+      });
+      expect(r.status).toBe(200);
+    }));
+
+  it("needs X-Tenant-Id for a key of several tenants, 403 for an unreachable tenant, and isolates tenants", () =>
+    using(
+      {
+        apiKeys: [
+          { key: "multi", tenants: [T1, T2] },
+          { key: "one", tenants: [T1] },
+        ],
+      },
+      async (api) => {
+        const missing = await api.call("GET", "/v2/deployments", undefined, { "x-api-key": "multi" });
+        expect(missing.status).toBe(403);
+        expect(missing.body.detail).toContain("requires workspace specification");
+        const denied = await api.call("GET", "/v2/deployments", undefined, {
+          "x-api-key": "one",
+          "x-tenant-id": T2,
+        });
+        expect(denied.status).toBe(403);
+        const created = await api.call("POST", "/v2/deployments", gitrepo("t2-only"), {
+          "x-api-key": "multi",
+          "x-tenant-id": T2,
+        });
+        expect(created.body.tenant_id).toBe(T2);
+        expect(
+          (await api.call("GET", "/v2/deployments", undefined, { "x-api-key": "one" })).body.resources,
+        ).toEqual([]);
+        expect(
+          (await api.call("GET", `/v2/deployments/${created.body.id}`, undefined, { "x-api-key": "one" }))
+            .status,
+        ).toBe(404);
+        const sameName = await api.call("POST", "/v2/deployments", gitrepo("t2-only"), {
+          "x-api-key": "one",
+        });
+        expect(sameName.status).toBe(201);
+      },
+    ));
+});
+
+describe("rate limits", () => {
+  it("answers 429 with Retry-After once a key exceeds its window, then recovers", async () => {
+    const clock = new ManualClock();
+    await using(
+      { clock, rateLimits: { "Default (API key)": { count: 3, intervalSeconds: 10 } } },
+      async (api) => {
+        for (let i = 0; i < 3; i++) expect((await api.call("GET", "/v2/deployments")).status).toBe(200);
+        const limited = await api.call("GET", "/v2/deployments");
+        expect(limited).toMatchObject({ status: 429, body: { detail: "Rate limit exceeded" } });
+        expect(limited.headers.get("retry-after")).toBe("10");
+        clock.advance(4);
+        expect((await api.call("GET", "/v2/deployments")).headers.get("retry-after")).toBe("6");
+        clock.advance(6);
+        expect((await api.call("GET", "/v2/deployments")).status).toBe(200);
+      },
+    );
+  });
+
+  it("matches the spec 8.2 table per region and identity", () => {
+    const t = 0;
+    const us = createRateLimiter("us", {}, () => t);
+    const eu = createRateLimiter("eu", {}, () => t);
+    const stats = { method: "GET", path: "/runs/stats", ip: "1.2.3.4", apiKey: "k" };
+    expect(us(stats).allowed).toBe(true);
+    expect(us(stats)).toMatchObject({ allowed: false, category: "Stats" });
+    for (let i = 0; i < 20; i++) expect(eu(stats).allowed).toBe(true);
+    expect(eu(stats).allowed).toBe(false);
+    const anonymous = createRateLimiter("us", {}, () => t);
+    for (let i = 0; i < 100; i++)
+      expect(anonymous({ method: "GET", path: "/v2/deployments", ip: "9.9.9.9" }).allowed).toBe(true);
+    expect(anonymous({ method: "GET", path: "/v2/deployments", ip: "9.9.9.9" })).toMatchObject({
+      category: "Public (catch-all)",
+    });
+    expect(anonymous({ method: "GET", path: "/v2/deployments", ip: "8.8.8.8" }).allowed).toBe(true);
+    const query = createRateLimiter("us", {}, () => t);
+    for (let i = 0; i < 15; i++) query({ method: "POST", path: "/runs/query", ip: "1", apiKey: "k" });
+    expect(query({ method: "POST", path: "/runs/query", ip: "1", apiKey: "k" })).toMatchObject({
+      category: "Run query (API)",
+    });
+    expect(query({ method: "GET", path: "/v2/deployments", ip: "1", apiKey: "k" }).allowed).toBe(true);
+  });
+});
+
+describe("faults", () => {
+  it("parses the spec and refuses bad ones", () => {
+    expect(parseFaultSpec("500=0.05,reset=0.02,lost-response=0.02,latency=10-200")).toEqual({
+      rates: [
+        { kind: "500", share: 0.05 },
+        { kind: "reset", share: 0.02 },
+        { kind: "lost-response", share: 0.02 },
+      ],
+      latency: { minMs: 10, maxMs: 200 },
+    });
+    for (const bad of ["404=0.1", "500=2", "500=0.6,503=0.6", "latency=9-3", "500"])
+      expect(() => parseFaultSpec(bad), bad).toThrow();
+  });
+
+  it("is reproducible with a seed", () => {
+    const spec = parseFaultSpec("500=0.2,503=0.2,latency=0-50");
+    const draw = (seed: number) => Array.from({ length: 50 }, createFaultPicker(spec, seed));
+    expect(draw(7)).toEqual(draw(7));
+    expect(draw(7)).not.toEqual(draw(8));
+    const kinds = draw(7).map((d) => d.kind);
+    expect(kinds.filter((k) => k === "500").length).toBeGreaterThan(3);
+    expect(kinds.filter((k) => k === undefined).length).toBeGreaterThan(15);
+  });
+
+  it("answers injected 500/503/429 without applying the change", () =>
+    using({ faults: parseFaultSpec("500=0.34,503=0.33,429=0.33"), faultSeed: 3 }, async (api) => {
+      const statuses = new Set<number>();
+      for (let i = 0; i < 12; i++)
+        statuses.add((await api.call("POST", "/v2/deployments", gitrepo(`f${i}`))).status);
+      expect([...statuses].sort()).toEqual([429, 500, 503]);
+    }));
+
+  it("lost-response applies the change and then drops the connection; reset applies nothing", async () => {
+    await using({ faults: parseFaultSpec("lost-response=1") }, async (api) => {
+      await expect(api.call("POST", "/v2/deployments", gitrepo("lost"))).rejects.toThrow();
+    });
+    const shared = await start({ faults: parseFaultSpec("reset=1") });
+    await expect(shared.call("POST", "/v2/deployments", gitrepo("reset"))).rejects.toThrow();
+    await shared.cp.stop();
+  });
+});

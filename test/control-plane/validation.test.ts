@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Api, gitrepo, start } from "./helpers.js";
+
+let api: Api;
+beforeAll(async () => {
+  api = await start({ bodyLimit: 4096 });
+});
+afterAll(async () => api.cp.stop());
+
+const locs = (detail: Array<{ loc: unknown[] }>) => detail.map((d) => d.loc.join("."));
+
+describe("422 HTTPValidationError", () => {
+  it("lists every offending field with loc, msg and type", async () => {
+    const body = {
+      name: "1bad_name",
+      source: "svn",
+      source_config: {
+        resource_spec: {
+          cpu: 9,
+          cpu_limit: 0.05,
+          memory_mb: "lots",
+          sidecars: [
+            { name: "Side", image: "x", env: [{ name: "A", value: "v", valueFrom: { secretKeyRef: {} } }] },
+          ],
+          volume_mounts: [{ name: "missing", mountPath: "/m" }],
+        },
+      },
+      source_revision_config: { repo_ref: 5 },
+      secrets: [
+        { name: "X", value: "1" },
+        { name: "X", value: "2" },
+      ],
+      surprise: true,
+    };
+    const r = await api.call("POST", "/v2/deployments", body);
+    expect(r.status).toBe(422);
+    for (const issue of r.body.detail) expect(Object.keys(issue).sort()).toEqual(["loc", "msg", "type"]);
+    expect(locs(r.body.detail).sort()).toEqual(
+      [
+        "body.name",
+        "body.source",
+        "body.source_config.resource_spec.cpu",
+        "body.source_config.resource_spec.cpu_limit",
+        "body.source_config.resource_spec.memory_mb",
+        "body.source_config.resource_spec.sidecars.0.name",
+        "body.source_config.resource_spec.sidecars.0.env.0.valueFrom",
+        "body.source_config.resource_spec.volume_mounts.0.name",
+        "body.source_revision_config.repo_ref",
+        "body.secrets.1.name",
+        "body.surprise",
+      ].sort(),
+    );
+    const byLoc = Object.fromEntries(
+      r.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc.join("."), d.type]),
+    );
+    expect(byLoc).toMatchObject({
+      "body.surprise": "extra_forbidden",
+      "body.source": "literal_error",
+      "body.source_config.resource_spec.cpu": "less_than_equal",
+      "body.source_config.resource_spec.cpu_limit": "greater_than_equal",
+      "body.source_config.resource_spec.memory_mb": "int_type",
+      "body.source_revision_config.repo_ref": "string_type",
+    });
+  });
+
+  it("reports missing required fields and a wrong body type", async () => {
+    const r = await api.call("POST", "/v2/deployments", { name: "x" });
+    expect(locs(r.body.detail).sort()).toEqual([
+      "body.secrets",
+      "body.source",
+      "body.source_config",
+      "body.source_revision_config",
+    ]);
+    expect(r.body.detail[0]).toMatchObject({ msg: "Field required", type: "missing" });
+    const d = (await api.call("POST", "/v2/deployments", gitrepo("v1"))).body;
+    const array = await api.call("PATCH", `/v2/deployments/${d.id}`, [1]);
+    expect(array).toMatchObject({ status: 422, body: { detail: [{ loc: ["body"], type: "dict_type" }] } });
+    const noBody = await api.call("PATCH", `/v2/deployments/${d.id}`, "");
+    expect(noBody.status).toBe(422);
+  });
+
+  it("answers 422 for malformed JSON, 415 for another content type, 413 for a large body", async () => {
+    const bad = await api.call("POST", "/v2/deployments", "{not json");
+    expect(bad).toMatchObject({ status: 422, body: { detail: [{ loc: ["body"], type: "json_invalid" }] } });
+    const text = await api.call("POST", "/v2/deployments", "name=x", { "content-type": "text/plain" });
+    expect(text.status).toBe(415);
+    expect(typeof text.body.detail).toBe("string");
+    const big = await api.call("POST", "/v2/deployments", { ...gitrepo("big"), pad: "x".repeat(5000) });
+    expect(big.status).toBe(413);
+    expect(typeof big.body.detail).toBe("string");
+  });
+
+  it("answers 404 with a detail for unknown routes", async () => {
+    expect(await api.call("GET", "/v2/nothing")).toMatchObject({
+      status: 404,
+      body: { detail: "Not Found" },
+    });
+  });
+});
