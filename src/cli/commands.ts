@@ -1,9 +1,14 @@
 import type { Command } from "commander";
 import { controlPlaneCommand } from "./control-plane.js";
+import { planCommand } from "./plan.js";
 import { validateCommand } from "./validate.js";
 
 /**
  * Every `plumb` sub-command, one factory per file (wiring only; the logic lives in src/*).
  * A command's action sets `process.exitCode` for a non-zero result and throws PlumbError for failures.
  */
-export const COMMANDS: Array<() => Command> = [() => validateCommand(), () => controlPlaneCommand()];
+export const COMMANDS: Array<() => Command> = [
+  () => validateCommand(),
+  () => controlPlaneCommand(),
+  () => planCommand(),
+];

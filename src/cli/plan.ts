@@ -1,0 +1,115 @@
+import { Command, Option } from "commander";
+import { readApiOptions } from "../api/config.js";
+import { type ControlPlaneClient, createControlPlaneClient } from "../api/control-plane-client.js";
+import { createPlatformClient, type PlatformClient } from "../api/platform-client.js";
+import { formatPlanJson } from "../diff/format-json.js";
+import { formatPlanMarkdown } from "../diff/format-markdown.js";
+import { formatPlanText } from "../diff/format-text.js";
+import type { Plan } from "../diff/plan-types.js";
+import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
+import { loadStatus } from "../reconcile/status-source.js";
+import { fingerprintsFromStatus, planManifests } from "./plan-run.js";
+
+export type PlanIo = {
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stderr: { write(text: string): unknown };
+  env: NodeJS.ProcessEnv;
+  fetch?: typeof fetch;
+};
+
+type Flags = {
+  output: "text" | "json" | "markdown";
+  target: string[];
+  detailedExitcode?: boolean;
+  apiUrl?: string;
+  apiKeyFile?: string;
+  tenantId?: string;
+  platformUrl?: string;
+  statusDir?: string;
+  statusBranch?: string;
+};
+
+/** 1 on any error or refused change; with --detailed-exitcode 2 when something would change. */
+export function planExitCode(plan: Plan, detailed: boolean): number {
+  if (plan.summary.refused > 0 || plan.changes.some((c) => c.errors.length > 0)) return 1;
+  return detailed && plan.summary.create + plan.summary.update > 0 ? 2 : 0;
+}
+
+const defaultIo = (): PlanIo => ({ stdout: process.stdout, stderr: process.stderr, env: process.env });
+
+/** `plumb plan [PATH]`: what apply would change, how, and the requests it would send. Sends nothing. */
+export function planCommand(io: PlanIo = defaultIo()): Command {
+  return new Command("plan")
+    .description("Show what apply would change: creates, in-place updates, new revisions, refused changes")
+    .argument("[path]", "directory (or file) of manifests", ".")
+    .addOption(
+      new Option("-o, --output <format>", "output format")
+        .choices(["text", "json", "markdown"])
+        .default("text"),
+    )
+    .option(
+      "--target <name>",
+      "plan only this object (repeatable)",
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
+    .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)")
+    .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
+    .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
+    .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
+    .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
+    .option("--status-dir <dir>", "status store with the secret fingerprints (default PATH/.plumb/status)")
+    .option("--status-branch <branch>", "also read the status committed to this branch")
+    .action(async (path: string, flags: Flags) => {
+      // Clients (and the API settings they need) only once the manifests are valid.
+      const transport = io.fetch ? { fetch: io.fetch } : {};
+      let clients: { controlPlane: ControlPlaneClient; platform: PlatformClient } | undefined;
+      const connect = () => {
+        if (!clients) {
+          const api = readApiOptions(io.env, flags);
+          clients = {
+            controlPlane: createControlPlaneClient({ ...api, ...transport }),
+            platform: createPlatformClient({ ...api, ...transport }),
+          };
+        }
+        return clients;
+      };
+      const status = await loadStatus({
+        root: path,
+        statusDir: flags.statusDir,
+        statusBranch: flags.statusBranch,
+      });
+      for (const problem of status.problems)
+        io.stderr.write(`plumb: ignoring status file ${problem.file}: ${problem.message}\n`);
+      const result = await planManifests({
+        root: path,
+        targets: flags.target,
+        env: io.env,
+        controlPlane: { listDeployments: (options) => connect().controlPlane.listDeployments(options) },
+        platform: { getOrganization: (options) => connect().platform.getOrganization(options) },
+        fingerprints: fingerprintsFromStatus(status),
+      });
+      if (!result.ok) {
+        // The validate output; nothing was sent.
+        const { errors, warnings } = countProblems(result.problems);
+        if (flags.output === "json")
+          io.stdout.write(`${JSON.stringify(problemsToJson(result.problems), null, 2)}\n`);
+        else
+          io.stdout.write(
+            `${formatProblems(result.problems)}\n${errors} error(s), ${warnings} warning(s): nothing planned\n`,
+          );
+        process.exitCode = 1;
+        return;
+      }
+      if (result.problems.length > 0) io.stderr.write(`${formatProblems(result.problems)}\n`);
+      const color = Boolean(io.stdout.isTTY) && !io.env.NO_COLOR;
+      const text =
+        flags.output === "json"
+          ? formatPlanJson(result.plan)
+          : flags.output === "markdown"
+            ? formatPlanMarkdown(result.plan)
+            : formatPlanText(result.plan, { color });
+      io.stdout.write(text);
+      process.exitCode = planExitCode(result.plan, flags.detailedExitcode === true);
+    });
+}
