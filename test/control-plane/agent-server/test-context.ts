@@ -83,3 +83,29 @@ export async function buildApp(
   await app.ready();
   return app;
 }
+
+/** Real time for `now`, but a sleep of more than 0 ms lasts until the test calls `release()`. */
+export type GatedClock = Clock & { release(): void; waiting(): number };
+
+export function gatedClock(): GatedClock {
+  let gates: Array<() => void> = [];
+  return {
+    now: () => Date.now(),
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason as Error);
+        if (ms <= 0) return resolve();
+        gates.push(resolve);
+        signal?.addEventListener("abort", () => {
+          gates = gates.filter((gate) => gate !== resolve);
+          reject(signal.reason as Error);
+        });
+      }),
+    release() {
+      const open = gates;
+      gates = [];
+      for (const resolve of open) resolve();
+    },
+    waiting: () => gates.length,
+  };
+}
