@@ -14,22 +14,23 @@ import type { Problem } from "./types.js";
 
 type Kind = "Deployment" | "OrganizationAccess";
 
-// Compiled once per process; the validators are immutable, so sharing them is safe.
-let validators: Record<Kind, ValidateFunction> | undefined;
-function validatorFor(kind: Kind): ValidateFunction {
-  if (!validators) {
-    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictTypes: false });
-    validators = {
-      Deployment: ajv.compile(DEPLOYMENT_SCHEMA),
-      OrganizationAccess: ajv.compile(ORGANIZATION_ACCESS_SCHEMA),
-    };
-  }
-  return validators[kind];
-}
+type Validators = Record<Kind, ValidateFunction>;
+const compile = (ajv: Ajv): Validators => ({
+  Deployment: ajv.compile(DEPLOYMENT_SCHEMA),
+  OrganizationAccess: ajv.compile(ORGANIZATION_ACCESS_SCHEMA),
+});
+// Compiled once per process; the validators are immutable, so sharing them is safe. A quick
+// validator (first error only) clears valid documents; the detailed one explains invalid ones.
+let quick: Validators | undefined;
+let detailed: Validators | undefined;
+const options = { strict: true, strictTypes: false } as const;
 
 /** Checks one document against the JSON Schema of its kind; problems point at the key or value. */
 export function checkSchema(doc: ParsedDocument, kind: Kind): Problem[] {
-  const validate = validatorFor(kind);
+  quick ??= compile(new Ajv(options));
+  if (quick[kind](doc.value)) return [];
+  detailed ??= compile(new Ajv({ ...options, allErrors: true, verbose: true }));
+  const validate = detailed[kind];
   if (validate(doc.value)) return [];
   return collapseUnions(validate.errors ?? []).map((error) => toProblem(doc, error));
 }

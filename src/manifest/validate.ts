@@ -98,7 +98,10 @@ function toLoaded(doc: ParsedDocument): LoadedManifest {
     // The schema check passed, so the value has the manifest's shape.
     manifest: doc.value as unknown as Manifest,
     file: doc.file,
-    location: doc.locators.start,
+    // A getter: positions are computed only when asked for (see parseManifestText).
+    get location() {
+      return doc.locators.start;
+    },
     locate: doc.locators.key,
   };
 }

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { roundCpu } from "../../src/manifest/cpu.js";
-import { decodeManifestBytes, MAX_MANIFEST_BYTES } from "../../src/manifest/parse.js";
+import {
+  decodeManifestBytes,
+  MAX_MANIFEST_BYTES,
+  parseManifestText,
+  parseWithPositions,
+} from "../../src/manifest/parse.js";
 import { brief, check } from "./helpers.js";
 
 const OK =
@@ -94,5 +99,20 @@ describe("roundCpu", () => {
     [0.5, 0.5],
   ])("%s → %s", (value, rounded) => {
     expect(roundCpu(value)).toBe(rounded);
+  });
+});
+
+describe("the fast path and the positional parser agree", () => {
+  const texts = [
+    "apiVersion: plumb/v1\nkind: OrganizationAccess\nmetadata: {name: acme}\nspec: {invites_enabled: true}\n",
+    "# c\n---\napiVersion: v1\nkind: X\n---\n---\napiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: a\n  labels: {n: 0x1F, b: True, z: ~, t: 2024-01-01, f: .inf}\nspec: {source: gitrepo}\n...\n",
+  ];
+  it.each(texts.map((t, i) => [i, t]))("text %i", (_, text) => {
+    const fast = parseManifestText(text, "x.yaml").documents;
+    const slow = parseWithPositions(text, "x.yaml").documents;
+    expect(fast.map((d) => ({ index: d.index, value: d.value, start: d.locators.start }))).toEqual(
+      slow.map((d) => ({ index: d.index, value: d.value, start: d.locators.start })),
+    );
+    expect(fast.length).toBeGreaterThan(0);
   });
 });

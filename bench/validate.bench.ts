@@ -1,0 +1,92 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadManifests } from "../src/manifest/load.js";
+
+const COUNT = 10_000;
+const TARGET_MS = 2000;
+
+/** A realistic mix: gitrepo, container and self-hosted shapes with secrets and a resource spec. */
+function manifest(i: number): string {
+  const name = `agent-${i}`;
+  if (i % 3 === 0) {
+    return `apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: ${name}
+  labels: {team: team-${i % 17}}
+spec:
+  source: gitrepo
+  source_config:
+    integration_id: 20000000-0000-4000-8000-000000000001
+    repo_url: https://github.com/acme/${name}
+    deployment_type: prod
+    build_on_push: true
+  source_revision_config:
+    repo_ref: main
+    graph_config_path: langgraph.json
+  secrets:
+    - name: OPENAI_API_KEY
+      valueFrom: {env: OPENAI_API_KEY}
+    - name: LOG_LEVEL
+      value: info
+  verify:
+    assistant_id: agent
+    input: {messages: [{role: user, content: ping}]}
+`;
+  }
+  return `apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  source: external_container
+  source_config:
+    listener_id: 10000000-0000-4000-8000-000000000001
+    listener_config: {k8s_namespace: agents}
+    resource_spec:
+      min_scale: 1
+      max_scale: 3
+      cpu: 0.5
+      memory_mb: 1024
+      volumes: [{name: cache, emptyDir: {}}]
+      volume_mounts: [{name: cache, mountPath: /cache}]
+      sidecars:
+        - name: metrics
+          image: registry.example/metrics:1
+          volumeMounts: [{name: cache, mountPath: /cache}]
+  source_revision_config:
+    image_uri: registry.example/${name}:1.0.${i}
+  secrets:
+    - name: OPENAI_API_KEY
+      valueFrom: {env: OPENAI_API_KEY}
+`;
+}
+
+/** `npm run bench`: load and validate 10,000 generated manifests (one per file, 100 directories). */
+export async function run(): Promise<string[]> {
+  const root = await mkdtemp(join(tmpdir(), "plumb-bench-validate-"));
+  try {
+    for (let d = 0; d < 100; d++) {
+      const dir = join(root, `team-${d}`);
+      await mkdir(dir);
+      await Promise.all(
+        Array.from({ length: COUNT / 100 }, (_, k) => d * (COUNT / 100) + k).map((i) =>
+          writeFile(join(dir, `agent-${i}.yaml`), manifest(i)),
+        ),
+      );
+    }
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    const { manifests, problems } = await loadManifests(root);
+    const ms = performance.now() - started;
+    const used = process.cpuUsage(cpu);
+    const verdict = ms <= TARGET_MS ? "ok" : "OVER TARGET";
+    return [
+      `validate ${COUNT} manifests: ${ms.toFixed(0)} ms wall (target < ${TARGET_MS} ms on 2 cores; this machine has ${availableParallelism()}) ${verdict}`,
+      `  ${manifests.length} valid, ${problems.length} problems; CPU ${((used.user + used.system) / 1000).toFixed(0)} ms`,
+    ];
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
