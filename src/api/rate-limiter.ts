@@ -8,8 +8,8 @@ import type { Clock } from "../clock.js";
  * A token bucket holding at most `burst` tokens, refilled at `(limit × utilisation − burst) / window`.
  * In any window of `windowMs` it grants at most `burst + rate × windowMs = limit × utilisation`, which
  * stays under the server's `limit` whether the server counts fixed or sliding windows, with slack for
- * network jitter. Callers reserve a token (tokens may go negative) and sleep until it is theirs, so
- * waiters are served in order and nobody spins.
+ * network jitter. Tokens are taken at the moment of sending (never reserved ahead), so a timer that
+ * fires late cannot bunch requests; waiters queue per bucket and are served in order.
  */
 export type BucketConfig = {
   /** Requests the server allows per window, e.g. 1000. */
@@ -44,13 +44,15 @@ export class TokenBucket {
     this.at = now;
   }
 
-  /** Takes one token; returns the milliseconds to wait before using it (0 when available now). */
-  reserve(now: number): number {
+  /** Takes one token if there is one now (0); otherwise the milliseconds until there will be. */
+  tryTake(now: number): number {
     this.refill(now);
-    const start = Math.max(now, this.at);
-    this.tokens -= 1;
-    const grant = this.tokens >= 0 ? start : start + -this.tokens / this.rate;
-    return Math.max(0, Math.ceil(grant - now));
+    if (now >= this.at && this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
+    const until = Math.max(0, this.at - now) + Math.max(0, 1 - this.tokens) / this.rate;
+    return Math.max(1, Math.ceil(until));
   }
 
   /** The server said "wait until `until`" (429 Retry-After): nothing more is granted before then. */
@@ -98,32 +100,76 @@ export type RateLimiter = {
 export const identityOf = (secret: string): string =>
   createHash("sha256").update(secret).digest("hex").slice(0, 16);
 
+type Waiter = { resolve: () => void; reject: (reason: unknown) => void; signal?: AbortSignal | undefined };
+
+/** A bucket with its FIFO of waiters; one pump per bucket hands out tokens as they appear. */
+class BucketQueue {
+  private readonly waiters: Waiter[] = [];
+  private pumping = false;
+
+  constructor(
+    readonly bucket: TokenBucket,
+    private readonly clock: Clock,
+  ) {}
+
+  acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject, signal };
+      const onAbort = () => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        reject(signal?.reason as Error);
+      };
+      waiter.resolve = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+      if (!this.pumping) void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (this.waiters.length > 0) {
+        const wait = this.bucket.tryTake(this.clock.now());
+        if (wait === 0) this.waiters.shift()?.resolve();
+        else await this.clock.sleep(wait);
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+}
+
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { clock } = options;
   const categorize = options.categorize ?? (() => DEFAULT_API_KEY_CATEGORY);
   const limit = pLimit(options.maxConcurrency ?? 16);
-  const buckets = new Map<string, TokenBucket>();
+  const queues = new Map<string, BucketQueue>();
   const stats: RateLimiterStats = { granted: 0, waited: 0, waitedMs: 0 };
 
-  const bucketFor = (permit: Omit<Permit, "signal">): TokenBucket => {
+  const queueFor = (permit: Omit<Permit, "signal">): BucketQueue => {
     const category = categorize(permit.method, permit.path);
     const key = `${permit.identity}:${category.name}`;
-    let bucket = buckets.get(key);
-    if (!bucket) {
+    let queue = queues.get(key);
+    if (!queue) {
       const config = { ...category, utilisation: options.utilisation, burst: options.burst };
-      bucket = new TokenBucket(config, clock.now());
-      buckets.set(key, bucket);
+      queue = new BucketQueue(new TokenBucket(config, clock.now()), clock);
+      queues.set(key, queue);
     }
-    return bucket;
+    return queue;
   };
 
   return {
-    // Slot first, then token, then send at once: a token granted but sent later could bunch up.
+    // Slot first, then token, then send at once: a token taken but sent later could bunch up.
     schedule: (permit, send) =>
       limit(async () => {
         const started = clock.now();
-        const wait = bucketFor(permit).reserve(started);
-        if (wait > 0) await clock.sleep(wait, permit.signal);
+        await queueFor(permit).acquire(permit.signal);
         const waitedMs = clock.now() - started;
         stats.granted += 1;
         if (waitedMs > 0) {
@@ -132,7 +178,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         }
         return send(waitedMs);
       }),
-    pause: (permit, until) => bucketFor(permit).pauseUntil(until, clock.now()),
+    pause: (permit, until) => queueFor(permit).bucket.pauseUntil(until, clock.now()),
     stats: () => ({ ...stats }),
   };
 }

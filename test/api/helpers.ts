@@ -3,7 +3,7 @@ import { afterEach, beforeAll, afterAll, expect } from "vitest";
 import type { Clock } from "../../src/clock.js";
 import type { Deployment } from "../../src/schema/deployment.js";
 
-/** A clock whose sleeps return at once and move time forward; records every sleep. */
+/** A clock whose sleeps return on the next turn of the event loop and move time forward; records them. */
 export function fakeClock(start = 1_700_000_000_000): Clock & { sleeps: number[] } {
   let now = start;
   const sleeps: number[] = [];
@@ -13,6 +13,7 @@ export function fakeClock(start = 1_700_000_000_000): Clock & { sleeps: number[]
     sleep: async (ms, signal) => {
       if (signal?.aborted) throw signal.reason;
       sleeps.push(ms);
+      await new Promise((resolve) => setImmediate(resolve)); // let callers already woken run first
       now += ms;
     },
   };
