@@ -16,7 +16,7 @@ afterAll(async () => {
 const create = async (api: Api, body: object): Promise<Record<string, any>> => {
   const r = await api.call("POST", "/v2/deployments", body);
   expect(r.status).toBe(201);
-  return r.body;
+  return r.body as Record<string, any>;
 };
 
 describe("PATCH revision triggers", () => {
