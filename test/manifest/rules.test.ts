@@ -279,6 +279,11 @@ describe("resource_spec", () => {
     expect(problems[1]!.message).toContain('did you mean "cache"');
   });
 
+  it("a secret and a secret reference filling the same variable", () => {
+    const text = `${EXTERNAL("      cpu: 1")}  secrets: [{name: DB, value: x}]\n  secret_references:\n    - {name: DB, secret_name: s, secret_key: k}\n`;
+    expect(brief(check(text).problems)).toEqual(["14:14 error duplicate-secret"]);
+  });
+
   it("DNS-label names of containers and volumes", () => {
     const { problems } = check(
       EXTERNAL("      volumes: [{name: Cache_1}]\n      sidecars: [{name: -x, image: i}]"),
