@@ -24,8 +24,7 @@ async function call(cp: RunningControlPlane, method: string, path: string, body?
   }
   const response = await fetch(cp.url + path, init);
   const text = await response.text();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, checked by the assertions
-  return { status: response.status, body: (text === "" ? undefined : JSON.parse(text)) as any };
+  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) };
 }
 
 describe("organization access over HTTP, and state across a restart", () => {
