@@ -1,6 +1,9 @@
 import type { Command } from "commander";
+import { applyCommand } from "./apply.js";
 import { controlPlaneCommand } from "./control-plane.js";
+import { driftCommand } from "./drift.js";
 import { planCommand } from "./plan.js";
+import { statusCommand } from "./status.js";
 import { validateCommand } from "./validate.js";
 
 /**
@@ -11,4 +14,7 @@ export const COMMANDS: Array<() => Command> = [
   () => validateCommand(),
   () => controlPlaneCommand(),
   () => planCommand(),
+  () => applyCommand(),
+  () => driftCommand(),
+  () => statusCommand(),
 ];

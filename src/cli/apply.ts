@@ -1,0 +1,195 @@
+import { createInterface } from "node:readline/promises";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { formatPlanJson } from "../diff/format-json.js";
+import { formatPlanText } from "../diff/format-text.js";
+import { PlumbError } from "../errors.js";
+import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
+import { applyPlan } from "../reconcile/apply.js";
+import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../reconcile/apply-types.js";
+import {
+  formatApplyJson,
+  formatApplySummary,
+  plainProgress,
+  ttyProgress,
+} from "../reconcile/format-apply.js";
+import {
+  agentUrlFallback,
+  applyObjects,
+  gitCommitOf,
+  openSession,
+  planSession,
+  type SessionIo,
+} from "../reconcile/session.js";
+import { publishStatus } from "../reconcile/status-source.js";
+import { saveObjectStatus } from "../reconcile/status-store.js";
+
+export type ApplyIo = SessionIo & {
+  /** Asks on the terminal; injected by tests. */
+  confirm?: (question: string) => Promise<boolean>;
+  /** Where Ctrl-C / SIGTERM come from; default the process. */
+  signals?: Pick<NodeJS.Process, "once" | "removeListener">;
+};
+
+type Flags = {
+  target: string[];
+  wait: boolean;
+  timeout: number;
+  concurrency: number;
+  yes?: boolean;
+  output: "text" | "json";
+  apiUrl?: string;
+  apiKeyFile?: string;
+  tenantId?: string;
+  platformUrl?: string;
+  statusDir?: string;
+  statusBranch?: string;
+};
+
+/** "20m", "90s", "1h", "500ms"; a bare number is seconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) throw new InvalidArgumentError(`expected a duration like 20m, 90s or 1h, got "${text}"`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? "s") as "ms" | "s" | "m" | "h"];
+  return Math.round(Number(match[1]) * unit);
+}
+
+const positiveInt = (text: string) => {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 256)
+    throw new InvalidArgumentError("expected an integer from 1 to 256");
+  return n;
+};
+
+async function askOnTerminal(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question(question)).trim() === "yes";
+  } finally {
+    rl.close();
+  }
+}
+
+const defaultIo = (): ApplyIo => ({
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+});
+
+/** `plumb apply [PATH]`: plan, confirm, send, wait for revisions, verify, record status. */
+export function applyCommand(io: ApplyIo = defaultIo()): Command {
+  return new Command("apply")
+    .description("Make the control plane match the manifests: plan, confirm, send, wait for DEPLOYED, verify")
+    .argument("[path]", "directory (or file) of manifests", ".")
+    .option(
+      "--target <name>",
+      "apply only this object (repeatable)",
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
+    .option("--wait", "wait for each new revision to be DEPLOYED", true)
+    .option("--no-wait", "return once every request is accepted")
+    .option(
+      "--timeout <duration>",
+      "how long to wait for revisions and verify",
+      parseDuration,
+      DEFAULT_TIMEOUT_MS,
+    )
+    .option("--concurrency <n>", "objects sent at once", positiveInt, DEFAULT_CONCURRENCY)
+    .option("-y, --yes", "apply without asking (required when not on a terminal)")
+    .addOption(new Option("-o, --output <format>", "output format").choices(["text", "json"]).default("text"))
+    .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
+    .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
+    .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
+    .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
+    .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
+    .option(
+      "--status-branch <branch>",
+      "also commit the status to this branch of the manifest repository and push",
+    )
+    .action(async (path: string, flags: Flags) => {
+      process.exitCode = await runApply(path, flags, io);
+    });
+}
+
+export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
+  const json = flags.output === "json";
+  const color = Boolean(io.stdout.isTTY) && !io.env.NO_COLOR;
+  const session = await openSession(path, flags, io);
+  const result = await planSession(session, io, flags.target);
+  if (!result.ok) {
+    const { errors, warnings } = countProblems(result.problems);
+    if (json) io.stdout.write(`${JSON.stringify(problemsToJson(result.problems), null, 2)}\n`);
+    else
+      io.stdout.write(
+        `${formatProblems(result.problems)}\n${errors} error(s), ${warnings} warning(s): nothing applied\n`,
+      );
+    return 1;
+  }
+  const { plan } = result;
+  // Progress and prompts go to stderr when stdout carries JSON.
+  const log = json ? io.stderr : io.stdout;
+  if (!json) io.stdout.write(formatPlanText(plan, { color }));
+  const toSend = plan.summary.create + plan.summary.update;
+  if (toSend > 0 && !flags.yes) {
+    if (!io.confirm && !io.stdin?.isTTY) {
+      if (json) io.stdout.write(formatPlanJson(plan));
+      throw new PlumbError(
+        "apply-needs-confirmation",
+        "not on a terminal, so plumb cannot ask: review the plan above and run again with --yes",
+      );
+    }
+    const ask = io.confirm ?? askOnTerminal;
+    if (!(await ask(`\nApply ${toSend} change(s)? Only 'yes' will be accepted: `))) {
+      log.write("Apply cancelled: nothing was sent.\n");
+      return 1;
+    }
+  }
+
+  const controller = new AbortController();
+  const signals = io.signals ?? process;
+  let signalName: "SIGINT" | "SIGTERM" | null = null;
+  const onSignal = (name: "SIGINT" | "SIGTERM") => () => {
+    signalName = name;
+    log.write(`\nplumb: ${name}: stopping; what was sent is recorded, run apply again to finish\n`);
+    controller.abort(new Error(name));
+  };
+  const onInt = onSignal("SIGINT");
+  const onTerm = onSignal("SIGTERM");
+  signals.once("SIGINT", onInt);
+  signals.once("SIGTERM", onTerm);
+
+  const { api, ports } = session.connect();
+  const tty = Boolean(log === io.stdout && io.stdout.isTTY);
+  const live = tty ? ttyProgress(log, session.clock, { color }) : null;
+  const started = session.clock.now();
+  try {
+    const report = await applyPlan(ports, applyObjects(result), {
+      clock: session.clock,
+      wait: flags.wait,
+      timeoutMs: flags.timeout,
+      concurrency: flags.concurrency,
+      signal: controller.signal,
+      live: new Map(result.live.deployments.map((d) => [d.name, d])),
+      previous: session.store.objects,
+      record: async (status) => void (await saveObjectStatus(session.statusDir, status)),
+      gitCommit: await gitCommitOf(path),
+      onProgress: live ? (e) => live.onProgress(e) : plainProgress(log),
+      agentUrlFallback: agentUrlFallback(api.apiUrl),
+    });
+    live?.finish();
+    const published = await publishStatus(
+      session.location,
+      `plumb apply: ${report.ok ? "converged" : "not converged"}`,
+    );
+    if (published?.commit)
+      log.write(`Status committed to branch ${published.branch} (${published.commit.slice(0, 12)}).\n`);
+    if (json) io.stdout.write(formatApplyJson(report, plan));
+    else io.stdout.write(formatApplySummary(report, session.clock.now() - started, { color }));
+    if (signalName) return signalName === "SIGINT" ? 130 : 143;
+    return report.ok ? 0 : 1;
+  } finally {
+    signals.removeListener("SIGINT", onInt);
+    signals.removeListener("SIGTERM", onTerm);
+  }
+}

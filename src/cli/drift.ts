@@ -1,0 +1,81 @@
+import { Command, Option } from "commander";
+import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
+import { buildDriftReport } from "../reconcile/drift.js";
+import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../reconcile/format-drift.js";
+import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
+import { publishStatus } from "../reconcile/status-source.js";
+import { writeRefreshedStatus } from "./status.js";
+
+type Flags = {
+  output: "text" | "json" | "markdown";
+  target: string[];
+  apiUrl?: string;
+  apiKeyFile?: string;
+  tenantId?: string;
+  platformUrl?: string;
+  statusDir?: string;
+  statusBranch?: string;
+};
+
+const defaultIo = (): SessionIo => ({ stdout: process.stdout, stderr: process.stderr, env: process.env });
+
+/** `plumb drift [PATH]`: live compared with git, nothing changed; exit 0 in sync, 2 drift, 1 error. */
+export function driftCommand(io: SessionIo = defaultIo()): Command {
+  return new Command("drift")
+    .description("Report where the control plane differs from git (exit 0 in sync, 2 drift, 1 error)")
+    .argument("[path]", "directory (or file) of manifests", ".")
+    .addOption(
+      new Option("-o, --output <format>", "output format")
+        .choices(["text", "json", "markdown"])
+        .default("text"),
+    )
+    .option(
+      "--target <name>",
+      "check only this object (repeatable)",
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
+    .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
+    .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
+    .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
+    .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
+    .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
+    .option("--status-branch <branch>", "also read and commit the status on this branch")
+    .action(async (path: string, flags: Flags) => {
+      process.exitCode = await runDrift(path, flags, io);
+    });
+}
+
+export async function runDrift(path: string, flags: Flags, io: SessionIo): Promise<number> {
+  const session = await openSession(path, flags, io);
+  const result = await planSession(session, io, flags.target);
+  if (!result.ok) {
+    const { errors, warnings } = countProblems(result.problems);
+    if (flags.output === "json")
+      io.stdout.write(`${JSON.stringify(problemsToJson(result.problems), null, 2)}\n`);
+    else
+      io.stdout.write(
+        `${formatProblems(result.problems)}\n${errors} error(s), ${warnings} warning(s): drift not checked\n`,
+      );
+    return 1;
+  }
+  // With --target the store is narrowed to the targets, so other records are not reported as removed.
+  const store = flags.target.length
+    ? {
+        ...session.store,
+        objects: new Map([...session.store.objects].filter(([, s]) => flags.target.includes(s.name))),
+      }
+    : session.store;
+  const report = buildDriftReport(result.plan, store, result.live.deployments);
+  await writeRefreshedStatus(session, { ...result, store });
+  await publishStatus(session.location, `plumb drift: ${report.in_sync ? "in sync" : "drift"}`);
+  const color = Boolean(io.stdout.isTTY) && !io.env.NO_COLOR;
+  io.stdout.write(
+    flags.output === "json"
+      ? formatDriftJson(report)
+      : flags.output === "markdown"
+        ? formatDriftMarkdown(report)
+        : formatDriftText(report, { color }),
+  );
+  return report.in_sync ? 0 : 2;
+}

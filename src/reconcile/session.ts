@@ -1,0 +1,122 @@
+import { stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import { simpleGit } from "simple-git";
+import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
+import { createControlPlaneClient } from "../api/control-plane-client.js";
+import { createPlatformClient } from "../api/platform-client.js";
+import { fingerprintsFromStatus, planManifests, type PlanManifestsResult } from "../cli/plan-run.js";
+import { type Clock, systemClock } from "../clock.js";
+import type { Deployment } from "../schema/deployment.js";
+import { createApplyPorts } from "./api-adapter.js";
+import type { ApplyObject } from "./apply-types.js";
+import type { ApplyPorts } from "./ports.js";
+import { type StatusLocation, loadStatus, resolveStatusDir } from "./status-source.js";
+import { manifestDigest } from "./status-record.js";
+import type { StatusStore } from "./status-types.js";
+
+// The I/O edge shared by apply, drift and status: API settings, clients, the status store, the plan.
+
+export type SessionIo = {
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stderr: { write(text: string): unknown };
+  stdin?: { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  fetch?: typeof fetch;
+  clock?: Clock;
+};
+
+export type SessionFlags = ApiFlags & { target?: string[]; statusDir?: string; statusBranch?: string };
+
+export type Session = {
+  root: string;
+  clock: Clock;
+  location: StatusLocation;
+  statusDir: string;
+  store: StatusStore;
+  /** Built on first use, so invalid manifests stop before API settings are needed. */
+  connect(): {
+    api: ApiOptions;
+    ports: ApplyPorts & { controlPlane: ReturnType<typeof createApplyPorts>["controlPlane"] };
+  };
+};
+
+const LOOPBACK = /^(localhost|127(?:\.\d+){3}|\[::1\])$/i;
+
+/**
+ * The agent-server URL of a deployment without custom_url: only the local control plane serves
+ * agent servers at `{apiUrl}/agents/{id}`, so the fallback applies only when the API URL is on a
+ * loopback host (the local control plane's default); a real service's custom_url is never guessed.
+ */
+export function agentUrlFallback(apiUrl: string): ((deployment: Deployment) => string | null) | undefined {
+  const url = new URL(apiUrl);
+  if (!LOOPBACK.test(url.hostname)) return undefined;
+  return (deployment) => `${apiUrl.replace(/\/+$/, "")}/agents/${deployment.id}`;
+}
+
+/** HEAD of the repository holding `root`; null outside git. */
+export async function gitCommitOf(root: string): Promise<string | null> {
+  try {
+    const dir = (await stat(root)).isDirectory() ? root : dirname(root);
+    return (await simpleGit(dir).revparse(["HEAD"])).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+export async function openSession(root: string, flags: SessionFlags, io: SessionIo): Promise<Session> {
+  const clock = io.clock ?? systemClock;
+  const location: StatusLocation = { root, statusDir: flags.statusDir, statusBranch: flags.statusBranch };
+  const store = await loadStatus(location);
+  for (const problem of store.problems) {
+    io.stderr.write(`plumb: ignoring status file ${problem.file}: ${problem.message}\n`);
+  }
+  let connected: ReturnType<Session["connect"]> | undefined;
+  const connect = () => {
+    if (connected) return connected;
+    const api = readApiOptions(io.env, flags);
+    const transport = io.fetch ? { fetch: io.fetch } : {};
+    const controlPlane = createControlPlaneClient({ ...api, ...transport, clock });
+    connected = { api, ports: createApplyPorts({ api, clock, transport, controlPlane }) };
+    return connected;
+  };
+  return { root, clock, location, statusDir: resolveStatusDir(location), store, connect };
+}
+
+/** Loads, validates and plans against live (see planManifests), with this session's clients and store. */
+export async function planSession(
+  session: Session,
+  io: SessionIo,
+  targets: readonly string[],
+  signal?: AbortSignal,
+): Promise<PlanManifestsResult> {
+  const platform = (o?: { signal?: AbortSignal }) => {
+    const { api } = session.connect();
+    return createPlatformClient({
+      ...api,
+      ...(io.fetch ? { fetch: io.fetch } : {}),
+      clock: session.clock,
+      limiter: session.connect().ports.controlPlane.http.limiter,
+    }).getOrganization(o);
+  };
+  return planManifests({
+    root: session.root,
+    targets,
+    env: io.env,
+    controlPlane: { listDeployments: (o) => session.connect().ports.controlPlane.listDeployments(o) },
+    platform: { getOrganization: platform },
+    fingerprints: fingerprintsFromStatus(session.store),
+    ...(signal ? { signal } : {}),
+  });
+}
+
+/** The engine's input: each planned change with its manifest's verify spec and digest. */
+export function applyObjects(result: Extract<PlanManifestsResult, { ok: true }>): ApplyObject[] {
+  return result.plan.changes.map((change, i) => {
+    const manifest = result.desired[i]?.loaded.manifest;
+    return {
+      change,
+      verify: manifest?.kind === "Deployment" ? manifest.spec.verify : undefined,
+      manifestDigest: manifest ? manifestDigest(manifest) : null,
+    };
+  });
+}
