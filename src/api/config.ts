@@ -35,7 +35,7 @@ function parseUrl(value: string, source: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new ApiConfigError(`${source} is not a URL: "${value}"; expected e.g. http://127.0.0.1:8123`);
+    throw new ApiConfigError(`${source} is not a URL; expected e.g. http://127.0.0.1:8123`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ApiConfigError(`${source} must be an http or https URL, got ${url.protocol}`);

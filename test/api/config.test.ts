@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { ApiConfigError, readApiOptions, redactKey } from "../../src/api/config.js";
+
+const KEY = "lsv2_pt_0123456789abcdefghij";
+const files: Record<string, string> = { "/keys/ok": `${KEY}\n`, "/keys/empty": "  \n" };
+const readFile = (path: string) => {
+  const text = files[path];
+  if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: "ENOENT" });
+  return text;
+};
+const read = (env: Record<string, string>, flags = {}) => readApiOptions(env, flags, readFile);
+const failure = (fn: () => unknown): ApiConfigError => {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ApiConfigError) return error;
+    throw error;
+  }
+  throw new Error("expected ApiConfigError");
+};
+
+describe("readApiOptions", () => {
+  it("reads the environment; the platform URL defaults to the API URL", () => {
+    expect(read({ PLUMB_API_URL: "http://127.0.0.1:8123/", PLUMB_API_KEY: KEY })).toEqual({
+      apiUrl: "http://127.0.0.1:8123",
+      apiKey: KEY,
+      platformUrl: "http://127.0.0.1:8123",
+    });
+  });
+
+  it("lets flags override the environment, key file included", () => {
+    const options = read(
+      {
+        PLUMB_API_URL: "http://env.test",
+        PLUMB_API_KEY: "env-key",
+        PLUMB_TENANT_ID: "env-tenant",
+        PLUMB_PLATFORM_URL: "http://platform-env.test",
+      },
+      {
+        apiUrl: "https://flag.test/api",
+        apiKeyFile: "/keys/ok",
+        tenantId: "flag-tenant",
+        platformUrl: "https://p.test",
+      },
+    );
+    expect(options).toEqual({
+      apiUrl: "https://flag.test/api",
+      apiKey: KEY,
+      tenantId: "flag-tenant",
+      platformUrl: "https://p.test",
+    });
+  });
+
+  it("names what to set when the key or URL is missing", () => {
+    expect(failure(() => read({ PLUMB_API_URL: "http://x.test" })).message).toBe(
+      "no API key: set PLUMB_API_KEY or pass --api-key-file PATH",
+    );
+    expect(failure(() => read({ PLUMB_API_KEY: KEY })).message).toContain("PLUMB_API_URL");
+    expect(failure(() => read({ PLUMB_API_URL: "http://x.test", PLUMB_API_KEY: "   " })).code).toBe(
+      "api-config",
+    );
+  });
+
+  it("reports unreadable or empty key files without their content", () => {
+    const env = { PLUMB_API_URL: "http://x.test" };
+    expect(failure(() => read(env, { apiKeyFile: "/keys/missing" })).message).toBe(
+      "cannot read --api-key-file /keys/missing (ENOENT)",
+    );
+    expect(failure(() => read(env, { apiKeyFile: "/keys/empty" })).message).toContain("is empty");
+  });
+
+  it("refuses bad URLs, and URLs carrying credentials", () => {
+    expect(failure(() => read({ PLUMB_API_URL: "not a url", PLUMB_API_KEY: KEY })).message).toContain(
+      "not a URL",
+    );
+    expect(failure(() => read({ PLUMB_API_URL: "ftp://x.test", PLUMB_API_KEY: KEY })).message).toContain(
+      "http",
+    );
+    const withKey = failure(() => read({ PLUMB_API_URL: `https://user:${KEY}@x.test`, PLUMB_API_KEY: KEY }));
+    expect(withKey.message).not.toContain(KEY);
+  });
+});
+
+describe("redactKey", () => {
+  it("never shows enough of a key to use it", () => {
+    expect(redactKey(KEY)).toBe("****ghij");
+    expect(redactKey("short-key")).toBe("****");
+  });
+});
