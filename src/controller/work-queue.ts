@@ -73,7 +73,7 @@ export function startWorkQueue(options: ScheduleOptions & { timers?: Timers; wor
   };
 
   const run = async (item: WorkItem): Promise<void> => {
-    let ok = false;
+    let ok: boolean;
     try {
       ok = await options.worker(item, abort.signal);
     } catch {
