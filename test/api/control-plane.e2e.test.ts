@@ -170,6 +170,20 @@ describe("control plane client against the local control plane", () => {
     expect(patched.source_revision_config.source_tarball_path).toBe(upload.object_path);
   });
 
+  it("times out a slow server per attempt, typed as timeout", async () => {
+    const server = await start({ faults: { rates: [], latency: { minMs: 300, maxMs: 300 } } });
+    const { client, events } = clientFor(server, {
+      timeoutMs: 50,
+      retry: { ...fastRetries, maxAttempts: 2 },
+    });
+    const error = (await client.listDeployments().catch((e: unknown) => e)) as Error & {
+      code: string;
+      status: number;
+    };
+    expect([error.code, error.status]).toEqual(["timeout", 0]);
+    expect(events.map((e) => e.status)).toEqual([0, 0]);
+  });
+
   it("rejects a wrong key with a typed, key-free error", async () => {
     const server = await start();
     const { client } = clientFor(server, { apiKey: "wrong-key-that-must-not-leak" });
