@@ -1,18 +1,13 @@
-import { posix } from "node:path";
-import { CPU_FIELDS } from "../schema/resource-spec.js";
-import { needsCpuRounding, roundCpu } from "./cpu.js";
 import type { FieldPath } from "./locate.js";
 import { type ParsedDocument, problemAt } from "./parse.js";
-import { formatField, suggest } from "./schema-check.js";
+import { checkResourceSpec } from "./resource-spec-rules.js";
+import { isRecord, present, type Raw } from "./rule-helpers.js";
+import { formatField } from "./schema-check.js";
+import { checkSecrets } from "./secret-rules.js";
 import type { Problem, Severity } from "./types.js";
 
 // Business rules of spec sections 2.2-2.5 that a JSON Schema cannot express. They read the raw
 // document defensively, so they run (and report) even when the schema check found other problems.
-
-type Raw = Record<string, unknown>;
-const isRecord = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v);
-const records = (v: unknown): Raw[] => (Array.isArray(v) ? v.filter(isRecord) : []);
-const present = (v: unknown): boolean => v !== undefined && v !== null;
 
 const GITREPO_ONLY = {
   source_config: ["integration_id", "repo_url", "deployment_type", "build_on_push"],
@@ -120,139 +115,4 @@ export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
   checkSecrets(spec, doc.file, report);
   if (isRecord(sc.resource_spec)) checkResourceSpec(sc.resource_spec, report);
   return problems;
-}
-
-type Report = (
-  severity: Severity,
-  code: string,
-  path: FieldPath,
-  message: string,
-  at?: "key" | "value",
-) => void;
-
-function checkSecrets(spec: Raw, file: string, report: Report): void {
-  const seen = new Set<string>();
-  const all = [
-    ...records(spec.secrets).map((s, i) => ({ s, path: ["spec", "secrets", i] })),
-    ...records(spec.secret_references).map((s, i) => ({ s, path: ["spec", "secret_references", i] })),
-  ];
-  for (const { s, path } of all) {
-    if (typeof s.name !== "string") continue;
-    if (seen.has(s.name)) {
-      report(
-        "error",
-        "duplicate-secret",
-        [...path, "name"],
-        `secret ${s.name} is defined more than once`,
-        "value",
-      );
-    }
-    seen.add(s.name);
-  }
-  records(spec.secrets).forEach((secret, i) => {
-    const path = ["spec", "secrets", i];
-    const hasValue = typeof secret.value === "string" && secret.value !== "";
-    const from = secret.valueFrom;
-    if (hasValue && present(from)) {
-      report(
-        "error",
-        "secret-value-conflict",
-        [...path, "valueFrom"],
-        "a secret takes value or valueFrom, not both",
-      );
-    } else if (!hasValue && !present(from)) {
-      const message =
-        secret.value === ""
-          ? "secret value is empty; use valueFrom or a non-empty value"
-          : "secret needs value or valueFrom";
-      report("error", "secret-value-missing", secret.value === "" ? [...path, "value"] : path, message);
-    }
-    if (isRecord(from) && typeof from.file === "string") {
-      const target = posix.normalize(posix.join(posix.dirname(file), from.file.replace(/\\/g, "/")));
-      if (posix.isAbsolute(from.file) || target === ".." || target.startsWith("../")) {
-        report(
-          "error",
-          "secret-file-outside-root",
-          [...path, "valueFrom", "file"],
-          `secret file ${from.file} is outside the manifest root`,
-          "value",
-        );
-      }
-    }
-  });
-}
-
-function checkResourceSpec(rs: Raw, report: Report): void {
-  const base = ["spec", "source_config", "resource_spec"];
-  for (const key of CPU_FIELDS) {
-    const value = rs[key];
-    // Out-of-range values are already errors (bounds apply to the value as sent): no rounding advice.
-    const bounded = !key.startsWith("db_");
-    const inRange = !bounded || (value as number) >= 0.1;
-    if (typeof value === "number" && inRange && needsCpuRounding(value)) {
-      report(
-        "warning",
-        "cpu-rounded",
-        [...base, key],
-        `${key} ${value} has more than one decimal; the control plane rounds it to ${roundCpu(value)}`,
-        "value",
-      );
-    }
-  }
-  const volumes = records(rs.volumes)
-    .map((v) => v.name)
-    .filter((n): n is string => typeof n === "string");
-  volumes.forEach((name, i) => {
-    if (volumes.indexOf(name) !== i) {
-      report(
-        "error",
-        "duplicate-volume",
-        [...base, "volumes", i, "name"],
-        `volume ${name} is declared more than once`,
-        "value",
-      );
-    }
-  });
-  const checkMounts = (mounts: unknown, path: FieldPath) =>
-    records(mounts).forEach((mount, i) => {
-      if (typeof mount.name === "string" && !volumes.includes(mount.name)) {
-        report(
-          "error",
-          "unknown-volume",
-          [...path, i, "name"],
-          `volume mount names undeclared volume ${mount.name}${suggest(mount.name, volumes)}`,
-          "value",
-        );
-      }
-    });
-  checkMounts(rs.volume_mounts, [...base, "volume_mounts"]);
-  const containerNames = new Set<string>();
-  for (const group of ["init_containers", "sidecars"] as const) {
-    records(rs[group]).forEach((container, i) => {
-      const path = [...base, group, i];
-      checkMounts(container.volumeMounts, [...path, "volumeMounts"]);
-      if (typeof container.name === "string") {
-        if (containerNames.has(container.name)) {
-          report(
-            "error",
-            "duplicate-container",
-            [...path, "name"],
-            `container ${container.name} is defined more than once`,
-            "value",
-          );
-        }
-        containerNames.add(container.name);
-      }
-      records(container.env).forEach((env, j) => {
-        if (typeof env.value === "string" && env.value !== "" && present(env.valueFrom)) {
-          report(
-            "error",
-            "env-value-conflict",
-            [...path, "env", j, "valueFrom"],
-            "an env var takes value or valueFrom, not both",
-          );
-        }
-      });
-    });
-  }
 }

@@ -1,0 +1,18 @@
+import type { FieldPath } from "./locate.js";
+import type { Severity } from "./types.js";
+
+// Helpers shared by the business rules, which read raw documents defensively.
+
+export type Raw = Record<string, unknown>;
+export const isRecord = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v);
+export const records = (v: unknown): Raw[] => (Array.isArray(v) ? v.filter(isRecord) : []);
+export const present = (v: unknown): boolean => v !== undefined && v !== null;
+
+/** Records a problem at a field's key (default) or value. */
+export type Report = (
+  severity: Severity,
+  code: string,
+  path: FieldPath,
+  message: string,
+  at?: "key" | "value",
+) => void;
