@@ -1,0 +1,124 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pLimit from "p-limit";
+import { createControlPlaneClient } from "../src/api/control-plane-client.js";
+import { createRateLimiter } from "../src/api/rate-limiter.js";
+import { systemClock } from "../src/clock.js";
+import { planCommand } from "../src/cli/plan.js";
+import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../src/control-plane/options.js";
+import { startControlPlane } from "../src/control-plane/server.js";
+import { fingerprintSecrets } from "../src/diff/secret-fingerprint.js";
+
+// `plumb plan` over 1,000 deployments against the local control plane: wall time and API requests.
+// Every deployment has a secret with recorded fingerprints (the slow-hash path); 10% have changes.
+
+const COUNT = 1000;
+const TARGET_MS = 3000;
+const TARGET_REQUESTS = 15;
+
+const body = (i: number) => ({
+  name: `bench-${i}`,
+  source: "gitrepo" as const,
+  source_config: {
+    integration_id: DEFAULT_INTEGRATION_ID,
+    repo_url: `https://github.com/acme/bench-${i}`,
+    deployment_type: "dev" as const,
+    build_on_push: false,
+  },
+  source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
+  secrets: [{ name: "TOKEN", value: `token-${i}` }],
+});
+
+const manifest = (i: number) => `apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: bench-${i}
+spec:
+  source: gitrepo
+  source_config:
+    integration_id: ${DEFAULT_INTEGRATION_ID}
+    repo_url: https://github.com/acme/bench-${i}
+    deployment_type: dev
+    build_on_push: false
+  source_revision_config:
+    repo_ref: ${i % 10 === 0 ? "release" : "main"}
+    graph_config_path: langgraph.json
+  secrets:
+    - name: TOKEN
+      value: token-${i}
+`;
+
+export async function run(): Promise<string[]> {
+  const server = await startControlPlane({
+    revisionSeconds: 0,
+    deploymentReadySeconds: 0,
+    rateLimits: { "Default (API key)": { count: 1_000_000, intervalSeconds: 10 } },
+  });
+  const dir = await mkdtemp(join(tmpdir(), "plumb-plan-bench-"));
+  try {
+    // Seeding is not measured: a generous limiter so it does not wait on the spec's budget.
+    const seeder = createControlPlaneClient({
+      apiUrl: server.url,
+      apiKey: DEFAULT_API_KEY,
+      limiter: createRateLimiter({
+        clock: systemClock,
+        categorize: () => ({ name: "seed", limit: 1_000_000, windowMs: 10_000 }),
+        maxConcurrency: 32,
+      }),
+    });
+    const limit = pLimit(32);
+    const created = await Promise.all(
+      Array.from({ length: COUNT }, (_, i) => limit(() => seeder.createDeployment(body(i)))),
+    );
+    const statusDir = join(dir, ".plumb", "status");
+    await mkdir(statusDir, { recursive: true });
+    await Promise.all(
+      created.map(async (deployment, i) => {
+        await writeFile(join(dir, `bench-${i}.yaml`), manifest(i));
+        const record = {
+          kind: "Deployment",
+          name: deployment.name,
+          id: deployment.id,
+          latest_revision_id: deployment.latest_revision_id,
+          active_revision_id: null,
+          revision_status: null,
+          sync: "Synced",
+          health: "Healthy",
+          git_commit: null,
+          manifest_digest: null,
+          secret_fingerprints: fingerprintSecrets([{ name: "TOKEN", value: `token-${i}` }]),
+          updated_at: new Date().toISOString(),
+          last_error: null,
+        };
+        await writeFile(join(statusDir, `deployment.${deployment.name}.json`), JSON.stringify(record));
+      }),
+    );
+
+    let requests = 0;
+    let out = "";
+    const counting: typeof fetch = (input, init) => {
+      requests += 1;
+      return fetch(input, init);
+    };
+    const started = performance.now();
+    process.exitCode = 0;
+    await planCommand({
+      stdout: { write: (t: string) => (out += t) },
+      stderr: { write: () => true },
+      env: { PLUMB_API_URL: server.url, PLUMB_API_KEY: DEFAULT_API_KEY },
+      fetch: counting,
+    }).parseAsync([dir, "--output", "json"], { from: "user" });
+    const ms = performance.now() - started;
+    process.exitCode = 0;
+    const summary = (JSON.parse(out) as { summary: Record<string, number> }).summary;
+    return [
+      `plan ${COUNT} deployments: ${ms.toFixed(0)} ms (target < ${TARGET_MS} ms) ${ms < TARGET_MS ? "OK" : "SLOW"}`,
+      `API requests: ${requests} (target ≤ ${TARGET_REQUESTS}) ${requests <= TARGET_REQUESTS ? "OK" : "TOO MANY"}`,
+      `summary: ${JSON.stringify(summary)}`,
+    ];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    await server.stop();
+  }
+}
