@@ -89,11 +89,10 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     )
     .option("--wait", "wait for each new revision to be DEPLOYED", true)
     .option("--no-wait", "return once every request is accepted")
-    .option(
-      "--timeout <duration>",
-      "how long to wait for revisions and verify",
-      parseDuration,
-      DEFAULT_TIMEOUT_MS,
+    .addOption(
+      new Option("--timeout <duration>", "how long to wait for revisions and verify (e.g. 90s, 20m, 1h)")
+        .argParser(parseDuration)
+        .default(DEFAULT_TIMEOUT_MS, "20m"),
     )
     .option("--concurrency <n>", "objects sent at once", positiveInt, DEFAULT_CONCURRENCY)
     .option("-y, --yes", "apply without asking (required when not on a terminal)")

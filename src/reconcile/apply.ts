@@ -140,6 +140,7 @@ export async function applyPlan(
     };
     let deployment: Deployment | null = live.get(change.name) ?? null;
     let fingerprints: ReturnType<typeof fingerprintsOfBody>;
+    let sentRequest = false;
 
     const done = async (): Promise<ApplyResult> => {
       result.elapsed_ms = elapsed();
@@ -153,6 +154,7 @@ export async function applyPlan(
           gitCommit: options.gitCommit,
           manifestDigest: object.manifestDigest,
           fingerprints,
+          sent: sentRequest,
           now: clock.now(),
         }),
       );
@@ -204,6 +206,7 @@ export async function applyPlan(
         result.id = deployment?.id ?? result.id;
         result.revision_id = sent.revisionId;
         fingerprints = fingerprintsOfBody(change.request?.body);
+        sentRequest = true;
       } catch (error) {
         Object.assign(result, { outcome: "failed", sync: "Failed", health: previous?.health ?? "Unknown" });
         result.message = errorText(error);

@@ -50,6 +50,8 @@ export type RecordInput = {
   manifestDigest: string | null | undefined;
   /** New fingerprints when secrets were sent; undefined keeps the previous ones. */
   fingerprints: SecretFingerprints | undefined;
+  /** True when this apply sent the object a request. */
+  sent: boolean;
   now: number;
 };
 
@@ -71,6 +73,7 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
       result.outcome === "skipped" ? (previous?.manifest_digest ?? null) : (input.manifestDigest ?? null),
     secret_fingerprints: input.fingerprints ?? previous?.secret_fingerprints ?? null,
     verify_thread_id: result.verify?.thread_id ?? previous?.verify_thread_id ?? null,
+    applied_at: input.sent ? new Date(input.now).toISOString() : (previous?.applied_at ?? null),
     updated_at: new Date(input.now).toISOString(),
     last_error: failed || result.verify?.ok === false ? result.message : null,
   };

@@ -37,6 +37,7 @@ function blank(kind: ObjectStatus["kind"], name: string): ObjectStatus {
     manifest_digest: null,
     secret_fingerprints: null,
     verify_thread_id: null,
+    applied_at: null,
     updated_at: "",
     last_error: null,
   };

@@ -34,6 +34,8 @@ export const ObjectStatus = Type.Object({
   ),
   /** Thread plumb reuses for spec.verify on this deployment's agent server. */
   verify_thread_id: Type.Optional(Nullable(Type.String())),
+  /** ISO 8601 time of the last apply that sent this object a request (owner of the fields above). */
+  applied_at: Type.Optional(Nullable(Type.String())),
   /** ISO 8601 time of this record. */
   updated_at: Type.String(),
   last_error: Nullable(Type.String()),
@@ -59,12 +61,32 @@ export const statusFileName = (kind: string, name: string): string => `${kind.to
 
 export const emptyStatusStore = (): StatusStore => ({ objects: new Map(), problems: [] });
 
-/** Merges two stores: the newer record (updated_at) of each object wins. */
+const time = (iso: string | null | undefined) => (iso ? Date.parse(iso) || 0 : 0);
+
+/**
+ * Merges two records of one object. What was observed (sync, health, revisions) comes from the newer
+ * record; what the last apply sent (git commit, digest, secret fingerprints) from the record of the
+ * later apply, so a drift check in a fresh clone never hides the fingerprints on the status branch.
+ */
+export function mergeObjectStatus(a: ObjectStatus, b: ObjectStatus): ObjectStatus {
+  const observed = time(b.updated_at) > time(a.updated_at) ? b : a;
+  const applied = time(b.applied_at) > time(a.applied_at) ? b : a;
+  return {
+    ...observed,
+    git_commit: applied.git_commit,
+    manifest_digest: applied.manifest_digest,
+    secret_fingerprints: applied.secret_fingerprints,
+    applied_at: applied.applied_at ?? null,
+    verify_thread_id: observed.verify_thread_id ?? applied.verify_thread_id ?? null,
+  };
+}
+
+/** Merges two stores object by object (see mergeObjectStatus). */
 export function mergeStatusStores(a: StatusStore, b: StatusStore): StatusStore {
   const objects = new Map(a.objects);
   for (const [key, status] of b.objects) {
     const current = objects.get(key);
-    if (!current || Date.parse(status.updated_at) > Date.parse(current.updated_at)) objects.set(key, status);
+    objects.set(key, current ? mergeObjectStatus(current, status) : status);
   }
   return { objects, problems: [...a.problems, ...b.problems] };
 }

@@ -43,12 +43,28 @@ describe("status store", () => {
     expect(store.objects.size).toBe(0);
   });
 
-  it("merges stores keeping the newer record", () => {
-    const older = sampleStatus("a", { updated_at: "2026-01-01T00:00:00Z", git_commit: "old" });
-    const newer = sampleStatus("a", { updated_at: "2026-01-02T00:00:00Z", git_commit: "new" });
-    const one = { objects: new Map([["Deployment/a", newer]]), problems: [] };
-    const two = { objects: new Map([["Deployment/a", older]]), problems: [] };
-    expect(mergeStatusStores(one, two).objects.get("Deployment/a")?.git_commit).toBe("new");
-    expect(mergeStatusStores(two, one).objects.get("Deployment/a")?.git_commit).toBe("new");
+  it("merges: observed fields from the newer record, applied fields from the later apply", () => {
+    const applied = sampleStatus("a", {
+      updated_at: "2026-01-01T00:00:00Z",
+      applied_at: "2026-01-01T00:00:00Z",
+      git_commit: "applied",
+      sync: "Synced",
+    });
+    // A later drift check in a fresh clone: newer observation, nothing applied, no fingerprints.
+    const observed = sampleStatus("a", {
+      updated_at: "2026-01-02T00:00:00Z",
+      applied_at: null,
+      git_commit: null,
+      secret_fingerprints: null,
+      sync: "OutOfSync",
+    });
+    const one = { objects: new Map([["Deployment/a", applied]]), problems: [] };
+    const two = { objects: new Map([["Deployment/a", observed]]), problems: [] };
+    for (const merged of [mergeStatusStores(one, two), mergeStatusStores(two, one)]) {
+      const record = merged.objects.get("Deployment/a")!;
+      expect(record.sync).toBe("OutOfSync");
+      expect(record.git_commit).toBe("applied");
+      expect(record.secret_fingerprints).toEqual(applied.secret_fingerprints);
+    }
   });
 });

@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { runApply } from "../../src/cli/apply.js";
+import type { RunningControlPlane } from "../../src/control-plane/server.js";
+import { loadStatusStore } from "../../src/reconcile/status-store.js";
+import { containerDoc, gitrepoDoc, writeManifests } from "../reconcile/harness.js";
+import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";
+
+let cp: RunningControlPlane | undefined;
+afterEach(async () => {
+  await cp?.stop();
+  cp = undefined;
+});
+
+describe("plumb apply", () => {
+  it("plans, applies with --yes, prints log lines and a summary, exits 0, and writes status", async () => {
+    const started = await startPlane();
+    cp = started.cp;
+    await writeManifests(started.root, [
+      gitrepoDoc("cli-a", { secrets: [{ name: "K", value: "hidden-value-1" }] }),
+    ]);
+    const io = captureIo(cp);
+    expect(await runApply(started.root, applyFlags(), io)).toBe(0);
+    const out = io.out();
+    expect(out).toContain("+ create");
+    expect(out).toMatch(/apply: Deployment cli-a converged revision \S+ DEPLOYED/);
+    expect(out).toContain("Apply complete: 1 converged");
+    expect(out + io.err()).not.toContain("hidden-value-1");
+    const store = await loadStatusStore(`${started.root}/.plumb/status`);
+    expect(store.objects.get("Deployment/cli-a")).toMatchObject({ sync: "Synced", health: "Healthy" });
+  });
+
+  it("refuses without a TTY and without --yes, sending nothing", async () => {
+    const started = await startPlane();
+    cp = started.cp;
+    await writeManifests(started.root, [containerDoc("cli-b", "registry.example/b:1")]);
+    const io = captureIo(cp);
+    await expect(runApply(started.root, applyFlags({ yes: false }), io)).rejects.toThrow(/--yes/);
+    const list = await fetch(`${cp.url}/v2/deployments`, { headers: { "x-api-key": "plumb-local-key" } });
+    expect(((await list.json()) as { resources: unknown[] }).resources).toHaveLength(0);
+  });
+
+  it("asks on a terminal and sends nothing unless the answer is yes", async () => {
+    const started = await startPlane();
+    cp = started.cp;
+    await writeManifests(started.root, [containerDoc("cli-c", "registry.example/c:1")]);
+    const questions: string[] = [];
+    const io = captureIo(cp, { stdin: { isTTY: true }, confirm: async (q) => (questions.push(q), false) });
+    expect(await runApply(started.root, applyFlags({ yes: false }), io)).toBe(1);
+    expect(questions[0]).toContain("Apply 1 change(s)?");
+    expect(io.out()).toContain("Apply cancelled");
+  });
+
+  it("prints JSON results and exits 1 when a build fails", async () => {
+    const started = await startPlane();
+    cp = started.cp;
+    await writeManifests(started.root, [
+      containerDoc("good", "registry.example/good:1"),
+      containerDoc("bad", "registry.example/fail-deploy:1"),
+    ]);
+    const io = captureIo(cp);
+    expect(await runApply(started.root, applyFlags({ output: "json" }), io)).toBe(1);
+    const parsed = JSON.parse(io.out());
+    expect(parsed.ok).toBe(false);
+    expect(parsed.summary).toMatchObject({ converged: 1, failed: 1 });
+    const bad = parsed.results.find((r: { name: string }) => r.name === "bad");
+    expect(bad).toMatchObject({ outcome: "failed", revision_status: "DEPLOY_FAILED" });
+    expect(bad.message).toContain("fail-deploy");
+    expect(parsed.plan.format_version).toBe("1");
+  });
+
+  it("--no-wait returns once accepted and records Progressing", async () => {
+    const started = await startPlane({ revisionSeconds: 5 });
+    cp = started.cp;
+    await writeManifests(started.root, [containerDoc("later", "registry.example/l:1")]);
+    const io = captureIo(cp);
+    expect(await runApply(started.root, applyFlags({ wait: false }), io)).toBe(0);
+    const store = await loadStatusStore(`${started.root}/.plumb/status`);
+    expect(store.objects.get("Deployment/later")).toMatchObject({
+      sync: "Progressing",
+      health: "Progressing",
+    });
+  });
+});
