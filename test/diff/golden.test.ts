@@ -13,7 +13,8 @@ import type { LoadedManifest } from "../../src/manifest/types.js";
 
 // Golden cases: test/fixtures/plan/<case>/ holds desired.yaml, live.json ({deployments,
 // organization?}) and optionally recorded.json ({"Deployment/NAME": [{name, value}]}: the secret
-// values last applied) and env.json. The plan in text, JSON and Markdown must match expected.*
+// values last applied) and env.json. The plan in text, JSON and Markdown must match expected.txt,
+// expected.json.golden and expected.md.golden (a suffix prettier leaves alone)
 // exactly. UPDATE_GOLDEN=1 rewrites them (review the diff before committing).
 
 const ROOT = join(import.meta.dirname, "../fixtures/plan");
@@ -62,12 +63,12 @@ describe("golden plans", () => {
       const dir = join(ROOT, name);
       const plan = await planCase(dir);
       check(dir, "expected.txt", formatPlanText(plan));
-      check(dir, "expected.json", formatPlanJson(plan));
-      check(dir, "expected.md", formatPlanMarkdown(plan));
+      check(dir, "expected.json.golden", formatPlanJson(plan));
+      check(dir, "expected.md.golden", formatPlanMarkdown(plan));
       const secrets = Object.values(
         readJson<Record<string, { value: string }[]>>(join(dir, "recorded.json"), {}),
       );
-      for (const out of ["expected.txt", "expected.json", "expected.md"].map((f) =>
+      for (const out of ["expected.txt", "expected.json.golden", "expected.md.golden"].map((f) =>
         readFileSync(join(dir, f), "utf8"),
       )) {
         expect(out).not.toContain("SECRET-VALUE");
