@@ -81,3 +81,38 @@ describe("plumb apply", () => {
     });
   });
 });
+
+describe("plumb apply interrupted", () => {
+  it("stops on SIGINT, exits 130, and a second run finishes the job", async () => {
+    const { EventEmitter } = await import("node:events");
+    const started = await startPlane();
+    cp = started.cp;
+    await writeManifests(
+      started.root,
+      Array.from({ length: 6 }, (_, i) => containerDoc(`sig-${i}`, `registry.example/sig-${i}:1`)),
+    );
+    const signals = new EventEmitter();
+    let creates = 0;
+    const fetchAndInterrupt: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (init?.method === "POST" && ++creates === 2) signals.emit("SIGINT");
+      return response;
+    };
+    const io = captureIo(cp, { fetch: fetchAndInterrupt, signals: signals as never });
+    expect(await runApply(started.root, applyFlags({ concurrency: 1 }), io)).toBe(130);
+    expect(io.out()).toContain("SIGINT: stopping");
+    const list = async () =>
+      (
+        (await (
+          await fetch(`${cp!.url}/v2/deployments`, { headers: { "x-api-key": "plumb-local-key" } })
+        ).json()) as {
+          resources: Array<{ name: string }>;
+        }
+      ).resources;
+    expect(await list()).toHaveLength(2);
+    expect(signals.listenerCount("SIGINT")).toBe(0);
+
+    expect(await runApply(started.root, applyFlags(), captureIo(cp))).toBe(0);
+    expect((await list()).map((d) => d.name).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `sig-${i}`));
+  });
+});
