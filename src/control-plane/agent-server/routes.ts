@@ -165,16 +165,21 @@ export function registerAgentRoutes(app: FastifyInstance, { ctx, store, schedule
     return thread === undefined ? reply : stateView(thread);
   });
 
-  app.post<Route>(path("/threads/:threadId/runs"), opts, async (request: Req, reply) => {
+  /** Creates a run from the request, or answers the error and returns undefined. */
+  const createRun = async (
+    request: Req,
+    reply: FastifyReply,
+    onCreated: (run: RunRecord) => void = () => undefined,
+  ): Promise<[ThreadRecord, RunRecord] | undefined> => {
     const parsed = parseRunCreate(request.body);
-    if (!parsed.ok) return invalid(reply, parsed.issues);
+    if (!parsed.ok) return void invalid(reply, parsed.issues);
     const body = parsed.value;
     const { deploymentId, threadId } = request.params;
     let thread = store.get(deploymentId, threadId);
     if (thread === undefined && body.if_not_exists !== "create")
-      return notFound(reply, `Thread ${threadId} not found.`);
+      return void notFound(reply, `Thread ${threadId} not found.`);
     if (body.assistant_id !== GRAPH_ID) {
-      return notFound(
+      return void notFound(
         reply,
         `Assistant ${body.assistant_id} not found; this deployment serves one graph: use assistant_id "${GRAPH_ID}".`,
       );
@@ -195,14 +200,31 @@ export function registerAgentRoutes(app: FastifyInstance, { ctx, store, schedule
       metadata: body.metadata,
       input_messages: body.input_messages,
     };
-    const view = runView(run); // as created: the run may already be running by the time we answer
+    onCreated(run);
     if (scheduler.submit(thread, run) === "conflict") {
-      return reply.code(409).send({
+      return void reply.code(409).send({
         detail: `Thread ${thread.thread_id} already has a run in progress; wait for it, or create the run with multitask_strategy "interrupt", "rollback" or "enqueue".`,
       });
     }
     await ctx.commit();
-    return reply.header("content-location", `/threads/${thread.thread_id}/runs/${run.run_id}`).send(view);
+    void reply.header("content-location", `/threads/${thread.thread_id}/runs/${run.run_id}`);
+    return [thread, run];
+  };
+
+  app.post<Route>(path("/threads/:threadId/runs"), opts, async (request: Req, reply) => {
+    // Answers the run as created: it may already be running (or done) once the commit returns.
+    let view: ReturnType<typeof runView> | undefined;
+    const created = await createRun(request, reply, (run) => (view = runView(run)));
+    return created === undefined ? reply : view;
+  });
+
+  // Create a run and wait for it: the thread's state values once it ends (SDK runs.wait).
+  app.post<Route>(path("/threads/:threadId/runs/wait"), opts, async (request: Req, reply) => {
+    const created = await createRun(request, reply);
+    if (created === undefined) return reply;
+    const [thread, run] = created;
+    await scheduler.settled(run);
+    return stateValues(thread);
   });
 
   app.get<Route>(path("/threads/:threadId/runs"), opts, async (request: Req, reply) => {

@@ -243,6 +243,18 @@ describe("runs", () => {
     expect((await call("GET", `/threads/${threadId}/runs/${slow.body.run_id}`)).body.status).toBe("timeout");
   });
 
+  it("runs/wait creates a run and answers the state once it ends", async () => {
+    const threadId = await newThread();
+    const waiting = call("POST", `/threads/${threadId}/runs/wait`, {
+      assistant_id: "agent",
+      input: { messages: [{ role: "user", content: "ping" }] },
+    });
+    await clock.advance(1000);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.body.messages.map((m: { content: string }) => m.content)).toEqual(["ping", "pong"]);
+  });
+
   it("serves health and info", async () => {
     expect((await call("GET", "/ok")).body).toEqual({ ok: true });
     expect((await call("GET", "/info")).body).toMatchObject({ graphs: ["agent"] });
