@@ -249,6 +249,7 @@ describe("runs", () => {
       assistant_id: "agent",
       input: { messages: [{ role: "user", content: "ping" }] },
     });
+    await expect.poll(() => clock.pending()).toBe(1); // the run has started
     await clock.advance(1000);
     const answer = await waiting;
     expect(answer.status).toBe(200);
