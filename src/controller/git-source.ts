@@ -1,0 +1,161 @@
+import { access, chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { simpleGit, type SimpleGit } from "simple-git";
+import { PlumbError } from "../errors.js";
+
+// Follows one branch of a git remote with shallow fetches. Credentials come from the environment
+// (PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN) through a GIT_ASKPASS helper that reads them at run time,
+// so they never appear in argv, URLs, remote config or logs.
+
+export type GitSourceOptions = {
+  url: string;
+  branch: string;
+  /** Manifest directory inside the repository. */
+  path?: string | undefined;
+  /** Where the checkout lives (reused across restarts). */
+  workDir: string;
+  env: NodeJS.ProcessEnv;
+};
+
+export type GitSource = {
+  checkoutDir: string;
+  /** Directory the manifests are loaded from (checkout + --path). */
+  manifestRoot: string;
+  commit(): string;
+  /** Fetches the branch; resolves true when its commit moved (the checkout now shows it). */
+  fetch(): Promise<boolean>;
+  close(): Promise<void>;
+};
+
+/** The URL without user:password, for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.username && !parsed.password) return url;
+    parsed.username = "****";
+    parsed.password = "";
+    return parsed.href;
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, "//****@");
+  }
+}
+
+const ASKPASS = `#!/bin/sh
+case "$1" in
+  *sername*) printf '%s\\n' "\${PLUMB_GIT_USERNAME:-x-access-token}" ;;
+  *) printf '%s\\n' "\${PLUMB_GIT_TOKEN}" ;;
+esac
+`;
+
+const PASSED_ENV = [
+  "PATH",
+  "HOME",
+  "LANG",
+  "LC_ALL",
+  "TMPDIR",
+  "HTTPS_PROXY",
+  "HTTP_PROXY",
+  "NO_PROXY",
+  "SSH_AUTH_SOCK",
+];
+
+async function gitEnv(
+  env: NodeJS.ProcessEnv,
+): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
+  const out: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
+  for (const name of PASSED_ENV) if (env[name]) out[name] = env[name];
+  if (!env.PLUMB_GIT_TOKEN) return { env: out, cleanup: async () => {} };
+  const dir = await mkdtemp(join(tmpdir(), "plumb-askpass-"));
+  const script = join(dir, "askpass.sh");
+  await writeFile(script, ASKPASS, { mode: 0o700 });
+  await chmod(script, 0o700);
+  out.GIT_ASKPASS = script;
+  out.PLUMB_GIT_TOKEN = env.PLUMB_GIT_TOKEN;
+  if (env.PLUMB_GIT_USERNAME) out.PLUMB_GIT_USERNAME = env.PLUMB_GIT_USERNAME;
+  return { env: out, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+/** Git's own message, with any URL credentials removed. */
+const gitFailure = (what: string, url: string, error: unknown) =>
+  new PlumbError(
+    "git-failed",
+    `${what} ${redactUrl(url)} failed: ${(error instanceof Error ? error.message : String(error))
+      .replace(/\/\/[^/@\s]*@/g, "//****@")
+      .trim()
+      .split("\n")
+      .slice(-3)
+      .join(" ")}`,
+  );
+
+export async function openGitSource(options: GitSourceOptions): Promise<GitSource> {
+  const checkoutDir = resolve(options.workDir);
+  const { env, cleanup } = await gitEnv(options.env);
+  const gitIn = (dir: string): SimpleGit =>
+    simpleGit({ baseDir: dir, unsafe: { allowUnsafeAskPass: true } }).env(env);
+  await mkdir(checkoutDir, { recursive: true });
+  let git = gitIn(checkoutDir);
+  if (!(await exists(join(checkoutDir, ".git")))) {
+    try {
+      await gitIn(checkoutDir).clone(options.url, checkoutDir, [
+        "--depth",
+        "1",
+        "--branch",
+        options.branch,
+        "--single-branch",
+      ]);
+    } catch (error) {
+      await cleanup();
+      throw gitFailure("cloning", options.url, error);
+    }
+    git = gitIn(checkoutDir);
+  } else {
+    // A checkout from an earlier run: follow the configured remote and branch from here on.
+    await git.remote(["set-url", "origin", options.url]);
+  }
+  let head = (await git.revparse(["HEAD"])).trim();
+  let fetching: Promise<boolean> | null = null;
+  let again = false;
+
+  const fetchOnce = async (): Promise<boolean> => {
+    try {
+      await git.fetch(["--depth", "1", "origin", options.branch]);
+    } catch (error) {
+      throw gitFailure("fetching", options.url, error);
+    }
+    const fetched = (await git.revparse(["FETCH_HEAD"])).trim();
+    if (fetched === head) return false;
+    await git.reset(["--hard", fetched]);
+    head = fetched;
+    return true;
+  };
+
+  return {
+    checkoutDir,
+    manifestRoot: options.path ? join(checkoutDir, options.path) : checkoutDir,
+    commit: () => head,
+    // Overlapping requests (webhook during a poll) share the running fetch plus one more after it.
+    async fetch() {
+      if (fetching) {
+        again = true;
+        return fetching;
+      }
+      fetching = (async () => {
+        let moved = false;
+        do {
+          again = false;
+          moved = (await fetchOnce()) || moved;
+        } while (again);
+        return moved;
+      })().finally(() => (fetching = null));
+      return fetching;
+    },
+    close: cleanup,
+  };
+}

@@ -1,0 +1,117 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Registry } from "prom-client";
+import { PlumbError } from "../errors.js";
+import { verifySignature } from "./webhook.js";
+
+// The controller's HTTP face: probes, metrics, status and the git webhook. node:http keeps it small.
+
+export type HttpHandlers = {
+  ready(): boolean;
+  registry: Registry;
+  status(): unknown;
+  /** Shared webhook secret; undefined disables POST /hooks/git (404). */
+  webhookSecret: string | undefined;
+  /** Called for a correctly signed webhook delivery. */
+  onWebhook(): void;
+  /** Called for a delivery with a bad signature (metric, log). */
+  onBadWebhook?(): void;
+};
+
+export type ControllerHttp = { url: string; close(): Promise<void> };
+
+const MAX_WEBHOOK_BYTES = 1024 * 1024;
+
+/** `127.0.0.1:9400`, `:9400`, `9400` → host and port. */
+export function parseListen(text: string): { host: string; port: number } {
+  const match = /^(?:(.*):)?(\d{1,5})$/.exec(text.trim());
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port > 65535)
+    throw new PlumbError("usage", `--listen expects HOST:PORT, e.g. 127.0.0.1:9400; got "${text}"`, {
+      exitCode: 64,
+    });
+  const host = (match[1] ?? "").replace(/^\[(.*)\]$/, "$1") || "0.0.0.0";
+  return { host, port };
+}
+
+const send = (res: ServerResponse, code: number, body: unknown, type = "application/json") => {
+  const text = type === "application/json" ? `${JSON.stringify(body)}\n` : String(body);
+  res.writeHead(code, { "content-type": type, "cache-control": "no-store" });
+  res.end(text);
+};
+
+async function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_WEBHOOK_BYTES) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function handle(h: HttpHandlers, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? "/").split("?")[0];
+  const method = req.method ?? "GET";
+  if (path === "/hooks/git") {
+    if (method !== "POST") return send(res, 405, { detail: "use POST" });
+    if (!h.webhookSecret) return send(res, 404, { detail: "webhook not configured (--webhook-secret-file)" });
+    const body = await readBody(req);
+    if (!body) return send(res, 413, { detail: "payload too large" });
+    const header = req.headers["x-hub-signature-256"];
+    if (!verifySignature(h.webhookSecret, body, Array.isArray(header) ? header[0] : header)) {
+      h.onBadWebhook?.();
+      return send(res, 401, { detail: "invalid signature" });
+    }
+    h.onWebhook();
+    return send(res, 202, { accepted: true });
+  }
+  if (method !== "GET" && method !== "HEAD") return send(res, 405, { detail: "use GET" });
+  switch (path) {
+    case "/healthz":
+      return send(res, 200, { ok: true });
+    case "/readyz":
+      return h.ready() ? send(res, 200, { ready: true }) : send(res, 503, { ready: false });
+    case "/metrics":
+      return send(res, 200, await h.registry.metrics(), h.registry.contentType);
+    case "/status":
+      return send(res, 200, h.status());
+    default:
+      return send(res, 404, { detail: "not found" });
+  }
+}
+
+export async function startControllerHttp(
+  listen: { host: string; port: number },
+  handlers: HttpHandlers,
+): Promise<ControllerHttp> {
+  const server = createServer((req, res) => {
+    handle(handlers, req, res).catch(() => {
+      if (!res.headersSent) send(res, 500, { detail: "internal error" });
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        new PlumbError(
+          "listen-failed",
+          `cannot listen on ${listen.host}:${listen.port} (${error.code ?? error.message}); pick another --listen`,
+        ),
+      ),
+    );
+    server.listen(listen.port, listen.host, resolve);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
