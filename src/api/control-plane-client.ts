@@ -1,3 +1,4 @@
+import { createsRevision } from "../diff/apply-patch-body.js";
 import { type TSchema, Type } from "@sinclair/typebox";
 import { systemClock } from "../clock.js";
 import {
@@ -64,19 +65,6 @@ const ListenerPage = PageOf(Listener);
 const IntegrationList = Type.Array(Integration);
 
 const id = (value: string) => encodeURIComponent(value);
-
-/** Spec 4.1 rule 1: whether sending this PATCH body creates a new revision. */
-export function createsRevision(body: DeploymentPatchRequest): boolean {
-  const src = body.source_revision_config;
-  const revisionField =
-    !!src &&
-    [src.repo_ref, src.graph_config_path, src.image_uri, src.source_tarball_path].some(
-      (value) => value !== null && value !== undefined,
-    );
-  return (
-    revisionField || (body.secrets ?? null) !== null || (body.source_config?.resource_spec ?? null) !== null
-  );
-}
 
 /** null for a 404, the value otherwise. */
 async function orNull<T>(call: Promise<T>): Promise<T | null> {

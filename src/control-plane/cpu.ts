@@ -1,3 +1,5 @@
+// Deliberately independent of src/diff/ (the client-side model of these rules): the local control
+// plane stands in for a foreign service, so sharing code would let one bug hide on both sides.
 import type { ResourceSpec } from "../schema/resource-spec.js";
 import { CPU_FIELDS } from "../schema/resource-spec.js";
 

@@ -1,5 +1,6 @@
 import { CPU_FIELDS } from "../schema/resource-spec.js";
-import { needsCpuRounding, roundCpu } from "./cpu.js";
+import { roundCpu } from "../diff/cpu.js";
+import { needsCpuRounding } from "./cpu.js";
 import type { FieldPath } from "./locate.js";
 import { present, type Raw, records, type Report } from "./rule-helpers.js";
 import { suggest } from "./schema-check.js";

@@ -1,10 +1,7 @@
 import nock from "nock";
 import { describe, expect, it } from "vitest";
-import {
-  createControlPlaneClient,
-  createsRevision,
-  type ControlPlaneClientOptions,
-} from "../../src/api/control-plane-client.js";
+import { createControlPlaneClient, type ControlPlaneClientOptions } from "../../src/api/control-plane-client.js";
+import { createsRevision } from "../../src/diff/apply-patch-body.js";
 import { ApiError } from "../../src/api/errors.js";
 import type { DeploymentCreateRequest } from "../../src/schema/deployment.js";
 import { BASE, deployment, fakeClock, KEY, useStrictNock } from "./helpers.js";

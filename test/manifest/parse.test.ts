@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { roundCpu } from "../../src/manifest/cpu.js";
+import { roundCpu } from "../../src/diff/cpu.js";
 import {
   decodeManifestBytes,
   MAX_MANIFEST_BYTES,
