@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { createInterface } from "node:readline/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { formatPlanJson } from "../diff/format-json.js";
@@ -146,6 +147,8 @@ export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise
   }
 
   const controller = new AbortController();
+  // Every request in flight listens on this one signal.
+  setMaxListeners(0, controller.signal);
   const signals = io.signals ?? process;
   let signalName: "SIGINT" | "SIGTERM" | null = null;
   const onSignal = (name: "SIGINT" | "SIGTERM") => () => {
