@@ -29,4 +29,10 @@ export default defineConfig(
       "@typescript-eslint/unbound-method": "off",
     },
   },
+  {
+    // Plain-JS helpers (loaders for spawned test processes) are outside the TypeScript project.
+    files: ["**/*.mjs"],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: { process: "readonly", URL: "readonly" } },
+  },
 );
