@@ -20,9 +20,15 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
     // background commit must not crash the server, and the next write retries it.
     onChange: () => void ctx.commit().catch(() => undefined),
   });
+  // Runs restored before the server is ready resume only once it is: by then ctx.commit persists.
+  let ready = false;
   return {
     register(app) {
       registerAgentRoutes(app, { ctx, store, scheduler });
+      app.addHook("onReady", async () => {
+        ready = true;
+        scheduler.resume(store.all());
+      });
       // Before connections drain: release waiting joins and stop timers; runs resume on restart.
       app.addHook("preClose", async () => scheduler.shutdown());
     },
@@ -31,7 +37,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
       snapshot: () => store.snapshot(),
       restore: (data) => {
         store.restore(data);
-        scheduler.resume(store.all());
+        if (ready) scheduler.resume(store.all());
       },
     },
   };
