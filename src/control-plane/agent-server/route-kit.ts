@@ -1,0 +1,90 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ControlPlaneContext } from "../context.js";
+import type { Scheduler } from "./scheduler.js";
+import type { ThreadStore } from "./store.js";
+import type { RunRecord, ThreadRecord } from "./types.js";
+import type { ValidationIssue } from "./validation.js";
+
+/** What the agent-server route files share: request types, lookups answering 404, 422 replies. */
+
+export const AGENTS_PREFIX = "/agents/:deploymentId";
+
+export type Params = { deploymentId: string; threadId: string; runId: string };
+export type Route = { Params: Params; Querystring: Record<string, string | undefined> };
+export type Req = FastifyRequest<Route>;
+
+export type AgentRoutesDeps = { ctx: ControlPlaneContext; store: ThreadStore; scheduler: Scheduler };
+
+export const notFound = (reply: FastifyReply, detail: string) => reply.code(404).send({ detail });
+export const invalid = (reply: FastifyReply, detail: ValidationIssue[]) => reply.code(422).send({ detail });
+
+/** Parses an optional non-negative integer query parameter; pushes an issue when malformed. */
+export function intQuery(
+  query: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  issues: ValidationIssue[],
+): number {
+  const raw = query[name];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (Number.isInteger(value) && value >= min && value <= max) return value;
+  issues.push({
+    loc: ["query", name],
+    msg: `Input should be an integer from ${min} to ${max}`,
+    type: "int_parsing",
+  });
+  return fallback;
+}
+
+export type RouteKit = ReturnType<typeof createRouteKit>;
+
+export function createRouteKit({ ctx, store }: AgentRoutesDeps) {
+  const iso = () => new Date(ctx.clock.now()).toISOString();
+
+  // Answers 404 for a deployment the caller's tenant does not own (or that does not exist).
+  const deploymentGuard = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { deploymentId } = request.params as Params;
+    if (!ctx.deploymentExists(ctx.tenantOf(request), deploymentId)) {
+      return notFound(reply, `Deployment ID ${deploymentId} not found.`);
+    }
+  };
+  const opts = { preHandler: deploymentGuard };
+  const path = (suffix: string) => `${AGENTS_PREFIX}${suffix}`;
+
+  const newThread = (threadId: string, metadata: Record<string, unknown>): ThreadRecord => {
+    const now = iso();
+    return {
+      thread_id: threadId,
+      created_at: now,
+      updated_at: now,
+      state_updated_at: now,
+      metadata,
+      checkpoint_id: randomUUID(),
+      messages: [],
+      runs: [],
+    };
+  };
+
+  const findThread = (request: Req, reply: FastifyReply): ThreadRecord | undefined => {
+    const thread = store.get(request.params.deploymentId, request.params.threadId);
+    if (thread === undefined) void notFound(reply, `Thread ${request.params.threadId} not found.`);
+    return thread;
+  };
+
+  const findRun = (request: Req, reply: FastifyReply): [ThreadRecord, RunRecord] | undefined => {
+    const thread = findThread(request, reply);
+    if (thread === undefined) return undefined;
+    const run = thread.runs.find((candidate) => candidate.run_id === request.params.runId);
+    if (run === undefined) {
+      void notFound(reply, `Run ${request.params.runId} not found on thread ${thread.thread_id}.`);
+      return undefined;
+    }
+    return [thread, run];
+  };
+
+  return { iso, opts, path, newThread, findThread, findRun };
+}

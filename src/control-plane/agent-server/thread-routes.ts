@@ -1,0 +1,97 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { GRAPH_ID } from "./graph.js";
+import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "./route-kit.js";
+import { parseThreadCreate, type ValidationIssue } from "./validation.js";
+import { stateView, threadView } from "./views.js";
+
+/** Health, info and thread routes of the simulated agent server. */
+export function registerThreadRoutes(
+  app: FastifyInstance,
+  { ctx, store, scheduler }: AgentRoutesDeps,
+  kit: RouteKit,
+): void {
+  const { opts, path, newThread, findThread } = kit;
+  app.get<Route>(path("/ok"), opts, async () => ({ ok: true }));
+  app.get<Route>(path("/info"), opts, async (request: Req) => ({
+    version: "plumb-simulated-1",
+    flags: { assistants: true, crons: false, langsmith: false },
+    host: { kind: "plumb-local", deployment_id: request.params.deploymentId },
+    graphs: [GRAPH_ID],
+  }));
+
+  app.post<Route>(path("/threads"), opts, async (request: Req, reply) => {
+    const parsed = parseThreadCreate(request.body);
+    if (!parsed.ok) return invalid(reply, parsed.issues);
+    const { deploymentId } = request.params;
+    const { thread_id: requestedId, metadata, if_exists: ifExists } = parsed.value;
+    const existing = requestedId === null ? undefined : store.get(deploymentId, requestedId);
+    if (existing !== undefined) {
+      if (ifExists === "do_nothing") return threadView(existing);
+      return reply.code(409).send({
+        detail: `Thread ${existing.thread_id} already exists; send if_exists "do_nothing" to reuse it.`,
+      });
+    }
+    const thread = newThread(requestedId ?? randomUUID(), metadata);
+    store.put(deploymentId, thread);
+    const view = threadView(thread);
+    await ctx.commit();
+    return view;
+  });
+
+  app.post<Route>(path("/threads/search"), opts, async (request: Req, reply) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const issues: ValidationIssue[] = [];
+    const limit = typeof body.limit === "number" ? body.limit : 10;
+    const offset = typeof body.offset === "number" ? body.offset : 0;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      issues.push({
+        loc: ["body", "limit"],
+        msg: "Input should be an integer from 1 to 1000",
+        type: "int_parsing",
+      });
+    if (!Number.isInteger(offset) || offset < 0)
+      issues.push({
+        loc: ["body", "offset"],
+        msg: "Input should be a non-negative integer",
+        type: "int_parsing",
+      });
+    if (issues.length > 0) return invalid(reply, issues);
+    const metadata =
+      typeof body.metadata === "object" && body.metadata !== null
+        ? (body.metadata as Record<string, unknown>)
+        : {};
+    const matches = store
+      .list(request.params.deploymentId)
+      .filter((thread) =>
+        Object.entries(metadata).every(
+          ([key, value]) => JSON.stringify(thread.metadata[key]) === JSON.stringify(value),
+        ),
+      )
+      .map(threadView)
+      .filter((view) => body.status === undefined || body.status === null || view.status === body.status)
+      .sort((a, b) => b.created_at.localeCompare(a.created_at));
+    return matches.slice(offset, offset + limit);
+  });
+
+  app.get<Route>(path("/threads/:threadId"), opts, async (request: Req, reply) => {
+    const thread = findThread(request, reply);
+    return thread === undefined ? reply : threadView(thread);
+  });
+
+  app.delete<Route>(path("/threads/:threadId"), opts, async (request: Req, reply) => {
+    const thread = findThread(request, reply);
+    if (thread === undefined) return reply;
+    scheduler.discard(thread);
+    store.delete(request.params.deploymentId, thread.thread_id);
+    await ctx.commit();
+    return reply.code(204).send();
+  });
+
+  app.get<Route>(path("/threads/:threadId/state"), opts, async (request: Req, reply) => {
+    const thread = findThread(request, reply);
+    return thread === undefined ? reply : stateView(thread);
+  });
+
+  /** Creates a run from the request, or answers the error and returns undefined. */
+}
