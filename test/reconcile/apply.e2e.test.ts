@@ -137,3 +137,31 @@ describe("apply against the local control plane", () => {
     expect((await loadStatusStore(env.statusDir)).objects.get("Deployment/eps")!.sync).toBe("Refused");
   });
 });
+
+describe("OrganizationAccess", () => {
+  it("is applied through the platform API and recorded", async () => {
+    env = await startEnv();
+    const org = (jit: boolean, invites: boolean) => ({
+      apiVersion: "plumb/v1",
+      kind: "OrganizationAccess",
+      metadata: { name: "acme" },
+      spec: { jit_provisioning_enabled: jit, invites_enabled: invites },
+    });
+    const before = (await call(env.cp, "GET", "/api/v1/organizations/current/info")).body!;
+    await writeManifests(env.root, [org(!before.jit_provisioning_enabled, !before.invites_enabled)]);
+    const report = await env.apply();
+    expect(report.results[0]).toMatchObject({
+      kind: "OrganizationAccess",
+      action: "update",
+      outcome: "converged",
+    });
+    const after = (await call(env.cp, "GET", "/api/v1/organizations/current/info")).body!;
+    expect(after.jit_provisioning_enabled).toBe(!before.jit_provisioning_enabled);
+    expect(after.invites_enabled).toBe(!before.invites_enabled);
+    expect((await loadStatusStore(env.statusDir)).objects.get("OrganizationAccess/acme")).toMatchObject({
+      sync: "Synced",
+      health: "Healthy",
+    });
+    expect((await env.apply()).results[0]!.action).toBe("noop");
+  });
+});

@@ -6,18 +6,15 @@ import { type Clock, systemClock } from "../../src/clock.js";
 import type { ControlPlaneOptions } from "../../src/control-plane/options.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { buildPlan, type DesiredObject } from "../../src/diff/build-plan.js";
 import type { Plan } from "../../src/diff/plan-types.js";
-import { loadManifests } from "../../src/manifest/load.js";
-import { loadSecretValues } from "../../src/manifest/secrets.js";
-import type { DeploymentManifest } from "../../src/schema/manifest.js";
+import { createPlatformClient } from "../../src/api/platform-client.js";
+import { fingerprintsFromStatus, planManifests } from "../../src/cli/plan-run.js";
+import { applyObjects } from "../../src/reconcile/session.js";
 import { createApplyPorts } from "../../src/reconcile/api-adapter.js";
 import { applyPlan } from "../../src/reconcile/apply.js";
 import type { ApplyObject, ApplyOptions, ApplyReport } from "../../src/reconcile/apply-types.js";
 import type { ApplyPorts } from "../../src/reconcile/ports.js";
-import { manifestDigest } from "../../src/reconcile/status-record.js";
 import { loadStatusStore, saveObjectStatus } from "../../src/reconcile/status-store.js";
-import type { LoadedManifest } from "../../src/manifest/types.js";
 
 /** A clock whose sleeps move time forward at once: the control plane shares it, so revisions progress. */
 export class FastClock implements Clock {
@@ -93,35 +90,22 @@ export async function startEnv(
     api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
     transport: { retry: { baseDelayMs: 5, maxDelayMs: 50 }, timeoutMs: 5_000 },
   });
+  const platform = createPlatformClient({
+    apiUrl: cp.url,
+    platformUrl: cp.url,
+    apiKey: DEFAULT_API_KEY,
+    clock,
+  } as never);
   const plan = async () => {
-    const { manifests, problems } = await loadManifests(root);
-    if (problems.some((p) => p.severity === "error")) throw new Error(JSON.stringify(problems));
     const store = await loadStatusStore(statusDir);
-    const desired: DesiredObject[] = await Promise.all(
-      manifests.map(async (loaded) =>
-        loaded.manifest.kind === "Deployment"
-          ? {
-              loaded,
-              secrets: await loadSecretValues(loaded as LoadedManifest<DeploymentManifest>, { root }),
-            }
-          : { loaded },
-      ),
-    );
-    const live = { deployments: await ports.controlPlane.listDeployments() };
-    const result = buildPlan({
-      desired,
-      live,
-      fingerprints: (kind, name) => store.objects.get(`${kind}/${name}`)?.secret_fingerprints ?? undefined,
+    const result = await planManifests({
+      root,
+      controlPlane: ports.controlPlane,
+      platform,
+      fingerprints: fingerprintsFromStatus(store),
     });
-    const objects = result.changes.map((change, i) => {
-      const manifest = manifests[i]!.manifest;
-      return {
-        change,
-        verify: manifest.kind === "Deployment" ? manifest.spec.verify : undefined,
-        manifestDigest: manifestDigest(manifest),
-      };
-    });
-    return { plan: result, objects };
+    if (!result.ok) throw new Error(JSON.stringify(result.problems));
+    return { plan: result.plan, objects: applyObjects(result) };
   };
   return {
     cp,
