@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { applyCommand } from "./apply.js";
 import { controlPlaneCommand } from "./control-plane.js";
+import { controllerCommand } from "./controller.js";
 import { driftCommand } from "./drift.js";
 import { planCommand } from "./plan.js";
 import { statusCommand } from "./status.js";
@@ -17,4 +18,5 @@ export const COMMANDS: Array<() => Command> = [
   () => applyCommand(),
   () => driftCommand(),
   () => statusCommand(),
+  () => controllerCommand(),
 ];

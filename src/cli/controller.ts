@@ -1,0 +1,189 @@
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { Cron } from "croner";
+import { readApiOptions } from "../api/config.js";
+import { type ControllerSource, startController } from "../controller/controller.js";
+import { parseListen } from "../controller/http-server.js";
+import { UsageError } from "../errors.js";
+import { createLogger } from "../logger.js";
+import { parseDuration } from "./apply.js";
+
+type Flags = {
+  dir?: string;
+  repo?: string;
+  branch: string;
+  path?: string;
+  interval: number;
+  workdir?: string;
+  listen: string;
+  webhookSecretFile?: string;
+  driftSchedule?: string;
+  selfHeal?: boolean;
+  concurrency: number;
+  debounce: number;
+  timeout: number;
+  backoffMax: number;
+  pollInterval: number;
+  shutdownGrace: number;
+  statusDir?: string;
+  statusBranch?: string;
+  apiUrl?: string;
+  apiKeyFile?: string;
+  tenantId?: string;
+  platformUrl?: string;
+};
+
+const positiveInt = (text: string) => {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 256)
+    throw new InvalidArgumentError("expected an integer from 1 to 256");
+  return n;
+};
+
+const cronExpression = (text: string) => {
+  try {
+    new Cron(text, { paused: true }).stop();
+  } catch (error) {
+    throw new InvalidArgumentError(
+      `not a cron expression (${(error as Error).message}), e.g. "*/10 * * * *"`,
+    );
+  }
+  return text;
+};
+
+function webhookSecret(flags: Flags, env: NodeJS.ProcessEnv): string | undefined {
+  if (flags.webhookSecretFile) {
+    let text: string;
+    try {
+      text = readFileSync(flags.webhookSecretFile, "utf8").trim();
+    } catch (error) {
+      throw new UsageError(
+        `cannot read --webhook-secret-file ${flags.webhookSecretFile} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`,
+      );
+    }
+    if (!text) throw new UsageError(`--webhook-secret-file ${flags.webhookSecretFile} is empty`);
+    return text;
+  }
+  return env.PLUMB_WEBHOOK_SECRET?.trim() || undefined;
+}
+
+function sourceOf(flags: Flags): ControllerSource {
+  if (Boolean(flags.dir) === Boolean(flags.repo))
+    throw new UsageError("give exactly one source: --dir PATH or --repo URL");
+  if (flags.dir) return { kind: "dir", dir: resolve(flags.dir) };
+  return {
+    kind: "git",
+    url: flags.repo!,
+    branch: flags.branch,
+    path: flags.path,
+    workDir: resolve(flags.workdir ?? join(".plumb", "checkout")),
+    intervalMs: flags.interval,
+  };
+}
+
+/** `plumb controller`: keeps the control plane in step with a directory or a git branch, all day. */
+export function controllerCommand(): Command {
+  return new Command("controller")
+    .description("Run continuously: watch a directory or follow a git branch, reconcile changes, check drift")
+    .option("--dir <path>", "watch this manifest directory")
+    .option("--repo <url>", "follow this git repository (credentials: PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN)")
+    .option("--branch <name>", "branch of --repo to follow", "main")
+    .option("--path <subdir>", "manifest directory inside the repository")
+    .addOption(
+      new Option("--interval <duration>", "how often to fetch --repo")
+        .argParser(parseDuration)
+        .default(60_000, "60s"),
+    )
+    .option("--workdir <dir>", "where the checkout of --repo lives (default .plumb/checkout)")
+    .option("--listen <host:port>", "serve /healthz /readyz /metrics /status /hooks/git", "127.0.0.1:9400")
+    .option("--webhook-secret-file <path>", "shared secret of POST /hooks/git (else PLUMB_WEBHOOK_SECRET)")
+    .option("--drift-schedule <cron>", 'check drift on this schedule, e.g. "*/10 * * * *"', cronExpression)
+    .option("--self-heal", "re-apply git's version when drift is found (default: report only)")
+    .option("--concurrency <n>", "objects reconciled at once", positiveInt, 8)
+    .addOption(
+      new Option("--debounce <duration>", "quiet time after file events before reconciling")
+        .argParser(parseDuration)
+        .default(200, "200ms"),
+    )
+    .addOption(
+      new Option("--timeout <duration>", "per object: wait for DEPLOYED and verify")
+        .argParser(parseDuration)
+        .default(20 * 60_000, "20m"),
+    )
+    .addOption(
+      new Option("--backoff-max <duration>", "longest wait between retries of a failing object")
+        .argParser(parseDuration)
+        .default(10 * 60_000, "10m"),
+    )
+    .addOption(
+      new Option("--poll-interval <duration>", "first wait between revision status checks")
+        .argParser(parseDuration)
+        .default(1_000, "1s"),
+    )
+    .addOption(
+      new Option("--shutdown-grace <duration>", "on SIGTERM, how long running reconciles may finish")
+        .argParser(parseDuration)
+        .default(20_000, "20s"),
+    )
+    .option("--status-dir <dir>", "status store (default <manifest repo>/.plumb/status)")
+    .option("--status-branch <branch>", "also commit the status to this branch of the manifest repository")
+    .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
+    .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
+    .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
+    .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
+    .action(async (flags: Flags) => {
+      await runController(flags, process.env, process);
+      process.exitCode = 0;
+    });
+}
+
+export async function runController(
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+  signals: Pick<NodeJS.Process, "once" | "on" | "removeListener">,
+): Promise<void> {
+  const source = sourceOf(flags);
+  const listen = parseListen(flags.listen);
+  const api = readApiOptions(env, flags);
+  const logger = createLogger({ name: "plumb-controller" });
+  const controller = await startController({
+    source,
+    api,
+    statusDir: flags.statusDir,
+    statusBranch: flags.statusBranch,
+    listen,
+    webhookSecret: webhookSecret(flags, env),
+    driftSchedule: flags.driftSchedule,
+    selfHeal: Boolean(flags.selfHeal),
+    concurrency: flags.concurrency,
+    debounceMs: flags.debounce,
+    backoffBaseMs: 5_000,
+    backoffMaxMs: flags.backoffMax,
+    timeoutMs: flags.timeout,
+    pollIntervalMs: flags.pollInterval,
+    env,
+    logger,
+  });
+  const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
+    signals.once("SIGTERM", () => resolveSignal("SIGTERM"));
+    signals.once("SIGINT", () => resolveSignal("SIGINT"));
+  });
+  logger.info({ signal }, "signal received");
+  // A second signal abandons the wait for running reconciles (they resume on the next start).
+  const hurry = () => logger.warn({}, "second signal: not waiting any longer");
+  const stopped = controller.stop(flags.shutdownGrace);
+  const force = new Promise<void>((resolveForce) => {
+    const onAgain = () => {
+      hurry();
+      resolveForce();
+    };
+    signals.once("SIGTERM", onAgain);
+    signals.once("SIGINT", onAgain);
+    void stopped.then(() => {
+      signals.removeListener("SIGTERM", onAgain);
+      signals.removeListener("SIGINT", onAgain);
+    });
+  });
+  await Promise.race([stopped, force]);
+}
