@@ -98,7 +98,11 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
   const checkoutDir = resolve(options.workDir);
   const { env, cleanup } = await gitEnv(options.env);
   const gitIn = (dir: string): SimpleGit =>
-    simpleGit({ baseDir: dir, unsafe: { allowUnsafeAskPass: true } }).env(env);
+    simpleGit({
+      baseDir: dir,
+      unsafe: { allowUnsafeAskPass: true },
+      allowEnvironment: ["GIT_ASKPASS", "GIT_TERMINAL_PROMPT"],
+    }).env(env);
   await mkdir(checkoutDir, { recursive: true });
   let git = gitIn(checkoutDir);
   if (!(await exists(join(checkoutDir, ".git")))) {

@@ -1,0 +1,122 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Controller, startController } from "../../src/controller/controller.js";
+import { redactUrl } from "../../src/controller/git-source.js";
+import { signBody } from "../../src/controller/webhook.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
+
+const run = promisify(execFile);
+const git = (cwd: string, ...args: string[]) =>
+  run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
+
+let tmp: string;
+let bare: string;
+let work: string;
+let cp: RunningControlPlane;
+let controller: Controller | undefined;
+
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), "plumb-ctl-git-"));
+  bare = join(tmp, "manifests.git");
+  work = join(tmp, "work");
+  await run("git", ["init", "--bare", "-b", "main", bare]);
+  await run("git", ["clone", bare, work]);
+  await git(work, "checkout", "-B", "main");
+  await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
+  await writeDoc(join(work, "deploy"), "b.yaml", container("beta", "img/beta:1"));
+  await writeDoc(work, "README.md", "not a manifest\n");
+  await git(work, "add", ".");
+  await git(work, "commit", "-m", "first");
+  await git(work, "push", "origin", "main");
+  cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
+});
+afterEach(async () => {
+  await controller?.stop(1_000);
+  controller = undefined;
+  await cp.stop();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe("controller following a git branch", () => {
+  it("applies the branch, then a pushed change after a signed webhook; a bad signature fetches nothing", async () => {
+    const log = memoryLogger();
+    controller = await startController({
+      source: {
+        kind: "git",
+        url: bare,
+        branch: "main",
+        path: "deploy",
+        workDir: join(tmp, "checkout"),
+        intervalMs: 3_600_000,
+      },
+      api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
+      listen: { host: "127.0.0.1", port: 0 },
+      webhookSecret: "hook-secret",
+      selfHeal: false,
+      concurrency: 4,
+      debounceMs: 10,
+      backoffBaseMs: 50,
+      backoffMaxMs: 200,
+      timeoutMs: 10_000,
+      pollIntervalMs: 10,
+      maxPollIntervalMs: 50,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, PLUMB_GIT_TOKEN: "ghp_never-logged" },
+      logger: log.logger,
+    });
+    await waitFor("ready", () => controller!.ready());
+    const first = controller.status();
+    expect(first.source.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(first.objects.map((o) => [o.name, o.sync, o.git_commit])).toEqual([
+      ["alpha", "Synced", first.source.commit],
+      ["beta", "Synced", first.source.commit],
+    ]);
+    const client = api(cp.url);
+    const beta = await client.deployment("beta");
+
+    await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:2"));
+    await git(work, "commit", "-am", "alpha 2");
+    await git(work, "push", "origin", "main");
+    const pushed = (await git(work, "rev-parse", "HEAD")).stdout.trim();
+    const body = JSON.stringify({ ref: "refs/heads/main", after: pushed });
+    const hook = (signature: string) =>
+      fetch(`${controller!.url}/hooks/git`, {
+        method: "POST",
+        headers: { "x-hub-signature-256": signature },
+        body,
+      });
+
+    expect((await hook(signBody("not-the-secret", body))).status).toBe(401);
+    expect(controller.status().source.commit).toBe(first.source.commit);
+
+    expect((await hook(signBody("hook-secret", body))).status).toBe(202);
+    await waitFor("alpha updated from the push", async () => {
+      const d = await client.deployment("alpha");
+      return d.source_revision_config.image_uri === "img/alpha:2";
+    });
+    await waitFor("alpha recorded at the pushed commit", () =>
+      controller!
+        .status()
+        .objects.find((o) => o.name === "alpha" && o.git_commit === pushed && o.sync === "Synced"),
+    );
+    expect(controller.status().source.commit).toBe(pushed);
+    expect((await client.revisions(beta.id)).length).toBe(1); // beta did not change: not reconciled
+    const record = JSON.parse(
+      await readFile(join(tmp, "checkout", ".plumb", "status", "deployment.alpha.json"), "utf8"),
+    );
+    expect(record).toMatchObject({ name: "alpha", git_commit: pushed, sync: "Synced" });
+    expect(log.text()).not.toContain("ghp_never-logged");
+  });
+
+  it("never shows URL credentials", () => {
+    expect(redactUrl("https://user:tok3n@git.example.com/acme/m.git")).toBe(
+      "https://****@git.example.com/acme/m.git",
+    );
+    expect(redactUrl("https://git.example.com/acme/m.git")).toBe("https://git.example.com/acme/m.git");
+  });
+});
