@@ -1,3 +1,4 @@
+import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
 import { setMaxListeners } from "node:events";
 import { createInterface } from "node:readline/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
@@ -31,19 +32,13 @@ export type ApplyIo = SessionIo & {
   signals?: Pick<NodeJS.Process, "once" | "removeListener">;
 };
 
-type Flags = {
+type Flags = ConnectionFlags & {
   target: string[];
   wait: boolean;
   timeout: number;
   concurrency: number;
   yes?: boolean;
   output: "text" | "json";
-  apiUrl?: string;
-  apiKeyFile?: string;
-  tenantId?: string;
-  platformUrl?: string;
-  statusDir?: string;
-  statusBranch?: string;
 };
 
 /** "20m", "90s", "1h", "500ms"; a bare number is seconds. */
@@ -79,15 +74,10 @@ const defaultIo = (): ApplyIo => ({
 
 /** `plumb apply [PATH]`: plan, confirm, send, wait for revisions, verify, record status. */
 export function applyCommand(io: ApplyIo = defaultIo()): Command {
-  return new Command("apply")
+  const command = new Command("apply")
     .description("Make the control plane match the manifests: plan, confirm, send, wait for DEPLOYED, verify")
     .argument("[path]", "directory (or file) of manifests", ".")
-    .option(
-      "--target <name>",
-      "apply only this object (repeatable)",
-      (v: string, all: string[]) => [...all, v],
-      [],
-    )
+    .addOption(targetOption("apply only this object"))
     .option("--wait", "wait for each new revision to be DEPLOYED", true)
     .option("--no-wait", "return once every request is accepted")
     .addOption(
@@ -97,19 +87,13 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     )
     .option("--concurrency <n>", "objects sent at once", positiveInt, DEFAULT_CONCURRENCY)
     .option("-y, --yes", "apply without asking (required when not on a terminal)")
-    .addOption(new Option("-o, --output <format>", "output format").choices(["text", "json"]).default("text"))
-    .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
-    .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
-    .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
-    .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
-    .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
-    .option(
-      "--status-branch <branch>",
-      "also commit the status to this branch of the manifest repository and push",
-    )
-    .action(async (path: string, flags: Flags) => {
-      process.exitCode = await runApply(path, flags, io);
-    });
+    .addOption(outputOption(["text", "json"]));
+  return addConnectionOptions(
+    command,
+    "also commit the status to this branch of the manifest repository and push",
+  ).action(async (path: string, flags: Flags) => {
+    process.exitCode = await runApply(path, flags, io);
+  });
 }
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {

@@ -1,4 +1,5 @@
-import { Command, Option } from "commander";
+import { Command } from "commander";
+import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
 import { buildDriftReport } from "../reconcile/drift.js";
 import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../reconcile/format-drift.js";
@@ -6,44 +7,25 @@ import { openSession, planSession, type SessionIo } from "../reconcile/session.j
 import { publishStatus } from "../reconcile/status-source.js";
 import { writeRefreshedStatus } from "./status.js";
 
-type Flags = {
+type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
   target: string[];
-  apiUrl?: string;
-  apiKeyFile?: string;
-  tenantId?: string;
-  platformUrl?: string;
-  statusDir?: string;
-  statusBranch?: string;
 };
 
 const defaultIo = (): SessionIo => ({ stdout: process.stdout, stderr: process.stderr, env: process.env });
 
 /** `plumb drift [PATH]`: live compared with git, nothing changed; exit 0 in sync, 2 drift, 1 error. */
 export function driftCommand(io: SessionIo = defaultIo()): Command {
-  return new Command("drift")
+  const command = new Command("drift")
     .description("Report where the control plane differs from git (exit 0 in sync, 2 drift, 1 error)")
     .argument("[path]", "directory (or file) of manifests", ".")
-    .addOption(
-      new Option("-o, --output <format>", "output format")
-        .choices(["text", "json", "markdown"])
-        .default("text"),
-    )
-    .option(
-      "--target <name>",
-      "check only this object (repeatable)",
-      (v: string, all: string[]) => [...all, v],
-      [],
-    )
-    .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
-    .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
-    .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
-    .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
-    .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
-    .option("--status-branch <branch>", "also read and commit the status on this branch")
-    .action(async (path: string, flags: Flags) => {
+    .addOption(outputOption(["text", "json", "markdown"]))
+    .addOption(targetOption("check only this object"));
+  return addConnectionOptions(command, "also read and commit the status on this branch").action(
+    async (path: string, flags: Flags) => {
       process.exitCode = await runDrift(path, flags, io);
-    });
+    },
+  );
 }
 
 export async function runDrift(path: string, flags: Flags, io: SessionIo): Promise<number> {

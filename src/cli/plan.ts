@@ -1,4 +1,5 @@
-import { Command, Option } from "commander";
+import { Command } from "commander";
+import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
 import { readApiOptions } from "../api/config.js";
 import { type ControlPlaneClient, createControlPlaneClient } from "../api/control-plane-client.js";
 import { createPlatformClient, type PlatformClient } from "../api/platform-client.js";
@@ -17,16 +18,10 @@ export type PlanIo = {
   fetch?: typeof fetch;
 };
 
-type Flags = {
+type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
   target: string[];
   detailedExitcode?: boolean;
-  apiUrl?: string;
-  apiKeyFile?: string;
-  tenantId?: string;
-  platformUrl?: string;
-  statusDir?: string;
-  statusBranch?: string;
 };
 
 /** 1 on any error or refused change; with --detailed-exitcode 2 when something would change. */
@@ -39,28 +34,14 @@ const defaultIo = (): PlanIo => ({ stdout: process.stdout, stderr: process.stder
 
 /** `plumb plan [PATH]`: what apply would change, how, and the requests it would send. Sends nothing. */
 export function planCommand(io: PlanIo = defaultIo()): Command {
-  return new Command("plan")
+  const command = new Command("plan")
     .description("Show what apply would change: creates, in-place updates, new revisions, refused changes")
     .argument("[path]", "directory (or file) of manifests", ".")
-    .addOption(
-      new Option("-o, --output <format>", "output format")
-        .choices(["text", "json", "markdown"])
-        .default("text"),
-    )
-    .option(
-      "--target <name>",
-      "plan only this object (repeatable)",
-      (v: string, all: string[]) => [...all, v],
-      [],
-    )
-    .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)")
-    .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
-    .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
-    .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
-    .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
-    .option("--status-dir <dir>", "status store with the secret fingerprints (default PATH/.plumb/status)")
-    .option("--status-branch <branch>", "also read the status committed to this branch")
-    .action(async (path: string, flags: Flags) => {
+    .addOption(outputOption(["text", "json", "markdown"]))
+    .addOption(targetOption("plan only this object"))
+    .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)");
+  return addConnectionOptions(command, "also read the status committed to this branch").action(
+    async (path: string, flags: Flags) => {
       // Clients (and the API settings they need) only once the manifests are valid.
       const transport = io.fetch ? { fetch: io.fetch } : {};
       let clients: { controlPlane: ControlPlaneClient; platform: PlatformClient } | undefined;
@@ -111,5 +92,6 @@ export function planCommand(io: PlanIo = defaultIo()): Command {
             : formatPlanText(result.plan, { color });
       io.stdout.write(text);
       process.exitCode = planExitCode(result.plan, flags.detailedExitcode === true);
-    });
+    },
+  );
 }

@@ -1,4 +1,5 @@
-import { Command, Option } from "commander";
+import { Command } from "commander";
+import { addConnectionOptions, type ConnectionFlags, outputOption } from "./options.js";
 import type { PlanManifestsResult } from "./plan-run.js";
 import type { RevisionStatus } from "../schema/deployment.js";
 import { formatStatusJson, formatStatusText } from "../reconcile/format-status.js";
@@ -9,14 +10,8 @@ import type { ObjectStatus, StatusStore } from "../reconcile/status-types.js";
 import { PlumbError } from "../errors.js";
 import { formatProblems } from "../manifest/format.js";
 
-type Flags = {
+type Flags = ConnectionFlags & {
   output: "text" | "json";
-  apiUrl?: string;
-  apiKeyFile?: string;
-  tenantId?: string;
-  platformUrl?: string;
-  statusDir?: string;
-  statusBranch?: string;
 };
 
 /**
@@ -58,17 +53,12 @@ const defaultIo = (): SessionIo => ({ stdout: process.stdout, stderr: process.st
 
 /** `plumb status [PATH]`: the status store, refreshed against live. */
 export function statusCommand(io: SessionIo = defaultIo()): Command {
-  return new Command("status")
+  const command = new Command("status")
     .description("Show each object's sync and health, refreshed against the control plane")
     .argument("[path]", "directory (or file) of manifests", ".")
-    .addOption(new Option("-o, --output <format>", "output format").choices(["text", "json"]).default("text"))
-    .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
-    .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
-    .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
-    .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
-    .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
-    .option("--status-branch <branch>", "also read the status committed to this branch")
-    .action(async (path: string, flags: Flags) => {
+    .addOption(outputOption(["text", "json"]));
+  return addConnectionOptions(command, "also read the status committed to this branch").action(
+    async (path: string, flags: Flags) => {
       const session = await openSession(path, flags, io);
       const result = await planSession(session, io, []);
       if (!result.ok) {
@@ -84,5 +74,6 @@ export function statusCommand(io: SessionIo = defaultIo()): Command {
         flags.output === "json" ? formatStatusJson(records) : formatStatusText(records, { color }),
       );
       process.exitCode = 0;
-    });
+    },
+  );
 }
