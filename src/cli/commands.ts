@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { applyCommand } from "./apply.js";
 import { controlPlaneCommand } from "./control-plane.js";
 import { controllerCommand } from "./controller.js";
+import { demoCommand } from "./demo.js";
 import { driftCommand } from "./drift.js";
 import { planCommand } from "./plan.js";
 import { statusCommand } from "./status.js";
@@ -19,4 +20,5 @@ export const COMMANDS: Array<() => Command> = [
   () => driftCommand(),
   () => statusCommand(),
   () => controllerCommand(),
+  () => demoCommand(),
 ];

@@ -1,0 +1,45 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Controller } from "../../src/controller/controller.js";
+import { runDemo } from "../../src/cli/demo.js";
+import { waitFor } from "../controller/support.js";
+
+describe("plumb demo", () => {
+  it("applies the examples, then reconciles an edited file, and stops cleanly", async () => {
+    let out = "";
+    let watching: { dir: string; controller: Controller } | undefined;
+    let stop!: () => void;
+    const stopSignal = new Promise<void>((resolve) => (stop = resolve));
+    const done = runDemo(
+      {
+        stdout: { write: (t: string) => (out += t) },
+        stderr: { write: (t: string) => (out += t) },
+        env: { PATH: process.env.PATH },
+        stopSignal,
+        onWatching: (info) => (watching = info),
+      },
+      { once: false, revisionSeconds: 0.02 },
+    );
+    const { dir, controller } = await waitFor("controller watching", () => watching, 30_000);
+    expect(out).toContain("DEPLOYED");
+    expect(out).toContain("verify passed");
+    expect(out).toContain(join(dir, "triage-agent.yaml"));
+    await waitFor("controller ready", () => controller.ready(), 30_000);
+
+    const file = join(dir, "triage-agent.yaml");
+    await writeFile(file, (await readFile(file, "utf8")).replace("triage-agent:2.3.1", "triage-agent:2.3.2"));
+    await waitFor(
+      "edited deployment reconciled",
+      () => /reconciled Deployment\/triage-agent .*action=update/.test(out),
+      30_000,
+    );
+    expect(controller.status().objects.find((o) => o.name === "triage-agent")).toMatchObject({
+      sync: "Synced",
+    });
+    expect(out).not.toContain("sk-demo-not-a-real-key");
+    stop();
+    expect(await done).toBe(0);
+    expect(out).toContain("Stopped cleanly.");
+  }, 60_000);
+});

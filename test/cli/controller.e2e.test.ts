@@ -1,0 +1,138 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import type { ObjectStatus } from "../../src/reconcile/status-types.js";
+import { api, container, waitFor, writeDoc } from "../controller/support.js";
+
+// The built CLI as users run it: a real process, real signals, kill -9.
+
+const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
+let cp: RunningControlPlane;
+let dir: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  // tsc emits even when files elsewhere in the tree have type errors; the test needs only the output.
+  await promisify(execFile)("npx", ["tsc", "-p", "tsconfig.build.json"]).catch(() => undefined);
+  if (!existsSync(MAIN)) throw new Error("build failed: dist/src/cli/main.js missing");
+}, 120_000);
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+  await cp?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+afterAll(() => undefined);
+
+type Spawned = {
+  child: ChildProcess;
+  url: Promise<string>;
+  output: () => string;
+  exited: Promise<number | null>;
+};
+
+function spawnController(extra: string[] = []): Spawned {
+  const child = spawn(
+    process.execPath,
+    [
+      MAIN,
+      "controller",
+      "--dir",
+      dir,
+      "--listen",
+      "127.0.0.1:0",
+      "--debounce",
+      "20ms",
+      "--poll-interval",
+      "20ms",
+      ...extra,
+    ],
+    {
+      env: { ...process.env, PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY, PLUMB_LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  children.push(child);
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const url = waitFor("controller URL", () => /"url":"(http:[^"]+)"/.exec(out)?.[1], 15_000);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, url, output: () => out, exited };
+}
+
+const names = ["one", "two", "three"];
+async function setup(revisionSeconds: number) {
+  dir = await mkdtemp(join(tmpdir(), "plumb-ctl-cli-"));
+  cp = await startControlPlane({ revisionSeconds, deploymentReadySeconds: 0 });
+  for (const name of names) await writeDoc(dir, `${name}.yaml`, container(name, `img/${name}:1`));
+}
+
+async function statusFiles() {
+  const statusDir = join(dir, ".plumb", "status");
+  const files = existsSync(statusDir) ? await readdir(statusDir) : [];
+  return Promise.all(
+    files.map(async (f) => JSON.parse(await readFile(join(statusDir, f), "utf8")) as ObjectStatus),
+  );
+}
+
+describe("plumb controller (built CLI)", () => {
+  it("after kill -9 mid-reconcile, a restart converges with no duplicate and no extra revision", async () => {
+    await setup(0.3); // each revision state lasts 0.3 s: the kill lands while revisions are in flight
+    const first = spawnController();
+    await first.url;
+    const client = api(cp.url);
+    await waitFor("all created", async () => (await client.deployments()).length === 3);
+    first.child.kill("SIGKILL");
+    await first.exited;
+
+    const second = spawnController();
+    const url = await second.url;
+    await waitFor("ready after restart", async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
+    const live = await client.deployments();
+    expect(live.map((d) => d.name).sort()).toEqual([...names].sort());
+    for (const d of live) expect(await client.revisions(d.id)).toHaveLength(1);
+    const records = await statusFiles();
+    expect(
+      records.map((r) => [r.name, r.sync, r.health, r.revision_status]).sort(),
+      JSON.stringify(records),
+    ).toEqual([...names].sort().map((n) => [n, "Synced", "Healthy", "DEPLOYED"]));
+    const body = (await (await fetch(`${url}/status`)).json()) as { ready: boolean; objects: unknown[] };
+    expect(body).toMatchObject({ ready: true });
+    expect(body.objects).toHaveLength(3);
+  }, 60_000);
+
+  it("on SIGTERM stops taking work, saves status and exits 0 in bounded time", async () => {
+    await setup(0.05);
+    const run = spawnController(["--shutdown-grace", "5s"]);
+    const url = await run.url;
+    await waitFor("ready", async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
+    await writeDoc(dir, "one.yaml", container("one", "img/one:2"));
+    const started = Date.now();
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.output()).toContain("stopped; status saved");
+    expect(run.output()).not.toContain(DEFAULT_API_KEY);
+    expect((await statusFiles()).length).toBe(3);
+  }, 60_000);
+
+  it("refuses bad usage with exit 64", async () => {
+    dir = await mkdtemp(join(tmpdir(), "plumb-ctl-cli-"));
+    cp = await startControlPlane({});
+    const child = spawn(process.execPath, [MAIN, "controller"], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, PLUMB_API_URL: cp.url, PLUMB_API_KEY: "k" },
+    });
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    expect(code).toBe(64);
+    expect(err).toContain("--dir PATH or --repo URL");
+  });
+});
