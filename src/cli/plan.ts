@@ -1,22 +1,13 @@
 import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
-import { readApiOptions } from "../api/config.js";
-import { type ControlPlaneClient, createControlPlaneClient } from "../api/control-plane-client.js";
-import { createPlatformClient, type PlatformClient } from "../api/platform-client.js";
 import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanMarkdown } from "../diff/format-markdown.js";
 import { formatPlanText } from "../diff/format-text.js";
 import type { Plan } from "../diff/plan-types.js";
+import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
-import { loadStatus } from "../reconcile/status-source.js";
-import { fingerprintsFromStatus, planManifests } from "./plan-run.js";
 
-export type PlanIo = {
-  stdout: { write(text: string): unknown; isTTY?: boolean };
-  stderr: { write(text: string): unknown };
-  env: NodeJS.ProcessEnv;
-  fetch?: typeof fetch;
-};
+export type PlanIo = SessionIo;
 
 type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
@@ -42,34 +33,9 @@ export function planCommand(io: PlanIo = defaultIo()): Command {
     .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)");
   return addConnectionOptions(command, "also read the status committed to this branch").action(
     async (path: string, flags: Flags) => {
-      // Clients (and the API settings they need) only once the manifests are valid.
-      const transport = io.fetch ? { fetch: io.fetch } : {};
-      let clients: { controlPlane: ControlPlaneClient; platform: PlatformClient } | undefined;
-      const connect = () => {
-        if (!clients) {
-          const api = readApiOptions(io.env, flags);
-          clients = {
-            controlPlane: createControlPlaneClient({ ...api, ...transport }),
-            platform: createPlatformClient({ ...api, ...transport }),
-          };
-        }
-        return clients;
-      };
-      const status = await loadStatus({
-        root: path,
-        statusDir: flags.statusDir,
-        statusBranch: flags.statusBranch,
-      });
-      for (const problem of status.problems)
-        io.stderr.write(`plumb: ignoring status file ${problem.file}: ${problem.message}\n`);
-      const result = await planManifests({
-        root: path,
-        targets: flags.target,
-        env: io.env,
-        controlPlane: { listDeployments: (options) => connect().controlPlane.listDeployments(options) },
-        platform: { getOrganization: (options) => connect().platform.getOrganization(options) },
-        fingerprints: fingerprintsFromStatus(status),
-      });
+      // Clients (and the API settings they need) are built only once the manifests are valid.
+      const session = await openSession(path, flags, io);
+      const result = await planSession(session, io, flags.target);
       if (!result.ok) {
         // The validate output; nothing was sent.
         const { errors, warnings } = countProblems(result.problems);
