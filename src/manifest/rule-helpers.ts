@@ -1,3 +1,4 @@
+import { posix } from "node:path";
 import type { FieldPath } from "./locate.js";
 import type { Severity } from "./types.js";
 
@@ -16,3 +17,13 @@ export type Report = (
   message: string,
   at?: "key" | "value",
 ) => void;
+
+/**
+ * True when `target`, relative to the directory of manifest `file` (itself relative to the manifest
+ * root), leaves the root by its text alone (absolute, or `..` past the root). Symlinks are checked
+ * when the path is read (src/manifest/inside-root.ts).
+ */
+export function leavesRoot(file: string, target: string): boolean {
+  const normalised = posix.normalize(posix.join(posix.dirname(file), target.replace(/\\/g, "/")));
+  return posix.isAbsolute(target) || normalised === ".." || normalised.startsWith("../");
+}

@@ -1,7 +1,7 @@
 import type { FieldPath } from "./locate.js";
 import { type ParsedDocument, problemAt } from "./parse.js";
 import { checkResourceSpec } from "./resource-spec-rules.js";
-import { isRecord, present, type Raw } from "./rule-helpers.js";
+import { isRecord, leavesRoot, present, type Raw, type Report } from "./rule-helpers.js";
 import { formatField } from "./schema-check.js";
 import { checkSecrets } from "./secret-rules.js";
 import type { Problem, Severity } from "./types.js";
@@ -92,6 +92,7 @@ export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
       );
     }
   }
+  checkSourcePath(spec, source, doc.file, report);
   if (present(src.source_tarball_path)) {
     report(
       "error",
@@ -115,4 +116,34 @@ export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
   checkSecrets(spec, doc.file, report);
   if (isRecord(sc.resource_spec)) checkResourceSpec(sc.resource_spec, report);
   return problems;
+}
+
+/** spec.source_path (plumb only): required for internal_source, refused elsewhere, inside the root. */
+function checkSourcePath(spec: Raw, source: string | undefined, file: string, report: Report): void {
+  const path = spec.source_path;
+  if (source === "internal_source" && !present(path)) {
+    report(
+      "error",
+      "source-path-required",
+      ["spec", "source"],
+      "source internal_source needs spec.source_path: the directory plumb packs and uploads at apply time",
+    );
+  }
+  if (source !== undefined && source !== "internal_source" && present(path)) {
+    report(
+      "error",
+      "field-not-applicable",
+      ["spec", "source_path"],
+      `source_path applies only to source internal_source, not ${source}`,
+    );
+  }
+  if (typeof path === "string" && path !== "" && leavesRoot(file, path)) {
+    report(
+      "error",
+      "source-path-outside-root",
+      ["spec", "source_path"],
+      `source_path ${path} is outside the manifest root`,
+      "value",
+    );
+  }
 }

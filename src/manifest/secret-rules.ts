@@ -1,5 +1,4 @@
-import { posix } from "node:path";
-import { isRecord, present, type Raw, records, type Report } from "./rule-helpers.js";
+import { isRecord, leavesRoot, present, type Raw, records, type Report } from "./rule-helpers.js";
 
 /** Secrets: unique names (with secret_references), exactly one of value / valueFrom, files inside the root. */
 export function checkSecrets(spec: Raw, file: string, report: Report): void {
@@ -40,8 +39,7 @@ export function checkSecrets(spec: Raw, file: string, report: Report): void {
       report("error", "secret-value-missing", secret.value === "" ? [...path, "value"] : path, message);
     }
     if (isRecord(from) && typeof from.file === "string") {
-      const target = posix.normalize(posix.join(posix.dirname(file), from.file.replace(/\\/g, "/")));
-      if (posix.isAbsolute(from.file) || target === ".." || target.startsWith("../")) {
+      if (leavesRoot(file, from.file)) {
         report(
           "error",
           "secret-file-outside-root",

@@ -1,16 +1,12 @@
-import { readFile, realpath, stat } from "node:fs/promises";
-import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { readFile, stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import { PlumbError } from "../errors.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
+import { resolveInsideRoot } from "./inside-root.js";
 import { MAX_MANIFEST_BYTES } from "./parse.js";
 import type { LoadedManifest } from "./types.js";
 
 export type SecretValue = { name: string; value: string };
-
-const outside = (root: string, path: string) => {
-  const rel = relative(root, path);
-  return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
-};
 
 /**
  * Resolves the secrets of one deployment: `value`, `valueFrom.env` or `valueFrom.file` (relative
@@ -39,7 +35,7 @@ export async function loadSecretValues(
         if (value === undefined || value === "")
           fail(`environment variable ${secret.valueFrom.env} is not set or empty`);
       } else if (secret.valueFrom && "file" in secret.valueFrom) {
-        value = await readSecretFile(root, resolve(root, dirname(loaded.file), secret.valueFrom.file), fail);
+        value = await readSecretFile(root, loaded.file, secret.valueFrom.file, fail);
       } else {
         value = secret.value;
       }
@@ -49,12 +45,13 @@ export async function loadSecretValues(
   );
 }
 
-async function readSecretFile(root: string, path: string, fail: (why: string) => never): Promise<string> {
-  const shown = relative(root, path).split(sep).join("/");
-  if (outside(root, path)) fail(`file ${shown} is outside the manifest root`);
-  const real = await realpath(path).catch(() => fail(`file ${shown} does not exist`));
-  if (outside(await realpath(root), real))
-    fail(`file ${shown} leads outside the manifest root through a symlink`);
+async function readSecretFile(
+  root: string,
+  manifestFile: string,
+  target: string,
+  fail: (why: string) => never,
+): Promise<string> {
+  const { real, shown } = await resolveInsideRoot(root, manifestFile, target, (why) => fail(`file ${why}`));
   const info = await stat(real);
   if (!info.isFile()) fail(`${shown} is not a file`);
   if (info.size > MAX_MANIFEST_BYTES) fail(`file ${shown} is over ${MAX_MANIFEST_BYTES} bytes`);

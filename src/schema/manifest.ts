@@ -87,6 +87,13 @@ export type Verify = Static<typeof Verify>;
 export const DeploymentSpec = Type.Object(
   {
     source: DeploymentSource,
+    source_path: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "plumb only, internal_source only (and required there): the directory, relative to this manifest and inside the manifest root, that plumb packs into a gzip tarball, uploads and sets as source_revision_config.source_tarball_path at apply time. Never sent to the API.",
+      }),
+    ),
     source_config: Type.Optional(SourceConfig),
     source_revision_config: Type.Optional(SourceRevisionConfigRequest),
     secrets: Type.Optional(

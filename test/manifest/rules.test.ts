@@ -159,7 +159,7 @@ spec:
       "12:3 error graph-config-path-required",
     ]);
     const source =
-      "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  source: internal_source\n";
+      "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  source: internal_source\n  source_path: app\n";
     expect(brief(check(source).problems)).toEqual(["5:3 error graph-config-path-required"]);
   });
 
@@ -313,5 +313,57 @@ describe("rules across files", () => {
       "b.yaml:2:1 duplicate-organization-access",
       "b.yaml:7:1 duplicate-organization-access",
     ]);
+  });
+});
+
+describe("source_path", () => {
+  const SOURCE = yaml`
+apiVersion: plumb/v1
+kind: Deployment
+metadata: {name: docs}
+spec:
+  source: internal_source
+  source_path: ./agent
+  source_revision_config:
+    graph_config_path: langgraph.json
+`;
+
+  it("is accepted on internal_source, inside the root", () => {
+    expect(check(SOURCE).problems).toEqual([]);
+    expect(check(SOURCE.replace("./agent", "../agents/docs"), "team/docs.yaml").problems).toEqual([]);
+  });
+
+  it("is required for internal_source, at the source key", () => {
+    const { problems, manifests } = check(SOURCE.replace("  source_path: ./agent\n", ""));
+    expect(brief(problems)).toEqual(["5:3 error source-path-required"]);
+    expect(problems[0]!.message).toBe(
+      "source internal_source needs spec.source_path: the directory plumb packs and uploads at apply time",
+    );
+    expect(manifests).toEqual([]);
+  });
+
+  it("is an error for every other source, at its key", () => {
+    for (const source of ["gitrepo", "internal_container", "external_container"]) {
+      const { problems } = check(SOURCE.replace("source: internal_source", `source: ${source}`));
+      const found = problems.find((p) => p.field === "spec.source_path")!;
+      expect(`${found.line}:${found.column} ${found.code}`).toBe("6:3 field-not-applicable");
+      expect(found.message).toBe(`source_path applies only to source internal_source, not ${source}`);
+    }
+  });
+
+  it("may not leave the manifest root (absolute or ..), at the value", () => {
+    for (const [path, file] of [
+      ["../elsewhere", "docs.yaml"],
+      ["/srv/agent", "docs.yaml"],
+      ["../../x", "team/docs.yaml"],
+    ] as const) {
+      const { problems } = check(SOURCE.replace("./agent", path), file);
+      expect(brief(problems)).toEqual(["6:16 error source-path-outside-root"]);
+      expect(problems[0]!.message).toBe(`source_path ${path} is outside the manifest root`);
+    }
+  });
+
+  it("is a non-empty string (schema)", () => {
+    expect(brief(check(SOURCE.replace("./agent", '""')).problems)).toEqual(["6:16 error invalid-value"]);
   });
 });

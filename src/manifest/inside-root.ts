@@ -1,0 +1,38 @@
+import { realpath } from "node:fs/promises";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
+
+// The one check that a path named in a manifest (valueFrom.file, spec.source_path) stays inside the
+// manifest root, by its text and through symlinks. Validation checks the text alone (leavesRoot).
+
+/** True when `path` (absolute) is outside `root` (absolute). */
+export const isOutside = (root: string, path: string): boolean => {
+  const rel = relative(root, path);
+  return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+};
+
+/** `path` relative to the root, with '/' separators, as shown to users. */
+export const shownPath = (root: string, path: string): string =>
+  relative(root, path).split(sep).join("/") || ".";
+
+export type InsidePath = { path: string; real: string; realRoot: string; shown: string };
+
+/**
+ * Resolves `target` (relative to the directory of `manifestFile`, itself relative to `root`) and
+ * checks it stays inside `root` even through symlinks. `fail` gets a reason naming the path
+ * relative to the root, and must throw.
+ */
+export async function resolveInsideRoot(
+  root: string,
+  manifestFile: string,
+  target: string,
+  fail: (why: string) => never,
+): Promise<InsidePath> {
+  const absoluteRoot = resolve(root);
+  const path = resolve(absoluteRoot, dirname(manifestFile), target);
+  const shown = shownPath(absoluteRoot, path);
+  if (isOutside(absoluteRoot, path)) fail(`${shown} is outside the manifest root`);
+  const real = await realpath(path).catch(() => fail(`${shown} does not exist`));
+  const realRoot = await realpath(absoluteRoot);
+  if (isOutside(realRoot, real)) fail(`${shown} leads outside the manifest root through a symlink`);
+  return { path, real, realRoot, shown };
+}
