@@ -10,6 +10,8 @@ import { createLogger } from "../logger.js";
 import { parseDuration } from "./apply.js";
 
 type Flags = {
+  /** True when --branch was given explicitly (then it beats PLUMB_GIT_BRANCH). */
+  branchSet?: boolean;
   dir?: string;
   repo?: string;
   branch: string;
@@ -68,15 +70,20 @@ function webhookSecret(flags: Flags, env: NodeJS.ProcessEnv): string | undefined
   return env.PLUMB_WEBHOOK_SECRET?.trim() || undefined;
 }
 
-function sourceOf(flags: Flags): ControllerSource {
-  if (Boolean(flags.dir) === Boolean(flags.repo))
-    throw new UsageError("give exactly one source: --dir PATH or --repo URL");
-  if (flags.dir) return { kind: "dir", dir: resolve(flags.dir) };
+/** Flags win; PLUMB_MANIFEST_DIR / PLUMB_GIT_REPO / PLUMB_GIT_BRANCH / PLUMB_GIT_PATH fill in (containers). */
+export function sourceOf(flags: Flags, env: NodeJS.ProcessEnv): ControllerSource {
+  const dir = flags.dir ?? (flags.repo ? undefined : env.PLUMB_MANIFEST_DIR?.trim() || undefined);
+  const repo = flags.repo ?? (flags.dir ? undefined : env.PLUMB_GIT_REPO?.trim() || undefined);
+  if (Boolean(dir) === Boolean(repo))
+    throw new UsageError(
+      "give exactly one source: --dir PATH or --repo URL (or PLUMB_MANIFEST_DIR / PLUMB_GIT_REPO)",
+    );
+  if (dir) return { kind: "dir", dir: resolve(dir) };
   return {
     kind: "git",
-    url: flags.repo!,
-    branch: flags.branch,
-    path: flags.path,
+    url: repo!,
+    branch: flags.branchSet ? flags.branch : env.PLUMB_GIT_BRANCH?.trim() || flags.branch,
+    path: flags.path ?? (env.PLUMB_GIT_PATH?.trim() || undefined),
     workDir: resolve(flags.workdir ?? join(".plumb", "checkout")),
     intervalMs: flags.interval,
   };
@@ -132,7 +139,8 @@ export function controllerCommand(): Command {
     .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
     .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
     .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
-    .action(async (flags: Flags) => {
+    .action(async (flags: Flags, command: Command) => {
+      flags.branchSet = command.getOptionValueSource("branch") === "cli";
       await runController(flags, process.env, process);
       process.exitCode = 0;
     });
@@ -143,7 +151,7 @@ export async function runController(
   env: NodeJS.ProcessEnv,
   signals: Pick<NodeJS.Process, "once" | "on" | "removeListener">,
 ): Promise<void> {
-  const source = sourceOf(flags);
+  const source = sourceOf(flags, env);
   const listen = parseListen(flags.listen);
   const api = readApiOptions(env, flags);
   const logger = createLogger({ name: "plumb-controller" });
