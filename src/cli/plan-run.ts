@@ -2,17 +2,22 @@ import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ControlPlaneClient } from "../api/control-plane-client.js";
 import type { PlatformClient } from "../api/platform-client.js";
-import { buildPlan, type DesiredObject, type FingerprintLookup, type LiveState } from "../diff/build-plan.js";
+import {
+  buildPlan,
+  type DesiredObject,
+  type FingerprintLookup,
+  type LiveState,
+  type SourceLookup,
+} from "../diff/build-plan.js";
 import type { Plan } from "../diff/plan-types.js";
-import { isPlumbError, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 import { loadManifests } from "../manifest/load.js";
-import { loadSecretValues } from "../manifest/secrets.js";
 import type { LoadedManifest, Problem } from "../manifest/types.js";
+import { resolveDesiredObject } from "../reconcile/resolve-desired.js";
 import { type StatusStore, statusKey } from "../reconcile/status-types.js";
-import type { DeploymentManifest } from "../schema/manifest.js";
 
 // The orchestration of `plumb plan`, reused by apply and drift: load → validate → resolve secrets
-// → read live state (one list pass plus the organization) → buildPlan. Nothing is sent.
+// and digest internal_source directories → read live state (one list pass plus the organization) → buildPlan. Nothing is sent.
 
 export type PlanManifestsOptions = {
   /** Manifest root (directory or one file). */
@@ -26,17 +31,32 @@ export type PlanManifestsOptions = {
   platform?: Pick<PlatformClient, "getOrganization"> | undefined;
   /** Fingerprints of the secret values last applied; see fingerprintsFromStatus. */
   fingerprints?: FingerprintLookup;
+  /** What plumb last uploaded to internal_source deployments; see sourcesFromStatus. */
+  sources?: SourceLookup;
   signal?: AbortSignal;
 };
 
 export type PlanManifestsResult =
   /** Invalid manifests: stopped before any API call. */
   | { ok: false; problems: Problem[] }
-  | { ok: true; plan: Plan; desired: DesiredObject[]; live: LiveState; problems: Problem[] };
+  | {
+      ok: true;
+      plan: Plan;
+      desired: DesiredObject[];
+      live: LiveState;
+      problems: Problem[];
+      /** The directory manifest paths are relative to (the root, or the one file's directory). */
+      root: string;
+    };
 
 /** Reads the secret fingerprints recorded by apply (status store) for buildPlan. */
 export function fingerprintsFromStatus(store: StatusStore): FingerprintLookup {
   return (kind, name) => store.objects.get(statusKey(kind, name))?.secret_fingerprints ?? undefined;
+}
+
+/** Reads the source uploads recorded by apply (status store) for buildPlan. */
+export function sourcesFromStatus(store: StatusStore): SourceLookup {
+  return (kind, name) => store.objects.get(statusKey(kind, name))?.source_upload ?? undefined;
 }
 
 function selectTargets(manifests: LoadedManifest[], targets: readonly string[]): LoadedManifest[] {
@@ -47,24 +67,6 @@ function selectTargets(manifests: LoadedManifest[], targets: readonly string[]):
   return manifests.filter((m) => targets.includes(m.manifest.metadata.name));
 }
 
-/** A deployment's secret values; a value that cannot be read blocks that deployment only. */
-async function resolveDesired(
-  loaded: LoadedManifest,
-  root: string,
-  env: NodeJS.ProcessEnv,
-): Promise<DesiredObject> {
-  if (loaded.manifest.kind !== "Deployment" || !loaded.manifest.spec.secrets) return { loaded };
-  try {
-    return {
-      loaded,
-      secrets: await loadSecretValues(loaded as LoadedManifest<DeploymentManifest>, { root, env }),
-    };
-  } catch (error) {
-    if (!isPlumbError(error)) throw error;
-    return { loaded, errors: [{ field: "secrets", message: error.message }] };
-  }
-}
-
 export async function planManifests(options: PlanManifestsOptions): Promise<PlanManifestsResult> {
   const { manifests, problems } = await loadManifests(options.root);
   if (problems.some((p) => p.severity === "error")) return { ok: false, problems };
@@ -72,7 +74,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   // loadManifests also takes one file: its paths (and secret files) are relative to its directory.
   const root = (await stat(options.root)).isDirectory() ? options.root : dirname(options.root);
   const env = options.env ?? process.env;
-  const desired = await Promise.all(selected.map((loaded) => resolveDesired(loaded, root, env)));
+  const desired = await Promise.all(selected.map((loaded) => resolveDesiredObject(loaded, { root, env })));
 
   const wantsOrganization = selected.some((m) => m.manifest.kind === "OrganizationAccess");
   const signal = options.signal ? { signal: options.signal } : {};
@@ -85,6 +87,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     desired,
     live,
     ...(options.fingerprints ? { fingerprints: options.fingerprints } : {}),
+    ...(options.sources ? { sources: options.sources } : {}),
   });
-  return { ok: true, plan, desired, live, problems };
+  return { ok: true, plan, desired, live, problems, root };
 }

@@ -4,6 +4,7 @@ import type { DeploymentManifest, ManifestKind, OrganizationAccessManifest } fro
 import type { LoadedManifest } from "../manifest/types.js";
 import { buildCreateBody, normaliseCreate } from "./create-body.js";
 import { diffDeployment } from "./diff-deployment.js";
+import type { DesiredSource, RecordedSource } from "./diff-source.js";
 import { show } from "./fields.js";
 import { diffOrganizationAccess, ORGANIZATION_INFO_PATH } from "./organization-access.js";
 import type { ChangeError, Plan, PlannedChange } from "./plan-types.js";
@@ -14,6 +15,8 @@ export type DesiredObject = {
   loaded: LoadedManifest;
   /** Resolved values of spec.secrets (Deployment); undefined when the manifest lists none. */
   secrets?: readonly Secret[];
+  /** internal_source: the content of spec.source_path (read at the edge, like secret values). */
+  source?: DesiredSource;
   /** Problems found while preparing it (e.g. a secret whose source cannot be read): the change cannot be planned. */
   errors?: readonly ChangeError[];
 };
@@ -27,14 +30,23 @@ export type LiveState = {
 /** Fingerprints of the secret values last applied to an object (from the status store). */
 export type FingerprintLookup = (kind: ManifestKind, name: string) => SecretFingerprints | undefined;
 
+/** What plumb last uploaded to a deployment (from the status store). */
+export type SourceLookup = (kind: ManifestKind, name: string) => RecordedSource | undefined;
+
 export type BuildPlanInput = {
   desired: readonly DesiredObject[];
   live: LiveState;
   fingerprints?: FingerprintLookup;
+  sources?: SourceLookup;
 };
 
 /** The plan: for every desired object, what changes, how, and the one request that does it. Pure. */
-export function buildPlan({ desired, live, fingerprints = () => undefined }: BuildPlanInput): Plan {
+export function buildPlan({
+  desired,
+  live,
+  fingerprints = () => undefined,
+  sources = () => undefined,
+}: BuildPlanInput): Plan {
   const byName = new Map(live.deployments.map((deployment) => [deployment.name, deployment]));
   const changes = desired.map((object) => {
     const { manifest } = object.loaded;
@@ -43,6 +55,7 @@ export function buildPlan({ desired, live, fingerprints = () => undefined }: Bui
           object as DesiredObject & { loaded: LoadedManifest<DeploymentManifest> },
           byName,
           fingerprints,
+          sources,
         )
       : planOrganization(
           object as DesiredObject & { loaded: LoadedManifest<OrganizationAccessManifest> },
@@ -78,18 +91,35 @@ function planDeployment(
   object: DesiredObject & { loaded: LoadedManifest<DeploymentManifest> },
   live: ReadonlyMap<string, Deployment>,
   fingerprints: FingerprintLookup,
+  sources: SourceLookup,
 ): PlannedChange {
   const { loaded } = object;
   const { name } = loaded.manifest.metadata;
   const { spec } = loaded.manifest;
   const change = baseChange(loaded);
   const existing = live.get(name);
+  // A revision built from a container image (revision_source) uploads no source.
+  const uploads = spec.source === "internal_source" && (spec.revision_source ?? spec.source) === spec.source;
+  const source = uploads ? object.source : undefined;
+  if (uploads && !source && !object.errors?.length) {
+    const message = "the content of source_path was not read, so the upload cannot be planned";
+    return withObjectErrors(change, [{ field: "source_path", message }]);
+  }
   if (!existing) {
     const body = buildCreateBody(name, spec, object.secrets);
     change.action = "create";
     change.new_revision = true;
     change.request = { method: "POST", path: "/v2/deployments", body };
-    change.diff = jsonpatch.compare({}, normaliseCreate(body));
+    const state = normaliseCreate(body);
+    if (source) {
+      // Created first, then uploaded and PATCHed (the upload URL needs the deployment's id).
+      change.upload = { ...source, previous_digest: null, reason: "not_uploaded" };
+      state.source_revision_config = {
+        ...(state.source_revision_config as Record<string, unknown>),
+        source_tarball_path: source.digest,
+      };
+    }
+    change.diff = jsonpatch.compare({}, state);
     change.changed_secrets = (object.secrets ?? []).map((secret) => secret.name).sort();
   } else {
     const diff = diffDeployment({
@@ -98,7 +128,9 @@ function planDeployment(
       secrets: object.secrets,
       live: existing,
       fingerprints: fingerprints("Deployment", name),
+      source: source && { desired: source, recorded: sources("Deployment", name) },
     });
+    if (diff.upload) change.upload = diff.upload;
     change.id = existing.id;
     change.fields = diff.fields;
     change.warnings = diff.warnings;

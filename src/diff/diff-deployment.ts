@@ -2,13 +2,14 @@ import type { Deployment, Secret } from "../schema/deployment.js";
 import type { DeploymentSpec } from "../schema/manifest.js";
 import { diffResourceSpec } from "./diff-resource-spec.js";
 import { diffSecrets } from "./diff-secrets.js";
+import { type DesiredSource, planUpload, type RecordedSource, uploadField } from "./diff-source.js";
 import {
   cannotClear,
   type FieldChange,
   IMMUTABLE_LISTENER_CONFIG,
   IMMUTABLE_SOURCE_CONFIG,
 } from "./fields.js";
-import type { ChangeError } from "./plan-types.js";
+import { type ChangeError, type PlannedUpload, UPLOAD_PLACEHOLDER } from "./plan-types.js";
 import type { SecretFingerprints } from "./secret-fingerprint.js";
 import { deepEqual, isAbsent, type JsonObject, sortByName } from "./values.js";
 
@@ -23,6 +24,8 @@ export type DeploymentDiff = {
   changedSecrets: string[];
   /** Minimal PATCH body (no immutable fields); empty when nothing can be sent. */
   body: JsonObject;
+  /** internal_source: the upload needed (its object path is a placeholder in `body`), or null. */
+  upload: PlannedUpload | null;
 };
 
 export type DeploymentDiffInput = {
@@ -32,6 +35,8 @@ export type DeploymentDiffInput = {
   secrets: readonly Secret[] | undefined;
   live: Deployment;
   fingerprints: SecretFingerprints | undefined;
+  /** internal_source: the content of spec.source_path and what plumb last uploaded (status store). */
+  source?: { desired: DesiredSource; recorded: RecordedSource | undefined } | undefined;
 };
 
 type Section = { live: JsonObject; desired: JsonObject; body: JsonObject };
@@ -48,6 +53,7 @@ export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
     warnings,
     changedSecrets: [],
     body: {},
+    upload: null,
   };
   if (spec.source !== live.source) {
     fields.push({ field: "source", class: "immutable", old: live.source, new: spec.source });
@@ -109,6 +115,8 @@ export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
     out.desired.source_revision_config = src.desired;
     if (Object.keys(src.body).length > 0) out.body.source_revision_config = src.body;
   }
+
+  if (input.source) diffSource(input.source, live, out);
 
   if (spec.secrets) {
     const secrets = diffSecrets(input.secrets ?? [], live.secrets ?? [], input.fingerprints);
@@ -189,3 +197,31 @@ const pick = (object: JsonObject | null, keys: ReadonlySet<string>): JsonObject 
   Object.fromEntries(
     Object.entries(object ?? {}).filter(([key, value]) => keys.has(key) && !isAbsent(value)),
   );
+
+/**
+ * The source tarball compared by content: normalised, source_tarball_path is the digest of what it
+ * holds (the recorded digest when the live path is the one plumb uploaded, else the raw live path).
+ */
+function diffSource(
+  source: NonNullable<DeploymentDiffInput["source"]>,
+  live: Deployment,
+  out: DeploymentDiff,
+) {
+  const livePath = live.source_revision_config?.source_tarball_path ?? null;
+  const { desired, recorded } = source;
+  const liveRevision = (out.live.source_revision_config ?? {}) as JsonObject;
+  const known = recorded && recorded.object_path === livePath ? recorded.digest : livePath;
+  if (!isAbsent(known)) liveRevision.source_tarball_path = known;
+  out.live.source_revision_config = liveRevision;
+  out.desired.source_revision_config = {
+    ...((out.desired.source_revision_config ?? {}) as JsonObject),
+    source_tarball_path: desired.digest,
+  };
+  out.upload = planUpload(desired, livePath, recorded);
+  if (!out.upload) return;
+  out.fields.push(uploadField(out.upload));
+  out.body.source_revision_config = {
+    ...((out.body.source_revision_config ?? {}) as JsonObject),
+    source_tarball_path: UPLOAD_PLACEHOLDER,
+  };
+}

@@ -1,4 +1,10 @@
-import type { FieldChange, PlannedChange } from "./plan-types.js";
+import { describeUpload } from "./diff-source.js";
+import {
+  type FieldChange,
+  type PlannedChange,
+  type PlannedUpload,
+  SOURCE_TARBALL_FIELD,
+} from "./plan-types.js";
 import { redactChange } from "./redact.js";
 import { isObject, type JsonObject } from "./values.js";
 
@@ -26,7 +32,10 @@ export function headline(change: PlannedChange): { mark: Mark; label: string } {
 const show = (value: unknown) => (value === undefined || value === null ? "null" : JSON.stringify(value));
 const names = (value: unknown) => (Array.isArray(value) ? value.join(", ") : "");
 
-function fieldLine(field: FieldChange, changedSecrets: readonly string[]): Line {
+function fieldLine(field: FieldChange, changedSecrets: readonly string[], upload?: PlannedUpload): Line {
+  // The object path is issued at apply time: the line says what content is uploaded and why.
+  if (field.field === SOURCE_TARBALL_FIELD && upload)
+    return { mark: "±", text: `${field.field}: ${describeUpload(upload)}` };
   if (field.sensitive) {
     const before = new Set(Array.isArray(field.old) ? (field.old as string[]) : []);
     const after = Array.isArray(field.new) ? (field.new as string[]) : [];
@@ -62,9 +71,11 @@ export function changeLines(plain: PlannedChange): Line[] {
   const lines: Line[] = [];
   if (change.action === "create" && change.request) {
     lines.push(...flatten(change.request.body).filter((line) => !line.text.startsWith("name:")));
+    if (change.upload)
+      lines.push({ mark: "+", text: `${SOURCE_TARBALL_FIELD}: ${describeUpload(change.upload)}` });
   } else {
     for (const field of change.fields ?? []) {
-      if (field.class !== "immutable") lines.push(fieldLine(field, change.changed_secrets));
+      if (field.class !== "immutable") lines.push(fieldLine(field, change.changed_secrets, change.upload));
     }
   }
   for (const error of change.errors) lines.push({ mark: "!", text: `error: ${error.message}` });

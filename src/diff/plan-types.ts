@@ -30,6 +30,25 @@ export type FieldChange = {
   sensitive?: boolean;
 };
 
+/** The revision field an internal_source upload sets (its value is issued at apply time). */
+export const SOURCE_TARBALL_FIELD = "source_revision_config.source_tarball_path";
+/** Stands for the object path in a planned PATCH body; apply uploads, then puts the issued path here. */
+export const UPLOAD_PLACEHOLDER = "<object_path issued by upload-url at apply time>";
+
+/** Why a source is uploaded: no tarball live, live tarball not known to plumb, one replaced out of band, or new content. */
+export type UploadReason = "not_uploaded" | "unknown" | "replaced" | "changed";
+
+/** An internal_source upload the change carries (spec.source_path packed, uploaded, then PATCHed). */
+export type PlannedUpload = {
+  /** spec.source_path as written (relative to the manifest file). */
+  source_path: string;
+  /** Content digest of the directory (see docs/manifests.md). */
+  digest: string;
+  /** Digest recorded after plumb's last upload to this deployment; null when none is recorded. */
+  previous_digest: string | null;
+  reason: UploadReason;
+};
+
 export type PlannedChange = {
   kind: ManifestKind;
   name: string;
@@ -56,6 +75,8 @@ export type PlannedChange = {
   fields?: FieldChange[];
   /** OrganizationAccess: one line saying who can join after the change (spec 3.4). */
   effect?: string;
+  /** internal_source: the source upload this change makes (create, or content changed); absent otherwise. */
+  upload?: PlannedUpload;
 };
 
 export type PlanSummary = Record<ChangeAction, number>;

@@ -18,12 +18,21 @@ export const comparePaths = (a: string, b: string): number => Buffer.compare(Buf
  * stream unambiguous; timestamps, owners and empty directories are not content.
  */
 export function digestSource(files: readonly SourceFile[]): string {
+  const hasher = sourceHasher();
+  for (const file of [...files].sort((a, b) => comparePaths(a.path, b.path))) hasher.add(file);
+  return hasher.digest();
+}
+
+/** The same digest fed one file at a time, in path order (so a reader need not hold every file). */
+export function sourceHasher(): { add(file: SourceFile): void; digest(): string } {
   const hash = createHash("sha256").update(`${VERSION}\0`);
-  for (const file of [...files].sort((a, b) => comparePaths(a.path, b.path))) {
-    hash.update(`${file.path}\0${file.mode.toString(8)}\0${file.bytes.length}\0`);
-    hash.update(file.bytes);
-  }
-  return `sha256:${hash.digest("hex")}`;
+  return {
+    add(file) {
+      hash.update(`${file.path}\0${file.mode.toString(8)}\0${file.bytes.length}\0`);
+      hash.update(file.bytes);
+    },
+    digest: () => `sha256:${hash.digest("hex")}`,
+  };
 }
 
 /** A digest shortened for display: `sha256:` and 12 hex digits, then an ellipsis. */

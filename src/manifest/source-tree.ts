@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { PlumbError } from "../errors.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 import { isOutside, resolveInsideRoot } from "./inside-root.js";
-import { comparePaths, digestSource, type SourceFile } from "./source-digest.js";
+import { comparePaths, type SourceFile, sourceHasher } from "./source-digest.js";
 import type { LoadedManifest } from "./types.js";
 
 // Reads the directory named by spec.source_path (I/O at the edge, like secret values): every regular
@@ -20,19 +20,20 @@ export type SourceTree = {
   sourcePath: string;
   /** Real path of the directory. */
   dir: string;
+  /** Sorted by path; empty unless asked for with `withBytes` (plan needs only the digest). */
   files: SourceFile[];
   size: number;
   digest: string;
 };
 
-export type SourceLimits = { maxBytes?: number; maxFiles?: number };
+export type SourceOptions = { root: string; withBytes?: boolean; maxBytes?: number; maxFiles?: number };
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 /** Reads a deployment's spec.source_path. Errors (PlumbError "source-unreadable") name file:line:col. */
 export async function readSourceTree(
   loaded: LoadedManifest<DeploymentManifest>,
-  options: { root: string } & SourceLimits,
+  options: SourceOptions,
 ): Promise<SourceTree> {
   const sourcePath = loaded.manifest.spec.source_path;
   const fail = (why: string): never => {
@@ -44,7 +45,7 @@ export async function readSourceTree(
   if (!(await stat(real)).isDirectory()) fail(`${shown} is not a directory`);
   const maxBytes = options.maxBytes ?? MAX_SOURCE_BYTES;
   const maxFiles = options.maxFiles ?? MAX_SOURCE_FILES;
-  const files: SourceFile[] = [];
+  const found: Array<{ path: string; real: string; mode: 0o644 | 0o755 }> = [];
   let size = 0;
   // Real paths of directories entered, so a symlinked directory is read once and loops end.
   const visited = new Set<string>();
@@ -52,13 +53,12 @@ export async function readSourceTree(
   const addFile = async (relativePath: string, realFile: string) => {
     const info = await stat(realFile);
     size += info.size;
-    if (files.length + 1 > maxFiles)
+    if (found.length + 1 > maxFiles)
       fail(`${shown} holds more than ${maxFiles} files; keep build outputs and dependencies out of it`);
     if (size > maxBytes)
       fail(`${shown} is over ${mib(maxBytes)}; keep build outputs and dependencies out of it`);
     // git's view of a mode: executable by anyone, or not.
-    const mode = info.mode & 0o111 ? 0o755 : 0o644;
-    files.push({ path: relativePath, mode, bytes: await readFile(realFile) });
+    found.push({ path: relativePath, real: realFile, mode: info.mode & 0o111 ? 0o755 : 0o644 });
   };
 
   const visit = async (realDir: string, prefix: string): Promise<void> => {
@@ -81,7 +81,14 @@ export async function readSourceTree(
     }
   };
   await visit(real, "");
-  if (files.length === 0) fail(`${shown} holds no files`);
-  files.sort((a, b) => comparePaths(a.path, b.path));
-  return { sourcePath, dir: real, files, size, digest: digestSource(files) };
+  if (found.length === 0) fail(`${shown} holds no files`);
+  found.sort((a, b) => comparePaths(a.path, b.path));
+  const hasher = sourceHasher();
+  const files: SourceFile[] = [];
+  for (const { path, real: file, mode } of found) {
+    const entry = { path, mode, bytes: await readFile(file) };
+    hasher.add(entry);
+    if (options.withBytes) files.push(entry);
+  }
+  return { sourcePath, dir: real, files, size, digest: hasher.digest() };
 }

@@ -10,7 +10,7 @@ import type { Clock } from "../clock.js";
 import type { DeploymentCreateRequest } from "../schema/deployment.js";
 import { Deployment } from "../schema/deployment.js";
 import { PlumbError } from "../errors.js";
-import type { AgentServerPort, ApplyPorts, DeploymentsPort, PlatformPort } from "./ports.js";
+import type { AgentServerPort, ApplyPorts, DeploymentsPort, PlatformPort, UploadsPort } from "./ports.js";
 
 export type PortsOptions = {
   api: ApiOptions;
@@ -54,6 +54,13 @@ export function deploymentsPort(client: ControlPlaneClient): DeploymentsPort {
       if (!revision) throw new PlumbError("revision-not-found", `revision ${revisionId} of ${id} not found`);
       return revision;
     },
+  };
+}
+
+export function uploadsPort(client: ControlPlaneClient): UploadsPort {
+  return {
+    createUploadUrl: (id, o) => client.createUploadUrl(id, { signal: o?.signal }),
+    uploadTarball: (url, bytes, o) => client.uploadTarball(url, bytes, { signal: o?.signal }),
   };
 }
 
@@ -128,6 +135,7 @@ export function createApplyPorts(options: PortsOptions): ApplyPorts & { controlP
   return {
     controlPlane,
     deployments: deploymentsPort(controlPlane),
+    uploads: uploadsPort(controlPlane),
     platform,
     agentServer: agentServerPort(options),
   };

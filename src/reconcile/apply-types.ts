@@ -50,6 +50,11 @@ export type ApplyObject = {
   verify?: Verify | undefined;
   /** Digest of the manifest document (status: manifest_digest). */
   manifestDigest?: string | null | undefined;
+  /**
+   * internal_source: the planned content digest and how to pack it (built at the edge; it reads the
+   * directory again and fails when the content is no longer the planned one).
+   */
+  source?: { digest: string; pack(): Promise<Uint8Array> } | undefined;
 };
 
 export type ProgressEvent = {

@@ -140,6 +140,7 @@ export async function applyPlan(
     };
     let deployment: Deployment | null = live.get(change.name) ?? null;
     let fingerprints: ReturnType<typeof fingerprintsOfBody>;
+    let sourceUpload: { digest: string; object_path: string } | undefined;
     let sentRequest = false;
 
     const done = async (): Promise<ApplyResult> => {
@@ -154,6 +155,7 @@ export async function applyPlan(
           gitCommit: options.gitCommit,
           manifestDigest: object.manifestDigest,
           fingerprints,
+          sourceUpload,
           sent: sentRequest,
           now: clock.now(),
         }),
@@ -199,13 +201,26 @@ export async function applyPlan(
         const sent = await sendLimit(async () => {
           if (signal?.aborted) return null;
           progress("sending");
-          return sendChange(ports, change, deployment, { clock, random, signal });
+          return sendChange(ports, change, deployment, {
+            clock,
+            random,
+            signal,
+            source: object.source,
+            // An internal_source create is followed by an upload and a PATCH: keep its id if they fail.
+            onCreated: (created) => {
+              deployment = created;
+              result.id = created.id;
+              fingerprints = fingerprintsOfBody(change.request?.body);
+              sentRequest = true;
+            },
+          });
         });
         if (!sent) return notSent();
         deployment = sent.deployment ?? deployment;
         result.id = deployment?.id ?? result.id;
         result.revision_id = sent.revisionId;
         fingerprints = fingerprintsOfBody(change.request?.body);
+        sourceUpload = sent.sourceUpload;
         sentRequest = true;
       } catch (error) {
         Object.assign(result, { outcome: "failed", sync: "Failed", health: previous?.health ?? "Unknown" });

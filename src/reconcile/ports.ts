@@ -23,6 +23,17 @@ export type DeploymentsPort = {
   getRevision(deploymentId: string, revisionId: string, options?: CallOptions): Promise<Revision>;
 };
 
+/** internal_source uploads: an upload URL and object path per call, then a PUT of the tarball to it. */
+export type UploadsPort = {
+  /** Safe to repeat: an unused upload URL is harmless. */
+  createUploadUrl(
+    deploymentId: string,
+    options?: CallOptions,
+  ): Promise<{ upload_url: string; object_path: string }>;
+  /** PUT of the gzip tarball to the upload URL (a capability: no API key is sent with it). */
+  uploadTarball(uploadUrl: string, bytes: Uint8Array, options?: CallOptions): Promise<void>;
+};
+
 export type PlatformPort = {
   patchOrganization(body: Record<string, unknown>, options?: CallOptions): Promise<Organization>;
 };
@@ -56,6 +67,8 @@ export type AgentServerPort = {
 
 export type ApplyPorts = {
   deployments: DeploymentsPort;
+  /** Needed only to apply internal_source deployments. */
+  uploads?: UploadsPort | undefined;
   platform?: PlatformPort | undefined;
   agentServer?: AgentServerPort | undefined;
 };

@@ -1,9 +1,11 @@
 import { ApiError } from "../api/errors.js";
 import type { Clock } from "../clock.js";
-import type { PlannedChange } from "../diff/plan-types.js";
+import { type PlannedChange, UPLOAD_PLACEHOLDER } from "../diff/plan-types.js";
 import { PlumbError } from "../errors.js";
 import type { Deployment } from "../schema/deployment.js";
+import type { ApplyObject } from "./apply-types.js";
 import type { ApplyPorts } from "./ports.js";
+import { uploadSource } from "./upload-source.js";
 
 /** What one sent change produced. `revisionId` is the revision this apply created, if any. */
 export type SendResult = {
@@ -11,9 +13,19 @@ export type SendResult = {
   revisionId: string | null;
   /** True when the response was lost and the outcome was found out afterwards. */
   recovered: boolean;
+  /** internal_source: the source uploaded and set by the accepted PATCH. */
+  sourceUpload?: { digest: string; object_path: string };
 };
 
-export type SendContext = { clock: Clock; random: () => number; signal?: AbortSignal | undefined };
+export type SendContext = {
+  clock: Clock;
+  random: () => number;
+  signal?: AbortSignal | undefined;
+  /** The content to upload when the change carries an upload (see ApplyObject.source). */
+  source?: ApplyObject["source"];
+  /** Told as soon as a create succeeded, so a later failure (upload, PATCH) still knows the id. */
+  onCreated?: (deployment: Deployment) => void;
+};
 
 const MAX_ATTEMPTS = 8;
 
@@ -31,8 +43,12 @@ async function backoff(ctx: SendContext, attempt: number, error: unknown): Promi
 
 /**
  * Sends one planned request so that repeating it never does the work twice.
- * - create: the client's ambiguity-safe create (it looks the name up before creating again).
- * - update: one PATCH attempt at a time; after an ambiguous failure, GET the deployment: a
+ * - create: the client's ambiguity-safe create (it looks the name up before creating again); an
+ *   internal_source create then uploads its source and PATCHes source_tarball_path (one more revision:
+ *   the upload URL needs the deployment's id).
+ * - update: an upload first when the change carries one (upload-url and PUT may be repeated: only the
+ *   object path in the PATCH matters), then one PATCH with every field of the change.
+ * - PATCH: one attempt at a time; after an ambiguous failure, GET the deployment: a
  *   revision-creating PATCH took effect when `latest_revision_id` moved, and is then not resent
  *   (a resend would create a second revision). In-place PATCHes carry absolute values, so resending is safe.
  * - OrganizationAccess: the platform PATCH (absolute values, idempotent; the client retries it).
@@ -54,19 +70,50 @@ export async function sendChange(
   }
   if (change.action === "create") {
     const created = await ports.deployments.createDeployment(request.body, opts);
-    return { deployment: created, revisionId: created.latest_revision_id, recovered: false };
+    if (!change.upload)
+      return { deployment: created, revisionId: created.latest_revision_id, recovered: false };
+    ctx.onCreated?.(created);
+    const uploaded = await uploadSource(ports, change, created.id, ctx);
+    const body = { source_revision_config: { source_tarball_path: uploaded.object_path } };
+    const sent = await sendPatch(ports, change, created.id, body, true, created, ctx);
+    return { ...sent, sourceUpload: uploaded };
   }
   const id = change.id;
   if (!id) throw new PlumbError("plan-invalid", `update of ${change.name} has no deployment id`);
   let baseline = before;
   if (change.new_revision && !baseline) baseline = await ports.deployments.getDeployment(id, opts);
+  if (!change.upload) return sendPatch(ports, change, id, request.body, change.new_revision, baseline, ctx);
+  const uploaded = await uploadSource(ports, change, id, ctx);
+  const body = withObjectPath(request.body, uploaded.object_path);
+  const sent = await sendPatch(ports, change, id, body, true, baseline, ctx);
+  return { ...sent, sourceUpload: uploaded };
+}
+
+/** The planned body with the issued object path in place of the placeholder. */
+function withObjectPath(body: Record<string, unknown>, objectPath: string): Record<string, unknown> {
+  const revision = body.source_revision_config as Record<string, unknown> | undefined;
+  if (revision?.source_tarball_path !== UPLOAD_PLACEHOLDER)
+    throw new PlumbError("plan-invalid", "the planned PATCH has no place for the uploaded source");
+  return { ...body, source_revision_config: { ...revision, source_tarball_path: objectPath } };
+}
+
+async function sendPatch(
+  ports: ApplyPorts,
+  change: PlannedChange,
+  id: string,
+  body: Record<string, unknown>,
+  newRevision: boolean,
+  baseline: Deployment | null,
+  ctx: SendContext,
+): Promise<SendResult> {
+  const opts = { signal: ctx.signal };
   const revisionBefore = baseline?.latest_revision_id ?? null;
   for (let attempt = 1; ; attempt++) {
     try {
-      const patched = await ports.deployments.patchDeploymentOnce(id, request.body, opts);
+      const patched = await ports.deployments.patchDeploymentOnce(id, body, opts);
       return {
         deployment: patched,
-        revisionId: change.new_revision ? patched.latest_revision_id : null,
+        revisionId: newRevision ? patched.latest_revision_id : null,
         recovered: attempt > 1,
       };
     } catch (error) {
@@ -75,7 +122,7 @@ export async function sendChange(
         const now = await ports.deployments.getDeployment(id, opts);
         if (!now)
           throw new PlumbError("deployment-vanished", `deployment ${change.name} (${id}) no longer exists`);
-        if (change.new_revision && now.latest_revision_id !== revisionBefore) {
+        if (newRevision && now.latest_revision_id !== revisionBefore) {
           return { deployment: now, revisionId: now.latest_revision_id, recovered: true };
         }
       } else if (!isRetryable(error)) {

@@ -4,13 +4,21 @@ import { simpleGit } from "simple-git";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
 import { createControlPlaneClient } from "../api/control-plane-client.js";
 import { createPlatformClient } from "../api/platform-client.js";
-import { fingerprintsFromStatus, planManifests, type PlanManifestsResult } from "../cli/plan-run.js";
+import {
+  fingerprintsFromStatus,
+  planManifests,
+  type PlanManifestsResult,
+  sourcesFromStatus,
+} from "../cli/plan-run.js";
 import { type Clock, systemClock } from "../clock.js";
+import type { LoadedManifest } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
+import type { DeploymentManifest } from "../schema/manifest.js";
 import { createApplyPorts } from "./api-adapter.js";
 import type { ApplyObject } from "./apply-types.js";
 import type { ApplyPorts } from "./ports.js";
 import { type StatusLocation, loadStatus, resolveStatusDir } from "./status-source.js";
+import { packSource } from "./source-pack.js";
 import { manifestDigest } from "./status-record.js";
 import type { StatusStore } from "./status-types.js";
 
@@ -105,18 +113,29 @@ export async function planSession(
     controlPlane: { listDeployments: (o) => session.connect().ports.controlPlane.listDeployments(o) },
     platform: { getOrganization: platform },
     fingerprints: fingerprintsFromStatus(session.store),
+    sources: sourcesFromStatus(session.store),
     ...(signal ? { signal } : {}),
   });
 }
 
-/** The engine's input: each planned change with its manifest's verify spec and digest. */
+/** The engine's input: each planned change with its manifest's verify spec, digest and source to pack. */
 export function applyObjects(result: Extract<PlanManifestsResult, { ok: true }>): ApplyObject[] {
   return result.plan.changes.map((change, i) => {
-    const manifest = result.desired[i]?.loaded.manifest;
+    const desired = result.desired[i];
+    const manifest = desired?.loaded.manifest;
+    const source = desired?.source;
     return {
       change,
       verify: manifest?.kind === "Deployment" ? manifest.spec.verify : undefined,
       manifestDigest: manifest ? manifestDigest(manifest) : null,
+      source:
+        source && desired
+          ? {
+              digest: source.digest,
+              pack: () =>
+                packSource(desired.loaded as LoadedManifest<DeploymentManifest>, result.root, source.digest),
+            }
+          : undefined,
     };
   });
 }

@@ -52,12 +52,16 @@ export type RecordInput = {
   fingerprints: SecretFingerprints | undefined;
   /** True when this apply sent the object a request. */
   sent: boolean;
+  /** The source uploaded and set by an accepted PATCH; undefined keeps the previous one. */
+  sourceUpload?: ObjectStatus["source_upload"] | undefined;
   now: number;
 };
 
 /** Pure: the status record of one object after apply. */
 export function buildObjectStatus(input: RecordInput): ObjectStatus {
   const { result, previous } = input;
+  // Only internal_source records carry it, so other records keep their shape.
+  const sourceUpload = input.sourceUpload ?? previous?.source_upload;
   const failed = result.outcome === "failed" || result.outcome === "timeout" || result.outcome === "skipped";
   return {
     kind: result.kind,
@@ -76,5 +80,6 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
     applied_at: input.sent ? new Date(input.now).toISOString() : (previous?.applied_at ?? null),
     updated_at: new Date(input.now).toISOString(),
     last_error: failed || result.verify?.ok === false ? result.message : null,
+    ...(sourceUpload ? { source_upload: sourceUpload } : {}),
   };
 }

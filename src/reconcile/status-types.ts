@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import type { RecordedSource } from "../diff/diff-source.js";
 import type { SecretFingerprints } from "../diff/secret-fingerprint.js";
 import { Nullable } from "../schema/common.js";
 import { REVISION_STATUSES } from "../schema/deployment.js";
@@ -32,6 +33,11 @@ export const ObjectStatus = Type.Object({
   secret_fingerprints: Nullable(
     Type.Object({ salt: Type.String(), values: Type.Record(Type.String(), Type.String()) }),
   ),
+  /**
+   * internal_source: content digest of spec.source_path and the object path it was uploaded to, once
+   * the PATCH setting that path was accepted. Plan uploads again when either no longer matches.
+   */
+  source_upload: Type.Optional(Nullable(Type.Object({ digest: Type.String(), object_path: Type.String() }))),
   /** Thread plumb reuses for spec.verify on this deployment's agent server. */
   verify_thread_id: Type.Optional(Nullable(Type.String())),
   /** ISO 8601 time of the last apply that sent this object a request (owner of the fields above). */
@@ -46,6 +52,10 @@ export type ObjectStatus = Static<typeof ObjectStatus>;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const _sameFingerprints: Same<NonNullable<ObjectStatus["secret_fingerprints"]>, SecretFingerprints> = true;
 void _sameFingerprints;
+
+// The record's source upload is exactly what src/diff/diff-source.ts reads.
+const _sameSource: Same<NonNullable<ObjectStatus["source_upload"]>, RecordedSource> = true;
+void _sameSource;
 
 /** The loaded store: records keyed by `statusKey(kind, name)`, plus files that could not be read. */
 export type StatusStore = {
@@ -65,17 +75,19 @@ const time = (iso: string | null | undefined) => (iso ? Date.parse(iso) || 0 : 0
 
 /**
  * Merges two records of one object. What was observed (sync, health, revisions) comes from the newer
- * record; what the last apply sent (git commit, digest, secret fingerprints) from the record of the
- * later apply, so a drift check in a fresh clone never hides the fingerprints on the status branch.
+ * record; what the last apply sent (git commit, digest, secret fingerprints, source upload) from the
+ * record of the later apply, so a drift check in a fresh clone never hides them on the status branch.
  */
 export function mergeObjectStatus(a: ObjectStatus, b: ObjectStatus): ObjectStatus {
   const observed = time(b.updated_at) > time(a.updated_at) ? b : a;
   const applied = time(b.applied_at) > time(a.applied_at) ? b : a;
+  const { source_upload: _observedUpload, ...seen } = observed;
   return {
-    ...observed,
+    ...seen,
     git_commit: applied.git_commit,
     manifest_digest: applied.manifest_digest,
     secret_fingerprints: applied.secret_fingerprints,
+    ...(applied.source_upload ? { source_upload: applied.source_upload } : {}),
     applied_at: applied.applied_at ?? null,
     verify_thread_id: observed.verify_thread_id ?? applied.verify_thread_id ?? null,
   };

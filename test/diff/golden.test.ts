@@ -1,19 +1,19 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildPlan, type DesiredObject, type LiveState } from "../../src/diff/build-plan.js";
+import { buildPlan, type LiveState } from "../../src/diff/build-plan.js";
+import type { RecordedSource } from "../../src/diff/diff-source.js";
 import { formatPlanJson } from "../../src/diff/format-json.js";
 import { formatPlanMarkdown } from "../../src/diff/format-markdown.js";
 import { formatPlanText } from "../../src/diff/format-text.js";
 import { fingerprintSecrets } from "../../src/diff/secret-fingerprint.js";
 import { loadManifests } from "../../src/manifest/load.js";
-import { loadSecretValues } from "../../src/manifest/secrets.js";
-import type { DeploymentManifest } from "../../src/schema/manifest.js";
-import type { LoadedManifest } from "../../src/manifest/types.js";
+import { resolveDesiredObject } from "../../src/reconcile/resolve-desired.js";
 
 // Golden cases: test/fixtures/plan/<case>/ holds desired.yaml, live.json ({deployments,
 // organization?}) and optionally recorded.json ({"Deployment/NAME": [{name, value}]}: the secret
-// values last applied) and env.json. The plan in text, JSON and Markdown must match expected.txt,
+// values last applied), sources.json ({"Deployment/NAME": {digest, object_path}}: the source last
+// uploaded) and env.json. Directories named by source_path sit in the case directory. The plan in text, JSON and Markdown must match expected.txt,
 // expected.json.golden and expected.md.golden (a suffix prettier leaves alone)
 // exactly. UPDATE_GOLDEN=1 rewrites them (review the diff before committing).
 
@@ -26,15 +26,8 @@ async function planCase(dir: string) {
   const { manifests, problems } = await loadManifests(join(dir, "desired.yaml"));
   expect(problems.filter((p) => p.severity === "error")).toEqual([]);
   const env = readJson<Record<string, string>>(join(dir, "env.json"), {});
-  const desired: DesiredObject[] = await Promise.all(
-    manifests.map(async (loaded) =>
-      loaded.manifest.kind === "Deployment" && loaded.manifest.spec.secrets
-        ? {
-            loaded,
-            secrets: await loadSecretValues(loaded as LoadedManifest<DeploymentManifest>, { root: dir, env }),
-          }
-        : { loaded },
-    ),
+  const desired = await Promise.all(
+    manifests.map((loaded) => resolveDesiredObject(loaded, { root: dir, env })),
   );
   const live = readJson<LiveState>(join(dir, "live.json"), { deployments: [] });
   const recorded = readJson<Record<string, { name: string; value: string }[]>>(
@@ -44,7 +37,13 @@ async function planCase(dir: string) {
   const fingerprints = Object.fromEntries(
     Object.entries(recorded).map(([key, secrets]) => [key, fingerprintSecrets(secrets, "golden-salt")]),
   );
-  return buildPlan({ desired, live, fingerprints: (kind, name) => fingerprints[`${kind}/${name}`] });
+  const sources = readJson<Record<string, RecordedSource>>(join(dir, "sources.json"), {});
+  return buildPlan({
+    desired,
+    live,
+    fingerprints: (kind, name) => fingerprints[`${kind}/${name}`],
+    sources: (kind, name) => sources[`${kind}/${name}`],
+  });
 }
 
 function check(dir: string, file: string, actual: string) {

@@ -83,7 +83,7 @@ describe("readSourceTree", () => {
     await put("agent/node_modules/x/index.js", "");
     await put("agent/src/node_modules/y/index.js", "");
     await put("agent/.plumb/status/x.json", "{}");
-    const tree = await readSourceTree(await load(), { root });
+    const tree = await readSourceTree(await load(), { root, withBytes: true });
     expect(tree.files.map((f) => `${f.path} ${f.mode.toString(8)}`)).toEqual([
       "bin/run.sh 755",
       "package.json 644",
@@ -91,6 +91,9 @@ describe("readSourceTree", () => {
     ]);
     expect(tree.size).toBe(2 + 24 + 10);
     expect(tree.digest).toBe(digestSource(tree.files));
+    // Without bytes (plan): the same digest, nothing held.
+    const light = await readSourceTree(await load(), { root });
+    expect([light.digest, light.files.length]).toEqual([tree.digest, 0]);
     // Ignored directories and timestamps are not content.
     await put("agent/node_modules/x/index.js", "changed");
     expect((await readSourceTree(await load(), { root })).digest).toBe(tree.digest);
@@ -103,7 +106,7 @@ describe("readSourceTree", () => {
     await put("agent/package.json", "{}");
     await symlink(join(root, "shared/prompt.txt"), join(root, "agent/prompt.txt"));
     await symlink(join(root, "shared"), join(root, "agent/shared"));
-    const tree = await readSourceTree(await load(), { root });
+    const tree = await readSourceTree(await load(), { root, withBytes: true });
     expect(tree.files.map((f) => f.path)).toEqual(["package.json", "prompt.txt", "shared/prompt.txt"]);
   });
 

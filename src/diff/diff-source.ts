@@ -1,0 +1,52 @@
+import { shortDigest } from "../manifest/source-digest.js";
+import {
+  type FieldChange,
+  type PlannedUpload,
+  SOURCE_TARBALL_FIELD,
+  type UploadReason,
+} from "./plan-types.js";
+
+// internal_source content: the live source_tarball_path is an opaque object path, so plumb compares
+// the digest of spec.source_path with the digest it recorded after its last upload to that very
+// path (status store). Pure.
+
+/** The content of spec.source_path as read at plan time. */
+export type DesiredSource = { source_path: string; digest: string };
+
+/** What the status store says plumb last uploaded to a deployment. */
+export type RecordedSource = { digest: string; object_path: string };
+
+/** The upload a deployment needs, or null when the live tarball is the desired content. */
+export function planUpload(
+  desired: DesiredSource,
+  liveTarballPath: string | null | undefined,
+  recorded: RecordedSource | undefined,
+): PlannedUpload | null {
+  const upload = (reason: UploadReason): PlannedUpload => ({
+    source_path: desired.source_path,
+    digest: desired.digest,
+    previous_digest: recorded?.digest ?? null,
+    reason,
+  });
+  if (!liveTarballPath) return upload("not_uploaded");
+  if (!recorded) return upload("unknown");
+  if (recorded.object_path !== liveTarballPath) return upload("replaced");
+  return recorded.digest === desired.digest ? null : upload("changed");
+}
+
+/** The field change shown for an upload: old/new are digests (null when not known). */
+export function uploadField(upload: PlannedUpload): FieldChange {
+  return { field: SOURCE_TARBALL_FIELD, class: "revision", old: upload.previous_digest, new: upload.digest };
+}
+
+/** "source ./app (content changed sha256:abc… → sha256:def…)" and the like. */
+export function describeUpload(upload: PlannedUpload): string {
+  const to = shortDigest(upload.digest);
+  const why = {
+    not_uploaded: `not uploaded yet, ${to}`,
+    unknown: `live content unknown to plumb, will upload ${to}`,
+    replaced: `live tarball replaced outside plumb, will upload ${to}`,
+    changed: `content changed ${shortDigest(upload.previous_digest ?? "")} → ${to}`,
+  }[upload.reason];
+  return `source ${upload.source_path} (${why})`;
+}
