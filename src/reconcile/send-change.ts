@@ -5,7 +5,7 @@ import { PlumbError } from "../errors.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { ApplyObject } from "./apply-types.js";
 import type { ApplyPorts } from "./ports.js";
-import { uploadSource } from "./upload-source.js";
+import { packChangeSource, uploadSource } from "./upload-source.js";
 
 /** What one sent change produced. `revisionId` is the revision this apply created, if any. */
 export type SendResult = {
@@ -68,12 +68,13 @@ export async function sendChange(
     await ports.platform.patchOrganization(request.body, opts);
     return { deployment: null, revisionId: null, recovered: false };
   }
+  // Packed before anything is sent: a source that changed since the plan stops the change untouched.
+  const packed = change.upload ? await packChangeSource(change, ctx) : undefined;
   if (change.action === "create") {
     const created = await ports.deployments.createDeployment(request.body, opts);
-    if (!change.upload)
-      return { deployment: created, revisionId: created.latest_revision_id, recovered: false };
+    if (!packed) return { deployment: created, revisionId: created.latest_revision_id, recovered: false };
     ctx.onCreated?.(created);
-    const uploaded = await uploadSource(ports, change, created.id, ctx);
+    const uploaded = await uploadSource(ports, change, created.id, packed, ctx);
     const body = { source_revision_config: { source_tarball_path: uploaded.object_path } };
     const sent = await sendPatch(ports, change, created.id, body, true, created, ctx);
     return { ...sent, sourceUpload: uploaded };
@@ -82,8 +83,8 @@ export async function sendChange(
   if (!id) throw new PlumbError("plan-invalid", `update of ${change.name} has no deployment id`);
   let baseline = before;
   if (change.new_revision && !baseline) baseline = await ports.deployments.getDeployment(id, opts);
-  if (!change.upload) return sendPatch(ports, change, id, request.body, change.new_revision, baseline, ctx);
-  const uploaded = await uploadSource(ports, change, id, ctx);
+  if (!packed) return sendPatch(ports, change, id, request.body, change.new_revision, baseline, ctx);
+  const uploaded = await uploadSource(ports, change, id, packed, ctx);
   const body = withObjectPath(request.body, uploaded.object_path);
   const sent = await sendPatch(ports, change, id, body, true, baseline, ctx);
   return { ...sent, sourceUpload: uploaded };

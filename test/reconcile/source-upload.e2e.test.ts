@@ -148,10 +148,11 @@ describe("internal_source apply", () => {
       /^source_path \.\/agent changed since it was planned \(sha256:/,
     );
     expect(counts).toEqual({ urls: 0, puts: 0 });
-    // The deployment was created; the next run uploads the new content and converges.
-    expect(report.results[0]!.id).not.toBeNull();
+    // Nothing was sent; the next run plans the new content and converges.
+    expect(report.results[0]!.id).toBeNull();
+    expect(await env.ports.controlPlane.listDeployments()).toEqual([]);
     const next = await env.apply();
-    expect(next.results[0]).toMatchObject({ action: "update", outcome: "converged" });
+    expect(next.results[0]).toMatchObject({ action: "create", outcome: "converged" });
   });
 
   it("converges under faults with exactly one revision per upload", async () => {
