@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { loggedUrl } from "./request-log.js";
 import type { ValidationIssue } from "./validation-errors.js";
 import { dedupe, formatAjvErrors } from "./validation-errors.js";
 
@@ -19,7 +21,7 @@ export const notFound = (detail: string) => new HttpError(404, detail);
 export const unprocessable = (issues: ValidationIssue[]) => new HttpError(422, issues);
 
 /** Maps every error to the spec's bodies: 400/404 `{detail: string}`, 422 HTTPValidationError. */
-export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+export function installErrorHandling(app: FastifyInstance, bodyLimit: number, logger: Logger | false): void {
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: "Not Found" }));
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpError) {
@@ -49,7 +51,8 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
         break;
     }
     const status = error.statusCode ?? 500;
-    if (status >= 500) request.log.error({ err: error }, "request failed");
+    if (status >= 500 && logger)
+      logger.error({ err: error, method: request.method, url: loggedUrl(request.url) }, "request failed");
     return reply.code(status).send({ detail: status >= 500 ? "Internal server error" : error.message });
   });
 }

@@ -120,8 +120,9 @@ export function createRateLimiter(region: "us" | "eu", overrides: RateLimitOverr
 function findRow(request: RateRequest): { row: Row; identity: string } | undefined {
   const method = request.method.toUpperCase();
   for (const candidate of RATE_LIMIT_TABLE) {
+    if (!candidate.match(method, request.path)) continue; // cheaper than building the identity
     const identity = identityOf(candidate.identity, request);
-    if (identity !== undefined && candidate.match(method, request.path)) return { row: candidate, identity };
+    if (identity !== undefined) return { row: candidate, identity };
   }
   return undefined;
 }

@@ -30,23 +30,7 @@ export function installRequestGuards(app: FastifyInstance, options: GuardOptions
   app.decorateRequest("tenantId", "");
   app.decorateRequest("loseResponse", false);
   const limiter = createRateLimiter(options.region, options.rateLimits, () => options.clock.now());
-  const pick = options.faults ? createFaultPicker(options.faults, options.faultSeed) : undefined;
-
-  app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
-    if (pick) {
-      const { kind, latencyMs } = pick();
-      if (latencyMs > 0) await options.clock.sleep(latencyMs);
-      if (kind === "reset") {
-        reply.hijack();
-        request.raw.socket.destroy();
-        return;
-      }
-      if (kind === "500") throw new HttpError(500, "Injected fault: internal server error");
-      if (kind === "503")
-        throw new HttpError(503, "Injected fault: service unavailable", { "retry-after": "1" });
-      if (kind === "429") throw new HttpError(429, "Rate limit exceeded", { "retry-after": "1" });
-      if (kind === "lost-response") request.loseResponse = true;
-    }
+  const admit = (request: FastifyRequest) => {
     const user = request.headers["x-user-id"];
     const verdict = limiter({
       method: request.method,
@@ -58,6 +42,36 @@ export function installRequestGuards(app: FastifyInstance, options: GuardOptions
     if (!verdict.allowed)
       throw new HttpError(429, "Rate limit exceeded", { "retry-after": String(verdict.retryAfterSeconds) });
     if (!isPublic(request)) request.tenantId = options.authenticate(request);
+  };
+
+  if (!options.faults) {
+    // The common case stays synchronous: no promise and no onSend hook per request.
+    app.addHook("onRequest", (request, _reply, done) => {
+      try {
+        admit(request);
+      } catch (error) {
+        return done(error as Error);
+      }
+      done();
+    });
+    return;
+  }
+
+  const pick = createFaultPicker(options.faults, options.faultSeed);
+  app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
+    const { kind, latencyMs } = pick();
+    if (latencyMs > 0) await options.clock.sleep(latencyMs);
+    if (kind === "reset") {
+      reply.hijack();
+      request.raw.socket.destroy();
+      return;
+    }
+    if (kind === "500") throw new HttpError(500, "Injected fault: internal server error");
+    if (kind === "503")
+      throw new HttpError(503, "Injected fault: service unavailable", { "retry-after": "1" });
+    if (kind === "429") throw new HttpError(429, "Rate limit exceeded", { "retry-after": "1" });
+    if (kind === "lost-response") request.loseResponse = true;
+    admit(request);
   });
 
   // lost-response: the change is applied and committed, then the connection drops unanswered.

@@ -17,6 +17,7 @@ import {
 } from "./options.js";
 import { createOrganizationsModule } from "./organizations/index.js";
 import { installRequestGuards } from "./request-guards.js";
+import { installRequestLog } from "./request-log.js";
 import { startStateKeeper } from "./state.js";
 
 export type RunningControlPlane = {
@@ -56,7 +57,7 @@ export async function startControlPlane(
   const o = resolveOptions(options);
   const apiKeys = o.apiKeys.map((g) => ({ key: g.key, tenants: g.tenants.map((t) => t.toLowerCase()) }));
   const app = Fastify({
-    ...(o.logger ? { loggerInstance: o.logger } : { logger: false }),
+    logger: false, // request-log.ts logs each request itself, at a fraction of the cost
     bodyLimit: o.bodyLimit,
     ajv: {
       customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false },
@@ -64,7 +65,8 @@ export async function startControlPlane(
   }) as unknown as FastifyInstance;
   installJsonParser(app);
   installRequestGuards(app, { ...o, authenticate: createAuthenticator(apiKeys) });
-  installErrorHandling(app, o.bodyLimit); // after the guards: the 404 handler keeps the hooks it sees
+  installRequestLog(app, o.logger);
+  installErrorHandling(app, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
 
   let url = "";
   const timing = { revisionMs: o.revisionSeconds * 1000, readyMs: o.deploymentReadySeconds * 1000 };
@@ -110,6 +112,7 @@ export async function startControlPlane(
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : o.port;
   url = `http://${o.host.includes(":") ? `[${o.host}]` : o.host}:${port}`;
+  if (o.logger) o.logger.info({ url }, "listening");
   let stopping: Promise<void> | undefined;
   return {
     url,
@@ -122,6 +125,12 @@ export async function startControlPlane(
   };
 }
 
+const MAY_HOLD_PROTO = /__proto__|\\u/;
+const refuseProto = (key: string, value: unknown): unknown => {
+  if (key === "__proto__") throw new SyntaxError("a __proto__ key is not allowed");
+  return value;
+};
+
 /** JSON bodies: an empty body is "no body" (schemas then say what is missing); bad JSON is a 422. */
 function installJsonParser(app: FastifyInstance) {
   app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
@@ -129,13 +138,9 @@ function installJsonParser(app: FastifyInstance) {
     const body = typeof text === "string" ? text : text.toString("utf8");
     if (body.trim() === "") return done(null, undefined);
     try {
-      done(
-        null,
-        JSON.parse(body, (key, value: unknown) => {
-          if (key === "__proto__") throw new SyntaxError("a __proto__ key is not allowed");
-          return value;
-        }) as unknown,
-      );
+      // A __proto__ key can only be spelled literally or with \u escapes: only such bodies pay
+      // for the (much slower) reviver that refuses it.
+      done(null, MAY_HOLD_PROTO.test(body) ? JSON.parse(body, refuseProto) : (JSON.parse(body) as unknown));
     } catch (error) {
       done(
         unprocessable([

@@ -90,6 +90,21 @@ describe("422 HTTPValidationError", () => {
     expect(typeof big.body.detail).toBe("string");
   });
 
+  it("refuses a __proto__ key however it is spelled, and parses escapes elsewhere", async () => {
+    for (const key of ["__proto__", "\\u005f_proto__", "__pr\\u006fto__"]) {
+      const text = `{"name":"p","source":"gitrepo","${key}":{"polluted":true}}`;
+      const r = await api.call("POST", "/v2/deployments", text);
+      expect(r, key).toMatchObject({
+        status: 422,
+        body: { detail: [{ loc: ["body"], type: "json_invalid" }] },
+      });
+      expect(r.body.detail[0].msg).toContain("__proto__");
+    }
+    const escaped = JSON.stringify(gitrepo("esc")).replace('"esc"', '"\\u0065sc"');
+    const created = await api.call("POST", "/v2/deployments", escaped);
+    expect(created).toMatchObject({ status: 201, body: { name: "esc" } });
+  });
+
   it("answers 404 with a detail for unknown routes", async () => {
     expect(await api.call("GET", "/v2/nothing")).toMatchObject({
       status: 404,

@@ -74,9 +74,14 @@ export function formatDeployment(
   timing: Timing,
   baseUrl: string,
 ): Deployment {
+  return { ...formatStoredPart(record, baseUrl), ...formatLivePart(record, now, timing) };
+}
+
+/** The fields that change only when the record does (render.ts caches their JSON per version). */
+export function formatStoredPart(record: DeploymentRecord, baseUrl: string) {
   const sourceConfig: Record<string, unknown> = {};
   for (const key of SOURCE_CONFIG_KEYS) sourceConfig[key] = record.sourceConfig[key] ?? null;
-  if (record.source === "gitrepo") sourceConfig.custom_url = `${baseUrl}/agents/${record.id}`;
+  if (record.source === "gitrepo") sourceConfig.custom_url = customUrlOf(baseUrl, record.id);
   const revisionConfig: Record<string, unknown> = {};
   for (const key of REVISION_CONFIG_KEYS) revisionConfig[key] = record.sourceRevisionConfig[key] ?? null;
   return {
@@ -90,6 +95,12 @@ export function formatDeployment(
     secret_references: record.secretReferences,
     created_at: new Date(record.createdAt).toISOString(),
     updated_at: new Date(record.updatedAt).toISOString(),
+  };
+}
+
+/** The fields that also change with time: status and the active revision. */
+export function formatLivePart(record: DeploymentRecord, now: number, timing: Timing) {
+  return {
     status: deploymentStatus(record, now, timing),
     latest_revision_id: record.revisions.at(-1)?.id ?? null,
     active_revision_id: activeRevisionId(record, now, timing),

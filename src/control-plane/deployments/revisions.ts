@@ -36,11 +36,29 @@ export function revisionSteps(record: Pick<RevisionRecord, "source" | "failure">
   }
 }
 
+// Every read computes states (a GET of a deployment looks for its active revision), so the eight
+// step lists (buildable or not × how it ends) are built once, not per call.
+const ENDINGS = [undefined, "CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED"] as const;
+const STEP_LISTS: ReadonlyMap<string, readonly RevisionStatus[]> = new Map(
+  [true, false].flatMap((buildable) =>
+    ENDINGS.map((status) => [
+      `${buildable}:${status ?? ""}`,
+      revisionSteps({
+        source: buildable ? "gitrepo" : "external_container",
+        failure: status && { status, message: "" },
+      }),
+    ]),
+  ),
+);
+const stepsOf = (record: Pick<RevisionRecord, "source" | "failure">) =>
+  STEP_LISTS.get(`${BUILDABLE_SOURCES.includes(record.source)}:${record.failure?.status ?? ""}`) ??
+  revisionSteps(record);
+
 /** Status of a revision at `now`, and since when it has had it. */
 export function revisionStateAt(record: RevisionRecord, now: number, paceMs: number) {
   if (record.skipped && now >= record.skipped.at)
     return { status: "SKIPPED" as const, since: record.skipped.at };
-  const steps = revisionSteps(record);
+  const steps = stepsOf(record);
   const last = steps.length - 1;
   const index =
     paceMs <= 0 ? last : Math.min(last, Math.max(0, Math.floor((now - record.createdAt) / paceMs)));
@@ -48,9 +66,16 @@ export function revisionStateAt(record: RevisionRecord, now: number, paceMs: num
 }
 
 /** True while the revision has not reached DEPLOYING nor ended: a newer revision skips it. */
+const SUPERSEDABLE: ReadonlySet<string> = new Set([
+  "CREATING",
+  "QUEUED",
+  "AWAITING_BUILD",
+  "BUILDING",
+  "AWAITING_DEPLOY",
+]);
+
 export function isSupersedable(record: RevisionRecord, now: number, paceMs: number): boolean {
-  const { status } = revisionStateAt(record, now, paceMs);
-  return ["CREATING", "QUEUED", "AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY"].includes(status);
+  return SUPERSEDABLE.has(revisionStateAt(record, now, paceMs).status);
 }
 
 /** Forced failures for tests: a revision field containing `fail-create`, `fail-build` or `fail-deploy`. */

@@ -1,10 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../../clock.js";
 import { DeploymentCreateRequest, DeploymentPatchRequest } from "../../schema/deployment.js";
 import { badRequest, HttpError, notFound, unprocessable } from "../http-errors.js";
 import { page, parsePaging, requireUuid } from "../paging.js";
 import { checkDeploymentBody } from "./body-checks.js";
-import { customUrlOf, formatDeployment, type DeploymentRecord, type Timing } from "./record.js";
+import { customUrlOf, type DeploymentRecord, type Timing } from "./record.js";
+import { createDeploymentRenderer } from "./render.js";
 import { formatRevision } from "./revisions.js";
 import { planCreate, planPatch, type RuleEnv } from "./rules.js";
 import type { DeploymentStore } from "./store.js";
@@ -22,6 +23,7 @@ export type DeploymentRouteDeps = {
 type IdParams = { deployment_id: string };
 const notFoundId = (id: string) => notFound(`Deployment ID ${id} not found.`);
 const bodyChecks = { bodyChecks: checkDeploymentBody };
+const JSON_TYPE = "application/json; charset=utf-8";
 
 function rejectBodyIssues(body: unknown) {
   const issues = checkDeploymentBody(body);
@@ -30,7 +32,14 @@ function rejectBodyIssues(body: unknown) {
 
 export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentRouteDeps): void {
   const { store, clock, timing } = deps;
-  const view = (record: DeploymentRecord) => formatDeployment(record, clock.now(), timing, deps.baseUrl());
+  const renderer = createDeploymentRenderer(
+    timing,
+    () => deps.baseUrl(),
+    (r) => store.version(r),
+  );
+  const json = (reply: FastifyReply, text: string) => reply.type(JSON_TYPE).send(text);
+  const view = (reply: FastifyReply, record: DeploymentRecord) =>
+    json(reply, renderer.render(record, clock.now()));
   const load = (request: FastifyRequest<{ Params: IdParams }>) => {
     const id = requireUuid(request.params.deployment_id, "deployment_id");
     const record = store.get(deps.tenantOf(request), id, clock.now());
@@ -52,31 +61,33 @@ export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentR
       const body = request.body;
       const record = store.create(deps.tenantOf(request), body.name, body.source, plan, clock.now());
       await deps.commit();
-      return reply.code(201).send(view(record));
+      return view(reply.code(201), record);
     },
   );
 
-  app.get("/v2/deployments", async (request) => {
+  app.get("/v2/deployments", async (request, reply) => {
     const paging = parsePaging(request.query);
     const nameContains = (request.query as { name_contains?: unknown }).name_contains;
     const filter = typeof nameContains === "string" ? nameContains : undefined;
-    const all = store.list(deps.tenantOf(request), clock.now(), filter);
-    const result = page(all, paging);
-    return { resources: result.resources.map(view), offset: result.offset };
+    const now = clock.now();
+    const records = store.list(deps.tenantOf(request), now, filter, paging);
+    return json(reply, renderer.renderPage(records, now, paging.offset + records.length));
   });
 
-  app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id", async (request) => view(load(request)));
+  app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id", async (request, reply) =>
+    view(reply, load(request)),
+  );
 
   app.patch<{ Params: IdParams; Body: DeploymentPatchRequest }>(
     "/v2/deployments/:deployment_id",
     { schema: { body: DeploymentPatchRequest }, config: bodyChecks },
-    async (request) => {
+    async (request, reply) => {
       const record = loadLive(request);
       rejectBodyIssues(request.body);
       const plan = planPatch(record, request.body, deps.env, customUrlOf(deps.baseUrl(), record.id));
       store.patch(record, plan, clock.now());
       await deps.commit();
-      return view(record);
+      return view(reply, record);
     },
   );
 

@@ -22,6 +22,7 @@ export class DeploymentStore {
   private readonly sessions = new Map<string, Map<string, TracingProject>>();
   private readonly uploads = new Map<string, { deploymentId: string }>();
   private pending: StoreChange[] = [];
+  private readonly versions = new WeakMap<DeploymentRecord, number>();
 
   constructor(private readonly timing: Timing) {}
 
@@ -36,12 +37,29 @@ export class DeploymentStore {
     return record;
   }
 
-  /** Deployments of a tenant in creation order, filtered by a case-sensitive name substring. */
-  list(tenantId: string, now: number, nameContains?: string): DeploymentRecord[] {
+  /** Bumped by every change of the record, so a reader can cache what it derived from it. */
+  version(record: DeploymentRecord): number {
+    return this.versions.get(record) ?? 0;
+  }
+
+  /**
+   * Deployments of a tenant in creation order, filtered by a case-sensitive name substring; with
+   * `paging`, only that page (the walk stops once it is full).
+   */
+  list(
+    tenantId: string,
+    now: number,
+    nameContains?: string,
+    paging: { limit: number; offset: number } = { limit: Infinity, offset: 0 },
+  ): DeploymentRecord[] {
     const result: DeploymentRecord[] = [];
+    let skip = paging.offset;
     for (const record of this.byTenant.get(tenantId)?.values() ?? []) {
+      if (result.length >= paging.limit) break;
       if (!this.get(tenantId, record.id, now)) continue;
-      if (nameContains === undefined || record.name.includes(nameContains)) result.push(record);
+      if (nameContains !== undefined && !record.name.includes(nameContains)) continue;
+      if (skip > 0) skip--;
+      else result.push(record);
     }
     return result;
   }
@@ -73,7 +91,7 @@ export class DeploymentStore {
     this.addRevision(record, source, now);
     this.index(record);
     this.ensureProject(tenantId, name);
-    this.pending.push({ k: "dep", v: record });
+    this.changed(record);
     return record;
   }
 
@@ -85,14 +103,14 @@ export class DeploymentStore {
     record.secretReferences = plan.secretReferences;
     record.updatedAt = now;
     if (plan.createsRevision) this.addRevision(record, plan.revisionSource, now);
-    this.pending.push({ k: "dep", v: record });
+    this.changed(record);
   }
 
   delete(record: DeploymentRecord, now: number): void {
     if (record.deletedAt !== undefined) return;
     record.deletedAt = now;
     record.updatedAt = now;
-    this.pending.push({ k: "dep", v: record });
+    this.changed(record);
   }
 
   issueUpload(record: DeploymentRecord): UploadRecord {
@@ -104,7 +122,7 @@ export class DeploymentStore {
     };
     record.uploads.push(upload);
     this.uploads.set(upload.token, { deploymentId: record.id });
-    this.pending.push({ k: "dep", v: record });
+    this.changed(record);
     return upload;
   }
 
@@ -117,7 +135,7 @@ export class DeploymentStore {
     if (!upload) return undefined;
     upload.uploaded = true;
     upload.size = size;
-    this.pending.push({ k: "dep", v: record });
+    this.changed(record);
     return upload;
   }
 
@@ -154,6 +172,11 @@ export class DeploymentStore {
   restore(snapshot: StoreSnapshot): void {
     for (const v of snapshot.deployments) this.apply({ k: "dep", v });
     for (const { tenant, v } of snapshot.sessions) this.apply({ k: "session", tenant, v });
+  }
+
+  private changed(record: DeploymentRecord) {
+    this.versions.set(record, this.version(record) + 1);
+    this.pending.push({ k: "dep", v: record });
   }
 
   private addRevision(record: DeploymentRecord, source: string, now: number) {
