@@ -16,14 +16,36 @@ export type StatusBranchTarget = {
   branch: string;
   /** Remote to push to and fetch from; "origin" by default. Without it the local branch is used. */
   remote?: string;
+  /**
+   * Environment of the git commands (e.g. the controller's GIT_ASKPASS credentials for an HTTPS
+   * remote); without it they inherit this process's environment.
+   */
+  gitEnv?: Record<string, string> | undefined;
 };
 
-type RepoInfo = { top: string; current: string; source: string; hasRemote: boolean; pathOnBranch: string };
+/** simple-git in `baseDir`, with `env` (its GIT_* keys explicitly allowed) when given. */
+function gitAt(env: Record<string, string> | undefined, baseDir?: string): SimpleGit {
+  if (!env) return baseDir ? simpleGit(baseDir) : simpleGit();
+  return simpleGit({
+    ...(baseDir ? { baseDir } : {}),
+    unsafe: { allowUnsafeAskPass: true },
+    allowEnvironment: Object.keys(env).filter((k) => k.toUpperCase().startsWith("GIT_")),
+  }).env(env);
+}
+
+type RepoInfo = {
+  top: string;
+  current: string;
+  source: string;
+  hasRemote: boolean;
+  pathOnBranch: string;
+  gitEnv: Record<string, string> | undefined;
+};
 
 const GIT_IDENTITY = ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
 
 async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
-  const git = simpleGit(target.root);
+  const git = gitAt(target.gitEnv, target.root);
   if (!(await git.checkIsRepo().catch(() => false))) {
     throw new PlumbError(
       "status-branch-no-repo",
@@ -43,6 +65,7 @@ async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
     source: remote?.refs.push || remote?.refs.fetch || top,
     hasRemote: remote !== undefined,
     pathOnBranch: pathOnBranch.split("\\").join("/"),
+    gitEnv: target.gitEnv,
   };
 }
 
@@ -87,7 +110,7 @@ export async function publishStatusBranch(
       const result = await commitInClone(info, target.branch, statusDir, message, work);
       if (result.commit === null) return { branch: target.branch, commit: null, pushed: false };
       try {
-        await simpleGit(work).push("origin", `HEAD:refs/heads/${target.branch}`);
+        await gitAt(info.gitEnv, work).push("origin", `HEAD:refs/heads/${target.branch}`);
         return { branch: target.branch, commit: result.commit, pushed: true };
       } catch (error) {
         if (attempt >= 3) {
@@ -111,14 +134,14 @@ async function commitInClone(
   message: string,
   work: string,
 ): Promise<{ commit: string | null }> {
-  const outer = simpleGit();
+  const outer = gitAt(info.gitEnv);
   if (await branchExists(outer, info.source, branch)) {
     await outer.clone(info.source, work, ["--depth", "1", "--single-branch", "--branch", branch]);
   } else {
     await mkdir(work, { recursive: true });
-    await simpleGit(work).init().addRemote("origin", info.source).checkout(["--orphan", branch]);
+    await gitAt(info.gitEnv, work).init().addRemote("origin", info.source).checkout(["--orphan", branch]);
   }
-  const git = simpleGit(work);
+  const git = gitAt(info.gitEnv, work);
   const dest = join(work, info.pathOnBranch);
   // The branch mirrors the store: records removed locally disappear from the branch too.
   await rm(dest, { recursive: true, force: true });
@@ -141,7 +164,7 @@ async function commitInClone(
  */
 export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<StatusStore> {
   const info = await repoInfo(target);
-  const git = simpleGit(info.top);
+  const git = gitAt(info.gitEnv, info.top);
   const store = emptyStatusStore();
   let ref = target.branch;
   if (info.hasRemote) {

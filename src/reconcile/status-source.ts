@@ -11,6 +11,8 @@ export type StatusLocation = {
   statusDir?: string | undefined;
   /** `--status-branch`; when set the branch is read too and written after apply/drift. */
   statusBranch?: string | undefined;
+  /** Environment of the status branch's git commands (credentials); default: this process's. */
+  gitEnv?: Record<string, string> | undefined;
 };
 
 export const resolveStatusDir = (location: StatusLocation): string =>
@@ -24,7 +26,11 @@ export const resolveStatusDir = (location: StatusLocation): string =>
 export async function loadStatus(location: StatusLocation): Promise<StatusStore> {
   const local = await loadStatusStore(resolveStatusDir(location));
   if (!location.statusBranch) return local;
-  const remote = await loadStatusFromBranch({ root: location.root, branch: location.statusBranch });
+  const remote = await loadStatusFromBranch({
+    root: location.root,
+    branch: location.statusBranch,
+    gitEnv: location.gitEnv,
+  });
   return mergeStatusStores(remote, local);
 }
 
@@ -35,7 +41,7 @@ export async function publishStatus(
 ): Promise<PublishResult | null> {
   if (!location.statusBranch) return null;
   return publishStatusBranch(
-    { root: location.root, branch: location.statusBranch },
+    { root: location.root, branch: location.statusBranch, gitEnv: location.gitEnv },
     resolveStatusDir(location),
     message,
   );
