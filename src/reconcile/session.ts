@@ -12,6 +12,7 @@ import {
 } from "../cli/plan-run.js";
 import { type Clock, systemClock } from "../clock.js";
 import type { LoadedManifest } from "../manifest/types.js";
+import type { DesiredObject } from "../diff/build-plan.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 import { createApplyPorts } from "./api-adapter.js";
@@ -118,24 +119,24 @@ export async function planSession(
   });
 }
 
+/** How the engine packs an object's source (ApplyObject.source): undefined unless it has one. */
+export function applySource(desired: DesiredObject | undefined, root: string): ApplyObject["source"] {
+  const source = desired?.source;
+  if (!desired || !source) return undefined;
+  const loaded = desired.loaded as LoadedManifest<DeploymentManifest>;
+  return { digest: source.digest, pack: () => packSource(loaded, root, source.digest) };
+}
+
 /** The engine's input: each planned change with its manifest's verify spec, digest and source to pack. */
 export function applyObjects(result: Extract<PlanManifestsResult, { ok: true }>): ApplyObject[] {
   return result.plan.changes.map((change, i) => {
     const desired = result.desired[i];
     const manifest = desired?.loaded.manifest;
-    const source = desired?.source;
     return {
       change,
       verify: manifest?.kind === "Deployment" ? manifest.spec.verify : undefined,
       manifestDigest: manifest ? manifestDigest(manifest) : null,
-      source:
-        source && desired
-          ? {
-              digest: source.digest,
-              pack: () =>
-                packSource(desired.loaded as LoadedManifest<DeploymentManifest>, result.root, source.digest),
-            }
-          : undefined,
+      source: applySource(desired, result.root),
     };
   });
 }
