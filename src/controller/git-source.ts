@@ -1,12 +1,10 @@
-import { access, chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { access, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { simpleGit, type SimpleGit } from "simple-git";
 import { PlumbError } from "../errors.js";
+import { createGitCredentials, type GitCredentials } from "./git-credentials.js";
 
-// Follows one branch of a git remote with shallow fetches. Credentials come from the environment
-// (PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN) through a GIT_ASKPASS helper that reads them at run time,
-// so they never appear in argv, URLs, remote config or logs.
+// Follows one branch of a git remote with shallow fetches. Credentials: see git-credentials.ts.
 
 export type GitSourceOptions = {
   url: string;
@@ -16,6 +14,8 @@ export type GitSourceOptions = {
   /** Where the checkout lives (reused across restarts). */
   workDir: string;
   env: NodeJS.ProcessEnv;
+  /** Shared with other git work (the status branch); when given, the caller disposes of it. */
+  credentials?: GitCredentials | undefined;
 };
 
 export type GitSource = {
@@ -41,41 +41,6 @@ export function redactUrl(url: string): string {
   }
 }
 
-const ASKPASS = `#!/bin/sh
-case "$1" in
-  *sername*) printf '%s\\n' "\${PLUMB_GIT_USERNAME:-x-access-token}" ;;
-  *) printf '%s\\n' "\${PLUMB_GIT_TOKEN}" ;;
-esac
-`;
-
-const PASSED_ENV = [
-  "PATH",
-  "HOME",
-  "LANG",
-  "LC_ALL",
-  "TMPDIR",
-  "HTTPS_PROXY",
-  "HTTP_PROXY",
-  "NO_PROXY",
-  "SSH_AUTH_SOCK",
-];
-
-async function gitEnv(
-  env: NodeJS.ProcessEnv,
-): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
-  const out: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
-  for (const name of PASSED_ENV) if (env[name]) out[name] = env[name];
-  if (!env.PLUMB_GIT_TOKEN) return { env: out, cleanup: async () => {} };
-  const dir = await mkdtemp(join(tmpdir(), "plumb-askpass-"));
-  const script = join(dir, "askpass.sh");
-  await writeFile(script, ASKPASS, { mode: 0o700 });
-  await chmod(script, 0o700);
-  out.GIT_ASKPASS = script;
-  out.PLUMB_GIT_TOKEN = env.PLUMB_GIT_TOKEN;
-  if (env.PLUMB_GIT_USERNAME) out.PLUMB_GIT_USERNAME = env.PLUMB_GIT_USERNAME;
-  return { env: out, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
-
 const exists = (path: string) =>
   access(path).then(
     () => true,
@@ -96,7 +61,9 @@ const gitFailure = (what: string, url: string, error: unknown) =>
 
 export async function openGitSource(options: GitSourceOptions): Promise<GitSource> {
   const checkoutDir = resolve(options.workDir);
-  const { env, cleanup } = await gitEnv(options.env);
+  const owned = options.credentials ? undefined : await createGitCredentials(options.env);
+  const { env } = options.credentials ?? owned!;
+  const cleanup = async () => owned?.dispose();
   const gitIn = (dir: string): SimpleGit =>
     simpleGit({
       baseDir: dir,

@@ -1,0 +1,71 @@
+import type { ApiOptions } from "../api/config.js";
+import type { Clock } from "../clock.js";
+import type { Logger } from "../logger.js";
+import type { ObjectStatus } from "../reconcile/status-types.js";
+import type { Timers } from "./work-queue.js";
+
+// The controller's public shapes: what starts it, what it answers on /status, what it returns.
+
+export type ControllerSource =
+  | { kind: "dir"; dir: string }
+  | {
+      kind: "git";
+      url: string;
+      branch: string;
+      path?: string | undefined;
+      workDir: string;
+      intervalMs: number;
+    };
+
+export type ControllerOptions = {
+  source: ControllerSource;
+  api: ApiOptions;
+  statusDir?: string | undefined;
+  statusBranch?: string | undefined;
+  listen?: { host: string; port: number } | undefined;
+  webhookSecret?: string | undefined;
+  /** Cron expression of drift checks; undefined: none. */
+  driftSchedule?: string | undefined;
+  selfHeal: boolean;
+  concurrency: number;
+  /** Quiet time after the last file event before rescanning. */
+  debounceMs: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Budget of one object's wait for DEPLOYED and verify. */
+  timeoutMs: number;
+  pollIntervalMs?: number | undefined;
+  maxPollIntervalMs?: number | undefined;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  clock?: Clock;
+  timers?: Timers;
+  fetch?: typeof fetch;
+};
+
+export type ControllerStatusJson = {
+  ready: boolean;
+  source: { kind: string; location: string; commit: string | null };
+  objects: ObjectStatus[];
+  invalid: Array<{
+    file: string;
+    problems: Array<{ line: number; column: number; code: string; message: string }>;
+  }>;
+  queue: { pending: number; running: number; backingOff: number };
+};
+
+export type Controller = {
+  /** URL of the HTTP endpoints, when --listen was given. */
+  url: string | undefined;
+  manifestRoot: string;
+  ready(): boolean;
+  status(): ControllerStatusJson;
+  /** Re-reads the manifests now (a file event or a git fetch does this). */
+  rescan(): Promise<void>;
+  /** Fetches the git remote (or rescans the directory) and reconciles what changed. */
+  sync(): Promise<void>;
+  /** One drift check of every object, as the schedule runs it. */
+  checkDrift(): Promise<void>;
+  /** Stops taking work, lets running reconciles finish (aborting them after graceMs), saves status. */
+  stop(graceMs?: number): Promise<void>;
+};

@@ -1,0 +1,63 @@
+import type { Logger } from "../logger.js";
+import type { ControllerSource } from "./controller-types.js";
+import { createGitCredentials } from "./git-credentials.js";
+import { openGitSource, redactUrl } from "./git-source.js";
+
+// Where the manifests come from: a directory as it is, or a shallow checkout of a git branch.
+
+export type ManifestSource = {
+  kind: ControllerSource["kind"];
+  /** Directory the manifests are loaded from. */
+  manifestRoot: string;
+  /** The repository (or directory) the status store belongs to. */
+  repoRoot: string;
+  /** The checked-out commit (git), null for a directory. */
+  commit: () => string | null;
+  /** For /status: the directory, or the repository URL without credentials. */
+  location: string;
+  /** git: fetches and resolves true when a new commit is checked out. Undefined for a directory. */
+  fetch: (() => Promise<boolean>) | undefined;
+  /** git: the environment (credentials) of every git command, status branch included. */
+  gitEnv: Record<string, string> | undefined;
+  close: () => Promise<void>;
+};
+
+export async function openManifestSource(
+  source: ControllerSource,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<ManifestSource> {
+  if (source.kind === "dir") {
+    return {
+      kind: "dir",
+      manifestRoot: source.dir,
+      repoRoot: source.dir,
+      commit: () => null,
+      location: source.dir,
+      fetch: undefined,
+      gitEnv: undefined,
+      close: async () => {},
+    };
+  }
+  const credentials = await createGitCredentials(env);
+  try {
+    const git = await openGitSource({ ...source, env, credentials });
+    log.info({ repo: redactUrl(source.url), branch: source.branch, revision: git.commit() }, "checked out");
+    return {
+      kind: "git",
+      manifestRoot: git.manifestRoot,
+      repoRoot: git.checkoutDir,
+      commit: () => git.commit(),
+      location: redactUrl(source.url),
+      fetch: () => git.fetch(),
+      gitEnv: credentials.env,
+      async close() {
+        await git.close();
+        await credentials.dispose();
+      },
+    };
+  } catch (error) {
+    await credentials.dispose();
+    throw error;
+  }
+}

@@ -1,0 +1,90 @@
+import type { Clock } from "../clock.js";
+import type { Logger } from "../logger.js";
+import type { ObjectStatus } from "../reconcile/status-types.js";
+import type { DesiredSnapshot } from "./desired.js";
+import { errorMessage } from "./error-message.js";
+import type { LiveListing } from "./live-listing.js";
+import type { ControllerMetrics } from "./metrics.js";
+import { type ReconcileContext, reconcileObject } from "./reconcile-object.js";
+import type { WorkItem } from "./schedule.js";
+import type { Worker } from "./work-queue.js";
+
+// The queue's worker: reconciles one object from the current snapshot, then counts, logs and (on an
+// unexpected error) records what happened. Every log line is bound to the object's kind, name, id,
+// revision and commit.
+
+export type WorkerDeps = {
+  /** Everything reconcileObject needs (statuses and record included). */
+  context: ReconcileContext;
+  snapshot: () => DesiredSnapshot;
+  listing: Pick<LiveListing, "take">;
+  metrics: Pick<ControllerMetrics, "reconciled" | "driftDetected">;
+  /** Consecutive failures of `key` so far (for the log line of another failure). */
+  failures: (key: string) => number;
+  /** Called after every reconcile, success or not (readiness). */
+  settled: (key: string) => void;
+  clock: Clock;
+  log: Logger;
+};
+
+export function createReconcileWorker(deps: WorkerDeps): Worker {
+  const { clock, context } = deps;
+  return async (item: WorkItem, signal: AbortSignal): Promise<boolean> => {
+    const entry = deps.snapshot().objects.get(item.key);
+    if (!entry) return true; // removed from the manifests (or now invalid) since it was queued
+    const { manifest } = entry.loaded;
+    const previous = context.statuses.get(item.key);
+    const bindings = {
+      kind: manifest.kind,
+      name: manifest.metadata.name,
+      id: previous?.id ?? null,
+      revision: previous?.latest_revision_id ?? null,
+      commit: context.gitCommit(),
+    };
+    const log = deps.log.child(bindings);
+    const known = deps.listing.take(item.key, manifest.metadata.name);
+    const started = clock.now();
+    try {
+      const outcome = await reconcileObject(context, entry.loaded, item.reason, log, signal, known);
+      const after = context.statuses.get(item.key);
+      deps.metrics.reconciled(item.reason, outcome.result, (clock.now() - started) / 1000);
+      if (outcome.drift) deps.metrics.driftDetected(manifest.kind, outcome.drift);
+      const fields = {
+        id: after?.id ?? bindings.id,
+        revision: after?.latest_revision_id ?? bindings.revision,
+        reason: item.reason,
+        attempt: item.attempt,
+        action: outcome.action,
+        result: outcome.result,
+        sync: after?.sync,
+        health: after?.health,
+        elapsed_ms: clock.now() - started,
+      };
+      if (outcome.ok && outcome.result !== "skipped") log.info(fields, "reconciled");
+      else
+        log.warn(
+          {
+            ...fields,
+            error: outcome.apply?.message ?? null,
+            failures: deps.failures(item.key) + (outcome.ok ? 0 : 1),
+          },
+          "reconcile did not converge",
+        );
+      return outcome.ok;
+    } catch (error) {
+      deps.metrics.reconciled(item.reason, "error", (clock.now() - started) / 1000);
+      log.error({ reason: item.reason, attempt: item.attempt, err: errorMessage(error) }, "reconcile failed");
+      if (previous && !signal.aborted) await context.record(failedRecord(previous, error, clock.now()));
+      return false;
+    } finally {
+      deps.settled(item.key);
+    }
+  };
+}
+
+/** The last good record, now carrying the error that stopped this reconcile. */
+export const failedRecord = (previous: ObjectStatus, error: unknown, now: number): ObjectStatus => ({
+  ...previous,
+  last_error: errorMessage(error),
+  updated_at: new Date(now).toISOString(),
+});

@@ -1,0 +1,32 @@
+import type { Logger } from "../logger.js";
+import type { ControllerHttp } from "./http-server.js";
+import type { ManifestSource } from "./manifest-source.js";
+import type { SnapshotScanner } from "./snapshot-scanner.js";
+import type { StatusBook } from "./status-book.js";
+import type { WorkQueue } from "./work-queue.js";
+
+// SIGTERM/SIGINT: stop the triggers, let the running scan and reconciles finish (aborting them after
+// graceMs: what was sent is recorded, and they resume on the next start), publish status, close.
+// HTTP stays up until status is saved so probes see the controller until the end.
+
+export async function stopController(parts: {
+  graceMs: number;
+  log: Logger;
+  triggers: { stop(): Promise<void> };
+  scanner: Pick<SnapshotScanner, "settled">;
+  queue: Pick<WorkQueue, "stop">;
+  book: Pick<StatusBook, "flush" | "statuses">;
+  http: ControllerHttp | undefined;
+  source: Pick<ManifestSource, "close">;
+}): Promise<void> {
+  const { log } = parts;
+  log.info({ grace_ms: parts.graceMs }, "stopping: no new work");
+  await parts.triggers.stop();
+  await parts.scanner.settled();
+  if (!(await parts.queue.stop(parts.graceMs)))
+    log.warn({}, "some reconciles did not finish in time; they resume on the next start");
+  await parts.book.flush();
+  await parts.http?.close();
+  await parts.source.close();
+  log.info({ objects: parts.book.statuses.size }, "stopped; status saved");
+}

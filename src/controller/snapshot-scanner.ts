@@ -1,0 +1,81 @@
+import type { Clock } from "../clock.js";
+import type { Logger } from "../logger.js";
+import { type LoadResult, loadManifests } from "../manifest/load.js";
+import type { ObjectStatus } from "../reconcile/status-types.js";
+import { coalesce } from "./coalesce.js";
+import { buildSnapshot, type DesiredSnapshot, emptySnapshot } from "./desired.js";
+import { errorMessage } from "./error-message.js";
+import type { ControllerMetrics } from "./metrics.js";
+import { planScan } from "./scan-changes.js";
+
+// Holds what the manifests say (the snapshot) and rescans them: load, compare with the previous
+// snapshot, queue what changed, drop what disappeared. Rescans run one at a time (coalesce.ts).
+
+export type ScannerDeps = {
+  root: string;
+  clock: Clock;
+  log: Logger;
+  metrics: Pick<ControllerMetrics, "scanned">;
+  statuses: ReadonlyMap<string, ObjectStatus>;
+  record: (status: ObjectStatus) => Promise<void>;
+  /** A new or edited object: queue its reconcile. */
+  changed: (key: string) => void;
+  /** An object gone from the manifests (or now invalid): drop its queued work. */
+  removed: (key: string) => void;
+  commit: () => string | null;
+  stopping: () => boolean;
+  load?: (root: string) => Promise<LoadResult>;
+};
+
+export type SnapshotScanner = {
+  snapshot: () => DesiredSnapshot;
+  /** Rescans now (`source` labels the metric: start, watch, poll, webhook, manual). */
+  scan: (source: string) => Promise<void>;
+  /** Resolves when no scan is running. */
+  settled: () => Promise<void>;
+};
+
+/** Every problem of every invalid file, one log line each: repeated until fixed. */
+export function logInvalid(log: Logger, snapshot: DesiredSnapshot): void {
+  for (const [file, problems] of snapshot.invalid)
+    for (const p of problems)
+      log.error(
+        { file, line: p.line, column: p.column, code: p.code, field: p.field, problem: p.message },
+        "invalid manifest: not reconciled until fixed",
+      );
+}
+
+export function createSnapshotScanner(deps: ScannerDeps): SnapshotScanner {
+  const { log } = deps;
+  const load = deps.load ?? loadManifests;
+  let snapshot = emptySnapshot();
+
+  const scanOnce = async (source: string) => {
+    let next: DesiredSnapshot;
+    try {
+      next = buildSnapshot(await load(deps.root));
+    } catch (error) {
+      deps.metrics.scanned(source, "error");
+      log.error({ err: errorMessage(error) }, "cannot read the manifests");
+      return;
+    }
+    const outcome = planScan(snapshot, next, deps.statuses, deps.clock.now());
+    snapshot = next;
+    deps.metrics.scanned(source, next.invalid.size > 0 ? "invalid" : "ok");
+    if (outcome.reportProblems) logInvalid(log, next);
+    for (const { key, invalid, record } of outcome.removed) {
+      deps.removed(key);
+      if (record) await deps.record(record); // its manifest broke: its status says so until fixed
+      log.info(
+        { object: key },
+        invalid ? "manifest now invalid: not reconciled" : "manifest removed: no longer reconciled",
+      );
+    }
+    for (const key of outcome.changed) deps.changed(key);
+    if (outcome.changed.length > 0)
+      log.info({ changed: outcome.changed.length, revision: deps.commit() }, "manifests changed");
+  };
+
+  const runner = coalesce(scanOnce, () => !deps.stopping());
+  return { snapshot: () => snapshot, scan: (source) => runner.run(source), settled: runner.settled };
+}

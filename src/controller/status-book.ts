@@ -1,0 +1,69 @@
+import type { Logger } from "../logger.js";
+import {
+  loadStatus,
+  publishStatus,
+  resolveStatusDir,
+  type StatusLocation,
+} from "../reconcile/status-source.js";
+import { saveObjectStatus } from "../reconcile/status-store.js";
+import { type ObjectStatus, statusKey } from "../reconcile/status-types.js";
+import { errorMessage } from "./error-message.js";
+import type { Timers } from "./work-queue.js";
+
+// The controller's status records: in memory for /status and metrics, each written atomically to
+// the status directory as soon as it is known (kill -9 loses nothing recorded), and, with
+// --status-branch, published to git a little later in batches.
+
+export type StatusBook = {
+  statuses: ReadonlyMap<string, ObjectStatus>;
+  record: (status: ObjectStatus) => Promise<void>;
+  /** Publishes what is pending to the status branch now and waits for every publish (shutdown). */
+  flush: () => Promise<void>;
+};
+
+export type StatusBookOptions = {
+  /** Where status lives; its gitEnv (credentials) is used for the status branch. */
+  location: StatusLocation;
+  timers: Timers;
+  log: Logger;
+  /** Quiet time that batches records into one status-branch commit. */
+  publishDelayMs?: number;
+};
+
+export async function openStatusBook(options: StatusBookOptions): Promise<StatusBook> {
+  const { location, log } = options;
+  const statuses = new Map<string, ObjectStatus>();
+  const statusDir = resolveStatusDir(location);
+  const loaded = await loadStatus(location);
+  for (const problem of loaded.problems)
+    log.warn({ file: problem.file, reason: problem.message }, "ignoring status file");
+  for (const [key, status] of loaded.objects) statuses.set(key, status);
+
+  let cancelPublish: (() => void) | undefined;
+  let publishing: Promise<void> = Promise.resolve();
+  const publish = () => {
+    cancelPublish = undefined;
+    publishing = publishing
+      .then(() => publishStatus(location, "plumb controller: status"))
+      .then(
+        () => undefined,
+        (error: unknown) => log.error({ err: errorMessage(error) }, "status branch not published"),
+      );
+    return publishing;
+  };
+
+  return {
+    statuses,
+    async record(status) {
+      statuses.set(statusKey(status.kind, status.name), status);
+      await saveObjectStatus(statusDir, status);
+      if (location.statusBranch && !cancelPublish)
+        cancelPublish = options.timers.setTimeout(() => void publish(), options.publishDelayMs ?? 2_000);
+    },
+    async flush() {
+      cancelPublish?.();
+      if (location.statusBranch) await publish();
+      await publishing;
+    },
+  };
+}

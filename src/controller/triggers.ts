@@ -1,0 +1,109 @@
+import { Cron } from "croner";
+import type { Logger } from "../logger.js";
+import { watchDirectory } from "./directory-source.js";
+import { errorMessage } from "./error-message.js";
+import { type ControllerHttp, startControllerHttp } from "./http-server.js";
+import type { ManifestSource } from "./manifest-source.js";
+import type { ControllerMetrics } from "./metrics.js";
+import type { Timers } from "./work-queue.js";
+
+// What makes the controller look again: file events (debounced), git polling, the signed webhook
+// and the drift schedule. Each only calls sync or the drift sweep; none reconciles by itself.
+
+/** Fetch (git) and rescan when the commit moved; for a directory just rescan. Errors are logged. */
+export function createSync(deps: {
+  source: Pick<ManifestSource, "fetch" | "commit">;
+  scan: (trigger: string) => Promise<void>;
+  metrics: Pick<ControllerMetrics, "scanned">;
+  log: Logger;
+  stopping: () => boolean;
+}): (trigger: string) => Promise<void> {
+  return async (trigger) => {
+    if (deps.stopping()) return;
+    if (!deps.source.fetch) return deps.scan(trigger);
+    try {
+      if (await deps.source.fetch()) {
+        deps.log.info({ revision: deps.source.commit(), trigger }, "new commit");
+        await deps.scan(trigger);
+      }
+    } catch (error) {
+      deps.metrics.scanned(trigger, "error");
+      deps.log.error({ err: errorMessage(error), trigger }, "git fetch failed");
+    }
+  };
+}
+
+export type TriggerOptions = {
+  source: Pick<ManifestSource, "kind" | "manifestRoot">;
+  /** git: how often to fetch. */
+  intervalMs: number | undefined;
+  debounceMs: number;
+  driftSchedule: string | undefined;
+  scan: (trigger: string) => Promise<void>;
+  sync: (trigger: string) => Promise<void>;
+  checkDrift: () => Promise<void>;
+  timers: Timers;
+  log: Logger;
+};
+
+/** Starts the watcher (ready when this resolves), the poll and the drift schedule. */
+export async function startTriggers(options: TriggerOptions): Promise<{ stop(): Promise<void> }> {
+  const { log, timers } = options;
+  let cancelDebounce: (() => void) | undefined;
+  const watcher =
+    options.source.kind === "dir"
+      ? watchDirectory(
+          options.source.manifestRoot,
+          () => {
+            cancelDebounce?.();
+            cancelDebounce = timers.setTimeout(() => void options.scan("watch"), options.debounceMs);
+          },
+          (error) => log.error({ err: error.message }, "file watcher error"),
+        )
+      : undefined;
+  await watcher?.ready;
+  const poll =
+    options.source.kind === "git" && options.intervalMs !== undefined
+      ? setInterval(() => void options.sync("poll"), options.intervalMs).unref()
+      : undefined;
+  const cron = options.driftSchedule
+    ? new Cron(options.driftSchedule, { protect: true }, () => options.checkDrift())
+    : undefined;
+  return {
+    async stop() {
+      cron?.stop();
+      if (poll) clearInterval(poll);
+      cancelDebounce?.();
+      await watcher?.close();
+    },
+  };
+}
+
+/** /healthz /readyz /metrics /status, and POST /hooks/git that fetches at once. */
+export function serveHttp(
+  listen: { host: string; port: number },
+  options: {
+    ready: () => boolean;
+    status: () => unknown;
+    webhookSecret: string | undefined;
+    sync: (trigger: string) => Promise<void>;
+    metrics: Pick<ControllerMetrics, "registry" | "scanned">;
+    log: Logger;
+  },
+): Promise<ControllerHttp> {
+  const { log, metrics } = options;
+  return startControllerHttp(listen, {
+    ready: options.ready,
+    registry: metrics.registry,
+    status: options.status,
+    webhookSecret: options.webhookSecret,
+    onWebhook: () => {
+      log.info({}, "webhook received: fetching now");
+      void options.sync("webhook");
+    },
+    onBadWebhook: () => {
+      metrics.scanned("webhook", "error");
+      log.warn({}, "webhook rejected: bad signature");
+    },
+  });
+}

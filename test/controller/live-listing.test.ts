@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { createLiveListing } from "../../src/controller/live-listing.js";
+import type { Deployment } from "../../src/schema/deployment.js";
+import { memoryLogger } from "./support.js";
+
+describe("live listing", () => {
+  it("gives each marked object the listed deployment once, null when not live, undefined otherwise", async () => {
+    const log = memoryLogger();
+    const listing = createLiveListing(async () => [{ name: "alpha", id: "1" } as Deployment], log.logger);
+    expect(await listing.refresh()).toBe(true);
+    listing.use("Deployment/alpha");
+    listing.use("Deployment/beta");
+    listing.use("Deployment/gamma");
+    listing.forget("Deployment/gamma"); // its manifest changed since: look it up
+    expect(listing.take("Deployment/alpha", "alpha")).toMatchObject({ id: "1" });
+    expect(listing.take("Deployment/alpha", "alpha")).toBeUndefined();
+    expect(listing.take("Deployment/beta", "beta")).toBeNull();
+    expect(listing.take("Deployment/gamma", "gamma")).toBeUndefined();
+  });
+
+  it("keeps the last listing and logs when the API does not answer", async () => {
+    const log = memoryLogger();
+    let fail = false;
+    const listing = createLiveListing(async () => {
+      if (fail) throw new Error("503 from the control plane");
+      return [{ name: "alpha" } as Deployment];
+    }, log.logger);
+    await listing.refresh();
+    fail = true;
+    expect(await listing.refresh()).toBe(false);
+    expect([...listing.live().keys()]).toEqual(["alpha"]);
+    expect(log.lines().at(-1)).toMatchObject({ level: 50, err: "503 from the control plane" });
+  });
+});
