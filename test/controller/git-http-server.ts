@@ -1,0 +1,72 @@
+import { spawn } from "node:child_process";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+
+// A git smart-HTTP server for tests: `git http-backend` (CGI) behind Basic auth, serving the bare
+// repositories under `root`. Clones, fetches and pushes need exactly `user:token`.
+
+export type GitHttpServer = { url: string; requests: { denied: number }; close(): Promise<void> };
+
+const cgiEnv = (req: IncomingMessage, root: string): NodeJS.ProcessEnv => {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  return {
+    PATH: process.env.PATH,
+    GIT_PROJECT_ROOT: root,
+    GIT_HTTP_EXPORT_ALL: "1",
+    REMOTE_USER: "tester", // http-backend allows receive-pack (push) for an authenticated user
+    REQUEST_METHOD: req.method,
+    PATH_INFO: decodeURIComponent(url.pathname),
+    QUERY_STRING: url.search.slice(1),
+    CONTENT_TYPE: header("content-type") ?? "",
+    HTTP_CONTENT_ENCODING: header("content-encoding") ?? "",
+    GIT_PROTOCOL: header("git-protocol") ?? "",
+  };
+};
+
+export async function startGitHttpServer(root: string, user: string, token: string): Promise<GitHttpServer> {
+  const expected = `Basic ${Buffer.from(`${user}:${token}`).toString("base64")}`;
+  const requests = { denied: 0 };
+  const server = createServer((req, res) => {
+    if (req.headers.authorization !== expected) {
+      requests.denied++;
+      res.writeHead(401, { "www-authenticate": 'Basic realm="git"' }).end();
+      return;
+    }
+    const cgi = spawn("git", ["http-backend"], { env: cgiEnv(req, root) });
+    req.pipe(cgi.stdin);
+    let head = Buffer.alloc(0);
+    let headersDone = false;
+    cgi.stdout.on("data", (chunk: Buffer) => {
+      if (headersDone) return void res.write(chunk);
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      headersDone = true;
+      let status = 200;
+      for (const line of head.subarray(0, end).toString().split("\r\n")) {
+        const [name, ...rest] = line.split(":");
+        const value = rest.join(":").trim();
+        if (name!.toLowerCase() === "status") status = Number.parseInt(value, 10);
+        else res.setHeader(name!, value);
+      }
+      res.writeHead(status);
+      res.write(head.subarray(end + 4));
+    });
+    cgi.on("close", () => res.end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
