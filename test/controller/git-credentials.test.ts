@@ -24,12 +24,12 @@ async function gitCredentialFill(env: Record<string, string>): Promise<Record<st
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   if (code !== 0) throw new Error(`git credential fill exited ${code}`);
-  return Object.fromEntries(
-    out
-      .trim()
-      .split("\n")
-      .map((l) => l.split(/=(.*)/s).slice(0, 2)),
-  );
+  const fields: Record<string, string> = {};
+  for (const line of out.trim().split("\n")) {
+    const at = line.indexOf("=");
+    fields[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return fields;
 }
 
 describe("git credentials (GIT_ASKPASS)", () => {
