@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption } from "./options.js";
-import type { PlanManifestsResult } from "./plan-run.js";
+import type { PlanManifestsResult } from "../reconcile/plan-run.js";
 import type { RevisionStatus } from "../schema/deployment.js";
 import { formatStatusJson, formatStatusText } from "../reconcile/format-status.js";
 import { openSession, planSession, type Session, type SessionIo } from "../reconcile/session.js";

@@ -9,7 +9,7 @@ import {
   planManifests,
   type PlanManifestsResult,
   sourcesFromStatus,
-} from "../cli/plan-run.js";
+} from "./plan-run.js";
 import { type Clock, systemClock } from "../clock.js";
 import type { LoadedManifest } from "../manifest/types.js";
 import type { DesiredObject } from "../diff/build-plan.js";

@@ -8,7 +8,7 @@ import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import type { Plan } from "../../src/diff/plan-types.js";
 import { createPlatformClient } from "../../src/api/platform-client.js";
-import { fingerprintsFromStatus, planManifests, sourcesFromStatus } from "../../src/cli/plan-run.js";
+import { fingerprintsFromStatus, planManifests, sourcesFromStatus } from "../../src/reconcile/plan-run.js";
 import { applyObjects } from "../../src/reconcile/session.js";
 import { createApplyPorts } from "../../src/reconcile/api-adapter.js";
 import { applyPlan } from "../../src/reconcile/apply.js";

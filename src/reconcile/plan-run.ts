@@ -1,0 +1,93 @@
+import { stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { ControlPlaneClient } from "../api/control-plane-client.js";
+import type { PlatformClient } from "../api/platform-client.js";
+import {
+  buildPlan,
+  type DesiredObject,
+  type FingerprintLookup,
+  type LiveState,
+  type SourceLookup,
+} from "../diff/build-plan.js";
+import type { Plan } from "../diff/plan-types.js";
+import { UsageError } from "../errors.js";
+import { loadManifests } from "../manifest/load.js";
+import type { LoadedManifest, Problem } from "../manifest/types.js";
+import { resolveDesiredObject } from "./resolve-desired.js";
+import { type StatusStore, statusKey } from "./status-types.js";
+
+// The orchestration of `plumb plan`, reused by apply and drift: load → validate → resolve secrets
+// and digest internal_source directories → read live state (one list pass plus the organization) → buildPlan. Nothing is sent.
+
+export type PlanManifestsOptions = {
+  /** Manifest root (directory or one file). */
+  root: string;
+  /** Only these object names (metadata.name); all when empty. */
+  targets?: readonly string[];
+  /** Environment for `valueFrom: {env}` secrets; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  controlPlane: Pick<ControlPlaneClient, "listDeployments">;
+  /** Needed only when an OrganizationAccess manifest is planned. */
+  platform?: Pick<PlatformClient, "getOrganization"> | undefined;
+  /** Fingerprints of the secret values last applied; see fingerprintsFromStatus. */
+  fingerprints?: FingerprintLookup;
+  /** What plumb last uploaded to internal_source deployments; see sourcesFromStatus. */
+  sources?: SourceLookup;
+  signal?: AbortSignal;
+};
+
+export type PlanManifestsResult =
+  /** Invalid manifests: stopped before any API call. */
+  | { ok: false; problems: Problem[] }
+  | {
+      ok: true;
+      plan: Plan;
+      desired: DesiredObject[];
+      live: LiveState;
+      problems: Problem[];
+      /** The directory manifest paths are relative to (the root, or the one file's directory). */
+      root: string;
+    };
+
+/** Reads the secret fingerprints recorded by apply (status store) for buildPlan. */
+export function fingerprintsFromStatus(store: StatusStore): FingerprintLookup {
+  return (kind, name) => store.objects.get(statusKey(kind, name))?.secret_fingerprints ?? undefined;
+}
+
+/** Reads the source uploads recorded by apply (status store) for buildPlan. */
+export function sourcesFromStatus(store: StatusStore): SourceLookup {
+  return (kind, name) => store.objects.get(statusKey(kind, name))?.source_upload ?? undefined;
+}
+
+function selectTargets(manifests: LoadedManifest[], targets: readonly string[]): LoadedManifest[] {
+  if (targets.length === 0) return manifests;
+  const names = new Set(manifests.map((m) => m.manifest.metadata.name));
+  const unknown = targets.filter((t) => !names.has(t));
+  if (unknown.length > 0) throw new UsageError(`--target ${unknown.join(", ")} matches no manifest`);
+  return manifests.filter((m) => targets.includes(m.manifest.metadata.name));
+}
+
+export async function planManifests(options: PlanManifestsOptions): Promise<PlanManifestsResult> {
+  const { manifests, problems } = await loadManifests(options.root);
+  if (problems.some((p) => p.severity === "error")) return { ok: false, problems };
+  const selected = selectTargets(manifests, options.targets ?? []);
+  // loadManifests also takes one file: its paths (and secret files) are relative to its directory.
+  const root = (await stat(options.root)).isDirectory() ? options.root : dirname(options.root);
+  const env = options.env ?? process.env;
+  const desired = await Promise.all(selected.map((loaded) => resolveDesiredObject(loaded, { root, env })));
+
+  const wantsOrganization = selected.some((m) => m.manifest.kind === "OrganizationAccess");
+  const signal = options.signal ? { signal: options.signal } : {};
+  const [deployments, organization] = await Promise.all([
+    options.controlPlane.listDeployments(signal),
+    wantsOrganization && options.platform ? options.platform.getOrganization(signal) : undefined,
+  ]);
+  const live: LiveState = organization ? { deployments, organization } : { deployments };
+  const plan = buildPlan({
+    desired,
+    live,
+    ...(options.fingerprints ? { fingerprints: options.fingerprints } : {}),
+    ...(options.sources ? { sources: options.sources } : {}),
+  });
+  return { ok: true, plan, desired, live, problems, root };
+}
