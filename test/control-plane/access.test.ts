@@ -159,12 +159,5 @@ describe("faults", () => {
       expect([...statuses].sort()).toEqual([429, 500, 503]);
     }));
 
-  it("lost-response applies the change and then drops the connection; reset applies nothing", async () => {
-    await using({ faults: parseFaultSpec("lost-response=1") }, async (api) => {
-      await expect(api.call("POST", "/v2/deployments", gitrepo("lost"))).rejects.toThrow();
-    });
-    const shared = await start({ faults: parseFaultSpec("reset=1") });
-    await expect(shared.call("POST", "/v2/deployments", gitrepo("reset"))).rejects.toThrow();
-    await shared.cp.stop();
-  });
+  // lost-response and reset end to end (what was really applied): faults.test.ts
 });
