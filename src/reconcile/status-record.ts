@@ -63,13 +63,19 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
   // Only internal_source records carry it, so other records keep their shape.
   const sourceUpload = input.sourceUpload ?? previous?.source_upload;
   const failed = result.outcome === "failed" || result.outcome === "timeout" || result.outcome === "skipped";
+  const latest = input.latestRevisionId ?? previous?.latest_revision_id ?? null;
+  const active = input.activeRevisionId ?? previous?.active_revision_id ?? null;
+  // The active revision is the last DEPLOYED one: when it is also the latest (e.g. a no-op after a
+  // restart, where apply waited for nothing) that is the revision status, not an older record's.
+  const deployedNow = !failed && latest !== null && latest === active;
   return {
     kind: result.kind,
     name: result.name,
     id: result.id ?? previous?.id ?? null,
-    latest_revision_id: input.latestRevisionId ?? previous?.latest_revision_id ?? null,
-    active_revision_id: input.activeRevisionId ?? previous?.active_revision_id ?? null,
-    revision_status: result.revision_status ?? previous?.revision_status ?? null,
+    latest_revision_id: latest,
+    active_revision_id: active,
+    revision_status:
+      result.revision_status ?? (deployedNow ? "DEPLOYED" : (previous?.revision_status ?? null)),
     sync: result.sync,
     health: result.health,
     git_commit: result.outcome === "skipped" ? (previous?.git_commit ?? null) : input.gitCommit,
