@@ -22,7 +22,9 @@ const noop: ApplyResult = {
   elapsed_ms: 1,
 };
 
-const record = (over: Partial<RecordInput> & { result?: Partial<ApplyResult> } = {}): ObjectStatus =>
+const record = (
+  over: Partial<Omit<RecordInput, "result">> & { result?: Partial<ApplyResult> } = {},
+): ObjectStatus =>
   buildObjectStatus({
     previous: undefined,
     latestRevisionId: "r1",
