@@ -8,7 +8,10 @@ import { statusKey } from "../reconcile/status-types.js";
 
 export type DesiredEntry = {
   loaded: LoadedManifest;
-  /** sha256 of the whole document, literal secret values included: memory only, never logged or stored. */
+  /**
+   * sha256 of the whole document, literal secret values included, plus the content digest of its
+   * internal_source directory: memory only, never logged or stored.
+   */
   digest: string;
 };
 
@@ -30,14 +33,18 @@ export type SnapshotChanges = {
 
 export const emptySnapshot = (): DesiredSnapshot => ({ objects: new Map(), invalid: new Map() });
 
-export const documentDigest = (loaded: LoadedManifest): string =>
-  createHash("sha256").update(canonicalJson(loaded.manifest)).digest("hex");
+export const documentDigest = (loaded: LoadedManifest, content?: string): string => {
+  const hash = createHash("sha256").update(canonicalJson(loaded.manifest));
+  if (content !== undefined) hash.update(`\0${content}`);
+  return hash.digest("hex");
+};
 
-export function buildSnapshot(result: LoadResult): DesiredSnapshot {
+/** `contents`: by status key, what else the object is built from (its source directory's digest). */
+export function buildSnapshot(result: LoadResult, contents?: ReadonlyMap<string, string>): DesiredSnapshot {
   const objects = new Map<string, DesiredEntry>();
   for (const loaded of result.manifests) {
     const key = statusKey(loaded.manifest.kind, loaded.manifest.metadata.name);
-    objects.set(key, { loaded, digest: documentDigest(loaded) });
+    objects.set(key, { loaded, digest: documentDigest(loaded, contents?.get(key)) });
   }
   const invalid = new Map<string, Problem[]>();
   for (const problem of result.problems) {

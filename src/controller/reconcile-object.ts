@@ -1,25 +1,25 @@
 import type { ControlPlaneClient } from "../api/control-plane-client.js";
 import type { PlatformClient } from "../api/platform-client.js";
 import type { Clock } from "../clock.js";
-import { buildPlan, type DesiredObject } from "../diff/build-plan.js";
+import { buildPlan } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
-import { isPlumbError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { loadSecretValues } from "../manifest/secrets.js";
 import type { LoadedManifest } from "../manifest/types.js";
 import { applyPlan } from "../reconcile/apply.js";
 import type { ApplyResult } from "../reconcile/apply-types.js";
 import { buildDriftReport, type DriftReason } from "../reconcile/drift.js";
 import type { ApplyPorts } from "../reconcile/ports.js";
+import { resolveDesiredObject } from "../reconcile/resolve-desired.js";
+import { applySource } from "../reconcile/session.js";
 import { refreshStatuses } from "../reconcile/status-refresh.js";
 import { manifestDigest } from "../reconcile/status-record.js";
 import { type ObjectStatus, statusKey } from "../reconcile/status-types.js";
 import type { Deployment, RevisionStatus } from "../schema/deployment.js";
-import type { DeploymentManifest } from "../schema/manifest.js";
 import type { WorkReason } from "./schedule.js";
 
-// One object's reconcile, with the same engine as `plumb apply`: resolve secrets, read this object's
-// live state, plan, then apply (a change, or drift with --self-heal) or report (drift without it).
+// One object's reconcile, with the same engine as `plumb apply`: resolve secrets and digest an
+// internal_source directory, read this object's live state, plan, then apply (a change, or drift with
+// --self-heal; an upload is packed and sent first) or report (drift without --self-heal).
 
 export type ReconcileContext = {
   root: string;
@@ -48,20 +48,6 @@ export type ReconcileOutcome = {
   apply: ApplyResult | null;
 };
 
-async function desiredOf(loaded: LoadedManifest, ctx: ReconcileContext): Promise<DesiredObject> {
-  if (loaded.manifest.kind !== "Deployment" || !loaded.manifest.spec.secrets) return { loaded };
-  try {
-    const secrets = await loadSecretValues(loaded as LoadedManifest<DeploymentManifest>, {
-      root: ctx.root,
-      env: ctx.env,
-    });
-    return { loaded, secrets };
-  } catch (error) {
-    if (!isPlumbError(error)) throw error;
-    return { loaded, errors: [{ field: "secrets", message: error.message }] };
-  }
-}
-
 /**
  * `known`: this deployment's live state from a recent listing (a drift sweep), so a sweep costs one
  * listing instead of one lookup per object; undefined means look it up now.
@@ -76,7 +62,7 @@ export async function reconcileObject(
 ): Promise<ReconcileOutcome> {
   const { manifest } = loaded;
   const key = statusKey(manifest.kind, manifest.metadata.name);
-  const desired = await desiredOf(loaded, ctx);
+  const desired = await resolveDesiredObject(loaded, { root: ctx.root, env: ctx.env });
   const deployment =
     manifest.kind !== "Deployment"
       ? null
@@ -91,6 +77,7 @@ export async function reconcileObject(
     desired: [desired],
     live,
     fingerprints: () => previous?.secret_fingerprints ?? undefined,
+    sources: () => previous?.source_upload ?? undefined,
   });
   const change = plan.changes[0]!;
   const store = { objects: new Map(previous ? [[key, previous]] : []), problems: [] };
@@ -119,6 +106,7 @@ export async function reconcileObject(
         change,
         verify: manifest.kind === "Deployment" ? manifest.spec.verify : undefined,
         manifestDigest: manifestDigest(manifest),
+        source: applySource(desired, ctx.root),
       },
     ],
     {

@@ -7,8 +7,10 @@ import { buildSnapshot, type DesiredSnapshot, emptySnapshot } from "./desired.js
 import { errorMessage } from "./error-message.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { planScan } from "./scan-changes.js";
+import { digestSourceContents } from "./source-contents.js";
 
-// Holds what the manifests say (the snapshot) and rescans them: load, compare with the previous
+// Holds what the manifests say (the snapshot) and rescans them: load (and digest internal_source
+// directories), compare with the previous
 // snapshot, queue what changed, drop what disappeared. Rescans run one at a time (coalesce.ts).
 
 export type ScannerDeps = {
@@ -53,7 +55,8 @@ export function createSnapshotScanner(deps: ScannerDeps): SnapshotScanner {
   const scanOnce = async (source: string) => {
     let next: DesiredSnapshot;
     try {
-      next = buildSnapshot(await load(deps.root));
+      const result = await load(deps.root);
+      next = buildSnapshot(result, await digestSourceContents(result.manifests, deps.root));
     } catch (error) {
       deps.metrics.scanned(source, "error");
       log.error({ err: errorMessage(error) }, "cannot read the manifests");

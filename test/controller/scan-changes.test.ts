@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { emptySnapshot } from "../../src/controller/desired.js";
+import { buildSnapshot, emptySnapshot } from "../../src/controller/desired.js";
 import { planScan } from "../../src/controller/scan-changes.js";
 import { loaded, problem, snapshotOf, status } from "./fixtures.js";
 
@@ -60,5 +60,19 @@ describe("planScan", () => {
     const outcome = planScan(broken, fixed, new Map(), NOW);
     expect(outcome.reportProblems).toBe(true);
     expect(outcome.changed).toEqual(["Deployment/alpha"]);
+  });
+});
+
+describe("source contents in the snapshot digest", () => {
+  it("makes an object changed when only its source directory's digest changed", () => {
+    const manifests = [loaded("docs.yaml", "docs"), loaded("b.yaml", "beta")];
+    const before = snapshotOf(manifests);
+    const withSource = (digest: string) =>
+      buildSnapshot({ manifests, problems: [] }, new Map([["Deployment/docs", digest]]));
+    expect(planScan(withSource("sha-1"), withSource("sha-1"), new Map(), NOW).changed).toEqual([]);
+    expect(planScan(withSource("sha-1"), withSource("sha-2"), new Map(), NOW).changed).toEqual([
+      "Deployment/docs",
+    ]);
+    expect(planScan(before, withSource("sha-1"), new Map(), NOW).changed).toEqual(["Deployment/docs"]);
   });
 });
