@@ -9,6 +9,7 @@ import { show } from "./fields.js";
 import { diffOrganizationAccess, ORGANIZATION_INFO_PATH } from "./organization-access.js";
 import type { ChangeError, Plan, PlannedChange } from "./plan-types.js";
 import type { SecretFingerprints } from "./secret-fingerprint.js";
+import { tagBuildOnPushError } from "./tag-ref.js";
 
 /** One manifest to plan, with its secret values already resolved (the only I/O plan needs for it). */
 export type DesiredObject = {
@@ -148,6 +149,11 @@ function planDeployment(
           message: `${f.field} cannot change after creation (live ${show(f.old)}, desired ${show(f.new)}) at ${at.file}:${at.line}; restore the live value, or create the deployment under a new name`,
         };
       });
+    const tagError =
+      Object.keys(diff.body).length > 0
+        ? tagBuildOnPushError(diff.body, existing, (path) => loaded.locate(path))
+        : null;
+    if (tagError) change.errors.push(tagError);
     if (change.errors.length > 0) change.action = "refused";
     else if (Object.keys(diff.body).length > 0) {
       change.action = "update";

@@ -129,6 +129,28 @@ describe("plumb plan against the local control plane", () => {
     expect(again.code).toBe(0);
   });
 
+  it("refuses a tag repo_ref while build_on_push is true live, as the server would (400)", async () => {
+    const pushed = gitrepo("e2e-tagged");
+    pushed.source_config.build_on_push = true;
+    const live = await api.createDeployment(pushed);
+    const { build_on_push: _unset, ...sourceConfig } = pushed.source_config;
+    await manifests({
+      "tagged.yaml": manifest({
+        ...pushed,
+        source_config: sourceConfig as typeof pushed.source_config,
+        source_revision_config: { repo_ref: "refs/tags/v1.0.0", graph_config_path: "langgraph.json" },
+      }),
+    });
+    const result = await run([dir]);
+    expect(result.code).toBe(1);
+    expect(result.out).toContain("! refused Deployment e2e-tagged");
+    expect(result.out).toMatch(/at tagged\.yaml:\d+\): set source_config\.build_on_push: false/);
+    // The body plan would otherwise have sent is the one the server refuses.
+    await expect(
+      api.patchDeployment(live.id, { source_revision_config: { repo_ref: "refs/tags/v1.0.0" } }),
+    ).rejects.toMatchObject({ status: 400 });
+  });
+
   it("exits 2 with --detailed-exitcode when there are changes, and prints text and Markdown", async () => {
     await manifests({ "x.yaml": manifest(gitrepo("e2e-detailed")) });
     const text = await run([dir, "--detailed-exitcode"]);
