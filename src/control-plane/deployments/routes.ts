@@ -38,8 +38,8 @@ export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentR
     (r) => store.version(r),
   );
   const json = (reply: FastifyReply, text: string) => reply.type(JSON_TYPE).send(text);
-  const view = (reply: FastifyReply, record: DeploymentRecord) =>
-    json(reply, renderer.render(record, clock.now()));
+  const view = (reply: FastifyReply, record: DeploymentRecord, remember = true) =>
+    json(reply, renderer.render(record, clock.now(), remember));
   const load = (request: FastifyRequest<{ Params: IdParams }>) => {
     const id = requireUuid(request.params.deployment_id, "deployment_id");
     const record = store.get(deps.tenantOf(request), id, clock.now());
@@ -61,7 +61,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentR
       const body = request.body;
       const record = store.create(deps.tenantOf(request), body.name, body.source, plan, clock.now());
       await deps.commit();
-      return view(reply.code(201), record);
+      return view(reply.code(201), record, false);
     },
   );
 
@@ -87,7 +87,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentR
       const plan = planPatch(record, request.body, deps.env, customUrlOf(deps.baseUrl(), record.id));
       store.patch(record, plan, clock.now());
       await deps.commit();
-      return view(reply, record);
+      return view(reply, record, false);
     },
   );
 
