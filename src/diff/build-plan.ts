@@ -1,9 +1,9 @@
-import jsonpatch from "fast-json-patch";
 import type { Deployment, Organization, Secret } from "../schema/deployment.js";
 import type { DeploymentManifest, ManifestKind, OrganizationAccessManifest } from "../schema/manifest.js";
 import type { LoadedManifest } from "../manifest/types.js";
 import { buildCreateBody, normaliseCreate } from "./create-body.js";
 import { diffDeployment } from "./diff-deployment.js";
+import { diffDocuments } from "./diff-order.js";
 import type { DesiredSource, RecordedSource } from "./diff-source.js";
 import { show } from "./fields.js";
 import { diffOrganizationAccess, ORGANIZATION_INFO_PATH } from "./organization-access.js";
@@ -120,7 +120,7 @@ function planDeployment(
         source_tarball_path: source.digest,
       };
     }
-    change.diff = jsonpatch.compare({}, state);
+    change.diff = diffDocuments({}, state);
     change.changed_secrets = (object.secrets ?? []).map((secret) => secret.name).sort();
   } else {
     const diff = diffDeployment({
@@ -136,7 +136,7 @@ function planDeployment(
     change.fields = diff.fields;
     change.warnings = diff.warnings;
     change.changed_secrets = diff.changedSecrets;
-    change.diff = jsonpatch.compare(diff.live, diff.desired);
+    change.diff = diffDocuments(diff.live, diff.desired);
     change.revision_fields = diff.fields.filter((f) => f.class === "revision").map((f) => f.field);
     change.in_place_fields = diff.fields.filter((f) => f.class === "in_place").map((f) => f.field);
     change.new_revision = change.revision_fields.length > 0;
@@ -179,7 +179,7 @@ function planOrganization(
   change.id = organization.id;
   change.fields = diff.fields;
   change.in_place_fields = diff.fields.map((f) => f.field);
-  change.diff = jsonpatch.compare(diff.live, diff.desired);
+  change.diff = diffDocuments(diff.live, diff.desired);
   change.effect = diff.effect;
   if (diff.fields.length > 0) {
     change.action = "update";

@@ -91,9 +91,10 @@ describe("buildPlan: deployments", () => {
         resource_spec: { cpu: 2, memory_mb: 512, labels: { team: "a" } },
       },
     });
+    // Sorted by path (src/diff/diff-order.ts), not in fast-json-patch's reverse key order.
     expect(change?.diff).toEqual([
-      { op: "replace", path: "/source_config/resource_spec/cpu", value: 2 },
       { op: "replace", path: "/source_config/custom_url", value: "https://new" },
+      { op: "replace", path: "/source_config/resource_spec/cpu", value: 2 },
     ]);
   });
 
