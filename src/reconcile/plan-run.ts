@@ -1,6 +1,5 @@
 import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { ControlPlaneClient } from "../api/control-plane-client.js";
 import type { PlatformClient } from "../api/platform-client.js";
 import {
   buildPlan,
@@ -10,23 +9,25 @@ import {
   type SourceLookup,
 } from "../diff/build-plan.js";
 import type { Plan } from "../diff/plan-types.js";
-import { UsageError } from "../errors.js";
 import { loadManifests } from "../manifest/load.js";
-import type { LoadedManifest, Problem } from "../manifest/types.js";
+import type { Problem } from "../manifest/types.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
 import { type StatusStore, statusKey } from "./status-types.js";
+import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.js";
 
 // The orchestration of `plumb plan`, reused by apply and drift: load → validate → resolve secrets
-// and digest internal_source directories → read live state (one list pass plus the organization) → buildPlan. Nothing is sent.
+// and digest internal_source directories → read live state (one list pass, or name lookups for a few targets, plus the organization) → buildPlan. Nothing is sent.
 
 export type PlanManifestsOptions = {
   /** Manifest root (directory or one file). */
   root: string;
-  /** Only these object names (metadata.name); all when empty. */
+  /** Only these object names (metadata.name); all when empty. An unknown name is a UsageError. */
   targets?: readonly string[];
+  /** With targets, up to this many deployments are looked up by name instead of listed (default 10). */
+  targetLookupLimit?: number;
   /** Environment for `valueFrom: {env}` secrets; default process.env. */
   env?: NodeJS.ProcessEnv;
-  controlPlane: Pick<ControlPlaneClient, "listDeployments">;
+  controlPlane: LiveReader;
   /** Needed only when an OrganizationAccess manifest is planned. */
   platform?: Pick<PlatformClient, "getOrganization"> | undefined;
   /** Fingerprints of the secret values last applied; see fingerprintsFromStatus. */
@@ -59,14 +60,6 @@ export function sourcesFromStatus(store: StatusStore): SourceLookup {
   return (kind, name) => store.objects.get(statusKey(kind, name))?.source_upload ?? undefined;
 }
 
-function selectTargets(manifests: LoadedManifest[], targets: readonly string[]): LoadedManifest[] {
-  if (targets.length === 0) return manifests;
-  const names = new Set(manifests.map((m) => m.manifest.metadata.name));
-  const unknown = targets.filter((t) => !names.has(t));
-  if (unknown.length > 0) throw new UsageError(`--target ${unknown.join(", ")} matches no manifest`);
-  return manifests.filter((m) => targets.includes(m.manifest.metadata.name));
-}
-
 export async function planManifests(options: PlanManifestsOptions): Promise<PlanManifestsResult> {
   const { manifests, problems } = await loadManifests(options.root);
   if (problems.some((p) => p.severity === "error")) return { ok: false, problems };
@@ -78,8 +71,15 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
 
   const wantsOrganization = selected.some((m) => m.manifest.kind === "OrganizationAccess");
   const signal = options.signal ? { signal: options.signal } : {};
+  // With --target only the targeted deployments are needed: a few name lookups beat listing all.
+  const targeted = options.targets?.length
+    ? selected.filter((m) => m.manifest.kind === "Deployment").map((m) => m.manifest.metadata.name)
+    : undefined;
   const [deployments, organization] = await Promise.all([
-    options.controlPlane.listDeployments(signal),
+    readLiveDeployments(options.controlPlane, targeted, {
+      ...signal,
+      ...(options.targetLookupLimit !== undefined ? { lookupLimit: options.targetLookupLimit } : {}),
+    }),
     wantsOrganization && options.platform ? options.platform.getOrganization(signal) : undefined,
   ]);
   const live: LiveState = organization ? { deployments, organization } : { deployments };

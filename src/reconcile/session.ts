@@ -111,7 +111,10 @@ export async function planSession(
     root: session.root,
     targets,
     env: io.env,
-    controlPlane: { listDeployments: (o) => session.connect().ports.controlPlane.listDeployments(o) },
+    controlPlane: {
+      listDeployments: (o) => session.connect().ports.controlPlane.listDeployments(o),
+      findDeploymentByName: (name, o) => session.connect().ports.controlPlane.findDeploymentByName(name, o),
+    },
     platform: { getOrganization: platform },
     fingerprints: fingerprintsFromStatus(session.store),
     sources: sourcesFromStatus(session.store),
