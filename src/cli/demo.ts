@@ -1,8 +1,7 @@
 import { existsSync } from "node:fs";
-import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { createColors } from "picocolors";
@@ -12,6 +11,7 @@ import { startControlPlane } from "../control-plane/server.js";
 import { PlumbError } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { runApply } from "./apply.js";
+import { demoLogStream } from "./demo-log.js";
 
 // `plumb demo` (npm start): a local control plane in this process, the SaaS examples in a temporary
 // directory, apply with progress, then the controller watching the directory until Ctrl-C.
@@ -42,42 +42,16 @@ export function findExamples(): string {
   );
 }
 
-/** Controller log lines, shortened for people watching the demo. */
-function humanLog(out: DemoIo["stdout"], color: boolean): Writable {
-  const c = createColors(color);
-  return new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split("\n").filter(Boolean)) {
-        try {
-          const entry = JSON.parse(line) as Record<string, unknown>;
-          const time = new Date(entry.time as number).toISOString().slice(11, 19);
-          const skip = new Set(["level", "time", "pid", "hostname", "msg", "name", "v", "kind"]);
-          const who =
-            typeof entry.kind === "string" && typeof entry.name === "string"
-              ? `${entry.kind}/${entry.name} `
-              : "";
-          const rest = Object.entries(entry)
-            .filter(([k, v]) => !skip.has(k) && v !== null && v !== undefined)
-            .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
-            .join(" ");
-          const level = entry.level as number;
-          const paint = level >= 50 ? c.red : level >= 40 ? c.yellow : (s: string) => s;
-          out.write(`${c.dim(time)} ${paint(String(entry.msg))} ${c.bold(who)}${c.dim(rest)}\n`);
-        } catch {
-          out.write(`${line}\n`);
-        }
-      }
-      done();
-    },
-  });
-}
-
 export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number> {
   const color = Boolean(io.stdout.isTTY) && !io.env.NO_COLOR;
   const c = createColors(color);
-  const say = (text: string) => io.stdout.write(`${text}\n`);
+  const say = (text = "") => io.stdout.write(`${text}\n`);
   const step = (text: string) => say(`\n${c.bold(c.cyan(`==> ${text}`))}`);
+  const row = (label: string, value: string, note = "") =>
+    say(`  ${label.padEnd(9)}${value}${note ? `  ${c.dim(note)}` : ""}`);
 
+  say(c.bold("plumb demo: deployment manifests in a directory, kept in step with a control plane."));
+  say(c.dim("Everything runs in this process on this machine; nothing is sent anywhere else."));
   const controlPlane = await startControlPlane({
     port: 0,
     revisionSeconds: options.revisionSeconds,
@@ -88,12 +62,6 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
   let controller: Controller | undefined;
   try {
     await cp(findExamples(), dir, { recursive: true });
-    for (const skipped of await dropTarballSources(dir))
-      say(
-        c.dim(
-          `(skipping ${skipped}: internal_source needs a source tarball upload, which the demo does not do)`,
-        ),
-      );
     // Demo values for the secrets the examples read from the environment; nothing real leaves this machine.
     const env: NodeJS.ProcessEnv = {
       ...io.env,
@@ -103,12 +71,26 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
       PLUMB_PLATFORM_URL: controlPlane.url,
     };
     delete env.PLUMB_TENANT_ID;
-    step(
-      `Local control plane on ${controlPlane.url} (in memory, revision steps of ${options.revisionSeconds}s)`,
-    );
-    say(`Manifests: a copy of examples/saas in ${dir}`);
 
-    step("plan -> apply -> revisions reaching DEPLOYED -> verify");
+    step("1. A local control plane, standing in for the hosted API");
+    row("URL", controlPlane.url, "in memory: everything is gone when the demo stops");
+    // plumb-local-key is the local server's documented development key, not a credential.
+    row("API key", DEFAULT_API_KEY, "the local server's built-in development key");
+    row("Try", `curl -s -H 'X-Api-Key: ${DEFAULT_API_KEY}' ${controlPlane.url}/v2/deployments`);
+    say(
+      `  Each revision moves one state every ${options.revisionSeconds}s until DEPLOYED, like a real build.`,
+    );
+
+    step("2. The manifests: a copy of examples/saas you can edit freely");
+    row("Dir", dir);
+    say("  Deployments built from a container image, a git repository and an uploaded source");
+    say("  directory, plus the organization's SSO settings. Secrets read from the environment get a");
+    say("  fake demo value.");
+
+    step("3. plan, then apply: create everything, wait for each revision to reach DEPLOYED, verify");
+    say(c.dim("  The plan lists every change first; apply sends them, uploads docs-agent's source, and"));
+    say(c.dim("  checks each agent answers. This is what `plumb plan` and `plumb apply --yes` do."));
+    say();
     const applied = await runApply(
       dir,
       { target: [], wait: true, timeout: 10 * 60_000, concurrency: 8, yes: true, output: "text" },
@@ -123,8 +105,8 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
       return 0;
     }
 
-    step("Controller: watching the directory, reconciling every change");
-    const logger = createLogger({ level: "info" }, humanLog(io.stdout, color));
+    step("4. The controller: keeps the control plane matching the directory (`plumb controller`)");
+    say("  It first checks every object once (all in sync after the apply), then reacts to saves.");
     controller = await startController({
       source: { kind: "dir", dir },
       api: { apiUrl: controlPlane.url, apiKey: DEFAULT_API_KEY, platformUrl: controlPlane.url },
@@ -139,15 +121,23 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
       pollIntervalMs: 250,
       maxPollIntervalMs: 1_000,
       env,
-      logger,
+      logger: createLogger({ level: "info" }, demoLogStream(io.stdout, color)),
     });
-    const file = resolve(dir, "triage-agent.yaml");
-    say("");
-    say(c.bold("Try it: edit a manifest and save, e.g."));
-    say(`  ${file}`);
-    say("  change image_uri's tag (2.3.1 -> 2.3.2): the controller reconciles only that deployment.");
-    say(`Metrics: ${controller.url}/metrics   status: ${controller.url}/status`);
-    say("Drift is checked every minute and healed back to the manifests. Press Ctrl-C to stop.");
+    say();
+    row("Watching", dir, "a save is reconciled about 200 ms later");
+    row("Status", `${controller.url}/status`, "JSON: every object's sync, health, revision");
+    row("Metrics", `${controller.url}/metrics`, "Prometheus");
+    row("Drift", "checked every minute; changes made behind plumb's back are put back");
+    say();
+    say(c.bold("Try it:"));
+    say(`  1. In ${resolve(dir, "triage-agent.yaml")}`);
+    say("     change the image tag 2.3.1 to 2.3.2 and save: only triage-agent gets a new revision.");
+    say(`  2. In ${resolve(dir, "docs-agent", "src", "agent.ts")}`);
+    say("     change anything and save: plumb packs and uploads the new source, one new revision.");
+    say("  3. Break a manifest (e.g. misspell `spec`): it is reported with file:line and left alone");
+    say("     while the others keep reconciling; fix it and it is reconciled again.");
+    say(c.dim("  Press Ctrl-C to stop; the control plane, controller and temporary copy are removed."));
+    say();
     io.onWatching?.({ dir, controller });
     await (io.stopSignal ?? signalled());
     step("Stopping");
@@ -158,20 +148,6 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
     await rm(dir, { recursive: true, force: true });
     say("Stopped cleanly.");
   }
-}
-
-/** internal_source deployments build from an uploaded tarball; without one the revision fails, so the demo leaves them out. */
-async function dropTarballSources(dir: string): Promise<string[]> {
-  const dropped: string[] = [];
-  for (const name of await readdir(dir)) {
-    if (!/\.ya?ml$/.test(name)) continue;
-    const text = await readFile(join(dir, name), "utf8");
-    if (/^\s*source:\s*internal_source\s*$/m.test(text) && !/source_tarball_path/.test(text)) {
-      await rm(join(dir, name));
-      dropped.push(name);
-    }
-  }
-  return dropped;
 }
 
 const signalled = () =>

@@ -76,7 +76,10 @@ export function createSnapshotScanner(deps: ScannerDeps): SnapshotScanner {
     }
     for (const key of outcome.changed) deps.changed(key);
     if (outcome.changed.length > 0)
-      log.info({ changed: outcome.changed.length, revision: deps.commit() }, "manifests changed");
+      log.info(
+        { changed: outcome.changed.length, trigger: source, revision: deps.commit() },
+        "manifests changed",
+      );
   };
 
   const runner = coalesce(scanOnce, () => !deps.stopping());

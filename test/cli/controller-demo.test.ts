@@ -26,12 +26,19 @@ describe("plumb demo", () => {
     expect(out).toContain("verify passed");
     expect(out).toContain(join(dir, "triage-agent.yaml"));
     await waitFor("controller ready", () => controller.ready(), 30_000);
+    // docs-agent (internal_source) is deployed too: its source directory was packed and uploaded
+    expect(controller.status().objects.find((o) => o.name === "docs-agent")).toMatchObject({
+      sync: "Synced",
+      revision_status: "DEPLOYED",
+      source_upload: { digest: expect.stringMatching(/^sha256:/) as unknown },
+    });
+    expect(out).not.toContain("skipping");
 
     const file = join(dir, "triage-agent.yaml");
     await writeFile(file, (await readFile(file, "utf8")).replace("triage-agent:2.3.1", "triage-agent:2.3.2"));
     await waitFor(
       "edited deployment reconciled",
-      () => /reconciled Deployment\/triage-agent .*action=update/.test(out),
+      () => /Deployment\/triage-agent: update applied/.test(out),
       30_000,
     );
     expect(controller.status().objects.find((o) => o.name === "triage-agent")).toMatchObject({
