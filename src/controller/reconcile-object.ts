@@ -117,7 +117,7 @@ export async function reconcileObject(
       signal,
       live: new Map(deployment ? [[deployment.name, deployment]] : []),
       previous: new Map(previous ? [[key, previous]] : []),
-      record: (status) => ctx.record(withDeployedStatus(status)),
+      record: (status) => ctx.record(status),
       gitCommit: ctx.gitCommit(),
       agentUrlFallback: ctx.agentUrlFallback,
       ...(ctx.pollIntervalMs ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
@@ -130,14 +130,4 @@ export async function reconcileObject(
   const label =
     result.outcome === "converged" ? (change.action === "noop" ? "in-sync" : "applied") : result.outcome;
   return { ok, action: change.action, result: label, drift, apply: result };
-}
-
-/**
- * A no-op on a deployment whose latest revision is already active (e.g. created by a run killed before
- * it recorded anything) carries no revision status from the engine: the active revision is DEPLOYED.
- */
-function withDeployedStatus(status: ObjectStatus): ObjectStatus {
-  const active =
-    status.latest_revision_id !== null && status.latest_revision_id === status.active_revision_id;
-  return status.revision_status === null && active ? { ...status, revision_status: "DEPLOYED" } : status;
 }
