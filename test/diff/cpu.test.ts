@@ -16,6 +16,9 @@ describe("roundCpu", () => {
     [15.95, 16],
     [1e-7, 0],
     [0.96, 1],
+    [2.449, 2.4],
+    [7.95, 8],
+    [0.5, 0.5],
   ])("rounds %s half up to %s", (value, expected) => {
     expect(roundCpu(value)).toBe(expected);
   });

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { roundCpu } from "../../src/diff/cpu.js";
 import {
   decodeManifestBytes,
   MAX_MANIFEST_BYTES,
@@ -83,22 +82,6 @@ describe("hostile and odd input", () => {
 
   it("a top-level scalar or list is not a manifest", () => {
     expect(check("42\n").problems).toEqual([]);
-  });
-});
-
-describe("roundCpu", () => {
-  it.each([
-    [0.25, 0.3],
-    [0.35, 0.4],
-    [1.05, 1.1],
-    [0.14, 0.1],
-    [0.15, 0.2],
-    [2.449, 2.4],
-    [7.95, 8],
-    [1, 1],
-    [0.5, 0.5],
-  ])("%s → %s", (value, rounded) => {
-    expect(roundCpu(value)).toBe(rounded);
   });
 });
 
