@@ -32,11 +32,32 @@ export function parseApiKeyFlag(text: string): ApiKeyGrant {
   return { key, tenants: tenants ? tenants.split(",").filter(Boolean) : [DEFAULT_TENANT_ID] };
 }
 
-/** Only the well-known local key is shown in full; a key the user chose is a credential. */
-const showKey = (key: string) =>
-  key === DEFAULT_API_KEY ? key : `${key.slice(0, 4)}… (${key.length} characters)`;
+/**
+ * The start-up lines. Only the documented development key is shown in full; of a key the user
+ * chose, not one character (not even a prefix or suffix, which narrows a guess and ends up in CI
+ * logs): only which `--api-key` flag it came from and its length.
+ */
+export function formatStartup(url: string, grants: ApiKeyGrant[], state: string): string[] {
+  const describe = (key: string, index: number) =>
+    key === DEFAULT_API_KEY ? key : `(key from --api-key #${index + 1}, ${key.length} characters)`;
+  return [
+    `plumb control plane listening on ${url}`,
+    ...grants.map((g, i) => `  accepts API key ${describe(g.key, i)} for tenant(s) ${g.tenants.join(", ")}`),
+    `  state: ${state}`,
+  ];
+}
 
-export function controlPlaneCommand(stdout: { write(text: string): unknown } = process.stdout): Command {
+const untilSignal = () =>
+  new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
+
+/** `until` resolves when the server should stop (tests inject it; the CLI waits for a signal). */
+export function controlPlaneCommand(
+  stdout: { write(text: string): unknown } = process.stdout,
+  until: () => Promise<string> = untilSignal,
+): Command {
   return new Command("control-plane")
     .description("Run a local control plane: a real server of the deployments, platform and agent APIs")
     .option("--host <host>", "address to bind", "127.0.0.1")
@@ -69,16 +90,9 @@ export function controlPlaneCommand(stdout: { write(text: string): unknown } = p
         faultSeed: number(flags.faultSeed, "--fault-seed", true),
         logger,
       });
-      stdout.write(`plumb control plane listening on ${cp.url}\n`);
-      for (const grant of cp.apiKeys)
-        stdout.write(`  accepts API key ${showKey(grant.key)} for tenant(s) ${grant.tenants.join(", ")}\n`);
-      stdout.write(
-        `  state: ${flags.data ? `durable in ${flags.data}` : "in memory"}; mode ${flags.mode}, region ${flags.region}\n`,
-      );
-      const signal = await new Promise<NodeJS.Signals>((resolve) => {
-        process.once("SIGTERM", () => resolve("SIGTERM"));
-        process.once("SIGINT", () => resolve("SIGINT"));
-      });
+      const state = `${flags.data ? `durable in ${flags.data}` : "in memory"}; mode ${flags.mode}, region ${flags.region}`;
+      for (const line of formatStartup(cp.url, cp.apiKeys, state)) stdout.write(`${line}\n`);
+      const signal = await until();
       logger.info({ signal }, "shutting down");
       await cp.stop();
       logger.info({}, "stopped");
