@@ -18,7 +18,26 @@ import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.j
 // The orchestration of `plumb plan`, reused by apply and drift: load → validate → resolve secrets
 // and digest internal_source directories → read live state (one list pass, or name lookups for a few targets, plus the organization) → buildPlan. Nothing is sent.
 
-export type PlanManifestsOptions = {
+/** The API clients plan reads live state with. */
+export type LiveReaders = {
+  controlPlane: LiveReader;
+  /** Needed only when an OrganizationAccess manifest is planned. */
+  platform?: Pick<PlatformClient, "getOrganization"> | undefined;
+};
+
+export type PlanManifestsOptions = PlanBaseOptions &
+  (
+    | LiveReaders
+    | {
+        /**
+         * Builds the clients (reads the API settings): called once, after the manifests are valid
+         * and before any read starts, so a missing setting fails before anything is in flight.
+         */
+        connect: () => LiveReaders;
+      }
+  );
+
+type PlanBaseOptions = {
   /** Manifest root (directory or one file). */
   root: string;
   /** Only these object names (metadata.name); all when empty. An unknown name is a UsageError. */
@@ -27,9 +46,6 @@ export type PlanManifestsOptions = {
   targetLookupLimit?: number;
   /** Environment for `valueFrom: {env}` secrets; default process.env. */
   env?: NodeJS.ProcessEnv;
-  controlPlane: LiveReader;
-  /** Needed only when an OrganizationAccess manifest is planned. */
-  platform?: Pick<PlatformClient, "getOrganization"> | undefined;
   /** Fingerprints of the secret values last applied; see fingerprintsFromStatus. */
   fingerprints?: FingerprintLookup;
   /** What plumb last uploaded to internal_source deployments; see sourcesFromStatus. */
@@ -75,12 +91,18 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   const targeted = options.targets?.length
     ? selected.filter((m) => m.manifest.kind === "Deployment").map((m) => m.manifest.metadata.name)
     : undefined;
+  // Settings errors surface here, before any read is in flight (no read is left unawaited).
+  const readers = "connect" in options ? options.connect() : options;
+  const { platform } = readers;
+  // Both reads are async functions: a throw becomes their rejection, awaited by Promise.all.
+  const readOrganization = async () =>
+    wantsOrganization && platform ? platform.getOrganization(signal) : undefined;
   const [deployments, organization] = await Promise.all([
-    readLiveDeployments(options.controlPlane, targeted, {
+    readLiveDeployments(readers.controlPlane, targeted, {
       ...signal,
       ...(options.targetLookupLimit !== undefined ? { lookupLimit: options.targetLookupLimit } : {}),
     }),
-    wantsOrganization && options.platform ? options.platform.getOrganization(signal) : undefined,
+    readOrganization(),
   ]);
   const live: LiveState = organization ? { deployments, organization } : { deployments };
   const plan = buildPlan({

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { simpleGit } from "simple-git";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
 import { createControlPlaneClient } from "../api/control-plane-client.js";
-import { createPlatformClient } from "../api/platform-client.js";
+import { createPlatformClient, type PlatformClient } from "../api/platform-client.js";
 import {
   fingerprintsFromStatus,
   planManifests,
@@ -46,6 +46,8 @@ export type Session = {
   connect(): {
     api: ApiOptions;
     ports: ApplyPorts & { controlPlane: ReturnType<typeof createApplyPorts>["controlPlane"] };
+    /** Organization settings; shares the control plane client's rate budget. */
+    platform: PlatformClient;
   };
 };
 
@@ -85,7 +87,13 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
     const api = readApiOptions(io.env, flags);
     const transport = io.fetch ? { fetch: io.fetch } : {};
     const controlPlane = createControlPlaneClient({ ...api, ...transport, clock });
-    connected = { api, ports: createApplyPorts({ api, clock, transport, controlPlane }) };
+    const platform = createPlatformClient({
+      ...api,
+      ...transport,
+      clock,
+      limiter: controlPlane.http.limiter,
+    });
+    connected = { api, ports: createApplyPorts({ api, clock, transport, controlPlane }), platform };
     return connected;
   };
   return { root, clock, location, statusDir: resolveStatusDir(location), store, connect };
@@ -98,24 +106,15 @@ export async function planSession(
   targets: readonly string[],
   signal?: AbortSignal,
 ): Promise<PlanManifestsResult> {
-  const platform = (o?: { signal?: AbortSignal }) => {
-    const { api } = session.connect();
-    return createPlatformClient({
-      ...api,
-      ...(io.fetch ? { fetch: io.fetch } : {}),
-      clock: session.clock,
-      limiter: session.connect().ports.controlPlane.http.limiter,
-    }).getOrganization(o);
-  };
   return planManifests({
     root: session.root,
     targets,
     env: io.env,
-    controlPlane: {
-      listDeployments: (o) => session.connect().ports.controlPlane.listDeployments(o),
-      findDeploymentByName: (name, o) => session.connect().ports.controlPlane.findDeploymentByName(name, o),
+    // Called once the manifests are valid: missing API settings fail there, before any read starts.
+    connect: () => {
+      const { ports, platform } = session.connect();
+      return { controlPlane: ports.controlPlane, platform };
     },
-    platform: { getOrganization: platform },
     fingerprints: fingerprintsFromStatus(session.store),
     sources: sourcesFromStatus(session.store),
     ...(signal ? { signal } : {}),
