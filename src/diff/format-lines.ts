@@ -1,3 +1,4 @@
+import { formatChangeError } from "./change-error.js";
 import { describeUpload } from "./diff-source.js";
 import {
   type FieldChange,
@@ -79,12 +80,8 @@ export function changeLines(plain: PlannedChange): Line[] {
     }
   }
   for (const error of change.errors) lines.push({ mark: "!", text: `error: ${error.message}` });
-  for (const warning of change.warnings) {
-    const text = warning.message.startsWith(warning.field)
-      ? warning.message
-      : `${warning.field}: ${warning.message}`;
-    lines.push({ mark: "!", text: `warning: ${text}` });
-  }
+  for (const warning of change.warnings)
+    lines.push({ mark: "!", text: `warning: ${formatChangeError(warning)}` });
   if (change.effect && change.action !== "noop")
     lines.push({ mark: "~", text: `after this change: ${change.effect}` });
   return lines;

@@ -1,4 +1,5 @@
 import pLimit from "p-limit";
+import { formatChangeErrors } from "../diff/change-error.js";
 import type { PlannedChange } from "../diff/plan-types.js";
 import { PlumbError } from "../errors.js";
 import type { Deployment } from "../schema/deployment.js";
@@ -171,7 +172,7 @@ export async function applyPlan(
     };
 
     if (change.action === "refused" || change.errors.length > 0) {
-      const why = change.errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join("; ");
+      const why = formatChangeErrors(change.errors);
       Object.assign(result, { outcome: "skipped", sync: "Refused", health: previous?.health ?? "Unknown" });
       result.message = why || "refused";
       return done();

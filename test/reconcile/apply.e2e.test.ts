@@ -134,7 +134,13 @@ describe("apply against the local control plane", () => {
       ["eps", "skipped"],
       ["zeta", "converged"],
     ]);
-    expect((await loadStatusStore(env.statusDir)).objects.get("Deployment/eps")!.sync).toBe("Refused");
+    const record = (await loadStatusStore(env.statusDir)).objects.get("Deployment/eps")!;
+    expect(record.sync).toBe("Refused");
+    // The field is named once, at the start of the message, in the result and in last_error.
+    const message = report.results[0]!.message!;
+    expect(message).toMatch(/^source_config\.repo_url cannot change after creation/);
+    expect(message.split("source_config.repo_url").length).toBe(2);
+    expect(record.last_error).toBe(message);
   });
 });
 
