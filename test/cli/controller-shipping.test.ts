@@ -1,9 +1,9 @@
-import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { buildProgram } from "../../src/cli/main.js";
+import { invocations, registryInstallsOfPlumb, shellOf, yamlFiles } from "../controller/ci-scripts.js";
 
 // Docker cannot run here: check that the shipping files parse and only use commands and flags plumb has.
 
@@ -24,22 +24,6 @@ function checkInvocation(words: string[], where: string): void {
     expect(flags.has(word.split("=")[0]!), `${where}: plumb ${name} has no flag ${word}`).toBe(true);
   }
 }
-
-/** Every `plumb ...` command line in a shell snippet. */
-const invocations = (script: string): string[][] =>
-  [...script.matchAll(/(?:^|[\s;&|(])plumb ((?:[^\n|;&>]|\\\n)+)/g)].map((m) =>
-    m[1]!.replace(/\\\n/g, " ").trim().split(/\s+/),
-  );
-
-const yamlFiles = async (dir: string): Promise<string[]> => {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await yamlFiles(path)));
-    else if (/\.ya?ml$/.test(entry.name)) out.push(path);
-  }
-  return out;
-};
 
 describe("shipping files", () => {
   it("the Dockerfile is multi-stage, non-root, health-checked, and runs the controller with real flags", async () => {
@@ -74,14 +58,51 @@ describe("shipping files", () => {
   it("the CI examples call only real plumb commands and flags, and cover validate, plan, apply and drift", async () => {
     const used = new Set<string>();
     for (const file of await yamlFiles("examples/ci")) {
-      const text = await readFile(file, "utf8");
-      for (const words of invocations(text).filter((w) => w[0] !== "--global")) {
-        if (words[0] === "plumb") continue;
-        checkInvocation(words, file);
-        used.add(words[0]!);
-      }
+      for (const script of shellOf(await readFile(file, "utf8")))
+        for (const words of invocations(script)) {
+          checkInvocation(words, file);
+          used.add(words[0]!);
+        }
     }
     expect([...used].sort()).toEqual(["apply", "drift", "plan", "validate"]);
+  });
+
+  it("no example installs plumb from the npm registry by its bare name (an unrelated package owns it)", async () => {
+    // The detector itself: the lines the examples used to have are caught, honest installs are not.
+    expect(registryInstallsOfPlumb("      - run: npm install --global plumb")).toHaveLength(1);
+    expect(registryInstallsOfPlumb("npx --yes plumb@0.1.0 validate deployments")).toHaveLength(1);
+    expect(registryInstallsOfPlumb("cd x && yarn global add plumb")).toHaveLength(1);
+    expect(registryInstallsOfPlumb("npm ci && npm run build && node dist/src/cli/main.js plan")).toEqual([]);
+    expect(registryInstallsOfPlumb("npm install ./plumb github:acme/plumb#v0.1.0")).toEqual([]);
+    const files = [
+      "Dockerfile",
+      ...(await yamlFiles("examples/ci")),
+      ...(await yamlFiles("examples/kubernetes")),
+    ];
+    for (const file of files) expect(registryInstallsOfPlumb(await readFile(file, "utf8")), file).toEqual([]);
+  });
+
+  it("every CI job that calls plumb runs the image named by PLUMB_IMAGE, set up before the first call", async () => {
+    for (const file of await yamlFiles("examples/ci/github")) {
+      const workflow = parseAllDocuments(await readFile(file, "utf8"))[0]!.toJS();
+      for (const [name, job] of Object.entries<K8sSpec>(workflow.jobs)) {
+        const where = `${file} job ${name}`;
+        expect(job.env.PLUMB_IMAGE, where).toBe("${{ vars.PLUMB_IMAGE }}");
+        const runs: string[] = job.steps.map((s: { run?: string }) => s.run ?? "");
+        const setup = runs.findIndex((r) =>
+          /docker run [^\n]*"\$PLUMB_IMAGE" "\$@"/.test(r.replace(/\\\n\s*/g, "")),
+        );
+        const firstCall = runs.findIndex((r) => invocations(r).length > 0);
+        expect(setup, `${where}: no step puts a plumb wrapper around the image`).toBeGreaterThanOrEqual(0);
+        expect(runs[setup], where).toMatch(/>> "\$GITHUB_PATH"/);
+        expect(firstCall, `${where}: plumb is called before it is set up`).toBeGreaterThan(setup);
+      }
+    }
+    const gitlab = parseAllDocuments(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8"))[0]!.toJS();
+    expect(gitlab.image).toEqual({ name: "$PLUMB_IMAGE", entrypoint: [""] });
+    for (const [name, job] of Object.entries<K8sSpec>(gitlab))
+      if (job && typeof job === "object" && "script" in job)
+        expect(job.image, `gitlab job ${name}`).toBeUndefined();
   });
 
   it("the Kubernetes Deployment runs the controller with real flags, probes and the metrics port", async () => {

@@ -1,0 +1,137 @@
+import { execFile } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+
+// The plan jobs of the CI examples, run for real with bash and a stand-in `plumb` on PATH: a refused
+// plan (exit 1) still reaches the pull/merge request, and the job still fails with plumb's code.
+
+type Step = {
+  name?: string;
+  id?: string;
+  if?: string;
+  run?: string;
+  uses?: string;
+  with?: Record<string, string>;
+  env?: Record<string, string>;
+};
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "plumb-ci-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A `plumb` that prints a plan on stdout and a reason on stderr, then exits with `code`. */
+async function fakePlumb(code: number): Promise<string> {
+  const bin = join(dir, "bin");
+  await mkdir(bin);
+  const script = `#!/bin/sh\necho "## plumb plan"\necho "- update alpha"\n${code ? 'echo "refused: source is immutable" >&2\n' : ""}exit ${code}\n`;
+  await writeFile(join(bin, "plumb"), script);
+  await chmod(join(bin, "plumb"), 0o755);
+  return bin;
+}
+
+function bash(script: string, env: Record<string, string>, flags = ["-e"]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = execFile("bash", [...flags, "-c", script], { cwd: dir, env });
+    child.on("exit", (code) => resolve(code ?? -1));
+  });
+}
+
+const githubSteps = async (): Promise<Step[]> =>
+  (
+    parse(await readFile("examples/ci/github/plumb-plan.yml", "utf8")) as {
+      jobs: { plan: { steps: Step[] } };
+    }
+  ).jobs.plan.steps;
+
+describe("GitHub plan workflow", () => {
+  for (const code of [0, 1]) {
+    it(`plan exit ${code}: the comment is posted from plan.md, then the job ends with ${code}`, async () => {
+      const steps = await githubSteps();
+      const planIndex = steps.findIndex((s) => s.id === "plan");
+      const comment = steps.findIndex((s) => s.uses?.startsWith("marocchino/sticky-pull-request-comment@"));
+      const fail = steps.findIndex((s, i) => i > comment && s.run && /exit "\$CODE"/.test(s.run));
+      expect([planIndex < comment, comment < fail]).toEqual([true, true]);
+
+      const bin = await fakePlumb(code);
+      const output = join(dir, "github-output");
+      const env = { PATH: `${bin}:${process.env.PATH}`, GITHUB_OUTPUT: output };
+      expect(await bash(steps[planIndex]!.run!, env)).toBe(0); // the comment step must still run
+      expect(await readFile(output, "utf8")).toBe(`exit=${code}\n`);
+      const plan = await readFile(join(dir, "plan.md"), "utf8");
+      expect(plan).toContain("- update alpha");
+      if (code) expect(plan).toMatch(/plumb plan exited 1[\s\S]*refused: source is immutable/);
+      else expect(plan).not.toContain("exited");
+
+      // Runs after a failed step too, whenever plan.md exists; the last step fails with plumb's code.
+      expect(steps[comment]!.if).toBe("always() && hashFiles('plan.md') != ''");
+      expect(steps[comment]!.with?.path).toBe("plan.md");
+      expect(steps[fail]!.if).toMatch(
+        /^always\(\) && steps\.plan\.outputs\.exit != '' && steps\.plan\.outputs\.exit != '0'$/,
+      );
+      expect(steps[fail]!.env).toEqual({ CODE: "${{ steps.plan.outputs.exit }}" });
+      if (code) expect(await bash(steps[fail]!.run!, { ...env, CODE: String(code) })).toBe(code);
+    });
+  }
+});
+
+/** Accepts one POST and keeps it. */
+async function noteServer(): Promise<{
+  url: string;
+  got: Promise<{ path: string; token: string; body: string }>;
+  server: Server;
+}> {
+  let done!: (value: { path: string; token: string; body: string }) => void;
+  const got = new Promise<{ path: string; token: string; body: string }>((resolve) => (done = resolve));
+  const server = createServer((req, res) => {
+    let text = "";
+    req.on("data", (c: Buffer) => (text += c.toString()));
+    req.on("end", () => {
+      res.writeHead(201, { "content-type": "application/json" }).end("{}");
+      done({
+        path: req.url ?? "",
+        token: String(req.headers["private-token"]),
+        body: (JSON.parse(text) as { body: string }).body,
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, got, server };
+}
+
+describe("GitLab plan job", () => {
+  it("a refused plan is posted as a merge request note with plumb's reason, then the job fails with 1", async () => {
+    const job = (
+      parse(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8")) as { plan: { script: string[] } }
+    ).plan;
+    const bin = await fakePlumb(1);
+    const notes = await noteServer();
+    try {
+      const env = {
+        PATH: `${bin}:${process.env.PATH}`,
+        CI_API_V4_URL: `${notes.url}/api/v4`,
+        CI_PROJECT_ID: "7",
+        CI_MERGE_REQUEST_IID: "3",
+        GITLAB_NOTE_TOKEN: "note-token",
+      };
+      // GitLab runs a job's script lines in one shell with errexit and pipefail.
+      expect(await bash(job.script.join("\n"), env, ["-eo", "pipefail"])).toBe(1);
+      const note = await notes.got;
+      expect(note.path).toBe("/api/v4/projects/7/merge_requests/3/notes");
+      expect(note.token).toBe("note-token");
+      expect(note.body).toMatch(
+        /- update alpha[\s\S]*plumb plan exited 1[\s\S]*refused: source is immutable/,
+      );
+    } finally {
+      notes.server.close();
+    }
+  });
+});
