@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "../clock.js";
 import type { FaultSpec } from "./faults.js";
+import type { WrapJournalFile } from "./persistence.js";
 import type { RateLimitOverrides } from "./rate-limit.js";
 
 /** An API key and the tenants it can reach (several tenants: callers must send X-Tenant-Id). */
@@ -37,6 +38,8 @@ export type ControlPlaneOptions = {
   logger: Logger | false;
   listeners: Listener[];
   integrations: Integration[];
+  /** Tests: wrap the journal's file (with `dataDir`) to inject write failures such as ENOSPC. */
+  wrapJournalFile: WrapJournalFile | undefined;
 };
 
 export const DEFAULT_LISTENERS: Listener[] = [

@@ -1,79 +1,71 @@
-import { mkdir, open, readFile, type FileHandle } from "node:fs/promises";
+import { mkdir, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import writeFileAtomic from "write-file-atomic";
+import { PlumbError } from "../errors.js";
+import { groupCommitter, type Journal, type JournalFile, journalFile } from "./journal-writer.js";
 
 // Durability: every acknowledged write is in an append-only journal that was fsynced before the
 // reply. On start the snapshot and the journal are replayed, then compacted into a new snapshot
-// (written atomically and fsynced) and the journal is emptied. A torn last line (kill -9 during
-// a write that was never acknowledged) is ignored.
+// (written atomically and fsynced) and the journal is emptied. The writer never leaves a torn
+// line before a later record (journal-writer.ts), so a torn line can only be the last one: a
+// write cut short by a kill or a failed append, never acknowledged, and ignored here.
 
 export type JournalEntry = Record<string, unknown>;
+export type { Journal, JournalFile } from "./journal-writer.js";
 const SNAPSHOT = "state.json";
 const JOURNAL = "journal.ndjson";
 
-export type Journal = {
-  /** Appends entries and resolves once they are on disk (concurrent appends share one fsync). */
-  append(entries: JournalEntry[]): Promise<void>;
-  close(): Promise<void>;
-};
+/** The journal holds an unreadable line before valid records: refuse to start rather than drop them. */
+export class JournalCorruptError extends PlumbError {
+  constructor(file: string, line: number, later: number) {
+    super(
+      "journal-corrupt",
+      `${file}:${line}: unreadable journal record followed by ${later} valid one(s); refusing to start rather than drop them. Inspect the file (a torn write would only ever be the last line), fix or remove that line, and start again.`,
+    );
+    this.name = "JournalCorruptError";
+  }
+}
+
+/** Parses the journal: complete records, a torn last line ignored, anything else refused. */
+export function parseJournal(text: string, file = JOURNAL): JournalEntry[] {
+  const lines = text.split("\n");
+  const entries: JournalEntry[] = [];
+  for (const [index, line] of lines.entries()) {
+    if (!line) continue;
+    try {
+      entries.push(JSON.parse(line) as JournalEntry);
+    } catch {
+      const later = lines.slice(index + 1).filter((l) => l !== "").length;
+      if (later > 0) throw new JournalCorruptError(file, index + 1, later);
+    }
+  }
+  return entries;
+}
 
 /** Reads the snapshot (or undefined) and every complete journal entry after it. */
 export async function loadState(dir: string): Promise<{ snapshot: unknown; entries: JournalEntry[] }> {
   await mkdir(dir, { recursive: true });
   const snapshotText = await readFile(join(dir, SNAPSHOT), "utf8").catch(missingAsEmpty);
   const journalText = await readFile(join(dir, JOURNAL), "utf8").catch(missingAsEmpty);
-  const entries: JournalEntry[] = [];
-  for (const line of journalText.split("\n")) {
-    if (!line) continue;
-    try {
-      entries.push(JSON.parse(line) as JournalEntry);
-    } catch {
-      break; // a torn tail: nothing after it was acknowledged
-    }
-  }
+  const entries = parseJournal(journalText, join(dir, JOURNAL));
   return { snapshot: snapshotText ? (JSON.parse(snapshotText) as unknown) : undefined, entries };
 }
 
+/** Tests wrap the journal's file to inject failures; the default is the file itself. */
+export type WrapJournalFile = (file: JournalFile) => JournalFile;
+
 /** Writes the compacted snapshot durably, then starts an empty journal. */
-export async function openJournal(dir: string, snapshot: unknown): Promise<Journal> {
+export async function openJournal(
+  dir: string,
+  snapshot: unknown,
+  wrap: WrapJournalFile = (file) => file,
+): Promise<Journal> {
   await writeFileAtomic(join(dir, SNAPSHOT), JSON.stringify(snapshot), { fsync: true });
   await syncDir(dir);
   const handle = await open(join(dir, JOURNAL), "w");
   await handle.sync();
   await syncDir(dir);
-  return groupCommitter(handle);
-}
-
-function groupCommitter(handle: FileHandle): Journal {
-  let queue: Array<{ text: string; done: () => void; fail: (e: unknown) => void }> = [];
-  let flushing: Promise<void> | undefined;
-  const flush = async () => {
-    while (queue.length > 0) {
-      const batch = queue;
-      queue = [];
-      try {
-        await handle.write(batch.map((b) => b.text).join(""));
-        await handle.datasync();
-        for (const b of batch) b.done();
-      } catch (error) {
-        for (const b of batch) b.fail(error);
-      }
-    }
-    flushing = undefined;
-  };
-  return {
-    append(entries) {
-      if (entries.length === 0) return Promise.resolve();
-      const text = entries.map((e) => `${JSON.stringify(e)}\n`).join("");
-      const written = new Promise<void>((done, fail) => queue.push({ text, done, fail }));
-      flushing ??= flush();
-      return written;
-    },
-    async close() {
-      await flushing;
-      await handle.close();
-    },
-  };
+  return groupCommitter(wrap(journalFile(handle)), 0, join(dir, JOURNAL));
 }
 
 async function syncDir(dir: string) {

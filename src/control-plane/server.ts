@@ -18,7 +18,7 @@ import {
 import { createOrganizationsModule } from "./organizations/index.js";
 import { installRequestGuards } from "./request-guards.js";
 import { installRequestLog } from "./request-log.js";
-import { startStateKeeper } from "./state.js";
+import { installWriteGate, startStateKeeper } from "./state.js";
 
 export type RunningControlPlane = {
   /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash). */
@@ -46,6 +46,7 @@ export function resolveOptions(options: Partial<ControlPlaneOptions> = {}): Cont
     logger: false,
     listeners: DEFAULT_LISTENERS,
     integrations: DEFAULT_INTEGRATIONS,
+    wrapJournalFile: undefined,
     ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
   };
 }
@@ -66,12 +67,14 @@ export async function startControlPlane(
   installJsonParser(app);
   installRequestGuards(app, { ...o, authenticate: createAuthenticator(apiKeys) });
   installRequestLog(app, o.logger);
+  let failing = () => false;
+  let commit: () => Promise<void> = async () => undefined;
+  installWriteGate(app, { failing: () => failing(), retry: () => commit() });
   installErrorHandling(app, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
 
   let url = "";
   const timing = { revisionMs: o.revisionSeconds * 1000, readyMs: o.deploymentReadySeconds * 1000 };
   const store = new DeploymentStore(timing);
-  let commit: () => Promise<void> = async () => undefined;
   const ctx: ControlPlaneContext = {
     clock: o.clock,
     mode: o.mode,
@@ -96,17 +99,19 @@ export async function startControlPlane(
   const modules = [createAgentServerModule(ctx), createOrganizationsModule(ctx)];
   for (const module of modules) module.register(app);
 
-  const keeper = await startStateKeeper(
+  const kept = await startStateKeeper(
     o.dataDir,
     store,
     modules.map((m) => m.state),
     () => o.clock.now(),
+    o.wrapJournalFile,
   );
-  commit = () => keeper.commit();
+  failing = () => kept.failing();
+  commit = () => kept.commit();
   try {
     await app.listen({ host: o.host, port: o.port });
   } catch (error) {
-    await keeper.close();
+    await kept.close();
     throw error;
   }
   const address = app.server.address();
@@ -120,7 +125,7 @@ export async function startControlPlane(
     stop: () =>
       (stopping ??= (async () => {
         await app.close();
-        await keeper.close();
+        await kept.close();
       })()),
   };
 }

@@ -1,0 +1,133 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type JournalFile, JournalWriteError } from "../../src/control-plane/journal-writer.js";
+import {
+  JournalCorruptError,
+  loadState,
+  openJournal,
+  parseJournal,
+} from "../../src/control-plane/persistence.js";
+
+// The journal on a real file, with failures injected into the file operations: a write that stops
+// half-way with ENOSPC (as a full disk does), a short write, a failed fsync, a failed truncate.
+// Whatever fails, every acknowledged append must be read back after a restart.
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "plumb-journal-"));
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+const enospc = () => Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+
+/** Fails the writes whose 1-based numbers are in `torn`: writes half the bytes, then throws. */
+function faulty(options: {
+  torn?: number[];
+  short?: boolean;
+  syncFails?: number[];
+  truncateFails?: boolean;
+}) {
+  let writes = 0;
+  let syncs = 0;
+  return (file: JournalFile): JournalFile => ({
+    async write(data, position) {
+      writes++;
+      if (options.torn?.includes(writes)) {
+        await file.write(data.subarray(0, Math.ceil(data.length / 2)), position);
+        throw enospc();
+      }
+      // A short write: the OS took only part of the buffer and said so (no error).
+      if (options.short && data.length > 1) return file.write(data.subarray(0, 3), position);
+      return file.write(data, position);
+    },
+    async datasync() {
+      syncs++;
+      if (options.syncFails?.includes(syncs))
+        throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" });
+      return file.datasync();
+    },
+    async truncate(length) {
+      if (options.truncateFails) throw Object.assign(new Error("EIO: i/o error, ftruncate"), { code: "EIO" });
+      return file.truncate(length);
+    },
+    close: () => file.close(),
+  });
+}
+
+/** Appends each entry in turn; returns those acknowledged (the append resolved). */
+async function appendAll(journal: Awaited<ReturnType<typeof openJournal>>, count: number) {
+  const acknowledged: number[] = [];
+  const failures: unknown[] = [];
+  for (let n = 1; n <= count; n++) {
+    await journal.append([{ n }]).then(
+      () => acknowledged.push(n),
+      (error: unknown) => failures.push(error),
+    );
+  }
+  await journal.close();
+  return { acknowledged, failures };
+}
+
+const reloaded = async () => (await loadState(dir)).entries.map((e) => e.n as number);
+
+describe("journal: a failed append never costs an acknowledged one", () => {
+  it("a write torn by ENOSPC is cut off and written again before the next; later writes all survive", async () => {
+    const journal = await openJournal(dir, {}, faulty({ torn: [2] }));
+    const { acknowledged, failures } = await appendAll(journal, 4);
+    expect(acknowledged).toEqual([1, 3, 4]);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toBeInstanceOf(JournalWriteError);
+    expect((failures[0] as JournalWriteError).fatal).toBe(false);
+    // 2 was shown by the server (it is in memory), so it is kept in order: never after 3.
+    expect(await reloaded()).toEqual([1, 2, 3, 4]);
+  });
+
+  it("while a failed append waits, failing() says so; a successful append clears it", async () => {
+    const journal = await openJournal(dir, {}, faulty({ torn: [1, 2] }));
+    await expect(journal.append([{ n: 1 }])).rejects.toBeInstanceOf(JournalWriteError);
+    expect(journal.failing()).toBe(true);
+    await expect(journal.append([])).rejects.toBeInstanceOf(JournalWriteError); // the retry fails too
+    expect(journal.failing()).toBe(true);
+    await journal.append([]); // the disk has room again: the pending entry is written
+    expect(journal.failing()).toBe(false);
+    await journal.close();
+    expect(await reloaded()).toEqual([1]);
+  });
+
+  it("a failed fsync cuts the written bytes back too", async () => {
+    const journal = await openJournal(dir, {}, faulty({ syncFails: [2] }));
+    const { acknowledged } = await appendAll(journal, 3);
+    expect(acknowledged).toEqual([1, 3]);
+    expect(await reloaded()).toEqual([1, 2, 3]);
+  });
+
+  it("short writes are completed, not acknowledged half-written", async () => {
+    const journal = await openJournal(dir, {}, faulty({ short: true }));
+    const { acknowledged } = await appendAll(journal, 3);
+    expect(acknowledged).toEqual([1, 2, 3]);
+    expect(await reloaded()).toEqual([1, 2, 3]);
+  });
+
+  it("when the torn tail cannot be cut, no later write is accepted, so the torn line stays last", async () => {
+    const journal = await openJournal(dir, {}, faulty({ torn: [2], truncateFails: true }));
+    const { acknowledged, failures } = await appendAll(journal, 4);
+    expect(acknowledged).toEqual([1]);
+    expect(failures.every((f) => f instanceof JournalWriteError && f.fatal)).toBe(true);
+    const text = await readFile(join(dir, "journal.ndjson"), "utf8");
+    expect(text.startsWith('{"n":1}\n{"n"')).toBe(true); // the torn half of 2 is there, last
+    expect(await reloaded()).toEqual([1]);
+  });
+});
+
+describe("parseJournal", () => {
+  it("ignores a torn last line (a write cut short, never acknowledged)", () => {
+    expect(parseJournal('{"n":1}\n{"n":2}\n{"n"')).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
+  it("refuses to start, naming the line, when valid records follow an unreadable one", () => {
+    expect(() => parseJournal('{"n":1}\n{"n\n{"n":3}\n', "j.ndjson")).toThrow(JournalCorruptError);
+    expect(() => parseJournal('{"n":1}\n{"n\n{"n":3}\n', "j.ndjson")).toThrow(/j\.ndjson:2: .*1 valid/);
+  });
+});
