@@ -154,7 +154,12 @@ export async function run(): Promise<string[]> {
   const dataDir = await mkdtemp(join(tmpdir(), "plumb-bench-"));
   try {
     lines.push(...(await throughput("in memory", "memory")));
-    lines.push(...(await throughput("durable --data, fsync per write", dataDir)));
+    lines.push(
+      ...(await throughput(
+        "durable --data, one fsync per batch of concurrent writes (group commit)",
+        dataDir,
+      )),
+    );
     lines.push(...(await throughput("in memory, pino logging each request", "memory", true)));
     lines.push(await memory());
   } finally {
