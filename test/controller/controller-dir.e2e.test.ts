@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Clock, systemClock } from "../../src/clock.js";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { signBody } from "../../src/controller/webhook.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
@@ -21,6 +22,20 @@ afterEach(async () => {
   await cp.stop();
   await rm(dir, { recursive: true, force: true });
 });
+
+/**
+ * The local control plane's time, frozen until open(): revisions stay in their first state (the
+ * controller's first reconcile keeps waiting for DEPLOYED) for as long as the test needs.
+ */
+function gatedClock(): Clock & { open(): void } {
+  const frozenAt = Date.now();
+  let opened = false;
+  return {
+    now: () => (opened ? Date.now() : frozenAt),
+    sleep: systemClock.sleep,
+    open: () => void (opened = true),
+  };
+}
 
 async function start(extra: { selfHeal?: boolean; webhookSecret?: string } = {}) {
   const log = memoryLogger();
@@ -64,7 +79,6 @@ describe("controller on a directory", () => {
       container("beta", "img/beta:1", { secrets: [{ name: "TOKEN", valueFrom: { env: "TOKEN_FROM_ENV" } }] }),
     );
     const { controller, log, http } = await start();
-    expect((await http("/readyz")).status).toBeLessThan(600);
     await waitFor("ready", () => controller.ready());
     expect((await http("/readyz")).status).toBe(200);
     const status = controller.status();
@@ -105,6 +119,34 @@ describe("controller on a directory", () => {
       });
     expect(log.text()).not.toContain("t0ps3cret-value");
     expect(JSON.stringify(controller.status())).not.toContain("t0ps3cret-value");
+  });
+
+  it("/readyz answers 503 while the first reconcile waits for DEPLOYED, then 200", async () => {
+    await cp.stop();
+    const clock = gatedClock();
+    cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0, clock });
+    await writeDoc(dir, "a.yaml", container("alpha", "img/alpha:1"));
+    const { controller, http } = await start();
+    // The deployment and its revision exist, the revision cannot advance: the reconcile is in flight.
+    const client = api(cp.url);
+    const alpha = await waitFor("alpha created", () => client.deployment("alpha"));
+    const [revision] = await waitFor("a revision", async () => {
+      const list = await client.revisions(alpha.id);
+      return list.length > 0 ? list : undefined;
+    });
+    expect(revision!.status).not.toBe("DEPLOYED");
+    expect(controller.status().queue.running).toBe(1);
+    const early = await http("/readyz");
+    expect(early.status).toBe(503);
+    expect(controller.ready()).toBe(false);
+    expect((await http("/healthz")).status).toBe(200);
+
+    clock.open();
+    await waitFor("ready", () => controller.ready());
+    expect((await http("/readyz")).status).toBe(200);
+    expect(controller.status().objects.map((o) => [o.name, o.sync, o.revision_status])).toEqual([
+      ["alpha", "Synced", "DEPLOYED"],
+    ]);
   });
 
   it("keeps reconciling the others while one manifest is invalid, and reports it until fixed", async () => {
