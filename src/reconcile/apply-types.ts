@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { PlannedChange } from "../diff/plan-types.js";
+import type { LoadedManifest } from "../manifest/types.js";
 import type { Deployment, RevisionStatus } from "../schema/deployment.js";
 import type { Verify } from "../schema/manifest.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "./status-types.js";
@@ -48,6 +49,8 @@ export type ApplyObject = {
   change: PlannedChange;
   /** spec.verify of the manifest, when present. */
   verify?: Verify | undefined;
+  /** The manifest as loaded: a 422 from the server is mapped back to its fields (file:line:col). */
+  loaded?: LoadedManifest | undefined;
   /** Digest of the manifest document (status: manifest_digest). */
   manifestDigest?: string | null | undefined;
   /**

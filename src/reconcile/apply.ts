@@ -12,6 +12,7 @@ import {
   type VerifyResult,
 } from "./apply-types.js";
 import type { ApplyPorts } from "./ports.js";
+import { describeSendError } from "./api-error-fields.js";
 import { type RevisionWait, createRevisionWatcher } from "./revision-watcher.js";
 import { sendChange } from "./send-change.js";
 import { buildObjectStatus, fingerprintsOfBody } from "./status-record.js";
@@ -20,7 +21,6 @@ import { runVerify } from "./verify.js";
 
 const OK_OUTCOMES = new Set(["converged", "sent"]);
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Maps the end of a revision wait onto the result fields. */
 function waitResult(
@@ -225,7 +225,7 @@ export async function applyPlan(
         sentRequest = true;
       } catch (error) {
         Object.assign(result, { outcome: "failed", sync: "Failed", health: previous?.health ?? "Unknown" });
-        result.message = errorText(error);
+        result.message = describeSendError(error, { loaded: object.loaded, body: change.request?.body });
         return done();
       }
       progress("sent");

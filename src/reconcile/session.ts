@@ -136,6 +136,7 @@ export function applyObjects(result: Extract<PlanManifestsResult, { ok: true }>)
     const manifest = desired?.loaded.manifest;
     return {
       change,
+      loaded: desired?.loaded,
       verify: manifest?.kind === "Deployment" ? manifest.spec.verify : undefined,
       manifestDigest: manifest ? manifestDigest(manifest) : null,
       source: applySource(desired, result.root),
