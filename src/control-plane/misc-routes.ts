@@ -4,6 +4,7 @@ import type { DeploymentStore } from "./deployments/store.js";
 import { badRequest, HttpError } from "./http-errors.js";
 import type { Integration, Listener } from "./options.js";
 import { page, parsePaging } from "./paging.js";
+import type { RouteFlags } from "./request-guards.js";
 
 export type MiscRouteDeps = {
   store: DeploymentStore;
@@ -25,7 +26,8 @@ export function registerMiscRoutes(app: FastifyInstance, deps: MiscRouteDeps): v
     const name = (request.query as { name?: unknown }).name;
     return deps.store.projects(deps.tenantOf(request), typeof name === "string" ? name : undefined);
   });
-  app.get("/info", { config: { public: true } }, async () => ({
+  const info: RouteFlags = { public: true, faults: false };
+  app.get("/info", { config: info }, async () => ({
     name: "plumb local control plane",
     version: "0.1.0",
     mode: deps.mode,

@@ -21,9 +21,17 @@ export type GuardOptions = {
   authenticate(request: FastifyRequest): string;
 };
 
+/**
+ * Per-route flags in fastify's `config`: `public` routes need no key; `faults: false` marks
+ * routes that are not API calls a client retries (`/info`, the agent server's `/ok` and `/info`):
+ * injected faults and latency never apply to them, and they draw nothing from the fault
+ * generator, so a seed gives the API calls the same faults however many checks run in between.
+ */
+export type RouteFlags = { public?: boolean; faults?: false };
+const flagsOf = (request: FastifyRequest) => request.routeOptions.config as RouteFlags | undefined;
 // Unknown routes are authenticated too (401 before 404), as behind a real API gateway.
-const isPublic = (request: FastifyRequest) =>
-  (request.routeOptions.config as { public?: boolean } | undefined)?.public === true;
+const isPublic = (request: FastifyRequest) => flagsOf(request)?.public === true;
+const takesFaults = (request: FastifyRequest) => flagsOf(request)?.faults !== false;
 
 /** In order: injected faults, rate limits (spec 8.2), then authentication of the tenant. */
 export function installRequestGuards(app: FastifyInstance, options: GuardOptions): void {
@@ -59,6 +67,7 @@ export function installRequestGuards(app: FastifyInstance, options: GuardOptions
 
   const pick = createFaultPicker(options.faults, options.faultSeed);
   app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!takesFaults(request)) return admit(request);
     const { kind, latencyMs } = pick();
     if (latencyMs > 0) await options.clock.sleep(latencyMs);
     if (kind === "reset") {

@@ -109,3 +109,44 @@ describe("fault fidelity end to end", () => {
     await serve(undefined, async (api) => expect(await byName(api, "refused-")).toEqual([]));
   });
 });
+
+describe("which routes faults apply to", () => {
+  it("never to /info nor the agent server's /ok and /info; always to API calls", async () => {
+    const id = await serve(undefined, async (api) => {
+      return (await api.call("POST", "/v2/deployments", gitrepo("checks"))).body.id as string;
+    });
+    await serve("500=1", async (api) => {
+      expect((await api.call("GET", "/info")).status).toBe(200);
+      expect((await api.call("GET", `/agents/${id}/ok`)).body).toEqual({ ok: true });
+      expect((await api.call("GET", `/agents/${id}/info`)).status).toBe(200);
+      expect((await api.call("GET", "/v2/deployments")).status).toBe(500);
+      expect((await api.call("GET", `/v2/deployments/${id}`)).status).toBe(500);
+      expect((await api.call("POST", `/agents/${id}/threads`, {})).status).toBe(500);
+    });
+  });
+
+  it("checks draw nothing from the generator: a seed gives API calls the same faults with or without them", async () => {
+    const statuses = (withChecks: boolean) =>
+      serve("500=0.3,503=0.2", async (api) => {
+        const seen: number[] = [];
+        for (let i = 0; i < 20; i++) {
+          if (withChecks) await api.call("GET", "/info");
+          seen.push((await api.call("GET", "/v2/listeners")).status);
+        }
+        return seen;
+      });
+    const plain = await statuses(false);
+    expect(new Set(plain)).toEqual(new Set([200, 500, 503]));
+    expect(await statuses(true)).toEqual(plain);
+  });
+
+  it("the README's example seed: 500=0.05,lost-response=0.02 with --fault-seed 4 answers the first 20 calls", async () => {
+    const api = await start({ faults: parseFaultSpec("500=0.05,lost-response=0.02"), faultSeed: 4 });
+    try {
+      for (let i = 0; i < 20; i++)
+        expect((await api.call("GET", "/v2/deployments")).status, `call ${i + 1}`).toBe(200);
+    } finally {
+      await api.cp.stop();
+    }
+  });
+});

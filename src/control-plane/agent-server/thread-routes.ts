@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
+import type { RouteFlags } from "../request-guards.js";
 import { GRAPH_ID } from "./graph.js";
 import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "./route-kit.js";
 import { parseThreadCreate, type ValidationIssue } from "./validation.js";
@@ -12,8 +13,10 @@ export function registerThreadRoutes(
   kit: RouteKit,
 ): void {
   const { opts, path, newThread, findThread } = kit;
-  app.get<Route>(path("/ok"), opts, async () => ({ ok: true }));
-  app.get<Route>(path("/info"), opts, async (request: Req) => ({
+  // Health and metadata: not API calls a client retries, so --faults leaves them alone.
+  const checks = { ...opts, config: { faults: false } satisfies RouteFlags };
+  app.get<Route>(path("/ok"), checks, async () => ({ ok: true }));
+  app.get<Route>(path("/info"), checks, async (request: Req) => ({
     version: "plumb-simulated-1",
     flags: { assistants: true, crons: false, langsmith: false },
     host: { kind: "plumb-local", deployment_id: request.params.deploymentId },
