@@ -34,6 +34,7 @@ type Flags = {
   apiKeyFile?: string;
   tenantId?: string;
   platformUrl?: string;
+  apiRateLimit?: { limit: number; windowMs: number };
 };
 
 const positiveInt = (text: string) => {
@@ -42,6 +43,17 @@ const positiveInt = (text: string) => {
     throw new InvalidArgumentError("expected an integer from 1 to 256");
   return n;
 };
+
+/** "1000/10s": requests per window; at least 10 so the client's token bucket has room for a burst. */
+export function parseRateLimit(text: string): { limit: number; windowMs: number } {
+  const [count, window, extra] = text.split("/");
+  const limit = Number(count);
+  if (extra !== undefined || window === undefined || !Number.isInteger(limit) || limit < 10)
+    throw new InvalidArgumentError(`expected requests per window like 1000/10s (at least 10), got "${text}"`);
+  const windowMs = parseDuration(window);
+  if (windowMs < 1) throw new InvalidArgumentError(`the window of "${text}" must be longer than 0`);
+  return { limit, windowMs };
+}
 
 const cronExpression = (text: string) => {
   try {
@@ -139,6 +151,11 @@ export function controllerCommand(): Command {
     .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
     .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
     .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
+    .option(
+      "--api-rate-limit <requests/window>",
+      "the key's request budget the controller keeps under (default 1000/10s, the API's default)",
+      parseRateLimit,
+    )
     .action(async (flags: Flags, command: Command) => {
       flags.branchSet = command.getOptionValueSource("branch") === "cli";
       await runController(flags, process.env, process);
@@ -170,6 +187,7 @@ export async function runController(
     backoffMaxMs: flags.backoffMax,
     timeoutMs: flags.timeout,
     pollIntervalMs: flags.pollInterval,
+    apiRateLimit: flags.apiRateLimit,
     env,
     logger,
   });

@@ -2,24 +2,29 @@ import type { ApiOptions } from "../api/config.js";
 import { createControlPlaneClient } from "../api/control-plane-client.js";
 import type { ResponseEvent } from "../api/http.js";
 import { createPlatformClient } from "../api/platform-client.js";
+import { createRateLimiter, DEFAULT_API_KEY_CATEGORY } from "../api/rate-limiter.js";
 import type { Clock } from "../clock.js";
 import { createApplyPorts } from "../reconcile/api-adapter.js";
 
-// The controller's API clients: control plane and platform share one rate limiter, and every
-// response is counted in the controller's metrics.
+// The controller's API clients: control plane and platform share one rate limiter (its budget the
+// key's, configurable for control planes that grant more), and every response is counted in the
+// controller's metrics.
 
 export function createControllerClients(options: {
   api: ApiOptions;
   clock: Clock;
   onResponse: (event: ResponseEvent) => void;
   fetch?: typeof fetch | undefined;
+  rateLimit?: { limit: number; windowMs: number } | undefined;
 }) {
-  const { api, clock } = options;
+  const { api, clock, rateLimit } = options;
   const transport = {
     onResponse: options.onResponse,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   };
-  const controlPlane = createControlPlaneClient({ ...api, ...transport, clock });
+  const category = rateLimit ? { ...DEFAULT_API_KEY_CATEGORY, ...rateLimit } : DEFAULT_API_KEY_CATEGORY;
+  const limiter = createRateLimiter({ clock, categorize: () => category });
+  const controlPlane = createControlPlaneClient({ ...api, ...transport, clock, limiter });
   const ports = createApplyPorts({ api, clock, transport, controlPlane });
   const platform = createPlatformClient({
     ...transport,

@@ -36,6 +36,12 @@ export type ControllerOptions = {
   timeoutMs: number;
   pollIntervalMs?: number | undefined;
   maxPollIntervalMs?: number | undefined;
+  /**
+   * Requests per window the controller may send with its key (the client-side limiter keeps under
+   * it); default the spec's "Default (API key)" category, 1000 per 10 s. Raise it only when the
+   * control plane grants the key more.
+   */
+  apiRateLimit?: { limit: number; windowMs: number } | undefined;
   env: NodeJS.ProcessEnv;
   logger: Logger;
   clock?: Clock;

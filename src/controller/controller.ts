@@ -51,6 +51,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
     clock,
     onResponse: (e) => metrics.onResponse(e),
     fetch: options.fetch,
+    rateLimit: options.apiRateLimit,
   });
   const listing = createLiveListing(() => controlPlane.listDeployments(), log);
   const readiness = createReadiness();
