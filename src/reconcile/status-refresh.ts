@@ -20,6 +20,27 @@ export type Refreshed = {
   removed: ObjectStatus[];
 };
 
+/** last_error of a recorded deployment that is no longer on the control plane. */
+export const missingError = (id: string | null): string =>
+  `missing: deployment ${id ?? "(no id)"} is no longer on the control plane (deleted outside plumb); plumb apply creates it again`;
+
+const isMissingError = (text: string | null) => text?.startsWith("missing: ") ?? false;
+
+/**
+ * A recorded deployment gone from live: its revisions went with it, so nothing of them is kept;
+ * the id stays so drift keeps saying "vanished", not "never created".
+ */
+function missing(base: ObjectStatus): ObjectStatus {
+  return {
+    ...base,
+    latest_revision_id: null,
+    active_revision_id: null,
+    revision_status: null,
+    health: "Unknown",
+    last_error: base.id ? missingError(base.id) : base.last_error,
+  };
+}
+
 const syncOf = (action: PlannedChange["action"]): SyncStatus =>
   action === "noop" ? "Synced" : action === "refused" ? "Refused" : "OutOfSync";
 
@@ -50,6 +71,8 @@ function fromLive(base: ObjectStatus, deployment: Deployment, input: RefreshInpu
     read ?? (latest && latest === deployment.active_revision_id ? "DEPLOYED" : base.revision_status);
   return {
     ...base,
+    // Back on the control plane (recreated): the missing note no longer holds.
+    last_error: isMissingError(base.last_error) ? null : base.last_error,
     id: deployment.id,
     latest_revision_id: latest,
     active_revision_id: deployment.active_revision_id,
@@ -73,10 +96,7 @@ export function refreshStatuses(input: RefreshInput): Refreshed {
     let next: ObjectStatus = { ...previous, sync: syncOf(change.action), updated_at: stamp };
     if (change.kind === "Deployment") {
       const deployment = byName.get(change.name);
-      // Vanished: the id stays recorded so drift keeps saying "vanished", not "never created".
-      next = deployment
-        ? fromLive(next, deployment, input)
-        : { ...next, health: "Unknown", active_revision_id: null };
+      next = deployment ? fromLive(next, deployment, input) : missing(next);
     } else {
       next.health = "Healthy";
     }

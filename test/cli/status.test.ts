@@ -46,6 +46,44 @@ describe("plumb status", () => {
     expect(process.exitCode).toBe(0);
   });
 
+  it("a deployment deleted out of band is missing: no stale revision status, ids cleared; apply brings it back", async () => {
+    const started = await startPlane();
+    cp = started.cp;
+    await writeManifests(started.root, [containerDoc("s-gone", "registry.example/gone:1")]);
+    expect(await runApply(started.root, applyFlags(), captureIo(cp))).toBe(0);
+    const id = (await loadStatusStore(`${started.root}/.plumb/status`)).objects.get("Deployment/s-gone")!.id!;
+    expect((await call(cp, "DELETE", `/v2/deployments/${id}`)).status).toBe(204);
+
+    const io = captureIo(cp);
+    await statusCommand(io).parseAsync(["node", "status", started.root, "--output", "json"]);
+    const [gone] = JSON.parse(io.out()).objects;
+    expect(gone).toMatchObject({
+      id,
+      sync: "OutOfSync",
+      health: "Unknown",
+      revision_status: null,
+      latest_revision_id: null,
+      active_revision_id: null,
+    });
+    expect(gone.last_error).toMatch(/^missing: deployment .* is no longer on the control plane/);
+
+    const text = captureIo(cp);
+    await statusCommand(text).parseAsync(["node", "status", started.root]);
+    expect(text.out()).not.toContain("DEPLOYED");
+    expect(text.out()).toMatch(/Deployment\/s-gone\s+OutOfSync\s+Unknown\s+-\s+-\s+\S+\s+missing: /);
+
+    // Apply creates it again; the missing note goes with the next refresh.
+    expect(await runApply(started.root, applyFlags(), captureIo(cp))).toBe(0);
+    const again = captureIo(cp);
+    await statusCommand(again).parseAsync(["node", "status", started.root, "--output", "json"]);
+    expect(JSON.parse(again.out()).objects[0]).toMatchObject({
+      sync: "Synced",
+      health: "Healthy",
+      revision_status: "DEPLOYED",
+      last_error: null,
+    });
+  });
+
   it("is registered with apply and drift", () => {
     const names = buildProgram().commands.map((c) => c.name());
     expect(names).toEqual(expect.arrayContaining(["apply", "drift", "status"]));
