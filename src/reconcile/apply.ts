@@ -13,6 +13,7 @@ import {
 } from "./apply-types.js";
 import type { ApplyPorts } from "./ports.js";
 import { describeSendError } from "./api-error-fields.js";
+import { findOutInterruptedSend } from "./interrupted-send.js";
 import { type RevisionWait, createRevisionWatcher } from "./revision-watcher.js";
 import { sendChange } from "./send-change.js";
 import { buildObjectStatus, fingerprintsOfBody } from "./status-record.js";
@@ -20,7 +21,6 @@ import { statusKey } from "./status-types.js";
 import { runVerify } from "./verify.js";
 
 const OK_OUTCOMES = new Set(["converged", "sent"]);
-
 
 /** Maps the end of a revision wait onto the result fields. */
 function waitResult(
@@ -224,6 +224,28 @@ export async function applyPlan(
         sourceUpload = sent.sourceUpload;
         sentRequest = true;
       } catch (error) {
+        if (signal?.aborted) {
+          // Cut short in flight: record it only if the server carried it out (or might have).
+          const found = await findOutInterruptedSend(ports, change, deployment);
+          if (found.carriedOut === false && !sentRequest) return notSent();
+          Object.assign(result, {
+            outcome: "interrupted",
+            sync: "OutOfSync",
+            health: previous?.health ?? "Unknown",
+          });
+          result.message =
+            "interrupted while sending: the request may have been carried out; run apply again";
+          if (found.carriedOut) {
+            deployment = found.deployment;
+            result.id = deployment.id;
+            result.revision_id = change.new_revision ? deployment.latest_revision_id : null;
+            fingerprints = fingerprintsOfBody(change.request?.body);
+            sentRequest = true;
+            Object.assign(result, { sync: "Progressing", health: "Progressing" });
+            result.message = "interrupted: the request was carried out; run apply again to finish";
+          }
+          return done();
+        }
         Object.assign(result, { outcome: "failed", sync: "Failed", health: previous?.health ?? "Unknown" });
         result.message = describeSendError(error, { loaded: object.loaded, body: change.request?.body });
         return done();

@@ -83,36 +83,53 @@ describe("plumb apply", () => {
 });
 
 describe("plumb apply interrupted", () => {
-  it("stops on SIGINT, exits 130, and a second run finishes the job", async () => {
-    const { EventEmitter } = await import("node:events");
-    const started = await startPlane();
-    cp = started.cp;
-    await writeManifests(
-      started.root,
-      Array.from({ length: 6 }, (_, i) => containerDoc(`sig-${i}`, `registry.example/sig-${i}:1`)),
-    );
-    const signals = new EventEmitter();
-    let creates = 0;
-    const fetchAndInterrupt: typeof fetch = async (input, init) => {
-      const response = await fetch(input, init);
-      if (init?.method === "POST" && ++creates === 2) signals.emit("SIGINT");
-      return response;
-    };
-    const io = captureIo(cp, { fetch: fetchAndInterrupt, signals: signals as never });
-    expect(await runApply(started.root, applyFlags({ concurrency: 1 }), io)).toBe(130);
-    expect(io.out()).toContain("SIGINT: stopping");
-    const list = async () =>
-      (
-        (await (
-          await fetch(`${cp!.url}/v2/deployments`, { headers: { "x-api-key": "plumb-local-key" } })
-        ).json()) as {
-          resources: Array<{ name: string }>;
-        }
-      ).resources;
-    expect(await list()).toHaveLength(2);
-    expect(signals.listenerCount("SIGINT")).toBe(0);
+  it.each([
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const)(
+    "stops on %s, exits %i, records what was sent, and a second run finishes the job",
+    async (name, code) => {
+      const { EventEmitter } = await import("node:events");
+      const started = await startPlane();
+      cp = started.cp;
+      await writeManifests(
+        started.root,
+        Array.from({ length: 6 }, (_, i) => containerDoc(`sig-${i}`, `registry.example/sig-${i}:1`)),
+      );
+      const signals = new EventEmitter();
+      let creates = 0;
+      const fetchAndInterrupt: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        if (init?.method === "POST" && ++creates === 2) signals.emit(name);
+        return response;
+      };
+      const io = captureIo(cp, { fetch: fetchAndInterrupt, signals: signals as never });
+      expect(await runApply(started.root, applyFlags({ concurrency: 1 }), io)).toBe(code);
+      expect(io.out()).toContain(`${name}: stopping; what was sent is recorded, run apply again to finish`);
+      const list = async () =>
+        (
+          (await (
+            await fetch(`${cp!.url}/v2/deployments`, { headers: { "x-api-key": "plumb-local-key" } })
+          ).json()) as {
+            resources: Array<{ name: string; id: string }>;
+          }
+        ).resources;
+      // Stopped sending: only the two creates before the signal reached the control plane ...
+      const sent = await list();
+      expect(sent).toHaveLength(2);
+      // ... and both are recorded with their ids; nothing is recorded for what was never sent.
+      const store = await loadStatusStore(`${started.root}/.plumb/status`);
+      expect([...store.objects.values()].map((r) => [r.name, r.id]).sort()).toEqual(
+        sent.map((d) => [d.name, d.id]).sort(),
+      );
+      // The second create was cut short after the server carried it out: looked up and recorded as sent.
+    expect(store.objects.get("Deployment/sig-1")).toMatchObject({ sync: "Progressing" });
+    expect(signals.listenerCount("SIGINT") + signals.listenerCount("SIGTERM")).toBe(0);
 
-    expect(await runApply(started.root, applyFlags(), captureIo(cp))).toBe(0);
-    expect((await list()).map((d) => d.name).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `sig-${i}`));
-  });
+      expect(await runApply(started.root, applyFlags(), captureIo(cp))).toBe(0);
+      expect((await list()).map((d) => d.name).sort()).toEqual(
+        Array.from({ length: 6 }, (_, i) => `sig-${i}`),
+      );
+    },
+  );
 });
