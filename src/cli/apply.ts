@@ -1,3 +1,4 @@
+import { useColor } from "./color.js";
 import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
 import { setMaxListeners } from "node:events";
 import { createInterface } from "node:readline/promises";
@@ -98,7 +99,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
   const json = flags.output === "json";
-  const color = Boolean(io.stdout.isTTY) && !io.env.NO_COLOR;
+  const color = useColor(io);
   const session = await openSession(path, flags, io);
   const result = await planSession(session, io, flags.target);
   if (!result.ok) {

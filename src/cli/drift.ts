@@ -1,3 +1,4 @@
+import { useColor } from "./color.js";
 import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
@@ -51,7 +52,7 @@ export async function runDrift(path: string, flags: Flags, io: SessionIo): Promi
   const report = buildDriftReport(result.plan, store, result.live.deployments);
   await writeRefreshedStatus(session, { ...result, store });
   await publishStatus(session.location, `plumb drift: ${report.in_sync ? "in sync" : "drift"}`);
-  const color = Boolean(io.stdout.isTTY) && !io.env.NO_COLOR;
+  const color = useColor(io);
   io.stdout.write(
     flags.output === "json"
       ? formatDriftJson(report)

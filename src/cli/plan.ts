@@ -1,3 +1,4 @@
+import { useColor } from "./color.js";
 import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
 import { formatPlanJson } from "../diff/format-json.js";
@@ -49,7 +50,7 @@ export function planCommand(io: PlanIo = defaultIo()): Command {
         return;
       }
       if (result.problems.length > 0) io.stderr.write(`${formatProblems(result.problems)}\n`);
-      const color = Boolean(io.stdout.isTTY) && !io.env.NO_COLOR;
+      const color = useColor(io);
       const text =
         flags.output === "json"
           ? formatPlanJson(result.plan)

@@ -1,3 +1,4 @@
+import { useColor } from "./color.js";
 import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption } from "./options.js";
 import type { PlanManifestsResult } from "../reconcile/plan-run.js";
@@ -69,7 +70,7 @@ export function statusCommand(io: SessionIo = defaultIo()): Command {
         );
       }
       const records = await writeRefreshedStatus(session, result);
-      const color = Boolean(io.stdout.isTTY) && !io.env.NO_COLOR;
+      const color = useColor(io);
       io.stdout.write(
         flags.output === "json" ? formatStatusJson(records) : formatStatusText(records, { color }),
       );
