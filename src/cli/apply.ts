@@ -25,6 +25,7 @@ import {
 } from "../reconcile/session.js";
 import { publishStatus } from "../reconcile/status-source.js";
 import { saveObjectStatus } from "../reconcile/status-store.js";
+import { count } from "../diff/plural.js";
 
 export type ApplyIo = SessionIo & {
   /** Asks on the terminal; injected by tests. */
@@ -107,7 +108,7 @@ export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise
     if (json) io.stdout.write(`${JSON.stringify(problemsToJson(result.problems), null, 2)}\n`);
     else
       io.stdout.write(
-        `${formatProblems(result.problems)}\n${errors} error(s), ${warnings} warning(s): nothing applied\n`,
+        `${formatProblems(result.problems)}\n${count(errors, "error")}, ${count(warnings, "warning")}: nothing applied\n`,
       );
     return 1;
   }
@@ -125,7 +126,7 @@ export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise
       );
     }
     const ask = io.confirm ?? askOnTerminal;
-    if (!(await ask(`\nApply ${toSend} change(s)? Only 'yes' will be accepted: `))) {
+    if (!(await ask(`\nApply ${count(toSend, "change")}? Only 'yes' will be accepted: `))) {
       log.write("Apply cancelled: nothing was sent.\n");
       return 1;
     }

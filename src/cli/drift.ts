@@ -7,6 +7,7 @@ import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../reconc
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { publishStatus } from "../reconcile/status-source.js";
 import { writeRefreshedStatus } from "./status.js";
+import { count } from "../diff/plural.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
@@ -38,7 +39,7 @@ export async function runDrift(path: string, flags: Flags, io: SessionIo): Promi
       io.stdout.write(`${JSON.stringify(problemsToJson(result.problems), null, 2)}\n`);
     else
       io.stdout.write(
-        `${formatProblems(result.problems)}\n${errors} error(s), ${warnings} warning(s): drift not checked\n`,
+        `${formatProblems(result.problems)}\n${count(errors, "error")}, ${count(warnings, "warning")}: drift not checked\n`,
       );
     return 1;
   }

@@ -7,6 +7,7 @@ import { formatPlanText } from "../diff/format-text.js";
 import type { Plan } from "../diff/plan-types.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
+import { count } from "../diff/plural.js";
 
 export type PlanIo = SessionIo;
 
@@ -44,7 +45,7 @@ export function planCommand(io: PlanIo = defaultIo()): Command {
           io.stdout.write(`${JSON.stringify(problemsToJson(result.problems), null, 2)}\n`);
         else
           io.stdout.write(
-            `${formatProblems(result.problems)}\n${errors} error(s), ${warnings} warning(s): nothing planned\n`,
+            `${formatProblems(result.problems)}\n${count(errors, "error")}, ${count(warnings, "warning")}: nothing planned\n`,
           );
         process.exitCode = 1;
         return;

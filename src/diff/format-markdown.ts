@@ -1,5 +1,6 @@
 import { changeLines, headline, shownChanges } from "./format-lines.js";
 import type { Plan, PlannedChange } from "./plan-types.js";
+import { count } from "./plural.js";
 
 /** GitHub refuses comments over 65,536 characters; stay clear of it. */
 export const MARKDOWN_LIMIT = 65_000;
@@ -56,7 +57,7 @@ export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
     "",
   ];
   const note = (left: number) =>
-    `\n> **Truncated:** ${left} more change(s) not shown to stay under the comment size limit. Run \`plumb plan\` for the full plan.\n`;
+    `\n> **Truncated:** ${count(left, "more change", "more changes")} not shown to stay under the comment size limit. Run \`plumb plan\` for the full plan.\n`;
   let out = [...head, ...table].join("\n");
   if (out.length + note(shown.length).length > limit) {
     // Even the table is too long: keep the counts and say so.

@@ -3,6 +3,7 @@ import { changeLines } from "../diff/format-lines.js";
 import { MARKDOWN_LIMIT } from "../diff/format-markdown.js";
 import { redactChange } from "../diff/redact.js";
 import type { DriftItem, DriftReason, DriftReport } from "./drift.js";
+import { count } from "../diff/plural.js";
 
 const REASON_TEXT: Record<DriftReason, string> = {
   differs: "live differs from git",
@@ -15,11 +16,12 @@ const REASON_TEXT: Record<DriftReason, string> = {
 const where = (item: DriftItem) => (item.file ? `${item.file}:${item.line}` : "(not in git)");
 
 function summaryText(report: DriftReport): string {
-  if (report.in_sync) return `No drift: ${report.summary.in_sync} objects match git.`;
+  if (report.in_sync)
+    return `No drift: ${count(report.summary.in_sync, "object")} ${report.summary.in_sync === 1 ? "matches" : "match"} git.`;
   const parts = (Object.keys(REASON_TEXT) as DriftReason[])
     .filter((r) => report.summary[r] > 0)
     .map((r) => `${report.summary[r]} ${r}`);
-  return `Drift: ${report.items.length} objects (${parts.join(", ")}); ${report.summary.in_sync} in sync.`;
+  return `Drift: ${count(report.items.length, "object")} (${parts.join(", ")}); ${report.summary.in_sync} in sync.`;
 }
 
 /** Text: one block per drifted object, the live → git values as plan shows them, secrets by name only. */

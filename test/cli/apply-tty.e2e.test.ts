@@ -101,7 +101,7 @@ describe.skipIf(!hasScript)(
       const { code, screen } = await applyOnTerminal("no");
       const text = plain(screen);
       expect(text).toContain("+ create Deployment tty-a");
-      expect(text).toContain("Apply 2 change(s)? Only 'yes' will be accepted: ");
+      expect(text).toContain("Apply 2 changes? Only 'yes' will be accepted: ");
       expect(text).toContain("Apply cancelled: nothing was sent.");
       expect(code).toBe(1);
       const list = await fetch(`${cp.url}/v2/deployments`, { headers: { "x-api-key": DEFAULT_API_KEY } });
@@ -111,7 +111,7 @@ describe.skipIf(!hasScript)(
     it("asks, then shows live progress lines and a ✓ per deployment, exit 0", async () => {
       const { code, screen } = await applyOnTerminal("yes");
       const text = plain(screen);
-      expect(text).toContain("Apply 2 change(s)? Only 'yes' will be accepted: yes");
+      expect(text).toContain("Apply 2 changes? Only 'yes' will be accepted: yes");
       // The live view: one line per object in flight (phase, then the revision status while waiting,
       // elapsed), a count line,
       expect(text).toMatch(/^ {2}… tty-a {2}sending {2}\d+\.\ds$/m);

@@ -46,7 +46,7 @@ describe("plumb apply", () => {
     const questions: string[] = [];
     const io = captureIo(cp, { stdin: { isTTY: true }, confirm: async (q) => (questions.push(q), false) });
     expect(await runApply(started.root, applyFlags({ yes: false }), io)).toBe(1);
-    expect(questions[0]).toContain("Apply 1 change(s)?");
+    expect(questions[0]).toContain("Apply 1 change? Only");
     expect(io.out()).toContain("Apply cancelled");
   });
 

@@ -29,7 +29,7 @@ describe("formatters", () => {
     const plan = createPlan(600);
     const md = formatPlanMarkdown(plan);
     expect(md.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
-    expect(md).toMatch(/\*\*Truncated:\*\* \d+ more change\(s\) not shown/);
+    expect(md).toMatch(/\*\*Truncated:\*\* \d+ more changes? not shown/);
     expect(md.indexOf("| Create |")).toBeLessThan(md.indexOf("<details>"));
     const small = formatPlanMarkdown(createPlan(3));
     expect(small).not.toContain("Truncated");
@@ -40,6 +40,6 @@ describe("formatters", () => {
     const md = formatPlanMarkdown(createPlan(50), 2_000);
     expect(md.length).toBeLessThanOrEqual(2_000);
     expect(md).toContain("| 50 | 0 | 0 | 0 |");
-    expect(md).toContain("50 more change(s) not shown");
+    expect(md).toContain("50 more changes not shown");
   });
 });
