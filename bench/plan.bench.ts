@@ -8,10 +8,11 @@ import { systemClock } from "../src/clock.js";
 import { planCommand } from "../src/cli/plan.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../src/control-plane/options.js";
 import { startControlPlane } from "../src/control-plane/server.js";
-import { fingerprintSecrets } from "../src/diff/secret-fingerprint.js";
+import { fingerprintSecretsAsync } from "../src/diff/secret-fingerprint.js";
 
 // `plumb plan` over 1,000 deployments against the local control plane: wall time and API requests.
-// Every deployment has a secret with recorded fingerprints (the slow-hash path); 10% have changes.
+// Every deployment has two secrets with recorded fingerprints (the slow-hash path: 2,000 scrypt
+// checks); 10% have changes.
 
 const COUNT = 1000;
 const TARGET_MS = 3000;
@@ -27,7 +28,10 @@ const body = (i: number) => ({
     build_on_push: false,
   },
   source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
-  secrets: [{ name: "TOKEN", value: `token-${i}` }],
+  secrets: [
+    { name: "TOKEN", value: `token-${i}` },
+    { name: "DB_PASSWORD", value: `db-${i}` },
+  ],
 });
 
 const manifest = (i: number) => `apiVersion: plumb/v1
@@ -47,6 +51,8 @@ spec:
   secrets:
     - name: TOKEN
       value: token-${i}
+    - name: DB_PASSWORD
+      value: db-${i}
 `;
 
 export async function run(): Promise<string[]> {
@@ -87,7 +93,10 @@ export async function run(): Promise<string[]> {
           health: "Healthy",
           git_commit: null,
           manifest_digest: null,
-          secret_fingerprints: fingerprintSecrets([{ name: "TOKEN", value: `token-${i}` }]),
+          secret_fingerprints: await fingerprintSecretsAsync([
+            { name: "TOKEN", value: `token-${i}` },
+            { name: "DB_PASSWORD", value: `db-${i}` },
+          ]),
           updated_at: new Date().toISOString(),
           last_error: null,
         };

@@ -1,10 +1,14 @@
-import { randomBytes, scryptSync, timingSafeEqual } from "node:crypto";
+import { randomBytes, scrypt, scryptSync, timingSafeEqual } from "node:crypto";
 
 // Secret values cannot be read back from the control plane (they come back as ********), so apply
 // records a salted, slow fingerprint of each value it sent and plan compares the desired values
 // against it. The fingerprints may be committed to a status branch: scrypt with a per-object salt
-// makes guessing low-entropy values expensive, at a modest cost (~0.5 ms: N=2^9, r=8) so 1,000 deployments
-// still plan fast. The parameters travel inside each fingerprint, so the cost can change later.
+// makes guessing values expensive; they protect high-entropy secrets, not guessable ones (see
+// docs/status.md). The cost is N=2^10, r=8 (~1.3 ms per value on one core), the highest that keeps
+// plan of 1,000 deployments with 2 secrets each under 3 s on 2 cores (bench/plan.bench.ts; 2^11
+// took 4.5-7 s): plan checks them off the main thread (async scrypt on libuv's threadpool, see
+// checkFingerprints) while it reads live state. The parameters travel inside each fingerprint, so
+// records written with another cost (N=2^9 before) still verify.
 
 export type SecretFingerprints = {
   /** Per-object random salt (base64url). */
@@ -13,24 +17,53 @@ export type SecretFingerprints = {
   values: Record<string, string>;
 };
 
-type ScryptParams = { N: number; r: number; p: number };
-const DEFAULT_PARAMS: ScryptParams = { N: 512, r: 8, p: 1 };
+/**
+ * Fingerprints whose desired values were already checked (asynchronously, see checkFingerprints):
+ * matchesFingerprint answers from `checked` for exactly those values. A Map, so JSON never shows it.
+ */
+export type CheckedFingerprints = SecretFingerprints & {
+  checked?: ReadonlyMap<string, { value: string; match: boolean | undefined }>;
+};
+
+export type ScryptParams = { N: number; r: number; p: number };
+export const FINGERPRINT_PARAMS: ScryptParams = { N: 1024, r: 8, p: 1 };
 const KEY_LENGTH = 32;
+/** Recorded parameters beyond these are not trusted (a forged record could ask for gigabytes). */
+const MAX_PARAMS: ScryptParams = { N: 1 << 16, r: 16, p: 4 };
 
 /** A fresh random salt for one object's fingerprints. */
 export function newSalt(): string {
   return randomBytes(16).toString("base64url");
 }
 
+// The name is bound in, so moving a value to another name counts as a change.
+const input = (name: string, value: string) => `${name}\0${value}`;
+const options = (params: ScryptParams) => ({ ...params, maxmem: 256 * params.N * params.r });
+
 function derive(name: string, value: string, salt: string, params: ScryptParams): Buffer {
-  // The name is bound in, so moving a value to another name counts as a change.
-  return scryptSync(`${name}\0${value}`, salt, KEY_LENGTH, { ...params, maxmem: 256 * params.N * params.r });
+  return scryptSync(input(name, value), salt, KEY_LENGTH, options(params));
 }
 
-/** Fingerprint of one secret value. */
-export function fingerprintSecret(name: string, value: string, salt: string): string {
-  const { N, r, p } = DEFAULT_PARAMS;
-  return `scrypt$${N}$${r}$${p}$${derive(name, value, salt, DEFAULT_PARAMS).toString("base64url")}`;
+/** The same as derive, on libuv's threadpool: the event loop stays free. */
+function deriveAsync(name: string, value: string, salt: string, params: ScryptParams): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(input(name, value), salt, KEY_LENGTH, options(params), (error, key) =>
+      error ? reject(error) : resolve(key),
+    ),
+  );
+}
+
+const format = (params: ScryptParams, key: Buffer) =>
+  `scrypt$${params.N}$${params.r}$${params.p}$${key.toString("base64url")}`;
+
+/** Fingerprint of one secret value (`params` only to write records of another cost, e.g. in tests). */
+export function fingerprintSecret(
+  name: string,
+  value: string,
+  salt: string,
+  params: ScryptParams = FINGERPRINT_PARAMS,
+): string {
+  return format(params, derive(name, value, salt, params));
 }
 
 /** Fingerprints of a whole secret list under one salt (a new random salt when omitted). */
@@ -43,20 +76,80 @@ export function fingerprintSecrets(
   return { salt, values };
 }
 
+/** fingerprintSecrets off the main thread (apply records many at once). */
+export async function fingerprintSecretsAsync(
+  secrets: readonly { name: string; value: string }[],
+  salt: string = newSalt(),
+): Promise<SecretFingerprints> {
+  const keys = await Promise.all(secrets.map((s) => deriveAsync(s.name, s.value, salt, FINGERPRINT_PARAMS)));
+  const values: Record<string, string> = {};
+  secrets.forEach((secret, i) => (values[secret.name] = format(FINGERPRINT_PARAMS, keys[i]!)));
+  return { salt, values };
+}
+
+type Recorded = { params: ScryptParams; expected: Buffer };
+
+/** The parameters and key of a recorded fingerprint; undefined when unreadable or not trusted. */
+function parseRecorded(recorded: string | undefined): Recorded | undefined {
+  const match = recorded === undefined ? null : /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([\w-]+)$/.exec(recorded);
+  if (!match) return undefined;
+  const params = { N: Number(match[1]), r: Number(match[2]), p: Number(match[3]) };
+  const expected = Buffer.from(match[4] ?? "", "base64url");
+  const trusted =
+    expected.length === KEY_LENGTH &&
+    params.N >= 2 &&
+    (params.N & (params.N - 1)) === 0 &&
+    params.N <= MAX_PARAMS.N &&
+    params.r >= 1 &&
+    params.r <= MAX_PARAMS.r &&
+    params.p >= 1 &&
+    params.p <= MAX_PARAMS.p;
+  return trusted ? { params, expected } : undefined;
+}
+
 /**
  * True when `value` is the value recorded for `name`; false when it differs, and undefined when
  * nothing (or nothing readable) is recorded for that name.
  */
 export function matchesFingerprint(
-  fingerprints: SecretFingerprints,
+  fingerprints: CheckedFingerprints,
   name: string,
   value: string,
 ): boolean | undefined {
-  const recorded = fingerprints.values[name];
-  const match = recorded === undefined ? null : /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([\w-]+)$/.exec(recorded);
-  if (!match) return undefined;
-  const params = { N: Number(match[1]), r: Number(match[2]), p: Number(match[3]) };
-  const expected = Buffer.from(match[4] ?? "", "base64url");
-  if (expected.length !== KEY_LENGTH || params.N > 1 << 16 || params.r > 16 || params.p > 4) return undefined;
-  return timingSafeEqual(derive(name, value, fingerprints.salt, params), expected);
+  const checked = fingerprints.checked?.get(name);
+  if (checked && checked.value === value) return checked.match;
+  const recorded = parseRecorded(fingerprints.values[name]);
+  if (!recorded) return undefined;
+  return timingSafeEqual(derive(name, value, fingerprints.salt, recorded.params), recorded.expected);
+}
+
+/** matchesFingerprint on libuv's threadpool. */
+export async function matchesFingerprintAsync(
+  fingerprints: SecretFingerprints,
+  name: string,
+  value: string,
+): Promise<boolean | undefined> {
+  const recorded = parseRecorded(fingerprints.values[name]);
+  if (!recorded) return undefined;
+  const key = await deriveAsync(name, value, fingerprints.salt, recorded.params);
+  return timingSafeEqual(key, recorded.expected);
+}
+
+/**
+ * Checks the desired values against the recorded fingerprints off the main thread, so the pure plan
+ * (which calls matchesFingerprint) finds every answer ready. `limit` bounds the scrypt calls in flight.
+ */
+export async function checkFingerprints(
+  fingerprints: SecretFingerprints,
+  secrets: readonly { name: string; value: string }[],
+  limit: <T>(task: () => Promise<T>) => Promise<T> = (task) => task(),
+): Promise<CheckedFingerprints> {
+  const checked = new Map<string, { value: string; match: boolean | undefined }>();
+  await Promise.all(
+    secrets.map(async ({ name, value }) => {
+      const match = await limit(() => matchesFingerprintAsync(fingerprints, name, value));
+      checked.set(name, { value, match });
+    }),
+  );
+  return { ...fingerprints, checked };
 }

@@ -16,7 +16,7 @@ import { describeSendError } from "./api-error-fields.js";
 import { findOutInterruptedSend } from "./interrupted-send.js";
 import { type RevisionWait, createRevisionWatcher } from "./revision-watcher.js";
 import { sendChange } from "./send-change.js";
-import { buildObjectStatus, fingerprintsOfBody } from "./status-record.js";
+import { buildObjectStatus, fingerprintsOfBodyAsync } from "./status-record.js";
 import { statusKey } from "./status-types.js";
 import { runVerify } from "./verify.js";
 
@@ -140,7 +140,8 @@ export async function applyPlan(
       elapsed_ms: 0,
     };
     let deployment: Deployment | null = live.get(change.name) ?? null;
-    let fingerprints: ReturnType<typeof fingerprintsOfBody>;
+    // Computed off the main thread (scrypt), awaited when the record is written.
+    let fingerprints: ReturnType<typeof fingerprintsOfBodyAsync> = Promise.resolve(undefined);
     let sourceUpload: { digest: string; object_path: string } | undefined;
     let sentRequest = false;
 
@@ -155,7 +156,7 @@ export async function applyPlan(
           activeRevisionId: deployed ? result.revision_id : (deployment?.active_revision_id ?? null),
           gitCommit: options.gitCommit,
           manifestDigest: object.manifestDigest,
-          fingerprints,
+          fingerprints: await fingerprints,
           sourceUpload,
           sent: sentRequest,
           now: clock.now(),
@@ -211,7 +212,7 @@ export async function applyPlan(
             onCreated: (created) => {
               deployment = created;
               result.id = created.id;
-              fingerprints = fingerprintsOfBody(change.request?.body);
+              fingerprints = fingerprintsOfBodyAsync(change.request?.body);
               sentRequest = true;
             },
           });
@@ -220,7 +221,7 @@ export async function applyPlan(
         deployment = sent.deployment ?? deployment;
         result.id = deployment?.id ?? result.id;
         result.revision_id = sent.revisionId;
-        fingerprints = fingerprintsOfBody(change.request?.body);
+        fingerprints = fingerprintsOfBodyAsync(change.request?.body);
         sourceUpload = sent.sourceUpload;
         sentRequest = true;
       } catch (error) {
@@ -239,7 +240,7 @@ export async function applyPlan(
             deployment = found.deployment;
             result.id = deployment.id;
             result.revision_id = change.new_revision ? deployment.latest_revision_id : null;
-            fingerprints = fingerprintsOfBody(change.request?.body);
+            fingerprints = fingerprintsOfBodyAsync(change.request?.body);
             sentRequest = true;
             Object.assign(result, { sync: "Progressing", health: "Progressing" });
             result.message = "interrupted: the request was carried out; run apply again to finish";

@@ -1,4 +1,6 @@
 import { stat } from "node:fs/promises";
+import { availableParallelism } from "node:os";
+import pLimit from "p-limit";
 import { dirname } from "node:path";
 import type { PlatformClient } from "../api/platform-client.js";
 import {
@@ -9,6 +11,7 @@ import {
   type SourceLookup,
 } from "../diff/build-plan.js";
 import type { Plan } from "../diff/plan-types.js";
+import { type CheckedFingerprints, checkFingerprints } from "../diff/secret-fingerprint.js";
 import { loadManifests } from "../manifest/load.js";
 import type { Problem } from "../manifest/types.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
@@ -97,19 +100,41 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   // Both reads are async functions: a throw becomes their rejection, awaited by Promise.all.
   const readOrganization = async () =>
     wantsOrganization && platform ? platform.getOrganization(signal) : undefined;
-  const [deployments, organization] = await Promise.all([
+  const [deployments, organization, fingerprints] = await Promise.all([
     readLiveDeployments(readers.controlPlane, targeted, {
       ...signal,
       ...(options.targetLookupLimit !== undefined ? { lookupLimit: options.targetLookupLimit } : {}),
     }),
     readOrganization(),
+    options.fingerprints ? checkDesiredFingerprints(desired, options.fingerprints) : undefined,
   ]);
   const live: LiveState = organization ? { deployments, organization } : { deployments };
   const plan = buildPlan({
     desired,
     live,
-    ...(options.fingerprints ? { fingerprints: options.fingerprints } : {}),
+    ...(fingerprints ? { fingerprints } : {}),
     ...(options.sources ? { sources: options.sources } : {}),
   });
   return { ok: true, plan, desired, live, problems, root };
+}
+
+/**
+ * The slow fingerprint checks (scrypt) of every desired secret value, run on libuv's threadpool
+ * while live state is read, so buildPlan (pure, synchronous) finds the answers ready. Bounded to
+ * leave a threadpool slot free (DNS lookups and file reads share the pool).
+ */
+async function checkDesiredFingerprints(
+  desired: readonly DesiredObject[],
+  lookup: FingerprintLookup,
+): Promise<FingerprintLookup> {
+  const limit = pLimit(Math.max(1, Math.min(3, availableParallelism())));
+  const checked = new Map<string, CheckedFingerprints>();
+  await Promise.all(
+    desired.map(async ({ loaded, secrets }) => {
+      const { kind, metadata } = loaded.manifest;
+      const recorded = kind === "Deployment" && secrets?.length ? lookup(kind, metadata.name) : undefined;
+      if (recorded) checked.set(metadata.name, await checkFingerprints(recorded, secrets ?? [], limit));
+    }),
+  );
+  return (kind, name) => (kind === "Deployment" ? checked.get(name) : undefined) ?? lookup(kind, name);
 }

@@ -1,5 +1,9 @@
 import { createHash } from "node:crypto";
-import { type SecretFingerprints, fingerprintSecrets } from "../diff/secret-fingerprint.js";
+import {
+  type SecretFingerprints,
+  fingerprintSecrets,
+  fingerprintSecretsAsync,
+} from "../diff/secret-fingerprint.js";
 import type { Manifest } from "../schema/manifest.js";
 import type { ApplyResult } from "./apply-types.js";
 import type { ObjectStatus } from "./status-types.js";
@@ -26,19 +30,34 @@ export function manifestDigest(manifest: Manifest): string {
   return `sha256:${createHash("sha256").update(canonicalJson(copy)).digest("hex")}`;
 }
 
-/** Fingerprints of the secrets a request body sent; undefined when the body did not send secrets. */
-export function fingerprintsOfBody(
+/** The secrets a request body sent; undefined when it sent none. */
+function sentSecrets(
   body: Record<string, unknown> | undefined,
-): SecretFingerprints | undefined {
+): { name: string; value: string }[] | undefined {
   const secrets = body?.secrets;
   if (!Array.isArray(secrets)) return undefined;
-  const list = secrets.filter(
+  return secrets.filter(
     (s): s is { name: string; value: string } =>
       !!s &&
       typeof (s as { name?: unknown }).name === "string" &&
       typeof (s as { value?: unknown }).value === "string",
   );
-  return fingerprintSecrets(list);
+}
+
+/** Fingerprints of the secrets a request body sent; undefined when the body did not send secrets. */
+export function fingerprintsOfBody(
+  body: Record<string, unknown> | undefined,
+): SecretFingerprints | undefined {
+  const list = sentSecrets(body);
+  return list && fingerprintSecrets(list);
+}
+
+/** fingerprintsOfBody off the main thread (apply fingerprints many bodies at once). */
+export async function fingerprintsOfBodyAsync(
+  body: Record<string, unknown> | undefined,
+): Promise<SecretFingerprints | undefined> {
+  const list = sentSecrets(body);
+  return list && fingerprintSecretsAsync(list);
 }
 
 export type RecordInput = {
