@@ -123,8 +123,8 @@ describe("plumb apply interrupted", () => {
         sent.map((d) => [d.name, d.id]).sort(),
       );
       // The second create was cut short after the server carried it out: looked up and recorded as sent.
-    expect(store.objects.get("Deployment/sig-1")).toMatchObject({ sync: "Progressing" });
-    expect(signals.listenerCount("SIGINT") + signals.listenerCount("SIGTERM")).toBe(0);
+      expect(store.objects.get("Deployment/sig-1")).toMatchObject({ sync: "Progressing" });
+      expect(signals.listenerCount("SIGINT") + signals.listenerCount("SIGTERM")).toBe(0);
 
       expect(await runApply(started.root, applyFlags(), captureIo(cp))).toBe(0);
       expect((await list()).map((d) => d.name).sort()).toEqual(
