@@ -17,7 +17,7 @@ export type LiveListing = {
    * undefined when it must be looked up. Each use is taken once.
    */
   take: (key: string, name: string) => Deployment | null | undefined;
-  /** Live deployments by name, as of the last successful listing. */
+  /** Live deployments by name, as of the last successful listing (each one let go once taken). */
   live: () => ReadonlyMap<string, Deployment>;
 };
 
@@ -36,7 +36,13 @@ export function createLiveListing(list: () => Promise<Deployment[]>, log: Logger
     },
     use: (key) => void uses.add(key),
     forget: (key) => void uses.delete(key),
-    take: (key, name) => (uses.delete(key) ? (listed.get(name) ?? null) : undefined),
+    take(key, name) {
+      if (!uses.delete(key)) return undefined;
+      const found = listed.get(name) ?? null;
+      // Taken once: do not hold 10,000s of listed deployments until the next sweep.
+      listed.delete(name);
+      return found;
+    },
     live: () => listed,
   };
 }

@@ -3,6 +3,7 @@ import type { Logger } from "../logger.js";
 import { type LoadResult, loadManifests } from "../manifest/load.js";
 import type { ObjectStatus } from "../reconcile/status-types.js";
 import { coalesce } from "./coalesce.js";
+import { compactLoaded } from "./compact-manifest.js";
 import { buildSnapshot, type DesiredSnapshot, emptySnapshot } from "./desired.js";
 import { errorMessage } from "./error-message.js";
 import type { ControllerMetrics } from "./metrics.js";
@@ -56,7 +57,8 @@ export function createSnapshotScanner(deps: ScannerDeps): SnapshotScanner {
     let next: DesiredSnapshot;
     try {
       const result = await load(deps.root);
-      next = buildSnapshot(result, await digestSourceContents(result.manifests, deps.root));
+      const manifests = result.manifests.map((loaded) => compactLoaded(loaded, deps.root));
+      next = buildSnapshot({ ...result, manifests }, await digestSourceContents(manifests, deps.root));
     } catch (error) {
       deps.metrics.scanned(source, "error");
       log.error({ err: errorMessage(error) }, "cannot read the manifests");

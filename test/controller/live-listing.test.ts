@@ -18,6 +18,20 @@ describe("live listing", () => {
     expect(listing.take("Deployment/gamma", "gamma")).toBeUndefined();
   });
 
+  it("lets go of each listed deployment once its object has taken it", async () => {
+    const listing = createLiveListing(
+      async () => [{ name: "alpha" } as Deployment, { name: "beta" } as Deployment],
+      memoryLogger().logger,
+    );
+    await listing.refresh();
+    listing.use("Deployment/alpha");
+    expect(listing.take("Deployment/alpha", "alpha")).toMatchObject({ name: "alpha" });
+    listing.use("Deployment/beta"); // marked after alpha's reconcile started (the first scan does this)
+    expect([...listing.live().keys()]).toEqual(["beta"]);
+    expect(listing.take("Deployment/beta", "beta")).toMatchObject({ name: "beta" });
+    expect(listing.live().size).toBe(0);
+  });
+
   it("keeps the last listing and logs when the API does not answer", async () => {
     const log = memoryLogger();
     let fail = false;
