@@ -120,5 +120,12 @@ describe("shipping files", () => {
     const keyRef = container.env.find((e: { name: string }) => e.name === "PLUMB_API_KEY").valueFrom
       .secretKeyRef;
     expect(keyRef.name).toBe("plumb");
+    // The heap is capped well under the memory limit (Node would size it from the limit alone).
+    const nodeOptions = container.env.find((e: { name: string }) => e.name === "NODE_OPTIONS")
+      .value as string;
+    const heapMb = Number(/--max-old-space-size=(\d+)/.exec(nodeOptions)?.[1]);
+    const limitMb = Number(/^(\d+)Mi$/.exec(container.resources.limits.memory as string)?.[1]);
+    expect(heapMb).toBeGreaterThan(0);
+    expect(limitMb - heapMb).toBeGreaterThanOrEqual(64);
   });
 });
