@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { type ScheduleOptions, type WorkItem, type WorkReason, WorkSchedule } from "./schedule.js";
 
 /** Timers the queue uses; injected so tests advance time by hand. */
@@ -37,6 +38,8 @@ export function startWorkQueue(options: ScheduleOptions & { timers?: Timers; wor
   const timers = options.timers ?? systemTimers;
   const schedule = new WorkSchedule(options);
   const abort = new AbortController();
+  // Every request in flight listens on this one signal: many listeners are expected, not a leak.
+  setMaxListeners(0, abort.signal);
   const tasks = new Set<Promise<void>>();
   let stopping = false;
   let cancelWake: (() => void) | undefined;
