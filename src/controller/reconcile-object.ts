@@ -107,6 +107,7 @@ export async function reconcileObject(
         verify: manifest.kind === "Deployment" ? manifest.spec.verify : undefined,
         manifestDigest: manifestDigest(manifest),
         source: applySource(desired, ctx.root),
+        loaded,
       },
     ],
     {
