@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { systemClock } from "../clock.js";
+import { PlumbError } from "../errors.js";
 import { createAgentServerModule } from "./agent-server/index.js";
 import { createAuthenticator } from "./auth.js";
 import type { ControlPlaneContext } from "./context.js";
@@ -112,7 +113,7 @@ export async function startControlPlane(
     await app.listen({ host: o.host, port: o.port });
   } catch (error) {
     await kept.close();
-    throw error;
+    throw listenError(error, o.host, o.port);
   }
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : o.port;
@@ -128,6 +129,25 @@ export async function startControlPlane(
         await kept.close();
       })()),
   };
+}
+
+const LISTEN_ADVICE: Record<string, string> = {
+  EADDRINUSE:
+    "the port is already in use: stop what holds it, or pick another with --port (0 picks a free one)",
+  EACCES: "permission denied: ports below 1024 need privileges; pick a higher port with --port",
+  EADDRNOTAVAIL: "the address is not one of this machine's: bind 127.0.0.1 or 0.0.0.0 with --host",
+};
+
+/** A failed bind is the user's to fix (busy port, privileged port, foreign address): say how. */
+function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const advice = code === undefined ? undefined : LISTEN_ADVICE[code];
+  if (advice === undefined) return error;
+  const where = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  return new PlumbError("listen-failed", `cannot listen on ${where} (${code}): ${advice}`, {
+    exitCode: 1,
+    cause: error,
+  });
 }
 
 const MAY_HOLD_PROTO = /__proto__|\\u/;
