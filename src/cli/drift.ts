@@ -6,7 +6,7 @@ import { buildDriftReport } from "../reconcile/drift.js";
 import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../reconcile/format-drift.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { publishStatus } from "../reconcile/status-source.js";
-import { writeRefreshedStatus } from "./status.js";
+import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { count } from "../diff/plural.js";
 
 type Flags = ConnectionFlags & {

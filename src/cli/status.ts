@@ -1,54 +1,15 @@
 import { useColor } from "./color.js";
 import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption } from "./options.js";
-import type { PlanManifestsResult } from "../reconcile/plan-run.js";
-import type { RevisionStatus } from "../schema/deployment.js";
 import { formatStatusJson, formatStatusText } from "../reconcile/format-status.js";
-import { openSession, planSession, type Session, type SessionIo } from "../reconcile/session.js";
-import { refreshStatuses } from "../reconcile/status-refresh.js";
-import { removeObjectStatus, saveObjectStatus } from "../reconcile/status-store.js";
-import type { ObjectStatus, StatusStore } from "../reconcile/status-types.js";
+import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
+import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { PlumbError } from "../errors.js";
 import { formatProblems } from "../manifest/format.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json";
 };
-
-/**
- * Refreshes the store against live and writes it: ids and revisions from the listing, the latest
- * revision read only where it is not the active one (the rest need no request), sync from the plan.
- */
-export async function writeRefreshedStatus(
-  session: Session,
-  result: Extract<PlanManifestsResult, { ok: true }> & { store?: StatusStore },
-): Promise<ObjectStatus[]> {
-  const store = result.store ?? session.store;
-  const { ports } = session.connect();
-  const latestStatuses = new Map<string, RevisionStatus>();
-  const unfinished = result.live.deployments.filter(
-    (d) =>
-      d.latest_revision_id &&
-      d.latest_revision_id !== d.active_revision_id &&
-      store.objects.has(`Deployment/${d.name}`),
-  );
-  await Promise.all(
-    unfinished.map(async (d) => {
-      const revision = await ports.controlPlane.getRevision(d.id, d.latest_revision_id ?? "");
-      if (revision) latestStatuses.set(d.id, revision.status);
-    }),
-  );
-  const refreshed = refreshStatuses({
-    plan: result.plan,
-    store,
-    live: result.live.deployments,
-    latestStatuses,
-    now: session.clock.now(),
-  });
-  for (const record of refreshed.records) await saveObjectStatus(session.statusDir, record);
-  for (const gone of refreshed.removed) await removeObjectStatus(session.statusDir, gone.kind, gone.name);
-  return refreshed.records;
-}
 
 const defaultIo = (): SessionIo => ({ stdout: process.stdout, stderr: process.stderr, env: process.env });
 
