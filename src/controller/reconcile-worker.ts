@@ -11,7 +11,7 @@ import type { Worker } from "./work-queue.js";
 
 // The queue's worker: reconciles one object from the current snapshot, then counts, logs and (on an
 // unexpected error) records what happened. Every log line is bound to the object's kind, name, id,
-// revision and commit.
+// revision and commit, each key once (pino does not merge a child's bindings with a line's fields).
 
 export type WorkerDeps = {
   /** Everything reconcileObject needs (statuses and record included). */
@@ -49,9 +49,13 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
       const after = context.statuses.get(item.key);
       deps.metrics.reconciled(item.reason, outcome.result, (clock.now() - started) / 1000);
       if (outcome.drift) deps.metrics.driftDetected(manifest.kind, outcome.drift);
-      const fields = {
+      // A create (or a new revision) learns the id and revision now: the last line carries the new ones.
+      const done = deps.log.child({
+        ...bindings,
         id: after?.id ?? bindings.id,
         revision: after?.latest_revision_id ?? bindings.revision,
+      });
+      const fields = {
         reason: item.reason,
         attempt: item.attempt,
         action: outcome.action,
@@ -60,9 +64,9 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
         health: after?.health,
         elapsed_ms: clock.now() - started,
       };
-      if (outcome.ok && outcome.result !== "skipped") log.info(fields, "reconciled");
+      if (outcome.ok && outcome.result !== "skipped") done.info(fields, "reconciled");
       else
-        log.warn(
+        done.warn(
           {
             ...fields,
             error: outcome.apply?.message ?? null,
