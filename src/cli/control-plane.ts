@@ -3,6 +3,7 @@ import { UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { parseFaultSpec } from "../control-plane/faults.js";
 import { type ApiKeyGrant, DEFAULT_API_KEY, DEFAULT_TENANT_ID } from "../control-plane/options.js";
+import { organizationsOptionsFromEnv } from "../control-plane/organizations/index.js";
 import { startControlPlane } from "../control-plane/server.js";
 
 type Flags = {
@@ -53,10 +54,14 @@ const untilSignal = () =>
     process.once("SIGINT", () => resolve("SIGINT"));
   });
 
-/** `until` resolves when the server should stop (tests inject it; the CLI waits for a signal). */
+/**
+ * `until` resolves when the server should stop (tests inject it; the CLI waits for a signal).
+ * `env` is read here, once, at the edge (SELF_HOSTED_JIT_PROVISIONING_ENABLED).
+ */
 export function controlPlaneCommand(
   stdout: { write(text: string): unknown } = process.stdout,
   until: () => Promise<string> = untilSignal,
+  env: NodeJS.ProcessEnv = process.env,
 ): Command {
   return new Command("control-plane")
     .description("Run a local control plane: a real server of the deployments, platform and agent APIs")
@@ -89,6 +94,7 @@ export function controlPlaneCommand(
         faults: flags.faults === undefined ? undefined : parseFaultSpec(flags.faults),
         faultSeed: number(flags.faultSeed, "--fault-seed", true),
         logger,
+        ...organizationsOptionsFromEnv(env),
       });
       const state = `${flags.data ? `durable in ${flags.data}` : "in memory"}; mode ${flags.mode}, region ${flags.region}`;
       for (const line of formatStartup(cp.url, cp.apiKeys, state)) stdout.write(`${line}\n`);

@@ -38,6 +38,11 @@ export type ControlPlaneOptions = {
   logger: Logger | false;
   listeners: Listener[];
   integrations: Integration[];
+  /**
+   * Self-hosted only: false turns JIT provisioning off for every organization (spec 5.4 rule 6).
+   * The CLI reads SELF_HOSTED_JIT_PROVISIONING_ENABLED into it; the library never reads the env.
+   */
+  selfHostedJitProvisioningEnabled: boolean;
   /** Tests: wrap the journal's file (with `dataDir`) to inject write failures such as ENOSPC. */
   wrapJournalFile: WrapJournalFile | undefined;
 };

@@ -48,6 +48,7 @@ export function resolveOptions(options: Partial<ControlPlaneOptions> = {}): Cont
     listeners: DEFAULT_LISTENERS,
     integrations: DEFAULT_INTEGRATIONS,
     wrapJournalFile: undefined,
+    selfHostedJitProvisioningEnabled: true,
     ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
   };
 }
@@ -97,7 +98,12 @@ export async function startControlPlane(
   const env = { mode: o.mode, listeners: o.listeners, integrations: o.integrations };
   registerDeploymentRoutes(app, { ...common, env, timing, baseUrl: () => url });
   registerMiscRoutes(app, { ...common, ...o, uploadLimit: 64 * 1024 * 1024 });
-  const modules = [createAgentServerModule(ctx), createOrganizationsModule(ctx)];
+  const modules = [
+    createAgentServerModule(ctx),
+    createOrganizationsModule(ctx, {
+      selfHostedJitProvisioningEnabled: o.selfHostedJitProvisioningEnabled,
+    }),
+  ];
   for (const module of modules) module.register(app);
 
   const kept = await startStateKeeper(

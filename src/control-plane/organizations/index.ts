@@ -8,7 +8,10 @@ export type OrganizationsOptions = {
   selfHostedJitProvisioningEnabled: boolean;
 };
 
-/** Reads SELF_HOSTED_JIT_PROVISIONING_ENABLED: only the value "false" (any case) disables JIT. */
+/**
+ * Reads SELF_HOSTED_JIT_PROVISIONING_ENABLED: only the value "false" (any case) disables JIT.
+ * Called once at the edge (src/cli/control-plane.ts), never by the module itself.
+ */
 export function organizationsOptionsFromEnv(env: NodeJS.ProcessEnv): OrganizationsOptions {
   return {
     selfHostedJitProvisioningEnabled:
@@ -19,11 +22,11 @@ export function organizationsOptionsFromEnv(env: NodeJS.ProcessEnv): Organizatio
 /**
  * Organization access of the platform API: settings (spec 2.7, 4.3), invites, default SSO settings,
  * SCIM-provisioned users, members and the SSO sign-in decision (spec 3.4), one organization per tenant.
- * The environment is read here, at the edge, when the server builds the module.
+ * Options come from the caller (ControlPlaneOptions); the module does not read the environment.
  */
 export function createOrganizationsModule(
   ctx: ControlPlaneContext,
-  options: OrganizationsOptions = organizationsOptionsFromEnv(process.env),
+  options: OrganizationsOptions,
 ): {
   register(app: FastifyInstance): void;
   state: StatefulModule;
