@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { Plan, PlannedChange } from "../diff/plan-types.js";
 import type { Deployment, RevisionStatus } from "../schema/deployment.js";
 import { liveHealth } from "./drift.js";
@@ -81,6 +82,15 @@ function fromLive(base: ObjectStatus, deployment: Deployment, input: RefreshInpu
   };
 }
 
+/**
+ * The record stamped `stamp` only when something other than the time changed: an unchanged record
+ * keeps its time, so scheduled drift runs rewrite nothing and commit nothing to the status branch.
+ */
+function stamped(next: ObjectStatus, previous: ObjectStatus | undefined, stamp: string): ObjectStatus {
+  if (previous && isDeepStrictEqual({ ...next, updated_at: previous.updated_at }, previous)) return previous;
+  return { ...next, updated_at: stamp };
+}
+
 /** Pure: the status store brought up to date with live and the plan (what drift and status write). */
 export function refreshStatuses(input: RefreshInput): Refreshed {
   const stamp = new Date(input.now).toISOString();
@@ -92,8 +102,9 @@ export function refreshStatuses(input: RefreshInput): Refreshed {
   for (const change of input.plan.changes) {
     const key = statusKey(change.kind, change.name);
     seen.add(key);
-    const previous = input.store.objects.get(key) ?? blank(change.kind, change.name);
-    let next: ObjectStatus = { ...previous, sync: syncOf(change.action), updated_at: stamp };
+    const recorded = input.store.objects.get(key);
+    const previous = recorded ?? blank(change.kind, change.name);
+    let next: ObjectStatus = { ...previous, sync: syncOf(change.action) };
     if (change.kind === "Deployment") {
       const deployment = byName.get(change.name);
       next = deployment ? fromLive(next, deployment, input) : missing(next);
@@ -101,7 +112,7 @@ export function refreshStatuses(input: RefreshInput): Refreshed {
       next.health = "Healthy";
     }
     if (next.sync === "Synced" && next.health === "Healthy") next.last_error = null;
-    records.push(next);
+    records.push(stamped(next, recorded, stamp));
   }
   for (const [key, previous] of input.store.objects) {
     if (seen.has(key)) continue;
@@ -110,7 +121,7 @@ export function refreshStatuses(input: RefreshInput): Refreshed {
       removed.push(previous);
       continue;
     }
-    records.push({ ...fromLive(previous, deployment, input), sync: "OutOfSync", updated_at: stamp });
+    records.push(stamped({ ...fromLive(previous, deployment, input), sync: "OutOfSync" }, previous, stamp));
   }
   return { records, removed };
 }

@@ -1,9 +1,23 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { RevisionStatus } from "../schema/deployment.js";
 import type { PlanManifestsResult } from "./plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";
-import { removeObjectStatus, saveObjectStatus } from "./status-store.js";
-import type { ObjectStatus, StatusStore } from "./status-types.js";
+import { formatObjectStatus, removeObjectStatus, saveObjectStatus } from "./status-store.js";
+import { type ObjectStatus, type StatusStore, statusFileName } from "./status-types.js";
+
+/**
+ * Writes a record only when its file does not already hold exactly it: an unchanged record keeps
+ * its time (refreshStatuses), so a run that observed nothing new touches no file. Comparing with
+ * the file, not the loaded store, still writes a record known only from the status branch.
+ */
+async function saveIfChanged(dir: string, record: ObjectStatus): Promise<void> {
+  const current = await readFile(join(dir, statusFileName(record.kind, record.name)), "utf8").catch(
+    () => null,
+  );
+  if (current !== formatObjectStatus(record)) await saveObjectStatus(dir, record);
+}
 
 /**
  * Refreshes the store against live and writes it (what `drift` and `status` record): ids and
@@ -36,7 +50,7 @@ export async function writeRefreshedStatus(
     latestStatuses,
     now: session.clock.now(),
   });
-  for (const record of refreshed.records) await saveObjectStatus(session.statusDir, record);
+  for (const record of refreshed.records) await saveIfChanged(session.statusDir, record);
   for (const gone of refreshed.removed) await removeObjectStatus(session.statusDir, gone.kind, gone.name);
   return refreshed.records;
 }

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, rename } from "node:fs/promises";
+import { mkdir, readFile, readdir, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -116,5 +116,38 @@ describe("plumb drift", () => {
       await runDrift(join(fresh, "deploy"), driftFlags("text", { statusBranch: "plumb-status" }), seeing),
     ).toBe(0);
     void rename;
+  });
+
+  it("a second drift run with nothing new writes no status file and commits nothing to the status branch", async () => {
+    const started = await startPlane();
+    cp = started.cp;
+    const run = promisify(execFile);
+    const git = (cwd: string, ...args: string[]) =>
+      run("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
+    const bare = join(started.root, "origin.git");
+    await run("git", ["init", "--quiet", "--bare", "--initial-branch=main", bare]);
+    const work = join(started.root, "work");
+    await run("git", ["clone", "--quiet", bare, work]);
+    await git(work, "checkout", "--quiet", "-b", "main");
+    await writeManifests(work, [gitrepoDoc("quiet-one"), containerDoc("quiet-two", "registry.example/q:1")]);
+    await git(work, "add", ".");
+    await git(work, "commit", "--quiet", "-m", "m");
+    await git(work, "push", "--quiet", "origin", "main");
+    const flags = { statusBranch: "plumb-status" };
+    expect(await runApply(work, applyFlags(flags), captureIo(cp))).toBe(0);
+
+    const dir = join(work, ".plumb/status");
+    const snapshot = async () => {
+      const names = (await readdir(dir)).sort();
+      const files = await Promise.all(
+        names.map(async (n) => [n, await readFile(join(dir, n), "utf8"), (await stat(join(dir, n))).mtimeMs]),
+      );
+      const branch = (await git(bare, "rev-parse", "plumb-status")).stdout.trim();
+      return { files, branch };
+    };
+    expect(await runDrift(work, driftFlags("text", flags), captureIo(cp))).toBe(0);
+    const before = await snapshot();
+    expect(await runDrift(work, driftFlags("text", flags), captureIo(cp))).toBe(0);
+    expect(await snapshot()).toEqual(before);
   });
 });
