@@ -6,7 +6,6 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanText } from "../diff/format-text.js";
 import { PlumbError } from "../errors.js";
-import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
 import { applyPlan } from "../reconcile/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../reconcile/apply-types.js";
 import {
@@ -26,6 +25,7 @@ import {
 import { publishStatus } from "../reconcile/status-source.js";
 import { saveObjectStatus } from "../reconcile/status-store.js";
 import { count } from "../diff/plural.js";
+import { reportInvalidManifests } from "./report-invalid.js";
 
 export type ApplyIo = SessionIo & {
   /** Asks on the terminal; injected by tests. */
@@ -104,12 +104,7 @@ export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise
   const session = await openSession(path, flags, io);
   const result = await planSession(session, io, flags.target);
   if (!result.ok) {
-    const { errors, warnings } = countProblems(result.problems);
-    if (json) io.stdout.write(`${JSON.stringify(problemsToJson(result.problems), null, 2)}\n`);
-    else
-      io.stdout.write(
-        `${formatProblems(result.problems)}\n${count(errors, "error")}, ${count(warnings, "warning")}: nothing applied\n`,
-      );
+    reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing applied");
     return 1;
   }
   const { plan } = result;

@@ -1,23 +1,21 @@
 import { useColor } from "./color.js";
 import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
-import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
 import { buildDriftReport } from "../reconcile/drift.js";
 import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../reconcile/format-drift.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { publishStatus } from "../reconcile/status-source.js";
 import { writeRefreshedStatus } from "../reconcile/status-write.js";
-import { count } from "../diff/plural.js";
+import { processIo } from "./process-io.js";
+import { reportInvalidManifests } from "./report-invalid.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
   target: string[];
 };
 
-const defaultIo = (): SessionIo => ({ stdout: process.stdout, stderr: process.stderr, env: process.env });
-
 /** `plumb drift [PATH]`: live compared with git, nothing changed; exit 0 in sync, 2 drift, 1 error. */
-export function driftCommand(io: SessionIo = defaultIo()): Command {
+export function driftCommand(io: SessionIo = processIo()): Command {
   const command = new Command("drift")
     .description("Report where the control plane differs from git (exit 0 in sync, 2 drift, 1 error)")
     .argument("[path]", "directory (or file) of manifests", ".")
@@ -34,13 +32,7 @@ export async function runDrift(path: string, flags: Flags, io: SessionIo): Promi
   const session = await openSession(path, flags, io);
   const result = await planSession(session, io, flags.target);
   if (!result.ok) {
-    const { errors, warnings } = countProblems(result.problems);
-    if (flags.output === "json")
-      io.stdout.write(`${JSON.stringify(problemsToJson(result.problems), null, 2)}\n`);
-    else
-      io.stdout.write(
-        `${formatProblems(result.problems)}\n${count(errors, "error")}, ${count(warnings, "warning")}: drift not checked\n`,
-      );
+    reportInvalidManifests(io.stdout, result.problems, flags.output, "drift not checked");
     return 1;
   }
   // With --target the store is narrowed to the targets, so other records are not reported as removed.

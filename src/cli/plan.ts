@@ -6,8 +6,9 @@ import { formatPlanMarkdown } from "../diff/format-markdown.js";
 import { formatPlanText } from "../diff/format-text.js";
 import type { Plan } from "../diff/plan-types.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
-import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
-import { count } from "../diff/plural.js";
+import { formatProblems } from "../manifest/format.js";
+import { processIo } from "./process-io.js";
+import { reportInvalidManifests } from "./report-invalid.js";
 
 export type PlanIo = SessionIo;
 
@@ -23,10 +24,8 @@ export function planExitCode(plan: Plan, detailed: boolean): number {
   return detailed && plan.summary.create + plan.summary.update > 0 ? 2 : 0;
 }
 
-const defaultIo = (): PlanIo => ({ stdout: process.stdout, stderr: process.stderr, env: process.env });
-
 /** `plumb plan [PATH]`: what apply would change, how, and the requests it would send. Sends nothing. */
-export function planCommand(io: PlanIo = defaultIo()): Command {
+export function planCommand(io: PlanIo = processIo()): Command {
   const command = new Command("plan")
     .description("Show what apply would change: creates, in-place updates, new revisions, refused changes")
     .argument("[path]", "directory (or file) of manifests", ".")
@@ -40,13 +39,7 @@ export function planCommand(io: PlanIo = defaultIo()): Command {
       const result = await planSession(session, io, flags.target);
       if (!result.ok) {
         // The validate output; nothing was sent.
-        const { errors, warnings } = countProblems(result.problems);
-        if (flags.output === "json")
-          io.stdout.write(`${JSON.stringify(problemsToJson(result.problems), null, 2)}\n`);
-        else
-          io.stdout.write(
-            `${formatProblems(result.problems)}\n${count(errors, "error")}, ${count(warnings, "warning")}: nothing planned\n`,
-          );
+        reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing planned");
         process.exitCode = 1;
         return;
       }

@@ -6,15 +6,14 @@ import { openSession, planSession, type SessionIo } from "../reconcile/session.j
 import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { PlumbError } from "../errors.js";
 import { formatProblems } from "../manifest/format.js";
+import { processIo } from "./process-io.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json";
 };
 
-const defaultIo = (): SessionIo => ({ stdout: process.stdout, stderr: process.stderr, env: process.env });
-
 /** `plumb status [PATH]`: the status store, refreshed against live. */
-export function statusCommand(io: SessionIo = defaultIo()): Command {
+export function statusCommand(io: SessionIo = processIo()): Command {
   const command = new Command("status")
     .description("Show each object's sync and health, refreshed against the control plane")
     .argument("[path]", "directory (or file) of manifests", ".")
