@@ -32,8 +32,8 @@ const storeOf = (records: ReturnType<typeof refreshStatuses>["records"]): Status
 
 describe("refreshStatuses", () => {
   const live = [
-    liveDeployment({ name: "a", source: "github" }),
-    liveDeployment({ name: "gone", source: "github" }),
+    liveDeployment({ name: "a", source: "gitrepo" }),
+    liveDeployment({ name: "gone", source: "gitrepo" }),
   ];
   const first = refreshStatuses({
     plan: planOf(change("a", "noop")),
