@@ -1,16 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { applyPatchBody } from "../../src/diff/apply-patch-body.js";
 import { buildPlan } from "../../src/diff/build-plan.js";
 import { fillResourceDefaults } from "../../src/diff/resource-spec.js";
 import { fingerprintSecrets, type SecretFingerprints } from "../../src/diff/secret-fingerprint.js";
 import type { JsonObject } from "../../src/diff/values.js";
 import { type Deployment, MASKED_SECRET_VALUE } from "../../src/schema/deployment.js";
 import type { DeploymentSpec } from "../../src/schema/manifest.js";
+import { patchOnServer, recordOf, ServerRefused, serverView } from "../control-plane/support/server-patch.js";
 import { desiredDeployment, liveDeployment } from "./helpers.js";
 
-// For random live/desired pairs: applying the planned body with the server's merge rules
-// converges (a second plan is a noop), and every field of the body is needed (minimality).
+// For random live/desired pairs, with the local control plane's own PATCH rules (its schema,
+// checks, planPatch and store; no model of them): the planned body is accepted and converges
+// (a second plan is a noop), and every field of the body is needed (minimality).
 
 const LISTENER = "22222222-2222-4222-8222-222222222222";
 const opt = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
@@ -47,6 +48,8 @@ const containerCase: fc.Arbitrary<Case> = fc
     liveSecrets: fc.dictionary(fc.constantFrom("A", "B", "C"), secretValue),
     recorded: fc.boolean(),
     liveRefs: secretRefs,
+    liveNs: opt(fc.constantFrom("ns", "ns2")),
+    ns: opt(fc.constantFrom<string | null>("ns", "ns2", null)),
     image: opt(fc.constantFrom("img:1", "img:2")),
     url: opt(fc.constantFrom("https://a", "https://b")),
     rs: opt(resourceSpec),
@@ -61,7 +64,7 @@ const containerCase: fc.Arbitrary<Case> = fc
       source: "external_container",
       source_config: {
         listener_id: LISTENER,
-        listener_config: { k8s_namespace: "ns" },
+        ...(r.liveNs ? { listener_config: { k8s_namespace: r.liveNs } } : {}),
         ...(r.liveUrl ? { custom_url: r.liveUrl } : {}),
         ...(stored ? { resource_spec: stored } : {}),
       },
@@ -72,6 +75,7 @@ const containerCase: fc.Arbitrary<Case> = fc
     const sourceConfig: JsonObject = { listener_id: LISTENER };
     if (r.url) sourceConfig.custom_url = r.url;
     if (r.rs) sourceConfig.resource_spec = r.rs;
+    if (r.ns !== undefined) sourceConfig.listener_config = { k8s_namespace: r.ns };
     const spec: DeploymentSpec = {
       source: "external_container",
       source_config: sourceConfig,
@@ -81,7 +85,11 @@ const containerCase: fc.Arbitrary<Case> = fc
         : {}),
       ...(r.refs ? { secret_references: r.refs } : {}),
     };
-    return { live, spec, fingerprints: r.recorded ? fingerprintSecrets(liveSecrets, "salt") : undefined };
+    return {
+      live: serverView(recordOf(live)),
+      spec,
+      fingerprints: r.recorded ? fingerprintSecrets(liveSecrets, "salt") : undefined,
+    };
   });
 
 const gitCase: fc.Arbitrary<Case> = fc
@@ -96,7 +104,7 @@ const gitCase: fc.Arbitrary<Case> = fc
     buildCommand: opt(fc.constantFrom("make", "npm run build")),
   })
   .map((r): Case => ({
-    live: liveDeployment({
+    live: asServed({
       name: "g",
       source: "gitrepo",
       source_config: {
@@ -129,6 +137,9 @@ const gitCase: fc.Arbitrary<Case> = fc
     fingerprints: undefined,
   }));
 
+const asServed = (fields: Parameters<typeof liveDeployment>[0]) =>
+  serverView(recordOf(liveDeployment(fields)));
+
 const anyCase = fc.oneof(containerCase, gitCase);
 
 function planOne({ live, spec, fingerprints }: Case) {
@@ -142,9 +153,34 @@ function afterApply(c: Case, body: JsonObject): Case {
   const secrets = body.secrets as { name: string; value: string }[] | undefined;
   return {
     ...c,
-    live: applyPatchBody(c.live, body),
+    live: patchOnServer(c.live, body),
     fingerprints: secrets ? fingerprintSecrets(secrets, "salt2") : c.fingerprints,
   };
+}
+
+/** What the plan refuses, the server refuses too: each refused field sent alone, as desired. */
+function expectServerRefuses(c: Case, errors: { field: string }[]) {
+  expect(errors.length).toBeGreaterThan(0);
+  for (const { field } of errors) {
+    const path = field.split(".");
+    const body: JsonObject = {};
+    let from = c.spec as unknown as JsonObject;
+    let to = body;
+    for (const key of path.slice(0, -1)) {
+      from = from[key] as JsonObject;
+      to = to[key] = {};
+    }
+    const leaf = path.at(-1)!;
+    to[leaf] = from[leaf]!;
+    let refusal: unknown;
+    try {
+      patchOnServer(c.live, body);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal, `the server accepts ${JSON.stringify(body)}`).toBeInstanceOf(ServerRefused);
+    expect((refusal as ServerRefused).status, field).toBe(400);
+  }
 }
 
 function withoutField(body: JsonObject, path: string[]): JsonObject {
@@ -160,11 +196,14 @@ function withoutField(body: JsonObject, path: string[]): JsonObject {
 }
 
 describe("plan properties", () => {
-  it("converges: applying the body with the server's merge rules leaves nothing to change", () => {
+  it("converges: the server accepts the body (and refuses what the plan refuses); a second plan is a noop", () => {
     fc.assert(
       fc.property(anyCase, (c) => {
         const change = planOne(c);
-        expect(change.action).not.toBe("refused");
+        if (change.action === "refused") {
+          expectServerRefuses(c, change.errors);
+          return;
+        }
         if (change.action === "noop") {
           expect(change.diff).toEqual([]);
           return;
@@ -174,7 +213,7 @@ describe("plan properties", () => {
         expect(again.diff).toEqual([]);
         expect(again.request).toBeNull();
       }),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 
@@ -197,7 +236,7 @@ describe("plan properties", () => {
           expect(again.diff.length, `dropping ${path.join(".")}`).toBeGreaterThan(0);
         }
       }),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 
@@ -208,7 +247,7 @@ describe("plan properties", () => {
         if (change.action !== "update") return;
         const before = fillResourceDefaults(c.live.source_config.resource_spec);
         const after = fillResourceDefaults(
-          applyPatchBody(c.live, change.request!.body).source_config.resource_spec,
+          patchOnServer(c.live, change.request!.body).source_config.resource_spec,
         );
         const managed = (c.spec.source_config?.resource_spec ?? {}) as JsonObject;
         for (const [key, value] of Object.entries(before)) {
@@ -216,7 +255,7 @@ describe("plan properties", () => {
           expect(after[key], key).toEqual(value);
         }
       }),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 
