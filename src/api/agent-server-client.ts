@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { ApiError } from "./errors.js";
+import { orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
 import type { CallOptions } from "./control-plane-client.js";
 import { Run, Thread, ThreadState } from "./shapes.js";
@@ -19,6 +19,8 @@ export type RunRequest = {
 };
 
 export type AgentServerClient = {
+  /** null when the thread does not exist (404), e.g. the deployment was recreated. */
+  getThread(threadId: string, options?: CallOptions): Promise<Thread | null>;
   createThread(metadata?: Record<string, unknown>, options?: CallOptions): Promise<Thread>;
   createRun(threadId: string, body: RunRequest, options?: CallOptions): Promise<Run>;
   /** Waits for the run to finish; resolves to the thread's state values. Give it a long `timeoutMs`. */
@@ -75,20 +77,26 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
         timeoutMs,
         signal,
       }),
-    getRun: async (threadId, runId, { signal } = {}) => {
-      try {
-        return await http.request<Run>({
+    getThread: (threadId, { signal } = {}) =>
+      orNull(
+        http.request<Thread>({
+          method: "GET",
+          path: `/threads/${seg(threadId)}`,
+          route: "/threads/{thread_id}",
+          schema: Thread,
+          signal,
+        }),
+      ),
+    getRun: (threadId, runId, { signal } = {}) =>
+      orNull(
+        http.request<Run>({
           method: "GET",
           path: `/threads/${seg(threadId)}/runs/${seg(runId)}`,
           route: "/threads/{thread_id}/runs/{run_id}",
           schema: Run,
           signal,
-        });
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 404) return null;
-        throw error;
-      }
-    },
+        }),
+      ),
     getState: (threadId, { signal } = {}) =>
       http.request<ThreadState>({
         method: "GET",

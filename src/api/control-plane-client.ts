@@ -8,7 +8,7 @@ import {
   type Page,
   Revision,
 } from "../schema/deployment.js";
-import { ApiError } from "./errors.js";
+import { ApiError, orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
 import { backoffDelay, DEFAULT_RETRY_POLICY } from "./retry.js";
 import { Integration, Listener, PageOf, UploadUrl } from "./shapes.js";
@@ -44,6 +44,12 @@ export type ControlPlaneClient = {
    * on an ambiguous ApiError the caller checks `latest_revision_id` before sending it again.
    */
   patchDeployment(id: string, body: DeploymentPatchRequest, options?: CallOptions): Promise<Deployment>;
+  /**
+   * One attempt (429 and never-sent excepted), whatever the body: for a caller that finds out itself
+   * what an ambiguous failure did. Throws ApiError with `ambiguous` true when the server may have
+   * applied it (timeout, reset, lost response, 5xx).
+   */
+  patchDeploymentOnce(id: string, body: DeploymentPatchRequest, options?: CallOptions): Promise<Deployment>;
   /** true when deleted, false when it was already gone (404). */
   deleteDeployment(id: string, options?: CallOptions): Promise<boolean>;
   /** One page of revisions, newest first. */
@@ -65,16 +71,6 @@ const ListenerPage = PageOf(Listener);
 const IntegrationList = Type.Array(Integration);
 
 const id = (value: string) => encodeURIComponent(value);
-
-/** null for a 404, the value otherwise. */
-async function orNull<T>(call: Promise<T>): Promise<T | null> {
-  try {
-    return await call;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return null;
-    throw error;
-  }
-}
 
 export function createControlPlaneClient(options: ControlPlaneClientOptions): ControlPlaneClient {
   const { apiUrl, apiKey, tenantId, pageSize = 100, createAttempts = 4, ...transport } = options;
@@ -160,6 +156,22 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
     }
   }
 
+  const patch = (
+    deploymentId: string,
+    body: DeploymentPatchRequest,
+    idempotent: boolean,
+    signal?: AbortSignal,
+  ) =>
+    http.request<Deployment>({
+      method: "PATCH",
+      path: `/v2/deployments/${id(deploymentId)}`,
+      route: "/v2/deployments/{id}",
+      body,
+      schema: Deployment,
+      idempotent,
+      signal,
+    });
+
   return {
     http,
     listDeployments,
@@ -183,17 +195,10 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
         }),
       ),
     createDeployment,
+    // Resending a revision-creating body after a lost response would create a second revision.
     patchDeployment: (deploymentId, body, { signal } = {}) =>
-      http.request<Deployment>({
-        method: "PATCH",
-        path: `/v2/deployments/${id(deploymentId)}`,
-        route: "/v2/deployments/{id}",
-        body,
-        schema: Deployment,
-        // Resending a revision-creating body after a lost response would create a second revision.
-        idempotent: !createsRevision(body),
-        signal,
-      }),
+      patch(deploymentId, body, !createsRevision(body), signal),
+    patchDeploymentOnce: (deploymentId, body, { signal } = {}) => patch(deploymentId, body, false, signal),
     deleteDeployment: async (deploymentId, { signal } = {}) => {
       const path = `/v2/deployments/${id(deploymentId)}`;
       const done = await orNull(

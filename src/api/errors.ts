@@ -85,7 +85,15 @@ export class ApiError extends PlumbError {
   }
 }
 
-export const isApiError = (error: unknown): error is ApiError => error instanceof ApiError;
+/** null for a 404 (the resource does not exist), the value otherwise. */
+export async function orNull<T>(call: Promise<T>): Promise<T | null> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+}
 
 /** Maps an HTTP status to the error code callers branch on. */
 export function codeForStatus(status: number): ApiErrorCode {

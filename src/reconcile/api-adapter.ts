@@ -1,14 +1,11 @@
 import { createAgentServerClient, type AgentServerClient } from "../api/agent-server-client.js";
 import type { ApiOptions } from "../api/config.js";
 import { createControlPlaneClient, type ControlPlaneClient } from "../api/control-plane-client.js";
-import { ApiError } from "../api/errors.js";
 import type { HttpClientOptions } from "../api/http.js";
 import { createPlatformClient } from "../api/platform-client.js";
 import { createRateLimiter } from "../api/rate-limiter.js";
-import { Thread } from "../api/shapes.js";
 import type { Clock } from "../clock.js";
 import type { DeploymentCreateRequest } from "../schema/deployment.js";
-import { Deployment } from "../schema/deployment.js";
 import { PlumbError } from "../errors.js";
 import type { AgentServerPort, ApplyPorts, DeploymentsPort, PlatformPort, UploadsPort } from "./ports.js";
 
@@ -21,15 +18,6 @@ export type PortsOptions = {
   controlPlane?: ControlPlaneClient;
 };
 
-const orNull = async <T>(call: Promise<T>): Promise<T | null> => {
-  try {
-    return await call;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return null;
-    throw error;
-  }
-};
-
 export function deploymentsPort(client: ControlPlaneClient): DeploymentsPort {
   return {
     listDeployments: (o) => client.listDeployments({ signal: o?.signal }),
@@ -37,18 +25,9 @@ export function deploymentsPort(client: ControlPlaneClient): DeploymentsPort {
     findDeploymentByName: (name, o) => client.findDeploymentByName(name, { signal: o?.signal }),
     createDeployment: (body, o) =>
       client.createDeployment(body as DeploymentCreateRequest, { signal: o?.signal }),
-    // The client's patchDeployment retries PATCH after ambiguous failures; the engine must decide
-    // itself (a lost response to a revision-creating PATCH must not be resent), so: one attempt.
-    patchDeploymentOnce: (id, body, o) =>
-      client.http.request<Deployment>({
-        method: "PATCH",
-        path: `/v2/deployments/${encodeURIComponent(id)}`,
-        route: "/v2/deployments/{id}",
-        body,
-        schema: Deployment,
-        idempotent: false,
-        signal: o?.signal,
-      }),
+    // One attempt: the engine finds out what an ambiguous failure did (a lost response to a
+    // revision-creating PATCH must not be resent).
+    patchDeploymentOnce: (id, body, o) => client.patchDeploymentOnce(id, body, { signal: o?.signal }),
     getRevision: async (id, revisionId, o) => {
       const revision = await client.getRevision(id, revisionId, { signal: o?.signal });
       if (!revision) throw new PlumbError("revision-not-found", `revision ${revisionId} of ${id} not found`);
@@ -84,16 +63,7 @@ export function agentServerPort(options: PortsOptions): AgentServerPort {
     return client;
   };
   return {
-    getThread: (url, threadId, o) =>
-      orNull(
-        clientFor(url).http.request<{ thread_id: string }>({
-          method: "GET",
-          path: `/threads/${encodeURIComponent(threadId)}`,
-          route: "/threads/{thread_id}",
-          schema: Thread,
-          signal: o?.signal,
-        }),
-      ),
+    getThread: (url, threadId, o) => clientFor(url).getThread(threadId, { signal: o?.signal }),
     createThread: (url, metadata, o) => clientFor(url).createThread(metadata, { signal: o?.signal }),
     createRun: (url, threadId, body, o) =>
       clientFor(url).createRun(threadId, body as Parameters<AgentServerClient["createRun"]>[1], {

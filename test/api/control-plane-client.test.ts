@@ -1,6 +1,9 @@
 import nock from "nock";
 import { describe, expect, it } from "vitest";
-import { createControlPlaneClient, type ControlPlaneClientOptions } from "../../src/api/control-plane-client.js";
+import {
+  createControlPlaneClient,
+  type ControlPlaneClientOptions,
+} from "../../src/api/control-plane-client.js";
 import { createsRevision } from "../../src/diff/apply-patch-body.js";
 import { ApiError } from "../../src/api/errors.js";
 import type { DeploymentCreateRequest } from "../../src/schema/deployment.js";
@@ -222,6 +225,36 @@ describe("patchDeployment", () => {
       .patchDeployment(d.id, { source_revision_config: { image_uri: "img:2" } })
       .catch((e: unknown) => e)) as ApiError;
     expect([error.code, error.ambiguous]).toEqual(["network", true]);
+  });
+
+  it("patchDeploymentOnce sends even an in-place PATCH once: a reset is reported ambiguous, a 500 too", async () => {
+    const d = deployment("a");
+    const body = { source_config: { build_on_push: true } };
+    nock(BASE)
+      .patch(`/v2/deployments/${d.id}`, body)
+      .replyWithError(reset())
+      .patch(`/v2/deployments/${d.id}`, body)
+      .reply(500, { detail: "boom" });
+    const client = make();
+    const first = (await client.patchDeploymentOnce(d.id, body).catch((e: unknown) => e)) as ApiError;
+    const second = (await client.patchDeploymentOnce(d.id, body).catch((e: unknown) => e)) as ApiError;
+    expect([first.code, first.ambiguous, second.code, second.ambiguous]).toEqual([
+      "network",
+      true,
+      "server-error",
+      true,
+    ]);
+  });
+
+  it("patchDeploymentOnce waits out a 429 and sends again (refused before any work)", async () => {
+    const d = deployment("a");
+    const body = { source_revision_config: { image_uri: "img:2" } };
+    nock(BASE)
+      .patch(`/v2/deployments/${d.id}`, body)
+      .reply(429, { detail: "slow down" }, { "retry-after": "1" })
+      .patch(`/v2/deployments/${d.id}`, body)
+      .reply(200, d);
+    expect((await make().patchDeploymentOnce(d.id, body)).id).toBe(d.id);
   });
 
   it("knows which bodies create a revision (spec 4.1 rule 1)", () => {
