@@ -26,148 +26,169 @@ export type {
 // `plumb controller`: wires the parts together. Manifests come from a source (directory or git) into
 // a snapshot scanner; changes and drift sweeps queue work; the worker reconciles one object with the
 // apply engine and records status; triggers and HTTP say when to look again.
+// Startup checks what can fail (manifest root, listen port) before any reconcile or watcher starts,
+// and a failure stops whatever was started, so the process exits with the error instead of running on.
 
 export async function startController(options: ControllerOptions): Promise<Controller> {
   const clock = options.clock ?? systemClock;
   const timers = options.timers ?? systemTimers;
   const log = options.logger;
   let stopping = false;
+  // What to undo, newest first, when startup fails half-way.
+  const started: Array<() => Promise<unknown>> = [];
 
   const source = await openManifestSource(options.source, options.env, log);
-  const location: StatusLocation = {
-    root: source.repoRoot,
-    statusDir: options.statusDir,
-    statusBranch: options.statusBranch,
-    gitEnv: source.gitEnv, // the status branch is pushed with the same credentials as fetches
-  };
-  const book = await openStatusBook({ location, timers, log });
-  const metrics = createControllerMetrics({
-    statuses: () => book.statuses.values(),
-    invalidFiles: () => scanner.snapshot().invalid.size,
-    queue: () => queue.stats(),
-  });
-  const { controlPlane, ports, platform } = createControllerClients({
-    api: options.api,
-    clock,
-    onResponse: (e) => metrics.onResponse(e),
-    fetch: options.fetch,
-    rateLimit: options.apiRateLimit,
-  });
-  const listing = createLiveListing(() => controlPlane.listDeployments(), log);
-  const readiness = createReadiness();
+  started.push(() => source.close());
+  try {
+    const location: StatusLocation = {
+      root: source.repoRoot,
+      statusDir: options.statusDir,
+      statusBranch: options.statusBranch,
+      gitEnv: source.gitEnv, // the status branch is pushed with the same credentials as fetches
+    };
+    const book = await openStatusBook({ location, timers, log });
+    started.push(() => book.flush());
+    const metrics = createControllerMetrics({
+      statuses: () => book.statuses.values(),
+      invalidFiles: () => scanner.snapshot().invalid.size,
+      queue: () => queue.stats(),
+    });
+    const { controlPlane, ports, platform } = createControllerClients({
+      api: options.api,
+      clock,
+      onResponse: (e) => metrics.onResponse(e),
+      fetch: options.fetch,
+      rateLimit: options.apiRateLimit,
+    });
+    const listing = createLiveListing(() => controlPlane.listDeployments(), log);
+    const readiness = createReadiness();
 
-  const queue = startWorkQueue({
-    concurrency: options.concurrency,
-    debounceMs: 0, // file events are debounced before the rescan
-    backoffBaseMs: options.backoffBaseMs,
-    backoffMaxMs: options.backoffMaxMs,
-    timers,
-    worker: createReconcileWorker({
-      context: {
-        root: source.manifestRoot,
-        env: options.env,
+    // Queue and scanner do nothing until the first scan below.
+    const queue = startWorkQueue({
+      concurrency: options.concurrency,
+      debounceMs: 0, // file events are debounced before the rescan
+      backoffBaseMs: options.backoffBaseMs,
+      backoffMaxMs: options.backoffMaxMs,
+      timers,
+      worker: createReconcileWorker({
+        context: {
+          root: source.manifestRoot,
+          env: options.env,
+          clock,
+          ports,
+          platform,
+          statuses: book.statuses,
+          record: book.record,
+          gitCommit: source.commit,
+          selfHeal: options.selfHeal,
+          timeoutMs: options.timeoutMs,
+          pollIntervalMs: options.pollIntervalMs,
+          maxPollIntervalMs: options.maxPollIntervalMs,
+          agentUrlFallback: agentUrlFallback(options.api.apiUrl),
+        },
+        snapshot: () => scanner.snapshot(),
+        listing,
+        metrics,
+        failures: (key) => queue.failures(key),
+        settled: (key) => {
+          if (readiness.settle(key))
+            log.info({ objects: scanner.snapshot().objects.size }, "first reconcile finished: ready");
+        },
         clock,
-        ports,
-        platform,
-        statuses: book.statuses,
-        record: book.record,
-        gitCommit: source.commit,
-        selfHeal: options.selfHeal,
-        timeoutMs: options.timeoutMs,
-        pollIntervalMs: options.pollIntervalMs,
-        maxPollIntervalMs: options.maxPollIntervalMs,
-        agentUrlFallback: agentUrlFallback(options.api.apiUrl),
-      },
-      snapshot: () => scanner.snapshot(),
-      listing,
-      metrics,
-      failures: (key) => queue.failures(key),
-      settled: (key) => {
-        if (readiness.settle(key))
-          log.info({ objects: scanner.snapshot().objects.size }, "first reconcile finished: ready");
-      },
+        log,
+      }),
+    });
+    started.push(() => queue.stop(1_000));
+
+    // The first scan queues everything in git against one listing of live; later changes look up afresh.
+    let starting = true;
+    let listedAtStart = false;
+    const scanner = createSnapshotScanner({
+      root: source.manifestRoot,
       clock,
       log,
-    }),
-  });
-
-  // The first scan queues everything in git against one listing of live; later changes look up afresh.
-  let starting = true;
-  const listedAtStart = await listing.refresh();
-  const scanner = createSnapshotScanner({
-    root: source.manifestRoot,
-    clock,
-    log,
-    metrics,
-    statuses: book.statuses,
-    record: book.record,
-    changed(key) {
-      if (starting) readiness.expect(key);
-      if (starting && listedAtStart) listing.use(key);
-      else listing.forget(key);
-      queue.enqueue(key, "change");
-    },
-    removed: (key) => queue.cancel(key),
-    commit: source.commit,
-    stopping: () => stopping,
-  });
-  await scanner.scan("start");
-  starting = false;
-  if (readiness.scanned()) log.info({ objects: 0 }, "nothing to reconcile: ready");
-
-  const sync = createSync({ source, scan: scanner.scan, metrics, log, stopping: () => stopping });
-  const checkDrift = createDriftSweep({
-    snapshot: scanner.snapshot,
-    statuses: book.statuses,
-    listing,
-    enqueue: (key) => queue.enqueue(key, "drift"),
-    metrics,
-    log,
-    active: () => !stopping && readiness.ready(),
-  });
-  const triggers = await startTriggers({
-    source,
-    intervalMs: options.source.kind === "git" ? options.source.intervalMs : undefined,
-    debounceMs: options.debounceMs,
-    driftSchedule: options.driftSchedule,
-    scan: scanner.scan,
-    sync,
-    checkDrift,
-    timers,
-    log,
-  });
-  const status = () =>
-    buildStatusJson({
-      ready: readiness.ready(),
-      source: { kind: source.kind, location: source.location, commit: source.commit() },
-      statuses: book.statuses.values(),
-      snapshot: scanner.snapshot(),
-      queue: queue.stats(),
+      metrics,
+      statuses: book.statuses,
+      record: book.record,
+      changed(key) {
+        if (starting) readiness.expect(key);
+        if (starting && listedAtStart) listing.use(key);
+        else listing.forget(key);
+        queue.enqueue(key, "change");
+      },
+      removed: (key) => queue.cancel(key),
+      commit: source.commit,
+      stopping: () => stopping,
     });
-  const http = options.listen
-    ? await serveHttp(options.listen, {
-        ready: readiness.ready,
-        status,
-        webhookSecret: options.webhookSecret,
-        sync,
-        metrics,
-        log,
-      })
-    : undefined;
-  if (http) log.info({ url: http.url }, "serving /healthz /readyz /metrics /status");
+    const sync = createSync({ source, scan: scanner.scan, metrics, log, stopping: () => stopping });
+    const checkDrift = createDriftSweep({
+      snapshot: scanner.snapshot,
+      statuses: book.statuses,
+      listing,
+      enqueue: (key) => queue.enqueue(key, "drift"),
+      metrics,
+      log,
+      active: () => !stopping && readiness.ready(),
+    });
+    const status = () =>
+      buildStatusJson({
+        ready: readiness.ready(),
+        source: { kind: source.kind, location: source.location, commit: source.commit() },
+        statuses: book.statuses.values(),
+        snapshot: scanner.snapshot(),
+        queue: queue.stats(),
+      });
+    // Bound before any reconcile: a taken port is a startup error, not a controller without probes.
+    const http = options.listen
+      ? await serveHttp(options.listen, {
+          ready: readiness.ready,
+          status,
+          webhookSecret: options.webhookSecret,
+          sync,
+          metrics,
+          log,
+        })
+      : undefined;
+    if (http) {
+      started.push(() => http.close());
+      log.info({ url: http.url }, "serving /healthz /readyz /metrics /status");
+    }
 
-  return {
-    url: http?.url,
-    manifestRoot: source.manifestRoot,
-    ready: readiness.ready,
-    status,
-    rescan: () => scanner.scan("manual"),
-    sync: () => sync("manual"),
-    checkDrift,
-    async stop(graceMs = 10_000) {
-      if (stopping) return;
-      stopping = true;
-      await stopController({ graceMs, log, triggers, scanner, queue, book, http, source });
-    },
-  };
+    listedAtStart = await listing.refresh();
+    started.push(() => scanner.settled());
+    await scanner.scan("start");
+    starting = false;
+    if (readiness.scanned()) log.info({ objects: 0 }, "nothing to reconcile: ready");
+
+    const triggers = await startTriggers({
+      source,
+      intervalMs: options.source.kind === "git" ? options.source.intervalMs : undefined,
+      debounceMs: options.debounceMs,
+      driftSchedule: options.driftSchedule,
+      scan: scanner.scan,
+      sync,
+      checkDrift,
+      timers,
+      log,
+    });
+
+    return {
+      url: http?.url,
+      manifestRoot: source.manifestRoot,
+      ready: readiness.ready,
+      status,
+      rescan: () => scanner.scan("manual"),
+      sync: () => sync("manual"),
+      checkDrift,
+      async stop(graceMs = 10_000) {
+        if (stopping) return;
+        stopping = true;
+        await stopController({ graceMs, log, triggers, scanner, queue, book, http, source });
+      },
+    };
+  } catch (error) {
+    stopping = true;
+    for (const undo of started.reverse()) await undo().catch(() => undefined);
+    throw error;
+  }
 }

@@ -1,4 +1,4 @@
-import type { Deployment, Secret } from "../schema/deployment.js";
+import type { Deployment, ListenerConfig, Secret } from "../schema/deployment.js";
 import type { DeploymentSpec } from "../schema/manifest.js";
 import { diffResourceSpec } from "./diff-resource-spec.js";
 import { diffSecrets } from "./diff-secrets.js";
@@ -6,8 +6,8 @@ import { type DesiredSource, planUpload, type RecordedSource, uploadField } from
 import {
   cannotClear,
   type FieldChange,
-  IMMUTABLE_LISTENER_CONFIG,
   IMMUTABLE_SOURCE_CONFIG,
+  LISTENER_NAMESPACE_FIELD,
 } from "./fields.js";
 import { type ChangeError, type PlannedUpload, UPLOAD_PLACEHOLDER } from "./plan-types.js";
 import type { SecretFingerprints } from "./secret-fingerprint.js";
@@ -80,7 +80,7 @@ export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
         continue;
       }
       if (key === "listener_config") {
-        diffListenerConfig(value as JsonObject, liveValue as JsonObject | null, sc, fields, warnings);
+        diffListenerConfig(value, liveValue as ListenerConfig | null, sc, fields, warnings);
         continue;
       }
       sc.desired[key] = value;
@@ -162,41 +162,28 @@ export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
   return out;
 }
 
+/**
+ * listener_config has one key, k8s_namespace, and PATCH cannot change it (spec 4.1 rule 2): it is
+ * compared (and refused when it differs), never sent.
+ */
 function diffListenerConfig(
-  desired: JsonObject,
-  live: JsonObject | null,
+  desired: ListenerConfig,
+  live: ListenerConfig | null | undefined,
   sc: Section,
   fields: FieldChange[],
   warnings: ChangeError[],
 ): void {
-  const d: JsonObject = {};
-  const l: JsonObject = {};
-  let sendInPlace = false;
-  for (const [key, value] of Object.entries(desired)) {
-    const liveValue = live?.[key];
-    const field = `source_config.listener_config.${key}`;
-    if (isAbsent(value)) {
-      if (!isAbsent(liveValue)) warnings.push(cannotClear(field, liveValue));
-      continue;
-    }
-    d[key] = value;
-    if (!isAbsent(liveValue)) l[key] = liveValue;
-    if (deepEqual(value, liveValue)) continue;
-    const immutable = IMMUTABLE_LISTENER_CONFIG.has(key);
-    fields.push({ field, class: immutable ? "immutable" : "in_place", old: liveValue ?? null, new: value });
-    if (!immutable) sendInPlace = true;
+  const want = desired.k8s_namespace;
+  const have = live?.k8s_namespace;
+  sc.desired.listener_config = isAbsent(want) ? {} : { k8s_namespace: want };
+  sc.live.listener_config = isAbsent(want) || isAbsent(have) ? {} : { k8s_namespace: have };
+  if (!("k8s_namespace" in desired)) return;
+  if (isAbsent(want)) {
+    if (!isAbsent(have)) warnings.push(cannotClear(LISTENER_NAMESPACE_FIELD, have));
+  } else if (want !== have) {
+    fields.push({ field: LISTENER_NAMESPACE_FIELD, class: "immutable", old: have ?? null, new: want });
   }
-  sc.desired.listener_config = d;
-  sc.live.listener_config = l;
-  // Sent whole with the live values of the unchangeable keys (accepted when unchanged).
-  if (sendInPlace)
-    sc.body.listener_config = { ...(live ?? {}), ...d, ...pick(live, IMMUTABLE_LISTENER_CONFIG) };
 }
-
-const pick = (object: JsonObject | null, keys: ReadonlySet<string>): JsonObject =>
-  Object.fromEntries(
-    Object.entries(object ?? {}).filter(([key, value]) => keys.has(key) && !isAbsent(value)),
-  );
 
 /**
  * The source tarball compared by content: normalised, source_tarball_path is the digest of what it

@@ -11,7 +11,8 @@ export const IMMUTABLE_SOURCE_CONFIG: ReadonlySet<string> = new Set([
   "deployment_type",
   "listener_id",
 ]);
-export const IMMUTABLE_LISTENER_CONFIG: ReadonlySet<string> = new Set(["k8s_namespace"]);
+/** listener_config's only key; immutable like the fields above. */
+export const LISTENER_NAMESPACE_FIELD = "source_config.listener_config.k8s_namespace";
 export const REVISION_FIELDS_OF_SOURCE_REVISION_CONFIG: ReadonlySet<string> = new Set([
   "repo_ref",
   "graph_config_path",

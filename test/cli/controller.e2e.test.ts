@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,6 +67,10 @@ function spawnController(extra: string[] = []): Spawned {
   return { child, url, output: () => out, exited };
 }
 
+/** Resolves `value` after `ms`: the loser of a race against a process that should have exited. */
+const timeout = <T>(ms: number, value: T) =>
+  new Promise<T>((resolve) => setTimeout(() => resolve(value), ms).unref());
+
 const names = ["one", "two", "three"];
 async function setup(revisionSeconds: number) {
   dir = await mkdtemp(join(tmpdir(), "plumb-ctl-cli-"));
@@ -121,6 +126,25 @@ describe("plumb controller (built CLI)", () => {
     expect(run.output()).not.toContain(DEFAULT_API_KEY);
     expect((await statusFiles()).length).toBe(3);
   }, 60_000);
+
+  it("exits 1 without reconciling anything when its listen port is taken", async () => {
+    await setup(0.02);
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const { port } = blocker.address() as { port: number };
+    try {
+      const run = spawnController(["--listen", `127.0.0.1:${port}`]);
+      run.url.catch(() => undefined); // it never serves
+      const code = await Promise.race([run.exited, timeout(15_000, "still running")]);
+      expect(code).toBe(1);
+      expect(run.output()).toContain(`cannot listen on 127.0.0.1:${port}`);
+      expect(run.output()).toContain("[listen-failed]");
+      expect(run.output()).not.toContain('"msg":"reconciled"');
+      expect(await api(cp.url).deployments()).toEqual([]);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
 
   it("refuses bad usage with exit 64", async () => {
     dir = await mkdtemp(join(tmpdir(), "plumb-ctl-cli-"));

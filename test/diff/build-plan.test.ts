@@ -113,6 +113,40 @@ describe("buildPlan: deployments", () => {
     expect(change?.errors[0]?.message).toContain("deployments/web.yaml:5");
   });
 
+  it("never sends listener_config: an unchanged namespace stays out of a PATCH, a null one only warns", () => {
+    const live = liveDeployment({
+      name: "web",
+      ...container("img:1"),
+      source_config: { listener_id: LISTENER, listener_config: { k8s_namespace: "agents" } },
+    });
+    const [same] = buildPlan({
+      desired: [
+        desiredDeployment("web", {
+          ...container("img:1"),
+          source_config: {
+            listener_id: LISTENER,
+            listener_config: { k8s_namespace: "agents" },
+            custom_url: "https://x",
+          },
+        }),
+      ],
+      live: { deployments: [live] },
+    }).changes;
+    expect(same?.action).toBe("update");
+    expect(same?.request?.body).toEqual({ source_config: { custom_url: "https://x" } });
+    const [cleared] = buildPlan({
+      desired: [
+        desiredDeployment("web", {
+          ...container("img:1"),
+          source_config: { listener_id: LISTENER, listener_config: { k8s_namespace: null } },
+        }),
+      ],
+      live: { deployments: [live] },
+    }).changes;
+    expect(cleared?.action).toBe("noop");
+    expect(cleared?.warnings.map((w) => w.field)).toEqual(["source_config.listener_config.k8s_namespace"]);
+  });
+
   it("refuses a change of source", () => {
     const live = liveDeployment({ name: "web", source: "internal_container" });
     const [change] = buildPlan({
