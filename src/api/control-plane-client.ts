@@ -1,4 +1,4 @@
-import { createsRevision } from "../diff/apply-patch-body.js";
+import { createsRevision } from "../schema/revision-fields.js";
 import { type TSchema, Type } from "@sinclair/typebox";
 import { systemClock } from "../clock.js";
 import {

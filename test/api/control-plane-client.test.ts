@@ -4,7 +4,7 @@ import {
   createControlPlaneClient,
   type ControlPlaneClientOptions,
 } from "../../src/api/control-plane-client.js";
-import { createsRevision } from "../../src/diff/apply-patch-body.js";
+import { createsRevision } from "../../src/schema/revision-fields.js";
 import { ApiError } from "../../src/api/errors.js";
 import type { DeploymentCreateRequest } from "../../src/schema/deployment.js";
 import { BASE, deployment, fakeClock, KEY, useStrictNock } from "./helpers.js";
