@@ -5,7 +5,7 @@ import { createControllerClients } from "./api-clients.js";
 import type { Controller, ControllerOptions } from "./controller-types.js";
 import { createDriftSweep } from "./drift-sweep.js";
 import { createLiveListing } from "./live-listing.js";
-import { openManifestSource } from "./manifest-source.js";
+import { checkManifestRoot, openManifestSource } from "./manifest-source.js";
 import { createControllerMetrics } from "./metrics.js";
 import { createReadiness } from "./readiness.js";
 import { createReconcileWorker } from "./reconcile-worker.js";
@@ -40,6 +40,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
   const source = await openManifestSource(options.source, options.env, log);
   started.push(() => source.close());
   try {
+    await checkManifestRoot(options.source, source.manifestRoot);
     const location: StatusLocation = {
       root: source.repoRoot,
       statusDir: options.statusDir,

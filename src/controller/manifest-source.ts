@@ -1,3 +1,5 @@
+import { readdir, stat } from "node:fs/promises";
+import { PlumbError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { ControllerSource } from "./controller-types.js";
 import { createGitCredentials } from "./git-credentials.js";
@@ -60,4 +62,22 @@ export async function openManifestSource(
     await credentials.dispose();
     throw error;
   }
+}
+
+/**
+ * At startup the manifest root must exist and be readable: a typo in --dir (or --path) is fatal, not
+ * an empty controller that says "ready". Later a vanished directory is only reported (the scanner).
+ */
+export async function checkManifestRoot(source: ControllerSource, manifestRoot: string): Promise<void> {
+  const flag = source.kind === "dir" ? "--dir" : "--path";
+  const fail = (code: string, why: string) =>
+    new PlumbError(code, `manifest directory ${manifestRoot} ${why}; check ${flag}`);
+  const info = await stat(manifestRoot).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT" || error.code === "ENOTDIR") throw fail("path-not-found", "does not exist");
+    throw fail("path-unreadable", `cannot be read (${error.code ?? error.message})`);
+  });
+  if (!info.isDirectory()) throw fail("path-not-directory", "is a file, not a directory");
+  await readdir(manifestRoot).catch((error: NodeJS.ErrnoException) => {
+    throw fail("path-unreadable", `cannot be read (${error.code ?? error.message})`);
+  });
 }

@@ -146,6 +146,20 @@ describe("plumb controller (built CLI)", () => {
     }
   });
 
+  it("exits 1 with path-not-found when the manifest directory does not exist", async () => {
+    dir = await mkdtemp(join(tmpdir(), "plumb-ctl-cli-"));
+    cp = await startControlPlane({});
+    const missing = join(dir, "nope");
+    const run = spawnController(["--dir", missing]);
+    run.url.catch(() => undefined);
+    const code = await Promise.race([run.exited, timeout(15_000, "still running")]);
+    expect(code).toBe(1);
+    expect(run.output()).toContain(
+      `manifest directory ${missing} does not exist; check --dir [path-not-found]`,
+    );
+    expect(run.output()).not.toContain("ready");
+  });
+
   it("refuses bad usage with exit 64", async () => {
     dir = await mkdtemp(join(tmpdir(), "plumb-ctl-cli-"));
     cp = await startControlPlane({});
