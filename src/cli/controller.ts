@@ -8,8 +8,9 @@ import { parseListen } from "../controller/http-server.js";
 import { UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { parseDuration } from "./apply.js";
+import { addConnectionOptions, type ConnectionFlags } from "./options.js";
 
-type Flags = {
+type Flags = ConnectionFlags & {
   /** True when --branch was given explicitly (then it beats PLUMB_GIT_BRANCH). */
   branchSet?: boolean;
   dir?: string;
@@ -28,12 +29,6 @@ type Flags = {
   backoffMax: number;
   pollInterval: number;
   shutdownGrace: number;
-  statusDir?: string;
-  statusBranch?: string;
-  apiUrl?: string;
-  apiKeyFile?: string;
-  tenantId?: string;
-  platformUrl?: string;
   apiRateLimit?: { limit: number; windowMs: number };
 };
 
@@ -103,7 +98,7 @@ export function sourceOf(flags: Flags, env: NodeJS.ProcessEnv): ControllerSource
 
 /** `plumb controller`: keeps the control plane in step with a directory or a git branch, all day. */
 export function controllerCommand(): Command {
-  return new Command("controller")
+  const command = new Command("controller")
     .description("Run continuously: watch a directory or follow a git branch, reconcile changes, check drift")
     .option("--dir <path>", "watch this manifest directory")
     .option("--repo <url>", "follow this git repository (credentials: PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN)")
@@ -145,22 +140,20 @@ export function controllerCommand(): Command {
         .argParser(parseDuration)
         .default(20_000, "20s"),
     )
-    .option("--status-dir <dir>", "status store (default <manifest repo>/.plumb/status)")
-    .option("--status-branch <branch>", "also commit the status to this branch of the manifest repository")
-    .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
-    .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
-    .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
-    .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
     .option(
       "--api-rate-limit <requests/window>",
       "the key's request budget the controller keeps under (default 1000/10s, the API's default)",
       parseRateLimit,
-    )
-    .action(async (flags: Flags, command: Command) => {
-      flags.branchSet = command.getOptionValueSource("branch") === "cli";
-      await runController(flags, process.env, process);
-      process.exitCode = 0;
-    });
+    );
+  addConnectionOptions(command, "also commit the status to this branch of the manifest repository");
+  // There is no PATH argument here: the status store sits in the manifest repository.
+  const statusDir = command.options.find((option) => option.long === "--status-dir");
+  if (statusDir) statusDir.description = "status store (default <manifest repo>/.plumb/status)";
+  return command.action(async (flags: Flags, cmd: Command) => {
+    flags.branchSet = cmd.getOptionValueSource("branch") === "cli";
+    await runController(flags, process.env, process);
+    process.exitCode = 0;
+  });
 }
 
 export async function runController(
