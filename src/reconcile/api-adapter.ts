@@ -2,7 +2,7 @@ import { createAgentServerClient, type AgentServerClient } from "../api/agent-se
 import type { ApiOptions } from "../api/config.js";
 import { createControlPlaneClient, type ControlPlaneClient } from "../api/control-plane-client.js";
 import type { HttpClientOptions } from "../api/http.js";
-import { createPlatformClient } from "../api/platform-client.js";
+import { createPlatformClient, type PlatformClient } from "../api/platform-client.js";
 import { createRateLimiter } from "../api/rate-limiter.js";
 import type { Clock } from "../clock.js";
 import type { DeploymentCreateRequest } from "../schema/deployment.js";
@@ -16,7 +16,12 @@ export type PortsOptions = {
   transport?: Omit<HttpClientOptions, "baseUrl" | "auth" | "clock">;
   /** An existing control plane client (e.g. the one plan used), so both share one rate budget. */
   controlPlane?: ControlPlaneClient;
+  /** An existing platform client; by default one is built on the control plane's rate limiter. */
+  platform?: PlatformClient;
 };
+
+/** The engine's ports plus the clients behind them, for callers that also read (plan). */
+export type ClientPorts = ApplyPorts & { controlPlane: ControlPlaneClient; platformClient: PlatformClient };
 
 export function deploymentsPort(client: ControlPlaneClient): DeploymentsPort {
   return {
@@ -80,8 +85,8 @@ export function agentServerPort(options: PortsOptions): AgentServerPort {
   };
 }
 
-/** The engine's ports over the real clients in src/api/. */
-export function createApplyPorts(options: PortsOptions): ApplyPorts & { controlPlane: ControlPlaneClient } {
+/** The engine's ports over the real clients in src/api/; one client of each kind, one rate budget. */
+export function createApplyPorts(options: PortsOptions): ClientPorts {
   const controlPlane =
     options.controlPlane ??
     createControlPlaneClient({
@@ -91,19 +96,22 @@ export function createApplyPorts(options: PortsOptions): ApplyPorts & { controlP
       apiKey: options.api.apiKey,
       tenantId: options.api.tenantId,
     });
-  const platformClient = createPlatformClient({
-    ...options.transport,
-    limiter: controlPlane.http.limiter,
-    clock: options.clock,
-    platformUrl: options.api.platformUrl,
-    apiKey: options.api.apiKey,
-    tenantId: options.api.tenantId,
-  });
+  const platformClient =
+    options.platform ??
+    createPlatformClient({
+      ...options.transport,
+      limiter: controlPlane.http.limiter,
+      clock: options.clock,
+      platformUrl: options.api.platformUrl,
+      apiKey: options.api.apiKey,
+      tenantId: options.api.tenantId,
+    });
   const platform: PlatformPort = {
     patchOrganization: (body, o) => platformClient.patchOrganization(body, { signal: o?.signal }),
   };
   return {
     controlPlane,
+    platformClient,
     deployments: deploymentsPort(controlPlane),
     uploads: uploadsPort(controlPlane),
     platform,

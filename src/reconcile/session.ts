@@ -2,8 +2,7 @@ import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { simpleGit } from "simple-git";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
-import { createControlPlaneClient } from "../api/control-plane-client.js";
-import { createPlatformClient, type PlatformClient } from "../api/platform-client.js";
+import type { PlatformClient } from "../api/platform-client.js";
 import {
   fingerprintsFromStatus,
   planManifests,
@@ -15,9 +14,8 @@ import type { LoadedManifest } from "../manifest/types.js";
 import type { DesiredObject } from "../diff/build-plan.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
-import { createApplyPorts } from "./api-adapter.js";
+import { type ClientPorts, createApplyPorts } from "./api-adapter.js";
 import type { ApplyObject } from "./apply-types.js";
-import type { ApplyPorts } from "./ports.js";
 import { type StatusLocation, loadStatus, resolveStatusDir } from "./status-source.js";
 import { packSource } from "./source-pack.js";
 import { manifestDigest } from "./status-record.js";
@@ -45,8 +43,8 @@ export type Session = {
   /** Built on first use, so invalid manifests stop before API settings are needed. */
   connect(): {
     api: ApiOptions;
-    ports: ApplyPorts & { controlPlane: ReturnType<typeof createApplyPorts>["controlPlane"] };
-    /** Organization settings; shares the control plane client's rate budget. */
+    ports: ClientPorts;
+    /** Organization settings (the one behind ports.platform); shares the control plane's rate budget. */
     platform: PlatformClient;
   };
 };
@@ -86,14 +84,8 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
     if (connected) return connected;
     const api = readApiOptions(io.env, flags);
     const transport = io.fetch ? { fetch: io.fetch } : {};
-    const controlPlane = createControlPlaneClient({ ...api, ...transport, clock });
-    const platform = createPlatformClient({
-      ...api,
-      ...transport,
-      clock,
-      limiter: controlPlane.http.limiter,
-    });
-    connected = { api, ports: createApplyPorts({ api, clock, transport, controlPlane }), platform };
+    const ports = createApplyPorts({ api, clock, transport });
+    connected = { api, ports, platform: ports.platformClient };
     return connected;
   };
   return { root, clock, location, statusDir: resolveStatusDir(location), store, connect };

@@ -7,13 +7,11 @@ import type { ControlPlaneOptions } from "../../src/control-plane/options.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import type { Plan } from "../../src/diff/plan-types.js";
-import { createPlatformClient } from "../../src/api/platform-client.js";
 import { fingerprintsFromStatus, planManifests, sourcesFromStatus } from "../../src/reconcile/plan-run.js";
 import { applyObjects } from "../../src/reconcile/session.js";
-import { createApplyPorts } from "../../src/reconcile/api-adapter.js";
+import { type ClientPorts, createApplyPorts } from "../../src/reconcile/api-adapter.js";
 import { applyPlan } from "../../src/reconcile/apply.js";
 import type { ApplyObject, ApplyOptions, ApplyReport } from "../../src/reconcile/apply-types.js";
-import type { ApplyPorts } from "../../src/reconcile/ports.js";
 import { loadStatusStore, saveObjectStatus } from "../../src/reconcile/status-store.js";
 
 /** A clock whose sleeps move time forward at once: the control plane shares it, so revisions progress. */
@@ -66,7 +64,7 @@ export type Env = {
   clock: Clock;
   root: string;
   statusDir: string;
-  ports: ApplyPorts & { controlPlane: ReturnType<typeof createApplyPorts>["controlPlane"] };
+  ports: ClientPorts;
   plan(): Promise<{ plan: Plan; objects: ApplyObject[] }>;
   apply(options?: Partial<ApplyOptions>): Promise<ApplyReport>;
 };
@@ -90,18 +88,12 @@ export async function startEnv(
     api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
     transport: { retry: { baseDelayMs: 5, maxDelayMs: 50 }, timeoutMs: 5_000 },
   });
-  const platform = createPlatformClient({
-    apiUrl: cp.url,
-    platformUrl: cp.url,
-    apiKey: DEFAULT_API_KEY,
-    clock,
-  } as never);
   const plan = async () => {
     const store = await loadStatusStore(statusDir);
     const result = await planManifests({
       root,
       controlPlane: ports.controlPlane,
-      platform,
+      platform: ports.platformClient,
       fingerprints: fingerprintsFromStatus(store),
       sources: sourcesFromStatus(store),
     });
