@@ -191,5 +191,11 @@ function planOrganization(
 /** Problems preparing the object (e.g. unreadable secret values) block its change. */
 function withObjectErrors(change: PlannedChange, errors: readonly ChangeError[] | undefined): PlannedChange {
   if (!errors || errors.length === 0) return change;
-  return { ...change, action: "refused", request: null, errors: [...change.errors, ...errors] };
+  return {
+    ...change,
+    action: "refused",
+    not_planned: true,
+    request: null,
+    errors: [...change.errors, ...errors],
+  };
 }

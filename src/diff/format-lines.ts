@@ -2,6 +2,7 @@ import { formatChangeError } from "./change-error.js";
 import { describeUpload } from "./diff-source.js";
 import {
   type FieldChange,
+  type Plan,
   type PlannedChange,
   type PlannedUpload,
   SOURCE_TARBALL_FIELD,
@@ -20,7 +21,9 @@ export function headline(change: PlannedChange): { mark: Mark; label: string } {
     case "create":
       return { mark: "+", label: "create" };
     case "refused":
-      return { mark: "!", label: "refused" };
+      return change.not_planned
+        ? { mark: "!", label: "not planned (error)" }
+        : { mark: "!", label: "refused" };
     case "noop":
       return { mark: "=", label: "no changes" };
     case "update":
@@ -87,8 +90,15 @@ export function changeLines(plain: PlannedChange): Line[] {
   return lines;
 }
 
-export function summaryLine(summary: Record<"create" | "update" | "noop" | "refused", number>): string {
-  return `Plan: ${summary.create} to create, ${summary.update} to update, ${summary.refused} refused, ${summary.noop} unchanged.`;
+/** Changes that are "refused" in JSON because of an error, not an immutable field (see not_planned). */
+export const notPlannedCount = (changes: readonly PlannedChange[]): number =>
+  changes.filter((c) => c.action === "refused" && c.not_planned).length;
+
+export function summaryLine(plan: Plan): string {
+  const { summary } = plan;
+  const errors = notPlannedCount(plan.changes);
+  const notPlanned = errors > 0 ? `, ${errors} not planned (errors)` : "";
+  return `Plan: ${summary.create} to create, ${summary.update} to update, ${summary.refused - errors} refused${notPlanned}, ${summary.noop} unchanged.`;
 }
 
 /** Changes worth showing one by one: everything but noops without warnings. */

@@ -1,4 +1,4 @@
-import { changeLines, headline, shownChanges } from "./format-lines.js";
+import { changeLines, headline, notPlannedCount, shownChanges } from "./format-lines.js";
 import type { Plan, PlannedChange } from "./plan-types.js";
 import { count } from "./plural.js";
 
@@ -38,12 +38,14 @@ function details(change: PlannedChange): string {
 export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
   const { summary } = plan;
   const shown = shownChanges(plan.changes);
+  // Changes not planned because of an error get their own column (only when there are some).
+  const errors = notPlannedCount(plan.changes);
   const head = [
     "### plumb plan",
     "",
-    "| Create | Update | Refused | Unchanged |",
-    "|---:|---:|---:|---:|",
-    `| ${summary.create} | ${summary.update} | ${summary.refused} | ${summary.noop} |`,
+    `| Create | Update | Refused |${errors ? " Not planned (errors) |" : ""} Unchanged |`,
+    `|---:|---:|---:|${errors ? "---:|" : ""}---:|`,
+    `| ${summary.create} | ${summary.update} | ${summary.refused - errors} |${errors ? ` ${errors} |` : ""} ${summary.noop} |`,
     "",
   ];
   if (shown.length === 0) return [...head, "No changes: live matches the manifests.", ""].join("\n");

@@ -31,6 +31,6 @@ export function formatPlanText(plan: Plan, options: TextFormatOptions = {}): str
   const footer =
     total === 0
       ? `No changes: live matches the manifests (${plan.summary.noop} unchanged).`
-      : summaryLine(plan.summary);
+      : summaryLine(plan);
   return [...blocks, c.bold(footer)].join("\n\n") + "\n";
 }

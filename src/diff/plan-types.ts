@@ -67,6 +67,11 @@ export type PlannedChange = {
   diff: Operation[];
   /** Why the change is refused (immutable fields) or cannot be planned. */
   errors: ChangeError[];
+  /**
+   * Set (true) on a "refused" change that could not be planned because of an error of its own (e.g.
+   * a secret's environment variable is not set), not because of an immutable field; absent otherwise.
+   */
+  not_planned?: true;
   /** Things the user should know that do not block the change (e.g. a field PATCH cannot clear). */
   warnings: ChangeError[];
   /** Secret names whose values changed or are unknown; values are never stored here. */
