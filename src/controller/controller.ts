@@ -1,3 +1,5 @@
+import { availableParallelism } from "node:os";
+import pLimit from "p-limit";
 import { systemClock } from "../clock.js";
 import type { StatusLocation } from "../reconcile/status-source.js";
 import { agentUrlFallback } from "../reconcile/session.js";
@@ -86,6 +88,8 @@ export async function startController(options: ControllerOptions): Promise<Contr
           pollIntervalMs: options.pollIntervalMs,
           maxPollIntervalMs: options.maxPollIntervalMs,
           agentUrlFallback: agentUrlFallback(options.api.apiUrl),
+          // As plan: leave a threadpool slot for file reads and DNS while reconciles check secrets.
+          fingerprintLimit: pLimit(Math.max(1, Math.min(3, availableParallelism()))),
         },
         snapshot: () => scanner.snapshot(),
         listing,

@@ -1,8 +1,9 @@
 import type { ControlPlaneClient } from "../api/control-plane-client.js";
 import type { PlatformClient } from "../api/platform-client.js";
 import type { Clock } from "../clock.js";
-import { buildPlan } from "../diff/build-plan.js";
+import { buildPlan, type DesiredObject } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
+import { checkFingerprints, type CheckedFingerprints } from "../diff/secret-fingerprint.js";
 import type { Logger } from "../logger.js";
 import type { LoadedManifest } from "../manifest/types.js";
 import { applyPlan } from "../reconcile/apply.js";
@@ -10,9 +11,8 @@ import type { ApplyResult } from "../reconcile/apply-types.js";
 import { buildDriftReport, type DriftReason } from "../reconcile/drift.js";
 import type { ApplyPorts } from "../reconcile/ports.js";
 import { resolveDesiredObject } from "../reconcile/resolve-desired.js";
-import { applySource } from "../reconcile/session.js";
+import { applyObjects } from "../reconcile/session.js";
 import { refreshStatuses } from "../reconcile/status-refresh.js";
-import { manifestDigest } from "../reconcile/status-record.js";
 import { type ObjectStatus, statusKey } from "../reconcile/status-types.js";
 import type { Deployment, RevisionStatus } from "../schema/deployment.js";
 import type { WorkReason } from "./schedule.js";
@@ -36,6 +36,8 @@ export type ReconcileContext = {
   pollIntervalMs?: number | undefined;
   maxPollIntervalMs?: number | undefined;
   agentUrlFallback?: ((deployment: Deployment) => string | null) | undefined;
+  /** Bounds the scrypt fingerprint checks in flight across reconciles (libuv's threadpool is shared). */
+  fingerprintLimit?: (<T>(task: () => Promise<T>) => Promise<T>) | undefined;
 };
 
 export type ReconcileOutcome = {
@@ -63,20 +65,18 @@ export async function reconcileObject(
   const { manifest } = loaded;
   const key = statusKey(manifest.kind, manifest.metadata.name);
   const desired = await resolveDesiredObject(loaded, { root: ctx.root, env: ctx.env });
-  const deployment =
-    manifest.kind !== "Deployment"
-      ? null
-      : known !== undefined
-        ? known
-        : await ctx.ports.deployments.findDeploymentByName(manifest.metadata.name, { signal });
-  const organization =
-    manifest.kind === "OrganizationAccess" ? await ctx.platform.getOrganization({ signal }) : undefined;
-  const live = { deployments: deployment ? [deployment] : [], ...(organization ? { organization } : {}) };
   const previous = ctx.statuses.get(key);
+  // The secret fingerprint checks (scrypt) run on the threadpool while live state is read, as plan
+  // does, so the synchronous buildPlan finds the answers ready instead of hashing on the event loop.
+  const [{ deployment, organization }, checked] = await Promise.all([
+    readLive(ctx, manifest.kind, manifest.metadata.name, signal, known),
+    checkDesired(desired, previous, ctx.fingerprintLimit),
+  ]);
+  const live = { deployments: deployment ? [deployment] : [], ...(organization ? { organization } : {}) };
   const plan = buildPlan({
     desired: [desired],
     live,
-    fingerprints: () => previous?.secret_fingerprints ?? undefined,
+    fingerprints: () => checked ?? previous?.secret_fingerprints ?? undefined,
     sources: () => previous?.source_upload ?? undefined,
   });
   const change = plan.changes[0]!;
@@ -99,36 +99,57 @@ export async function reconcileObject(
   }
   if (reason === "drift" && drift) log.warn({ drift }, "drift detected: self-healing to git's version");
 
-  const report = await applyPlan(
-    ctx.ports,
-    [
-      {
-        change,
-        verify: manifest.kind === "Deployment" ? manifest.spec.verify : undefined,
-        manifestDigest: manifestDigest(manifest),
-        source: applySource(desired, ctx.root),
-        loaded,
-      },
-    ],
-    {
-      clock: ctx.clock,
-      wait: true,
-      timeoutMs: ctx.timeoutMs,
-      concurrency: 1,
-      signal,
-      live: new Map(deployment ? [[deployment.name, deployment]] : []),
-      previous: new Map(previous ? [[key, previous]] : []),
-      record: (status) => ctx.record(status),
-      gitCommit: ctx.gitCommit(),
-      agentUrlFallback: ctx.agentUrlFallback,
-      ...(ctx.pollIntervalMs ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
-      ...(ctx.maxPollIntervalMs ? { maxPollIntervalMs: ctx.maxPollIntervalMs } : {}),
-    },
-  );
+  // The engine's input exactly as `plumb apply` builds it (verify spec, manifest digest, source to pack).
+  const objects = applyObjects({ ok: true, plan, desired: [desired], live, problems: [], root: ctx.root });
+  const report = await applyPlan(ctx.ports, objects, {
+    clock: ctx.clock,
+    wait: true,
+    timeoutMs: ctx.timeoutMs,
+    concurrency: 1,
+    signal,
+    live: new Map(deployment ? [[deployment.name, deployment]] : []),
+    previous: new Map(previous ? [[key, previous]] : []),
+    record: (status) => ctx.record(status),
+    gitCommit: ctx.gitCommit(),
+    agentUrlFallback: ctx.agentUrlFallback,
+    ...(ctx.pollIntervalMs ? { pollIntervalMs: ctx.pollIntervalMs } : {}),
+    ...(ctx.maxPollIntervalMs ? { maxPollIntervalMs: ctx.maxPollIntervalMs } : {}),
+  });
   const result = report.results[0]!;
   // Refused and invalid changes are not retried: only a new manifest can fix them (reported instead).
   const ok = result.outcome === "converged" || result.outcome === "sent" || result.outcome === "skipped";
   const label =
     result.outcome === "converged" ? (change.action === "noop" ? "in-sync" : "applied") : result.outcome;
   return { ok, action: change.action, result: label, drift, apply: result };
+}
+
+/** This object's live state: `known` from a listing, else a lookup (and the organization settings). */
+async function readLive(
+  ctx: ReconcileContext,
+  kind: LoadedManifest["manifest"]["kind"],
+  name: string,
+  signal: AbortSignal,
+  known: Deployment | null | undefined,
+) {
+  const deployment =
+    kind !== "Deployment"
+      ? null
+      : known !== undefined
+        ? known
+        : await ctx.ports.deployments.findDeploymentByName(name, { signal });
+  const organization =
+    kind === "OrganizationAccess" ? await ctx.platform.getOrganization({ signal }) : undefined;
+  return { deployment, organization };
+}
+
+/** The desired secret values checked against the recorded fingerprints; undefined when none apply. */
+async function checkDesired(
+  desired: DesiredObject,
+  previous: ObjectStatus | undefined,
+  limit: ReconcileContext["fingerprintLimit"],
+): Promise<CheckedFingerprints | undefined> {
+  const recorded = previous?.secret_fingerprints;
+  if (desired.loaded.manifest.kind !== "Deployment" || !recorded || !desired.secrets?.length)
+    return undefined;
+  return checkFingerprints(recorded, desired.secrets, limit);
 }
