@@ -38,7 +38,8 @@ export type Session = {
   root: string;
   clock: Clock;
   location: StatusLocation;
-  statusDir: string;
+  /** The status directory of `location` (derived, so the two cannot disagree). */
+  readonly statusDir: string;
   store: StatusStore;
   /** Built on first use, so invalid manifests stop before API settings are needed. */
   connect(): {
@@ -88,7 +89,16 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
     connected = { api, ports, platform: ports.platformClient };
     return connected;
   };
-  return { root, clock, location, statusDir: resolveStatusDir(location), store, connect };
+  return {
+    root,
+    clock,
+    location,
+    get statusDir() {
+      return resolveStatusDir(location);
+    },
+    store,
+    connect,
+  };
 }
 
 /** Loads, validates and plans against live (see planManifests), with this session's clients and store. */
