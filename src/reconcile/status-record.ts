@@ -1,9 +1,5 @@
 import { createHash } from "node:crypto";
-import {
-  type SecretFingerprints,
-  fingerprintSecrets,
-  fingerprintSecretsAsync,
-} from "../diff/secret-fingerprint.js";
+import { type SecretFingerprints, fingerprintSecretsAsync } from "../diff/secret-fingerprint.js";
 import type { Manifest } from "../schema/manifest.js";
 import type { ApplyResult } from "./apply-types.js";
 import type { ObjectStatus } from "./status-types.js";
@@ -44,15 +40,7 @@ function sentSecrets(
   );
 }
 
-/** Fingerprints of the secrets a request body sent; undefined when the body did not send secrets. */
-export function fingerprintsOfBody(
-  body: Record<string, unknown> | undefined,
-): SecretFingerprints | undefined {
-  const list = sentSecrets(body);
-  return list && fingerprintSecrets(list);
-}
-
-/** fingerprintsOfBody off the main thread (apply fingerprints many bodies at once). */
+/** Fingerprints of the secrets a request body sent, off the main thread; undefined when it sent none. */
 export async function fingerprintsOfBodyAsync(
   body: Record<string, unknown> | undefined,
 ): Promise<SecretFingerprints | undefined> {
