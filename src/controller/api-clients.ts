@@ -25,7 +25,7 @@ export function createControllerClients(options: {
   const category = rateLimit ? { ...DEFAULT_API_KEY_CATEGORY, ...rateLimit } : DEFAULT_API_KEY_CATEGORY;
   const limiter = createRateLimiter({ clock, categorize: () => category });
   const controlPlane = createControlPlaneClient({ ...api, ...transport, clock, limiter });
-  const ports = createApplyPorts({ api, clock, transport, controlPlane });
+  // One platform client, on the control plane's limiter (the server counts the key's requests together).
   const platform = createPlatformClient({
     ...transport,
     clock,
@@ -34,5 +34,6 @@ export function createControllerClients(options: {
     apiKey: api.apiKey,
     tenantId: api.tenantId,
   });
+  const ports = createApplyPorts({ api, clock, transport, controlPlane, platform });
   return { controlPlane, ports, platform };
 }

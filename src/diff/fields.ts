@@ -2,8 +2,8 @@ import type { ChangeError } from "./plan-types.js";
 
 export type { FieldChange, FieldClass } from "./plan-types.js";
 
-// Classification of deployment fields (spec 4.1): rule 2 lists the fields a PATCH cannot change,
-// rule 1 the ones whose change creates a revision; everything else changes in place.
+// Classification of deployment fields (spec 4.1): rule 2 lists the fields a PATCH cannot change;
+// rule 1 (the revision fields) lives in src/schema/revision-fields.ts, shared with the API client.
 
 export const IMMUTABLE_SOURCE_CONFIG: ReadonlySet<string> = new Set([
   "integration_id",
@@ -13,12 +13,6 @@ export const IMMUTABLE_SOURCE_CONFIG: ReadonlySet<string> = new Set([
 ]);
 /** listener_config's only key; immutable like the fields above. */
 export const LISTENER_NAMESPACE_FIELD = "source_config.listener_config.k8s_namespace";
-export const REVISION_FIELDS_OF_SOURCE_REVISION_CONFIG: ReadonlySet<string> = new Set([
-  "repo_ref",
-  "graph_config_path",
-  "image_uri",
-  "source_tarball_path",
-]);
 
 /** Read-only response fields: never compared. */
 export const READ_ONLY_FIELDS: readonly string[] = [
