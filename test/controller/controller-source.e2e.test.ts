@@ -1,41 +1,26 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Controller, startController } from "../../src/controller/controller.js";
-import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
-import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { describe, expect, it } from "vitest";
+import { startController } from "../../src/controller/controller.js";
+import { fastControllerOptions, useControllerHarness } from "./harness.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 
 // internal_source under the controller: the source directory is packed and uploaded like `apply`
 // does, and saving a file inside it (manifest untouched) reconciles that deployment only.
 
-let dir: string;
-let cp: RunningControlPlane;
-let controller: Controller | undefined;
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "plumb-ctl-src-"));
-  cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
-});
-afterEach(async () => {
-  await controller?.stop(1_000);
-  controller = undefined;
-  await cp.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+const h = useControllerHarness("plumb-ctl-src-");
 
 async function writeSource(version: string) {
-  await mkdir(join(dir, "agent", "src"), { recursive: true });
-  await writeFile(join(dir, "agent", "package.json"), '{"name": "agent", "type": "module"}\n');
-  await writeFile(join(dir, "agent", "langgraph.json"), '{"graphs": {"agent": "./src/agent.ts:graph"}}\n');
-  await writeFile(join(dir, "agent", "src", "agent.ts"), `export const version = "${version}";\n`);
+  await mkdir(join(h.dir, "agent", "src"), { recursive: true });
+  await writeFile(join(h.dir, "agent", "package.json"), '{"name": "agent", "type": "module"}\n');
+  await writeFile(join(h.dir, "agent", "langgraph.json"), '{"graphs": {"agent": "./src/agent.ts:graph"}}\n');
+  await writeFile(join(h.dir, "agent", "src", "agent.ts"), `export const version = "${version}";\n`);
 }
 
 describe("controller with an internal_source deployment", () => {
   it("uploads the source at start, and re-uploads only that deployment when a source file is saved", async () => {
     await writeSource("1");
-    await writeDoc(dir, "docs.yaml", {
+    await writeDoc(h.dir, "docs.yaml", {
       apiVersion: "plumb/v1",
       kind: "Deployment",
       metadata: { name: "docs" },
@@ -46,27 +31,21 @@ describe("controller with an internal_source deployment", () => {
         source_revision_config: { graph_config_path: "langgraph.json" },
       },
     });
-    await writeDoc(dir, "other.yaml", container("other", "img/other:1"));
+    await writeDoc(h.dir, "other.yaml", container("other", "img/other:1"));
     const log = memoryLogger();
-    controller = await startController({
-      source: { kind: "dir", dir },
-      api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
-      selfHeal: false,
-      concurrency: 4,
-      debounceMs: 30,
-      backoffBaseMs: 50,
-      backoffMaxMs: 200,
-      timeoutMs: 10_000,
-      pollIntervalMs: 10,
-      maxPollIntervalMs: 50,
-      env: { PATH: process.env.PATH },
-      logger: log.logger,
-    });
-    await waitFor("ready", () => controller!.ready());
-    const docs = () => controller!.status().objects.find((o) => o.name === "docs");
+    h.controller = await startController(
+      fastControllerOptions(h.cp, {
+        source: { kind: "dir", dir: h.dir },
+        concurrency: 4,
+        env: { PATH: process.env.PATH },
+        logger: log.logger,
+      }),
+    );
+    await waitFor("ready", () => h.controller!.ready());
+    const docs = () => h.controller!.status().objects.find((o) => o.name === "docs");
     expect(docs()).toMatchObject({ sync: "Synced", revision_status: "DEPLOYED" });
     const firstUpload = docs()!.source_upload!;
-    const client = api(cp.url);
+    const client = api(h.cp.url);
     const live = await client.deployment("docs");
     expect(live.source_revision_config.source_tarball_path).toBe(firstUpload.object_path);
     const otherRevisions = (await client.revisions((await client.deployment("other")).id)).length;
