@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, readFile, readdir, rename, stat } from "node:fs/promises";
+import { mkdir, readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -16,6 +16,26 @@ afterEach(async () => {
   await cp?.stop();
   cp = undefined;
 });
+
+const run = promisify(execFile);
+const git = (cwd: string, ...args: string[]) =>
+  run("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
+
+/** A bare origin and a work clone whose `subdir` holds `docs`, committed and pushed to main. */
+async function pushedRepo(root: string, subdir: string, docs: Parameters<typeof writeManifests>[1]) {
+  const bare = join(root, "origin.git");
+  await run("git", ["init", "--quiet", "--bare", "--initial-branch=main", bare]);
+  const work = join(root, "work");
+  await run("git", ["clone", "--quiet", bare, work]);
+  await git(work, "checkout", "--quiet", "-b", "main");
+  const manifests = join(work, subdir);
+  await mkdir(manifests, { recursive: true });
+  await writeManifests(manifests, docs);
+  await git(work, "add", ".");
+  await git(work, "commit", "--quiet", "-m", "m");
+  await git(work, "push", "--quiet", "origin", "main");
+  return { bare, work, manifests };
+}
 
 const driftFlags = (output: "text" | "json" | "markdown" = "text", over: Record<string, unknown> = {}) => ({
   output,
@@ -85,20 +105,9 @@ describe("plumb drift", () => {
   it("apply --status-branch commits status; a fresh clone's drift reads the fingerprints from it", async () => {
     const started = await startPlane();
     cp = started.cp;
-    const run = promisify(execFile);
-    const git = (cwd: string, ...args: string[]) =>
-      run("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
-    const bare = join(started.root, "origin.git");
-    await run("git", ["init", "--quiet", "--bare", "--initial-branch=main", bare]);
-    const work = join(started.root, "work");
-    await run("git", ["clone", "--quiet", bare, work]);
-    await git(work, "checkout", "--quiet", "-b", "main");
-    const manifests = join(work, "deploy");
-    await mkdir(manifests);
-    await writeManifests(manifests, [gitrepoDoc("branchy", { secrets: [{ name: "S", value: "v1" }] })]);
-    await git(work, "add", ".");
-    await git(work, "commit", "--quiet", "-m", "m");
-    await git(work, "push", "--quiet", "origin", "main");
+    const { bare, work, manifests } = await pushedRepo(started.root, "deploy", [
+      gitrepoDoc("branchy", { secrets: [{ name: "S", value: "v1" }] }),
+    ]);
 
     const io = captureIo(cp);
     expect(await runApply(manifests, applyFlags({ statusBranch: "plumb-status" }), io)).toBe(0);
@@ -115,24 +124,15 @@ describe("plumb drift", () => {
     expect(
       await runDrift(join(fresh, "deploy"), driftFlags("text", { statusBranch: "plumb-status" }), seeing),
     ).toBe(0);
-    void rename;
   });
 
   it("a second drift run with nothing new writes no status file and commits nothing to the status branch", async () => {
     const started = await startPlane();
     cp = started.cp;
-    const run = promisify(execFile);
-    const git = (cwd: string, ...args: string[]) =>
-      run("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
-    const bare = join(started.root, "origin.git");
-    await run("git", ["init", "--quiet", "--bare", "--initial-branch=main", bare]);
-    const work = join(started.root, "work");
-    await run("git", ["clone", "--quiet", bare, work]);
-    await git(work, "checkout", "--quiet", "-b", "main");
-    await writeManifests(work, [gitrepoDoc("quiet-one"), containerDoc("quiet-two", "registry.example/q:1")]);
-    await git(work, "add", ".");
-    await git(work, "commit", "--quiet", "-m", "m");
-    await git(work, "push", "--quiet", "origin", "main");
+    const { bare, work } = await pushedRepo(started.root, ".", [
+      gitrepoDoc("quiet-one"),
+      containerDoc("quiet-two", "registry.example/q:1"),
+    ]);
     const flags = { statusBranch: "plumb-status" };
     expect(await runApply(work, applyFlags(flags), captureIo(cp))).toBe(0);
 
