@@ -1,3 +1,7 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach } from "vitest";
 import { parseManifestText } from "../../src/manifest/parse.js";
 import type { Problem } from "../../src/manifest/types.js";
 import { validateDocuments } from "../../src/manifest/validate.js";
@@ -26,3 +30,24 @@ export function checkFiles(files: Record<string, string>) {
 
 export const yaml = (strings: TemplateStringsArray, ...values: unknown[]) =>
   String.raw({ raw: strings }, ...values).replace(/^\n/, "");
+
+/**
+ * A temporary manifest root and a directory outside it (for symlink escapes), made before and
+ * removed after each test; `put` writes a file under the root, creating its directories.
+ */
+export function useTempRoots(prefix: string) {
+  const dirs = { root: "", outside: "" };
+  beforeEach(async () => {
+    dirs.root = await mkdtemp(join(tmpdir(), prefix));
+    dirs.outside = await mkdtemp(join(tmpdir(), "plumb-outside-"));
+  });
+  afterEach(async () => {
+    await rm(dirs.root, { recursive: true, force: true });
+    await rm(dirs.outside, { recursive: true, force: true });
+  });
+  const put = async (path: string, text: string | Uint8Array) => {
+    await mkdir(dirname(join(dirs.root, path)), { recursive: true });
+    await writeFile(join(dirs.root, path), text);
+  };
+  return Object.assign(dirs, { put });
+}

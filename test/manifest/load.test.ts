@@ -1,31 +1,18 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PlumbError } from "../../src/errors.js";
 import { loadManifests } from "../../src/manifest/load.js";
 import { MAX_MANIFEST_BYTES } from "../../src/manifest/parse.js";
+import { useTempRoots } from "./helpers.js";
 
 const EXAMPLES = fileURLToPath(new URL("../../examples", import.meta.url));
 const deployment = (name: string) =>
   `apiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  source: internal_container\n`;
 
-let root: string;
-let outside: string;
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "plumb-load-"));
-  outside = await mkdtemp(join(tmpdir(), "plumb-outside-"));
-});
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-  await rm(outside, { recursive: true, force: true });
-});
-
-const put = async (path: string, text: string | Uint8Array) => {
-  await mkdir(dirname(join(root, path)), { recursive: true });
-  await writeFile(join(root, path), text);
-};
+const t = useTempRoots("plumb-load-");
+const { put } = t;
 
 describe("loadManifests", () => {
   it("reads .yaml and .yml files recursively, skipping node_modules, .git and .plumb", async () => {
@@ -33,7 +20,7 @@ describe("loadManifests", () => {
     await put("team/b.yml", `${deployment("b")}---\n${deployment("c")}`);
     await put("notes.txt", deployment("ignored"));
     for (const dir of ["node_modules/x", ".git", ".plumb"]) await put(`${dir}/d.yaml`, "{{{ broken");
-    const { manifests, problems } = await loadManifests(root);
+    const { manifests, problems } = await loadManifests(t.root);
     expect(problems).toEqual([]);
     expect(manifests.map((m) => `${m.file}:${m.location.line}`)).toEqual([
       "a.yaml:2",
@@ -46,7 +33,7 @@ describe("loadManifests", () => {
     await put("z.yaml", deployment("dup"));
     await put("a/a.yaml", deployment("dup"));
     await put("m.yaml", "");
-    const { problems } = await loadManifests(root);
+    const { problems } = await loadManifests(t.root);
     expect(problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.code}`)).toEqual([
       "m.yaml:1:1 empty-file",
       "z.yaml:4:9 duplicate-name",
@@ -54,13 +41,13 @@ describe("loadManifests", () => {
   });
 
   it("refuses symlinks that leave the root, follows those inside, survives loops", async () => {
-    await writeFile(join(outside, "secret.yaml"), deployment("outside"));
+    await writeFile(join(t.outside, "secret.yaml"), deployment("outside"));
     await put("real/a.yaml", deployment("a"));
-    await symlink(join(outside, "secret.yaml"), join(root, "escape.yaml"));
-    await symlink(outside, join(root, "escape-dir"));
-    await symlink(join(root, "real"), join(root, "alias"));
-    await symlink(root, join(root, "real", "loop"));
-    const { manifests, problems } = await loadManifests(root);
+    await symlink(join(t.outside, "secret.yaml"), join(t.root, "escape.yaml"));
+    await symlink(t.outside, join(t.root, "escape-dir"));
+    await symlink(join(t.root, "real"), join(t.root, "alias"));
+    await symlink(t.root, join(t.root, "real", "loop"));
+    const { manifests, problems } = await loadManifests(t.root);
     expect(problems.map((p) => `${p.file} ${p.code}`)).toEqual([
       "escape-dir symlink-outside-root",
       "escape.yaml symlink-outside-root",
@@ -71,7 +58,7 @@ describe("loadManifests", () => {
   it("oversized and non-UTF-8 files become problems", async () => {
     await put("big.yaml", `# ${"x".repeat(MAX_MANIFEST_BYTES)}\n`);
     await put("latin1.yaml", new Uint8Array([0x6b, 0x3a, 0x20, 0xe9, 0x0a]));
-    const { problems } = await loadManifests(root);
+    const { problems } = await loadManifests(t.root);
     expect(problems.map((p) => `${p.file} ${p.code}`)).toEqual([
       "big.yaml file-too-large",
       "latin1.yaml invalid-encoding",
@@ -80,12 +67,12 @@ describe("loadManifests", () => {
 
   it("accepts a single file", async () => {
     await put("one.yaml", deployment("one"));
-    const { manifests } = await loadManifests(join(root, "one.yaml"));
+    const { manifests } = await loadManifests(join(t.root, "one.yaml"));
     expect(manifests.map((m) => m.file)).toEqual(["one.yaml"]);
   });
 
   it("a missing path is a typed error", async () => {
-    await expect(loadManifests(join(root, "nope"))).rejects.toSatisfy(
+    await expect(loadManifests(join(t.root, "nope"))).rejects.toSatisfy(
       (e) => e instanceof PlumbError && e.code === "path-not-found",
     );
   });

@@ -1,28 +1,15 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { PlumbError } from "../../src/errors.js";
 import { loadManifests } from "../../src/manifest/load.js";
 import { loadSecretValues } from "../../src/manifest/secrets.js";
+import { useTempRoots } from "./helpers.js";
 import type { DeploymentManifest } from "../../src/schema/manifest.js";
 import type { LoadedManifest } from "../../src/manifest/types.js";
 
-let root: string;
-let outside: string;
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "plumb-secrets-"));
-  outside = await mkdtemp(join(tmpdir(), "plumb-outside-"));
-});
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-  await rm(outside, { recursive: true, force: true });
-});
-
-const put = async (path: string, text: string) => {
-  await mkdir(dirname(join(root, path)), { recursive: true });
-  await writeFile(join(root, path), text);
-};
+const t = useTempRoots("plumb-secrets-");
+const { put } = t;
 
 /** Writes one deployment with the given secrets list under team/ and loads it. */
 async function load(secrets: string): Promise<LoadedManifest<DeploymentManifest>> {
@@ -30,7 +17,7 @@ async function load(secrets: string): Promise<LoadedManifest<DeploymentManifest>
     "team/app.yaml",
     `apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  source: internal_container\n  secrets:\n${secrets}`,
   );
-  const { manifests, problems } = await loadManifests(root);
+  const { manifests, problems } = await loadManifests(t.root);
   expect(problems).toEqual([]);
   return manifests[0] as LoadedManifest<DeploymentManifest>;
 }
@@ -50,7 +37,7 @@ describe("loadSecretValues", () => {
     const loaded = await load(
       "    - {name: LEVEL, value: info}\n    - name: KEY\n      valueFrom: {env: MY_KEY}\n    - name: TOKEN\n      valueFrom: {file: ../secrets/token.txt}\n",
     );
-    const values = await loadSecretValues(loaded, { root, env: { MY_KEY: "k-123" } });
+    const values = await loadSecretValues(loaded, { root: t.root, env: { MY_KEY: "k-123" } });
     expect(values).toEqual([
       { name: "LEVEL", value: "info" },
       { name: "KEY", value: "k-123" },
@@ -60,7 +47,7 @@ describe("loadSecretValues", () => {
 
   it("a missing env var names file, line and secret", async () => {
     const loaded = await load("    - name: KEY\n      valueFrom: {env: MY_KEY}\n");
-    const error = await failure(loadSecretValues(loaded, { root, env: {} }));
+    const error = await failure(loadSecretValues(loaded, { root: t.root, env: {} }));
     expect(error.code).toBe("secret-unresolved");
     expect(error.message).toBe(
       "team/app.yaml:7:7: secret KEY: environment variable MY_KEY is not set or empty",
@@ -69,16 +56,16 @@ describe("loadSecretValues", () => {
 
   it("a missing file", async () => {
     const loaded = await load("    - name: TOKEN\n      valueFrom: {file: nope.txt}\n");
-    const error = await failure(loadSecretValues(loaded, { root, env: {} }));
+    const error = await failure(loadSecretValues(loaded, { root: t.root, env: {} }));
     expect(error.message).toContain("secret TOKEN: file team/nope.txt does not exist");
   });
 
   it("a symlink leading outside the root is refused and its content never shown", async () => {
-    await writeFile(join(outside, "stolen.txt"), "do-not-leak");
-    await mkdir(join(root, "team"), { recursive: true });
-    await symlink(join(outside, "stolen.txt"), join(root, "team", "link.txt"));
+    await writeFile(join(t.outside, "stolen.txt"), "do-not-leak");
+    await mkdir(join(t.root, "team"), { recursive: true });
+    await symlink(join(t.outside, "stolen.txt"), join(t.root, "team", "link.txt"));
     const loaded = await load("    - name: TOKEN\n      valueFrom: {file: link.txt}\n");
-    const error = await failure(loadSecretValues(loaded, { root, env: {} }));
+    const error = await failure(loadSecretValues(loaded, { root: t.root, env: {} }));
     expect(error.message).toContain("outside the manifest root through a symlink");
     expect(error.message).not.toContain("do-not-leak");
   });
@@ -87,7 +74,7 @@ describe("loadSecretValues", () => {
     const loaded = await load(
       "    - name: A\n      valueFrom: {env: A}\n    - name: B\n      valueFrom: {env: B}\n",
     );
-    const error = await failure(loadSecretValues(loaded, { root, env: { A: "value-of-a" } }));
+    const error = await failure(loadSecretValues(loaded, { root: t.root, env: { A: "value-of-a" } }));
     expect(error.message).toContain("secret B");
     expect(error.message).not.toContain("value-of-a");
   });
