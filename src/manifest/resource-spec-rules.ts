@@ -2,7 +2,7 @@ import { CPU_FIELDS } from "../schema/resource-spec.js";
 import { roundCpu } from "../diff/cpu.js";
 import { needsCpuRounding } from "./cpu.js";
 import type { FieldPath } from "./locate.js";
-import { present, type Raw, records, type Report } from "./rule-helpers.js";
+import { present, type Raw, records, type Report, reportDuplicateNames } from "./rule-helpers.js";
 import { suggest } from "./schema-check.js";
 
 /** resource_spec: CPU rounding advice, volumes and mounts, container names, env vars. */
@@ -26,17 +26,12 @@ export function checkResourceSpec(rs: Raw, report: Report): void {
   const volumes = records(rs.volumes)
     .map((v) => v.name)
     .filter((n): n is string => typeof n === "string");
-  volumes.forEach((name, i) => {
-    if (volumes.indexOf(name) !== i) {
-      report(
-        "error",
-        "duplicate-volume",
-        [...base, "volumes", i, "name"],
-        `volume ${name} is declared more than once`,
-        "value",
-      );
-    }
-  });
+  reportDuplicateNames(
+    report,
+    "duplicate-volume",
+    "volume",
+    records(rs.volumes).map((v, i) => ({ name: v.name, path: [...base, "volumes", i] })),
+  );
   const checkMounts = (mounts: unknown, path: FieldPath) =>
     records(mounts).forEach((mount, i) => {
       if (typeof mount.name === "string" && !volumes.includes(mount.name)) {
@@ -50,23 +45,18 @@ export function checkResourceSpec(rs: Raw, report: Report): void {
       }
     });
   checkMounts(rs.volume_mounts, [...base, "volume_mounts"]);
-  const containerNames = new Set<string>();
+  reportDuplicateNames(
+    report,
+    "duplicate-container",
+    "container",
+    (["init_containers", "sidecars"] as const).flatMap((group) =>
+      records(rs[group]).map((c, i) => ({ name: c.name, path: [...base, group, i] })),
+    ),
+  );
   for (const group of ["init_containers", "sidecars"] as const) {
     records(rs[group]).forEach((container, i) => {
       const path = [...base, group, i];
       checkMounts(container.volumeMounts, [...path, "volumeMounts"]);
-      if (typeof container.name === "string") {
-        if (containerNames.has(container.name)) {
-          report(
-            "error",
-            "duplicate-container",
-            [...path, "name"],
-            `container ${container.name} is defined more than once`,
-            "value",
-          );
-        }
-        containerNames.add(container.name);
-      }
       records(container.env).forEach((env, j) => {
         if (typeof env.value === "string" && env.value !== "" && present(env.valueFrom)) {
           report(

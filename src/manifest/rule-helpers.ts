@@ -27,3 +27,19 @@ export function leavesRoot(file: string, target: string): boolean {
   const normalised = posix.normalize(posix.join(posix.dirname(file), target.replace(/\\/g, "/")));
   return posix.isAbsolute(target) || normalised === ".." || normalised.startsWith("../");
 }
+
+/** Reports each repeat of a name (every place after the first) at that entry's `name` value. */
+export function reportDuplicateNames(
+  report: Report,
+  code: string,
+  what: string,
+  entries: ReadonlyArray<{ name: unknown; path: FieldPath }>,
+): void {
+  const seen = new Set<string>();
+  for (const { name, path } of entries) {
+    if (typeof name !== "string") continue;
+    if (seen.has(name))
+      report("error", code, [...path, "name"], `${what} ${name} is defined more than once`, "value");
+    seen.add(name);
+  }
+}

@@ -1,25 +1,22 @@
-import { isRecord, leavesRoot, present, type Raw, records, type Report } from "./rule-helpers.js";
+import {
+  isRecord,
+  leavesRoot,
+  present,
+  type Raw,
+  records,
+  type Report,
+  reportDuplicateNames,
+} from "./rule-helpers.js";
 
 /** Secrets: unique names (with secret_references), exactly one of value / valueFrom, files inside the root. */
 export function checkSecrets(spec: Raw, file: string, report: Report): void {
-  const seen = new Set<string>();
-  const all = [
-    ...records(spec.secrets).map((s, i) => ({ s, path: ["spec", "secrets", i] })),
-    ...records(spec.secret_references).map((s, i) => ({ s, path: ["spec", "secret_references", i] })),
-  ];
-  for (const { s, path } of all) {
-    if (typeof s.name !== "string") continue;
-    if (seen.has(s.name)) {
-      report(
-        "error",
-        "duplicate-secret",
-        [...path, "name"],
-        `secret ${s.name} is defined more than once`,
-        "value",
-      );
-    }
-    seen.add(s.name);
-  }
+  reportDuplicateNames(report, "duplicate-secret", "secret", [
+    ...records(spec.secrets).map((s, i) => ({ name: s.name, path: ["spec", "secrets", i] })),
+    ...records(spec.secret_references).map((s, i) => ({
+      name: s.name,
+      path: ["spec", "secret_references", i],
+    })),
+  ]);
   records(spec.secrets).forEach((secret, i) => {
     const path = ["spec", "secrets", i];
     const hasValue = typeof secret.value === "string" && secret.value !== "";
