@@ -10,6 +10,7 @@ import { applyPlan } from "../reconcile/apply.js";
 import type { ApplyResult } from "../reconcile/apply-types.js";
 import { buildDriftReport, type DriftReason } from "../reconcile/drift.js";
 import type { ApplyPorts } from "../reconcile/ports.js";
+import { resolvePending } from "../reconcile/pending-intent.js";
 import { resolveDesiredObject } from "../reconcile/resolve-desired.js";
 import { applyObjects } from "../reconcile/session.js";
 import { refreshStatuses } from "../reconcile/status-refresh.js";
@@ -65,13 +66,19 @@ export async function reconcileObject(
   const { manifest } = loaded;
   const key = statusKey(manifest.kind, manifest.metadata.name);
   const desired = await resolveDesiredObject(loaded, { root: ctx.root, env: ctx.env });
-  const previous = ctx.statuses.get(key);
+  const recorded = ctx.statuses.get(key);
   // The secret fingerprint checks (scrypt) run on the threadpool while live state is read, as plan
   // does, so the synchronous buildPlan finds the answers ready instead of hashing on the event loop.
-  const [{ deployment, organization }, checked] = await Promise.all([
+  const [{ deployment, organization }, checkedRecorded] = await Promise.all([
     readLive(ctx, manifest.kind, manifest.metadata.name, signal, known),
-    checkDesired(desired, previous, ctx.fingerprintLimit),
+    checkDesired(desired, recorded, ctx.fingerprintLimit),
   ]);
+  // A write-ahead intent left by a crash is settled against live (pending-intent.ts).
+  const previous = recorded && resolvePending(recorded, deployment);
+  const checked =
+    previous?.secret_fingerprints === recorded?.secret_fingerprints
+      ? checkedRecorded
+      : await checkDesired(desired, previous, ctx.fingerprintLimit);
   const live = { deployments: deployment ? [deployment] : [], ...(organization ? { organization } : {}) };
   const plan = buildPlan({
     desired: [desired],

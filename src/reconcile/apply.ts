@@ -7,6 +7,8 @@ import {
   type Engine,
   finish,
   finishNotSent,
+  recordIntent,
+  recordSent,
   send,
   skip,
   startRun,
@@ -16,7 +18,6 @@ import {
 import type { ApplyObject, ApplyOptions, ApplyReport, ApplyResult, ApplySummary } from "./apply-types.js";
 import type { ApplyPorts } from "./ports.js";
 import { createRevisionWatcher } from "./revision-watcher.js";
-import { fingerprintsOfBodyAsync } from "./status-record.js";
 import { statusKey } from "./status-types.js";
 
 const OK_OUTCOMES = new Set(["converged", "sent"]);
@@ -84,11 +85,12 @@ export async function applyPlan(
     if (change.action === "refused" || change.errors.length > 0) return skip(engine, run);
 
     if (change.action !== "noop") {
+      if (options.signal?.aborted) return finishNotSent(engine, run);
+      if (!(await recordIntent(engine, run))) return finish(engine, run, false);
       const step = await send(engine, run);
       if (step === "not-sent") return finishNotSent(engine, run);
-      // Once the send settled: whatever reached the server is what the record fingerprints.
-      if (run.sent) run.fingerprints = fingerprintsOfBodyAsync(change.request?.body);
       if (step === "stopped") return finish(engine, run);
+      await recordSent(engine, run);
     } else if (isUnfinished(change, run.deployment)) {
       // Nothing to send, but an earlier revision (e.g. from an interrupted apply) is unfinished.
       run.result.revision_id = run.deployment?.latest_revision_id ?? null;

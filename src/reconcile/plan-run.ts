@@ -14,8 +14,10 @@ import type { Plan } from "../diff/plan-types.js";
 import { type CheckedFingerprints, checkFingerprints } from "../diff/secret-fingerprint.js";
 import { loadManifests } from "../manifest/load.js";
 import type { Problem } from "../manifest/types.js";
+import type { Deployment } from "../schema/deployment.js";
+import { resolvePending } from "./pending-intent.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
-import { type StatusStore, statusKey } from "./status-types.js";
+import { type ObjectStatus, type StatusStore, statusKey } from "./status-types.js";
 import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.js";
 
 // The orchestration of `plumb plan`, reused by apply and drift: load → validate → resolve secrets
@@ -53,6 +55,8 @@ type PlanBaseOptions = {
   fingerprints?: FingerprintLookup;
   /** What plumb last uploaded to internal_source deployments; see sourcesFromStatus. */
   sources?: SourceLookup;
+  /** Records with a write-ahead intent left by a crash (pendingFromStatus): settled against live. */
+  pending?: (kind: string, name: string) => ObjectStatus | undefined;
   signal?: AbortSignal;
 };
 
@@ -72,6 +76,16 @@ export type PlanManifestsResult =
 /** Reads the secret fingerprints recorded by apply (status store) for buildPlan. */
 export function fingerprintsFromStatus(store: StatusStore): FingerprintLookup {
   return (kind, name) => store.objects.get(statusKey(kind, name))?.secret_fingerprints ?? undefined;
+}
+
+/** Records still holding a write-ahead intent (a crash between a send and its record). */
+export function pendingFromStatus(
+  store: StatusStore,
+): (kind: string, name: string) => ObjectStatus | undefined {
+  return (kind, name) => {
+    const record = store.objects.get(statusKey(kind, name));
+    return record?.pending ? record : undefined;
+  };
 }
 
 /** Reads the source uploads recorded by apply (status store) for buildPlan. */
@@ -109,13 +123,43 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     options.fingerprints ? checkDesiredFingerprints(desired, options.fingerprints) : undefined,
   ]);
   const live: LiveState = organization ? { deployments, organization } : { deployments };
+  const settled = options.pending
+    ? await landedIntentFingerprints(desired, deployments, options.pending, fingerprints)
+    : fingerprints;
   const plan = buildPlan({
     desired,
     live,
-    ...(fingerprints ? { fingerprints } : {}),
+    ...(settled ? { fingerprints: settled } : {}),
     ...(options.sources ? { sources: options.sources } : {}),
   });
   return { ok: true, plan, desired, live, problems, root };
+}
+
+/**
+ * A crash left intents: where live shows the request landed, the desired values are checked against
+ * the intent's fingerprints instead (rare: only objects with an intent pay a second check).
+ */
+async function landedIntentFingerprints(
+  desired: readonly DesiredObject[],
+  deployments: readonly Deployment[],
+  pending: (kind: string, name: string) => ObjectStatus | undefined,
+  base: FingerprintLookup | undefined,
+): Promise<FingerprintLookup | undefined> {
+  const landed = new Map<string, CheckedFingerprints>();
+  const live = new Map(deployments.map((d) => [d.name, d]));
+  await Promise.all(
+    desired.map(async ({ loaded, secrets }) => {
+      const { kind, metadata } = loaded.manifest;
+      const record = kind === "Deployment" ? pending(kind, metadata.name) : undefined;
+      if (!record) return;
+      const settled = resolvePending(record, live.get(metadata.name) ?? null);
+      const recorded = settled.secret_fingerprints;
+      if (recorded && recorded !== record.secret_fingerprints && secrets?.length)
+        landed.set(metadata.name, await checkFingerprints(recorded, secrets));
+    }),
+  );
+  if (landed.size === 0) return base;
+  return (kind, name) => (kind === "Deployment" ? landed.get(name) : undefined) ?? base?.(kind, name);
 }
 
 /**

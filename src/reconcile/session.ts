@@ -5,6 +5,7 @@ import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js
 import type { PlatformClient } from "../api/platform-client.js";
 import {
   fingerprintsFromStatus,
+  pendingFromStatus,
   planManifests,
   type PlanManifestsResult,
   sourcesFromStatus,
@@ -17,9 +18,10 @@ import type { DeploymentManifest } from "../schema/manifest.js";
 import { type ClientPorts, createApplyPorts } from "./api-adapter.js";
 import type { ApplyObject } from "./apply-types.js";
 import { type StatusLocation, loadStatus, resolveStatusDir } from "./status-source.js";
+import { resolveStorePending } from "./pending-intent.js";
 import { packSource } from "./source-pack.js";
 import { manifestDigest } from "./status-record.js";
-import type { StatusStore } from "./status-types.js";
+import { type StatusStore, statusKey } from "./status-types.js";
 
 // The I/O edge shared by apply, drift and status: API settings, clients, the status store, the plan.
 
@@ -108,7 +110,7 @@ export async function planSession(
   targets: readonly string[],
   signal?: AbortSignal,
 ): Promise<PlanManifestsResult> {
-  return planManifests({
+  const result = await planManifests({
     root: session.root,
     targets,
     env: io.env,
@@ -119,8 +121,15 @@ export async function planSession(
     },
     fingerprints: fingerprintsFromStatus(session.store),
     sources: sourcesFromStatus(session.store),
+    pending: pendingFromStatus(session.store),
     ...(signal ? { signal } : {}),
   });
+  // Intents a crash left behind are settled against what was just read, for everything after the plan.
+  if (result.ok) {
+    const planned = new Set(result.plan.changes.map((c) => statusKey(c.kind, c.name)));
+    session.store = resolveStorePending(session.store, result.live.deployments, planned);
+  }
+  return result;
 }
 
 /** How the engine packs an object's source (ApplyObject.source): undefined unless it has one. */

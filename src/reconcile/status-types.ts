@@ -7,7 +7,7 @@ import { KINDS } from "../schema/manifest.js";
 
 // What plumb records per managed object after apply, drift and status: one JSON file per object.
 
-export const SYNC_STATUSES = ["Synced", "OutOfSync", "Progressing", "Failed", "Refused"] as const;
+export const SYNC_STATUSES = ["Synced", "OutOfSync", "Progressing", "Failed", "Refused", "Unknown"] as const;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export const HEALTH_STATUSES = ["Healthy", "Progressing", "Degraded", "Unknown"] as const;
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
@@ -42,11 +42,32 @@ export const ObjectStatus = Type.Object({
   verify_thread_id: Type.Optional(Nullable(Type.String())),
   /** ISO 8601 time of the last apply that sent this object a request (owner of the fields above). */
   applied_at: Type.Optional(Nullable(Type.String())),
+  /**
+   * Write-ahead intent: written durably before a request is sent, cleared once its outcome is
+   * recorded. A record still holding it after a crash is resolved against live (pending-intent.ts):
+   * the request landed when live moved past what the intent saw, and then its fingerprints apply.
+   */
+  pending: Type.Optional(
+    Nullable(
+      Type.Object({
+        secret_fingerprints: Nullable(
+          Type.Object({ salt: Type.String(), values: Type.Record(Type.String(), Type.String()) }),
+        ),
+        manifest_digest: Nullable(Type.String()),
+        git_commit: Nullable(Type.String()),
+        /** Live latest_revision_id / updated_at before sending; both null for a create. */
+        base_revision_id: Nullable(Type.String()),
+        base_updated_at: Nullable(Type.String()),
+        started_at: Type.String(),
+      }),
+    ),
+  ),
   /** ISO 8601 time of this record. */
   updated_at: Type.String(),
   last_error: Nullable(Type.String()),
 });
 export type ObjectStatus = Static<typeof ObjectStatus>;
+export type PendingIntent = NonNullable<ObjectStatus["pending"]>;
 
 // The record's fingerprints are exactly what src/diff/secret-fingerprint.ts produces and reads.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;

@@ -1,0 +1,117 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { api, container, writeDoc } from "../controller/support.js";
+import { buildCli, runCli, spawnCli } from "../support/built-cli.js";
+import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
+
+// kill -9 of `plumb apply` at each moment of its work, then a re-run: exactly one deployment per
+// name and one revision per change. The proxy holds the chosen request, so the kill lands exactly
+// then, and decides whether the server ever sees it (both are possible after a real crash).
+
+let cp: RunningControlPlane;
+let proxy: HoldingProxy;
+let dir: string;
+
+beforeAll(buildCli, 120_000);
+afterEach(async () => {
+  await proxy?.close();
+  await cp?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const names = ["alpha", "beta"];
+const verify = {
+  assistant_id: "agent",
+  input: { messages: [{ role: "user", content: "ping" }] },
+  timeout_seconds: 20,
+};
+const doc = (name: string, image: string) =>
+  container(name, image, {
+    secrets: [{ name: "API_TOKEN", valueFrom: { env: "API_TOKEN" } }],
+    verify,
+  });
+
+async function setup(revisionSeconds = 0.05, runSeconds = 0) {
+  dir = await mkdtemp(join(tmpdir(), "plumb-crash-"));
+  cp = await startControlPlane({ revisionSeconds, runSeconds, deploymentReadySeconds: 0 });
+  proxy = await startHoldingProxy(cp.url);
+  for (const name of names) await writeDoc(dir, `${name}.yaml`, doc(name, `img/${name}:1`));
+}
+
+const env = (token: string) => ({
+  PLUMB_API_URL: proxy.url,
+  PLUMB_API_KEY: DEFAULT_API_KEY,
+  API_TOKEN: token,
+});
+const apply = (token: string) => runCli(["apply", dir, "--yes", "--timeout", "60s"], env(token));
+const plan = (token: string) => runCli(["plan", dir, "--detailed-exitcode"], env(token));
+
+/** Starts an apply, kills it with SIGKILL the moment `match` is in flight, then settles that request. */
+async function killDuring(token: string, match: (m: string, u: string) => boolean, landed: boolean) {
+  const held = proxy.hold(match);
+  const run = spawnCli(["apply", dir, "--yes", "--timeout", "60s"], env(token));
+  const request = await Promise.race([held, run.exited.then(() => null)]);
+  if (!request) throw new Error(`apply ended before the request was seen:\n${run.output()}`);
+  run.child.kill("SIGKILL");
+  await run.exited;
+  if (landed) await request.forward();
+  else request.drop();
+}
+
+async function revisionCounts(): Promise<Record<string, number>> {
+  const client = api(cp.url);
+  const counts: Record<string, number> = {};
+  for (const d of await client.deployments())
+    counts[d.name] = (counts[d.name] ?? 0) + (await client.revisions(d.id)).length;
+  return counts;
+}
+
+async function expectConverged(token: string, revisions: number) {
+  const rerun = await apply(token);
+  expect(rerun.code, rerun.output).toBe(0);
+  const live = await api(cp.url).deployments();
+  expect(live.map((d) => d.name).sort()).toEqual(names); // no duplicate
+  expect(await revisionCounts()).toEqual(Object.fromEntries(names.map((n) => [n, revisions])));
+  const after = await plan(token);
+  expect(after.code, after.output).toBe(0); // nothing left to change, secrets included
+}
+
+const isCreate = (m: string, u: string) => m === "POST" && u.startsWith("/v2/deployments");
+const isPatch = (m: string, u: string) => m === "PATCH" && u.startsWith("/v2/deployments/");
+const isRevisionRead = (m: string, u: string) => m === "GET" && /\/revisions\/[^/?]+/.test(u);
+const isVerifyRun = (m: string, u: string) => m === "POST" && u.startsWith("/agents/") && u.includes("/runs");
+
+describe("kill -9 of plumb apply, then a re-run", () => {
+  for (const landed of [true, false]) {
+    it(`during a create (${landed ? "landed" : "never arrived"}): one deployment, one revision`, async () => {
+      await setup();
+      await killDuring("token-1", isCreate, landed);
+      await expectConverged("token-1", 1);
+    }, 60_000);
+
+    it(`during a PATCH changing a secret (${landed ? "landed" : "never arrived"}): one new revision`, async () => {
+      await setup();
+      expect((await apply("token-1")).code).toBe(0);
+      await killDuring("token-2", isPatch, landed);
+      await expectConverged("token-2", 2);
+    }, 60_000);
+  }
+
+  it("while waiting for the new revision: the secret is not sent again", async () => {
+    await setup(0.3);
+    expect((await apply("token-1")).code).toBe(0);
+    await killDuring("token-2", isRevisionRead, true);
+    await expectConverged("token-2", 2);
+  }, 60_000);
+
+  it("during verify: the re-run verifies without sending anything", async () => {
+    await setup(0.05, 0.2);
+    expect((await apply("token-1")).code).toBe(0);
+    await killDuring("token-2", isVerifyRun, true);
+    await expectConverged("token-2", 2);
+  }, 60_000);
+});

@@ -1,0 +1,44 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+// The built CLI as users run it (a real process: real exit codes, real SIGKILL), for e2e tests.
+
+export const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
+
+/** Builds dist/ once per test file (tsc emits even if another file has type errors). */
+export async function buildCli(): Promise<void> {
+  await promisify(execFile)("npx", ["tsc", "-p", "tsconfig.build.json"]).catch(() => undefined);
+  if (!existsSync(MAIN)) throw new Error("build failed: dist/src/cli/main.js missing");
+}
+
+export type CliRun = {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+};
+
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): CliRun {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(cwd ? { cwd } : {}),
+  });
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+/** Runs the CLI to its end: exit code and everything it printed. */
+export async function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<{ code: number | null; output: string }> {
+  const run = spawnCli(args, env, cwd);
+  const code = await run.exited;
+  return { code, output: run.output() };
+}

@@ -1,0 +1,84 @@
+import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+// A loopback HTTP proxy in front of the local control plane that can hold one chosen request:
+// the test learns the exact moment a request is in flight (to kill the client then), and decides
+// afterwards whether the server ever sees it (`forward`) or not (`drop`). Tests only.
+
+export type HeldRequest = { method: string; url: string; forward(): Promise<void>; drop(): void };
+
+export type HoldingProxy = {
+  url: string;
+  /** Resolves with the first request matching `match` from now on, held until forwarded or dropped. */
+  hold(match: (method: string, url: string) => boolean): Promise<HeldRequest>;
+  /** Calls `seen` (once) for the first request matching `match` from now on, without holding it. */
+  watch(match: (method: string, url: string) => boolean): Promise<void>;
+  close(): Promise<void>;
+};
+
+type Trap = { match: (m: string, u: string) => boolean; hold: boolean; resolve: (h: HeldRequest) => void };
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function startHoldingProxy(upstream: string): Promise<HoldingProxy> {
+  const target = new URL(upstream);
+  const traps: Trap[] = [];
+
+  const send = (req: IncomingMessage, body: Buffer, res: ServerResponse | null) =>
+    new Promise<void>((resolve) => {
+      const out = httpRequest(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on("data", (c: Buffer) => chunks.push(c));
+          answer.on("end", () => {
+            if (res && !res.destroyed) {
+              res.writeHead(answer.statusCode ?? 502, answer.headers);
+              res.end(Buffer.concat(chunks));
+            }
+            resolve();
+          });
+        },
+      );
+      out.on("error", () => {
+        res?.destroy();
+        resolve();
+      });
+      out.end(body);
+    });
+
+  const server = createServer((req, res) => {
+    void readBody(req).then((body) => {
+      const method = req.method ?? "GET";
+      const url = req.url ?? "/";
+      const index = traps.findIndex((t) => t.match(method, url));
+      const trap = index >= 0 ? traps.splice(index, 1)[0] : undefined;
+      if (!trap) return send(req, body, res);
+      if (!trap.hold) {
+        trap.resolve({ method, url, forward: async () => {}, drop: () => {} });
+        return send(req, body, res);
+      }
+      // Held: the client's connection stays open; the server sees the request only when forwarded
+      // (its answer then goes nowhere if the client is gone).
+      trap.resolve({ method, url, forward: () => send(req, body, res), drop: () => res.destroy() });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const trap = (match: Trap["match"], hold: boolean) =>
+    new Promise<HeldRequest>((resolve) => traps.push({ match, hold, resolve }));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hold: (match) => trap(match, true),
+    watch: async (match) => void (await trap(match, false)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
