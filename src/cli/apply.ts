@@ -1,8 +1,18 @@
 import { useColor } from "./color.js";
-import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
+import { acquireStateLock, lockTargetOf } from "../lock/index.js";
+import {
+  addConnectionOptions,
+  type ConnectionFlags,
+  lockTimeoutOption,
+  outputOption,
+  parseDuration,
+  targetOption,
+} from "./options.js";
 import { setMaxListeners } from "node:events";
 import { createInterface } from "node:readline/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
+
+export { parseDuration } from "./options.js";
 import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanText } from "../diff/format-text.js";
 import { PlumbError } from "../errors.js";
@@ -41,15 +51,8 @@ type Flags = ConnectionFlags & {
   concurrency: number;
   yes?: boolean;
   output: "text" | "json";
+  lockTimeout?: number;
 };
-
-/** "20m", "90s", "1h", "500ms"; a bare number is seconds. */
-export function parseDuration(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!match) throw new InvalidArgumentError(`expected a duration like 20m, 90s or 1h, got "${text}"`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? "s") as "ms" | "s" | "m" | "h"];
-  return Math.round(Number(match[1]) * unit);
-}
 
 const positiveInt = (text: string) => {
   const n = Number(text);
@@ -89,6 +92,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     )
     .option("--concurrency <n>", "objects sent at once", positiveInt, DEFAULT_CONCURRENCY)
     .option("-y, --yes", "apply without asking (required when not on a terminal)")
+    .addOption(lockTimeoutOption())
     .addOption(outputOption(["text", "json"]));
   return addConnectionOptions(
     command,
@@ -99,6 +103,24 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
 }
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
+  // One writer per status store: the lock is held from before the store is read until the end.
+  const lock = await acquireStateLock(lockTargetOf({ root: path, statusDir: flags.statusDir }), {
+    command: "plumb apply",
+    timeoutMs: flags.lockTimeout ?? 0,
+  });
+  try {
+    return await runApplyLocked(path, flags, io, lock.lost);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function runApplyLocked(
+  path: string,
+  flags: Flags,
+  io: ApplyIo,
+  lockLost: AbortSignal,
+): Promise<number> {
   const json = flags.output === "json";
   const color = useColor(io);
   const session = await openSession(path, flags, io);
@@ -141,6 +163,12 @@ export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise
   const onTerm = onSignal("SIGTERM");
   signals.once("SIGINT", onInt);
   signals.once("SIGTERM", onTerm);
+  // Another writer took the store (forced unlock): stop sending, as on Ctrl-C.
+  const onLost = () => {
+    log.write(`\nplumb: ${(lockLost.reason as Error).message}: stopping [lock-lost]\n`);
+    controller.abort(lockLost.reason);
+  };
+  lockLost.addEventListener("abort", onLost, { once: true });
 
   const { api, ports } = session.connect();
   const tty = Boolean(log === io.stdout && io.stdout.isTTY);
@@ -170,9 +198,10 @@ export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise
     if (json) io.stdout.write(formatApplyJson(report, plan));
     else io.stdout.write(formatApplySummary(report, session.clock.now() - started, { color }));
     if (signalName) return signalName === "SIGINT" ? 130 : 143;
-    return report.ok ? 0 : 1;
+    return report.ok && !lockLost.aborted ? 0 : 1;
   } finally {
     signals.removeListener("SIGINT", onInt);
     signals.removeListener("SIGTERM", onTerm);
+    lockLost.removeEventListener("abort", onLost);
   }
 }

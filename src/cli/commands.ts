@@ -6,6 +6,7 @@ import { demoCommand } from "./demo.js";
 import { driftCommand } from "./drift.js";
 import { planCommand } from "./plan.js";
 import { statusCommand } from "./status.js";
+import { unlockCommand } from "./unlock.js";
 import { validateCommand } from "./validate.js";
 
 /**
@@ -19,6 +20,7 @@ export const COMMANDS: Array<() => Command> = [
   () => applyCommand(),
   () => driftCommand(),
   () => statusCommand(),
+  () => unlockCommand(),
   () => controllerCommand(),
   () => demoCommand(),
 ];

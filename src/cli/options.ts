@@ -1,4 +1,4 @@
-import { type Command, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 
 // Flags shared by every command that talks to the control plane, so their names, help and env
 // fallbacks stay the same everywhere.
@@ -32,3 +32,20 @@ export function addConnectionOptions(command: Command, statusBranchHelp: string)
     .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
     .option("--status-branch <branch>", statusBranchHelp);
 }
+
+/** "20m", "90s", "1h", "500ms"; a bare number is seconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) throw new InvalidArgumentError(`expected a duration like 20m, 90s or 1h, got "${text}"`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? "s") as "ms" | "s" | "m" | "h"];
+  return Math.round(Number(match[1]) * unit);
+}
+
+/** `--lock-timeout <duration>`: how long to wait for the state lock another writer holds. */
+export const lockTimeoutOption = () =>
+  new Option(
+    "--lock-timeout <duration>",
+    "wait this long for the state lock when another apply, adopt or controller holds it (e.g. 60s)",
+  )
+    .argParser(parseDuration)
+    .default(0, "0s: fail at once with state-locked");

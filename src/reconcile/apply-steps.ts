@@ -209,18 +209,21 @@ export const skip = (engine: Engine, run: ObjectRun) => {
 
 /**
  * `sent`: the request was carried out, go on; `not-sent`: nothing went out (interrupted first);
- * `stopped`: the result is final (the send failed or was cut short).
+ * `stopped`: the result is final (the send failed or was cut short); `unrecorded`: nothing went
+ * out because the write-ahead record could not be written (the result says why).
  */
-export type SendStep = "sent" | "not-sent" | "stopped";
+export type SendStep = "sent" | "not-sent" | "stopped" | "unrecorded";
 
 export async function send(engine: Engine, run: ObjectRun): Promise<SendStep> {
   const { change } = run.object;
   const { clock, signal } = engine.options;
   if (signal?.aborted) return "not-sent";
-  let sent: Awaited<ReturnType<typeof sendChange>> | null;
+  let sent: Awaited<ReturnType<typeof sendChange>> | "unrecorded" | null;
   try {
     sent = await engine.sendLimit(async () => {
       if (signal?.aborted) return null;
+      // The intent is durable before the request goes out; if it cannot be, nothing goes out.
+      if (!(await recordIntent(engine, run))) return "unrecorded" as const;
       progress(engine, run, "sending");
       return sendChange(engine.ports, change, run.deployment, {
         clock,
@@ -242,6 +245,7 @@ export async function send(engine: Engine, run: ObjectRun): Promise<SendStep> {
     return "stopped";
   }
   if (!sent) return "not-sent";
+  if (sent === "unrecorded") return "unrecorded";
   run.deployment = sent.deployment ?? run.deployment;
   run.result.id = run.deployment?.id ?? run.result.id;
   run.result.revision_id = sent.revisionId;

@@ -7,7 +7,6 @@ import {
   type Engine,
   finish,
   finishNotSent,
-  recordIntent,
   recordSent,
   send,
   skip,
@@ -85,10 +84,9 @@ export async function applyPlan(
     if (change.action === "refused" || change.errors.length > 0) return skip(engine, run);
 
     if (change.action !== "noop") {
-      if (options.signal?.aborted) return finishNotSent(engine, run);
-      if (!(await recordIntent(engine, run))) return finish(engine, run, false);
       const step = await send(engine, run);
       if (step === "not-sent") return finishNotSent(engine, run);
+      if (step === "unrecorded") return finish(engine, run, false);
       if (step === "stopped") return finish(engine, run);
       await recordSent(engine, run);
     } else if (isUnfinished(change, run.deployment)) {

@@ -1,0 +1,43 @@
+import { Command } from "commander";
+import { PlumbError } from "../errors.js";
+import { describeHolder, forceUnlock, lockTargetOf, readStateLock } from "../lock/index.js";
+import type { SessionIo } from "../reconcile/session.js";
+import { processIo } from "./process-io.js";
+
+type Flags = { force?: boolean; statusDir?: string };
+
+/** `plumb unlock [PATH] [--force]`: shows who holds the state lock; --force removes it. */
+export function unlockCommand(io: SessionIo = processIo()): Command {
+  return new Command("unlock")
+    .description(
+      "Show who holds the state lock of a status store; with --force remove it (only when that process is gone)",
+    )
+    .argument("[path]", "directory (or file) of manifests", ".")
+    .option("--force", "remove the lock whoever holds it")
+    .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
+    .action(async (path: string, flags: Flags) => {
+      process.exitCode = await runUnlock(path, flags, io);
+    });
+}
+
+export async function runUnlock(path: string, flags: Flags, io: Pick<SessionIo, "stdout">): Promise<number> {
+  const target = lockTargetOf({ root: path, statusDir: flags.statusDir });
+  if (!flags.force) {
+    const holder = await readStateLock(target);
+    if (!holder) {
+      io.stdout.write(`The status store ${target.statusDir} is not locked.\n`);
+      return 0;
+    }
+    throw new PlumbError(
+      "state-locked",
+      `the status store ${target.statusDir} is held by ${describeHolder(holder)}; if that process is gone, run plumb unlock --force`,
+    );
+  }
+  const holder = await forceUnlock(target);
+  io.stdout.write(
+    holder
+      ? `Removed the state lock of ${target.statusDir}, held by ${describeHolder(holder)}.\n`
+      : `The status store ${target.statusDir} was not locked.\n`,
+  );
+  return 0;
+}

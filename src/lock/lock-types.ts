@@ -1,0 +1,36 @@
+import type { Clock } from "../clock.js";
+
+// The state lock's shapes: one writer per status store at a time (apply, adopt, the controller).
+
+/** Who holds the lock; written beside it so a blocked run can name the holder. */
+export type LockHolder = { id: string; host: string; pid: number; command: string; since: string };
+
+export type LockTarget = {
+  /** The resolved status directory: the lock lives beside it (`<dir>.lock`), never inside. */
+  statusDir: string;
+};
+
+export type LockOptions = {
+  /** "plumb apply", "plumb adopt", "plumb controller". */
+  command: string;
+  /** Wait this long for a held lock (default 0: fail at once); Infinity waits until `signal` aborts. */
+  timeoutMs?: number;
+  /** A lock not renewed for this long is stale and may be taken (default 30 s; at least 5 s). */
+  leaseMs?: number;
+  /** How often the holder renews (default a third of the lease, at least 1 s). */
+  renewMs?: number;
+  /** How often a waiter looks again (default 1 s). */
+  retryMs?: number;
+  clock?: Clock;
+  signal?: AbortSignal;
+};
+
+export type StateLock = {
+  holder: LockHolder;
+  /** Aborted when the lock was lost (renewal failed, or someone forced it). */
+  lost: AbortSignal;
+  /** Stops renewing and removes the lock (idempotent). */
+  release(): Promise<void>;
+};
+
+export const DEFAULT_LEASE_MS = 30_000;
