@@ -36,7 +36,7 @@ async function setup() {
 }
 const env = () => ({ PLUMB_API_URL: proxy.url, PLUMB_API_KEY: DEFAULT_API_KEY, TOKEN: "t-1" });
 
-async function revisionsPerDeployment() {
+async function revisionsPerDeployment(): Promise<Record<string, number>> {
   const client = api(cp.url);
   const live = await client.deployments();
   return Object.fromEntries(
