@@ -5,9 +5,9 @@ import { Cron } from "croner";
 import { readApiOptions } from "../api/config.js";
 import { type ControllerSource, startController } from "../controller/controller.js";
 import { parseListen } from "../controller/http-server.js";
-import { UsageError } from "../errors.js";
+import { PlumbError, UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
-import { parseDuration } from "./apply.js";
+import { parseDuration } from "./options.js";
 import { addConnectionOptions, type ConnectionFlags } from "./options.js";
 
 type Flags = ConnectionFlags & {
@@ -30,6 +30,8 @@ type Flags = ConnectionFlags & {
   pollInterval: number;
   shutdownGrace: number;
   apiRateLimit?: { limit: number; windowMs: number };
+  statusTokenFile?: string;
+  lockLease: number;
 };
 
 const positiveInt = (text: string) => {
@@ -61,21 +63,38 @@ const cronExpression = (text: string) => {
   return text;
 };
 
-function webhookSecret(flags: Flags, env: NodeJS.ProcessEnv): string | undefined {
-  if (flags.webhookSecretFile) {
+/** A secret from `--FLAG FILE`, else from the environment variable; undefined when neither is set. */
+function secretSetting(
+  flag: string,
+  file: string | undefined,
+  fromEnv: string | undefined,
+): string | undefined {
+  if (file) {
     let text: string;
     try {
-      text = readFileSync(flags.webhookSecretFile, "utf8").trim();
+      text = readFileSync(file, "utf8").trim();
     } catch (error) {
       throw new UsageError(
-        `cannot read --webhook-secret-file ${flags.webhookSecretFile} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`,
+        `cannot read ${flag} ${file} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`,
       );
     }
-    if (!text) throw new UsageError(`--webhook-secret-file ${flags.webhookSecretFile} is empty`);
+    if (!text) throw new UsageError(`${flag} ${file} is empty`);
     return text;
   }
-  return env.PLUMB_WEBHOOK_SECRET?.trim() || undefined;
+  return fromEnv?.trim() || undefined;
 }
+
+const webhookSecret = (flags: Flags, env: NodeJS.ProcessEnv) =>
+  secretSetting("--webhook-secret-file", flags.webhookSecretFile, env.PLUMB_WEBHOOK_SECRET);
+
+const statusToken = (flags: Flags, env: NodeJS.ProcessEnv) =>
+  secretSetting("--status-token-file", flags.statusTokenFile, env.PLUMB_STATUS_TOKEN);
+
+const leaseDuration = (text: string) => {
+  const ms = parseDuration(text);
+  if (ms < 5_000) throw new InvalidArgumentError(`the lease must be at least 5s, got "${text}"`);
+  return ms;
+};
 
 /** Flags win; PLUMB_MANIFEST_DIR / PLUMB_GIT_REPO / PLUMB_GIT_BRANCH / PLUMB_GIT_PATH fill in (containers). */
 export function sourceOf(flags: Flags, env: NodeJS.ProcessEnv): ControllerSource {
@@ -141,6 +160,18 @@ export function controllerCommand(): Command {
         .default(20_000, "20s"),
     )
     .option(
+      "--status-token-file <path>",
+      "GET /status requires Authorization: Bearer <token from this file> (else PLUMB_STATUS_TOKEN; unset: open)",
+    )
+    .addOption(
+      new Option(
+        "--lock-lease <duration>",
+        "state lock lease: a standby controller takes over this long after the leader stops renewing (at least 5s)",
+      )
+        .argParser(leaseDuration)
+        .default(30_000, "30s"),
+    )
+    .option(
       "--api-rate-limit <requests/window>",
       "the key's request budget the controller keeps under (default 1000/10s, the API's default)",
       parseRateLimit,
@@ -165,30 +196,60 @@ export async function runController(
   const listen = parseListen(flags.listen);
   const api = readApiOptions(env, flags);
   const logger = createLogger({ name: "plumb-controller" });
-  const controller = await startController({
-    source,
-    api,
-    statusDir: flags.statusDir,
-    statusBranch: flags.statusBranch,
-    listen,
-    webhookSecret: webhookSecret(flags, env),
-    driftSchedule: flags.driftSchedule,
-    selfHeal: Boolean(flags.selfHeal),
-    concurrency: flags.concurrency,
-    debounceMs: flags.debounce,
-    backoffBaseMs: 5_000,
-    backoffMaxMs: flags.backoffMax,
-    timeoutMs: flags.timeout,
-    pollIntervalMs: flags.pollInterval,
-    apiRateLimit: flags.apiRateLimit,
-    env,
-    logger,
+  // Signals are heard from the start: a standby waiting for the lock stops on SIGTERM too.
+  const stopping = new AbortController();
+  const signal = new Promise<NodeJS.Signals>((resolveSignal) => {
+    const on = (name: NodeJS.Signals) => () => {
+      stopping.abort(new Error(name));
+      resolveSignal(name);
+    };
+    signals.once("SIGTERM", on("SIGTERM"));
+    signals.once("SIGINT", on("SIGINT"));
   });
-  const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
-    signals.once("SIGTERM", () => resolveSignal("SIGTERM"));
-    signals.once("SIGINT", () => resolveSignal("SIGINT"));
-  });
-  logger.info({ signal }, "signal received");
+  let controller: Awaited<ReturnType<typeof startController>>;
+  try {
+    controller = await startController({
+      source,
+      api,
+      statusDir: flags.statusDir,
+      statusBranch: flags.statusBranch,
+      listen,
+      webhookSecret: webhookSecret(flags, env),
+      driftSchedule: flags.driftSchedule,
+      selfHeal: Boolean(flags.selfHeal),
+      concurrency: flags.concurrency,
+      debounceMs: flags.debounce,
+      backoffBaseMs: 5_000,
+      backoffMaxMs: flags.backoffMax,
+      timeoutMs: flags.timeout,
+      pollIntervalMs: flags.pollInterval,
+      apiRateLimit: flags.apiRateLimit,
+      statusToken: statusToken(flags, env),
+      lockLeaseMs: flags.lockLease,
+      signal: stopping.signal,
+      env,
+      logger,
+    });
+  } catch (error) {
+    if (stopping.signal.aborted) {
+      logger.info({}, "stopped while on standby");
+      return;
+    }
+    throw error;
+  }
+  const lost = new Promise<"lock-lost">((resolveLost) =>
+    controller.lockLost.addEventListener("abort", () => resolveLost("lock-lost"), { once: true }),
+  );
+  const reason = await Promise.race([signal, lost]);
+  if (reason === "lock-lost") {
+    // Another controller has the store now: stop at once; the supervisor restarts this one as a standby.
+    await controller.stop(0);
+    throw new PlumbError(
+      "lock-lost",
+      "lost the state lock (another controller or plumb unlock --force took it); stopped reconciling, restart to stand by",
+    );
+  }
+  logger.info({ signal: reason }, "signal received");
   // A second signal abandons the wait for running reconciles (they resume on the next start).
   const hurry = () => logger.warn({}, "second signal: not waiting any longer");
   const stopped = controller.stop(flags.shutdownGrace);

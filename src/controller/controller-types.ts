@@ -23,6 +23,12 @@ export type ControllerOptions = {
   statusDir?: string | undefined;
   statusBranch?: string | undefined;
   listen?: { host: string; port: number } | undefined;
+  /** Bearer token GET /status requires (PLUMB_STATUS_TOKEN / --status-token-file); undefined: open. */
+  statusToken?: string | undefined;
+  /** State lock lease: a standby takes over this long after the leader stops renewing (default 30 s). */
+  lockLeaseMs?: number | undefined;
+  /** Aborts a controller still waiting on standby (SIGTERM before it led). */
+  signal?: AbortSignal | undefined;
   webhookSecret?: string | undefined;
   /** Cron expression of drift checks; undefined: none. */
   driftSchedule?: string | undefined;
@@ -49,10 +55,13 @@ export type ControllerOptions = {
   fetch?: typeof fetch;
 };
 
+/** A status record as /status shows it: no secret fingerprints, not even salted ones. */
+export type PublicObjectStatus = Omit<ObjectStatus, "secret_fingerprints" | "pending">;
+
 export type ControllerStatusJson = {
   ready: boolean;
   source: { kind: string; location: string; commit: string | null };
-  objects: ObjectStatus[];
+  objects: PublicObjectStatus[];
   invalid: Array<{
     file: string;
     problems: Array<{ line: number; column: number; code: string; message: string }>;
@@ -74,4 +83,6 @@ export type Controller = {
   checkDrift(): Promise<void>;
   /** Stops taking work, lets running reconciles finish (aborting them after graceMs), saves status. */
   stop(graceMs?: number): Promise<void>;
+  /** Aborted when the state lock was lost while leading: the caller stops (exit 1) and restarts as standby. */
+  lockLost: AbortSignal;
 };

@@ -6,6 +6,8 @@ import { agentUrlFallback } from "../reconcile/session.js";
 import { createControllerClients } from "./api-clients.js";
 import type { Controller, ControllerOptions } from "./controller-types.js";
 import { createDriftSweep } from "./drift-sweep.js";
+import { errorMessage } from "./error-message.js";
+import { waitToLead } from "./leadership.js";
 import { createLiveListing } from "./live-listing.js";
 import { checkManifestRoot, openManifestSource } from "./manifest-source.js";
 import { createControllerMetrics } from "./metrics.js";
@@ -49,6 +51,19 @@ export async function startController(options: ControllerOptions): Promise<Contr
       statusBranch: options.statusBranch,
       gitEnv: source.gitEnv, // the status branch is pushed with the same credentials as fetches
     };
+    // One leader per status store: a second controller waits here as a standby.
+    const lock = await waitToLead({
+      location,
+      listen: options.listen,
+      statusToken: options.statusToken,
+      leaseMs: options.lockLeaseMs,
+      log,
+      signal: options.signal,
+    });
+    started.push(() => lock.release());
+    lock.lost.addEventListener("abort", () =>
+      log.error({ err: errorMessage(lock.lost.reason) }, "lost the state lock: stopping"),
+    );
     const book = await openStatusBook({ location, timers, log });
     started.push(() => book.flush());
     const metrics = createControllerMetrics({
@@ -65,6 +80,9 @@ export async function startController(options: ControllerOptions): Promise<Contr
     });
     const listing = createLiveListing(() => controlPlane.listDeployments(), log);
     const readiness = createReadiness();
+    metrics.leading(true);
+    // Ready means reconciling for real: not while the control plane refuses the key or is unreachable.
+    const ready = () => readiness.ready() && metrics.apiHealthy();
 
     // Queue and scanner do nothing until the first scan below.
     const queue = startWorkQueue({
@@ -134,10 +152,11 @@ export async function startController(options: ControllerOptions): Promise<Contr
       metrics,
       log,
       active: () => !stopping && readiness.ready(),
+      synced: () => metrics.synced(clock.now()),
     });
     const status = () =>
       buildStatusJson({
-        ready: readiness.ready(),
+        ready: ready(),
         source: { kind: source.kind, location: source.location, commit: source.commit() },
         statuses: book.statuses.values(),
         snapshot: scanner.snapshot(),
@@ -146,8 +165,15 @@ export async function startController(options: ControllerOptions): Promise<Contr
     // Bound before any reconcile: a taken port is a startup error, not a controller without probes.
     const http = options.listen
       ? await serveHttp(options.listen, {
-          ready: readiness.ready,
+          ready,
+          notReady: () =>
+            readiness.ready()
+              ? {
+                  reason: `control plane ${metrics.apiState() === "down" ? "refuses the API key or is unreachable" : "not checked yet"}`,
+                }
+              : { reason: "first reconcile of every object not finished" },
           status,
+          statusToken: options.statusToken,
           webhookSecret: options.webhookSecret,
           sync,
           metrics,
@@ -180,8 +206,9 @@ export async function startController(options: ControllerOptions): Promise<Contr
     return {
       url: http?.url,
       manifestRoot: source.manifestRoot,
-      ready: readiness.ready,
+      ready,
       status,
+      lockLost: lock.lost,
       rescan: () => scanner.scan("manual"),
       sync: () => sync("manual"),
       checkDrift,
@@ -189,6 +216,8 @@ export async function startController(options: ControllerOptions): Promise<Contr
         if (stopping) return;
         stopping = true;
         await stopController({ graceMs, log, triggers, scanner, queue, book, http, source });
+        // Released at once, so a standby takes over without waiting for the lease.
+        await lock.release();
       },
     };
   } catch (error) {

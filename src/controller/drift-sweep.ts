@@ -35,6 +35,8 @@ export type DriftSweepDeps = {
   log: Logger;
   /** False before the first reconcile finished or while stopping: the sweep is skipped. */
   active: () => boolean;
+  /** Called when the sweep's listing succeeded (plumb_last_successful_sync_timestamp_seconds). */
+  synced?: () => void;
 };
 
 export function createDriftSweep(deps: DriftSweepDeps): () => Promise<void> {
@@ -43,6 +45,7 @@ export function createDriftSweep(deps: DriftSweepDeps): () => Promise<void> {
     const before = deps.snapshot();
     if (before.invalid.size > 0) logInvalid(deps.log, before);
     if (await deps.listing.refresh()) {
+      deps.synced?.();
       const snapshot = deps.snapshot(); // a rescan may have run during the listing
       for (const key of snapshot.objects.keys()) deps.listing.use(key);
       for (const status of findRemovedFromGit(snapshot, deps.statuses, deps.listing.live())) {

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
@@ -16,6 +17,10 @@ export type HttpHandlers = {
   onWebhook(): void;
   /** Called for a delivery with a bad signature (metric, log). */
   onBadWebhook?(): void;
+  /** When set, GET /status needs `Authorization: Bearer <token>` (PLUMB_STATUS_TOKEN). */
+  statusToken?: string | undefined;
+  /** Body of /readyz when not ready (why: starting, standby, API down). */
+  notReady?(): Record<string, unknown>;
 };
 
 export type ControllerHttp = { url: string; close(): Promise<void> };
@@ -72,14 +77,27 @@ async function handle(h: HttpHandlers, req: IncomingMessage, res: ServerResponse
     case "/healthz":
       return send(res, 200, { ok: true });
     case "/readyz":
-      return h.ready() ? send(res, 200, { ready: true }) : send(res, 503, { ready: false });
+      return h.ready()
+        ? send(res, 200, { ready: true })
+        : send(res, 503, { ready: false, ...h.notReady?.() });
     case "/metrics":
       return send(res, 200, await h.registry.metrics(), h.registry.contentType);
     case "/status":
+      if (h.statusToken && !bearerMatches(req.headers.authorization, h.statusToken)) {
+        res.setHeader("www-authenticate", 'Bearer realm="plumb"');
+        return send(res, 401, { detail: "send Authorization: Bearer <PLUMB_STATUS_TOKEN>" });
+      }
       return send(res, 200, h.status());
     default:
       return send(res, 404, { detail: "not found" });
   }
+}
+
+/** Constant-time comparison of digests, so the answer time says nothing about the token. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = /^Bearer\s+(.+)$/i.exec(header ?? "")?.[1]?.trim() ?? "";
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(given), digest(token));
 }
 
 export async function startControllerHttp(

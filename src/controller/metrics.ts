@@ -88,8 +88,35 @@ export function createControllerMetrics(sources: MetricsSources) {
     },
   });
 
+  // The control plane as the controller last saw it: down on 401/403 (wrong key) or no answer.
+  let apiState: "unknown" | "up" | "down" = "unknown";
+  const apiUp = new Gauge({
+    name: "plumb_api_up",
+    help: "1 when the last control plane request got an answer other than 401/403, 0 when it did not (wrong key, unreachable)",
+    registers: [registry],
+  });
+  const lastSync = new Gauge({
+    name: "plumb_last_successful_sync_timestamp_seconds",
+    help: "Unix time of the last reconcile or drift check that succeeded",
+    registers: [registry],
+  });
+  const leader = new Gauge({
+    name: "plumb_leader",
+    help: "1 while this controller holds the state lock and reconciles, 0 on standby",
+    registers: [registry],
+  });
+
   return {
     registry,
+    /** False once the control plane refused the key or could not be reached, until it answers again. */
+    apiHealthy: () => apiState !== "down",
+    apiState: () => apiState,
+    synced(nowMs: number) {
+      lastSync.set(nowMs / 1000);
+    },
+    leading(isLeader: boolean) {
+      leader.set(isLeader ? 1 : 0);
+    },
     reconciled(reason: string, result: string, seconds: number) {
       reconciles.inc({ reason, result });
       duration.observe({ reason }, seconds);
@@ -103,6 +130,8 @@ export function createControllerMetrics(sources: MetricsSources) {
     /** Pass as the API clients' onResponse hook. */
     onResponse(event: ResponseEvent) {
       apiRequests.inc({ method: event.method, route: event.route, code: String(event.status) });
+      apiState = event.status === 0 || event.status === 401 || event.status === 403 ? "down" : "up";
+      apiUp.set(apiState === "up" ? 1 : 0);
       if (event.waitedMs > 0) limiterWait.inc(event.waitedMs / 1000);
     },
   };

@@ -18,7 +18,7 @@ export type WorkerDeps = {
   context: ReconcileContext;
   snapshot: () => DesiredSnapshot;
   listing: Pick<LiveListing, "take">;
-  metrics: Pick<ControllerMetrics, "reconciled" | "driftDetected">;
+  metrics: Pick<ControllerMetrics, "reconciled" | "driftDetected" | "synced">;
   /** Consecutive failures of `key` so far (for the log line of another failure). */
   failures: (key: string) => number;
   /** Called after every reconcile, success or not (readiness). */
@@ -49,6 +49,7 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
       const after = context.statuses.get(item.key);
       deps.metrics.reconciled(item.reason, outcome.result, (clock.now() - started) / 1000);
       if (outcome.drift) deps.metrics.driftDetected(manifest.kind, outcome.drift);
+      if (outcome.ok) deps.metrics.synced(clock.now());
       // A create (or a new revision) learns the id and revision now: the last line carries the new ones.
       const done = deps.log.child({
         ...bindings,
@@ -78,7 +79,18 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
     } catch (error) {
       deps.metrics.reconciled(item.reason, "error", (clock.now() - started) / 1000);
       log.error({ reason: item.reason, attempt: item.attempt, err: errorMessage(error) }, "reconcile failed");
-      if (previous && !signal.aborted) await context.record(failedRecord(previous, error, clock.now()));
+      if (!signal.aborted)
+        await context
+          .record(
+            failedRecord(
+              previous ?? unknownRecord(manifest.kind, manifest.metadata.name),
+              error,
+              clock.now(),
+            ),
+          )
+          .catch((recordError: unknown) =>
+            log.error({ err: errorMessage(recordError) }, "status not recorded"),
+          );
       return false;
     } finally {
       deps.settled(item.key);
@@ -86,9 +98,32 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
   };
 }
 
-/** The last good record, now carrying the error that stopped this reconcile. */
+/**
+ * The last record, now carrying the error that stopped this reconcile. Sync and health become
+ * Unknown: the check failed, so nothing is known to be Synced or Healthy (a wrong key, an
+ * unreachable control plane); ids, revisions and fingerprints stay as they were.
+ */
 export const failedRecord = (previous: ObjectStatus, error: unknown, now: number): ObjectStatus => ({
   ...previous,
+  sync: "Unknown",
+  health: previous.health === "Degraded" ? "Degraded" : "Unknown",
   last_error: errorMessage(error),
   updated_at: new Date(now).toISOString(),
+});
+
+/** An object never reconciled successfully: known only by its manifest. */
+const unknownRecord = (kind: ObjectStatus["kind"], name: string): ObjectStatus => ({
+  kind,
+  name,
+  id: null,
+  latest_revision_id: null,
+  active_revision_id: null,
+  revision_status: null,
+  sync: "Unknown",
+  health: "Unknown",
+  git_commit: null,
+  manifest_digest: null,
+  secret_fingerprints: null,
+  updated_at: new Date(0).toISOString(),
+  last_error: null,
 });

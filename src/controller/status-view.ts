@@ -1,5 +1,5 @@
 import type { ObjectStatus } from "../reconcile/status-types.js";
-import type { ControllerStatusJson } from "./controller-types.js";
+import type { ControllerStatusJson, PublicObjectStatus } from "./controller-types.js";
 import type { DesiredSnapshot } from "./desired.js";
 
 // GET /status: the controller's state as JSON. Pure.
@@ -16,11 +16,19 @@ export function buildStatusJson(input: StatusViewInput): ControllerStatusJson {
   return {
     ready: input.ready,
     source: input.source,
-    objects: [...input.statuses].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    objects: [...input.statuses]
+      .map(withoutFingerprints)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     invalid: [...input.snapshot.invalid].map(([file, problems]) => ({
       file,
       problems: problems.map((p) => ({ line: p.line, column: p.column, code: p.code, message: p.message })),
     })),
     queue: input.queue,
   };
+}
+
+/** /status never carries secret fingerprints (guessable values could be tested offline against them). */
+function withoutFingerprints(status: ObjectStatus): PublicObjectStatus {
+  const { secret_fingerprints: _fingerprints, pending: _pending, ...rest } = status;
+  return rest;
 }

@@ -84,7 +84,9 @@ export function serveHttp(
   listen: { host: string; port: number },
   options: {
     ready: () => boolean;
+    notReady?: () => Record<string, unknown>;
     status: () => unknown;
+    statusToken?: string | undefined;
     webhookSecret: string | undefined;
     sync: (trigger: string) => Promise<void>;
     metrics: Pick<ControllerMetrics, "registry" | "scanned">;
@@ -94,8 +96,10 @@ export function serveHttp(
   const { log, metrics } = options;
   return startControllerHttp(listen, {
     ready: options.ready,
+    notReady: options.notReady,
     registry: metrics.registry,
     status: options.status,
+    statusToken: options.statusToken,
     webhookSecret: options.webhookSecret,
     onWebhook: () => {
       log.info({}, "webhook received: fetching now");

@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import { loadStatusStore } from "../../src/reconcile/status-store.js";
 import { expect, it, vi } from "vitest";
 import { startController } from "../../src/controller/controller.js";
 import { fastControllerOptions, useControllerHarness } from "./harness.js";
@@ -37,7 +39,9 @@ it("checks recorded secret fingerprints without scryptSync", async () => {
   await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:1", { secrets }));
   h.controller = await start();
   await waitFor("ready", () => h.controller!.ready());
-  expect(h.controller.status().objects[0]?.secret_fingerprints?.values).toHaveProperty("TOKEN");
+  const recorded = (await loadStatusStore(join(h.dir, ".plumb", "status"))).objects.get("Deployment/alpha");
+  expect(recorded?.secret_fingerprints?.values).toHaveProperty("TOKEN");
+  expect(h.controller.status().objects[0]).not.toHaveProperty("secret_fingerprints");
   await h.controller.stop(1_000);
 
   // A restart plans alpha again against the recorded fingerprint: unchanged, so nothing is sent.

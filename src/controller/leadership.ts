@@ -1,0 +1,73 @@
+import { Gauge, Registry } from "prom-client";
+import { isPlumbError } from "../errors.js";
+import {
+  acquireStateLock,
+  describeHolder,
+  lockTargetOf,
+  readStateLock,
+  type StateLock,
+} from "../lock/index.js";
+import type { Logger } from "../logger.js";
+import type { StatusLocation } from "../reconcile/status-source.js";
+import { type ControllerHttp, startControllerHttp } from "./http-server.js";
+
+// Leader election on the state lock: one controller per status store reconciles; any other stays
+// up as a standby (/healthz 200, /readyz 503, plumb_leader 0), touches nothing, and takes the lock
+// when the leader releases it (SIGTERM), dies on this host (its pid is gone), or stops renewing
+// for the lease (another host). Only then does it read the status store and start.
+
+export type LeadershipOptions = {
+  location: StatusLocation;
+  listen: { host: string; port: number } | undefined;
+  statusToken: string | undefined;
+  leaseMs: number | undefined;
+  log: Logger;
+  signal: AbortSignal | undefined;
+};
+
+const COMMAND = "plumb controller";
+
+export async function waitToLead(options: LeadershipOptions): Promise<StateLock> {
+  const target = lockTargetOf(options.location);
+  const lockOptions = {
+    command: COMMAND,
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+  try {
+    return await acquireStateLock(target, lockOptions);
+  } catch (error) {
+    if (!isPlumbError(error) || error.code !== "state-locked") throw error;
+  }
+  const leader = await readStateLock(target);
+  const who = leader ? describeHolder(leader) : "another controller";
+  options.log.warn({ leader: who, status_dir: target.statusDir }, "standby: another controller leads");
+  const http = options.listen ? await serveStandby(options, who) : undefined;
+  if (http) options.log.info({ url: http.url }, "standby: serving /healthz /readyz /metrics /status");
+  try {
+    const lock = await acquireStateLock(target, { ...lockOptions, timeoutMs: Number.POSITIVE_INFINITY });
+    options.log.info({}, "took over the state lock: leading");
+    return lock;
+  } finally {
+    await http?.close();
+  }
+}
+
+function serveStandby(options: LeadershipOptions, leader: string): Promise<ControllerHttp> {
+  const registry = new Registry();
+  new Gauge({
+    name: "plumb_leader",
+    help: "1 while this controller leads, 0 on standby",
+    registers: [registry],
+  }).set(0);
+  const view = { ready: false, role: "standby", leader };
+  return startControllerHttp(options.listen!, {
+    ready: () => false,
+    notReady: () => ({ role: "standby", leader }),
+    registry,
+    status: () => view,
+    statusToken: options.statusToken,
+    webhookSecret: undefined,
+    onWebhook: () => undefined,
+  });
+}

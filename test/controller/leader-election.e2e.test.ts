@@ -1,0 +1,97 @@
+import { createServer } from "node:net";
+import { afterEach, beforeAll, expect, it } from "vitest";
+import { type Controller, startController } from "../../src/controller/controller.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { buildCli, type CliRun, spawnCli } from "../support/built-cli.js";
+import { fastControllerOptions, useControllerHarness } from "./harness.js";
+import { api, container, waitFor, writeDoc } from "./support.js";
+
+// Two controllers on one status store: one leads, the other stands by (/readyz 503, plumb_leader 0)
+// and reconciles nothing; it takes over when the leader stops (SIGTERM releases the lock) or is
+// killed (kill -9 on this host: its pid is gone). Every change gets exactly one revision.
+
+const h = useControllerHarness("plumb-leader-");
+const others: Array<Promise<Controller>> = [];
+const children: CliRun[] = [];
+beforeAll(buildCli, 120_000);
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.child.exitCode === null) child.child.kill("SIGKILL");
+  for (const other of others.splice(0)) await (await other.catch(() => null))?.stop(1_000);
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const revisions = async () => {
+  const client = api(h.cp.url);
+  const counts: Record<string, number> = {};
+  for (const d of await client.deployments()) counts[d.name] = (await client.revisions(d.id)).length;
+  return counts;
+};
+
+it("a second controller stands by, reconciles nothing, and leads once the first stops", async () => {
+  await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:1"));
+  const options = fastControllerOptions(h.cp, { source: { kind: "dir", dir: h.dir } });
+  h.controller = await startController(options);
+  await waitFor("leader ready", () => h.controller!.ready());
+
+  const port = await freePort();
+  const standby = startController({ ...options, listen: { host: "127.0.0.1", port } });
+  others.push(standby);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor("standby serving", async () => (await fetch(`${url}/healthz`)).status === 200);
+  const ready = await fetch(`${url}/readyz`);
+  expect(ready.status).toBe(503);
+  expect(await ready.json()).toMatchObject({
+    role: "standby",
+    leader: expect.stringContaining("plumb controller"),
+  });
+  expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^plumb_leader 0$/m);
+
+  await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:2"));
+  await waitFor("leader applied the change", async () => (await revisions()).alpha === 2);
+
+  await h.controller.stop(1_000); // releases the lock at once
+  h.controller = await standby;
+  await waitFor("standby took over", async () => (await fetch(`${url}/readyz`)).status === 200);
+  expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^plumb_leader 1$/m);
+  await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:3"));
+  await waitFor("new leader applied the change", async () => (await revisions()).alpha === 3);
+  expect(await revisions()).toEqual({ alpha: 3 });
+}, 30_000);
+
+it("after kill -9 of the leading built CLI, the standby takes over and applies each change once", async () => {
+  await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:1"));
+  const env = { PLUMB_API_URL: h.cp.url, PLUMB_API_KEY: DEFAULT_API_KEY, PLUMB_LOG_LEVEL: "info" };
+  const ports = [await freePort(), await freePort()];
+  const start = (port: number) => {
+    const args = ["controller", "--dir", h.dir, "--listen", `127.0.0.1:${port}`, "--debounce", "20ms"];
+    const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "5s"], env);
+    children.push(run);
+    return run;
+  };
+  const leader = start(ports[0]!);
+  await waitFor(
+    "leader ready",
+    async () => (await fetch(`http://127.0.0.1:${ports[0]}/readyz`)).status === 200,
+    20_000,
+  );
+  const standby = start(ports[1]!);
+  const standbyUrl = `http://127.0.0.1:${ports[1]}`;
+  await waitFor("standby up", async () => (await fetch(`${standbyUrl}/readyz`)).status === 503, 20_000);
+
+  leader.child.kill("SIGKILL");
+  await leader.exited;
+  const killedAt = Date.now();
+  await waitFor("standby leads", async () => (await fetch(`${standbyUrl}/readyz`)).status === 200, 20_000);
+  expect(Date.now() - killedAt).toBeLessThan(5_000); // its pid is gone: no need to wait for the lease
+  await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:2"));
+  await waitFor("applied once", async () => (await revisions()).alpha === 2, 20_000);
+  expect(standby.output()).toContain("took over the state lock");
+  expect(await revisions()).toEqual({ alpha: 2 });
+}, 60_000);
