@@ -24,3 +24,37 @@ export class UsageError extends PlumbError {
 }
 
 export const isPlumbError = (error: unknown): error is PlumbError => error instanceof PlumbError;
+
+const ERRNO_WORDS: Record<string, string> = {
+  ENOENT: "does not exist",
+  ENOTDIR: "a part of the path is a file, not a directory",
+  EISDIR: "is a directory, not a file",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EROFS: "is on a read-only file system",
+  ENOSPC: "no space left on the device",
+  EDQUOT: "disk quota exceeded",
+  ELOOP: "too many levels of symbolic links",
+  EEXIST: "already exists",
+  EMFILE: "too many open files",
+  ENAMETOOLONG: "the name is too long",
+  EINVAL: "cannot be used here (invalid argument)",
+  EBUSY: "is busy",
+};
+
+/** A Node system error (fs, net) as words: "permission denied (EACCES)". */
+export function describeErrno(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (!code) return error instanceof Error ? error.message : String(error);
+  return `${ERRNO_WORDS[code] ?? "failed"} (${code})`;
+}
+
+/** True for a Node system error that names a path: an operator or environment problem, not a bug. */
+export const isPathError = (error: unknown): error is NodeJS.ErrnoException & { path: string } =>
+  error instanceof Error &&
+  typeof (error as NodeJS.ErrnoException).code === "string" &&
+  typeof (error as NodeJS.ErrnoException).path === "string";
+
+/** A file-system failure at `path` as a typed error with the fix. */
+export const fileError = (code: string, path: string, error: unknown, fix: string): PlumbError =>
+  new PlumbError(code, `${path}: ${describeErrno(error)}; ${fix}`, { cause: error });

@@ -33,7 +33,7 @@ import {
   type SessionIo,
 } from "../reconcile/session.js";
 import { publishStatus } from "../reconcile/status-source.js";
-import { saveObjectStatus } from "../reconcile/status-store.js";
+import { checkStatusDirWritable, saveObjectStatus } from "../reconcile/status-store.js";
 import { count } from "../diff/plural.js";
 import { reportInvalidManifests } from "./report-invalid.js";
 
@@ -124,6 +124,8 @@ async function runApplyLocked(
   const json = flags.output === "json";
   const color = useColor(io);
   const session = await openSession(path, flags, io);
+  // Nothing is sent when its record could not be written (e.g. --status-dir on a read-only place).
+  await checkStatusDirWritable(session.statusDir);
   const result = await planSession(session, io, flags.target);
   if (!result.ok) {
     reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing applied");

@@ -26,6 +26,12 @@ const number = (text: string, flag: string, integer = false): number => {
   return value;
 };
 
+const port = (text: string): number => {
+  const value = number(text, "--port", true);
+  if (value > 65535) throw new UsageError(`--port must be from 0 to 65535 (0: any free port), got "${text}"`);
+  return value;
+};
+
 /** `KEY` (the default tenant) or `KEY=TENANT[,TENANT...]`. */
 export function parseApiKeyFlag(text: string): ApiKeyGrant {
   const [key = "", tenants] = text.split("=", 2);
@@ -84,7 +90,7 @@ export function controlPlaneCommand(
       const logger = createLogger({ name: "control-plane" }, process.stderr);
       const cp = await startControlPlane({
         host: flags.host,
-        port: number(flags.port, "--port", true),
+        port: port(flags.port),
         dataDir: flags.data,
         mode: flags.mode,
         region: flags.region,

@@ -2,7 +2,7 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
-import { isPlumbError } from "../errors.js";
+import { describeErrno, isPathError, isPlumbError } from "../errors.js";
 import { COMMANDS } from "./commands.js";
 
 /** Builds the `plumb` program; each command lives in its own small file under src/cli/. */
@@ -28,6 +28,13 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     if (isPlumbError(error)) {
       process.stderr.write(`plumb: ${error.message} [${error.code}]\n`);
       return error.exitCode;
+    }
+    if (isPathError(error)) {
+      // A path the operator gave (or the machine) is wrong: say which and how, no stack trace.
+      process.stderr.write(
+        `plumb: ${error.path}: ${describeErrno(error)}; check the path and its permissions [io-error]\n`,
+      );
+      return 1;
     }
     process.stderr.write(
       `plumb: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

@@ -1,7 +1,7 @@
 import { mkdir, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import writeFileAtomic from "write-file-atomic";
-import { PlumbError } from "../errors.js";
+import { fileError, PlumbError } from "../errors.js";
 import { groupCommitter, type Journal, type JournalFile, journalFile } from "./journal-writer.js";
 
 // Durability: every acknowledged write is in an append-only journal that was fsynced before the
@@ -44,9 +44,23 @@ export function parseJournal(text: string, file = JOURNAL): JournalEntry[] {
 
 /** Reads the snapshot (or undefined) and every complete journal entry after it. */
 export async function loadState(dir: string): Promise<{ snapshot: unknown; entries: JournalEntry[] }> {
-  await mkdir(dir, { recursive: true });
-  const snapshotText = await readFile(join(dir, SNAPSHOT), "utf8").catch(missingAsEmpty);
-  const journalText = await readFile(join(dir, JOURNAL), "utf8").catch(missingAsEmpty);
+  const fix = "--data must name a directory the control plane can write (it is created if missing)";
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    const isFile = (error as NodeJS.ErrnoException).code === "EEXIST";
+    throw isFile
+      ? new PlumbError("data-dir-invalid", `${dir} is a file, not a directory; ${fix}`)
+      : fileError("data-dir-invalid", dir, error, fix);
+  }
+  const read = (file: string) =>
+    readFile(join(dir, file), "utf8")
+      .catch(missingAsEmpty)
+      .catch((error: unknown) => {
+        throw fileError("data-dir-invalid", join(dir, file), error, fix);
+      });
+  const snapshotText = await read(SNAPSHOT);
+  const journalText = await read(JOURNAL);
   const entries = parseJournal(journalText, join(dir, JOURNAL));
   return { snapshot: snapshotText ? (JSON.parse(snapshotText) as unknown) : undefined, entries };
 }

@@ -2,7 +2,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import lockfile from "proper-lockfile";
 import { type Clock, systemClock } from "../clock.js";
-import { PlumbError } from "../errors.js";
+import { fileError, PlumbError } from "../errors.js";
 import {
   describeHolder,
   isDeadLocalHolder,
@@ -36,8 +36,8 @@ async function tryLock(target: LockTarget, options: LockOptions, lost: AbortCont
   const lockPath = lockPathOf(target);
   const leaseMs = Math.max(MIN_LEASE_MS, options.leaseMs ?? DEFAULT_LEASE_MS);
   const renewMs = Math.max(1_000, Math.min(options.renewMs ?? leaseMs / 3, leaseMs / 2));
-  await mkdir(dirname(lockPath), { recursive: true });
   try {
+    await mkdir(dirname(lockPath), { recursive: true });
     const release = await lockfile.lock(target.statusDir, {
       lockfilePath: lockPath,
       realpath: false,
@@ -66,10 +66,11 @@ async function tryLock(target: LockTarget, options: LockOptions, lost: AbortCont
 const lockIoError = (error: unknown, lockPath: string) =>
   error instanceof PlumbError
     ? error
-    : new PlumbError(
+    : fileError(
         "lock-io-error",
-        `cannot create the state lock ${lockPath} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); check that the status directory's parent is writable or pass --status-dir`,
-        { cause: error },
+        lockPath,
+        error,
+        "the state lock lives beside the status directory: check PATH, or pass --status-dir to a writable directory",
       );
 
 export async function acquireLocalLock(target: LockTarget, options: LockOptions): Promise<StateLock> {

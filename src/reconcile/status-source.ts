@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { loadStatusFromBranch, publishStatusBranch, type PublishResult } from "./status-branch.js";
 import { defaultStatusDir, loadStatusStore } from "./status-store.js";
 import { type StatusStore, mergeStatusStores } from "./status-types.js";
@@ -15,8 +16,19 @@ export type StatusLocation = {
   gitEnv?: Record<string, string> | undefined;
 };
 
+/** The directory of the manifests: PATH itself, or the directory of a single manifest file. */
+export function manifestDirOf(root: string): string {
+  const path = resolve(root);
+  try {
+    return statSync(path).isFile() ? dirname(path) : path;
+  } catch {
+    return path; // missing: reported where the manifests are loaded
+  }
+}
+
+/** `--status-dir`, else `.plumb/status` in the manifest directory (beside a single manifest file). */
 export const resolveStatusDir = (location: StatusLocation): string =>
-  location.statusDir ? resolve(location.statusDir) : defaultStatusDir(resolve(location.root));
+  location.statusDir ? resolve(location.statusDir) : defaultStatusDir(manifestDirOf(location.root));
 
 /**
  * The store as `plan`, `apply`, `drift` and `status` see it: the local directory merged with the
@@ -27,7 +39,7 @@ export async function loadStatus(location: StatusLocation): Promise<StatusStore>
   const local = await loadStatusStore(resolveStatusDir(location));
   if (!location.statusBranch) return local;
   const remote = await loadStatusFromBranch({
-    root: location.root,
+    root: manifestDirOf(location.root),
     branch: location.statusBranch,
     gitEnv: location.gitEnv,
   });
@@ -41,7 +53,7 @@ export async function publishStatus(
 ): Promise<PublishResult | null> {
   if (!location.statusBranch) return null;
   return publishStatusBranch(
-    { root: location.root, branch: location.statusBranch, gitEnv: location.gitEnv },
+    { root: manifestDirOf(location.root), branch: location.statusBranch, gitEnv: location.gitEnv },
     resolveStatusDir(location),
     message,
   );

@@ -1,7 +1,8 @@
-import { mkdir, readFile, readdir, rm } from "node:fs/promises";
+import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import writeFileAtomic from "write-file-atomic";
+import { describeErrno, fileError } from "../errors.js";
 import {
   ObjectStatus,
   type StatusStore,
@@ -42,11 +43,19 @@ export async function loadStatusStore(dir: string): Promise<StatusStore> {
     names = await readdir(dir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return store;
-    throw error;
+    throw fileError("status-unreadable", dir, error, STATUS_DIR_FIX);
   }
   for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
     const file = join(dir, name);
-    const parsed = parseObjectStatus(await readFile(file, "utf8"));
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (error) {
+      // A directory or an unreadable file where a record should be: reported and ignored, never trusted.
+      store.problems.push({ file, message: `not readable: ${describeErrno(error)}` });
+      continue;
+    }
+    const parsed = parseObjectStatus(text);
     if (typeof parsed === "string") store.problems.push({ file, message: parsed });
     else store.objects.set(statusKey(parsed.kind, parsed.name), parsed);
   }
@@ -55,11 +64,32 @@ export async function loadStatusStore(dir: string): Promise<StatusStore> {
 
 /** Writes one record atomically (temp file + fsync + rename): readers never see half a file. */
 export async function saveObjectStatus(dir: string, status: ObjectStatus): Promise<string> {
-  await mkdir(dir, { recursive: true });
   const file = join(dir, statusFileName(status.kind, status.name));
-  await writeFileAtomic(file, formatObjectStatus(status), { encoding: "utf8", mode: 0o644 });
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFileAtomic(file, formatObjectStatus(status), { encoding: "utf8", mode: 0o644 });
+  } catch (error) {
+    throw fileError("status-write-failed", file, error, STATUS_DIR_FIX);
+  }
   return file;
 }
+
+/**
+ * Fails before anything is sent when records could not be written: creates the directory and
+ * writes and removes a probe file (apply and adopt call it once they hold the lock).
+ */
+export async function checkStatusDirWritable(dir: string): Promise<void> {
+  const probe = join(dir, `.plumb-probe-${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(probe, "");
+    await rm(probe, { force: true });
+  } catch (error) {
+    throw fileError("status-write-failed", dir, error, STATUS_DIR_FIX);
+  }
+}
+
+const STATUS_DIR_FIX = "status records cannot live there: pass --status-dir to a writable directory";
 
 /** Removes an object's record (it is no longer managed). Missing files are fine. */
 export async function removeObjectStatus(dir: string, kind: string, name: string): Promise<void> {

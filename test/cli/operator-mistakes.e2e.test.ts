@@ -1,0 +1,205 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pLimit from "p-limit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { container, writeDoc } from "../controller/support.js";
+import { buildCli, runCli } from "../support/built-cli.js";
+
+// Operator mistakes through the built CLI: each ends with exit 64 (usage) or 1 and an error code
+// that says what to do, never exit 70 (a bug) and never a stack trace.
+
+let cp: RunningControlPlane;
+let root: string;
+let dir: string; // a valid manifest directory
+let file: string; // a regular file where a directory is expected
+
+beforeAll(async () => {
+  await buildCli();
+  cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
+  root = await mkdtemp(join(tmpdir(), "plumb-mistakes-"));
+  dir = join(root, "manifests");
+  await writeDoc(dir, "one.yaml", container("one", "img/one:1"));
+  file = join(root, "a-file");
+  await writeFile(file, "not a directory");
+  await writeFile(join(root, "empty-key"), "");
+  await mkdir(join(root, "record-is-dir", "deployment.one.json"), { recursive: true });
+}, 120_000);
+afterAll(async () => {
+  await cp?.stop();
+  await rm(root, { recursive: true, force: true });
+});
+
+type Case = [
+  name: string,
+  args: () => string[],
+  exit: 1 | 64,
+  code: string | RegExp,
+  env?: Record<string, string>,
+];
+
+const cases: Case[] = [
+  ["control-plane port out of range", () => ["control-plane", "--port", "99999"], 64, "[usage]"],
+  ["control-plane negative port", () => ["control-plane", "--port", "-1"], 64, "[usage]"],
+  ["control-plane port not a number", () => ["control-plane", "--port", "abc"], 64, "[usage]"],
+  [
+    "control-plane --data is a file",
+    () => ["control-plane", "--port", "0", "--data", file],
+    1,
+    "[data-dir-invalid]",
+  ],
+  [
+    "control-plane --data under a file",
+    () => ["control-plane", "--port", "0", "--data", join(file, "x")],
+    1,
+    "[data-dir-invalid]",
+  ],
+  ["control-plane unknown fault", () => ["control-plane", "--faults", "bogus=1"], 64, "[usage]"],
+  [
+    "plan --status-dir under a file",
+    () => ["plan", dir, "--status-dir", join(file, "sub")],
+    1,
+    "[status-unreadable]",
+  ],
+  [
+    "status --status-dir /proc/self",
+    () => ["status", dir, "--status-dir", "/proc/self"],
+    1,
+    "[status-write-failed]",
+  ],
+  [
+    "apply --status-dir /proc/self",
+    () => ["apply", dir, "--yes", "--status-dir", "/proc/self"],
+    1,
+    /\[(lock-io-error|status-write-failed)\]/,
+  ],
+  [
+    "apply --status-dir under a file",
+    () => ["apply", dir, "--yes", "--status-dir", join(file, "s")],
+    1,
+    "[lock-io-error]",
+  ],
+  [
+    "apply PATH under a file",
+    () => ["apply", join(file, "x"), "--yes"],
+    1,
+    /\[(lock-io-error|path-not-found)\]/,
+  ],
+  ["apply --timeout not a duration", () => ["apply", dir, "--timeout", "abc"], 64, "is invalid"],
+  ["apply --concurrency 0", () => ["apply", dir, "--concurrency", "0"], 64, "is invalid"],
+  ["apply --lock-timeout not a duration", () => ["apply", dir, "--lock-timeout", "soon"], 64, "is invalid"],
+  ["apply without --yes off a terminal", () => ["apply", dir], 1, "[apply-needs-confirmation]"],
+  ["plan --output xml", () => ["plan", dir, "--output", "xml"], 64, "is invalid"],
+  ["plan --target unknown", () => ["plan", dir, "--target", "nope"], 64, "[usage]"],
+  ["plan missing PATH", () => ["plan", join(root, "missing")], 1, "[path-not-found]"],
+  ["plan missing manifest file", () => ["plan", join(root, "missing.yaml")], 1, "[path-not-found]"],
+  ["plan --api-url not a URL", () => ["plan", dir, "--api-url", "not a url"], 1, "[api-config]"],
+  ["plan unreachable control plane", () => ["plan", dir, "--api-url", "http://127.0.0.1:1"], 1, "[network]"],
+  [
+    "plan --api-key-file missing",
+    () => ["plan", dir, "--api-key-file", join(root, "nope")],
+    1,
+    "[api-config]",
+  ],
+  ["plan --api-key-file is a directory", () => ["plan", dir, "--api-key-file", root], 1, "[api-config]"],
+  [
+    "plan --api-key-file empty",
+    () => ["plan", dir, "--api-key-file", join(root, "empty-key")],
+    1,
+    "[api-config]",
+  ],
+  ["plan with no API URL", () => ["plan", dir], 1, "[api-config]", { PLUMB_API_URL: "" }],
+  ["plan with a wrong key", () => ["plan", dir], 1, /401|Invalid token/, { PLUMB_API_KEY: "wrong" }],
+  [
+    "drift --status-branch outside git",
+    () => ["drift", dir, "--status-branch", "st"],
+    1,
+    "[status-branch-no-repo]",
+  ],
+  ["validate missing PATH", () => ["validate", join(root, "missing")], 1, "[path-not-found]"],
+  ["controller without a source", () => ["controller"], 64, "--dir PATH or --repo URL"],
+  ["controller --dir missing", () => ["controller", "--dir", join(root, "missing")], 1, "[path-not-found]"],
+  [
+    "controller --listen out of range",
+    () => ["controller", "--dir", dir, "--listen", "99999"],
+    64,
+    "[usage]",
+  ],
+  [
+    "controller --webhook-secret-file missing",
+    () => ["controller", "--dir", dir, "--webhook-secret-file", join(root, "nope")],
+    64,
+    "[usage]",
+  ],
+  [
+    "controller --status-token-file empty",
+    () => ["controller", "--dir", dir, "--status-token-file", join(root, "empty-key")],
+    64,
+    "[usage]",
+  ],
+  [
+    "controller --drift-schedule nonsense",
+    () => ["controller", "--dir", dir, "--drift-schedule", "nonsense"],
+    64,
+    "not a cron expression",
+  ],
+  [
+    "controller --lock-lease too short",
+    () => ["controller", "--dir", dir, "--lock-lease", "1s"],
+    64,
+    "at least 5s",
+  ],
+  ["unknown command", () => ["frobnicate"], 64, "unknown command"],
+];
+
+describe("operator mistakes end in a clear error, never exit 70", () => {
+  const limit = pLimit(4);
+  const results = new Map<string, Promise<{ code: number | null; output: string }>>();
+  const env = (extra: Record<string, string> = {}) => ({
+    PLUMB_API_URL: cp.url,
+    PLUMB_API_KEY: DEFAULT_API_KEY,
+    ...extra,
+  });
+  beforeAll(() => {
+    for (const [name, args, , , extra] of cases)
+      results.set(
+        name,
+        limit(() => runCli(args(), env(extra))),
+      );
+  });
+
+  it("has at least 25 cases", () => expect(cases.length).toBeGreaterThanOrEqual(25));
+
+  it.each(cases)(
+    "%s",
+    async (name, _args, exit, code) => {
+      const { code: exitCode, output } = await results.get(name)!;
+      expect(exitCode, output).toBe(exit);
+      if (typeof code === "string") expect(output).toContain(code);
+      else expect(output).toMatch(code);
+      expect(output).not.toMatch(/^\s+at /m);
+      expect(output).not.toContain("unexpected error");
+    },
+    60_000,
+  );
+
+  it("a record path that is a directory is reported and ignored, not a crash", async () => {
+    const run = await runCli(["plan", dir, "--status-dir", join(root, "record-is-dir")], env());
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toContain("not readable: is a directory");
+  }, 30_000);
+
+  it("a single manifest file as PATH works, its status beside it", async () => {
+    const one = join(dir, "one.yaml");
+    const applied = await runCli(["apply", one, "--yes"], env());
+    expect(applied.code, applied.output).toBe(0);
+    for (const command of ["plan", "drift", "status"]) {
+      const run = await runCli([command, one], env());
+      expect(run.code, `${command}: ${run.output}`).toBe(0);
+    }
+    const status = await runCli(["status", one, "--output", "json"], env());
+    expect(status.output).toContain('"name": "one"');
+  }, 60_000);
+});
