@@ -58,3 +58,6 @@ export const isPathError = (error: unknown): error is NodeJS.ErrnoException & { 
 /** A file-system failure at `path` as a typed error with the fix. */
 export const fileError = (code: string, path: string, error: unknown, fix: string): PlumbError =>
   new PlumbError(code, `${path}: ${describeErrno(error)}; ${fix}`, { cause: error });
+
+/** Anything thrown, as an Error (kept as it is when it already is one). */
+export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));

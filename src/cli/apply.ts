@@ -35,6 +35,7 @@ import {
 import { publishStatus } from "../reconcile/status-source.js";
 import { checkStatusDirWritable, saveObjectStatus } from "../reconcile/status-store.js";
 import { count } from "../diff/plural.js";
+import { asError } from "../errors.js";
 import { reportInvalidManifests } from "./report-invalid.js";
 
 export type ApplyIo = SessionIo & {
@@ -191,14 +192,17 @@ async function runApplyLocked(
       agentUrlFallback: agentUrlFallback(api.apiUrl),
     });
     live?.finish();
+    // What was applied is reported (and stays in the local store) even when the push fails.
+    let publishError: Error | undefined;
     const published = await publishStatus(
       session.location,
       `plumb apply: ${report.ok ? "converged" : "not converged"}`,
-    );
+    ).catch((error: unknown) => void (publishError = asError(error)));
     if (published?.commit)
       log.write(`Status committed to branch ${published.branch} (${published.commit.slice(0, 12)}).\n`);
     if (json) io.stdout.write(formatApplyJson(report, plan));
     else io.stdout.write(formatApplySummary(report, session.clock.now() - started, { color }));
+    if (publishError) throw publishError;
     if (signalName) return signalName === "SIGINT" ? 130 : 143;
     return report.ok && !lockLost.aborted ? 0 : 1;
   } finally {

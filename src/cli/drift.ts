@@ -4,6 +4,7 @@ import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption 
 import { buildDriftReport } from "../reconcile/drift.js";
 import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../reconcile/format-drift.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
+import { asError } from "../errors.js";
 import { publishStatus } from "../reconcile/status-source.js";
 import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { processIo } from "./process-io.js";
@@ -44,7 +45,14 @@ export async function runDrift(path: string, flags: Flags, io: SessionIo): Promi
     : session.store;
   const report = buildDriftReport(result.plan, store, result.live.deployments);
   await writeRefreshedStatus(session, { ...result, store });
-  await publishStatus(session.location, `plumb drift: ${report.in_sync ? "in sync" : "drift"}`);
+  // The report is printed even when the status branch cannot be pushed; that error comes after it.
+  const publishError = await publishStatus(
+    session.location,
+    `plumb drift: ${report.in_sync ? "in sync" : "drift"}`,
+  ).then(
+    () => null,
+    (error: unknown) => asError(error),
+  );
   const color = useColor(io);
   io.stdout.write(
     flags.output === "json"
@@ -53,5 +61,6 @@ export async function runDrift(path: string, flags: Flags, io: SessionIo): Promi
         ? formatDriftMarkdown(report)
         : formatDriftText(report, { color }),
   );
+  if (publishError) throw publishError;
   return report.in_sync ? 0 : 2;
 }

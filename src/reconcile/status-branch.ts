@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { type SimpleGit, simpleGit } from "simple-git";
 import { PlumbError } from "../errors.js";
+import { statusGitEnv } from "./git-env.js";
 import { DEFAULT_STATUS_DIR, parseObjectStatus } from "./status-store.js";
 import { type StatusStore, emptyStatusStore, statusKey } from "./status-types.js";
 
@@ -28,7 +29,8 @@ function gitAt(env: Record<string, string> | undefined, baseDir?: string): Simpl
   if (!env) return baseDir ? simpleGit(baseDir) : simpleGit();
   return simpleGit({
     ...(baseDir ? { baseDir } : {}),
-    unsafe: { allowUnsafeAskPass: true },
+    // The repository's own credential settings are handed down (git-env.ts): helpers included.
+    unsafe: { allowUnsafeAskPass: true, allowUnsafeCredentialHelper: true, allowUnsafeConfigEnvCount: true },
     allowEnvironment: Object.keys(env).filter((k) => k.toUpperCase().startsWith("GIT_")),
   }).env(env);
 }
@@ -103,6 +105,52 @@ export async function publishStatusBranch(
 ): Promise<PublishResult> {
   const info = await repoInfo(target);
   assertNotManifestBranch(info, target.branch);
+  return withStatusGitEnv(
+    info,
+    "status-branch-push-failed",
+    `could not push status to branch ${target.branch}`,
+    () => publishIn(info, target, statusDir, message),
+  );
+}
+
+/**
+ * Runs `work` with the repository's credentials handed to git (git-env.ts); any git failure is
+ * `code` with git's first line, stripped of anything that looks like a credential, and the fix.
+ */
+async function withStatusGitEnv<T>(
+  info: RepoInfo,
+  code: string,
+  what: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const git = await statusGitEnv(info.top, info.gitEnv);
+  try {
+    info.gitEnv = git.env;
+    return await work();
+  } catch (error) {
+    if (error instanceof PlumbError) throw error;
+    throw new PlumbError(code, `${what}: ${gitReason(error)}; ${CREDENTIALS_FIX}`, { cause: error });
+  } finally {
+    await git.dispose();
+  }
+}
+
+const CREDENTIALS_FIX =
+  "the status branch is pushed with the repository's own credentials (its http.extraheader, credential helpers, GIT_ASKPASS) or PLUMB_GIT_USERNAME/PLUMB_GIT_TOKEN: give them write access (GitHub Actions: permissions: contents: write)";
+
+/** git's first error line without a URL's user:password or an Authorization header value. */
+const gitReason = (error: unknown): string =>
+  (((error as Error).message ?? String(error)).split("\n").find((l) => l.trim()) ?? "git failed")
+    .replace(/\/\/[^/@\s]+@/g, "//")
+    .replace(/(authorization:\s*\w+\s+)\S+/gi, "$1[redacted]")
+    .trim();
+
+async function publishIn(
+  info: RepoInfo,
+  target: StatusBranchTarget,
+  statusDir: string,
+  message: string,
+): Promise<PublishResult> {
   const tmp = await mkdtemp(join(tmpdir(), "plumb-status-"));
   try {
     for (let attempt = 1; ; attempt++) {
@@ -116,7 +164,7 @@ export async function publishStatusBranch(
         if (attempt >= 3) {
           throw new PlumbError(
             "status-branch-push-failed",
-            `could not push status to branch ${target.branch}: ${(error as Error).message.split("\n")[0]}`,
+            `could not push status to branch ${target.branch}: ${gitReason(error)}; ${CREDENTIALS_FIX}`,
             { cause: error },
           );
         }
@@ -164,6 +212,15 @@ async function commitInClone(
  */
 export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<StatusStore> {
   const info = await repoInfo(target);
+  return withStatusGitEnv(
+    info,
+    "status-branch-read-failed",
+    `could not read status branch ${target.branch}`,
+    () => loadFrom(info, target),
+  );
+}
+
+async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<StatusStore> {
   const git = gitAt(info.gitEnv, info.top);
   const store = emptyStatusStore();
   let ref = target.branch;

@@ -27,13 +27,25 @@ const cgiEnv = (req: IncomingMessage, root: string): NodeJS.ProcessEnv => {
   };
 };
 
-export async function startGitHttpServer(root: string, user: string, token: string): Promise<GitHttpServer> {
+export async function startGitHttpServer(
+  root: string,
+  user: string,
+  token: string,
+  options: { denyPush?: boolean } = {},
+): Promise<GitHttpServer> {
   const expected = `Basic ${Buffer.from(`${user}:${token}`).toString("base64")}`;
   const requests = { denied: 0 };
   const server = createServer((req, res) => {
-    if (req.headers.authorization !== expected) {
+    // The scheme is case-insensitive (actions/checkout sends "basic").
+    if (req.headers.authorization?.replace(/^basic /i, "Basic ") !== expected) {
       requests.denied++;
       res.writeHead(401, { "www-authenticate": 'Basic realm="git"' }).end();
+      return;
+    }
+    // A read-only token: fetches work, pushes are forbidden (as a token without contents: write).
+    if (options.denyPush && (req.url ?? "").includes("git-receive-pack")) {
+      requests.denied++;
+      res.writeHead(403).end();
       return;
     }
     const cgi = spawn("git", ["http-backend"], { env: cgiEnv(req, root) });

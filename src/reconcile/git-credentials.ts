@@ -22,7 +22,7 @@ esac
 `;
 
 /** Passed through from the controller's environment; everything else is left out. */
-const PASSED_ENV = [
+export const PASSED_ENV = [
   "PATH",
   "HOME",
   "LANG",
