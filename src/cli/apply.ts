@@ -31,6 +31,7 @@ import {
   openSession,
   planSession,
   type SessionIo,
+  warnUnknownSecrets,
 } from "../reconcile/session.js";
 import { publishStatus } from "../reconcile/status-source.js";
 import { checkStatusDirWritable, saveObjectStatus } from "../reconcile/status-store.js";
@@ -62,7 +63,7 @@ const positiveInt = (text: string) => {
   return n;
 };
 
-async function askOnTerminal(question: string): Promise<boolean> {
+export async function askOnTerminal(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     return (await rl.question(question)).trim() === "yes";
@@ -133,6 +134,7 @@ async function runApplyLocked(
     return 1;
   }
   const { plan } = result;
+  warnUnknownSecrets(session, result, io);
   // Progress and prompts go to stderr when stdout carries JSON.
   const log = json ? io.stderr : io.stdout;
   if (!json) io.stdout.write(formatPlanText(plan, { color }));

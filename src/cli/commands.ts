@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { adoptCommand } from "./adopt.js";
 import { applyCommand } from "./apply.js";
 import { controlPlaneCommand } from "./control-plane.js";
 import { controllerCommand } from "./controller.js";
@@ -19,6 +20,7 @@ export const COMMANDS: Array<() => Command> = [
   () => planCommand(),
   () => applyCommand(),
   () => driftCommand(),
+  () => adoptCommand(),
   () => statusCommand(),
   () => unlockCommand(),
   () => controllerCommand(),

@@ -5,7 +5,7 @@ import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanMarkdown } from "../diff/format-markdown.js";
 import { formatPlanText } from "../diff/format-text.js";
 import type { Plan } from "../diff/plan-types.js";
-import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
+import { openSession, planSession, warnUnknownSecrets, type SessionIo } from "../reconcile/session.js";
 import { formatProblems } from "../manifest/format.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "./report-invalid.js";
@@ -44,6 +44,7 @@ export function planCommand(io: PlanIo = processIo()): Command {
         return;
       }
       if (result.problems.length > 0) io.stderr.write(`${formatProblems(result.problems)}\n`);
+      warnUnknownSecrets(session, result, io);
       const color = useColor(io);
       const text =
         flags.output === "json"

@@ -8,6 +8,7 @@ import type { Controller, ControllerOptions } from "./controller-types.js";
 import { createDriftSweep } from "./drift-sweep.js";
 import { errorMessage } from "./error-message.js";
 import { waitToLead } from "./leadership.js";
+import { warnUnknownSecrets } from "./unknown-secrets-warning.js";
 import { createLiveListing } from "./live-listing.js";
 import { checkManifestRoot, openManifestSource } from "./manifest-source.js";
 import { createControllerMetrics } from "./metrics.js";
@@ -186,9 +187,13 @@ export async function startController(options: ControllerOptions): Promise<Contr
     }
 
     listedAtStart = await listing.refresh();
+    // Reconciles take entries from the listing as they start: keep the startup view for the warning.
+    const liveAtStart = listedAtStart ? new Map(listing.live()) : undefined;
+    const recordedAtStart = new Map(book.statuses);
     started.push(() => scanner.settled());
     await scanner.scan("start");
     starting = false;
+    if (liveAtStart) warnUnknownSecrets(scanner.snapshot(), liveAtStart, recordedAtStart, log);
     if (readiness.scanned()) log.info({ objects: 0 }, "nothing to reconcile: ready");
 
     const triggers = await startTriggers({

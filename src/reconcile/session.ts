@@ -19,6 +19,7 @@ import { type ClientPorts, createApplyPorts } from "./api-adapter.js";
 import type { ApplyObject } from "./apply-types.js";
 import { type StatusLocation, loadStatus, resolveStatusDir } from "./status-source.js";
 import { resolveStorePending } from "./pending-intent.js";
+import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";
 import { packSource } from "./source-pack.js";
 import { manifestDigest } from "./status-record.js";
 import { type StatusStore, statusKey } from "./status-types.js";
@@ -153,4 +154,17 @@ export function applyObjects(result: Extract<PlanManifestsResult, { ok: true }>)
       source: applySource(desired, result.root),
     };
   });
+}
+
+/** Says once on stderr when secrets will be re-sent because no fingerprints are recorded (unknown-secrets.ts). */
+export function warnUnknownSecrets(
+  session: Session,
+  result: Extract<PlanManifestsResult, { ok: true }>,
+  io: Pick<SessionIo, "stderr">,
+): void {
+  const names = findUnknownSecrets(result.desired, result.live.deployments, (key) =>
+    session.store.objects.get(key),
+  );
+  const warning = formatUnknownSecretsWarning(names, session.root);
+  if (warning) io.stderr.write(`plumb: ${warning}\n`);
 }

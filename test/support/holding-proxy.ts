@@ -9,6 +9,8 @@ export type HeldRequest = { method: string; url: string; forward(): Promise<void
 
 export type HoldingProxy = {
   url: string;
+  /** Every request seen, in order (method and path). */
+  requests: Array<{ method: string; url: string }>;
   /** Resolves with the first request matching `match` from now on, held until forwarded or dropped. */
   hold(match: (method: string, url: string) => boolean): Promise<HeldRequest>;
   /** Calls `seen` (once) for the first request matching `match` from now on, without holding it. */
@@ -27,6 +29,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 export async function startHoldingProxy(upstream: string): Promise<HoldingProxy> {
   const target = new URL(upstream);
   const traps: Trap[] = [];
+  const requests: HoldingProxy["requests"] = [];
 
   const send = (req: IncomingMessage, body: Buffer, res: ServerResponse | null) =>
     new Promise<void>((resolve) => {
@@ -55,6 +58,7 @@ export async function startHoldingProxy(upstream: string): Promise<HoldingProxy>
     void readBody(req).then((body) => {
       const method = req.method ?? "GET";
       const url = req.url ?? "/";
+      requests.push({ method, url });
       const index = traps.findIndex((t) => t.match(method, url));
       const trap = index >= 0 ? traps.splice(index, 1)[0] : undefined;
       if (!trap) return send(req, body, res);
@@ -73,6 +77,7 @@ export async function startHoldingProxy(upstream: string): Promise<HoldingProxy>
     new Promise<HeldRequest>((resolve) => traps.push({ match, hold, resolve }));
   return {
     url: `http://127.0.0.1:${port}`,
+    requests,
     hold: (match) => trap(match, true),
     watch: async (match) => void (await trap(match, false)),
     close: () =>

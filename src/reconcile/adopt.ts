@@ -1,0 +1,74 @@
+import type { DesiredObject, LiveState } from "../diff/build-plan.js";
+import type { PlannedChange } from "../diff/plan-types.js";
+import { fingerprintSecretsAsync } from "../diff/secret-fingerprint.js";
+import type { Deployment } from "../schema/deployment.js";
+import { manifestDigest } from "./status-record.js";
+import { type ObjectStatus, statusKey } from "./status-types.js";
+
+// `plumb adopt`: records the state of deployments that already exist live, as if plumb had applied
+// the manifests' current secret values, without sending anything. It is the operator's assertion
+// that live secrets equal the manifests' (the control plane cannot confirm it: it never returns
+// values). Afterwards plan shows no secret change for them.
+
+export type AdoptDecision =
+  | { name: string; adopt: true; desired: DesiredObject; live: Deployment; change: PlannedChange }
+  | { name: string; adopt: false; reason: string };
+
+/** Which planned objects can be adopted: Deployments that exist live and can be planned. */
+export function decideAdoption(
+  desired: readonly DesiredObject[],
+  changes: readonly PlannedChange[],
+  live: LiveState,
+): AdoptDecision[] {
+  const byName = new Map(live.deployments.map((d) => [d.name, d]));
+  return desired.map((object, i) => {
+    const { kind, metadata } = object.loaded.manifest;
+    const name = metadata.name;
+    const change = changes[i]!;
+    if (kind !== "Deployment")
+      return { name, adopt: false, reason: `${kind} has no secrets: nothing to adopt` };
+    const deployment = byName.get(name);
+    if (!deployment) return { name, adopt: false, reason: "does not exist live: plumb apply creates it" };
+    if (object.errors?.length)
+      return { name, adopt: false, reason: object.errors.map((e) => e.message).join("; ") };
+    if (change.action === "refused")
+      return { name, adopt: false, reason: "its change is refused (immutable field)" };
+    return { name, adopt: true, desired: object, live: deployment, change };
+  });
+}
+
+/** The record of one adopted deployment (fingerprints of the manifest's current values, fresh salt). */
+export async function buildAdoptedRecord(
+  decision: Extract<AdoptDecision, { adopt: true }>,
+  previous: ObjectStatus | undefined,
+  gitCommit: string | null,
+  now: number,
+): Promise<ObjectStatus> {
+  const { desired, live, change } = decision;
+  const secrets = desired.secrets ?? [];
+  const fingerprints = secrets.length > 0 ? await fingerprintSecretsAsync(secrets) : null;
+  const deployed = live.latest_revision_id !== null && live.latest_revision_id === live.active_revision_id;
+  // Only the secrets were unknown: if nothing else differs, live matches git once they are known.
+  const otherFields = [...change.revision_fields, ...change.in_place_fields].filter((f) => f !== "secrets");
+  const at = new Date(now).toISOString();
+  return {
+    kind: "Deployment",
+    name: live.name,
+    id: live.id,
+    latest_revision_id: live.latest_revision_id,
+    active_revision_id: live.active_revision_id,
+    revision_status: deployed ? "DEPLOYED" : (previous?.revision_status ?? null),
+    sync: otherFields.length === 0 ? "Synced" : "OutOfSync",
+    health: deployed ? "Healthy" : "Unknown",
+    git_commit: gitCommit,
+    manifest_digest: manifestDigest(desired.loaded.manifest),
+    secret_fingerprints: fingerprints,
+    verify_thread_id: previous?.verify_thread_id ?? null,
+    applied_at: at,
+    updated_at: at,
+    last_error: null,
+    ...(previous?.source_upload ? { source_upload: previous.source_upload } : {}),
+  };
+}
+
+export const adoptKey = (name: string) => statusKey("Deployment", name);
