@@ -42,10 +42,13 @@ export function adoptCommand(io: ApplyIo = processIo()): Command {
 }
 
 export async function runAdopt(path: string, flags: Flags, io: ApplyIo): Promise<number> {
-  const lock = await acquireStateLock(lockTargetOf({ root: path, statusDir: flags.statusDir }), {
-    command: "plumb adopt",
-    timeoutMs: flags.lockTimeout ?? 0,
-  });
+  const lock = await acquireStateLock(
+    lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch }),
+    {
+      command: "plumb adopt",
+      timeoutMs: flags.lockTimeout ?? 0,
+    },
+  );
   try {
     return await adoptLocked(path, flags, io);
   } finally {

@@ -106,10 +106,13 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
   // One writer per status store: the lock is held from before the store is read until the end.
-  const lock = await acquireStateLock(lockTargetOf({ root: path, statusDir: flags.statusDir }), {
-    command: "plumb apply",
-    timeoutMs: flags.lockTimeout ?? 0,
-  });
+  const lock = await acquireStateLock(
+    lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch }),
+    {
+      command: "plumb apply",
+      timeoutMs: flags.lockTimeout ?? 0,
+    },
+  );
   try {
     return await runApplyLocked(path, flags, io, lock.lost);
   } finally {

@@ -4,7 +4,7 @@ import { describeHolder, forceUnlock, lockTargetOf, readStateLock } from "../loc
 import type { SessionIo } from "../reconcile/session.js";
 import { processIo } from "./process-io.js";
 
-type Flags = { force?: boolean; statusDir?: string };
+type Flags = { force?: boolean; statusDir?: string; statusBranch?: string };
 
 /** `plumb unlock [PATH] [--force]`: shows who holds the state lock; --force removes it. */
 export function unlockCommand(io: SessionIo = processIo()): Command {
@@ -15,13 +15,14 @@ export function unlockCommand(io: SessionIo = processIo()): Command {
     .argument("[path]", "directory (or file) of manifests", ".")
     .option("--force", "remove the lock whoever holds it")
     .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
+    .option("--status-branch <branch>", "also the lease of this status branch in the git remote")
     .action(async (path: string, flags: Flags) => {
       process.exitCode = await runUnlock(path, flags, io);
     });
 }
 
 export async function runUnlock(path: string, flags: Flags, io: Pick<SessionIo, "stdout">): Promise<number> {
-  const target = lockTargetOf({ root: path, statusDir: flags.statusDir });
+  const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });
   if (!flags.force) {
     const holder = await readStateLock(target);
     if (!holder) {

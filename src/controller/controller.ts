@@ -220,9 +220,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
       async stop(graceMs = 10_000) {
         if (stopping) return;
         stopping = true;
-        await stopController({ graceMs, log, triggers, scanner, queue, book, http, source });
-        // Released at once, so a standby takes over without waiting for the lease.
-        await lock.release();
+        await stopController({ graceMs, log, triggers, scanner, queue, book, lock, http, source });
       },
     };
   } catch (error) {

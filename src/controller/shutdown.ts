@@ -16,6 +16,8 @@ export async function stopController(parts: {
   scanner: Pick<SnapshotScanner, "settled">;
   queue: Pick<WorkQueue, "stop">;
   book: Pick<StatusBook, "flush" | "statuses">;
+  /** The state lock: released once status is saved (a standby takes over at once), before git credentials go. */
+  lock: { release(): Promise<void> };
   http: ControllerHttp | undefined;
   source: Pick<ManifestSource, "close">;
 }): Promise<void> {
@@ -26,6 +28,7 @@ export async function stopController(parts: {
   if (!(await parts.queue.stop(parts.graceMs)))
     log.warn({}, "some reconciles did not finish in time; they resume on the next start");
   await parts.book.flush();
+  await parts.lock.release();
   await parts.http?.close();
   await parts.source.close();
   log.info({ objects: parts.book.statuses.size }, "stopped; status saved");

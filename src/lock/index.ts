@@ -1,9 +1,18 @@
 import { resolveStatusDir, type StatusLocation } from "../reconcile/status-source.js";
+import { manifestDirOf } from "../reconcile/status-source.js";
+import { acquireBranchLease, forceBranchUnlock, readBranchLease } from "./branch-lease.js";
 import { acquireLocalLock, forceLocalUnlock, readLocalLock } from "./local-lock.js";
-import type { LockHolder, LockOptions, LockTarget, StateLock } from "./lock-types.js";
+import {
+  DEFAULT_LEASE_MS,
+  type LockHolder,
+  type LockOptions,
+  type LockTarget,
+  type StateLock,
+} from "./lock-types.js";
 
 // The state lock: one writer per status store (apply, adopt, the controller); plan and drift,
-// which only read, never take it. See docs/status.md "State lock".
+// which only read, never take it. The local status directory's lock, plus, with --status-branch, a
+// lease in the git remote (writers on other machines share that store). See docs/status.md.
 
 export type { LockHolder, LockOptions, LockTarget, StateLock } from "./lock-types.js";
 export { DEFAULT_LEASE_MS } from "./lock-types.js";
@@ -11,14 +20,55 @@ export { describeHolder } from "./holder.js";
 
 export const lockTargetOf = (location: StatusLocation): LockTarget => ({
   statusDir: resolveStatusDir(location),
+  root: manifestDirOf(location.root),
+  statusBranch: location.statusBranch,
+  gitEnv: location.gitEnv,
 });
 
+const branchOf = (target: LockTarget) =>
+  target.statusBranch && target.root
+    ? { root: target.root, branch: target.statusBranch, gitEnv: target.gitEnv }
+    : undefined;
+
 /** Takes the lock (waiting up to options.timeoutMs) and renews it until released; state-locked otherwise. */
-export const acquireStateLock = (target: LockTarget, options: LockOptions): Promise<StateLock> =>
-  acquireLocalLock(target, options);
+export async function acquireStateLock(target: LockTarget, options: LockOptions): Promise<StateLock> {
+  const local = await acquireLocalLock(target, options);
+  const branch = branchOf(target);
+  if (!branch) return local;
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  try {
+    const lease = await acquireBranchLease(branch, local.holder, {
+      leaseMs,
+      renewMs: options.renewMs ?? leaseMs / 3,
+      timeoutMs: options.timeoutMs ?? 0,
+      retryMs: options.retryMs ?? 1_000,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return {
+      holder: local.holder,
+      lost: AbortSignal.any([local.lost, lease.lost]),
+      async release() {
+        await lease.release();
+        await local.release();
+      },
+    };
+  } catch (error) {
+    await local.release();
+    throw error;
+  }
+}
 
 /** The current holder, or null when the store is not locked. */
-export const readStateLock = (target: LockTarget): Promise<LockHolder | null> => readLocalLock(target);
+export async function readStateLock(target: LockTarget): Promise<LockHolder | null> {
+  const branch = branchOf(target);
+  return (await readLocalLock(target)) ?? (branch ? await readBranchLease(branch) : null);
+}
 
-/** Removes the lock whoever holds it; returns who held it (null: it was not locked). */
-export const forceUnlock = (target: LockTarget): Promise<LockHolder | null> => forceLocalUnlock(target);
+/** Removes the lock whoever holds it (and the branch lease); returns who held it (null: not locked). */
+export async function forceUnlock(target: LockTarget): Promise<LockHolder | null> {
+  const branch = branchOf(target);
+  const local = await forceLocalUnlock(target);
+  const leased = branch ? await forceBranchUnlock(branch) : null;
+  return local ?? leased;
+}

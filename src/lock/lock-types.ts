@@ -8,6 +8,11 @@ export type LockHolder = { id: string; host: string; pid: number; command: strin
 export type LockTarget = {
   /** The resolved status directory: the lock lives beside it (`<dir>.lock`), never inside. */
   statusDir: string;
+  /** Manifest directory (in the repository of the status branch). */
+  root?: string | undefined;
+  /** With a status branch, a lease in its remote is held too (branch-lease.ts). */
+  statusBranch?: string | undefined;
+  gitEnv?: Record<string, string> | undefined;
 };
 
 export type LockOptions = {

@@ -25,7 +25,7 @@ export type StatusBranchTarget = {
 };
 
 /** simple-git in `baseDir`, with `env` (its GIT_* keys explicitly allowed) when given. */
-function gitAt(env: Record<string, string> | undefined, baseDir?: string): SimpleGit {
+export function gitAt(env: Record<string, string> | undefined, baseDir?: string): SimpleGit {
   if (!env) return baseDir ? simpleGit(baseDir) : simpleGit();
   return simpleGit({
     ...(baseDir ? { baseDir } : {}),
@@ -35,7 +35,7 @@ function gitAt(env: Record<string, string> | undefined, baseDir?: string): Simpl
   }).env(env);
 }
 
-type RepoInfo = {
+export type RepoInfo = {
   top: string;
   current: string;
   source: string;
@@ -46,7 +46,7 @@ type RepoInfo = {
 
 const GIT_IDENTITY = ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
 
-async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
+export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
   const git = gitAt(target.gitEnv, target.root);
   if (!(await git.checkIsRepo().catch(() => false))) {
     throw new PlumbError(
@@ -135,11 +135,11 @@ async function withStatusGitEnv<T>(
   }
 }
 
-const CREDENTIALS_FIX =
+export const CREDENTIALS_FIX =
   "the status branch is pushed with the repository's own credentials (its http.extraheader, credential helpers, GIT_ASKPASS) or PLUMB_GIT_USERNAME/PLUMB_GIT_TOKEN: give them write access (GitHub Actions: permissions: contents: write)";
 
 /** git's first error line without a URL's user:password or an Authorization header value. */
-const gitReason = (error: unknown): string =>
+export const gitReason = (error: unknown): string =>
   (((error as Error).message ?? String(error)).split("\n").find((l) => l.trim()) ?? "git failed")
     .replace(/\/\/[^/@\s]+@/g, "//")
     .replace(/(authorization:\s*\w+\s+)\S+/gi, "$1[redacted]")

@@ -31,7 +31,8 @@ export async function startGitHttpServer(
   root: string,
   user: string,
   token: string,
-  options: { denyPush?: boolean } = {},
+  /** denyPush: every push is 403; denyPushTo: pushes that update a ref matching it are 403 (read live). */
+  options: { denyPush?: boolean; denyPushTo?: RegExp } = {},
 ): Promise<GitHttpServer> {
   const expected = `Basic ${Buffer.from(`${user}:${token}`).toString("base64")}`;
   const requests = { denied: 0 };
@@ -49,7 +50,21 @@ export async function startGitHttpServer(
       return;
     }
     const cgi = spawn("git", ["http-backend"], { env: cgiEnv(req, root) });
-    req.pipe(cgi.stdin);
+    if (options.denyPushTo && req.method === "POST" && (req.url ?? "").endsWith("/git-receive-pack")) {
+      // The ref updates are pkt-lines in plain text at the start of the body: look before passing it on.
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const body = Buffer.concat(chunks);
+        if (options.denyPushTo!.test(body.subarray(0, 4096).toString("latin1"))) {
+          requests.denied++;
+          cgi.kill();
+          res.writeHead(403).end();
+          return;
+        }
+        cgi.stdin.end(body);
+      });
+    } else req.pipe(cgi.stdin);
     let head = Buffer.alloc(0);
     let headersDone = false;
     cgi.stdout.on("data", (chunk: Buffer) => {

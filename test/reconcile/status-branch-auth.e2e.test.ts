@@ -36,14 +36,15 @@ afterEach(async () => {
 const git = (cwd: string, ...args: string[]) =>
   exec("git", args, { cwd, env: { ...process.env, HOME: home, GIT_TERMINAL_PROMPT: "0" } });
 
-async function setup(options: { denyPush?: boolean } = {}) {
+async function setup(options: { denyPush?: boolean; denyPushTo?: RegExp } = {}) {
   root = await mkdtemp(join(tmpdir(), "plumb-sb-auth-"));
   home = join(root, "home");
   await mkdir(home);
   const served = join(root, "served");
   await mkdir(served);
   await exec("git", ["init", "--bare", "--initial-branch=main", join(served, "deployments.git")]);
-  const serverOptions = { denyPush: false }; // read live: pushes are denied only after seeding
+  // Read live: pushes are denied only after seeding.
+  const serverOptions: { denyPush: boolean; denyPushTo?: RegExp } = { denyPush: false };
   server = await startGitHttpServer(served, USER, TOKEN, serverOptions);
   cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
   const seed = join(root, "seed");
@@ -57,6 +58,7 @@ async function setup(options: { denyPush?: boolean } = {}) {
   await git(seed, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "manifests");
   await git(seed, "-c", `http.extraheader=${header(TOKEN)}`, "push", "-q", url(), "main");
   serverOptions.denyPush = options.denyPush ?? false;
+  if (options.denyPushTo) serverOptions.denyPushTo = options.denyPushTo;
 }
 const url = () => `${server.url}/deployments.git`;
 
@@ -125,14 +127,30 @@ describe("--status-branch with an authenticated remote", () => {
     expect(run.output).not.toContain("Apply complete");
   }, 60_000);
 
-  it("a token that cannot push: the apply is reported and kept locally, then status-branch-push-failed", async () => {
+  it("a token that cannot push: the lease cannot be taken, so nothing is sent (status-branch-push-failed)", async () => {
     await setup({ denyPush: true });
+    const work = await checkout("work");
+    const run = await runCli(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
+    expect(run.code, run.output).toBe(1);
+    expect(run.output).toContain("[status-branch-push-failed]");
+    expect(run.output).toContain("contents: write");
+    expect(run.output).not.toContain(TOKEN);
+    expect(run.output).not.toMatch(/^\s+at /m);
+    const live = (await (
+      await fetch(`${cp.url}/v2/deployments`, { headers: { "x-api-key": DEFAULT_API_KEY } })
+    ).json()) as {
+      resources: unknown[];
+    };
+    expect(live.resources).toEqual([]);
+  }, 60_000);
+
+  it("a push of the records that fails at the end: the apply is reported and kept locally", async () => {
+    await setup({ denyPushTo: /refs\/heads\/plumb-status/ });
     const work = await checkout("work");
     const run = await runCli(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
     expect(run.code, run.output).toBe(1);
     expect(run.output).toContain("Apply complete: 1 converged");
     expect(run.output).toContain("[status-branch-push-failed]");
-    expect(run.output).toContain("contents: write");
     expect(run.output).not.toContain(TOKEN);
     expect(run.output).not.toMatch(/^\s+at /m);
     expect(existsSync(join(work, ".plumb", "status", "deployment.agent.json"))).toBe(true);

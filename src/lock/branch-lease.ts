@@ -1,0 +1,219 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Clock, systemClock } from "../clock.js";
+import { PlumbError } from "../errors.js";
+import { statusGitEnv } from "../reconcile/git-env.js";
+import { CREDENTIALS_FIX, gitAt, gitReason, repoInfo } from "../reconcile/status-branch.js";
+import { describeHolder } from "./holder.js";
+import type { LockHolder } from "./lock-types.js";
+
+// The lease of a status branch, held in the git remote itself so that writers on different machines
+// (CI runners, pods) exclude each other: the ref refs/plumb/locks/<branch> points to a commit whose
+// message is {holder, expires_at}. Every change is a compare-and-swap push
+// (--force-with-lease=<ref>:<sha seen>, empty: must not exist), so of two writers racing only one
+// push lands. The holder renews it before it expires; an expired lease (its holder was killed) is
+// taken over with the same CAS. Expiry uses the holder's clock: keep machines' clocks in sync (NTP).
+
+export type LeaseTarget = { root: string; branch: string; gitEnv?: Record<string, string> | undefined };
+type Lease = { holder: LockHolder; expires_at: string };
+type Seen = { sha: string; lease: Lease | null } | null;
+
+export const leaseRef = (branch: string) => `refs/plumb/locks/${branch}`;
+
+/** A scratch repository and the git environment (credentials) to talk to the remote. */
+async function openRemote(target: LeaseTarget) {
+  const info = await repoInfo(target);
+  const env = await statusGitEnv(info.top, target.gitEnv);
+  const scratch = await mkdtemp(join(tmpdir(), "plumb-lease-"));
+  const git = gitAt(env.env, scratch);
+  await git.init(true);
+  // The lease commits carry no files: the empty tree, written once into the scratch repository.
+  const tree = (await git.raw(["hash-object", "-t", "tree", "-w", "/dev/null"])).trim();
+  return {
+    source: info.source,
+    git,
+    tree,
+    close: async () => {
+      await env.dispose();
+      await rm(scratch, { recursive: true, force: true });
+    },
+  };
+}
+
+type Remote = Awaited<ReturnType<typeof openRemote>>;
+
+/** What git says when another push changed the ref first (file and smart-HTTP remotes). */
+const LOST_RACE =
+  /stale info|cannot lock ref|reference already exists|failed to update ref|but expected|fetch first/i;
+
+/** A git failure as a typed error, its reason stripped of credentials, with the fix. */
+const typed = (error: unknown, code: string, what: string) =>
+  error instanceof PlumbError
+    ? error
+    : new PlumbError(code, `${what}: ${gitReason(error)}; ${CREDENTIALS_FIX}`, { cause: error });
+
+async function readLease(remote: Remote, branch: string): Promise<Seen> {
+  try {
+    return await readLeaseUnchecked(remote, branch);
+  } catch (error) {
+    throw typed(error, "status-branch-read-failed", `could not read the lease of status branch ${branch}`);
+  }
+}
+
+async function readLeaseUnchecked(remote: Remote, branch: string): Promise<Seen> {
+  const ref = leaseRef(branch);
+  const out = (await remote.git.raw(["ls-remote", remote.source, ref])).trim();
+  const sha = out.split(/\s+/)[0];
+  if (!sha) return null;
+  await remote.git.raw(["fetch", "--quiet", "--no-tags", remote.source, `+${ref}:refs/seen/lease`]);
+  const message = await remote.git.raw(["log", "-1", "--format=%B", "refs/seen/lease"]);
+  try {
+    return { sha, lease: JSON.parse(message) as Lease };
+  } catch {
+    return { sha, lease: null }; // not ours to read: treated as expired
+  }
+}
+
+/** CAS: points the lease ref at a new lease commit if it still is `expected` (null: absent). */
+async function writeLease(
+  remote: Remote,
+  branch: string,
+  lease: Lease,
+  expected: string | null,
+): Promise<string | null> {
+  const identity = ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
+  const commit = (
+    await remote.git.raw([...identity, "commit-tree", remote.tree, "-m", JSON.stringify(lease)])
+  ).trim();
+  const ref = leaseRef(branch);
+  try {
+    await remote.git.raw([
+      "push",
+      "--quiet",
+      `--force-with-lease=${ref}:${expected ?? ""}`,
+      remote.source,
+      `${commit}:${ref}`,
+    ]);
+    return commit;
+  } catch (error) {
+    // The compare-and-swap lost: someone else changed the lease first.
+    if (LOST_RACE.test((error as Error).message)) return null;
+    throw typed(error, "status-branch-push-failed", `could not write the lease of status branch ${branch}`);
+  }
+}
+
+export type BranchLease = { release(): Promise<void>; lost: AbortSignal };
+
+export async function acquireBranchLease(
+  target: LeaseTarget,
+  holder: LockHolder,
+  options: {
+    leaseMs: number;
+    renewMs: number;
+    timeoutMs: number;
+    retryMs: number;
+    clock?: Clock;
+    signal?: AbortSignal;
+  },
+): Promise<BranchLease> {
+  const clock = options.clock ?? systemClock;
+  const remote = await openRemote(target);
+  const deadline = clock.now() + options.timeoutMs;
+  const leaseUntil = () => ({ holder, expires_at: new Date(clock.now() + options.leaseMs).toISOString() });
+  try {
+    let current: string | null = null;
+    for (;;) {
+      const seen = await readLease(remote, target.branch);
+      const free =
+        !seen ||
+        !seen.lease ||
+        Date.parse(seen.lease.expires_at) <= clock.now() ||
+        seen.lease.holder.id === holder.id;
+      if (free) current = await writeLease(remote, target.branch, leaseUntil(), seen?.sha ?? null);
+      if (current) break;
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (clock.now() >= deadline) {
+        const other = seen?.lease?.holder;
+        throw new PlumbError(
+          "state-locked",
+          `the status branch ${target.branch} is leased by ${other ? describeHolder(other) : "another plumb process"} until ${seen?.lease?.expires_at ?? "?"}; wait, pass --lock-timeout, or if that process is gone run: plumb unlock --force --status-branch ${target.branch}`,
+        );
+      }
+      await clock.sleep(Math.min(options.retryMs, Math.max(1, deadline - clock.now())), options.signal);
+    }
+    return startRenewing(remote, target.branch, current, leaseUntil, options.renewMs);
+  } catch (error) {
+    await remote.close();
+    throw error;
+  }
+}
+
+function startRenewing(
+  remote: Remote,
+  branch: string,
+  first: string,
+  leaseUntil: () => Lease,
+  renewMs: number,
+): BranchLease {
+  const lost = new AbortController();
+  let current: string | null = first;
+  let renewing: Promise<void> = Promise.resolve();
+  let expires = Date.parse(leaseUntil().expires_at);
+  const lose = (why: string) =>
+    lost.abort(new PlumbError("lock-lost", `lost the lease of status branch ${branch}: ${why}`));
+  const timer = setInterval(() => {
+    renewing = renewing.then(async () => {
+      if (!current) return;
+      const next = leaseUntil();
+      try {
+        current = await writeLease(remote, branch, next, current);
+        if (current) expires = Date.parse(next.expires_at);
+        else lose("another writer took it");
+      } catch {
+        // The remote did not answer: keep trying until the lease we hold runs out.
+        if (Date.now() >= expires) lose("it could not be renewed before it expired");
+      }
+    });
+  }, renewMs);
+  timer.unref();
+  let released = false;
+  return {
+    lost: lost.signal,
+    async release() {
+      if (released) return;
+      released = true;
+      clearInterval(timer);
+      await renewing;
+      const ref = leaseRef(branch);
+      if (current)
+        await remote.git
+          .raw(["push", "--quiet", `--force-with-lease=${ref}:${current}`, remote.source, `:${ref}`])
+          .catch(() => undefined);
+      await remote.close();
+    },
+  };
+}
+
+/** The lease holder (even if expired), or null. */
+export async function readBranchLease(target: LeaseTarget): Promise<LockHolder | null> {
+  const remote = await openRemote(target);
+  try {
+    return (await readLease(remote, target.branch))?.lease?.holder ?? null;
+  } finally {
+    await remote.close();
+  }
+}
+
+/** Deletes the lease whoever holds it; returns who held it. */
+export async function forceBranchUnlock(target: LeaseTarget): Promise<LockHolder | null> {
+  const remote = await openRemote(target);
+  try {
+    const seen = await readLease(remote, target.branch);
+    if (seen)
+      await remote.git.raw(["push", "--quiet", "--force", remote.source, `:${leaseRef(target.branch)}`]);
+    return seen?.lease?.holder ?? null;
+  } finally {
+    await remote.close();
+  }
+}

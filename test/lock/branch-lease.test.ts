@@ -1,0 +1,106 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { newHolder } from "../../src/lock/holder.js";
+import { acquireBranchLease, leaseRef, readBranchLease } from "../../src/lock/branch-lease.js";
+import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
+
+// The status branch's lease lives in the git remote: writers on different machines (here: two
+// clones with their own status directories) exclude each other through compare-and-swap pushes.
+
+const exec = promisify(execFile);
+let root: string;
+let clones: string[];
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "plumb-lease-"));
+  const origin = join(root, "origin.git");
+  await exec("git", ["init", "--bare", "--initial-branch=main", origin]);
+  const seed = join(root, "seed");
+  await exec("git", ["init", "--initial-branch=main", seed]);
+  await exec("git", [
+    "-C",
+    seed,
+    "-c",
+    "user.name=t",
+    "-c",
+    "user.email=t@t",
+    "commit",
+    "--allow-empty",
+    "-qm",
+    "init",
+  ]);
+  await exec("git", ["-C", seed, "push", "-q", origin, "main"]);
+  clones = [];
+  for (const name of ["runner-a", "runner-b"]) {
+    await exec("git", ["clone", "-q", origin, join(root, name)]);
+    clones.push(join(root, name));
+  }
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+const target = (clone: string) => ({
+  statusDir: join(clone, ".plumb", "status"),
+  root: clone,
+  statusBranch: "plumb-status",
+});
+const lease = (clone: string) => ({ root: clone, branch: "plumb-status" });
+const remoteRefs = async () =>
+  (await exec("git", ["-C", clones[0]!, "ls-remote", "origin", "refs/plumb/*"])).stdout;
+
+describe("the status branch lease", () => {
+  it("one writer at a time across machines; the other is told who holds it; release frees it", async () => {
+    const a = await acquireStateLock(target(clones[0]!), { command: "plumb apply" });
+    expect(await remoteRefs()).toContain(leaseRef("plumb-status"));
+    await expect(acquireStateLock(target(clones[1]!), { command: "plumb apply" })).rejects.toMatchObject({
+      code: "state-locked",
+      message: expect.stringContaining("leased by plumb apply"),
+    });
+    expect(await readStateLock(target(clones[1]!))).toMatchObject({ command: "plumb apply" });
+    await a.release();
+    expect(await remoteRefs()).toBe("");
+    const b = await acquireStateLock(target(clones[1]!), { command: "plumb apply" });
+    await b.release();
+  }, 30_000);
+
+  it("two acquirers racing: exactly one push lands", async () => {
+    const options = { leaseMs: 30_000, renewMs: 10_000, timeoutMs: 0, retryMs: 50 };
+    const results = await Promise.allSettled(
+      clones.map((clone) => acquireBranchLease(lease(clone), newHolder("plumb apply", Date.now()), options)),
+    );
+    const won = results.filter((r) => r.status === "fulfilled");
+    expect(won).toHaveLength(1);
+    expect(results.find((r) => r.status === "rejected")).toMatchObject({ reason: { code: "state-locked" } });
+    await (won[0] as PromiseFulfilledResult<{ release(): Promise<void> }>).value.release();
+  }, 30_000);
+
+  it("a lease its holder stopped renewing (killed) expires and is taken over", async () => {
+    const stale = await acquireBranchLease(lease(clones[0]!), newHolder("plumb controller", Date.now()), {
+      leaseMs: 300,
+      renewMs: 1e9, // never renews: as if killed
+      timeoutMs: 0,
+      retryMs: 50,
+    });
+    const started = Date.now();
+    const taken = await acquireBranchLease(lease(clones[1]!), newHolder("plumb controller", Date.now()), {
+      leaseMs: 30_000,
+      renewMs: 10_000,
+      timeoutMs: 10_000,
+      retryMs: 50,
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await readBranchLease(lease(clones[0]!))).toMatchObject({ command: "plumb controller" });
+    await taken.release();
+    await stale.release(); // its CAS release fails quietly: the ref is someone else's now
+  }, 30_000);
+
+  it("unlock --force removes the lease whoever holds it", async () => {
+    const a = await acquireStateLock(target(clones[0]!), { command: "plumb apply" });
+    expect(await forceUnlock(target(clones[1]!))).toMatchObject({ command: "plumb apply" });
+    expect(await remoteRefs()).toBe("");
+    await a.release();
+  }, 30_000);
+});
