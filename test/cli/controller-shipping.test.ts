@@ -128,4 +128,31 @@ describe("shipping files", () => {
     expect(heapMb).toBeGreaterThan(0);
     expect(limitMb - heapMb).toBeGreaterThanOrEqual(64);
   });
+
+  it("every shipped setup keeps status durable and has one writer at a time", async () => {
+    const docs = parseAllDocuments(await readFile("examples/kubernetes/controller.yaml", "utf8")).map(
+      (d) => d.toJS() as { kind: string; spec?: K8sSpec; stringData?: Record<string, string> },
+    );
+    const deployment = docs[1]!.spec;
+    expect(deployment.replicas).toBe(1);
+    expect(deployment.strategy.type).toBe("Recreate");
+    const container = deployment.template.spec.containers[0];
+    // Status outlives the pod: the status branch (the emptyDir holds only the checkout and a copy).
+    expect(container.args[container.args.indexOf("--status-branch") + 1]).toBe("plumb-status");
+    const env = (name: string) => container.env.find((e: { name: string }) => e.name === name);
+    expect(env("PLUMB_GIT_TOKEN").valueFrom.secretKeyRef.key).toBe("git-token");
+    expect(env("PLUMB_STATUS_TOKEN").valueFrom.secretKeyRef.key).toBe("status-token");
+    expect(Object.keys(docs[0]!.stringData ?? {})).toContain("status-token");
+
+    const apply = parseAllDocuments(await readFile("examples/ci/github/plumb-apply.yml", "utf8"))[0]!.toJS();
+    expect(apply.concurrency).toEqual({ group: "plumb-apply", "cancel-in-progress": false });
+    expect(apply.permissions.contents).toBe("write");
+    const runs = (apply.jobs.apply.steps as Array<{ run?: string }>).map((s) => s.run ?? "").join("\n");
+    expect(runs).toContain("--status-branch plumb-status");
+
+    const gitlab = parseAllDocuments(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8"))[0]!.toJS();
+    expect(gitlab.apply.resource_group).toBe("plumb-apply");
+    expect(gitlab.apply.variables.PLUMB_GIT_TOKEN).toBe("$PLUMB_PUSH_TOKEN");
+    expect(gitlab.apply.script.join("\n")).toContain("--status-branch plumb-status");
+  });
 });
