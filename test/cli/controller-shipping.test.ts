@@ -139,7 +139,7 @@ describe("shipping files", () => {
     const container = deployment.template.spec.containers[0];
     // Status outlives the pod: the status branch (the emptyDir holds only the checkout and a copy).
     expect(container.args[container.args.indexOf("--status-branch") + 1]).toBe("plumb-status");
-    const env = (name: string) => container.env.find((e: { name: string }) => e.name === name);
+    const env = (name: string): K8sSpec => container.env.find((e: { name: string }) => e.name === name);
     expect(env("PLUMB_GIT_TOKEN").valueFrom.secretKeyRef.key).toBe("git-token");
     expect(env("PLUMB_STATUS_TOKEN").valueFrom.secretKeyRef.key).toBe("status-token");
     expect(Object.keys(docs[0]!.stringData ?? {})).toContain("status-token");
