@@ -1,6 +1,5 @@
 import { Command } from "commander";
 import { PlumbError } from "../errors.js";
-import { acquireStateLock, lockTargetOf } from "../lock/index.js";
 import { adoptKey, buildAdoptedRecord, decideAdoption } from "../reconcile/adopt.js";
 import { gitCommitOf, openSession, planSession } from "../reconcile/session.js";
 import { publishStatus } from "../reconcile/status-source.js";
@@ -15,6 +14,7 @@ import {
 } from "./options.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "./report-invalid.js";
+import { withStateLock } from "./with-state-lock.js";
 
 type Flags = ConnectionFlags & {
   target: string[];
@@ -41,20 +41,8 @@ export function adoptCommand(io: ApplyIo = processIo()): Command {
   );
 }
 
-export async function runAdopt(path: string, flags: Flags, io: ApplyIo): Promise<number> {
-  const lock = await acquireStateLock(
-    lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch }),
-    {
-      command: "plumb adopt",
-      timeoutMs: flags.lockTimeout ?? 0,
-    },
-  );
-  try {
-    return await adoptLocked(path, flags, io);
-  } finally {
-    await lock.release();
-  }
-}
+export const runAdopt = (path: string, flags: Flags, io: ApplyIo): Promise<number> =>
+  withStateLock(path, flags, "plumb adopt", () => adoptLocked(path, flags, io));
 
 async function adoptLocked(path: string, flags: Flags, io: ApplyIo): Promise<number> {
   const session = await openSession(path, flags, io);

@@ -1,5 +1,4 @@
 import { useColor } from "./color.js";
-import { acquireStateLock, lockTargetOf } from "../lock/index.js";
 import {
   addConnectionOptions,
   type ConnectionFlags,
@@ -38,6 +37,7 @@ import { checkStatusDirWritable, saveObjectStatus } from "../reconcile/status-st
 import { count } from "../diff/plural.js";
 import { asError } from "../errors.js";
 import { reportInvalidManifests } from "./report-invalid.js";
+import { withStateLock } from "./with-state-lock.js";
 
 export type ApplyIo = SessionIo & {
   /** Asks on the terminal; injected by tests. */
@@ -106,18 +106,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
   // One writer per status store: the lock is held from before the store is read until the end.
-  const lock = await acquireStateLock(
-    lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch }),
-    {
-      command: "plumb apply",
-      timeoutMs: flags.lockTimeout ?? 0,
-    },
-  );
-  try {
-    return await runApplyLocked(path, flags, io, lock.lost);
-  } finally {
-    await lock.release();
-  }
+  return withStateLock(path, flags, "plumb apply", (lost) => runApplyLocked(path, flags, io, lost));
 }
 
 async function runApplyLocked(

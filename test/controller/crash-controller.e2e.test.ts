@@ -1,6 +1,6 @@
-import { createServer } from "node:net";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { freePort } from "../support/free-port.js";
 import { buildCli, type CliRun, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
 import { useControllerHarness } from "./harness.js";
@@ -21,14 +21,6 @@ afterEach(async () => {
 const names = ["alpha", "beta"];
 const doc = (name: string) =>
   container(name, `img/${name}:1`, { secrets: [{ name: "API_TOKEN", valueFrom: { env: "API_TOKEN" } }] });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function startCtl(token: string) {
   const port = await freePort();

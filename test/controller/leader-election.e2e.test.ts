@@ -1,7 +1,7 @@
-import { createServer } from "node:net";
 import { afterEach, beforeAll, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { freePort } from "../support/free-port.js";
 import { buildCli, type CliRun, spawnCli } from "../support/built-cli.js";
 import { fastControllerOptions, useControllerHarness } from "./harness.js";
 import { api, container, waitFor, writeDoc } from "./support.js";
@@ -18,14 +18,6 @@ afterEach(async () => {
   for (const child of children.splice(0)) if (child.child.exitCode === null) child.child.kill("SIGKILL");
   for (const other of others.splice(0)) await (await other.catch(() => null))?.stop(1_000);
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const revisions = async () => {
   const client = api(h.cp.url);
