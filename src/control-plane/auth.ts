@@ -11,10 +11,11 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-/** Resolves the caller's tenant, or throws 401/403 as decisions.md says. */
+/** Resolves the caller's tenant, or throws 401/403 as decisions.md says; `knows` says if a key is granted. */
 export function createAuthenticator(grants: ApiKeyGrant[]) {
   const byKey = new Map(grants.map((g) => [g.key, g.tenants]));
-  return (request: FastifyRequest): string => {
+  const knows = (key: string | undefined) => key !== undefined && byKey.has(key);
+  const authenticate = (request: FastifyRequest): string => {
     const key = apiKeyOf(request);
     const tenants = key === undefined ? undefined : byKey.get(key);
     if (!tenants) throw new HttpError(401, "Invalid token");
@@ -30,4 +31,5 @@ export function createAuthenticator(grants: ApiKeyGrant[]) {
     if (!tenants.includes(asked)) throw new HttpError(403, `This API key cannot reach tenant ${asked}`);
     return asked;
   };
+  return { authenticate, knows };
 }

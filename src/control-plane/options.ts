@@ -32,6 +32,8 @@ export type ControlPlaneOptions = {
   faults: FaultSpec | undefined;
   faultSeed: number;
   rateLimits: RateLimitOverrides;
+  /** Failed authentications allowed per client address and window before 429 (default 100 / 10 s). */
+  authFailureLimit?: { count: number; intervalSeconds: number } | undefined;
   /** Maximum JSON body size in bytes (413 above it). */
   bodyLimit: number;
   clock: Clock;

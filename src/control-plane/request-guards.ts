@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import { apiKeyOf } from "./auth.js";
 import { createFaultPicker, type FaultSpec } from "./faults.js";
 import { HttpError } from "./http-errors.js";
+import { createFailureLimiter, DEFAULT_AUTH_FAILURE_LIMIT } from "./auth-failures.js";
 import { createRateLimiter, type RateLimitOverrides } from "./rate-limit.js";
 
 declare module "fastify" {
@@ -19,6 +20,10 @@ export type GuardOptions = {
   faults: FaultSpec | undefined;
   faultSeed: number;
   authenticate(request: FastifyRequest): string;
+  /** True for a granted key: only those get rate-limit buckets of their own. */
+  knowsKey(key: string | undefined): boolean;
+  /** Failed authentications allowed per client address (default 100 per 10 s), then 429. */
+  authFailureLimit?: { count: number; intervalSeconds: number } | undefined;
 };
 
 /**
@@ -38,13 +43,27 @@ export function installRequestGuards(app: FastifyInstance, options: GuardOptions
   app.decorateRequest("tenantId", "");
   app.decorateRequest("loseResponse", false);
   const limiter = createRateLimiter(options.region, options.rateLimits, () => options.clock.now());
+  const failures = createFailureLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT, () =>
+    options.clock.now(),
+  );
   const admit = (request: FastifyRequest) => {
     const user = request.headers["x-user-id"];
+    const key = apiKeyOf(request);
+    const known = options.knowsKey(key);
+    // Rate limiting after authentication: a key as presented is no identity until it is known to be
+    // granted (else every random key would get a bucket); failures are limited per client address.
+    if (!known && !isPublic(request)) {
+      const failed = failures(request.ip);
+      if (!failed.allowed)
+        throw new HttpError(429, "Too many failed authentications", {
+          "retry-after": String(failed.retryAfterSeconds),
+        });
+    }
     const verdict = limiter({
       method: request.method,
       path: request.url.split("?", 1)[0] ?? "/",
       ip: request.ip,
-      apiKey: apiKeyOf(request),
+      apiKey: known ? key : undefined,
       userId: typeof user === "string" ? user : undefined,
     });
     if (!verdict.allowed)

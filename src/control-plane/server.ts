@@ -3,6 +3,7 @@ import { systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
 import { createAgentServerModule } from "./agent-server/index.js";
 import { createAuthenticator } from "./auth.js";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./json-depth.js";
 import type { ControlPlaneContext } from "./context.js";
 import { registerDeploymentRoutes } from "./deployments/routes.js";
 import { DeploymentStore } from "./deployments/store.js";
@@ -67,7 +68,8 @@ export async function startControlPlane(
     },
   }) as unknown as FastifyInstance;
   installJsonParser(app);
-  installRequestGuards(app, { ...o, authenticate: createAuthenticator(apiKeys) });
+  const auth = createAuthenticator(apiKeys);
+  installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows });
   installRequestLog(app, o.logger);
   let failing = () => false;
   let commit: () => Promise<void> = async () => undefined;
@@ -168,6 +170,17 @@ function installJsonParser(app: FastifyInstance) {
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, text, done) => {
     const body = typeof text === "string" ? text : text.toString("utf8");
     if (body.trim() === "") return done(null, undefined);
+    if (jsonDepthExceeds(body))
+      return done(
+        unprocessable([
+          {
+            loc: ["body"],
+            msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+            type: "json_too_deep",
+          },
+        ]),
+        undefined,
+      );
     try {
       // A __proto__ key can only be spelled literally or with \u escapes: only such bodies pay
       // for the (much slower) reviver that refuses it.
