@@ -7,13 +7,13 @@ import {
   type Engine,
   finish,
   finishNotSent,
-  recordSent,
   send,
   skip,
   startRun,
   verifyIfDue,
   waitForRevision,
 } from "./apply-steps.js";
+import { recordSent } from "./apply-records.js";
 import type { ApplyObject, ApplyOptions, ApplyReport, ApplyResult, ApplySummary } from "./apply-types.js";
 import type { ApplyPorts } from "./ports.js";
 import { createRevisionWatcher } from "./revision-watcher.js";
