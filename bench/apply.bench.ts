@@ -1,7 +1,8 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runApply } from "../src/cli/apply.js";
+import { writeContainerManifests } from "./container-manifests.js";
 import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 import { startControlPlane } from "../src/control-plane/server.js";
 
@@ -12,24 +13,7 @@ import { startControlPlane } from "../src/control-plane/server.js";
 const N = 1000;
 const BUDGET_PER_SECOND = 1000 / 10;
 
-const manifest = (i: number, tag: string) =>
-  [
-    "apiVersion: plumb/v1",
-    "kind: Deployment",
-    `metadata: { name: bench-apply-${i} }`,
-    "spec:",
-    "  source: internal_container",
-    "  source_config: {}",
-    `  source_revision_config: { image_uri: "registry.example/bench-${i}:${tag}" }`,
-  ].join("\n");
-
-async function writeAll(root: string, tag: string): Promise<void> {
-  await mkdir(root, { recursive: true });
-  await writeFile(
-    join(root, "all.yaml"),
-    Array.from({ length: N }, (_, i) => manifest(i, tag)).join("\n---\n"),
-  );
-}
+const writeAll = (root: string, tag: string) => writeContainerManifests(root, N, "bench-apply", tag);
 
 type Count = { requests: number; status429: number };
 

@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { runApply } from "../src/cli/apply.js";
+import { writeContainerManifests } from "./container-manifests.js";
 import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 import { startControlPlane } from "../src/control-plane/server.js";
 import { acquireStateLock } from "../src/lock/index.js";
@@ -16,24 +17,7 @@ import { acquireStateLock } from "../src/lock/index.js";
 const N = 1000;
 const exec = promisify(execFile);
 
-const manifest = (i: number, tag: string) =>
-  [
-    "apiVersion: plumb/v1",
-    "kind: Deployment",
-    `metadata: { name: bench-lock-${i} }`,
-    "spec:",
-    "  source: internal_container",
-    "  source_config: {}",
-    `  source_revision_config: { image_uri: "registry.example/bench-${i}:${tag}" }`,
-  ].join("\n");
-
-async function writeAll(root: string, tag: string) {
-  await mkdir(root, { recursive: true });
-  await writeFile(
-    join(root, "all.yaml"),
-    Array.from({ length: N }, (_, i) => manifest(i, tag)).join("\n---\n"),
-  );
-}
+const writeAll = (root: string, tag: string) => writeContainerManifests(root, N, "bench-lock", tag);
 
 async function applyOnce(url: string, root: string): Promise<number> {
   const sink = { write: () => true };

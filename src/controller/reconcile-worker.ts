@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
-import type { ObjectStatus } from "../reconcile/status-types.js";
+import { blankObjectStatus, type ObjectStatus } from "../reconcile/status-types.js";
 import type { DesiredSnapshot } from "./desired.js";
 import { errorMessage } from "./error-message.js";
 import type { LiveListing } from "./live-listing.js";
@@ -83,7 +83,7 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
         await context
           .record(
             failedRecord(
-              previous ?? unknownRecord(manifest.kind, manifest.metadata.name),
+              previous ?? blankObjectStatus(manifest.kind, manifest.metadata.name),
               error,
               clock.now(),
             ),
@@ -109,21 +109,4 @@ export const failedRecord = (previous: ObjectStatus, error: unknown, now: number
   health: previous.health === "Degraded" ? "Degraded" : "Unknown",
   last_error: errorMessage(error),
   updated_at: new Date(now).toISOString(),
-});
-
-/** An object never reconciled successfully: known only by its manifest. */
-const unknownRecord = (kind: ObjectStatus["kind"], name: string): ObjectStatus => ({
-  kind,
-  name,
-  id: null,
-  latest_revision_id: null,
-  active_revision_id: null,
-  revision_status: null,
-  sync: "Unknown",
-  health: "Unknown",
-  git_commit: null,
-  manifest_digest: null,
-  secret_fingerprints: null,
-  updated_at: new Date(0).toISOString(),
-  last_error: null,
 });

@@ -3,7 +3,7 @@ import type { Plan, PlannedChange } from "../diff/plan-types.js";
 import type { Deployment, RevisionStatus } from "../schema/deployment.js";
 import { liveHealth } from "./drift.js";
 import type { ObjectStatus, StatusStore, SyncStatus } from "./status-types.js";
-import { statusKey } from "./status-types.js";
+import { blankObjectStatus, statusKey } from "./status-types.js";
 
 export type RefreshInput = {
   plan: Plan;
@@ -45,26 +45,6 @@ function missing(base: ObjectStatus): ObjectStatus {
 const syncOf = (action: PlannedChange["action"]): SyncStatus =>
   action === "noop" ? "Synced" : action === "refused" ? "Refused" : "OutOfSync";
 
-function blank(kind: ObjectStatus["kind"], name: string): ObjectStatus {
-  return {
-    kind,
-    name,
-    id: null,
-    latest_revision_id: null,
-    active_revision_id: null,
-    revision_status: null,
-    sync: "OutOfSync",
-    health: "Unknown",
-    git_commit: null,
-    manifest_digest: null,
-    secret_fingerprints: null,
-    verify_thread_id: null,
-    applied_at: null,
-    updated_at: "",
-    last_error: null,
-  };
-}
-
 function fromLive(base: ObjectStatus, deployment: Deployment, input: RefreshInput): ObjectStatus {
   const latest = deployment.latest_revision_id;
   const read = input.latestStatuses.get(deployment.id);
@@ -103,7 +83,7 @@ export function refreshStatuses(input: RefreshInput): Refreshed {
     const key = statusKey(change.kind, change.name);
     seen.add(key);
     const recorded = input.store.objects.get(key);
-    const previous = recorded ?? blank(change.kind, change.name);
+    const previous = recorded ?? blankObjectStatus(change.kind, change.name);
     let next: ObjectStatus = { ...previous, sync: syncOf(change.action) };
     if (change.kind === "Deployment") {
       const deployment = byName.get(change.name);

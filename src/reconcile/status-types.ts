@@ -123,3 +123,24 @@ export function mergeStatusStores(a: StatusStore, b: StatusStore): StatusStore {
   }
   return { objects, problems: [...a.problems, ...b.problems] };
 }
+
+/** The record of an object nothing is known about yet (never applied, never seen live). */
+export function blankObjectStatus(kind: ObjectStatus["kind"], name: string): ObjectStatus {
+  return {
+    kind,
+    name,
+    id: null,
+    latest_revision_id: null,
+    active_revision_id: null,
+    revision_status: null,
+    sync: "OutOfSync",
+    health: "Unknown",
+    git_commit: null,
+    manifest_digest: null,
+    secret_fingerprints: null,
+    verify_thread_id: null,
+    applied_at: null,
+    updated_at: "",
+    last_error: null,
+  };
+}
