@@ -42,9 +42,15 @@ export function validateDocuments(
     if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
     const name = nameOf(doc);
     if (kind === "Deployment" && name !== undefined) {
-      const first = names.get(name);
+      // Case-insensitively: status files are named after it, and would collide on macOS or Windows.
+      const first = names.get(name.toLowerCase());
       if (first) {
-        const message = `deployment ${name} is already defined at ${showLocation(first.locators.value(["metadata", "name"]))}`;
+        const at = showLocation(first.locators.value(["metadata", "name"]));
+        const other = nameOf(first);
+        const message =
+          other === name
+            ? `deployment ${name} is already defined at ${at}`
+            : `deployment ${name} differs only by case from ${other} at ${at}; names must be unique ignoring case`;
         found.push(
           problemAt(
             doc.locators.value(["metadata", "name"]),
@@ -54,7 +60,7 @@ export function validateDocuments(
             message,
           ),
         );
-      } else names.set(name, doc);
+      } else names.set(name.toLowerCase(), doc);
     }
     if (kind === "OrganizationAccess") {
       if (organizationAccess) {

@@ -307,6 +307,18 @@ describe("rules across files", () => {
     expect(manifests.map((m) => m.file)).toEqual(["a.yaml"]);
   });
 
+  it("names that differ only by case are duplicates (their status files would collide)", () => {
+    const { problems, manifests } = checkFiles({
+      "a.yaml": deployment("dupe"),
+      "b.yaml": deployment("Dupe"),
+    });
+    expect(problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.code}`)).toEqual([
+      "b.yaml:4:9 duplicate-name",
+    ]);
+    expect(problems[0]!.message).toContain("differs only by case from dupe at a.yaml:4:9");
+    expect(manifests.map((m) => m.file)).toEqual(["a.yaml"]);
+  });
+
   it("at most one OrganizationAccess", () => {
     const { problems } = checkFiles({ "a.yaml": access, "b.yaml": `${access}---\n${access}` });
     expect(problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.code}`)).toEqual([
