@@ -120,7 +120,7 @@ async function runApplyLocked(
   const session = await openSession(path, flags, io);
   // Nothing is sent when its record could not be written (e.g. --status-dir on a read-only place).
   await checkStatusDirWritable(session.statusDir);
-  const result = await planSession(session, io, flags.target);
+  const result = await planSession(session, io, flags.target, undefined, { requireManifests: true });
   if (!result.ok) {
     reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing applied");
     return 1;

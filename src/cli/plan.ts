@@ -36,7 +36,7 @@ export function planCommand(io: PlanIo = processIo()): Command {
     async (path: string, flags: Flags) => {
       // Clients (and the API settings they need) are built only once the manifests are valid.
       const session = await openSession(path, flags, io);
-      const result = await planSession(session, io, flags.target);
+      const result = await planSession(session, io, flags.target, undefined, { requireManifests: true });
       if (!result.ok) {
         // The validate output; nothing was sent.
         reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing planned");

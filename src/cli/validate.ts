@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
 import { loadManifests } from "../manifest/load.js";
+import { noManifests } from "../reconcile/session.js";
 
 export type Output = { write(text: string): unknown };
 
@@ -22,6 +23,7 @@ export function validateCommand(stdout: Output = process.stdout): Command {
         const summary = `${plural(manifests.length, "valid manifest")}, ${plural(errors, "error")}, ${plural(warnings, "warning")}`;
         stdout.write(`${summary}\n`);
       }
+      if (manifests.length === 0 && errors === 0) throw noManifests(path);
       process.exitCode = errors > 0 ? 1 : 0;
     });
 }

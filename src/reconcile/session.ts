@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import { PlumbError } from "../errors.js";
 import { dirname } from "node:path";
 import { simpleGit } from "simple-git";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
@@ -110,6 +111,7 @@ export async function planSession(
   io: SessionIo,
   targets: readonly string[],
   signal?: AbortSignal,
+  options: { requireManifests?: boolean } = {},
 ): Promise<PlanManifestsResult> {
   const result = await planManifests({
     root: session.root,
@@ -125,6 +127,8 @@ export async function planSession(
     pending: pendingFromStatus(session.store),
     ...(signal ? { signal } : {}),
   });
+  // A PATH with nothing to plan is a mistake (a wrong directory), not "no changes".
+  if (result.ok && result.desired.length === 0 && options.requireManifests) throw noManifests(session.root);
   // Intents a crash left behind are settled against what was just read, for everything after the plan.
   if (result.ok) {
     const planned = new Set(result.plan.changes.map((c) => statusKey(c.kind, c.name)));
@@ -168,3 +172,10 @@ export function warnUnknownSecrets(
   const warning = formatUnknownSecretsWarning(names, session.root);
   if (warning) io.stderr.write(`plumb: ${warning}\n`);
 }
+
+/** PATH holds no plumb manifest (apiVersion: plumb/v1) at all. */
+export const noManifests = (path: string) =>
+  new PlumbError(
+    "no-manifests",
+    `no plumb manifests (apiVersion: plumb/v1) under ${path}; check PATH (files must end in .yaml or .yml)`,
+  );

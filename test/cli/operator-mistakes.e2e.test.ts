@@ -26,6 +26,8 @@ beforeAll(async () => {
   await writeFile(file, "not a directory");
   await writeFile(join(root, "empty-key"), "");
   await mkdir(join(root, "record-is-dir", "deployment.one.json"), { recursive: true });
+  await mkdir(join(root, "empty"));
+  await writeFile(join(root, "not-a-manifest.yaml"), "kind: ConfigMap\nmetadata: {name: x}\n");
 }, 120_000);
 afterAll(async () => {
   await cp?.stop();
@@ -152,6 +154,15 @@ const cases: Case[] = [
     "at least 5s",
   ],
   ["unknown command", () => ["frobnicate"], 64, "unknown command"],
+  ["validate an empty directory", () => ["validate", join(root, "empty")], 1, "[no-manifests]"],
+  ["validate a file that is no manifest", () => ["validate", file], 1, "[no-manifests]"],
+  ["plan an empty directory", () => ["plan", join(root, "empty")], 1, "[no-manifests]"],
+  [
+    "apply a YAML file of something else",
+    () => ["apply", join(root, "not-a-manifest.yaml"), "--yes"],
+    1,
+    "[no-manifests]",
+  ],
 ];
 
 describe("operator mistakes end in a clear error, never exit 70", () => {
