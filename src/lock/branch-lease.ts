@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
 import { statusGitEnv } from "../reconcile/git-env.js";
-import { CREDENTIALS_FIX, gitAt, gitReason, repoInfo } from "../reconcile/status-branch.js";
+import { gitAt, gitFailure, repoInfo } from "../reconcile/status-branch.js";
 import { describeHolder } from "./holder.js";
 import type { LockHolder } from "./lock-types.js";
 
@@ -47,17 +47,15 @@ type Remote = Awaited<ReturnType<typeof openRemote>>;
 const LOST_RACE =
   /stale info|cannot lock ref|reference already exists|failed to update ref|but expected|fetch first/i;
 
-/** A git failure as a typed error, its reason stripped of credentials, with the fix. */
-const typed = (error: unknown, code: string, what: string) =>
-  error instanceof PlumbError
-    ? error
-    : new PlumbError(code, `${what}: ${gitReason(error)}; ${CREDENTIALS_FIX}`, { cause: error });
-
 async function readLease(remote: Remote, branch: string): Promise<Seen> {
   try {
     return await readLeaseUnchecked(remote, branch);
   } catch (error) {
-    throw typed(error, "status-branch-read-failed", `could not read the lease of status branch ${branch}`);
+    throw gitFailure(
+      error,
+      "status-branch-read-failed",
+      `could not read the lease of status branch ${branch}`,
+    );
   }
 }
 
@@ -99,7 +97,11 @@ async function writeLease(
   } catch (error) {
     // The compare-and-swap lost: someone else changed the lease first.
     if (LOST_RACE.test((error as Error).message)) return null;
-    throw typed(error, "status-branch-push-failed", `could not write the lease of status branch ${branch}`);
+    throw gitFailure(
+      error,
+      "status-branch-push-failed",
+      `could not write the lease of status branch ${branch}`,
+    );
   }
 }
 

@@ -109,7 +109,7 @@ export async function publishStatusBranch(
     info,
     "status-branch-push-failed",
     `could not push status to branch ${target.branch}`,
-    () => publishIn(info, target, statusDir, message),
+    (withCredentials) => publishIn(withCredentials, target, statusDir, message),
   );
 }
 
@@ -121,25 +121,29 @@ async function withStatusGitEnv<T>(
   info: RepoInfo,
   code: string,
   what: string,
-  work: () => Promise<T>,
+  work: (withCredentials: RepoInfo) => Promise<T>,
 ): Promise<T> {
   const git = await statusGitEnv(info.top, info.gitEnv);
   try {
-    info.gitEnv = git.env;
-    return await work();
+    return await work({ ...info, gitEnv: git.env });
   } catch (error) {
-    if (error instanceof PlumbError) throw error;
-    throw new PlumbError(code, `${what}: ${gitReason(error)}; ${CREDENTIALS_FIX}`, { cause: error });
+    throw gitFailure(error, code, what);
   } finally {
     await git.dispose();
   }
 }
 
-export const CREDENTIALS_FIX =
+/** A git failure as a typed error: git's reason without credentials, and the fix (typed errors pass). */
+export const gitFailure = (error: unknown, code: string, what: string): PlumbError =>
+  error instanceof PlumbError
+    ? error
+    : new PlumbError(code, `${what}: ${gitReason(error)}; ${CREDENTIALS_FIX}`, { cause: error });
+
+const CREDENTIALS_FIX =
   "the status branch is pushed with the repository's own credentials (its http.extraheader, credential helpers, GIT_ASKPASS) or PLUMB_GIT_USERNAME/PLUMB_GIT_TOKEN: give them write access (GitHub Actions: permissions: contents: write)";
 
 /** git's first error line without a URL's user:password or an Authorization header value. */
-export const gitReason = (error: unknown): string =>
+const gitReason = (error: unknown): string =>
   (((error as Error).message ?? String(error)).split("\n").find((l) => l.trim()) ?? "git failed")
     .replace(/\/\/[^/@\s]+@/g, "//")
     .replace(/(authorization:\s*\w+\s+)\S+/gi, "$1[redacted]")
@@ -162,10 +166,10 @@ async function publishIn(
         return { branch: target.branch, commit: result.commit, pushed: true };
       } catch (error) {
         if (attempt >= 3) {
-          throw new PlumbError(
+          throw gitFailure(
+            error,
             "status-branch-push-failed",
-            `could not push status to branch ${target.branch}: ${gitReason(error)}; ${CREDENTIALS_FIX}`,
-            { cause: error },
+            `could not push status to branch ${target.branch}`,
           );
         }
       }
@@ -216,7 +220,7 @@ export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<
     info,
     "status-branch-read-failed",
     `could not read status branch ${target.branch}`,
-    () => loadFrom(info, target),
+    (withCredentials) => loadFrom(withCredentials, target),
   );
 }
 
