@@ -1,5 +1,5 @@
-import { resolveStatusDir, type StatusLocation } from "../reconcile/status-source.js";
-import { manifestDirOf } from "../reconcile/status-source.js";
+import { systemClock } from "../clock.js";
+import { manifestDirOf, resolveStatusDir, type StatusLocation } from "../reconcile/status-source.js";
 import { acquireBranchLease, forceBranchUnlock, readBranchLease } from "./branch-lease.js";
 import { acquireLocalLock, forceLocalUnlock, readLocalLock } from "./local-lock.js";
 import {
@@ -32,6 +32,8 @@ const branchOf = (target: LockTarget) =>
 
 /** Takes the lock (waiting up to options.timeoutMs) and renews it until released; state-locked otherwise. */
 export async function acquireStateLock(target: LockTarget, options: LockOptions): Promise<StateLock> {
+  const clock = options.clock ?? systemClock;
+  const deadline = clock.now() + (options.timeoutMs ?? 0); // one budget for the lock and the lease
   const local = await acquireLocalLock(target, options);
   const branch = branchOf(target);
   if (!branch) return local;
@@ -40,7 +42,7 @@ export async function acquireStateLock(target: LockTarget, options: LockOptions)
     const lease = await acquireBranchLease(branch, local.holder, {
       leaseMs,
       renewMs: options.renewMs ?? leaseMs / 3,
-      timeoutMs: options.timeoutMs ?? 0,
+      timeoutMs: Math.max(0, deadline - clock.now()),
       retryMs: options.retryMs ?? 1_000,
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.signal ? { signal: options.signal } : {}),

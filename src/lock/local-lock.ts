@@ -105,7 +105,7 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
 export async function readLocalLock(target: LockTarget) {
   const lockPath = lockPathOf(target);
   const locked = await lockfile
-    .check(target.statusDir, { lockfilePath: lockPath, realpath: false, stale: MIN_LEASE_MS * 6 })
+    .check(target.statusDir, { lockfilePath: lockPath, realpath: false, stale: DEFAULT_LEASE_MS })
     .catch(() => false);
   if (!locked) return null;
   return (await readHolder(lockPath)) ?? { id: "", host: "unknown", pid: 0, command: "plumb", since: "" };
