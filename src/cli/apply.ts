@@ -10,11 +10,9 @@ import {
 import { setMaxListeners } from "node:events";
 import { createInterface } from "node:readline/promises";
 import { Command, InvalidArgumentError, Option } from "commander";
-
-export { parseDuration } from "./options.js";
 import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanText } from "../diff/format-text.js";
-import { PlumbError } from "../errors.js";
+import { asError, PlumbError } from "../errors.js";
 import { applyPlan } from "../reconcile/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../reconcile/apply-types.js";
 import {
@@ -35,7 +33,6 @@ import {
 import { publishStatus } from "../reconcile/status-source.js";
 import { checkStatusDirWritable, saveObjectStatus } from "../reconcile/status-store.js";
 import { count } from "../diff/plural.js";
-import { asError } from "../errors.js";
 import { reportInvalidManifests } from "./report-invalid.js";
 import { withStateLock } from "./with-state-lock.js";
 

@@ -1,5 +1,4 @@
 import { stat } from "node:fs/promises";
-import { PlumbError } from "../errors.js";
 import { dirname } from "node:path";
 import { simpleGit } from "simple-git";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
@@ -12,6 +11,7 @@ import {
   sourcesFromStatus,
 } from "./plan-run.js";
 import { type Clock, systemClock } from "../clock.js";
+import { PlumbError } from "../errors.js";
 import type { LoadedManifest } from "../manifest/types.js";
 import type { DesiredObject } from "../diff/build-plan.js";
 import type { Deployment } from "../schema/deployment.js";
