@@ -1,9 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runApply } from "../src/cli/apply.js";
-import { writeContainerManifests } from "./container-manifests.js";
-import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
+import { applyQuietly, writeContainerManifests } from "./apply-fixtures.js";
 import { startControlPlane } from "../src/control-plane/server.js";
 
 // `plumb apply` of 1,000 changed deployments with zero-time revisions, against the local control
@@ -24,18 +22,7 @@ async function apply(url: string, root: string, count: Count): Promise<number> {
     if (response.status === 429) count.status429 += 1;
     return response;
   };
-  const sink = { write: () => true };
-  return runApply(
-    root,
-    { target: [], wait: true, timeout: 600_000, concurrency: 32, yes: true, output: "json" },
-    {
-      stdout: sink,
-      stderr: sink,
-      env: { PLUMB_API_URL: url, PLUMB_API_KEY: DEFAULT_API_KEY },
-      fetch: counting,
-      signals: { once: () => process, removeListener: () => process },
-    },
-  );
+  return applyQuietly(url, root, counting);
 }
 
 export async function run(): Promise<string[]> {

@@ -3,9 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { runApply } from "../src/cli/apply.js";
-import { writeContainerManifests } from "./container-manifests.js";
-import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
+import { applyQuietly, writeContainerManifests } from "./apply-fixtures.js";
 import { startControlPlane } from "../src/control-plane/server.js";
 import { acquireStateLock } from "../src/lock/index.js";
 
@@ -18,20 +16,6 @@ const N = 1000;
 const exec = promisify(execFile);
 
 const writeAll = (root: string, tag: string) => writeContainerManifests(root, N, "bench-lock", tag);
-
-async function applyOnce(url: string, root: string): Promise<number> {
-  const sink = { write: () => true };
-  return runApply(
-    root,
-    { target: [], wait: true, timeout: 600_000, concurrency: 32, yes: true, output: "json" },
-    {
-      stdout: sink,
-      stderr: sink,
-      env: { PLUMB_API_URL: url, PLUMB_API_KEY: DEFAULT_API_KEY },
-      signals: { once: () => process, removeListener: () => process },
-    },
-  );
-}
 
 async function medianMs(times: number, work: () => Promise<void>): Promise<number> {
   const samples: number[] = [];
@@ -54,10 +38,10 @@ export async function run(): Promise<string[]> {
       revisionSeconds: 0,
       deploymentReadySeconds: 0,
     });
-    if ((await applyOnce(cp.url, root)) !== 0) return ["seeding apply failed"];
+    if ((await applyQuietly(cp.url, root)) !== 0) return ["seeding apply failed"];
     await writeAll(root, "2");
     const started = performance.now();
-    const exit = await applyOnce(cp.url, root);
+    const exit = await applyQuietly(cp.url, root);
     const applyMs = performance.now() - started;
     await cp.stop();
 
