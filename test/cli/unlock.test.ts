@@ -1,0 +1,39 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { runUnlock } from "../../src/cli/unlock.js";
+import { acquireStateLock, readStateLock } from "../../src/lock/index.js";
+
+// `plumb unlock`: names the holder, refuses without --force, removes the lock with it.
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "plumb-unlock-"));
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+const io = () => {
+  let out = "";
+  return { stdout: { write: (t: string) => (out += t) }, out: () => out };
+};
+
+it("says when nothing is locked", async () => {
+  const captured = io();
+  expect(await runUnlock(root, {}, captured)).toBe(0);
+  expect(captured.out()).toContain("is not locked");
+});
+
+it("names the holder and refuses without --force; --force removes the lock and says whose it was", async () => {
+  const statusDir = join(root, ".plumb", "status");
+  const lock = await acquireStateLock({ statusDir }, { command: "plumb controller" });
+  await expect(runUnlock(root, {}, io())).rejects.toMatchObject({
+    code: "state-locked",
+    message: expect.stringMatching(/held by plumb controller \(pid \d+ on .+\).*plumb unlock --force/),
+  });
+  const captured = io();
+  expect(await runUnlock(root, { force: true }, captured)).toBe(0);
+  expect(captured.out()).toMatch(/Removed the state lock of .*, held by plumb controller/);
+  expect(await readStateLock({ statusDir })).toBeNull();
+  await lock.release();
+});
