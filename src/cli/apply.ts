@@ -9,7 +9,7 @@ import {
 } from "./options.js";
 import { setMaxListeners } from "node:events";
 import { createInterface } from "node:readline/promises";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, Option } from "commander";
 import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanText } from "../diff/format-text.js";
 import { asError, PlumbError } from "../errors.js";
@@ -33,6 +33,7 @@ import {
 import { publishStatus } from "../reconcile/status-source.js";
 import { checkStatusDirWritable, saveObjectStatus } from "../reconcile/status-store.js";
 import { count } from "../diff/plural.js";
+import { positiveInt } from "./flag-values.js";
 import { reportInvalidManifests } from "./report-invalid.js";
 import { withStateLock } from "./with-state-lock.js";
 
@@ -51,13 +52,6 @@ type Flags = ConnectionFlags & {
   yes?: boolean;
   output: "text" | "json";
   lockTimeout?: number;
-};
-
-const positiveInt = (text: string) => {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > 256)
-    throw new InvalidArgumentError("expected an integer from 1 to 256");
-  return n;
 };
 
 export async function askOnTerminal(question: string): Promise<boolean> {

@@ -1,14 +1,12 @@
-import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Command, InvalidArgumentError, Option } from "commander";
-import { Cron } from "croner";
+import { Command, Option } from "commander";
 import { readApiOptions } from "../api/config.js";
 import { type ControllerSource, startController } from "../controller/controller.js";
 import { parseListen } from "../controller/http-server.js";
 import { PlumbError, UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
-import { parseDuration } from "./options.js";
-import { addConnectionOptions, type ConnectionFlags } from "./options.js";
+import { cronExpression, leaseDuration, parseRateLimit, positiveInt, secretSetting } from "./flag-values.js";
+import { addConnectionOptions, type ConnectionFlags, parseDuration } from "./options.js";
 
 type Flags = ConnectionFlags & {
   /** True when --branch was given explicitly (then it beats PLUMB_GIT_BRANCH). */
@@ -34,67 +32,11 @@ type Flags = ConnectionFlags & {
   lockLease: number;
 };
 
-const positiveInt = (text: string) => {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > 256)
-    throw new InvalidArgumentError("expected an integer from 1 to 256");
-  return n;
-};
-
-/** "1000/10s": requests per window; at least 10 so the client's token bucket has room for a burst. */
-export function parseRateLimit(text: string): { limit: number; windowMs: number } {
-  const [count, window, extra] = text.split("/");
-  const limit = Number(count);
-  if (extra !== undefined || window === undefined || !Number.isInteger(limit) || limit < 10)
-    throw new InvalidArgumentError(`expected requests per window like 1000/10s (at least 10), got "${text}"`);
-  const windowMs = parseDuration(window);
-  if (windowMs < 1) throw new InvalidArgumentError(`the window of "${text}" must be longer than 0`);
-  return { limit, windowMs };
-}
-
-const cronExpression = (text: string) => {
-  try {
-    new Cron(text, { paused: true }).stop();
-  } catch (error) {
-    throw new InvalidArgumentError(
-      `not a cron expression (${(error as Error).message}), e.g. "*/10 * * * *"`,
-    );
-  }
-  return text;
-};
-
-/** A secret from `--FLAG FILE`, else from the environment variable; undefined when neither is set. */
-function secretSetting(
-  flag: string,
-  file: string | undefined,
-  fromEnv: string | undefined,
-): string | undefined {
-  if (file) {
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8").trim();
-    } catch (error) {
-      throw new UsageError(
-        `cannot read ${flag} ${file} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`,
-      );
-    }
-    if (!text) throw new UsageError(`${flag} ${file} is empty`);
-    return text;
-  }
-  return fromEnv?.trim() || undefined;
-}
-
 const webhookSecret = (flags: Flags, env: NodeJS.ProcessEnv) =>
   secretSetting("--webhook-secret-file", flags.webhookSecretFile, env.PLUMB_WEBHOOK_SECRET);
 
 const statusToken = (flags: Flags, env: NodeJS.ProcessEnv) =>
   secretSetting("--status-token-file", flags.statusTokenFile, env.PLUMB_STATUS_TOKEN);
-
-const leaseDuration = (text: string) => {
-  const ms = parseDuration(text);
-  if (ms < 5_000) throw new InvalidArgumentError(`the lease must be at least 5s, got "${text}"`);
-  return ms;
-};
 
 /** Flags win; PLUMB_MANIFEST_DIR / PLUMB_GIT_REPO / PLUMB_GIT_BRANCH / PLUMB_GIT_PATH fill in (containers). */
 export function sourceOf(flags: Flags, env: NodeJS.ProcessEnv): ControllerSource {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
-import { parseRateLimit } from "../../src/cli/controller.js";
+import { parseRateLimit } from "../../src/cli/flag-values.js";
 import { createControllerClients } from "../../src/controller/api-clients.js";
 
 // The controller's request budget: the default keeps under the API's 1000 requests / 10 s; a control
