@@ -106,9 +106,13 @@ describe("controller following a git branch", () => {
     );
     expect(controller.status().source.commit).toBe(pushed);
     expect((await client.revisions(beta.id)).length).toBe(1); // beta did not change: not reconciled
-    const record = JSON.parse(
-      await readFile(join(tmp, "checkout", ".plumb", "status", "deployment.alpha.json"), "utf8"),
-    );
+    // The in-memory status leads; the settled record reaches disk on the book's next flush.
+    const recordFile = join(tmp, "checkout", ".plumb", "status", "deployment.alpha.json");
+    await waitFor("alpha's settled record on disk", async () => {
+      const record = JSON.parse(await readFile(recordFile, "utf8"));
+      return record.git_commit === pushed && record.sync === "Synced";
+    });
+    const record = JSON.parse(await readFile(recordFile, "utf8"));
     expect(record).toMatchObject({ name: "alpha", git_commit: pushed, sync: "Synced" });
     expect(log.text()).not.toContain("ghp_never-logged");
   });
