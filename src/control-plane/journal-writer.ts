@@ -32,13 +32,12 @@ export class JournalWriteError extends PlumbError {
 
 export type Journal = {
   /**
-   * Appends entries and resolves once they, and everything appended before them, are on disk
-   * (concurrent appends share one write and one fsync: group commit). An append that fails is
-   * kept and written again, in order, before anything later: the server already shows it.
+   * Appends records (each one JSON text, no newline) and resolves once they, and everything
+   * appended before them, are on disk (concurrent appends share one write and one fsync). A failed append is not
+   * kept: it rejects, and so does every append queued behind it (they were made on top of it),
+   * so the caller undoes them all (state.ts) and the next append starts from the last durable one.
    */
-  append(entries: Array<Record<string, unknown>>): Promise<void>;
-  /** Entries of failed appends are waiting to be written again (writes are refused meanwhile). */
-  failing(): boolean;
+  append(records: string[]): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -51,7 +50,6 @@ type Waiter = { text: string; done: () => void; fail: (e: unknown) => void };
  */
 export function groupCommitter(file: JournalFile, start: number, describe: string): Journal {
   let durable = start;
-  let retained = ""; // failed appends: in memory, not on disk, to be written before anything newer
   let broken: JournalWriteError | undefined;
   let queue: Waiter[] = [];
   let flushing: Promise<void> | undefined;
@@ -67,33 +65,31 @@ export function groupCommitter(file: JournalFile, start: number, describe: strin
 
   const flushBatch = async (batch: Waiter[]) => {
     if (broken) throw broken;
-    const text = retained + batch.map((b) => b.text).join("");
+    const text = batch.map((b) => b.text).join("");
     if (text === "") return;
     const data = Buffer.from(text, "utf8");
     try {
       await writeAll(data);
     } catch (error) {
-      retained = text;
       const reason = (error as Error).message;
       try {
         await file.truncate(durable);
         await file.datasync();
       } catch (cutError) {
         broken = new JournalWriteError(
-          `The journal ${describe} could not be written (${reason}) nor cut back to its last good record (${(cutError as Error).message}); no write is accepted until the control plane restarts, which recovers every acknowledged write.`,
+          `The journal ${describe} could not be written (${reason}) nor cut back to its last good record (${(cutError as Error).message}); this write was undone and no write is accepted until the control plane restarts, which recovers every acknowledged write.`,
           true,
           cutError,
         );
         throw broken;
       }
       throw new JournalWriteError(
-        `The journal ${describe} could not be written (${reason}); this write was not acknowledged. Free disk space and retry: pending changes are written first.`,
+        `The journal ${describe} could not be written (${reason}); this write was not acknowledged and was undone. Free disk space and retry.`,
         false,
         error,
       );
     }
     durable += data.length;
-    retained = "";
   };
 
   const flush = async () => {
@@ -104,21 +100,23 @@ export function groupCommitter(file: JournalFile, start: number, describe: strin
         await flushBatch(batch);
         for (const b of batch) b.done();
       } catch (error) {
-        for (const b of batch) b.fail(error);
+        // Everything queued behind a failed batch was built on it: it fails too, unwritten.
+        const behind = queue;
+        queue = [];
+        for (const b of [...batch, ...behind]) b.fail(error);
       }
     }
     flushing = undefined;
   };
 
   return {
-    append(entries) {
-      if (entries.length === 0 && retained === "" && !broken) return Promise.resolve();
-      const text = entries.map((e) => `${JSON.stringify(e)}\n`).join("");
+    append(records) {
+      if (records.length === 0 && !broken) return Promise.resolve();
+      const text = records.map((r) => `${r}\n`).join("");
       const written = new Promise<void>((done, fail) => queue.push({ text, done, fail }));
       flushing ??= flush();
       return written;
     },
-    failing: () => retained !== "" || broken !== undefined,
     async close() {
       await flushing;
       await file.close();

@@ -20,7 +20,7 @@ import {
 import { createOrganizationsModule } from "./organizations/index.js";
 import { installRequestGuards } from "./request-guards.js";
 import { installRequestLog } from "./request-log.js";
-import { installWriteGate, startStateKeeper } from "./state.js";
+import { startStateKeeper } from "./state.js";
 
 export type RunningControlPlane = {
   /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash). */
@@ -71,9 +71,7 @@ export async function startControlPlane(
   const auth = createAuthenticator(apiKeys);
   installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows });
   installRequestLog(app, o.logger);
-  let failing = () => false;
   let commit: () => Promise<void> = async () => undefined;
-  installWriteGate(app, { failing: () => failing(), retry: () => commit() });
   installErrorHandling(app, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
 
   let url = "";
@@ -115,7 +113,6 @@ export async function startControlPlane(
     () => o.clock.now(),
     o.wrapJournalFile,
   );
-  failing = () => kept.failing();
   commit = () => kept.commit();
   try {
     await app.listen({ host: o.host, port: o.port });

@@ -1,32 +1,43 @@
 import type { StatefulModule } from "./context.js";
 import type { DeploymentStore, StoreChange, StoreSnapshot } from "./deployments/store.js";
-import type { FastifyInstance } from "fastify";
 import { HttpError } from "./http-errors.js";
 import { JournalWriteError } from "./journal-writer.js";
-import {
-  loadState,
-  openJournal,
-  type Journal,
-  type JournalEntry,
-  type WrapJournalFile,
-} from "./persistence.js";
+import { loadState, openJournal, type Journal, type WrapJournalFile } from "./persistence.js";
 
 type Snapshot = { version: 1; store: StoreSnapshot; modules: Record<string, unknown> };
 type ModuleChange = { k: "mod"; name: string; v: unknown };
 
 export type StateKeeper = {
-  /** Durably records every pending change (the store's and each module's) before a write is answered. */
+  /**
+   * Durably records every pending change (the store's and each module's) before a write is
+   * answered. All or nothing: if they cannot be recorded, they are undone in memory and it throws.
+   */
   commit(): Promise<void>;
-  /** A failed commit is waiting to be written again: new writes are refused until it is. */
-  failing(): boolean;
   close(): Promise<void>;
 };
 
-/** A journal failure answers 503: the write was not acknowledged; unless fatal, a retry may succeed. */
+/** A journal failure answers 503: the write was undone, not acknowledged; unless fatal, a retry may succeed. */
 const unavailable = (error: unknown) =>
   error instanceof JournalWriteError
     ? new HttpError(503, error.message, error.fatal ? {} : { "retry-after": "1" })
     : error;
+
+/** How to put back what one commit changed: the text each changed item had before it. */
+type UndoStep =
+  | { kind: "store"; key: string; change: StoreChange; before: string | undefined }
+  | { kind: "module"; module: StatefulModule; before: string };
+type Commit = { steps: UndoStep[]; undone: boolean };
+
+const storeKey = (change: StoreChange) =>
+  change.k === "dep" ? `dep\u0000${change.v.id}` : `session\u0000${change.tenant}\u0000${change.v.name}`;
+
+const unchanged = (module: StatefulModule, text: string) => {
+  try {
+    return JSON.stringify(module.snapshot()) === text;
+  } catch {
+    return false;
+  }
+};
 
 /** Restores the store and the modules from `dataDir` (if any) and keeps them durable from then on. */
 export async function startStateKeeper(
@@ -37,7 +48,7 @@ export async function startStateKeeper(
   wrapJournalFile?: WrapJournalFile,
 ): Promise<StateKeeper> {
   if (dataDir === undefined) {
-    return { commit: async () => void store.drain(), failing: () => false, close: async () => undefined };
+    return { commit: async () => void store.drain(), close: async () => undefined };
   }
   const { snapshot, entries } = await loadState(dataDir);
   const moduleData: Record<string, unknown> = {};
@@ -51,48 +62,98 @@ export async function startStateKeeper(
     else store.apply(entry);
   }
   for (const module of modules) if (module.name in moduleData) module.restore(moduleData[module.name]);
-  const last = new Map<string, string>();
+
+  // The text of every item as last handed to the journal: what an undo puts back.
+  const storeText = new Map<string, string>();
+  const moduleText = new Map<string, string>();
   const compacted: Snapshot = { version: 1, store: store.snapshot(now()), modules: {} };
+  const remember = (change: StoreChange) => storeText.set(storeKey(change), JSON.stringify(change));
+  for (const v of compacted.store.deployments) remember({ k: "dep", v });
+  for (const { tenant, v } of compacted.store.sessions) remember({ k: "session", tenant, v });
   for (const module of modules) {
     const data = module.snapshot();
     compacted.modules[module.name] = data;
-    last.set(module.name, JSON.stringify(data));
+    moduleText.set(module.name, JSON.stringify(data));
   }
   const journal: Journal = await openJournal(dataDir, compacted, wrapJournalFile);
+  let inFlight: Commit[] = []; // commit order; a failed one and every later one are undone
+
+  const undo = (commit: Commit) => {
+    if (commit.undone) return;
+    commit.undone = true;
+    for (const step of [...commit.steps].reverse()) {
+      if (step.kind === "module") {
+        moduleText.set(step.module.name, step.before);
+        step.module.restore(JSON.parse(step.before));
+      } else if (step.before === undefined) {
+        storeText.delete(step.key);
+        store.remove(step.change);
+      } else {
+        storeText.set(step.key, step.before);
+        store.apply(JSON.parse(step.before) as StoreChange);
+      }
+    }
+  };
+
+  /** Serialises what changed since the last commit; throws (after undoing it) if it cannot. */
+  const record = (commit: Commit): string[] => {
+    const records: string[] = [];
+    try {
+      const changes = store.drain();
+      for (const change of changes) {
+        const key = storeKey(change);
+        commit.steps.push({ kind: "store", key, change, before: storeText.get(key) });
+      }
+      for (const change of changes) {
+        const text = JSON.stringify(change);
+        storeText.set(storeKey(change), text);
+        records.push(text);
+      }
+      for (const module of modules) {
+        const before = moduleText.get(module.name) ?? "null";
+        commit.steps.push({ kind: "module", module, before });
+        const text = JSON.stringify(module.snapshot());
+        if (text === before) {
+          commit.steps.pop();
+          continue;
+        }
+        moduleText.set(module.name, text);
+        records.push(`{"k":"mod","name":${JSON.stringify(module.name)},"v":${text}}`);
+      }
+    } catch (error) {
+      undo(commit);
+      // Modules after the failing one may hold part of this write too: put back any that moved.
+      const stepped = new Set(commit.steps.map((step) => step.kind === "module" && step.module));
+      for (const module of modules.filter((m) => !stepped.has(m))) {
+        const before = moduleText.get(module.name) ?? "null";
+        if (!unchanged(module, before)) module.restore(JSON.parse(before));
+      }
+      throw new HttpError(
+        500,
+        `The change could not be stored (${(error as Error).message}) and was undone; nothing changed.`,
+      );
+    }
+    return records;
+  };
+
   return {
     async commit() {
-      const changes: JournalEntry[] = store.drain();
-      for (const module of modules) {
-        const data = module.snapshot();
-        const text = JSON.stringify(data);
-        if (last.get(module.name) === text) continue;
-        last.set(module.name, text);
-        changes.push({ k: "mod", name: module.name, v: data });
-      }
-      await journal.append(changes).catch((error: unknown) => {
+      const commit: Commit = { steps: [], undone: false };
+      const records = record(commit);
+      if (records.length === 0) return;
+      inFlight.push(commit);
+      try {
+        await journal.append(records);
+      } catch (error) {
+        // Later commits were built on this one and fail with it: undo the newest first.
+        const at = inFlight.indexOf(commit);
+        const failed = at < 0 ? [commit] : inFlight.splice(at);
+        for (const c of failed.reverse()) undo(c);
         throw unavailable(error);
-      });
+      } finally {
+        inFlight = inFlight.filter((c) => c !== commit);
+      }
     },
-    failing: () => journal.failing(),
     close: () => journal.close(),
   };
-}
-
-/**
- * While a failed commit waits to be written again, a request that may write (any method but
- * GET, HEAD, OPTIONS) first retries it, and is refused with 503 if it still fails: changes that
- * are not on disk never pile up behind a full disk. Reads go on.
- */
-export function installWriteGate(
-  app: FastifyInstance,
-  gate: { failing(): boolean; retry(): Promise<void> },
-): void {
-  app.addHook("onRequest", (request, _reply, done) => {
-    const method = request.method;
-    if (!gate.failing() || method === "GET" || method === "HEAD" || method === "OPTIONS") return done();
-    gate.retry().then(
-      () => done(),
-      (error: unknown) => done(error as Error),
-    );
-  });
 }

@@ -153,11 +153,23 @@ export class DeploymentStore {
 
   apply(change: StoreChange): void {
     if (change.k === "dep") {
+      // Replaced in place: the maps keep their insertion order, so listings stay in creation
+      // order after a replay or an undo.
       const old = this.byId.get(change.v.id);
-      if (old) this.forget(old);
+      for (const upload of old?.uploads ?? []) this.uploads.delete(upload.token);
       this.index(change.v);
     } else {
       this.tenantProjects(change.tenant).set(change.v.name, change.v);
+    }
+  }
+
+  /** Takes back a change that was never made durable: the record or project disappears. */
+  remove(change: StoreChange): void {
+    if (change.k === "dep") {
+      const record = this.byId.get(change.v.id);
+      if (record) this.forget(record);
+    } else {
+      this.sessions.get(change.tenant)?.delete(change.v.name);
     }
   }
 
