@@ -31,7 +31,9 @@ export function driftCommand(io: SessionIo = processIo()): Command {
 
 export async function runDrift(path: string, flags: Flags, io: SessionIo): Promise<number> {
   const session = await openSession(path, flags, io);
-  const result = await planSession(session, io, flags.target);
+  // An empty PATH is a mistake unless the status store remembers objects: then they were removed from git.
+  const requireManifests = session.store.objects.size === 0;
+  const result = await planSession(session, io, flags.target, undefined, { requireManifests });
   if (!result.ok) {
     reportInvalidManifests(io.stdout, result.problems, flags.output, "drift not checked");
     return 1;

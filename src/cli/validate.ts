@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
 import { loadManifests } from "../manifest/load.js";
+import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { noManifests } from "../reconcile/session.js";
 
 export type Output = { write(text: string): unknown };
@@ -14,7 +15,9 @@ export function validateCommand(stdout: Output = process.stdout): Command {
     .argument("[path]", "directory (or file) of manifests", ".")
     .addOption(new Option("-o, --output <format>", "output format").choices(["text", "json"]).default("text"))
     .action(async (path: string, options: { output: "text" | "json" }) => {
-      const { manifests, problems } = await loadManifests(path);
+      const { manifests, problems } = await loadManifests(path, {
+        maxBytes: maxManifestBytesFrom(process.env),
+      });
       const { errors, warnings } = countProblems(problems);
       if (options.output === "json") {
         stdout.write(`${JSON.stringify(problemsToJson(problems), null, 2)}\n`);

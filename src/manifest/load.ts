@@ -22,7 +22,13 @@ export type LoadResult = { manifests: LoadedManifest[]; problems: Problem[] };
  * Loads and validates every *.yaml / *.yml under `root` (or the one file `root` names).
  * Problems are data; only a missing root throws. Paths in results are relative to the root.
  */
-export async function loadManifests(root: string): Promise<LoadResult> {
+export type LoadOptions = {
+  /** Files over this many bytes are refused unread (`manifest-too-large`); see maxManifestBytesFrom. */
+  maxBytes?: number;
+};
+
+export async function loadManifests(root: string, options: LoadOptions = {}): Promise<LoadResult> {
+  const maxBytes = options.maxBytes ?? MAX_MANIFEST_BYTES;
   const absolute = resolve(root);
   const info = await stat(absolute).catch(() => undefined);
   if (!info) throw new PlumbError("path-not-found", `manifest path ${root} does not exist`);
@@ -32,7 +38,7 @@ export async function loadManifests(root: string): Promise<LoadResult> {
   const files = info.isDirectory() ? await listYamlFiles(base, realBase, problems) : [absolute];
 
   const limit = pLimit(32);
-  const parsed = await Promise.all(files.map((path) => limit(() => readOne(path, base, realBase))));
+  const parsed = await Promise.all(files.map((path) => limit(() => readOne(path, base, realBase, maxBytes))));
   const documents: ParsedDocument[] = [];
   for (const result of parsed) {
     documents.push(...result.documents);
@@ -93,7 +99,7 @@ const symlinkProblem = (file: string, exists: boolean): Problem =>
         "symlink target does not exist",
       );
 
-async function readOne(path: string, base: string, realBase: string) {
+async function readOne(path: string, base: string, realBase: string, maxBytes: number) {
   const file = toRelative(base, path);
   const real = await realpath(path);
   if (!inside(realBase, real)) {
@@ -104,8 +110,8 @@ async function readOne(path: string, base: string, realBase: string) {
     };
   }
   const size = (await lstat(real)).size;
-  if (size > MAX_MANIFEST_BYTES) return { documents: [], problems: [tooLarge(file, size)] };
-  const decoded = decodeManifestBytes(await readFile(real), file);
+  if (size > maxBytes) return { documents: [], problems: [tooLarge(file, size, maxBytes)] };
+  const decoded = decodeManifestBytes(await readFile(real), file, maxBytes);
   if ("problem" in decoded) return { documents: [], problems: [decoded.problem] };
   return parseManifestText(decoded.text, file);
 }

@@ -1,4 +1,15 @@
-import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type LineCounter, type Node } from "yaml";
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  type LineCounter,
+  type Node,
+  type Pair,
+  type YAMLMap,
+} from "yaml";
 import type { SourceLocation } from "./types.js";
 
 /** A path into a document, e.g. ["spec", "secrets", 0, "name"]. */
@@ -32,6 +43,22 @@ export function buildLocators(doc: Document, lineCounter: LineCounter, file: str
   return { key: locate("key"), value: locate("value"), start };
 }
 
+/** Each mapping's pairs by key, built on first lookup: a linear search per lookup was quadratic. */
+const pairIndexes = new WeakMap<YAMLMap, Map<string, Pair>>();
+function pairByKey(map: YAMLMap, key: string): Pair | undefined {
+  let index = pairIndexes.get(map);
+  if (!index) {
+    index = new Map();
+    for (const pair of map.items) {
+      if (!isPair(pair) || !isScalar(pair.key)) continue;
+      const name = String(pair.key.value);
+      if (!index.has(name)) index.set(name, pair);
+    }
+    pairIndexes.set(map, index);
+  }
+  return index.get(key);
+}
+
 /** Follows `path` as far as it exists; one entry per segment found. */
 function walk(doc: Document, root: unknown, path: FieldPath): Found[] {
   const trail: Found[] = [];
@@ -40,9 +67,7 @@ function walk(doc: Document, root: unknown, path: FieldPath): Found[] {
     if (isAlias(current)) current = current.resolve(doc);
     let found: Found | undefined;
     if (isMap(current)) {
-      const pair = current.items.find(
-        (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment),
-      );
+      const pair = pairByKey(current, String(segment));
       if (pair) found = { key: pair.key as Node, value: (pair.value ?? undefined) as Node | undefined };
     } else if (isSeq(current) && typeof segment === "number") {
       const item = current.items[segment] as Node | undefined;

@@ -1,11 +1,29 @@
 import { CORE_SCHEMA, loadAll } from "js-yaml";
 import { LineCounter, parseAllDocuments } from "yaml";
-import { API_VERSION } from "../schema/manifest.js";
+import { PlumbError } from "../errors.js";
+import { classifyDocument } from "./document-kind.js";
 import { buildLocators, type DocumentLocators } from "./locate.js";
 import type { Problem, Severity, SourceLocation } from "./types.js";
+import { checkYamlShape, hopelessNestingAt, MAX_NESTING, tooDeep, valueDepth } from "./yaml-shape.js";
 
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
+/** Raises or lowers MAX_MANIFEST_BYTES for validate, plan, apply, drift and the controller. */
+export const MAX_MANIFEST_BYTES_ENV = "PLUMB_MAX_MANIFEST_BYTES";
+
+/** The manifest size limit an environment asks for; a value that is not a positive integer is an error. */
+export function maxManifestBytesFrom(env: NodeJS.ProcessEnv): number {
+  const text = env[MAX_MANIFEST_BYTES_ENV];
+  if (text === undefined || text === "") return MAX_MANIFEST_BYTES;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new PlumbError(
+      "invalid-setting",
+      `${MAX_MANIFEST_BYTES_ENV} must be a positive number of bytes, not "${text}"`,
+      { exitCode: 1 },
+    );
+  return value;
+}
 /** Aliases a document may expand; far above what a manifest needs, far below a "billion laughs". */
 export const MAX_ALIAS_COUNT = 100;
 
@@ -34,9 +52,10 @@ const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 
 export function decodeManifestBytes(
   bytes: Uint8Array,
   file: string,
+  maxBytes = MAX_MANIFEST_BYTES,
 ): { text: string } | { problem: Problem } {
-  if (bytes.byteLength > MAX_MANIFEST_BYTES) {
-    return { problem: tooLarge(file, bytes.byteLength) };
+  if (bytes.byteLength > maxBytes) {
+    return { problem: tooLarge(file, bytes.byteLength, maxBytes) };
   }
   try {
     return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
@@ -47,13 +66,13 @@ export function decodeManifestBytes(
   }
 }
 
-export const tooLarge = (file: string, size: number): Problem =>
+export const tooLarge = (file: string, size: number, maxBytes = MAX_MANIFEST_BYTES): Problem =>
   problemAt(
     fileStart(file),
     "error",
-    "file-too-large",
+    "manifest-too-large",
     "",
-    `file is ${size} bytes, over the ${MAX_MANIFEST_BYTES}-byte limit for manifests`,
+    `file is ${size} bytes, over the ${maxBytes}-byte limit for manifests; it is not read (${MAX_MANIFEST_BYTES_ENV} changes the limit)`,
   );
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -70,11 +89,19 @@ export function parseManifestText(text: string, file: string): ParseResult {
       problems: [problemAt(fileStart(file), "warning", "empty-file", "", "file is empty")],
     };
   }
+  const hopeless = hopelessNestingAt(text);
+  if (hopeless !== undefined) {
+    const lines = text.slice(0, hopeless).split("\n");
+    const at = { file, line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
+    return { documents: [], problems: [tooDeep(at)] };
+  }
   return parseFast(text, file) ?? parseWithPositions(text, file);
 }
 
 // Anchors and aliases are rare in manifests; any hint of them takes the guarded path (alias limit).
 const MAY_HAVE_ALIASES = /(^|[\s[{,])[&*]/m;
+// So are complex keys (`? [a, b]`, `[a, b]: c`), which js-yaml would silently turn into strings.
+const MAY_HAVE_COMPLEX_KEYS = /^\s*(- +)*\?(\s|$)|[\]}]\s*:(\s|$)/m;
 
 /**
  * The common case, about five times faster: js-yaml (YAML 1.2 core schema) reads the values and
@@ -82,13 +109,14 @@ const MAY_HAVE_ALIASES = /(^|[\s[{,])[&*]/m;
  * a duplicate key, a tag, an alias) returns undefined, and the positional parser takes over.
  */
 function parseFast(text: string, file: string): ParseResult | undefined {
-  if (MAY_HAVE_ALIASES.test(text)) return undefined;
+  if (MAY_HAVE_ALIASES.test(text) || MAY_HAVE_COMPLEX_KEYS.test(text)) return undefined;
   const values: unknown[] = [];
   try {
     loadAll(text, (doc) => values.push(doc), { schema: CORE_SCHEMA });
   } catch {
     return undefined;
   }
+  if (values.some((value) => valueDepth(value) > MAX_NESTING)) return undefined;
   let positions: ParsedDocument[] | undefined;
   const locatorsOf = (index: number) => () => {
     positions ??= parseWithPositions(text, file, true).documents;
@@ -98,10 +126,9 @@ function parseFast(text: string, file: string): ParseResult | undefined {
   const problems: Problem[] = [];
   values.forEach((value, index) => {
     const locators = lazyLocators(locatorsOf(index));
-    if (!isRecord(value) || typeof value.apiVersion !== "string") return;
-    if (value.apiVersion === API_VERSION) documents.push({ file, index, value, locators });
-    else if (value.apiVersion.startsWith("plumb/"))
-      problems.push(unsupportedApiVersion(value.apiVersion, locators));
+    const kind = classifyDocument(value, locators);
+    if (kind === "plumb") documents.push({ file, index, value: value as Record<string, unknown>, locators });
+    else if (kind) problems.push(kind);
   });
   return { documents, problems };
 }
@@ -124,15 +151,6 @@ const fallbackLocators = (file: string): DocumentLocators => ({
   start: fileStart(file),
 });
 
-const unsupportedApiVersion = (apiVersion: string, locators: DocumentLocators): Problem =>
-  problemAt(
-    locators.value(["apiVersion"]),
-    "error",
-    "unsupported-api-version",
-    "apiVersion",
-    `apiVersion "${apiVersion}" is not supported; use "${API_VERSION}"`,
-  );
-
 /** The guarded path: the `yaml` parser with a line counter, alias limits and precise errors. */
 export function parseWithPositions(text: string, file: string, allDocuments = false): ParseResult {
   const problems: Problem[] = [];
@@ -143,7 +161,8 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
   };
   let docs;
   try {
-    docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+    // uniqueKeys is quadratic in the keys of a mapping: checkYamlShape finds duplicates instead.
+    docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   } catch (error) {
     problems.push(
       problemAt(fileStart(file), "error", "yaml-syntax", "", `cannot parse YAML: ${reason(error)}`),
@@ -152,7 +171,11 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
   }
   const documents: ParsedDocument[] = [];
   docs.forEach((doc, index) => {
+    // The parser catches its own stack overflow on deep nesting, once per level: say it once.
+    const overflow = doc.errors.find((error) => STACK_OVERFLOW.test(error.message));
+    if (overflow) problems.push(tooDeep(at(overflow.pos[0])));
     for (const error of doc.errors) {
+      if (STACK_OVERFLOW.test(error.message)) continue;
       const code = error.code === "DUPLICATE_KEY" ? "duplicate-key" : "yaml-syntax";
       problems.push(problemAt(at(error.pos[0]), "error", code, "", firstLine(error.message)));
     }
@@ -160,22 +183,43 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
       problems.push(problemAt(at(warning.pos[0]), "warning", "yaml-warning", "", firstLine(warning.message)));
     }
     if (doc.errors.length > 0) return;
+    const shape = checkYamlShape(doc, at);
+    problems.push(...shape);
+    if (shape.length > 0) return;
     const locators = buildLocators(doc, lineCounter, file);
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (error) {
-      const message = `document expands too many aliases (limit ${MAX_ALIAS_COUNT}): ${reason(error)}`;
-      problems.push(problemAt(locators.start, "error", "yaml-alias-limit", "", message));
+      problems.push(aliasProblem(error, locators.start));
       return;
     }
-    if (allDocuments && isRecord(value)) documents.push({ file, index, value, locators });
-    if (allDocuments || !isRecord(value) || typeof value.apiVersion !== "string") return;
-    if (value.apiVersion === API_VERSION) documents.push({ file, index, value, locators });
-    else if (value.apiVersion.startsWith("plumb/"))
-      problems.push(unsupportedApiVersion(value.apiVersion, locators));
+    // Lazy positions (parseFast) need every document, a list too (manifest-in-list points into it).
+    if (allDocuments && typeof value === "object" && value !== null)
+      documents.push({ file, index, value: value as Record<string, unknown>, locators });
+    if (allDocuments) return;
+    const kind = classifyDocument(value, locators);
+    if (kind === "plumb") documents.push({ file, index, value: value as Record<string, unknown>, locators });
+    else if (kind) problems.push(kind);
   });
   return { documents, problems };
+}
+
+const STACK_OVERFLOW = /Maximum call stack size exceeded/;
+
+/** toJS fails on an alias without its anchor, or on an alias bomb: say which. */
+function aliasProblem(error: unknown, at: SourceLocation): Problem {
+  const unresolved = /^Unresolved alias[^:]*: (.*)$/.exec(reason(error));
+  if (unresolved)
+    return problemAt(
+      at,
+      "error",
+      "yaml-unresolved-alias",
+      "",
+      `alias *${unresolved[1]} has no anchor &${unresolved[1]} before it in this document`,
+    );
+  const message = `document expands too many aliases (limit ${MAX_ALIAS_COUNT}): ${reason(error)}`;
+  return problemAt(at, "error", "yaml-alias-limit", "", message);
 }
 
 const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));

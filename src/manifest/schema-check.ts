@@ -32,8 +32,17 @@ export function checkSchema(doc: ParsedDocument, kind: Kind): Problem[] {
   detailed ??= compile(new Ajv({ ...options, allErrors: true, verbose: true }));
   const validate = detailed[kind];
   if (validate(doc.value)) return [];
-  return collapseUnions(validate.errors ?? []).map((error) => toProblem(doc, error));
+  const errors = collapseUnions(validate.errors ?? []);
+  const located = errors.slice(0, LOCATED_PROBLEMS).map((error) => toProblem(doc, error));
+  // Only the first problems of a document are shown (validate.ts); the rest are counted, not
+  // located one by one, and sort after the last located one so they are never the ones shown.
+  const last = located.at(-1);
+  const counted = errors.slice(LOCATED_PROBLEMS).map((error) => ({ ...last!, message: error.message ?? "" }));
+  return [...located, ...counted];
 }
+
+/** More than validate.ts shows (MAX_PROBLEMS_PER_DOCUMENT): enough to fill the list in order. */
+const LOCATED_PROBLEMS = 200;
 
 /** A failed `anyOf` yields errors from every branch: keep the branch that got furthest, or the anyOf. */
 function collapseUnions(errors: ErrorObject[]): ErrorObject[] {
@@ -80,8 +89,14 @@ const NAME_RULES: Record<string, string> = {
 const withArticle = (type: string): string =>
   type === "null" ? "null" : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 const show = (value: unknown): string => (value === undefined ? "nothing" : JSON.stringify(value));
-const describeType = (value: unknown): string =>
-  value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+const describeType = (value: unknown): string => {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value !== "number") return `a ${typeof value}`;
+  if (Number.isNaN(value)) return "not-a-number (.nan)";
+  if (!Number.isFinite(value)) return "infinity (.inf)";
+  return Number.isInteger(value) ? `the number ${value}` : `the fraction ${value}`;
+};
 
 export function suggest(word: string, candidates: readonly string[]): string {
   if (candidates.length === 0) return "";

@@ -2,6 +2,7 @@ import { KINDS, type Manifest } from "../schema/manifest.js";
 import { type ParsedDocument, problemAt } from "./parse.js";
 import { checkDeploymentRules } from "./rules.js";
 import { checkSchema, suggest } from "./schema-check.js";
+import { checkTextCharacters } from "./text-rules.js";
 import type { LoadedManifest, Problem, SourceLocation } from "./types.js";
 
 export type ValidationResult = {
@@ -10,6 +11,9 @@ export type ValidationResult = {
   /** Every problem, sorted by file, line and column. */
   problems: Problem[];
 };
+
+/** Problems listed per document; the rest are counted in one `too-many-problems` warning. */
+export const MAX_PROBLEMS_PER_DOCUMENT = 100;
 
 const isKind = (kind: unknown): kind is (typeof KINDS)[number] => KINDS.some((k) => k === kind);
 const showLocation = (l: SourceLocation) => `${l.file}:${l.line}:${l.column}`;
@@ -22,8 +26,14 @@ export function validateDocuments(
   const problems: Problem[] = [...earlier];
   const failed = new Set<ParsedDocument>();
   const add = (doc: ParsedDocument, found: Problem[]) => {
-    problems.push(...found);
     if (found.some((p) => p.severity === "error")) failed.add(doc);
+    if (found.length <= MAX_PROBLEMS_PER_DOCUMENT) return void problems.push(...found);
+    // A hostile file can hold 50,000 unknown keys: show the first ones and say how many more.
+    const shown = sortProblems(found).slice(0, MAX_PROBLEMS_PER_DOCUMENT);
+    const more = found.length - shown.length;
+    const message = `${more} more problems in this document are not shown; fix the ones above first`;
+    const after = shown.at(-1)!; // listed right after the last one shown
+    problems.push(...shown, { ...after, severity: "warning", code: "too-many-problems", field: "", message });
   };
   const names = new Map<string, ParsedDocument>();
   let organizationAccess: ParsedDocument | undefined;
@@ -38,7 +48,7 @@ export function validateDocuments(
       add(doc, [problemAt(doc.locators.value(["kind"]), "error", "unknown-kind", "kind", message)]);
       continue;
     }
-    const found = checkSchema(doc, kind);
+    const found = [...checkSchema(doc, kind), ...checkTextCharacters(doc)];
     if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
     const name = nameOf(doc);
     if (kind === "Deployment" && name !== undefined) {

@@ -13,6 +13,7 @@ import {
 import type { Plan } from "../diff/plan-types.js";
 import { type CheckedFingerprints, checkFingerprints } from "../diff/secret-fingerprint.js";
 import { loadManifests } from "../manifest/load.js";
+import { maxManifestBytesFrom } from "../manifest/parse.js";
 import type { Problem } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
 import { resolvePending } from "./pending-intent.js";
@@ -94,12 +95,12 @@ export function sourcesFromStatus(store: StatusStore): SourceLookup {
 }
 
 export async function planManifests(options: PlanManifestsOptions): Promise<PlanManifestsResult> {
-  const { manifests, problems } = await loadManifests(options.root);
+  const env = options.env ?? process.env;
+  const { manifests, problems } = await loadManifests(options.root, { maxBytes: maxManifestBytesFrom(env) });
   if (problems.some((p) => p.severity === "error")) return { ok: false, problems };
   const selected = selectTargets(manifests, options.targets ?? []);
   // loadManifests also takes one file: its paths (and secret files) are relative to its directory.
   const root = (await stat(options.root)).isDirectory() ? options.root : dirname(options.root);
-  const env = options.env ?? process.env;
   const desired = await Promise.all(selected.map((loaded) => resolveDesiredObject(loaded, { root, env })));
 
   const wantsOrganization = selected.some((m) => m.manifest.kind === "OrganizationAccess");

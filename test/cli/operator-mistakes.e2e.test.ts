@@ -157,6 +157,21 @@ const cases: Case[] = [
   ["validate an empty directory", () => ["validate", join(root, "empty")], 1, "[no-manifests]"],
   ["validate a file that is no manifest", () => ["validate", file], 1, "[no-manifests]"],
   ["plan an empty directory", () => ["plan", join(root, "empty")], 1, "[no-manifests]"],
+  ["drift an empty directory with no status", () => ["drift", join(root, "empty")], 1, "[no-manifests]"],
+  [
+    "validate with PLUMB_MAX_MANIFEST_BYTES that is not a number",
+    () => ["validate", dir],
+    1,
+    "[invalid-setting]",
+    { PLUMB_MAX_MANIFEST_BYTES: "1MB" },
+  ],
+  [
+    "plan with manifests over a lowered size limit",
+    () => ["plan", dir],
+    1,
+    "[manifest-too-large]",
+    { PLUMB_MAX_MANIFEST_BYTES: "10" },
+  ],
   [
     "apply a YAML file of something else",
     () => ["apply", join(root, "not-a-manifest.yaml"), "--yes"],

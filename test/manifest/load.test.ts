@@ -60,7 +60,7 @@ describe("loadManifests", () => {
     await put("latin1.yaml", new Uint8Array([0x6b, 0x3a, 0x20, 0xe9, 0x0a]));
     const { problems } = await loadManifests(t.root);
     expect(problems.map((p) => `${p.file} ${p.code}`)).toEqual([
-      "big.yaml file-too-large",
+      "big.yaml manifest-too-large",
       "latin1.yaml invalid-encoding",
     ]);
   });

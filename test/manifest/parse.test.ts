@@ -75,7 +75,7 @@ describe("hostile and odd input", () => {
     const bad = decodeManifestBytes(new Uint8Array([0x61, 0x3a, 0x20, 0xff, 0xfe, 0x0a]), "x.yaml");
     expect(bad).toMatchObject({ problem: { code: "invalid-encoding", line: 1, column: 1 } });
     const big = decodeManifestBytes(new Uint8Array(MAX_MANIFEST_BYTES + 1), "x.yaml");
-    expect(big).toMatchObject({ problem: { code: "file-too-large" } });
+    expect(big).toMatchObject({ problem: { code: "manifest-too-large" } });
     const bom = decodeManifestBytes(new TextEncoder().encode(`\uFEFF${OK}`), "x.yaml");
     expect("text" in bom && check(bom.text).manifests).toHaveLength(1);
   });

@@ -1,0 +1,154 @@
+import { describe, expect, it } from "vitest";
+import { MAX_NESTING } from "../../src/manifest/yaml-shape.js";
+import { MAX_PROBLEMS_PER_DOCUMENT } from "../../src/manifest/validate.js";
+import { brief, check } from "./helpers.js";
+
+// Issue 10, point 4: hostile or odd YAML gets a clear FILE:LINE:COL problem with a code, never
+// silence, a runtime warning or a stack overflow.
+
+const HEAD = "apiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: a\n";
+const VALID = `${HEAD}spec:
+  source: external_container
+  source_config: {listener_id: 10000000-0000-4000-8000-000000000001}
+  source_revision_config: {image_uri: "img:1"}
+`;
+
+describe("YAML shape", () => {
+  it("duplicate keys, found without the parser's quadratic check, in block and flow maps", () => {
+    expect(brief(check(`${HEAD}  name: b\nspec: {}\n`).problems)).toEqual(["5:3 error duplicate-key"]);
+    const flow = check(`${HEAD}spec: {source: gitrepo, source: gitrepo}\n`);
+    expect(brief(flow.problems)).toEqual(["5:25 error duplicate-key"]);
+    expect(flow.problems[0]!.message).toBe('key "source" appears twice in this mapping');
+  });
+
+  it("complex keys are refused (no runtime warning), in explicit and flow form", () => {
+    const explicit = check(`${HEAD}  labels:\n    ? [a, b]\n    : c\nspec: {}\n`);
+    expect(brief(explicit.problems)).toEqual(["6:7 error complex-key"]);
+    const flow = check(`${HEAD}  labels: {[a, b]: c}\nspec: {}\n`);
+    expect(brief(flow.problems)).toEqual(["5:12 error complex-key"]);
+  });
+
+  it(`nesting past ${MAX_NESTING} levels is too-deep, in flow, block and list form`, () => {
+    const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    expect(brief(check(`${HEAD}spec: {x: ${deep(80)}}\n`).problems)).toEqual(["5:73 error too-deep"]);
+    expect(check(`${HEAD}spec: {x: ${deep(50)}}\n`).problems.map((p) => p.code)).not.toContain("too-deep");
+    // Thousands of levels never reach a recursive parser: refused from the raw text.
+    const hopeless = check(`${HEAD}spec:\n  x: ${deep(5000)}\n`);
+    expect(hopeless.problems.map((p) => [p.line, p.code, p.message])).toEqual([
+      [6, "too-deep", `nested more than ${MAX_NESTING} levels deep; manifests are far shallower`],
+    ]);
+    expect(brief(check(`${HEAD}spec:\n  x:\n    ${"- ".repeat(3000)}x\n`).problems)).toEqual([
+      "7:2005 error too-deep",
+    ]);
+    const block = Array.from({ length: 70 }, (_, i) => `${"  ".repeat(i + 1)}k${i}:`).join("\n");
+    expect(check(`${HEAD}spec:\n${block} v\n`).problems.map((p) => p.code)).toEqual(["too-deep"]);
+  });
+
+  it("an alias without its anchor says so (not 'too many aliases')", () => {
+    const { problems } = check(`${HEAD.replace("name: a", "name: *nowhere")}spec: {}\n`);
+    expect(problems.map((p) => [p.code, p.message])).toEqual([
+      ["yaml-unresolved-alias", "alias *nowhere has no anchor &nowhere before it in this document"],
+    ]);
+  });
+
+  it(`shows at most ${MAX_PROBLEMS_PER_DOCUMENT} problems of a document, in order, and counts the rest`, () => {
+    const keys = Array.from({ length: 5000 }, (_, i) => `  k${i}: v\n`).join("");
+    const { problems } = check(`${VALID}${keys}`);
+    expect(problems).toHaveLength(MAX_PROBLEMS_PER_DOCUMENT + 1);
+    expect(problems.slice(0, 2).map((p) => p.message)).toEqual([
+      'unknown field "k0" in spec',
+      'unknown field "k1" in spec',
+    ]);
+    expect(problems.at(-1)).toMatchObject({
+      code: "too-many-problems",
+      severity: "warning",
+      message: `${5000 - MAX_PROBLEMS_PER_DOCUMENT} more problems in this document are not shown; fix the ones above first`,
+    });
+  });
+});
+
+describe("documents that are almost manifests", () => {
+  it("a manifest inside a top-level list is an error, not silence", () => {
+    const listed = VALID.split("\n").map((l, i) => (i === 0 ? `- ${l}` : `  ${l}`));
+    expect(brief(check(listed.join("\n")).problems)).toEqual(["1:3 error manifest-in-list"]);
+    expect(check("- a\n- b\n").problems).toEqual([]); // any other list is not ours
+  });
+
+  it("an apiVersion-like key or value that is not exactly plumb/v1 is a not-a-manifest warning", () => {
+    const typo = check(VALID.replace("apiVersion", "apiversion"));
+    expect(typo.problems.map((p) => [p.line, p.code, p.message])).toEqual([
+      [
+        1,
+        "not-a-manifest",
+        'key "apiversion" is not "apiVersion"; this document is skipped (did you mean "apiVersion"?)',
+      ],
+    ]);
+    const near = check(VALID.replace("plumb/v1", "plumbing/v1"));
+    expect(near.problems.map((p) => [p.line, p.column, p.message])).toEqual([
+      [
+        1,
+        13,
+        'apiVersion "plumbing/v1" is not plumb/v1; this document is skipped (did you mean "plumb/v1"?)',
+      ],
+    ]);
+    expect(check(VALID.replace("plumb/v1", "plumb.dev/v1")).problems.map((p) => p.code)).toEqual([
+      "not-a-manifest",
+    ]);
+    // Another tool's objects often live alongside (examples/kubernetes): they stay quiet.
+    expect(check("apiVersion: apps/v1\nkind: Deployment\n").problems).toEqual([]);
+    const kindOnly = check("kind: Deployment\nmetadata: {name: a}\n");
+    expect(kindOnly.problems.map((p) => p.code)).toEqual(["not-a-manifest"]);
+    expect(check(VALID.replace("plumb/v1", "plumb/v2")).problems.map((p) => p.code)).toEqual([
+      "unsupported-api-version",
+    ]);
+    expect(check("name: ci\non: [push]\n").problems).toEqual([]); // other YAML stays quiet
+  });
+});
+
+describe("values", () => {
+  it(".nan and .inf are named as such", () => {
+    const spec = VALID.replace(
+      "{listener_id: 10000000-0000-4000-8000-000000000001}",
+      "{listener_id: 10000000-0000-4000-8000-000000000001, resource_spec: {cpu: .nan, min_scale: .inf, max_scale: 1.5}}",
+    );
+    const messages = check(spec).problems.map((p) => p.message);
+    expect(messages).toContain(
+      "spec.source_config.resource_spec.cpu must be a number or null, not not-a-number (.nan)",
+    );
+    expect(messages).toContain(
+      "spec.source_config.resource_spec.min_scale must be an integer or null, not infinity (.inf)",
+    );
+    expect(messages).toContain(
+      "spec.source_config.resource_spec.max_scale must be an integer or null, not the fraction 1.5",
+    );
+  });
+
+  it("NUL and control characters are refused; names and labels refuse tabs, newlines and bidi overrides", () => {
+    const labelled = (value: string) =>
+      check(VALID.replace("  name: a\n", `  name: a\n  labels: {team: "${value}"}\n`)).problems;
+    expect(brief(labelled("a\\0b"))).toEqual(["5:18 error control-character"]);
+    expect(labelled("a\\u0007")[0]!.message).toBe(
+      "metadata.labels.team contains the control character U+0007; remove it",
+    );
+    expect(labelled("a\\tb").map((p) => p.code)).toEqual(["control-character"]);
+    expect(labelled("\\u202Eevil").map((p) => p.code)).toEqual(["control-character"]);
+    expect(labelled("plain team")).toEqual([]);
+    const key = check(VALID.replace("  name: a\n", '  name: a\n  labels: {"te\\x01am": x}\n')).problems;
+    expect(key.map((p) => [p.code, p.message])).toEqual([
+      [
+        "control-character",
+        "the key of metadata.labels.te\u0001am contains the control character U+0001; remove it",
+      ],
+    ]);
+    // Elsewhere a tab or newline is ordinary text (a script, a certificate); NUL is not.
+    const env = (value: string) =>
+      check(
+        VALID.replace(
+          "source_revision_config:",
+          `secrets: [{name: X, value: "${value}"}]\n  source_revision_config:`,
+        ),
+      ).problems.map((p) => p.code);
+    expect(env("line1\\nline2\\tx")).toEqual([]);
+    expect(env("a\\0")).toEqual(["control-character"]);
+  });
+});
