@@ -12,7 +12,7 @@ import type { LoadedManifest, SourceLocation } from "../manifest/types.js";
 const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
 
 /** Positions of the document that still defines `manifest` in `root/file`; undefined when gone. */
-function locatorsOnDisk(root: string, loaded: Pick<LoadedManifest, "file" | "manifest">) {
+export function locatorsOnDisk(root: string, loaded: Pick<LoadedManifest, "file" | "manifest">) {
   let text: string;
   try {
     text = readFileSync(join(root, loaded.file), "utf8");

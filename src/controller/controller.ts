@@ -1,6 +1,8 @@
 import { availableParallelism } from "node:os";
 import pLimit from "p-limit";
 import { systemClock } from "../clock.js";
+import { loadManifests } from "../manifest/load.js";
+import { maxManifestBytesFrom } from "../manifest/parse.js";
 import type { StatusLocation } from "../reconcile/status-source.js";
 import { agentUrlFallback } from "../reconcile/session.js";
 import { createControllerClients } from "./api-clients.js";
@@ -11,6 +13,7 @@ import { waitToLead } from "./leadership.js";
 import { warnUnknownSecrets } from "./unknown-secrets-warning.js";
 import { createLiveListing } from "./live-listing.js";
 import { checkManifestRoot, openManifestSource } from "./manifest-source.js";
+import { startManifestThread } from "./manifest-thread.js";
 import { createControllerMetrics } from "./metrics.js";
 import { createReadiness } from "./readiness.js";
 import { createReconcileWorker } from "./reconcile-worker.js";
@@ -127,8 +130,13 @@ export async function startController(options: ControllerOptions): Promise<Contr
     // The first scan queues everything in git against one listing of live; later changes look up afresh.
     let starting = true;
     let listedAtStart = false;
+    // Parsing runs on a worker thread, so a hostile file never stalls health probes or reconciles.
+    const maxBytes = maxManifestBytesFrom(options.env);
+    const manifestThread = startManifestThread(maxBytes);
+    if (manifestThread) started.push(() => manifestThread.close());
     const scanner = createSnapshotScanner({
       root: source.manifestRoot,
+      load: (root) => manifestThread?.load(root) ?? loadManifests(root, { maxBytes }),
       clock,
       log,
       metrics,
@@ -221,6 +229,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
         if (stopping) return;
         stopping = true;
         await stopController({ graceMs, log, triggers, scanner, queue, book, lock, http, source });
+        await manifestThread?.close();
       },
     };
   } catch (error) {
