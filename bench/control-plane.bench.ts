@@ -1,10 +1,9 @@
-import { type ChildProcess, fork } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../src/control-plane/options.js";
+import { DEFAULT_INTEGRATION_ID } from "../src/control-plane/options.js";
+import { type Answer, call, startServer, stopServer } from "./control-plane-client.js";
 
 // Requests per second for GET and PATCH of one deployment with 1,000 stored (target ≥ 2,000 GET/s
 // on 2 cores), and memory with 10,000 stored. The server runs in its own process
@@ -12,52 +11,10 @@ import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../src/control-plane/op
 // agent with a bounded number of requests in flight (lighter per request than fetch, so the client
 // takes less of the two cores from the server).
 
-const SERVER = fileURLToPath(new URL("./control-plane-server.js", import.meta.url));
 const GET_TARGET = 2000;
 const CONCURRENCY = 32;
 const GETS = 20_000;
 const PATCHES = 6_000;
-const headers = { "x-api-key": DEFAULT_API_KEY, "content-type": "application/json" };
-
-type Server = { url: URL; child: ChildProcess; ask(message: string): Promise<Record<string, unknown>> };
-
-async function startServer(mode: string, logging = false): Promise<Server> {
-  const child = fork(SERVER, [mode, logging ? "log" : "quiet"], { execArgv: ["--expose-gc"] });
-  const replies: Array<(m: Record<string, unknown>) => void> = [];
-  const first = new Promise<Record<string, unknown>>((resolve, reject) => {
-    replies.push(resolve);
-    child.once("exit", (code) => reject(new Error(`bench server exited with ${code}`)));
-  });
-  child.on("message", (m) => replies.shift()?.(m as Record<string, unknown>));
-  const { url } = (await first) as { url: string };
-  const ask = (message: string) =>
-    new Promise<Record<string, unknown>>((resolve) => {
-      replies.push(resolve);
-      child.send(message);
-    });
-  return { url: new URL(url), child, ask };
-}
-
-async function stopServer(server: Server): Promise<void> {
-  const exited = new Promise((resolve) => server.child.once("exit", resolve));
-  server.child.send("stop");
-  await exited;
-}
-
-type Answer = { status: number; body: string };
-
-function call(agent: Agent, url: URL, method: string, path: string, body?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ agent, host: url.hostname, port: url.port, method, path, headers }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 /** Runs `total` requests with at most `concurrency` in flight; answers per second and failures. */
 async function rate(total: number, concurrency: number, send: (i: number) => Promise<Answer>) {
