@@ -6,6 +6,9 @@ import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } fr
 import { parseThreadCreate, type ValidationIssue } from "./validation.js";
 import { stateView, threadView } from "./views.js";
 
+const SEARCH_STATUSES = ["idle", "busy", "interrupted", "error"];
+const isPlainObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
+
 /** Health, info and thread routes of the simulated agent server. */
 export function registerThreadRoutes(
   app: FastifyInstance,
@@ -45,19 +48,32 @@ export function registerThreadRoutes(
   app.post<Route>(path("/threads/search"), opts, async (request: Req, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const issues: ValidationIssue[] = [];
-    const limit = typeof body.limit === "number" ? body.limit : 10;
-    const offset = typeof body.offset === "number" ? body.offset : 0;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    // Absent or null takes the default; any other type is refused, as the open-source server does.
+    const limit = body.limit ?? 10;
+    const offset = body.offset ?? 0;
+    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000)
       issues.push({
         loc: ["body", "limit"],
         msg: "Input should be an integer from 1 to 1000",
         type: "int_parsing",
       });
-    if (!Number.isInteger(offset) || offset < 0)
+    if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0)
       issues.push({
         loc: ["body", "offset"],
         msg: "Input should be a non-negative integer",
         type: "int_parsing",
+      });
+    if (body.status !== undefined && body.status !== null && !SEARCH_STATUSES.includes(body.status as string))
+      issues.push({
+        loc: ["body", "status"],
+        msg: `Input should be ${SEARCH_STATUSES.map((s) => `'${s}'`).join(", ")}`,
+        type: "enum",
+      });
+    if (body.metadata !== undefined && body.metadata !== null && !isPlainObject(body.metadata))
+      issues.push({
+        loc: ["body", "metadata"],
+        msg: "Input should be a valid dictionary",
+        type: "dict_type",
       });
     if (issues.length > 0) return invalid(reply, issues);
     const metadata =
@@ -74,7 +90,7 @@ export function registerThreadRoutes(
       .map(threadView)
       .filter((view) => body.status === undefined || body.status === null || view.status === body.status)
       .sort((a, b) => b.created_at.localeCompare(a.created_at));
-    return matches.slice(offset, offset + limit);
+    return matches.slice(offset as number, (offset as number) + (limit as number)); // checked above
   });
 
   app.get<Route>(path("/threads/:threadId"), opts, async (request: Req, reply) => {
