@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { Agent } from "node:http";
-import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 import { call, startServer, stopServer } from "./control-plane-client.js";
 
 // Issue 10: 40,000 requests with random 8 KB keys once took the server from 84 MB to 384 MB RSS

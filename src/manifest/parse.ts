@@ -75,8 +75,6 @@ export const tooLarge = (file: string, size: number, maxBytes = MAX_MANIFEST_BYT
     `file is ${size} bytes, over the ${maxBytes}-byte limit for manifests; it is not read (${MAX_MANIFEST_BYTES_ENV} changes the limit)`,
   );
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * Parses every YAML document of one file. Only plumb documents are returned; others are skipped.
