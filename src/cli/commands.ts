@@ -5,6 +5,7 @@ import { controlPlaneCommand } from "./control-plane.js";
 import { controllerCommand } from "./controller.js";
 import { demoCommand } from "./demo.js";
 import { driftCommand } from "./drift.js";
+import { importCommand } from "./import.js";
 import { planCommand } from "./plan.js";
 import { statusCommand } from "./status.js";
 import { unlockCommand } from "./unlock.js";
@@ -21,6 +22,7 @@ export const COMMANDS: Array<() => Command> = [
   () => applyCommand(),
   () => driftCommand(),
   () => adoptCommand(),
+  () => importCommand(),
   () => statusCommand(),
   () => unlockCommand(),
   () => controllerCommand(),

@@ -1,0 +1,197 @@
+import fc from "fast-check";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runImport } from "../../src/cli/import.js";
+import { planCommand } from "../../src/cli/plan.js";
+import {
+  DEFAULT_API_KEY,
+  DEFAULT_INTEGRATION_ID,
+  DEFAULT_LISTENER_ID,
+} from "../../src/control-plane/options.js";
+import type { RunningControlPlane } from "../../src/control-plane/server.js";
+import { captureIo, startPlane } from "./reconcile-helpers.js";
+
+// plumb import against the local control plane: the manifests it writes plan as a no-op apart
+// from the secrets (whose values cannot be read back); with --adopt and the env set, a complete
+// no-op. A file in the way stops it before anything is written.
+
+let cp: RunningControlPlane;
+let root: string;
+afterEach(async () => {
+  await cp?.stop();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+const post = async (body: unknown) => {
+  const res = await api("/v2/deployments", { method: "POST", body: JSON.stringify(body) });
+  if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { id: string; name: string };
+};
+
+const api = (path: string, init: RequestInit = {}) =>
+  fetch(`${cp.url}${path}`, {
+    ...init,
+    headers: { "x-api-key": DEFAULT_API_KEY, "content-type": "application/json" },
+  });
+
+/** Every deployment of the tenant deleted (between property runs). */
+async function deleteAll() {
+  const listed = (await (await api("/v2/deployments?limit=100")).json()) as {
+    resources: Array<{ id: string }>;
+  };
+  for (const d of listed.resources) await api(`/v2/deployments/${d.id}`, { method: "DELETE" });
+}
+
+const flags = (over: Record<string, unknown> = {}) => ({ out: root, name: [] as string[], ...over });
+const secretEnv = (names: string[]) => Object.fromEntries(names.map((n) => [n, `value-of-${n}`]));
+
+async function planJson(env: Record<string, string>) {
+  const io = captureIo(cp);
+  io.env = { ...io.env, ...env };
+  await planCommand(io).parseAsync(["node", "plan", root, "--output", "json"]);
+  process.exitCode = 0;
+  return JSON.parse(io.out()) as {
+    summary: Record<string, number>;
+    changes: Array<{
+      name: string;
+      action: string;
+      revision_fields: string[];
+      in_place_fields: string[];
+      errors: unknown[];
+    }>;
+  };
+}
+
+/** Every change is the secrets' and nothing else. */
+const onlySecrets = (plan: Awaited<ReturnType<typeof planJson>>) =>
+  plan.changes.every(
+    (c) =>
+      c.errors.length === 0 &&
+      (c.action === "noop" ||
+        (c.in_place_fields.length === 0 && c.revision_fields.every((f) => f === "secrets"))),
+  );
+
+const container = fc.record({
+  name: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
+  image: fc.stringMatching(/^[a-z]{1,8}\/[a-z]{1,8}:[0-9]{1,3}$/),
+  namespace: fc.option(fc.stringMatching(/^[a-z]{1,10}$/), { nil: undefined }),
+  customUrl: fc.option(fc.constant("https://agent.example.com"), { nil: undefined }),
+  resources: fc.option(
+    fc.record(
+      {
+        min_scale: fc.integer({ min: 1, max: 3 }),
+        max_scale: fc.integer({ min: 3, max: 10 }),
+        cpu: fc.constantFrom(0.1, 0.25, 0.5, 1, 2),
+        cpu_limit: fc.constantFrom(1, 4),
+        memory_mb: fc.constantFrom(512, 1024),
+        queue_min_scale: fc.integer({ min: 1, max: 2 }),
+      },
+      { requiredKeys: [] },
+    ),
+    { nil: undefined },
+  ),
+  secrets: fc.uniqueArray(fc.stringMatching(/^[A-Z][A-Z0-9_]{0,10}$/), { maxLength: 3 }),
+  references: fc.uniqueArray(fc.stringMatching(/^REF_[A-Z]{1,6}$/), { maxLength: 2 }),
+});
+
+describe("plumb import", () => {
+  it("round trip, self-hosted containers: import then plan changes nothing but secrets (property)", async () => {
+    ({ cp, root } = await startPlane({ mode: "self-hosted" }));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(container, { selector: (c) => c.name, minLength: 1, maxLength: 3 }),
+        async (specs) => {
+          for (const entry of await readdir(root))
+            await rm(join(root, entry), { recursive: true, force: true });
+          await deleteAll();
+          const secretNames: string[] = [];
+          for (const s of specs) {
+            secretNames.push(...s.secrets);
+            await post({
+              name: s.name,
+              source: "external_container",
+              source_config: {
+                listener_id: DEFAULT_LISTENER_ID,
+                ...(s.namespace ? { listener_config: { k8s_namespace: s.namespace } } : {}),
+                ...(s.customUrl ? { custom_url: s.customUrl } : {}),
+                ...(s.resources ? { resource_spec: s.resources } : {}),
+              },
+              source_revision_config: { image_uri: s.image },
+              secrets: s.secrets.map((name) => ({ name, value: "live" })),
+              secret_references: s.references.map((name) => ({
+                name,
+                secret_name: "cluster",
+                secret_key: "k",
+              })),
+            });
+          }
+          const io = captureIo(cp);
+          expect(await runImport(flags(), io)).toBe(0);
+          const plan = await planJson(secretEnv(secretNames));
+
+          expect(plan.summary.create).toBe(0);
+          expect(plan.summary.refused).toBe(0);
+          expect(onlySecrets(plan), JSON.stringify(plan.changes)).toBe(true);
+        },
+      ),
+      { numRuns: 15 },
+    );
+  }, 120_000);
+
+  it("gitrepo and the organization; --adopt makes the first plan a complete no-op", async () => {
+    ({ cp, root } = await startPlane());
+    await post({
+      name: "support",
+      source: "gitrepo",
+      source_config: {
+        integration_id: DEFAULT_INTEGRATION_ID,
+        repo_url: "https://github.com/acme/support",
+        deployment_type: "prod",
+        build_on_push: true,
+      },
+      source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
+      secrets: [{ name: "OPENAI_API_KEY", value: "sk-live" }],
+    });
+    const io = captureIo(cp);
+    io.env = { ...io.env, OPENAI_API_KEY: "sk-live" };
+    expect(await runImport(flags({ organization: true, adopt: true }), io)).toBe(0);
+    expect(io.out()).toContain("Adopt complete: 1 recorded");
+    const text = await readFile(join(root, "support.yaml"), "utf8");
+    expect(text).toContain("valueFrom: { env: OPENAI_API_KEY }");
+    expect(text).not.toMatch(/custom_url|repo_commit_sha|latest_revision_id|sk-live/);
+    expect(await readFile(join(root, "organization-access.yaml"), "utf8")).toContain(
+      "kind: OrganizationAccess",
+    );
+    const plan = await planJson({ OPENAI_API_KEY: "sk-live" });
+    expect(plan.summary).toMatchObject({ create: 0, update: 0, refused: 0 });
+  });
+
+  it("never overwrites without --force, writing nothing; an unknown --name writes nothing", async () => {
+    ({ cp, root } = await startPlane());
+    await post({
+      name: "alpha",
+      source: "internal_container",
+      source_config: {},
+      source_revision_config: { image_uri: "img/a:1" },
+      secrets: [],
+    });
+    await post({
+      name: "beta",
+      source: "internal_container",
+      source_config: {},
+      source_revision_config: { image_uri: "img/b:1" },
+      secrets: [],
+    });
+    await writeFile(join(root, "beta.yaml"), "# mine\n");
+    await expect(runImport(flags(), captureIo(cp))).rejects.toMatchObject({ code: "file-exists" });
+    expect((await readdir(root)).sort()).toEqual(["beta.yaml"]); // alpha.yaml not written either
+    expect(await readFile(join(root, "beta.yaml"), "utf8")).toBe("# mine\n");
+    await expect(runImport(flags({ name: ["gamma"] }), captureIo(cp))).rejects.toMatchObject({
+      code: "not-found",
+    });
+    expect(await runImport(flags({ force: true, name: ["beta"] }), captureIo(cp))).toBe(0);
+    expect(await readFile(join(root, "beta.yaml"), "utf8")).toContain("image_uri: img/b:1");
+    expect((await readdir(root)).sort()).toEqual(["beta.yaml"]);
+  });
+});
