@@ -13,6 +13,7 @@ import { Command, Option } from "commander";
 import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanText } from "../diff/format-text.js";
 import { asError, PlumbError } from "../errors.js";
+import { findStale, readSavedPlan, type SavedPlan } from "../reconcile/saved-plan.js";
 import { applyPlan } from "../reconcile/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../reconcile/apply-types.js";
 import {
@@ -52,6 +53,8 @@ type Flags = ConnectionFlags & {
   yes?: boolean;
   output: "text" | "json";
   lockTimeout?: number;
+  /** A saved plan (plumb plan --out): apply exactly it, or refuse when anything moved since. */
+  plan?: string;
 };
 
 export async function askOnTerminal(question: string): Promise<boolean> {
@@ -86,6 +89,10 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     .option("--concurrency <n>", "objects sent at once", positiveInt, DEFAULT_CONCURRENCY)
     .option("-y, --yes", "apply without asking (required when not on a terminal)")
     .addOption(lockTimeoutOption())
+    .option(
+      "--plan <file>",
+      "apply the plan saved by plumb plan --out FILE: refused as a whole (plan-stale) if a manifest, live deployment or secret changed since",
+    )
     .addOption(outputOption(["text", "json"]));
   return addConnectionOptions(
     command,
@@ -93,6 +100,21 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
   ).action(async (path: string, flags: Flags) => {
     process.exitCode = await runApply(path, flags, io);
   });
+}
+
+/** A saved plan whose inputs moved is refused whole, before anything is sent. */
+async function refuseStalePlan(
+  file: string,
+  saved: SavedPlan,
+  fresh: Parameters<typeof findStale>[1],
+): Promise<void> {
+  const stale = await findStale(saved, fresh);
+  if (stale.length === 0) return;
+  throw new PlumbError(
+    "plan-stale",
+    `the saved plan ${file} is stale; nothing was sent:\n${stale.map((s) => `  - ${s}`).join("\n")}\nRun plumb plan --out again and review the new plan.`,
+    { exitCode: 1 },
+  );
 }
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
@@ -111,11 +133,22 @@ async function runApplyLocked(
   const session = await openSession(path, flags, io);
   // Nothing is sent when its record could not be written (e.g. --status-dir on a read-only place).
   await checkStatusDirWritable(session.statusDir);
-  const result = await planSession(session, io, flags.target, undefined, { requireManifests: true });
+  const saved = flags.plan === undefined ? undefined : await readSavedPlan(flags.plan);
+  if (saved && flags.target.length > 0)
+    throw new PlumbError(
+      "usage",
+      "--target cannot be combined with --plan: the saved plan names its targets",
+      {
+        exitCode: 64,
+      },
+    );
+  const targets = saved?.saved.targets ?? flags.target;
+  const result = await planSession(session, io, targets, undefined, { requireManifests: true });
   if (!result.ok) {
     reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing applied");
     return 1;
   }
+  if (saved) await refuseStalePlan(flags.plan!, saved, result);
   const { plan } = result;
   warnUnknownSecrets(session, result, io);
   // Progress and prompts go to stderr when stdout carries JSON.

@@ -7,6 +7,7 @@ import { formatPlanText } from "../diff/format-text.js";
 import type { Plan } from "../diff/plan-types.js";
 import { openSession, planSession, warnUnknownSecrets, type SessionIo } from "../reconcile/session.js";
 import { formatProblems } from "../manifest/format.js";
+import { buildSavedPlan, writeSavedPlan } from "../reconcile/saved-plan.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "./report-invalid.js";
 
@@ -16,6 +17,7 @@ type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
   target: string[];
   detailedExitcode?: boolean;
+  out?: string;
 };
 
 /** 1 on any error or refused change; with --detailed-exitcode 2 when something would change. */
@@ -31,7 +33,11 @@ export function planCommand(io: PlanIo = processIo()): Command {
     .argument("[path]", "directory (or file) of manifests", ".")
     .addOption(outputOption(["text", "json", "markdown"]))
     .addOption(targetOption("plan only this object"))
-    .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)");
+    .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)")
+    .option(
+      "--out <file>",
+      "also save the plan with what it was computed from, for plumb apply --plan FILE (no secret values; salted fingerprints)",
+    );
   return addConnectionOptions(command, "also read the status committed to this branch").action(
     async (path: string, flags: Flags) => {
       // Clients (and the API settings they need) are built only once the manifests are valid.
@@ -53,6 +59,19 @@ export function planCommand(io: PlanIo = processIo()): Command {
             ? formatPlanMarkdown(result.plan)
             : formatPlanText(result.plan, { color });
       io.stdout.write(text);
+      if (flags.out !== undefined) {
+        const saved = await buildSavedPlan(
+          result.plan,
+          result.desired,
+          result.live,
+          flags.target,
+          session.clock.now(),
+        );
+        await writeSavedPlan(flags.out, saved);
+        io.stderr.write(
+          `Plan saved to ${flags.out}; apply exactly it with: plumb apply ${path} --plan ${flags.out}\n`,
+        );
+      }
       process.exitCode = planExitCode(result.plan, flags.detailedExitcode === true);
     },
   );

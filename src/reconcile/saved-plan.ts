@@ -1,0 +1,174 @@
+import { createHash } from "node:crypto";
+import { readFile, writeFile } from "node:fs/promises";
+import type { DesiredObject, LiveState } from "../diff/build-plan.js";
+import { redactPlan } from "../diff/redact.js";
+import type { Plan } from "../diff/plan-types.js";
+import { fingerprintSecretsAsync, newSalt, type SecretFingerprints } from "../diff/secret-fingerprint.js";
+import { fileError, PlumbError } from "../errors.js";
+import type { Deployment } from "../schema/deployment.js";
+import { canonicalJson, manifestDigest } from "./status-record.js";
+
+// Saved plans (`plan --out FILE`, `apply --plan FILE`), as Terraform's plan files: the reviewed
+// plan plus what it was computed from, so apply can refuse when anything moved since. Per object:
+// the manifest digest, the live version seen (updated_at, latest_revision_id, a digest of the live
+// fields plan compares) and salted fingerprints of the secret values it would send, never values.
+
+export const SAVED_PLAN_VERSION = 1;
+
+type LiveVersion = { id: string; updated_at: string; latest_revision_id: string | null; digest: string };
+export type SavedInputs = {
+  kind: string;
+  name: string;
+  manifest_digest: string;
+  live: LiveVersion | null;
+  secrets: SecretFingerprints | null;
+  source_digest: string | null;
+};
+export type SavedPlan = Plan & {
+  saved: {
+    version: number;
+    created_at: string;
+    targets: string[];
+    objects: SavedInputs[];
+    organization: string | null;
+  };
+};
+
+const sha256 = (value: unknown) =>
+  `sha256:${createHash("sha256").update(canonicalJson(value)).digest("hex")}`;
+
+/** What plan compares of a live deployment (secret values come back masked: names only). */
+const liveDigest = (d: Deployment) =>
+  sha256({
+    source: d.source,
+    source_config: d.source_config,
+    source_revision_config: d.source_revision_config,
+    secrets: d.secrets.map((s) => s.name),
+    secret_references: d.secret_references ?? null,
+  });
+
+const liveVersionOf = (live: LiveState, name: string): LiveVersion | null => {
+  const d = live.deployments.find((candidate) => candidate.name === name);
+  return d
+    ? { id: d.id, updated_at: d.updated_at, latest_revision_id: d.latest_revision_id, digest: liveDigest(d) }
+    : null;
+};
+
+const organizationDigest = (live: LiveState) =>
+  live.organization
+    ? sha256({ jit: live.organization.jit_provisioning_enabled, invites: live.organization.invites_enabled })
+    : null;
+
+async function inputsOf(desired: DesiredObject, live: LiveState, salt?: string): Promise<SavedInputs> {
+  const { manifest } = desired.loaded;
+  const secrets = desired.secrets ?? [];
+  return {
+    kind: manifest.kind,
+    name: manifest.metadata.name,
+    manifest_digest: manifestDigest(manifest),
+    live: manifest.kind === "Deployment" ? liveVersionOf(live, manifest.metadata.name) : null,
+    secrets: secrets.length > 0 ? await fingerprintSecretsAsync(secrets, salt ?? newSalt()) : null,
+    source_digest: desired.source?.digest ?? null,
+  };
+}
+
+/** The plan as saved: redacted like `--output json`, plus its inputs. */
+export async function buildSavedPlan(
+  plan: Plan,
+  desired: readonly DesiredObject[],
+  live: LiveState,
+  targets: readonly string[],
+  now: number,
+): Promise<SavedPlan> {
+  return {
+    ...redactPlan(plan),
+    saved: {
+      version: SAVED_PLAN_VERSION,
+      created_at: new Date(now).toISOString(),
+      targets: [...targets],
+      objects: await Promise.all(desired.map((d) => inputsOf(d, live))),
+      organization: organizationDigest(live),
+    },
+  };
+}
+
+export async function writeSavedPlan(file: string, saved: SavedPlan): Promise<void> {
+  await writeFile(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 }).catch((error: unknown) => {
+    throw fileError("plan-write-failed", file, error, "choose a writable --out path");
+  });
+}
+
+export async function readSavedPlan(file: string): Promise<SavedPlan> {
+  const text = await readFile(file, "utf8").catch((error: unknown) => {
+    throw fileError("plan-unreadable", file, error, "pass the file plumb plan --out wrote");
+  });
+  let saved: SavedPlan;
+  try {
+    saved = JSON.parse(text) as SavedPlan;
+  } catch {
+    throw new PlumbError("plan-invalid", `${file} is not JSON: pass the file plumb plan --out wrote`, {
+      exitCode: 1,
+    });
+  }
+  if (
+    saved?.format_version !== "1" ||
+    saved.saved?.version !== SAVED_PLAN_VERSION ||
+    !Array.isArray(saved.saved.objects)
+  )
+    throw new PlumbError(
+      "plan-invalid",
+      `${file} is not a saved plan of this plumb (format_version 1, saved.version ${SAVED_PLAN_VERSION}); run plumb plan --out again`,
+      { exitCode: 1 },
+    );
+  return saved;
+}
+
+const key = (o: { kind: string; name: string }) => `${o.kind}/${o.name}`;
+const requestOf = (plan: Plan, k: string) => {
+  const change = plan.changes.find((c) => key(c) === k);
+  return change ? canonicalJson({ action: change.action, request: change.request }) : null;
+};
+
+/** Each object whose manifest, live version or secrets moved since the plan, with what moved; [] when none. */
+export async function findStale(
+  saved: SavedPlan,
+  fresh: { plan: Plan; desired: readonly DesiredObject[]; live: LiveState },
+): Promise<string[]> {
+  const stale: string[] = [];
+  const before = new Map(saved.saved.objects.map((o) => [key(o), o]));
+  const redacted = redactPlan(fresh.plan);
+  for (const desired of fresh.desired) {
+    const k = `${desired.loaded.manifest.kind}/${desired.loaded.manifest.metadata.name}`;
+    const old = before.get(k);
+    before.delete(k);
+    if (!old) {
+      stale.push(`${k}: manifest added since the plan`);
+      continue;
+    }
+    const now = await inputsOf(desired, fresh.live, old.secrets?.salt);
+    const moved: string[] = [];
+    if (now.manifest_digest !== old.manifest_digest) moved.push("manifest changed");
+    if (canonicalJson(now.live) !== canonicalJson(old.live))
+      moved.push(
+        old.live === null
+          ? "created live since the plan"
+          : now.live === null
+            ? "deleted live since the plan"
+            : `live changed (updated_at ${old.live.updated_at} → ${now.live.updated_at})`,
+      );
+    const names = new Set([
+      ...Object.keys(old.secrets?.values ?? {}),
+      ...Object.keys(now.secrets?.values ?? {}),
+    ]);
+    for (const name of [...names].sort())
+      if (old.secrets?.values[name] !== now.secrets?.values[name]) moved.push(`secret ${name} changed`);
+    if (now.source_digest !== old.source_digest) moved.push("source_path content changed");
+    if (moved.length === 0 && requestOf(redacted, k) !== requestOf(saved, k))
+      moved.push("planned request differs");
+    if (moved.length > 0) stale.push(`${k}: ${moved.join(", ")}`);
+  }
+  for (const k of before.keys()) stale.push(`${k}: manifest removed since the plan`);
+  if (fresh.live.organization && organizationDigest(fresh.live) !== saved.saved.organization)
+    stale.push("OrganizationAccess: live organization settings changed");
+  return stale;
+}
