@@ -13,6 +13,7 @@ import { Command, Option } from "commander";
 import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanText } from "../diff/format-text.js";
 import { asError, PlumbError } from "../errors.js";
+import { applyPrune, checkPruneLimit, DEFAULT_PRUNE_MAX, plannedDeletes } from "../reconcile/prune.js";
 import { findStale, readSavedPlan, type SavedPlan } from "../reconcile/saved-plan.js";
 import { applyPlan } from "../reconcile/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../reconcile/apply-types.js";
@@ -55,6 +56,9 @@ type Flags = ConnectionFlags & {
   lockTimeout?: number;
   /** A saved plan (plumb plan --out): apply exactly it, or refuse when anything moved since. */
   plan?: string;
+  /** Delete managed deployments whose manifests were removed (at most pruneMax). */
+  prune?: boolean;
+  pruneMax?: number;
 };
 
 export async function askOnTerminal(question: string): Promise<boolean> {
@@ -89,6 +93,16 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     .option("--concurrency <n>", "objects sent at once", positiveInt, DEFAULT_CONCURRENCY)
     .option("-y, --yes", "apply without asking (required when not on a terminal)")
     .addOption(lockTimeoutOption())
+    .option(
+      "--prune",
+      "also delete deployments plumb manages (status records) whose manifests were removed; never one it did not create or adopt, never one marked plumb/prune: disabled",
+    )
+    .option(
+      "--prune-max <n>",
+      "refuse the whole apply when --prune would delete more than this many deployments",
+      positiveInt,
+      DEFAULT_PRUNE_MAX,
+    )
     .option(
       "--plan <file>",
       "apply the plan saved by plumb plan --out FILE: refused as a whole (plan-stale) if a manifest, live deployment or secret changed since",
@@ -143,18 +157,23 @@ async function runApplyLocked(
       },
     );
   const targets = saved?.saved.targets ?? flags.target;
-  const result = await planSession(session, io, targets, undefined, { requireManifests: true });
+  const result = await planSession(session, io, targets, undefined, {
+    requireManifests: true,
+    prune: flags.prune === true,
+  });
   if (!result.ok) {
     reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing applied");
     return 1;
   }
   if (saved) await refuseStalePlan(flags.plan!, saved, result);
   const { plan } = result;
+  checkPruneLimit(plan, flags.pruneMax ?? DEFAULT_PRUNE_MAX);
+  const deletes = plannedDeletes(plan);
   warnUnknownSecrets(session, result, io);
   // Progress and prompts go to stderr when stdout carries JSON.
   const log = json ? io.stderr : io.stdout;
   if (!json) io.stdout.write(formatPlanText(plan, { color }));
-  const toSend = plan.summary.create + plan.summary.update;
+  const toSend = plan.summary.create + plan.summary.update + deletes.length;
   if (toSend > 0 && !flags.yes) {
     if (!io.confirm && !io.stdin?.isTTY) {
       if (json) io.stdout.write(formatPlanJson(plan));
@@ -210,6 +229,16 @@ async function runApplyLocked(
       agentUrlFallback: agentUrlFallback(api.apiUrl),
     });
     live?.finish();
+    const pruned = await applyPrune(ports.controlPlane, deletes, {
+      clock: session.clock,
+      timeoutMs: flags.timeout,
+      pollIntervalMs: 1000,
+      statusDir: session.statusDir,
+      signal: controller.signal,
+    });
+    for (const p of pruned)
+      log.write(`${p.outcome === "deleted" ? "-" : "✗"} Deployment ${p.name} (${p.id}): ${p.message}\n`);
+    const pruneOk = pruned.every((p) => p.outcome === "deleted");
     // What was applied is reported (and stays in the local store) even when the push fails.
     let publishError: Error | undefined;
     const published = await publishStatus(
@@ -222,7 +251,7 @@ async function runApplyLocked(
     else io.stdout.write(formatApplySummary(report, session.clock.now() - started, { color }));
     if (publishError) throw publishError;
     if (signalName) return signalName === "SIGINT" ? 130 : 143;
-    return report.ok && !lockLost.aborted ? 0 : 1;
+    return report.ok && pruneOk && !lockLost.aborted ? 0 : 1;
   } finally {
     signals.removeListener("SIGINT", onInt);
     signals.removeListener("SIGTERM", onTerm);

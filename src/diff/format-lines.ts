@@ -4,6 +4,7 @@ import {
   type FieldChange,
   type Plan,
   type PlannedChange,
+  type PlannedPrune,
   type PlannedUpload,
   SOURCE_TARBALL_FIELD,
 } from "./plan-types.js";
@@ -98,7 +99,17 @@ export function summaryLine(plan: Plan): string {
   const { summary } = plan;
   const errors = notPlannedCount(plan.changes);
   const notPlanned = errors > 0 ? `, ${errors} not planned (errors)` : "";
-  return `Plan: ${summary.create} to create, ${summary.update} to update, ${summary.refused - errors} refused${notPlanned}, ${summary.noop} unchanged.`;
+  const pruned = summary.delete ? `, ${summary.delete} to delete` : "";
+  const orphans = summary.orphan ? `, ${summary.orphan} removed from git (kept)` : "";
+  return `Plan: ${summary.create} to create, ${summary.update} to update${pruned}, ${summary.refused - errors} refused${notPlanned}, ${summary.noop} unchanged${orphans}.`;
+}
+
+/** One line per managed object removed from git: kept (orphan) or deleted with --prune. */
+export function pruneLine(p: PlannedPrune): { mark: "-" | "!"; text: string } {
+  if (p.action === "delete")
+    return { mark: "-", text: `delete Deployment ${p.name} (${p.id}): removed from git` };
+  if (p.refused) return { mark: "!", text: `${p.name} removed from git (kept: ${p.refused})` };
+  return { mark: "-", text: `${p.name} removed from git (kept; apply --prune deletes it)` };
 }
 
 /** Changes worth showing one by one: everything but noops without warnings. */

@@ -1,4 +1,4 @@
-import { changeLines, headline, notPlannedCount, shownChanges } from "./format-lines.js";
+import { changeLines, headline, notPlannedCount, pruneLine, shownChanges } from "./format-lines.js";
 import type { Plan, PlannedChange } from "./plan-types.js";
 import { count } from "./plural.js";
 
@@ -40,15 +40,22 @@ export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
   const shown = shownChanges(plan.changes);
   // Changes not planned because of an error get their own column (only when there are some).
   const errors = notPlannedCount(plan.changes);
+  const prune = plan.prune ?? [];
+  const pruneHead = prune.length > 0 ? " Delete | Removed from git (kept) |" : "";
+  const pruneCells = prune.length > 0 ? ` ${summary.delete ?? 0} | ${summary.orphan ?? 0} |` : "";
   const head = [
     "### plumb plan",
     "",
-    `| Create | Update | Refused |${errors ? " Not planned (errors) |" : ""} Unchanged |`,
-    `|---:|---:|---:|${errors ? "---:|" : ""}---:|`,
-    `| ${summary.create} | ${summary.update} | ${summary.refused - errors} |${errors ? ` ${errors} |` : ""} ${summary.noop} |`,
+    `| Create | Update | Refused |${errors ? " Not planned (errors) |" : ""}${pruneHead} Unchanged |`,
+    `|---:|---:|---:|${errors ? "---:|" : ""}${prune.length > 0 ? "---:|---:|" : ""}---:|`,
+    `| ${summary.create} | ${summary.update} | ${summary.refused - errors} |${errors ? ` ${errors} |` : ""}${pruneCells} ${summary.noop} |`,
     "",
+    // Managed objects whose manifests were removed: a reviewer sees what apply --prune would delete.
+    ...prune.map((p) => `- ${pruneLine(p).text.replace(p.name, `\`${cell(p.name)}\``)}`),
+    ...(prune.length > 0 ? [""] : []),
   ];
-  if (shown.length === 0) return [...head, "No changes: live matches the manifests.", ""].join("\n");
+  if (shown.length === 0)
+    return [...head, prune.length > 0 ? "" : "No changes: live matches the manifests.", ""].join("\n");
   const table = [
     "| | Kind | Name | File | Fields |",
     "|---|---|---|---|---|",

@@ -1,5 +1,5 @@
 import { createColors } from "picocolors";
-import { changeLines, headline, type Mark, shownChanges, summaryLine } from "./format-lines.js";
+import { changeLines, headline, type Mark, pruneLine, shownChanges, summaryLine } from "./format-lines.js";
 import type { Plan } from "./plan-types.js";
 
 export type TextFormatOptions = {
@@ -27,7 +27,16 @@ export function formatPlanText(plan: Plan, options: TextFormatOptions = {}): str
     for (const line of changeLines(change)) lines.push(`    ${paint[line.mark](line.mark)} ${line.text}`);
     blocks.push(lines.join("\n"));
   }
-  const total = plan.summary.create + plan.summary.update + plan.summary.refused;
+  for (const p of plan.prune ?? []) {
+    const { mark, text } = pruneLine(p);
+    blocks.push(`${paint[mark](mark)} ${mark === "-" && p.action === "delete" ? c.bold(text) : text}`);
+  }
+  const total =
+    plan.summary.create +
+    plan.summary.update +
+    plan.summary.refused +
+    (plan.summary.delete ?? 0) +
+    (plan.summary.orphan ?? 0);
   const footer =
     total === 0
       ? `No changes: live matches the manifests (${plan.summary.noop} unchanged).`

@@ -84,10 +84,25 @@ export type PlannedChange = {
   upload?: PlannedUpload;
 };
 
-export type PlanSummary = Record<ChangeAction, number>;
+/**
+ * A managed object (it has a status record) whose manifest is gone: "delete" with --prune,
+ * otherwise "orphan" (kept). `refused` says why it may not be pruned (plumb/prune: disabled).
+ */
+export type PlannedPrune = {
+  kind: "Deployment";
+  name: string;
+  id: string;
+  action: "orphan" | "delete";
+  refused?: string;
+};
+
+/** create/update/noop/refused count `changes`; orphan/delete count `prune` (absent before it is planned). */
+export type PlanSummary = Record<ChangeAction, number> & { orphan?: number; delete?: number };
 
 export type Plan = {
   format_version: "1";
   summary: PlanSummary;
   changes: PlannedChange[];
+  /** Managed objects removed from git (src/diff/plan-prune.ts); absent when not planned (e.g. --target). */
+  prune?: PlannedPrune[];
 };

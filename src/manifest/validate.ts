@@ -2,6 +2,7 @@ import { KINDS, type Manifest } from "../schema/manifest.js";
 import { type ParsedDocument, problemAt } from "./parse.js";
 import { checkDeploymentRules } from "./rules.js";
 import { checkSchema, suggest } from "./schema-check.js";
+import { checkAnnotations } from "./annotation-rules.js";
 import { checkTextCharacters } from "./text-rules.js";
 import type { LoadedManifest, Problem, SourceLocation } from "./types.js";
 
@@ -48,7 +49,7 @@ export function validateDocuments(
       add(doc, [problemAt(doc.locators.value(["kind"]), "error", "unknown-kind", "kind", message)]);
       continue;
     }
-    const found = [...checkSchema(doc, kind), ...checkTextCharacters(doc)];
+    const found = [...checkSchema(doc, kind), ...checkTextCharacters(doc), ...checkAnnotations(doc)];
     if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
     const name = nameOf(doc);
     if (kind === "Deployment" && name !== undefined) {

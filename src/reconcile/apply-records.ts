@@ -2,7 +2,7 @@ import { PlumbError } from "../errors.js";
 import { sendFailed } from "./apply-outcomes.js";
 import type { Engine, ObjectRun } from "./apply-steps.js";
 import { buildIntent } from "./pending-intent.js";
-import { buildObjectStatus, fingerprintsOfBodyAsync } from "./status-record.js";
+import { buildObjectStatus, fingerprintsOfBodyAsync, pruneSettingOf } from "./status-record.js";
 
 // The engine's write-ahead records (docs/apply.md "Write-ahead status"): the intent before a
 // request goes out, the sent record before anything is awaited, and what a failed write means.
@@ -62,6 +62,7 @@ export async function recordSent(engine: Engine, run: ObjectRun): Promise<void> 
     activeRevisionId: deployment?.active_revision_id ?? null,
     gitCommit: options.gitCommit,
     manifestDigest: run.object.manifestDigest,
+    prune: pruneSettingOf(run.object.loaded),
     fingerprints: await run.fingerprints,
     sourceUpload: run.sourceUpload,
     sent: true,

@@ -9,7 +9,7 @@ import type { ApplyPorts } from "./ports.js";
 import type { createRevisionWatcher } from "./revision-watcher.js";
 import { sendChange } from "./send-change.js";
 import { recordIntent, unrecorded } from "./apply-records.js";
-import { buildObjectStatus } from "./status-record.js";
+import { buildObjectStatus, pruneSettingOf } from "./status-record.js";
 import type { ObjectStatus, PendingIntent } from "./status-types.js";
 import { runVerify } from "./verify.js";
 import { notSent, outcomeOfWait, sendFailed, skipped } from "./apply-outcomes.js";
@@ -96,6 +96,7 @@ export async function finish(engine: Engine, run: ObjectRun, record = true): Pro
       activeRevisionId: deployed ? result.revision_id : (deployment?.active_revision_id ?? null),
       gitCommit: options.gitCommit,
       manifestDigest: run.object.manifestDigest,
+      prune: pruneSettingOf(run.object.loaded),
       fingerprints: run.sent ? await run.fingerprints : undefined,
       sourceUpload: run.sourceUpload,
       sent: run.sent,

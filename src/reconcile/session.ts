@@ -22,6 +22,7 @@ import { type StatusLocation, loadStatus, resolveStatusDir } from "./status-sour
 import { resolveStorePending } from "./pending-intent.js";
 import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";
 import { packSource } from "./source-pack.js";
+import { planPrune, withPrune } from "../diff/plan-prune.js";
 import { manifestDigest } from "./status-record.js";
 import { type StatusStore, statusKey } from "./status-types.js";
 
@@ -111,7 +112,7 @@ export async function planSession(
   io: SessionIo,
   targets: readonly string[],
   signal?: AbortSignal,
-  options: { requireManifests?: boolean } = {},
+  options: { requireManifests?: boolean; prune?: boolean } = {},
 ): Promise<PlanManifestsResult> {
   const result = await planManifests({
     root: session.root,
@@ -133,6 +134,20 @@ export async function planSession(
   if (result.ok) {
     const planned = new Set(result.plan.changes.map((c) => statusKey(c.kind, c.name)));
     session.store = resolveStorePending(session.store, result.live.deployments, planned);
+    // Managed objects whose manifests are gone: listed always, deleted only by apply --prune.
+    // With --target only the targets were planned (and listed), so nothing else is judged removed.
+    if (targets.length === 0) {
+      const desired = new Set(
+        result.desired.map((d) => statusKey(d.loaded.manifest.kind, d.loaded.manifest.metadata.name)),
+      );
+      const prune = planPrune(
+        session.store.objects.values(),
+        desired,
+        result.live.deployments,
+        options.prune === true,
+      );
+      result.plan = withPrune(result.plan, prune);
+    }
   }
   return result;
 }

@@ -55,6 +55,8 @@ export type RecordInput = {
   activeRevisionId: string | null;
   gitCommit: string | null;
   manifestDigest: string | null | undefined;
+  /** plumb/prune of the applied manifest ("disabled" or null); undefined keeps the previous one. */
+  prune?: "disabled" | null | undefined;
   /** New fingerprints when secrets were sent; undefined keeps the previous ones. */
   fingerprints: SecretFingerprints | undefined;
   /** True when this apply sent the object a request. */
@@ -69,6 +71,7 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
   const { result, previous } = input;
   // Only internal_source records carry it, so other records keep their shape.
   const sourceUpload = input.sourceUpload ?? previous?.source_upload;
+  const prune = input.prune === undefined || result.outcome === "skipped" ? previous?.prune : input.prune;
   const failed = result.outcome === "failed" || result.outcome === "timeout" || result.outcome === "skipped";
   const latest = input.latestRevisionId ?? previous?.latest_revision_id ?? null;
   const active = input.activeRevisionId ?? previous?.active_revision_id ?? null;
@@ -94,5 +97,13 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
     updated_at: new Date(input.now).toISOString(),
     last_error: failed || result.verify?.ok === false ? result.message : null,
     ...(sourceUpload ? { source_upload: sourceUpload } : {}),
+    ...(prune ? { prune } : {}),
   };
+}
+
+/** The plumb/prune setting of a manifest for its status record; undefined when there is no manifest. */
+export function pruneSettingOf(loaded: { manifest: Manifest } | undefined): "disabled" | null | undefined {
+  if (!loaded) return undefined;
+  const annotations = (loaded.manifest.metadata as { annotations?: Record<string, string> }).annotations;
+  return annotations?.["plumb/prune"] === "disabled" ? "disabled" : null;
 }

@@ -62,6 +62,8 @@ export const ObjectStatus = Type.Object({
       }),
     ),
   ),
+  /** "disabled" when the applied manifest said plumb/prune: disabled: apply --prune never deletes it. */
+  prune: Type.Optional(Nullable(Type.Literal("disabled"))),
   /** ISO 8601 time of this record. */
   updated_at: Type.String(),
   last_error: Nullable(Type.String()),

@@ -23,6 +23,12 @@ export const Metadata = Type.Object(
     labels: Type.Optional(
       Type.Record(Type.String(), Type.String(), { description: "Labels for selecting subsets of objects." }),
     ),
+    annotations: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          'Instructions to plumb (keys starting "plumb/") and free-form notes. "plumb/prune": "disabled" keeps apply --prune from ever deleting this deployment once its manifest is removed.',
+      }),
+    ),
   },
   { additionalProperties: false, description: "Identity of the object." },
 );

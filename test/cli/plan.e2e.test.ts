@@ -105,7 +105,7 @@ describe("plumb plan against the local control plane", () => {
     expect(result.code).toBe(1); // refused
     const plan = JSON.parse(result.out);
     const byName = Object.fromEntries(plan.changes.map((c: { name: string }) => [c.name, c]));
-    expect(plan.summary).toEqual({ create: 1, update: 1, noop: 1, refused: 1 });
+    expect(plan.summary).toEqual({ create: 1, update: 1, noop: 1, refused: 1, orphan: 0, delete: 0 });
     expect(byName["e2e-same"]).toMatchObject({ action: "noop", id: same.id });
     expect(byName["e2e-locked"].errors[0].field).toBe("source_config.repo_url");
     expect(byName["e2e-locked"].errors[0].message).toContain("locked.yaml:");
