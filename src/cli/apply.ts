@@ -156,6 +156,14 @@ async function runApplyLocked(
         exitCode: 64,
       },
     );
+  if (saved && saved.saved.prune !== (flags.prune === true))
+    throw new PlumbError(
+      "usage",
+      saved.saved.prune
+        ? "the saved plan was made with --prune: apply it with --prune"
+        : "the saved plan was made without --prune: plan again with --prune --out to review the deletions",
+      { exitCode: 64 },
+    );
   const targets = saved?.saved.targets ?? flags.target;
   const result = await planSession(session, io, targets, undefined, {
     requireManifests: true,

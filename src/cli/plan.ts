@@ -18,6 +18,7 @@ type Flags = ConnectionFlags & {
   target: string[];
   detailedExitcode?: boolean;
   out?: string;
+  prune?: boolean;
 };
 
 /** 1 on any error or refused change; with --detailed-exitcode 2 when something would change. */
@@ -34,6 +35,7 @@ export function planCommand(io: PlanIo = processIo()): Command {
     .addOption(outputOption(["text", "json", "markdown"]))
     .addOption(targetOption("plan only this object"))
     .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)")
+    .option("--prune", "plan as apply --prune would: managed deployments removed from git are to be deleted")
     .option(
       "--out <file>",
       "also save the plan with what it was computed from, for plumb apply --plan FILE (no secret values; salted fingerprints)",
@@ -42,7 +44,10 @@ export function planCommand(io: PlanIo = processIo()): Command {
     async (path: string, flags: Flags) => {
       // Clients (and the API settings they need) are built only once the manifests are valid.
       const session = await openSession(path, flags, io);
-      const result = await planSession(session, io, flags.target, undefined, { requireManifests: true });
+      const result = await planSession(session, io, flags.target, undefined, {
+        requireManifests: true,
+        prune: flags.prune === true,
+      });
       if (!result.ok) {
         // The validate output; nothing was sent.
         reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing planned");
@@ -66,10 +71,11 @@ export function planCommand(io: PlanIo = processIo()): Command {
           result.live,
           flags.target,
           session.clock.now(),
+          flags.prune === true,
         );
         await writeSavedPlan(flags.out, saved);
         io.stderr.write(
-          `Plan saved to ${flags.out}; apply exactly it with: plumb apply ${path} --plan ${flags.out}\n`,
+          `Plan saved to ${flags.out}; apply exactly it with: plumb apply ${path} --plan ${flags.out}${flags.prune ? " --prune" : ""}\n`,
         );
       }
       process.exitCode = planExitCode(result.plan, flags.detailedExitcode === true);

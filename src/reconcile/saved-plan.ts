@@ -29,6 +29,8 @@ export type SavedPlan = Plan & {
     version: number;
     created_at: string;
     targets: string[];
+    /** Planned with --prune: apply --plan must say --prune too, and deletes exactly plan.prune's. */
+    prune: boolean;
     objects: SavedInputs[];
     organization: string | null;
   };
@@ -79,6 +81,7 @@ export async function buildSavedPlan(
   live: LiveState,
   targets: readonly string[],
   now: number,
+  prune = false,
 ): Promise<SavedPlan> {
   return {
     ...redactPlan(plan),
@@ -86,6 +89,7 @@ export async function buildSavedPlan(
       version: SAVED_PLAN_VERSION,
       created_at: new Date(now).toISOString(),
       targets: [...targets],
+      prune,
       objects: await Promise.all(desired.map((d) => inputsOf(d, live))),
       organization: organizationDigest(live),
     },
@@ -168,6 +172,8 @@ export async function findStale(
     if (moved.length > 0) stale.push(`${k}: ${moved.join(", ")}`);
   }
   for (const k of before.keys()) stale.push(`${k}: manifest removed since the plan`);
+  if (canonicalJson(fresh.plan.prune ?? []) !== canonicalJson(saved.prune ?? []))
+    stale.push("managed deployments removed from git (prune) differ from the plan");
   if (fresh.live.organization && organizationDigest(fresh.live) !== saved.saved.organization)
     stale.push("OrganizationAccess: live organization settings changed");
   return stale;

@@ -109,6 +109,22 @@ describe("prune", () => {
     expect((await api(cp.url).deployment("alpha")).source_revision_config.image_uri).toBe("img/alpha:1");
   });
 
+  it("a plan saved with --prune is applied with --prune, deleting what it listed", async () => {
+    await rm(join(root, "b.yaml"));
+    const planFile = join(root, "..", `${root.split("/").at(-1)}.prune-plan.json`);
+    try {
+      const out = await plan("--prune", "--out", planFile);
+      expect(out).toMatch(/- delete Deployment beta \(.*\): removed from git/);
+      await expect(runApply(root, applyFlags({ plan: planFile }), io())).rejects.toMatchObject({
+        code: "usage",
+      });
+      expect(await runApply(root, applyFlags({ plan: planFile, prune: true }), io())).toBe(0);
+      expect(await exists("beta")).toBe(false);
+    } finally {
+      await rm(planFile, { force: true });
+    }
+  });
+
   it("never prunes a deployment whose manifest said plumb/prune: disabled", async () => {
     const kept = container("beta", "img/beta:1");
     await writeDoc(root, "b.yaml", {
