@@ -2,6 +2,7 @@ import { useColor } from "./color.js";
 import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
 import { buildDriftReport } from "../reconcile/drift.js";
+import { writeDriftEdits } from "../reconcile/drift-write.js";
 import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../reconcile/format-drift.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { asError } from "../errors.js";
@@ -13,6 +14,7 @@ import { reportInvalidManifests } from "./report-invalid.js";
 type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
   target: string[];
+  write?: boolean;
 };
 
 /** `plumb drift [PATH]`: live compared with git, nothing changed; exit 0 in sync, 2 drift, 1 error. */
@@ -21,7 +23,11 @@ export function driftCommand(io: SessionIo = processIo()): Command {
     .description("Report where the control plane differs from git (exit 0 in sync, 2 drift, 1 error)")
     .argument("[path]", "directory (or file) of manifests", ".")
     .addOption(outputOption(["text", "json", "markdown"]))
-    .addOption(targetOption("check only this object"));
+    .addOption(targetOption("check only this object"))
+    .option(
+      "--write",
+      "edit the manifests so they match live for every drifted field they manage (not secrets nor immutable fields), keeping every other byte",
+    );
   return addConnectionOptions(command, "also read and commit the status on this branch").action(
     async (path: string, flags: Flags) => {
       process.exitCode = await runDrift(path, flags, io);
@@ -56,6 +62,18 @@ export async function runDrift(path: string, flags: Flags, io: SessionIo): Promi
     (error: unknown) => asError(error),
   );
   const color = useColor(io);
+  if (flags.write) {
+    // Progress on stderr when stdout carries JSON; the report below still says what differed.
+    const log = flags.output === "json" ? io.stderr : io.stdout;
+    const { written, kept } = await writeDriftEdits(result.root, report);
+    for (const w of written)
+      log.write(
+        `wrote ${w.file}:${w.line} ${w.name} ${w.field}: ${JSON.stringify(w.from)} → ${JSON.stringify(w.to)}\n`,
+      );
+    for (const k of kept) log.write(`kept  ${k.file} ${k.name} ${k.field}: ${k.reason}\n`);
+    if (written.length > 0)
+      log.write(`drift --write: ${written.length} field(s) written; review and commit them.\n\n`);
+  }
   io.stdout.write(
     flags.output === "json"
       ? formatDriftJson(report)

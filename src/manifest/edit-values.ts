@@ -1,0 +1,58 @@
+import { Composer, CST, isScalar, type Node, parse, Parser } from "yaml";
+import type { FieldPath } from "./locate.js";
+
+// Edits scalar values inside a manifest file through the yaml package's CST: only the edited
+// scalars change; comments, key order, quoting, indentation and every other byte stay as they were
+// (drift --write). Pure.
+
+export type ValueEdit = {
+  kind: string;
+  name: string;
+  path: FieldPath;
+  value: string | number | boolean | null;
+};
+export type EditOutcome = { edit: ValueEdit; line: number; written: boolean; reason?: string };
+
+/** How a value is written into an existing scalar: strings that would read back as something else are quoted. */
+function sourceOf(value: ValueEdit["value"]): { text: string; quote: boolean } {
+  if (typeof value !== "string") return { text: value === null ? "null" : String(value), quote: false };
+  let readBack: unknown;
+  try {
+    readBack = parse(value);
+  } catch {
+    readBack = undefined;
+  }
+  return { text: value, quote: readBack !== value };
+}
+
+export function editValues(
+  text: string,
+  edits: readonly ValueEdit[],
+): { text: string; outcomes: EditOutcome[] } {
+  const lineStarts: number[] = [];
+  const tokens = [...new Parser((offset) => lineStarts.push(offset)).parse(text)];
+  const lineOf = (offset: number) => {
+    let line = 0; // the parser reports offset 0 as the first line start
+    for (const start of lineStarts) if (start <= offset) line++;
+    return line;
+  };
+  const docs = [...new Composer({ keepSourceTokens: true }).compose(tokens)];
+  const outcomes: EditOutcome[] = [];
+  for (const edit of edits) {
+    const doc = docs.find((d) => {
+      const value = d.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null;
+      return value?.kind === edit.kind && value.metadata?.name === edit.name;
+    });
+    const node = doc?.getIn(edit.path, true) as Node | undefined;
+    if (!doc || !isScalar(node) || !node.srcToken) {
+      outcomes.push({ edit, line: 0, written: false, reason: "not a single value in the manifest" });
+      continue;
+    }
+    const { text: source, quote } = sourceOf(edit.value);
+    const token = node.srcToken;
+    const plain = token.type === "scalar";
+    CST.setScalarValue(token, source, quote && plain ? { type: "QUOTE_DOUBLE" } : {});
+    outcomes.push({ edit, line: lineOf(node.range?.[0] ?? 0), written: true });
+  }
+  return { text: tokens.map((t) => CST.stringify(t)).join(""), outcomes };
+}

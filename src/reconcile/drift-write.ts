@@ -1,0 +1,94 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { SOURCE_TARBALL_FIELD } from "../diff/plan-types.js";
+import { fileError } from "../errors.js";
+import { editValues, type ValueEdit } from "../manifest/edit-values.js";
+import type { DriftReport } from "./drift.js";
+
+// drift --write: turn a change made in the UI into a change of the YAML. Every drifted field the
+// manifest manages and plumb can write (in-place and revision fields) is set to its live value,
+// in place (edit-values.ts keeps every other byte); secrets, immutable fields and the uploaded
+// source stay reported only.
+
+export type WrittenField = {
+  file: string;
+  line: number;
+  name: string;
+  field: string;
+  from: unknown;
+  to: unknown;
+};
+export type KeptField = { file: string; name: string; field: string; reason: string };
+
+type DriftEdit = ValueEdit & { from: unknown };
+type Scalar = string | number | boolean;
+const isScalar = (v: unknown): v is Scalar =>
+  typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+
+/** The edits a drift report asks for, and the fields that stay reported (with why). */
+export function planDriftEdits(report: DriftReport): { edits: Map<string, DriftEdit[]>; kept: KeptField[] } {
+  const edits = new Map<string, DriftEdit[]>();
+  const kept: KeptField[] = [];
+  for (const item of report.items) {
+    if (item.reason !== "differs" || !item.change || !item.file) continue;
+    for (const f of item.change.fields ?? []) {
+      const keep = (reason: string) =>
+        kept.push({ file: item.file!, name: item.name, field: f.field, reason });
+      if (f.sensitive) keep("a secret: its live value cannot be read back");
+      else if (f.class === "immutable") keep("immutable: cannot change live either");
+      else if (f.field === SOURCE_TARBALL_FIELD) keep("the uploaded source: change spec.source_path's files");
+      else if (!isScalar(f.old)) keep("live has no single value here; edit the manifest by hand");
+      else {
+        const path = item.kind === "Deployment" ? ["spec", ...f.field.split(".")] : ["spec", f.field];
+        const list = edits.get(item.file) ?? [];
+        list.push({ kind: item.kind, name: item.name, path, value: f.old, from: f.new });
+        edits.set(item.file, list);
+      }
+    }
+  }
+  return { edits, kept };
+}
+
+/** Writes the edits into the manifest files under `root`; returns what it wrote and what it could not. */
+export async function writeDriftEdits(
+  root: string,
+  report: DriftReport,
+): Promise<{ written: WrittenField[]; kept: KeptField[] }> {
+  const { edits, kept } = planDriftEdits(report);
+  const written: WrittenField[] = [];
+  for (const [file, list] of edits) {
+    const path = join(root, file);
+    const before = await readFile(path, "utf8").catch((error: unknown) => {
+      throw fileError(
+        "manifest-unreadable",
+        path,
+        error,
+        "drift --write edits the manifest files under PATH",
+      );
+    });
+    const { text, outcomes } = editValues(before, list);
+    for (const o of outcomes) {
+      const field = o.edit.path.slice(1).join(".");
+      if (!o.written) kept.push({ file, name: o.edit.name, field, reason: o.reason ?? "not written" });
+      else
+        written.push({
+          file,
+          line: o.line,
+          name: o.edit.name,
+          field,
+          from: (o.edit as DriftEdit).from,
+          to: o.edit.value,
+        });
+    }
+    if (text !== before)
+      await writeFile(path, text).catch((error: unknown) => {
+        throw fileError(
+          "manifest-write-failed",
+          path,
+          error,
+          "drift --write needs to write the manifest files",
+        );
+      });
+  }
+  return { written, kept };
+}
