@@ -1,5 +1,6 @@
 import { useColor } from "./color.js";
 import {
+  replaceOption,
   addConnectionOptions,
   type ConnectionFlags,
   lockTimeoutOption,
@@ -13,8 +14,15 @@ import { Command, Option } from "commander";
 import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanText } from "../diff/format-text.js";
 import { asError, PlumbError } from "../errors.js";
-import { applyPrune, checkPruneLimit, DEFAULT_PRUNE_MAX, plannedDeletes } from "../reconcile/prune.js";
-import { findStale, readSavedPlan, type SavedPlan } from "../reconcile/saved-plan.js";
+import {
+  applyPrune,
+  checkPruneLimit,
+  DEFAULT_PRUNE_MAX,
+  formatPruneResult,
+  plannedDeletes,
+  removeReplaced,
+} from "../reconcile/prune.js";
+import { readSavedPlan, refuseStalePlan } from "../reconcile/saved-plan.js";
 import { applyPlan } from "../reconcile/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../reconcile/apply-types.js";
 import {
@@ -59,6 +67,8 @@ type Flags = ConnectionFlags & {
   /** Delete managed deployments whose manifests were removed (at most pruneMax). */
   prune?: boolean;
   pruneMax?: number;
+  /** Deployments that may be replaced (deleted, then created) for an immutable-field change. */
+  replace?: string[];
 };
 
 export async function askOnTerminal(question: string): Promise<boolean> {
@@ -93,6 +103,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     .option("--concurrency <n>", "objects sent at once", positiveInt, DEFAULT_CONCURRENCY)
     .option("-y, --yes", "apply without asking (required when not on a terminal)")
     .addOption(lockTimeoutOption())
+    .addOption(replaceOption())
     .option(
       "--prune",
       "also delete deployments plumb manages (status records) whose manifests were removed; never one it did not create or adopt, never one marked plumb/prune: disabled",
@@ -114,21 +125,6 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
   ).action(async (path: string, flags: Flags) => {
     process.exitCode = await runApply(path, flags, io);
   });
-}
-
-/** A saved plan whose inputs moved is refused whole, before anything is sent. */
-async function refuseStalePlan(
-  file: string,
-  saved: SavedPlan,
-  fresh: Parameters<typeof findStale>[1],
-): Promise<void> {
-  const stale = await findStale(saved, fresh);
-  if (stale.length === 0) return;
-  throw new PlumbError(
-    "plan-stale",
-    `the saved plan ${file} is stale; nothing was sent:\n${stale.map((s) => `  - ${s}`).join("\n")}\nRun plumb plan --out again and review the new plan.`,
-    { exitCode: 1 },
-  );
 }
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
@@ -168,6 +164,7 @@ async function runApplyLocked(
   const result = await planSession(session, io, targets, undefined, {
     requireManifests: true,
     prune: flags.prune === true,
+    replace: flags.replace ?? [],
   });
   if (!result.ok) {
     reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing applied");
@@ -223,13 +220,26 @@ async function runApplyLocked(
   const live = tty ? ttyProgress(log, session.clock, { color }) : null;
   const started = session.clock.now();
   try {
-    const report = await applyPlan(ports, applyObjects(result), {
+    // Replacements: the old deployment goes first (and is gone) before its create is sent.
+    const removals = {
+      clock: session.clock,
+      timeoutMs: flags.timeout,
+      pollIntervalMs: 1000,
+      statusDir: session.statusDir,
+      signal: controller.signal,
+    };
+    const notRemoved = await removeReplaced(ports.controlPlane, plan, removals, log);
+    const replacedNames = new Set(plan.changes.filter((c) => c.replaces).map((c) => c.name));
+    const objects = applyObjects(result).filter((o) => !(o.change.replaces && notRemoved.has(o.change.name)));
+    const report = await applyPlan(ports, objects, {
       clock: session.clock,
       wait: flags.wait,
       timeoutMs: flags.timeout,
       concurrency: flags.concurrency,
       signal: controller.signal,
-      live: new Map(result.live.deployments.map((d) => [d.name, d])),
+      live: new Map(
+        result.live.deployments.filter((d) => !replacedNames.has(d.name)).map((d) => [d.name, d]),
+      ),
       previous: session.store.objects,
       record: async (status) => void (await saveObjectStatus(session.statusDir, status)),
       gitCommit: await gitCommitOf(path),
@@ -237,15 +247,8 @@ async function runApplyLocked(
       agentUrlFallback: agentUrlFallback(api.apiUrl),
     });
     live?.finish();
-    const pruned = await applyPrune(ports.controlPlane, deletes, {
-      clock: session.clock,
-      timeoutMs: flags.timeout,
-      pollIntervalMs: 1000,
-      statusDir: session.statusDir,
-      signal: controller.signal,
-    });
-    for (const p of pruned)
-      log.write(`${p.outcome === "deleted" ? "-" : "✗"} Deployment ${p.name} (${p.id}): ${p.message}\n`);
+    const pruned = await applyPrune(ports.controlPlane, deletes, removals);
+    for (const p of pruned) log.write(formatPruneResult(p));
     const pruneOk = pruned.every((p) => p.outcome === "deleted");
     // What was applied is reported (and stays in the local store) even when the push fails.
     let publishError: Error | undefined;
@@ -259,7 +262,7 @@ async function runApplyLocked(
     else io.stdout.write(formatApplySummary(report, session.clock.now() - started, { color }));
     if (publishError) throw publishError;
     if (signalName) return signalName === "SIGINT" ? 130 : 143;
-    return report.ok && pruneOk && !lockLost.aborted ? 0 : 1;
+    return report.ok && pruneOk && notRemoved.size === 0 && !lockLost.aborted ? 0 : 1;
   } finally {
     signals.removeListener("SIGINT", onInt);
     signals.removeListener("SIGTERM", onTerm);

@@ -22,6 +22,15 @@ export const targetOption = (help: string) =>
     .argParser((value: string, all: string[] = []) => [...all, value])
     .default([]);
 
+/** `--replace NAME` (repeatable): allow deleting and re-creating a deployment whose immutable fields changed. */
+export const replaceOption = () =>
+  new Option(
+    "--replace <name>",
+    "replace this deployment (delete, then create: downtime and a new id) when an immutable field changed (repeatable)",
+  )
+    .argParser((value: string, all: string[] = []) => [...all, value])
+    .default([]);
+
 /** API connection (flags override PLUMB_* env) and the status store location. */
 export function addConnectionOptions(command: Command, statusBranchHelp: string): Command {
   return command

@@ -1,6 +1,12 @@
 import { useColor } from "./color.js";
 import { Command } from "commander";
-import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
+import {
+  addConnectionOptions,
+  type ConnectionFlags,
+  outputOption,
+  replaceOption,
+  targetOption,
+} from "./options.js";
 import { formatPlanJson } from "../diff/format-json.js";
 import { formatPlanMarkdown } from "../diff/format-markdown.js";
 import { formatPlanText } from "../diff/format-text.js";
@@ -19,6 +25,7 @@ type Flags = ConnectionFlags & {
   detailedExitcode?: boolean;
   out?: string;
   prune?: boolean;
+  replace?: string[];
 };
 
 /** 1 on any error or refused change; with --detailed-exitcode 2 when something would change. */
@@ -35,6 +42,7 @@ export function planCommand(io: PlanIo = processIo()): Command {
     .addOption(outputOption(["text", "json", "markdown"]))
     .addOption(targetOption("plan only this object"))
     .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)")
+    .addOption(replaceOption())
     .option("--prune", "plan as apply --prune would: managed deployments removed from git are to be deleted")
     .option(
       "--out <file>",
@@ -47,6 +55,7 @@ export function planCommand(io: PlanIo = processIo()): Command {
       const result = await planSession(session, io, flags.target, undefined, {
         requireManifests: true,
         prune: flags.prune === true,
+        replace: flags.replace ?? [],
       });
       if (!result.ok) {
         // The validate output; nothing was sent.

@@ -20,7 +20,7 @@ export type Line = { mark: Mark; text: string };
 export function headline(change: PlannedChange): { mark: Mark; label: string } {
   switch (change.action) {
     case "create":
-      return { mark: "+", label: "create" };
+      return change.replaces ? { mark: "!", label: "-/+ replace" } : { mark: "+", label: "create" };
     case "refused":
       return change.not_planned
         ? { mark: "!", label: "not planned (error)" }

@@ -82,6 +82,11 @@ export type PlannedChange = {
   effect?: string;
   /** internal_source: the source upload this change makes (create, or content changed); absent otherwise. */
   upload?: PlannedUpload;
+  /**
+   * Replace (--replace NAME or plumb/replace: allowed): this create follows the deletion of the live
+   * deployment `id`, whose immutable `fields` differ. Downtime, and a new id.
+   */
+  replaces?: { id: string; fields: string[] };
 };
 
 /**
@@ -97,7 +102,7 @@ export type PlannedPrune = {
 };
 
 /** create/update/noop/refused count `changes`; orphan/delete count `prune` (absent before it is planned). */
-export type PlanSummary = Record<ChangeAction, number> & { orphan?: number; delete?: number };
+export type PlanSummary = Record<ChangeAction, number> & { orphan?: number; delete?: number; replace?: number };
 
 export type Plan = {
   format_version: "1";

@@ -7,6 +7,7 @@ import type { Problem } from "./types.js";
 /** The plumb/ annotations, their allowed values and the kinds they apply to. */
 export const PLUMB_ANNOTATIONS: Record<string, { values: readonly string[]; kinds: readonly string[] }> = {
   "plumb/prune": { values: ["disabled"], kinds: ["Deployment"] },
+  "plumb/replace": { values: ["allowed"], kinds: ["Deployment"] },
 };
 export const PRUNE_DISABLED = { key: "plumb/prune", value: "disabled" } as const;
 

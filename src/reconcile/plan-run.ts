@@ -12,6 +12,7 @@ import {
 } from "../diff/build-plan.js";
 import type { Plan } from "../diff/plan-types.js";
 import { type CheckedFingerprints, checkFingerprints } from "../diff/secret-fingerprint.js";
+import { planReplacements } from "../diff/plan-replace.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import type { Problem } from "../manifest/types.js";
@@ -54,6 +55,8 @@ type PlanBaseOptions = {
   env?: NodeJS.ProcessEnv;
   /** Fingerprints of the secret values last applied; see fingerprintsFromStatus. */
   fingerprints?: FingerprintLookup;
+  /** Deployments that may be replaced (deleted, then created) when an immutable field changes. */
+  replace?: readonly string[];
   /** What plumb last uploaded to internal_source deployments; see sourcesFromStatus. */
   sources?: SourceLookup;
   /** Records with a write-ahead intent left by a crash (pendingFromStatus): settled against live. */
@@ -127,12 +130,24 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   const settled = options.pending
     ? await landedIntentFingerprints(desired, deployments, options.pending, fingerprints)
     : fingerprints;
-  const plan = buildPlan({
+  const input = {
     desired,
     live,
     ...(settled ? { fingerprints: settled } : {}),
     ...(options.sources ? { sources: options.sources } : {}),
-  });
+  };
+  // Deployments the user allows to be replaced: --replace NAME, or plumb/replace: allowed.
+  const replace = new Set(options.replace ?? []);
+  const allowed = (name: string) =>
+    replace.has(name) ||
+    desired.some(
+      (d) =>
+        d.loaded.manifest.metadata.name === name &&
+        (d.loaded.manifest.metadata as { annotations?: Record<string, string> }).annotations?.[
+          "plumb/replace"
+        ] === "allowed",
+    );
+  const plan = planReplacements(buildPlan(input), input, allowed);
   return { ok: true, plan, desired, live, problems, root };
 }
 

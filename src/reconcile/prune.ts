@@ -78,3 +78,27 @@ export async function applyPrune(
   }
   return results;
 }
+
+/** One line per deletion for the apply output (prune, or the first half of a replace). */
+export const formatPruneResult = (r: PruneResult, what = ""): string =>
+  `${r.outcome === "deleted" ? "-" : "✗"} ${what}Deployment ${r.name} (${r.id}): ${r.message}\n`;
+
+/**
+ * Replacements (plan-replace.ts): each old deployment is deleted and gone before its create is
+ * sent. Returns the names whose old deployment could not be removed (their creates are skipped).
+ */
+export async function removeReplaced(
+  port: PrunePort,
+  plan: Plan,
+  options: PruneOptions,
+  log: { write(text: string): unknown },
+): Promise<Set<string>> {
+  const replacing = plan.changes.flatMap((c) =>
+    c.replaces
+      ? [{ kind: "Deployment" as const, name: c.name, id: c.replaces.id, action: "delete" as const }]
+      : [],
+  );
+  const removed = await applyPrune(port, replacing, options);
+  for (const r of removed) log.write(formatPruneResult(r, "replace: "));
+  return new Set(removed.filter((r) => r.outcome !== "deleted").map((r) => r.name));
+}

@@ -178,3 +178,18 @@ export async function findStale(
     stale.push("OrganizationAccess: live organization settings changed");
   return stale;
 }
+
+/** A saved plan whose inputs moved is refused whole (plan-stale), before anything is sent. */
+export async function refuseStalePlan(
+  file: string,
+  saved: SavedPlan,
+  fresh: Parameters<typeof findStale>[1],
+): Promise<void> {
+  const stale = await findStale(saved, fresh);
+  if (stale.length === 0) return;
+  throw new PlumbError(
+    "plan-stale",
+    `the saved plan ${file} is stale; nothing was sent:\n${stale.map((s) => `  - ${s}`).join("\n")}\nRun plumb plan --out again and review the new plan.`,
+    { exitCode: 1 },
+  );
+}

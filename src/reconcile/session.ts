@@ -112,7 +112,7 @@ export async function planSession(
   io: SessionIo,
   targets: readonly string[],
   signal?: AbortSignal,
-  options: { requireManifests?: boolean; prune?: boolean } = {},
+  options: { requireManifests?: boolean; prune?: boolean; replace?: readonly string[] } = {},
 ): Promise<PlanManifestsResult> {
   const result = await planManifests({
     root: session.root,
@@ -126,6 +126,7 @@ export async function planSession(
     fingerprints: fingerprintsFromStatus(session.store),
     sources: sourcesFromStatus(session.store),
     pending: pendingFromStatus(session.store),
+    ...(options.replace ? { replace: options.replace } : {}),
     ...(signal ? { signal } : {}),
   });
   // A PATH with nothing to plan is a mistake (a wrong directory), not "no changes".
