@@ -21,6 +21,8 @@ type Flags = ConnectionFlags & {
   webhookSecretFile?: string;
   driftSchedule?: string;
   selfHeal?: boolean;
+  prune?: boolean;
+  pruneMax?: number;
   concurrency: number;
   debounce: number;
   timeout: number;
@@ -75,6 +77,16 @@ export function controllerCommand(): Command {
     .option("--webhook-secret-file <path>", "shared secret of POST /hooks/git (else PLUMB_WEBHOOK_SECRET)")
     .option("--drift-schedule <cron>", 'check drift on this schedule, e.g. "*/10 * * * *"', cronExpression)
     .option("--self-heal", "re-apply git's version when drift is found (default: report only)")
+    .option(
+      "--prune",
+      "delete deployments plumb manages whose manifests were removed (never unmanaged ones, never plumb/prune: disabled; nothing while a manifest is invalid)",
+    )
+    .option(
+      "--prune-max <n>",
+      "refuse a scan's prune when it would delete more than this many",
+      positiveInt,
+      5,
+    )
     .option("--concurrency <n>", "objects reconciled at once", positiveInt, 8)
     .addOption(
       new Option("--debounce <duration>", "quiet time after file events before reconciling")
@@ -159,6 +171,8 @@ export async function runController(
       webhookSecret: webhookSecret(flags, env),
       driftSchedule: flags.driftSchedule,
       selfHeal: Boolean(flags.selfHeal),
+      prune: Boolean(flags.prune),
+      pruneMax: flags.pruneMax,
       concurrency: flags.concurrency,
       debounceMs: flags.debounce,
       backoffBaseMs: 5_000,

@@ -33,6 +33,10 @@ export type ControllerOptions = {
   /** Cron expression of drift checks; undefined: none. */
   driftSchedule?: string | undefined;
   selfHeal: boolean;
+  /** Delete managed deployments whose manifests were removed (prune-sweep.ts); default off. */
+  prune?: boolean | undefined;
+  /** A scan that would prune more than this many is refused whole (default 5). */
+  pruneMax?: number | undefined;
   concurrency: number;
   /** Quiet time after the last file event before rescanning. */
   debounceMs: number;

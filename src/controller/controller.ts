@@ -3,7 +3,7 @@ import pLimit from "p-limit";
 import { systemClock } from "../clock.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
-import type { StatusLocation } from "../reconcile/status-source.js";
+import { resolveStatusDir, type StatusLocation } from "../reconcile/status-source.js";
 import { agentUrlFallback } from "../reconcile/session.js";
 import { createControllerClients } from "./api-clients.js";
 import type { Controller, ControllerOptions } from "./controller-types.js";
@@ -14,6 +14,7 @@ import { warnUnknownSecrets } from "./unknown-secrets-warning.js";
 import { createLiveListing } from "./live-listing.js";
 import { checkManifestRoot, openManifestSource } from "./manifest-source.js";
 import { startManifestThread } from "./manifest-thread.js";
+import { createPruneSweep } from "./prune-sweep.js";
 import { createControllerMetrics } from "./metrics.js";
 import { createReadiness } from "./readiness.js";
 import { createReconcileWorker } from "./reconcile-worker.js";
@@ -137,6 +138,17 @@ export async function startController(options: ControllerOptions): Promise<Contr
     const scanner = createSnapshotScanner({
       root: source.manifestRoot,
       load: (root) => manifestThread?.load(root) ?? loadManifests(root, { maxBytes }),
+      afterScan: createPruneSweep({
+        enabled: options.prune === true,
+        max: options.pruneMax,
+        statuses: book.statuses,
+        forget: book.forget,
+        port: controlPlane,
+        clock,
+        timeoutMs: options.timeoutMs,
+        statusDir: resolveStatusDir(location),
+        log,
+      }),
       clock,
       log,
       metrics,

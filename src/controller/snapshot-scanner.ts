@@ -28,6 +28,8 @@ export type ScannerDeps = {
   commit: () => string | null;
   stopping: () => boolean;
   load?: (root: string) => Promise<LoadResult>;
+  /** After each scan that read the manifests (prune-sweep.ts). */
+  afterScan?: (snapshot: DesiredSnapshot) => Promise<void>;
 };
 
 export type SnapshotScanner = {
@@ -77,6 +79,9 @@ export function createSnapshotScanner(deps: ScannerDeps): SnapshotScanner {
       );
     }
     for (const key of outcome.changed) deps.changed(key);
+    await deps
+      .afterScan?.(next)
+      .catch((error: unknown) => log.error({ err: errorMessage(error) }, "after-scan step failed"));
     if (outcome.changed.length > 0)
       log.info(
         { changed: outcome.changed.length, trigger: source, revision: deps.commit() },

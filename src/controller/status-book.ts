@@ -5,7 +5,7 @@ import {
   resolveStatusDir,
   type StatusLocation,
 } from "../reconcile/status-source.js";
-import { saveObjectStatus } from "../reconcile/status-store.js";
+import { removeObjectStatus, saveObjectStatus } from "../reconcile/status-store.js";
 import { type ObjectStatus, statusKey } from "../reconcile/status-types.js";
 import { errorMessage } from "./error-message.js";
 import type { Timers } from "./work-queue.js";
@@ -17,6 +17,8 @@ import type { Timers } from "./work-queue.js";
 export type StatusBook = {
   statuses: ReadonlyMap<string, ObjectStatus>;
   record: (status: ObjectStatus) => Promise<void>;
+  /** Drops an object's record (it was pruned): memory, file, and the status branch later. */
+  forget: (kind: string, name: string) => Promise<void>;
   /** Publishes what is pending to the status branch now and waits for every publish (shutdown). */
   flush: () => Promise<void>;
 };
@@ -57,6 +59,12 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
     async record(status) {
       statuses.set(statusKey(status.kind, status.name), status);
       await saveObjectStatus(statusDir, status);
+      if (location.statusBranch && !cancelPublish)
+        cancelPublish = options.timers.setTimeout(() => void publish(), options.publishDelayMs ?? 2_000);
+    },
+    async forget(kind, name) {
+      statuses.delete(statusKey(kind, name));
+      await removeObjectStatus(statusDir, kind, name);
       if (location.statusBranch && !cancelPublish)
         cancelPublish = options.timers.setTimeout(() => void publish(), options.publishDelayMs ?? 2_000);
     },
