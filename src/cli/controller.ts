@@ -23,6 +23,7 @@ type Flags = ConnectionFlags & {
   selfHeal?: boolean;
   prune?: boolean;
   pruneMax?: number;
+  driftBranch?: string;
   concurrency: number;
   debounce: number;
   timeout: number;
@@ -77,6 +78,10 @@ export function controllerCommand(): Command {
     .option("--webhook-secret-file <path>", "shared secret of POST /hooks/git (else PLUMB_WEBHOOK_SECRET)")
     .option("--drift-schedule <cron>", 'check drift on this schedule, e.g. "*/10 * * * *"', cronExpression)
     .option("--self-heal", "re-apply git's version when drift is found (default: report only)")
+    .option(
+      "--drift-branch <name>",
+      "with --repo: after each drift check, commit the live values of drifted fields to this branch and push it (for a pull request) instead of only reporting them",
+    )
     .option(
       "--prune",
       "delete deployments plumb manages whose manifests were removed (never unmanaged ones, never plumb/prune: disabled; nothing while a manifest is invalid)",
@@ -172,6 +177,7 @@ export async function runController(
       driftSchedule: flags.driftSchedule,
       selfHeal: Boolean(flags.selfHeal),
       prune: Boolean(flags.prune),
+      driftBranch: flags.driftBranch,
       pruneMax: flags.pruneMax,
       concurrency: flags.concurrency,
       debounceMs: flags.debounce,

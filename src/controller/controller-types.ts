@@ -33,6 +33,8 @@ export type ControllerOptions = {
   /** Cron expression of drift checks; undefined: none. */
   driftSchedule?: string | undefined;
   selfHeal: boolean;
+  /** After each drift check, write drifted fields back to this branch of the git source (drift-branch.ts). */
+  driftBranch?: string | undefined;
   /** Delete managed deployments whose manifests were removed (prune-sweep.ts); default off. */
   prune?: boolean | undefined;
   /** A scan that would prune more than this many is refused whole (default 5). */

@@ -7,6 +7,7 @@ import { resolveStatusDir, type StatusLocation } from "../reconcile/status-sourc
 import { agentUrlFallback } from "../reconcile/session.js";
 import { createControllerClients } from "./api-clients.js";
 import type { Controller, ControllerOptions } from "./controller-types.js";
+import { checkDriftBranchOptions, createDriftBranchWriter } from "./drift-branch.js";
 import { createDriftSweep } from "./drift-sweep.js";
 import { errorMessage } from "./error-message.js";
 import { waitToLead } from "./leadership.js";
@@ -46,6 +47,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
   // What to undo, newest first, when startup fails half-way.
   const started: Array<() => Promise<unknown>> = [];
 
+  checkDriftBranchOptions(options);
   const source = await openManifestSource(options.source, options.env, log);
   started.push(() => source.close());
   try {
@@ -165,7 +167,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
       stopping: () => stopping,
     });
     const sync = createSync({ source, scan: scanner.scan, metrics, log, stopping: () => stopping });
-    const checkDrift = createDriftSweep({
+    const sweep = createDriftSweep({
       snapshot: scanner.snapshot,
       statuses: book.statuses,
       listing,
@@ -175,6 +177,21 @@ export async function startController(options: ControllerOptions): Promise<Contr
       active: () => !stopping && readiness.ready(),
       synced: () => metrics.synced(clock.now()),
     });
+    // --drift-branch: drifted fields are also written back to a branch of the git source.
+    const writeBack = options.driftBranch
+      ? createDriftBranchWriter({
+          branch: options.driftBranch,
+          source,
+          statuses: book.statuses,
+          readers: { controlPlane, platform },
+          env: options.env,
+          log,
+        })
+      : undefined;
+    const checkDrift = async () => {
+      await sweep();
+      if (writeBack && !stopping && readiness.ready()) await writeBack();
+    };
     const status = () =>
       buildStatusJson({
         ready: ready(),
