@@ -139,6 +139,71 @@ describe("plumb import", () => {
     );
   }, 120_000);
 
+  it("round trip, SaaS gitrepo and internal_container: import then plan changes nothing but secrets (property)", async () => {
+    ({ cp, root } = await startPlane());
+    const saas = fc.oneof(
+      fc.record({
+        kind: fc.constant("gitrepo" as const),
+        name: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
+        type: fc.constantFrom("dev_free", "dev", "prod"),
+        buildOnPush: fc.option(fc.boolean(), { nil: undefined }),
+        ref: fc.constantFrom("main", "release/1.x", "refs/tags/v1.2.0"),
+        graph: fc.constantFrom("langgraph.json", "agents/langgraph.json"),
+        install: fc.option(fc.constant("npm ci"), { nil: undefined }),
+        secrets: fc.uniqueArray(fc.stringMatching(/^[A-Z][A-Z0-9_]{0,10}$/), { maxLength: 2 }),
+      }),
+      fc.record({
+        kind: fc.constant("internal_container" as const),
+        name: fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
+        image: fc.stringMatching(/^[a-z]{1,8}\/[a-z]{1,8}:[0-9]{1,3}$/),
+        secrets: fc.uniqueArray(fc.stringMatching(/^[A-Z][A-Z0-9_]{0,10}$/), { maxLength: 2 }),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(saas, { selector: (c) => c.name, minLength: 1, maxLength: 3 }),
+        async (specs) => {
+          for (const entry of await readdir(root))
+            await rm(join(root, entry), { recursive: true, force: true });
+          await deleteAll();
+          for (const s of specs) {
+            const secrets = s.secrets.map((name) => ({ name, value: "live" }));
+            if (s.kind === "gitrepo") {
+              // A tag never moves: build_on_push is only allowed on a branch.
+              const buildOnPush = s.ref.startsWith("refs/tags/") ? undefined : s.buildOnPush;
+              await post({
+                name: s.name,
+                source: "gitrepo",
+                source_config: {
+                  integration_id: DEFAULT_INTEGRATION_ID,
+                  repo_url: `https://github.com/acme/${s.name}`,
+                  deployment_type: s.type,
+                  ...(buildOnPush === undefined ? {} : { build_on_push: buildOnPush }),
+                  ...(s.install ? { install_command: s.install } : {}),
+                },
+                source_revision_config: { repo_ref: s.ref, graph_config_path: s.graph },
+                secrets,
+              });
+            } else {
+              await post({
+                name: s.name,
+                source: "internal_container",
+                source_config: {},
+                source_revision_config: { image_uri: s.image },
+                secrets,
+              });
+            }
+          }
+          expect(await runImport(flags(), captureIo(cp))).toBe(0);
+          const plan = await planJson(secretEnv(specs.flatMap((s) => s.secrets)));
+          expect(plan.summary).toMatchObject({ create: 0, refused: 0 });
+          expect(onlySecrets(plan), JSON.stringify(plan.changes)).toBe(true);
+        },
+      ),
+      { numRuns: 15 },
+    );
+  }, 120_000);
+
   it("gitrepo and the organization; --adopt makes the first plan a complete no-op", async () => {
     ({ cp, root } = await startPlane());
     await post({
