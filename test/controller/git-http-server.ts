@@ -68,6 +68,8 @@ export async function startGitHttpServer(
     let head = Buffer.alloc(0);
     let headersDone = false;
     cgi.stdout.on("data", (chunk: Buffer) => {
+      // A denied push was answered 403 already: whatever the killed backend still printed is dropped.
+      if (res.headersSent && !headersDone) return;
       if (headersDone) return void res.write(chunk);
       head = Buffer.concat([head, chunk]);
       const end = head.indexOf("\r\n\r\n");
