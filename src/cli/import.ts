@@ -30,7 +30,7 @@ export function importCommand(io: ApplyIo = processIo()): Command {
     .description(
       "Write manifests for deployments that already exist live: NAME.yaml per deployment in --out, planning as a no-op (secrets become valueFrom: {env: NAME})",
     )
-    .option("-o, --out <dir>", "directory to write the manifests into", ".")
+    .option("--out <dir>", "directory to write the manifests into (created if missing)", ".")
     .addOption(
       new Option("--name <name>", "import only this deployment (repeatable)")
         .argParser((value: string, all: string[] = []) => [...all, value])
@@ -60,7 +60,6 @@ function schemaComment(out: string): string[] {
 
 export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const out = flags.out;
-  await mkdir(out, { recursive: true });
   const session = await openSession(out, flags, io);
   const { ports, platform } = session.connect();
   const live = await ports.controlPlane.listDeployments();
@@ -91,6 +90,7 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
       ],
     });
   }
+  await mkdir(out, { recursive: true }); // only once the control plane answered
   // All or nothing: a file in the way stops the import before anything is written.
   const existing = files.filter((f) => existsSync(join(out, f.file))).map((f) => join(out, f.file));
   if (existing.length > 0 && !flags.force)
