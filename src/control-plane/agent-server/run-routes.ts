@@ -79,6 +79,8 @@ export function registerRunRoutes(
     if (created === undefined) return reply;
     const [thread, run] = created;
     await scheduler.settled(run);
+    // A run that failed answers as the open-source server does, so the SDK's runs.wait throws.
+    if (run.status === "error" || run.status === "timeout") return { __error__: runError(run) };
     return stateValues(thread);
   });
 
@@ -158,4 +160,12 @@ export function registerRunRoutes(
     await ctx.commit();
     return reply.code(204).send();
   });
+}
+
+/** `{error, message}` of a failed run: "GraphError: text" splits into the error's name and message. */
+function runError(run: { status: string; error?: string }): { error: string; message: string } {
+  const text = run.error ?? (run.status === "timeout" ? "the run timed out" : "the run failed");
+  const named = /^([A-Za-z]+Error): (.*)$/s.exec(text);
+  if (named) return { error: named[1]!, message: named[2]! };
+  return { error: run.status === "timeout" ? "TimeoutError" : "Error", message: text };
 }

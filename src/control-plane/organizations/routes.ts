@@ -66,6 +66,8 @@ export function registerOrganizationRoutes(
   const conflict = (reply: FastifyReply, detail: string) => reply.code(409).send({ detail });
 
   for (const prefix of ORGANIZATION_PREFIXES) {
+    // The organization itself (read by real tooling; not shown in the spec): the same as /info.
+    app.get(prefix, async (request) => info(await stateOf(request)));
     app.get(`${prefix}/info`, async (request) => {
       const state = await stateOf(request);
       return info(state);

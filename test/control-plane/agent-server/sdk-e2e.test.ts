@@ -74,6 +74,22 @@ describe("agent server with @langchain/langgraph-sdk", () => {
     expect(texts(state.values)).toEqual(["human:ping", "ai:pong"]);
   });
 
+  it("runs.wait throws when the run fails (the server answers __error__)", async () => {
+    const sdk = client();
+    const thread = await sdk.threads.create();
+    const waited = sdk.runs
+      .wait(thread.thread_id, "agent", { input: { messages: [{ role: "user", content: "raise error" }] } })
+      .then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+    await expect.poll(() => clock.waiting()).toBe(1);
+    clock.release();
+    const outcome = await waited;
+    expect(outcome).toHaveProperty("error");
+    expect(String((outcome as { error: unknown }).error)).toContain("the graph raised on request");
+  });
+
   it("interrupt keeps the earlier run, reject answers 409, enqueue waits its turn", async () => {
     const sdk = client();
     const thread = await sdk.threads.create({ metadata: { purpose: "strategies" } });

@@ -256,6 +256,21 @@ describe("runs", () => {
     expect(answer.body.messages.map((m: { content: string }) => m.content)).toEqual(["ping", "pong"]);
   });
 
+  it("runs/wait on a run that fails answers {__error__: {error, message}}, as the open-source server does", async () => {
+    const threadId = await newThread();
+    const waiting = call("POST", `/threads/${threadId}/runs/wait`, {
+      assistant_id: "agent",
+      input: { messages: [{ role: "user", content: "raise error" }] },
+    });
+    await expect.poll(() => clock.pending()).toBe(1);
+    await clock.advance(1000);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      __error__: { error: "GraphError", message: "the graph raised on request" },
+    });
+  });
+
   it("serves health and info", async () => {
     expect((await call("GET", "/ok")).body).toEqual({ ok: true });
     expect((await call("GET", "/info")).body).toMatchObject({ graphs: ["agent"] });

@@ -34,6 +34,12 @@ describe("organization access over HTTP, and state across a restart", () => {
     const info = await call(cp, "PATCH", `${org}/info`, { jit_provisioning_enabled: false });
     expect(info.status).toBe(200);
     expect(info.body).toMatchObject({ jit_provisioning_enabled: false, invites_enabled: true });
+    // The organization itself, under both prefixes (real tooling reads GET /api/v1/orgs/current).
+    for (const path of ["/api/v1/orgs/current", org]) {
+      const current = await call(cp, "GET", path);
+      expect(current.status, path).toBe(200);
+      expect(current.body).toEqual(info.body);
+    }
     const invalid = await call(cp, "PATCH", "/api/v1/orgs/current/info", { invites_enabled: "no", extra: 1 });
     expect(invalid.status).toBe(422);
     expect(invalid.body.detail).toHaveLength(2);
