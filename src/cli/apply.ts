@@ -1,11 +1,11 @@
 import { useColor } from "./color.js";
 import {
-  replaceOption,
   addConnectionOptions,
   type ConnectionFlags,
   lockTimeoutOption,
   outputOption,
   parseDuration,
+  replaceOption,
   targetOption,
 } from "./options.js";
 import { setMaxListeners } from "node:events";
@@ -22,7 +22,7 @@ import {
   plannedDeletes,
   removeReplaced,
 } from "../reconcile/prune.js";
-import { readSavedPlan, refuseStalePlan } from "../reconcile/saved-plan.js";
+import { readSavedPlan, refuseStalePlan, savedPlanFlags } from "../reconcile/saved-plan.js";
 import { applyPlan } from "../reconcile/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../reconcile/apply-types.js";
 import {
@@ -144,27 +144,12 @@ async function runApplyLocked(
   // Nothing is sent when its record could not be written (e.g. --status-dir on a read-only place).
   await checkStatusDirWritable(session.statusDir);
   const saved = flags.plan === undefined ? undefined : await readSavedPlan(flags.plan);
-  if (saved && flags.target.length > 0)
-    throw new PlumbError(
-      "usage",
-      "--target cannot be combined with --plan: the saved plan names its targets",
-      {
-        exitCode: 64,
-      },
-    );
-  if (saved && saved.saved.prune !== (flags.prune === true))
-    throw new PlumbError(
-      "usage",
-      saved.saved.prune
-        ? "the saved plan was made with --prune: apply it with --prune"
-        : "the saved plan was made without --prune: plan again with --prune --out to review the deletions",
-      { exitCode: 64 },
-    );
-  const targets = saved?.saved.targets ?? flags.target;
-  const result = await planSession(session, io, targets, undefined, {
+  const given = { targets: flags.target, prune: flags.prune === true, replace: flags.replace ?? [] };
+  const run = saved ? savedPlanFlags(saved, given) : given;
+  const result = await planSession(session, io, run.targets, undefined, {
     requireManifests: true,
-    prune: flags.prune === true,
-    replace: flags.replace ?? [],
+    prune: run.prune,
+    replace: run.replace,
   });
   if (!result.ok) {
     reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing applied");

@@ -78,13 +78,12 @@ export function planCommand(io: PlanIo = processIo()): Command {
           result.plan,
           result.desired,
           result.live,
-          flags.target,
+          { targets: flags.target, prune: flags.prune === true, replace: flags.replace ?? [] },
           session.clock.now(),
-          flags.prune === true,
         );
         await writeSavedPlan(flags.out, saved);
         io.stderr.write(
-          `Plan saved to ${flags.out}; apply exactly it with: plumb apply ${path} --plan ${flags.out}${flags.prune ? " --prune" : ""}\n`,
+          `Plan saved to ${flags.out}; apply exactly it with: plumb apply ${path} --plan ${flags.out}${flags.prune ? " --prune" : ""}${(flags.replace ?? []).map((n) => ` --replace ${n}`).join("")}\n`,
         );
       }
       process.exitCode = planExitCode(result.plan, flags.detailedExitcode === true);

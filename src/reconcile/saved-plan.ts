@@ -31,6 +31,8 @@ export type SavedPlan = Plan & {
     targets: string[];
     /** Planned with --prune: apply --plan must say --prune too, and deletes exactly plan.prune's. */
     prune: boolean;
+    /** Planned with --replace NAME ...: apply --plan must name the same deployments. */
+    replace: string[];
     objects: SavedInputs[];
     organization: string | null;
   };
@@ -74,26 +76,53 @@ async function inputsOf(desired: DesiredObject, live: LiveState, salt?: string):
   };
 }
 
-/** The plan as saved: redacted like `--output json`, plus its inputs. */
+/** The flags a plan was made with that change what apply does. */
+export type PlanFlags = { targets: readonly string[]; prune: boolean; replace: readonly string[] };
+
+/** The plan as saved: redacted like `--output json`, plus its inputs and the flags it was made with. */
 export async function buildSavedPlan(
   plan: Plan,
   desired: readonly DesiredObject[],
   live: LiveState,
-  targets: readonly string[],
+  flags: PlanFlags,
   now: number,
-  prune = false,
 ): Promise<SavedPlan> {
   return {
     ...redactPlan(plan),
     saved: {
       version: SAVED_PLAN_VERSION,
       created_at: new Date(now).toISOString(),
-      targets: [...targets],
-      prune,
+      targets: [...flags.targets],
+      prune: flags.prune,
+      replace: [...flags.replace].sort(),
       objects: await Promise.all(desired.map((d) => inputsOf(d, live))),
       organization: organizationDigest(live),
     },
   };
+}
+
+const usage = (message: string) => new PlumbError("usage", message, { exitCode: 64 });
+
+/**
+ * What apply --plan runs with: the saved plan's targets; its deletions (prune, replace) only when
+ * the apply command says them again, as explicit consent to what the reviewed plan deletes.
+ */
+export function savedPlanFlags(saved: SavedPlan, given: PlanFlags): PlanFlags {
+  if (given.targets.length > 0)
+    throw usage("--target cannot be combined with --plan: the saved plan names its targets");
+  if (given.prune !== saved.saved.prune)
+    throw usage(
+      saved.saved.prune
+        ? "the saved plan was made with --prune: apply it with --prune"
+        : "the saved plan was made without --prune: plan again with --prune --out to review the deletions",
+    );
+  if ([...given.replace].sort().join(" ") !== saved.saved.replace.join(" "))
+    throw usage(
+      saved.saved.replace.length > 0
+        ? `the saved plan replaces ${saved.saved.replace.join(", ")}: apply it with the same --replace`
+        : "the saved plan replaces nothing: plan again with --replace NAME --out to review the replacement",
+    );
+  return { targets: saved.saved.targets, prune: saved.saved.prune, replace: saved.saved.replace };
 }
 
 export async function writeSavedPlan(file: string, saved: SavedPlan): Promise<void> {
@@ -114,10 +143,14 @@ export async function readSavedPlan(file: string): Promise<SavedPlan> {
       exitCode: 1,
     });
   }
+  const strings = (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === "string");
   if (
     saved?.format_version !== "1" ||
     saved.saved?.version !== SAVED_PLAN_VERSION ||
-    !Array.isArray(saved.saved.objects)
+    !Array.isArray(saved.saved.objects) ||
+    !strings(saved.saved.targets) ||
+    !strings(saved.saved.replace) ||
+    typeof saved.saved.prune !== "boolean"
   )
     throw new PlumbError(
       "plan-invalid",
@@ -128,10 +161,9 @@ export async function readSavedPlan(file: string): Promise<SavedPlan> {
 }
 
 const key = (o: { kind: string; name: string }) => `${o.kind}/${o.name}`;
-const requestOf = (plan: Plan, k: string) => {
-  const change = plan.changes.find((c) => key(c) === k);
-  return change ? canonicalJson({ action: change.action, request: change.request }) : null;
-};
+/** Each change's action and request as canonical JSON, by kind/name. */
+const requestsOf = (plan: Plan) =>
+  new Map(plan.changes.map((c) => [key(c), canonicalJson({ action: c.action, request: c.request })]));
 
 /** Each object whose manifest, live version or secrets moved since the plan, with what moved; [] when none. */
 export async function findStale(
@@ -140,7 +172,8 @@ export async function findStale(
 ): Promise<string[]> {
   const stale: string[] = [];
   const before = new Map(saved.saved.objects.map((o) => [key(o), o]));
-  const redacted = redactPlan(fresh.plan);
+  const requestsNow = requestsOf(redactPlan(fresh.plan));
+  const requestsThen = requestsOf(saved);
   for (const desired of fresh.desired) {
     const k = `${desired.loaded.manifest.kind}/${desired.loaded.manifest.metadata.name}`;
     const old = before.get(k);
@@ -167,7 +200,7 @@ export async function findStale(
     for (const name of [...names].sort())
       if (old.secrets?.values[name] !== now.secrets?.values[name]) moved.push(`secret ${name} changed`);
     if (now.source_digest !== old.source_digest) moved.push("source_path content changed");
-    if (moved.length === 0 && requestOf(redacted, k) !== requestOf(saved, k))
+    if (moved.length === 0 && requestsNow.get(k) !== requestsThen.get(k))
       moved.push("planned request differs");
     if (moved.length > 0) stale.push(`${k}: ${moved.join(", ")}`);
   }

@@ -76,6 +76,26 @@ describe("replace", () => {
     expect(record?.id).toBe(after.id);
   });
 
+  it("a plan saved with --replace is applied only with the same --replace", async () => {
+    ({ cp, root } = await startPlane({ mode: "self-hosted" }));
+    await writeDoc(root, "edge.yaml", agent("agents"));
+    expect(await runApply(root, applyFlags(), captureIo(cp))).toBe(0);
+    const before = await api(cp.url).deployment("edge");
+    await writeDoc(root, "edge.yaml", agent("agents-v2"));
+    const planFile = `${root}.replace-plan.json`;
+    try {
+      await plan("--replace", "edge", "--out", planFile);
+      await expect(runApply(root, applyFlags({ plan: planFile }), captureIo(cp))).rejects.toMatchObject({
+        code: "usage",
+        message: expect.stringContaining("replaces edge: apply it with the same --replace"),
+      });
+      expect(await runApply(root, applyFlags({ plan: planFile, replace: ["edge"] }), captureIo(cp))).toBe(0);
+      expect((await api(cp.url).deployment("edge")).id).not.toBe(before.id);
+    } finally {
+      await rm(planFile, { force: true });
+    }
+  });
+
   it("the annotation plumb/replace: allowed does the same without the flag", async () => {
     ({ cp, root } = await startPlane({ mode: "self-hosted" }));
     await writeDoc(root, "edge.yaml", agent("agents"));
