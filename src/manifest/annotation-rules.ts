@@ -14,7 +14,9 @@ export const PRUNE_DISABLED = { key: "plumb/prune", value: "disabled" } as const
 export function checkAnnotations(doc: ParsedDocument): Problem[] {
   const metadata = doc.value.metadata;
   const annotations =
-    typeof metadata === "object" && metadata !== null ? (metadata as { annotations?: unknown }).annotations : undefined;
+    typeof metadata === "object" && metadata !== null
+      ? (metadata as { annotations?: unknown }).annotations
+      : undefined;
   if (typeof annotations !== "object" || annotations === null) return [];
   const problems: Problem[] = [];
   for (const [key, value] of Object.entries(annotations as Record<string, unknown>)) {
@@ -30,11 +32,17 @@ export function checkAnnotations(doc: ParsedDocument): Problem[] {
         message,
       });
     if (!known) {
-      problem("key", `unknown plumb annotation "${key}"; known: ${Object.keys(PLUMB_ANNOTATIONS).join(", ")}`);
+      problem(
+        "key",
+        `unknown plumb annotation "${key}"; known: ${Object.keys(PLUMB_ANNOTATIONS).join(", ")}`,
+      );
     } else if (!known.kinds.includes(String(doc.value.kind))) {
       problem("key", `"${key}" applies to ${known.kinds.join(", ")} only`);
     } else if (typeof value !== "string" || !known.values.includes(value)) {
-      problem("value", `"${key}" must be ${known.values.map((v) => `"${v}"`).join(" or ")}, not ${JSON.stringify(value)}`);
+      problem(
+        "value",
+        `"${key}" must be ${known.values.map((v) => `"${v}"`).join(" or ")}, not ${JSON.stringify(value)}`,
+      );
     }
   }
   return problems;

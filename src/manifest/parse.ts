@@ -75,7 +75,6 @@ export const tooLarge = (file: string, size: number, maxBytes = MAX_MANIFEST_BYT
     `file is ${size} bytes, over the ${maxBytes}-byte limit for manifests; it is not read (${MAX_MANIFEST_BYTES_ENV} changes the limit)`,
   );
 
-
 /**
  * Parses every YAML document of one file. Only plumb documents are returned; others are skipped.
  * Syntax errors, duplicate keys, alias bombs and empty files become problems, never exceptions.

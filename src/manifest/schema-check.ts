@@ -25,23 +25,22 @@ let quick: Validators | undefined;
 let detailed: Validators | undefined;
 const options = { strict: true, strictTypes: false } as const;
 
-/** Checks one document against the JSON Schema of its kind; problems point at the key or value. */
-export function checkSchema(doc: ParsedDocument, kind: Kind): Problem[] {
+/**
+ * Checks one document against the JSON Schema of its kind; problems point at the key or value.
+ * Only the first LOCATED_PROBLEMS are located (a hostile file may have 50,000); `more` counts the rest.
+ */
+export function checkSchema(doc: ParsedDocument, kind: Kind): { problems: Problem[]; more: number } {
   quick ??= compile(new Ajv(options));
-  if (quick[kind](doc.value)) return [];
+  if (quick[kind](doc.value)) return { problems: [], more: 0 };
   detailed ??= compile(new Ajv({ ...options, allErrors: true, verbose: true }));
   const validate = detailed[kind];
-  if (validate(doc.value)) return [];
+  if (validate(doc.value)) return { problems: [], more: 0 };
   const errors = collapseUnions(validate.errors ?? []);
-  const located = errors.slice(0, LOCATED_PROBLEMS).map((error) => toProblem(doc, error));
-  // Only the first problems of a document are shown (validate.ts); the rest are counted, not
-  // located one by one, and sort after the last located one so they are never the ones shown.
-  const last = located.at(-1);
-  const counted = errors.slice(LOCATED_PROBLEMS).map((error) => ({ ...last!, message: error.message ?? "" }));
-  return [...located, ...counted];
+  const problems = errors.slice(0, LOCATED_PROBLEMS).map((error) => toProblem(doc, error));
+  return { problems, more: Math.max(0, errors.length - LOCATED_PROBLEMS) };
 }
 
-/** More than validate.ts shows (MAX_PROBLEMS_PER_DOCUMENT): enough to fill the list in order. */
+/** More than validate.ts lists (MAX_PROBLEMS_PER_DOCUMENT), so the ones listed are the first in order. */
 const LOCATED_PROBLEMS = 200;
 
 /** A failed `anyOf` yields errors from every branch: keep the branch that got furthest, or the anyOf. */

@@ -26,12 +26,13 @@ export function validateDocuments(
 ): ValidationResult {
   const problems: Problem[] = [...earlier];
   const failed = new Set<ParsedDocument>();
-  const add = (doc: ParsedDocument, found: Problem[]) => {
+  /** `unlocated`: problems found but not located (checkSchema), counted with the ones not shown. */
+  const add = (doc: ParsedDocument, found: Problem[], unlocated = 0) => {
     if (found.some((p) => p.severity === "error")) failed.add(doc);
-    if (found.length <= MAX_PROBLEMS_PER_DOCUMENT) return void problems.push(...found);
+    if (found.length <= MAX_PROBLEMS_PER_DOCUMENT && unlocated === 0) return void problems.push(...found);
     // A hostile file can hold 50,000 unknown keys: show the first ones and say how many more.
     const shown = sortProblems(found).slice(0, MAX_PROBLEMS_PER_DOCUMENT);
-    const more = found.length - shown.length;
+    const more = found.length - shown.length + unlocated;
     const message = `${more} more problems in this document are not shown; fix the ones above first`;
     const after = shown.at(-1)!; // listed right after the last one shown
     problems.push(...shown, { ...after, severity: "warning", code: "too-many-problems", field: "", message });
@@ -49,7 +50,8 @@ export function validateDocuments(
       add(doc, [problemAt(doc.locators.value(["kind"]), "error", "unknown-kind", "kind", message)]);
       continue;
     }
-    const found = [...checkSchema(doc, kind), ...checkTextCharacters(doc), ...checkAnnotations(doc)];
+    const schema = checkSchema(doc, kind);
+    const found = [...schema.problems, ...checkTextCharacters(doc), ...checkAnnotations(doc)];
     if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
     const name = nameOf(doc);
     if (kind === "Deployment" && name !== undefined) {
@@ -79,7 +81,7 @@ export function validateDocuments(
         found.push(problemAt(doc.locators.start, "error", "duplicate-organization-access", "kind", message));
       } else organizationAccess = doc;
     }
-    add(doc, found);
+    add(doc, found, schema.more);
   }
   const manifests = sortDocuments(documents)
     .filter((doc) => !failed.has(doc))
