@@ -9,7 +9,11 @@ import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 const SERVER = fileURLToPath(new URL("./control-plane-server.js", import.meta.url));
 const DEFAULT_HEADERS = { "x-api-key": DEFAULT_API_KEY, "content-type": "application/json" };
 
-export type Server = { url: URL; child: ChildProcess; ask(message: string): Promise<Record<string, unknown>> };
+export type Server = {
+  url: URL;
+  child: ChildProcess;
+  ask(message: string): Promise<Record<string, unknown>>;
+};
 
 export async function startServer(mode: string, logging = false): Promise<Server> {
   const child = fork(SERVER, [mode, logging ? "log" : "quiet"], { execArgv: ["--expose-gc"] });
@@ -55,4 +59,3 @@ export function call(
     req.end(body);
   });
 }
-

@@ -55,12 +55,15 @@ export async function run(): Promise<string[]> {
     };
     const quiet = { write: () => true };
     started = performance.now();
-    await runImport({ out, name: [] }, {
-      stdout: quiet,
-      stderr: quiet,
-      env: { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY },
-      fetch: counting,
-    });
+    await runImport(
+      { out, name: [] },
+      {
+        stdout: quiet,
+        stderr: quiet,
+        env: { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY },
+        fetch: counting,
+      },
+    );
     const ms = performance.now() - started;
     const verdict = ms < TARGET_MS && requests <= MAX_REQUESTS ? "ok" : "OVER TARGET";
     return [

@@ -102,7 +102,11 @@ export type PlannedPrune = {
 };
 
 /** create/update/noop/refused count `changes`; orphan/delete count `prune` (absent before it is planned). */
-export type PlanSummary = Record<ChangeAction, number> & { orphan?: number; delete?: number; replace?: number };
+export type PlanSummary = Record<ChangeAction, number> & {
+  orphan?: number;
+  delete?: number;
+  replace?: number;
+};
 
 export type Plan = {
   format_version: "1";

@@ -44,7 +44,7 @@ export function buildDeploymentManifest(live: Deployment): BuiltManifest {
   const config = present(live.source_config, SOURCE_CONFIG_ORDER);
   // custom_url is the server's own for every source but external_container.
   if (live.source !== "external_container") delete config.custom_url;
-  const resources = writtenResourceSpec((live.source_config.resource_spec ?? {}));
+  const resources = writtenResourceSpec(live.source_config.resource_spec ?? {});
   if (resources) config.resource_spec = resources;
   else delete config.resource_spec;
   const spec: JsonObject = { source: live.source, source_config: config };

@@ -54,7 +54,9 @@ describe("state keeper: a write is all or nothing", () => {
     const error = await hostile;
     expect(error).toBeInstanceOf(HttpError);
     expect((error as HttpError).statusCode).toBe(500);
-    expect((error as HttpError).detail).toMatch(/could not be stored \(Invalid string length\) and was undone/);
+    expect((error as HttpError).detail).toMatch(
+      /could not be stored \(Invalid string length\) and was undone/,
+    );
     expect(threads.values()).toEqual({ "tenant-a": "a1" });
     expect(orgs.values()).toEqual({});
 
