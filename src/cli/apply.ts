@@ -41,7 +41,7 @@ import {
   warnUnknownSecrets,
 } from "../reconcile/session.js";
 import { publishStatus } from "../reconcile/status-source.js";
-import { checkStatusDirWritable, saveObjectStatus } from "../reconcile/status-store.js";
+import { checkStatusDirWritable, removeObjectStatus, saveObjectStatus } from "../reconcile/status-store.js";
 import { count } from "../diff/plural.js";
 import { positiveInt } from "./flag-values.js";
 import { reportInvalidManifests } from "./report-invalid.js";
@@ -210,7 +210,7 @@ async function runApplyLocked(
       clock: session.clock,
       timeoutMs: flags.timeout,
       pollIntervalMs: 1000,
-      statusDir: session.statusDir,
+      forget: (kind: string, name: string) => removeObjectStatus(session.statusDir, kind, name),
       signal: controller.signal,
     };
     const notRemoved = await removeReplaced(ports.controlPlane, plan, removals, log);

@@ -3,7 +3,7 @@ import pLimit from "p-limit";
 import { systemClock } from "../clock.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
-import { resolveStatusDir, type StatusLocation } from "../reconcile/status-source.js";
+import type { StatusLocation } from "../reconcile/status-source.js";
 import { agentUrlFallback } from "../reconcile/session.js";
 import { createControllerClients } from "./api-clients.js";
 import type { Controller, ControllerOptions } from "./controller-types.js";
@@ -148,7 +148,6 @@ export async function startController(options: ControllerOptions): Promise<Contr
         port: controlPlane,
         clock,
         timeoutMs: options.timeoutMs,
-        statusDir: resolveStatusDir(location),
         log,
       }),
       clock,

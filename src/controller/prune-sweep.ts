@@ -3,7 +3,6 @@ import type { Logger } from "../logger.js";
 import { applyPrune, DEFAULT_PRUNE_MAX, type PrunePort } from "../reconcile/prune.js";
 import { type ObjectStatus, statusKey } from "../reconcile/status-types.js";
 import type { DesiredSnapshot } from "./desired.js";
-import { errorMessage } from "./error-message.js";
 
 // controller --prune: after each scan, delete the managed deployments (status records) whose
 // manifests are gone, as apply --prune does, with the same safety: never a deployment without a
@@ -18,7 +17,6 @@ export type PruneSweepDeps = {
   port: PrunePort;
   clock: Clock;
   timeoutMs: number;
-  statusDir: string;
   log: Logger;
 };
 
@@ -50,17 +48,12 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
         id: s.id!,
         action: "delete" as const,
       })),
-      { clock: deps.clock, timeoutMs: deps.timeoutMs, pollIntervalMs: 1000, statusDir: deps.statusDir },
+      { clock: deps.clock, timeoutMs: deps.timeoutMs, pollIntervalMs: 1000, forget: deps.forget },
     );
     for (const r of results) {
-      if (r.outcome === "deleted") {
-        await deps
-          .forget("Deployment", r.name)
-          .catch((error: unknown) =>
-            deps.log.error({ name: r.name, err: errorMessage(error) }, "pruned, but its status record stays"),
-          );
+      if (r.outcome === "deleted")
         deps.log.info({ name: r.name, id: r.id }, "pruned: manifest removed from git");
-      } else deps.log.error({ name: r.name, id: r.id, err: r.message }, "prune failed");
+      else deps.log.error({ name: r.name, id: r.id, err: r.message }, "prune failed");
     }
   };
 }

@@ -54,19 +54,23 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
     return publishing;
   };
 
+  // Records that change within the quiet time go to the status branch in one commit.
+  const publishSoon = () => {
+    if (location.statusBranch && !cancelPublish)
+      cancelPublish = options.timers.setTimeout(() => void publish(), options.publishDelayMs ?? 2_000);
+  };
+
   return {
     statuses,
     async record(status) {
       statuses.set(statusKey(status.kind, status.name), status);
       await saveObjectStatus(statusDir, status);
-      if (location.statusBranch && !cancelPublish)
-        cancelPublish = options.timers.setTimeout(() => void publish(), options.publishDelayMs ?? 2_000);
+      publishSoon();
     },
     async forget(kind, name) {
       statuses.delete(statusKey(kind, name));
       await removeObjectStatus(statusDir, kind, name);
-      if (location.statusBranch && !cancelPublish)
-        cancelPublish = options.timers.setTimeout(() => void publish(), options.publishDelayMs ?? 2_000);
+      publishSoon();
     },
     async flush() {
       cancelPublish?.();

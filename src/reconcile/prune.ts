@@ -2,7 +2,6 @@ import type { Clock } from "../clock.js";
 import type { Plan, PlannedPrune } from "../diff/plan-types.js";
 import { asError, PlumbError } from "../errors.js";
 import type { Deployment } from "../schema/deployment.js";
-import { removeObjectStatus } from "./status-store.js";
 
 // apply --prune: delete the managed deployments whose manifests were removed (plan-prune.ts chose
 // them), wait until each is gone, then drop its status record. A prune of more than --prune-max
@@ -41,7 +40,8 @@ export type PruneOptions = {
   clock: Clock;
   timeoutMs: number;
   pollIntervalMs: number;
-  statusDir: string;
+  /** Drops the status record of a deployment once it is gone (the CLI's file, the controller's book). */
+  forget: (kind: string, name: string) => Promise<void>;
   signal?: AbortSignal;
 };
 
@@ -70,7 +70,7 @@ export async function applyPrune(
         });
         continue;
       }
-      await removeObjectStatus(options.statusDir, target.kind, target.name);
+      await options.forget(target.kind, target.name);
       results.push({ ...base, outcome: "deleted", message: "deleted" });
     } catch (error) {
       results.push({ ...base, outcome: "failed", message: asError(error).message });
