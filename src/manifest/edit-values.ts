@@ -1,4 +1,4 @@
-import { Composer, CST, isScalar, type Node, parse, Parser } from "yaml";
+import { Composer, CST, type Document, isScalar, type Node, parse, Parser } from "yaml";
 import type { FieldPath } from "./locate.js";
 
 // Edits scalar values inside a manifest file through the yaml package's CST: only the edited
@@ -36,13 +36,17 @@ export function editValues(
     for (const start of lineStarts) if (start <= offset) line++;
     return line;
   };
-  const docs = [...new Composer({ keepSourceTokens: true }).compose(tokens)];
+  // Each document by kind and name, read once (a file may hold many documents and many edits).
+  const docs = new Map<string, Document>();
+  for (const doc of new Composer({ keepSourceTokens: true }).compose(tokens)) {
+    const kind: unknown = doc.get("kind");
+    const name: unknown = doc.getIn(["metadata", "name"]);
+    const key = `${String(kind)}/${String(name)}`;
+    if (!docs.has(key)) docs.set(key, doc);
+  }
   const outcomes: EditOutcome[] = [];
   for (const edit of edits) {
-    const doc = docs.find((d) => {
-      const value = d.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null;
-      return value?.kind === edit.kind && value.metadata?.name === edit.name;
-    });
+    const doc = docs.get(`${edit.kind}/${edit.name}`);
     const node = doc?.getIn(edit.path, true) as Node | undefined;
     if (!doc || !isScalar(node) || !node.srcToken) {
       outcomes.push({ edit, line: 0, written: false, reason: "not a single value in the manifest" });

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import type { FieldChange, PlannedChange } from "../../src/diff/plan-types.js";
+import { SOURCE_TARBALL_FIELD } from "../../src/diff/plan-types.js";
+import type { DriftReport } from "../../src/reconcile/drift.js";
+import { planDriftEdits } from "../../src/reconcile/drift-write.js";
+
+// drift --write writes only what plumb can: a scalar the manifest manages, in-place or revision.
+// Secrets, immutable fields, the uploaded source and non-scalar values stay reported, with why.
+
+const change = (fields: FieldChange[]) => ({ fields }) as unknown as PlannedChange;
+const report = (kind: "Deployment" | "OrganizationAccess", fields: FieldChange[]): DriftReport => ({
+  format_version: "1",
+  in_sync: false,
+  summary: { in_sync: 0, differs: 1, refused: 0, missing: 0, vanished: 0, "removed-from-git": 0 },
+  items: [
+    {
+      kind,
+      name: "a",
+      id: "x",
+      reason: "differs",
+      fields: [],
+      file: "a.yaml",
+      line: 1,
+      change: change(fields),
+    },
+  ],
+});
+
+describe("planDriftEdits", () => {
+  it("writes scalars, keeps secrets, immutable fields, the uploaded source and non-scalars", () => {
+    const { edits, kept } = planDriftEdits(
+      report("Deployment", [
+        { field: "source_revision_config.image_uri", class: "revision", old: "img:live", new: "img:git" },
+        { field: "source_config.build_on_push", class: "in_place", old: false, new: true },
+        { field: "secrets", class: "revision", old: ["A"], new: ["A"], sensitive: true },
+        { field: "source_config.repo_url", class: "immutable", old: "https://x/live", new: "https://x/git" },
+        { field: SOURCE_TARBALL_FIELD, class: "revision", old: "d1", new: "d2" },
+        { field: "source_config.resource_spec.volumes", class: "revision", old: [], new: [{ name: "v" }] },
+        { field: "source_config.custom_url", class: "in_place", old: null, new: "https://a" },
+      ]),
+    );
+    expect(edits.get("a.yaml")?.map((e) => [e.path.join("."), e.value])).toEqual([
+      ["spec.source_revision_config.image_uri", "img:live"],
+      ["spec.source_config.build_on_push", false],
+    ]);
+    expect(kept.map((k) => k.field)).toEqual([
+      "secrets",
+      "source_config.repo_url",
+      SOURCE_TARBALL_FIELD,
+      "source_config.resource_spec.volumes",
+      "source_config.custom_url",
+    ]);
+  });
+
+  it("an OrganizationAccess setting is written under spec", () => {
+    const { edits } = planDriftEdits(
+      report("OrganizationAccess", [{ field: "invites_enabled", class: "in_place", old: false, new: true }]),
+    );
+    expect(edits.get("a.yaml")?.map((e) => [e.path, e.value])).toEqual([
+      [["spec", "invites_enabled"], false],
+    ]);
+  });
+});
