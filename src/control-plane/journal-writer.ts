@@ -33,9 +33,10 @@ export class JournalWriteError extends PlumbError {
 export type Journal = {
   /**
    * Appends records (each one JSON text, no newline) and resolves once they, and everything
-   * appended before them, are on disk (concurrent appends share one write and one fsync). A failed append is not
-   * kept: it rejects, and so does every append queued behind it (they were made on top of it),
-   * so the caller undoes them all (state.ts) and the next append starts from the last durable one.
+   * appended before them, are on disk (concurrent appends share one write and one fsync). A
+   * failed append is not kept: it rejects, and so does every append queued behind it (they were
+   * made on top of it), so the caller undoes them all (state.ts) and the next append starts from
+   * the last durable one.
    */
   append(records: string[]): Promise<void>;
   close(): Promise<void>;
