@@ -11,6 +11,8 @@ export type ControlPlaneContext = {
   region: "us" | "eu";
   /** Seconds a simulated agent-server run takes before it answers. */
   runSeconds: number;
+  /** Seconds between keep-alive comments on an idle event stream. */
+  streamHeartbeatSeconds: number;
   /** Tenant of the authenticated caller; the auth hook has already answered 401/403 otherwise. */
   tenantOf(request: FastifyRequest): string;
   /** True when the deployment exists and belongs to the tenant (agent server routes answer 404 otherwise). */

@@ -27,6 +27,8 @@ export type ControlPlaneOptions = {
   revisionSeconds: number;
   /** Seconds a simulated agent-server run takes. */
   runSeconds: number;
+  /** Seconds between `: heartbeat` comments on an idle agent-server event stream. */
+  streamHeartbeatSeconds: number;
   /** Seconds a deployment stays AWAITING_DATABASE (and AWAITING_DELETE after a delete). */
   deploymentReadySeconds: number;
   faults: FaultSpec | undefined;

@@ -39,6 +39,7 @@ export function resolveOptions(options: Partial<ControlPlaneOptions> = {}): Cont
     apiKeys: [{ key: DEFAULT_API_KEY, tenants: [DEFAULT_TENANT_ID] }],
     revisionSeconds: 1,
     runSeconds: 1,
+    streamHeartbeatSeconds: 15,
     deploymentReadySeconds: 1,
     faults: undefined,
     faultSeed: 1,
@@ -82,6 +83,7 @@ export async function startControlPlane(
     mode: o.mode,
     region: o.region,
     runSeconds: o.runSeconds,
+    streamHeartbeatSeconds: o.streamHeartbeatSeconds,
     tenantOf: (request) => request.tenantId,
     deploymentExists: (tenantId, id) => {
       const record = store.get(tenantId, id, o.clock.now());

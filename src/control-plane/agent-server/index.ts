@@ -1,21 +1,43 @@
 import type { FastifyInstance } from "fastify";
 import type { ControlPlaneContext, StatefulModule } from "../context.js";
+import { createAssistantStore, type AssistantRecord } from "./assistant-store.js";
 import { registerAgentRoutes } from "./routes.js";
+import { createRunEvents } from "./run-events.js";
 import { createScheduler } from "./scheduler.js";
-import { createThreadStore } from "./store.js";
+import type { OpenStreams } from "./sse.js";
+import { createThreadStore, readAssistants } from "./store.js";
+import { emitRunEnded, emitRunStarted } from "./stream-events.js";
 
 /**
- * The simulated agent server served for every deployment at `/agents/{deployment_id}`: threads,
- * runs of the one graph `agent` with the four multitask strategies, join, cancel and state.
+ * The simulated agent server served for every deployment at `/agents/{deployment_id}`: assistants
+ * of the one graph `agent`, threads, runs (streamed or not, on a thread or stateless) with the
+ * four multitask strategies, join, cancel, state and history.
  */
 export function createAgentServerModule(ctx: ControlPlaneContext): {
   register(app: FastifyInstance): void;
   state: StatefulModule;
 } {
   const store = createThreadStore();
+  const assistants = createAssistantStore();
+  const events = createRunEvents();
+  const openStreams: OpenStreams = new Set();
   const scheduler = createScheduler({
     clock: ctx.clock,
     runSeconds: ctx.runSeconds,
+    observer: {
+      started(thread, run) {
+        // A run resumed after a restart lost its log with the old process: this is its 2nd attempt.
+        const deploymentId = store.deploymentOf(thread);
+        if (events.get(run.run_id) === undefined && deploymentId !== undefined)
+          events.open(deploymentId, thread.thread_id, run.run_id, 2);
+        emitRunStarted(events, thread, run);
+      },
+      ended(thread, run) {
+        emitRunEnded(events, thread, run);
+        if (thread.temporary && !thread.runs.some((other) => other !== run && other.status === "pending"))
+          store.remove(thread);
+      },
+    },
     // A run that ends in the background is persisted by the next commit at the latest; a failed
     // background commit must not crash the server, and the next write retries it.
     onChange: () => void ctx.commit().catch(() => undefined),
@@ -24,19 +46,27 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
   let ready = false;
   return {
     register(app) {
-      registerAgentRoutes(app, { ctx, store, scheduler });
+      registerAgentRoutes(app, { ctx, store, scheduler, events, assistants, openStreams });
       app.addHook("onReady", async () => {
         ready = true;
         scheduler.resume(store.all());
       });
-      // Before connections drain: release waiting joins and stop timers; runs resume on restart.
-      app.addHook("preClose", async () => scheduler.shutdown());
+      // Before connections drain: end open event streams, release waiting joins and stop timers;
+      // runs resume on restart.
+      app.addHook("preClose", async () => {
+        for (const end of [...openStreams]) end();
+        scheduler.shutdown();
+      });
     },
     state: {
       name: "agent-server",
-      snapshot: () => store.snapshot(),
+      snapshot: () => ({
+        ...store.snapshot(),
+        assistants: JSON.parse(JSON.stringify(assistants.snapshot())) as Record<string, AssistantRecord[]>,
+      }),
       restore: (data) => {
         store.restore(data);
+        assistants.restore(readAssistants(data));
         if (ready) scheduler.resume(store.all());
       },
     },

@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ControlPlaneContext } from "../context.js";
+import type { AssistantStore } from "./assistant-store.js";
+import type { RunEvents } from "./run-events.js";
 import type { Scheduler } from "./scheduler.js";
+import type { OpenStreams } from "./sse.js";
 import type { ThreadStore } from "./store.js";
 import type { RunRecord, ThreadRecord } from "./types.js";
 import type { ValidationIssue } from "./validation.js";
@@ -10,11 +13,20 @@ import type { ValidationIssue } from "./validation.js";
 
 export const AGENTS_PREFIX = "/agents/:deploymentId";
 
-export type Params = { deploymentId: string; threadId: string; runId: string };
+/** threadId is undefined on the stateless routes (`/runs/...`). */
+export type Params = { deploymentId: string; threadId: string; runId: string; assistantId: string };
 export type Route = { Params: Params; Querystring: Record<string, string | undefined> };
 export type Req = FastifyRequest<Route>;
 
-export type AgentRoutesDeps = { ctx: ControlPlaneContext; store: ThreadStore; scheduler: Scheduler };
+export type AgentRoutesDeps = {
+  ctx: ControlPlaneContext;
+  store: ThreadStore;
+  scheduler: Scheduler;
+  events: RunEvents;
+  assistants: AssistantStore;
+  /** SSE responses in progress, ended when the server closes. */
+  openStreams: OpenStreams;
+};
 
 export const notFound = (reply: FastifyReply, detail: string) => reply.code(404).send({ detail });
 export const invalid = (reply: FastifyReply, detail: ValidationIssue[]) => reply.code(422).send({ detail });

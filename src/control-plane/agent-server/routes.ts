@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { createRouteKit, type AgentRoutesDeps } from "./route-kit.js";
+import { registerAssistantRoutes } from "./assistant-routes.js";
 import { registerRunRoutes } from "./run-routes.js";
+import { registerStreamRoutes } from "./stream-routes.js";
 import { registerThreadRoutes } from "./thread-routes.js";
 
 export { AGENTS_PREFIX, type AgentRoutesDeps } from "./route-kit.js";
@@ -9,5 +11,7 @@ export { AGENTS_PREFIX, type AgentRoutesDeps } from "./route-kit.js";
 export function registerAgentRoutes(app: FastifyInstance, deps: AgentRoutesDeps): void {
   const kit = createRouteKit(deps);
   registerThreadRoutes(app, deps, kit);
+  registerAssistantRoutes(app, deps, kit);
   registerRunRoutes(app, deps, kit);
+  registerStreamRoutes(app, deps, kit);
 }

@@ -1,6 +1,5 @@
-import { randomUUID } from "node:crypto";
-import type { FastifyInstance, FastifyReply } from "fastify";
-import { GRAPH_ID } from "./graph.js";
+import type { FastifyInstance } from "fastify";
+import { createRunCreator } from "./run-create.js";
 import {
   intQuery,
   invalid,
@@ -10,78 +9,56 @@ import {
   type Route,
   type RouteKit,
 } from "./route-kit.js";
-import { RUN_STATUSES, type RunRecord, type ThreadRecord } from "./types.js";
+import { RUN_STATUSES } from "./types.js";
 import { parseRunCreate, type ValidationIssue } from "./validation.js";
-import { runView, stateValues } from "./views.js";
+import { runError, runView, stateValues } from "./views.js";
 
-/** Run routes: create (and wait), list, get, join, cancel, delete. */
-export function registerRunRoutes(
-  app: FastifyInstance,
-  { ctx, store, scheduler }: AgentRoutesDeps,
-  kit: RouteKit,
-): void {
-  const { iso, opts, path, newThread, findThread, findRun } = kit;
-  const createRun = async (
-    request: Req,
-    reply: FastifyReply,
-    onCreated: (run: RunRecord) => void = () => undefined,
-  ): Promise<[ThreadRecord, RunRecord] | undefined> => {
-    const parsed = parseRunCreate(request.body);
-    if (!parsed.ok) return void invalid(reply, parsed.issues);
-    const body = parsed.value;
-    const { deploymentId, threadId } = request.params;
-    let thread = store.get(deploymentId, threadId);
-    if (thread === undefined && body.if_not_exists !== "create")
-      return void notFound(reply, `Thread ${threadId} not found.`);
-    if (body.assistant_id !== GRAPH_ID) {
-      return void notFound(
-        reply,
-        `Assistant ${body.assistant_id} not found; this deployment serves one graph: use assistant_id "${GRAPH_ID}".`,
-      );
-    }
-    if (thread === undefined) {
-      thread = newThread(threadId, {});
-      store.put(deploymentId, thread);
-    }
-    const now = iso();
-    const run: RunRecord = {
-      run_id: randomUUID(),
-      thread_id: thread.thread_id,
-      assistant_id: GRAPH_ID,
-      status: "pending",
-      multitask_strategy: body.multitask_strategy,
-      created_at: now,
-      updated_at: now,
-      metadata: body.metadata,
-      input_messages: body.input_messages,
-    };
-    onCreated(run);
-    if (scheduler.submit(thread, run) === "conflict") {
-      return void reply.code(409).send({
-        detail: `Thread ${thread.thread_id} already has a run in progress; wait for it, or create the run with multitask_strategy "interrupt", "rollback" or "enqueue".`,
-      });
-    }
-    await ctx.commit();
-    void reply.header("content-location", `/threads/${thread.thread_id}/runs/${run.run_id}`);
-    return [thread, run];
-  };
+/** Run routes: create (and wait; on a thread, stateless, in a batch), list, get, join, cancel, delete. */
+export function registerRunRoutes(app: FastifyInstance, deps: AgentRoutesDeps, kit: RouteKit): void {
+  const { ctx, store, scheduler } = deps;
+  const { iso, opts, path, findThread, findRun } = kit;
+  const createRun = createRunCreator(deps, kit);
 
-  app.post<Route>(path("/threads/:threadId/runs"), opts, async (request: Req, reply) => {
-    // Answers the run as created: it may already be running (or done) once the commit returns.
-    let view: ReturnType<typeof runView> | undefined;
-    const created = await createRun(request, reply, (run) => (view = runView(run)));
-    return created === undefined ? reply : view;
-  });
+  // On a thread and stateless (a temporary thread): the run as created, which may already be
+  // running (or done) once the commit returns.
+  for (const prefix of ["/threads/:threadId", ""]) {
+    app.post<Route>(path(`${prefix}/runs`), opts, async (request: Req, reply) => {
+      let view: ReturnType<typeof runView> | undefined;
+      const created = await createRun(request.params, request.body, reply, (run) => (view = runView(run)));
+      return created === undefined ? reply : view;
+    });
 
-  // Create a run and wait for it: the thread's state values once it ends (SDK runs.wait).
-  app.post<Route>(path("/threads/:threadId/runs/wait"), opts, async (request: Req, reply) => {
-    const created = await createRun(request, reply);
-    if (created === undefined) return reply;
-    const [thread, run] = created;
-    await scheduler.settled(run);
-    // A run that failed answers as the open-source server does, so the SDK's runs.wait throws.
-    if (run.status === "error" || run.status === "timeout") return { __error__: runError(run) };
-    return stateValues(thread);
+    // Create a run and wait for it: the thread's state values once it ends (SDK runs.wait).
+    app.post<Route>(path(`${prefix}/runs/wait`), opts, async (request: Req, reply) => {
+      const created = await createRun(request.params, request.body, reply);
+      if (created === undefined) return reply;
+      const { thread, run } = created;
+      await scheduler.settled(run);
+      // A run that failed answers as the open-source server does, so the SDK's runs.wait throws.
+      if (run.status === "error" || run.status === "timeout") return { __error__: runError(run) };
+      return stateValues(thread);
+    });
+  }
+
+  // Several stateless runs at once (SDK runs.createBatch): every body is checked before any starts.
+  app.post<Route>(path("/runs/batch"), opts, async (request: Req, reply) => {
+    const bodies = request.body;
+    if (!Array.isArray(bodies) || bodies.length === 0)
+      return invalid(reply, [{ loc: ["body"], msg: "Input should be a non-empty list", type: "list_type" }]);
+    const issues = bodies.flatMap((body: unknown, index) => {
+      const parsed = parseRunCreate(body);
+      return parsed.ok
+        ? []
+        : parsed.issues.map((issue) => ({ ...issue, loc: ["body", index, ...issue.loc.slice(1)] }));
+    });
+    if (issues.length > 0) return invalid(reply, issues);
+    const views: Array<ReturnType<typeof runView>> = [];
+    for (const body of bodies as unknown[]) {
+      const created = await createRun(request.params, body, reply, (run) => views.push(runView(run)));
+      if (created === undefined) return reply;
+    }
+    reply.removeHeader("content-location");
+    return views;
   });
 
   app.get<Route>(path("/threads/:threadId/runs"), opts, async (request: Req, reply) => {
@@ -160,12 +137,4 @@ export function registerRunRoutes(
     await ctx.commit();
     return reply.code(204).send();
   });
-}
-
-/** `{error, message}` of a failed run: "GraphError: text" splits into the error's name and message. */
-function runError(run: { status: string; error?: string }): { error: string; message: string } {
-  const text = run.error ?? (run.status === "timeout" ? "the run timed out" : "the run failed");
-  const named = /^([A-Za-z]+Error): (.*)$/s.exec(text);
-  if (named) return { error: named[1]!, message: named[2]! };
-  return { error: run.status === "timeout" ? "TimeoutError" : "Error", message: text };
 }

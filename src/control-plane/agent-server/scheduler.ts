@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
 import { runGraph } from "./graph.js";
-import { isInProgress, type RunRecord, type RunStatus, type ThreadRecord } from "./types.js";
+import { HISTORY_KEPT, isInProgress, type RunRecord, type RunStatus, type ThreadRecord } from "./types.js";
 
 /**
  * Runs the simulated graph: one run at a time per thread, the multitask strategies, cancel and
@@ -22,23 +22,34 @@ export type Scheduler = {
   shutdown(): void;
 };
 
+/** Told when a run starts (its input is in the state) and when it ends, for streaming. */
+export type RunObserver = {
+  started(thread: ThreadRecord, run: RunRecord): void;
+  ended(thread: ThreadRecord, run: RunRecord): void;
+};
+
 export type SchedulerOptions = {
   clock: Clock;
   runSeconds: number;
+  observer?: RunObserver;
   /** Called after a change made in the background (a run started or ended); persists it. */
   onChange: () => void;
 };
 
-export function createScheduler({ clock, runSeconds, onChange }: SchedulerOptions): Scheduler {
+export function createScheduler({ clock, runSeconds, observer, onChange }: SchedulerOptions): Scheduler {
   const controllers = new Map<string, AbortController>();
   const waiters = new Map<string, Array<() => void>>();
   let stopped = false;
 
   const iso = () => new Date(clock.now()).toISOString();
 
-  const touchState = (thread: ThreadRecord) => {
+  /** The state changed: a new checkpoint, kept in the thread's history. */
+  const touchState = (thread: ThreadRecord, runId: string | null) => {
     thread.checkpoint_id = randomUUID();
     thread.state_updated_at = thread.updated_at = iso();
+    const values = { messages: thread.messages.map((stored) => ({ ...stored.message })) };
+    const checkpoint = { checkpoint_id: thread.checkpoint_id, created_at: iso(), run_id: runId, values };
+    thread.history = [...(thread.history ?? []), checkpoint].slice(-HISTORY_KEPT);
   };
 
   const wake = (run: RunRecord) => {
@@ -52,6 +63,7 @@ export function createScheduler({ clock, runSeconds, onChange }: SchedulerOption
     controllers.delete(run.run_id);
     run.status = status;
     run.updated_at = thread.updated_at = iso();
+    observer?.ended(thread, run);
     wake(run);
   };
 
@@ -68,7 +80,7 @@ export function createScheduler({ clock, runSeconds, onChange }: SchedulerOption
         run_id: run.run_id,
         message: { type: "ai", content: outcome.reply, id: randomUUID() },
       });
-      touchState(thread);
+      touchState(thread, run.run_id);
     }
     if (outcome.status !== "success") run.error = outcome.error;
     end(thread, run, outcome.status);
@@ -81,8 +93,9 @@ export function createScheduler({ clock, runSeconds, onChange }: SchedulerOption
     run.updated_at = iso();
     if (run.input_messages.length > 0) {
       thread.messages.push(...run.input_messages.map((message) => ({ run_id: run.run_id, message })));
-      touchState(thread);
+      touchState(thread, run.run_id);
     }
+    observer?.started(thread, run);
     const controller = new AbortController();
     controllers.set(run.run_id, controller);
     void execute(thread, run, controller.signal);
@@ -101,7 +114,8 @@ export function createScheduler({ clock, runSeconds, onChange }: SchedulerOption
       thread.runs = thread.runs.filter((other) => other.run_id !== run.run_id);
       const before = thread.messages.length;
       thread.messages = thread.messages.filter((stored) => stored.run_id !== run.run_id);
-      if (thread.messages.length !== before) touchState(thread);
+      thread.history = thread.history?.filter((checkpoint) => checkpoint.run_id !== run.run_id);
+      if (thread.messages.length !== before) touchState(thread, null);
     }
   };
 

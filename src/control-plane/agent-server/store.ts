@@ -1,13 +1,24 @@
 import { PlumbError } from "../../errors.js";
+import type { AssistantRecord } from "./assistant-store.js";
 import type { ThreadRecord } from "./types.js";
 
-/** Persisted form of the agent server: threads (with their runs and messages) per deployment. */
-export type AgentServerSnapshot = { version: 1; deployments: Record<string, ThreadRecord[]> };
+/**
+ * Persisted form of the agent server: threads (with their runs and messages) per deployment, and
+ * the assistants clients created (absent in snapshots written before assistants existed).
+ */
+export type AgentServerSnapshot = {
+  version: 1;
+  deployments: Record<string, ThreadRecord[]>;
+  assistants?: Record<string, AssistantRecord[]>;
+};
 
 export type ThreadStore = {
   get(deploymentId: string, threadId: string): ThreadRecord | undefined;
   put(deploymentId: string, thread: ThreadRecord): void;
   delete(deploymentId: string, threadId: string): void;
+  /** Deletes a thread wherever it is (a stateless run's temporary thread). */
+  remove(thread: ThreadRecord): void;
+  deploymentOf(thread: ThreadRecord): string | undefined;
   list(deploymentId: string): ThreadRecord[];
   all(): ThreadRecord[];
   snapshot(): AgentServerSnapshot;
@@ -42,6 +53,17 @@ export function createThreadStore(): ThreadStore {
     get: (deploymentId, threadId) => byDeployment.get(deploymentId)?.get(threadId),
     put: (deploymentId, thread) => void threadsOf(deploymentId).set(thread.thread_id, thread),
     delete: (deploymentId, threadId) => void byDeployment.get(deploymentId)?.delete(threadId),
+    remove(thread) {
+      for (const threads of byDeployment.values()) {
+        if (threads.get(thread.thread_id) === thread) threads.delete(thread.thread_id);
+      }
+    },
+    deploymentOf(thread) {
+      for (const [deploymentId, threads] of byDeployment) {
+        if (threads.get(thread.thread_id) === thread) return deploymentId;
+      }
+      return undefined;
+    },
     list: (deploymentId) => [...(byDeployment.get(deploymentId)?.values() ?? [])],
     all: () => [...byDeployment.values()].flatMap((threads) => [...threads.values()]),
     snapshot: () => ({
@@ -75,4 +97,26 @@ export function createThreadStore(): ThreadStore {
       byDeployment = next;
     },
   };
+}
+
+/** The assistants of a snapshot; checked like its threads, so a damaged file is reported, not half-loaded. */
+export function readAssistants(data: unknown): Record<string, AssistantRecord[]> {
+  if (!isRecord(data) || data.assistants === undefined) return {};
+  const byDeployment = data.assistants;
+  const valid =
+    isRecord(byDeployment) &&
+    Object.values(byDeployment).every(
+      (list) =>
+        Array.isArray(list) &&
+        list.every(
+          (a) => isRecord(a) && typeof a.assistant_id === "string" && typeof a.graph_id === "string",
+        ),
+    );
+  if (!valid) {
+    throw new PlumbError(
+      "state_corrupt",
+      "The saved assistants of the agent server are not readable; move the data directory aside to start empty.",
+    );
+  }
+  return byDeployment as Record<string, AssistantRecord[]>;
 }

@@ -4,12 +4,12 @@ import type { RouteFlags } from "../request-guards.js";
 import { GRAPH_ID } from "./graph.js";
 import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "./route-kit.js";
 import { parseThreadCreate, type ValidationIssue } from "./validation.js";
-import { stateView, threadView } from "./views.js";
+import { historyView, stateView, threadView } from "./views.js";
 
 const SEARCH_STATUSES = ["idle", "busy", "interrupted", "error"];
 const isPlainObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Health, info and thread routes of the simulated agent server. */
+/** Health, info and thread routes of the simulated agent server: create, search, get, patch, copy, delete, state, history. */
 export function registerThreadRoutes(
   app: FastifyInstance,
   { ctx, store, scheduler }: AgentRoutesDeps,
@@ -112,5 +112,61 @@ export function registerThreadRoutes(
     return thread === undefined ? reply : stateView(thread);
   });
 
-  /** Creates a run from the request, or answers the error and returns undefined. */
+  // Past states, newest first: `limit` (default 10) and `before` a checkpoint id.
+  app.post<Route>(path("/threads/:threadId/history"), opts, async (request: Req, reply) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const issues: ValidationIssue[] = [];
+    if (!isPlainObject(body))
+      issues.push({ loc: ["body"], msg: "Input should be a valid dictionary", type: "dict_type" });
+    const limit = body.limit ?? 10;
+    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000)
+      issues.push({
+        loc: ["body", "limit"],
+        msg: "Input should be an integer from 1 to 1000",
+        type: "int_parsing",
+      });
+    const before = body.before as { checkpoint_id?: unknown } | string | null | undefined;
+    const beforeId = typeof before === "string" ? before : before?.checkpoint_id;
+    if (beforeId !== undefined && beforeId !== null && typeof beforeId !== "string")
+      issues.push({ loc: ["body", "before"], msg: "Input should be a checkpoint id", type: "string_type" });
+    if (issues.length > 0) return invalid(reply, issues);
+    const thread = findThread(request, reply);
+    if (thread === undefined) return reply;
+    const all = thread.history ?? [];
+    const end =
+      typeof beforeId === "string" ? all.findIndex((c) => c.checkpoint_id === beforeId) : all.length;
+    const older = all.slice(0, end === -1 ? 0 : end).reverse();
+    return historyView(thread, older.slice(0, limit as number));
+  });
+
+  // Metadata is merged into the thread's (SDK threads.update).
+  app.patch<Route>(path("/threads/:threadId"), opts, async (request: Req, reply) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    if (
+      !isPlainObject(body) ||
+      (body.metadata !== undefined && body.metadata !== null && !isPlainObject(body.metadata))
+    )
+      return invalid(reply, [
+        { loc: ["body", "metadata"], msg: "Input should be a valid dictionary", type: "dict_type" },
+      ]);
+    const thread = findThread(request, reply);
+    if (thread === undefined) return reply;
+    thread.metadata = { ...thread.metadata, ...((body.metadata ?? {}) as Record<string, unknown>) };
+    thread.updated_at = kit.iso();
+    await ctx.commit();
+    return threadView(thread);
+  });
+
+  // A new thread with the same state, metadata and history, and no runs (SDK threads.copy).
+  app.post<Route>(path("/threads/:threadId/copy"), opts, async (request: Req, reply) => {
+    const thread = findThread(request, reply);
+    if (thread === undefined) return reply;
+    const copy = newThread(randomUUID(), structuredClone(thread.metadata));
+    copy.messages = structuredClone(thread.messages);
+    copy.history = structuredClone(thread.history ?? []);
+    copy.checkpoint_id = thread.checkpoint_id;
+    store.put(request.params.deploymentId, copy);
+    await ctx.commit();
+    return threadView(copy);
+  });
 }

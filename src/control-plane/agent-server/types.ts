@@ -39,6 +39,17 @@ export type RunRecord = {
   error?: string;
 };
 
+/** A past state of a thread, for POST /threads/{tid}/history. */
+export type Checkpoint = {
+  checkpoint_id: string;
+  created_at: string;
+  /** The run that wrote it; a rollback deletes the run's checkpoints with its messages. */
+  run_id: string | null;
+  values: { messages: StateMessage[] };
+};
+
+export const HISTORY_KEPT = 100;
+
 export type ThreadRecord = {
   thread_id: string;
   created_at: string;
@@ -50,6 +61,10 @@ export type ThreadRecord = {
   messages: StoredMessage[];
   /** In creation order. */
   runs: RunRecord[];
+  /** Past states, oldest first, at most HISTORY_KEPT (absent in threads saved before history existed). */
+  history?: Checkpoint[];
+  /** A stateless run's thread: deleted once its runs have ended (on_completion "delete"). */
+  temporary?: true;
 };
 
 export const isInProgress = (run: RunRecord): boolean => run.status === "pending" || run.status === "running";

@@ -17,15 +17,33 @@ export type ThreadCreateBody = {
   if_exists: "raise" | "do_nothing";
 };
 
+export const STREAM_MODES = [
+  "values",
+  "updates",
+  "messages",
+  "messages-tuple",
+  "events",
+  "debug",
+  "custom",
+  "tasks",
+  "checkpoints",
+] as const;
+export type StreamMode = (typeof STREAM_MODES)[number];
+
 export type RunCreateBody = {
   assistant_id: string;
+  /** Modes a streamed run sends; `["values"]` when none is given, as the open-source server does. */
+  stream_mode: StreamMode[];
+  on_disconnect: "cancel" | "continue";
+  /** Stateless runs only: whether their temporary thread is deleted when the run ends. */
+  on_completion: "delete" | "keep";
   input_messages: StateMessage[];
   multitask_strategy: MultitaskStrategy;
   metadata: Record<string, unknown>;
   if_not_exists: "create" | "reject";
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ROLE_TO_TYPE: Record<string, MessageType> = {
   user: "human",
   human: "human",
@@ -35,16 +53,16 @@ const ROLE_TO_TYPE: Record<string, MessageType> = {
   tool: "tool",
 };
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-const dictIssue = (loc: ValidationIssue["loc"]): ValidationIssue => ({
+export const dictIssue = (loc: ValidationIssue["loc"]): ValidationIssue => ({
   loc,
   msg: "Input should be a valid dictionary",
   type: "dict_type",
 });
 
-function optionalEnum<T extends string>(
+export function optionalEnum<T extends string>(
   body: Record<string, unknown>,
   field: string,
   allowed: readonly T[],
@@ -62,7 +80,10 @@ function optionalEnum<T extends string>(
   return fallback;
 }
 
-function optionalMetadata(body: Record<string, unknown>, issues: ValidationIssue[]): Record<string, unknown> {
+export function optionalMetadata(
+  body: Record<string, unknown>,
+  issues: ValidationIssue[],
+): Record<string, unknown> {
   const value = body.metadata;
   if (value === undefined || value === null) return {};
   if (isObject(value)) return value;
@@ -153,6 +174,15 @@ export function parseRunCreate(body: unknown): Parsed<RunCreateBody> {
   const strategy = optionalEnum(body, "multitask_strategy", MULTITASK_STRATEGIES, "enqueue", issues);
   const metadata = optionalMetadata(body, issues);
   const ifNotExists = optionalEnum(body, "if_not_exists", ["create", "reject"] as const, "reject", issues);
+  const streamMode = parseStreamModes(body.stream_mode, ["body", "stream_mode"], issues) ?? ["values"];
+  const onDisconnect = optionalEnum(
+    body,
+    "on_disconnect",
+    ["cancel", "continue"] as const,
+    "continue",
+    issues,
+  );
+  const onCompletion = optionalEnum(body, "on_completion", ["delete", "keep"] as const, "delete", issues);
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,
@@ -162,6 +192,32 @@ export function parseRunCreate(body: unknown): Parsed<RunCreateBody> {
       multitask_strategy: strategy,
       metadata,
       if_not_exists: ifNotExists,
+      stream_mode: streamMode,
+      on_disconnect: onDisconnect,
+      on_completion: onCompletion,
     },
   };
+}
+
+/** A stream mode or a list of them (body or repeated query parameter); undefined when absent. */
+export function parseStreamModes(
+  raw: unknown,
+  loc: ValidationIssue["loc"],
+  issues: ValidationIssue[],
+): StreamMode[] | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const list = Array.isArray(raw) ? (raw as unknown[]) : [raw];
+  const modes: StreamMode[] = [];
+  for (const [index, mode] of list.entries()) {
+    if (typeof mode === "string" && (STREAM_MODES as readonly string[]).includes(mode)) {
+      if (!modes.includes(mode as StreamMode)) modes.push(mode as StreamMode);
+    } else {
+      issues.push({
+        loc: Array.isArray(raw) ? [...loc, index] : loc,
+        msg: `Input should be ${STREAM_MODES.map((m) => `'${m}'`).join(", ")}`,
+        type: "enum",
+      });
+    }
+  }
+  return modes;
 }

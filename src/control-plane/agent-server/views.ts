@@ -1,4 +1,4 @@
-import { isInProgress, type RunRecord, type ThreadRecord } from "./types.js";
+import { isInProgress, type Checkpoint, type RunRecord, type ThreadRecord } from "./types.js";
 
 /** Response shapes of the agent server API (what @langchain/langgraph-sdk 2.x expects). */
 
@@ -51,3 +51,37 @@ export const stateView = (thread: ThreadRecord) => ({
   parent_checkpoint: null,
   interrupts: [] as unknown[],
 });
+
+/** `{error, message}` of a failed run: "GraphError: text" splits into the error's name and message. */
+export function runError(run: { status: string; error?: string }): { error: string; message: string } {
+  const text = run.error ?? (run.status === "timeout" ? "the run timed out" : "the run failed");
+  const named = /^([A-Za-z]+Error): (.*)$/s.exec(text);
+  if (named) return { error: named[1]!, message: named[2]! };
+  return { error: run.status === "timeout" ? "TimeoutError" : "Error", message: text };
+}
+
+const checkpointRef = (thread: ThreadRecord, checkpointId: string) => ({
+  thread_id: thread.thread_id,
+  checkpoint_ns: "",
+  checkpoint_id: checkpointId,
+  checkpoint_map: null,
+});
+
+/** Past states, newest first, in the shape of GET state (SDK threads.getHistory). */
+export function historyView(thread: ThreadRecord, checkpoints: readonly Checkpoint[]) {
+  const all = thread.history ?? [];
+  return checkpoints.map((checkpoint) => {
+    const index = all.indexOf(checkpoint);
+    const parent = index > 0 ? all[index - 1] : undefined;
+    return {
+      values: { messages: checkpoint.values.messages.map((message) => ({ ...message })) },
+      next: [] as string[],
+      tasks: [] as unknown[],
+      checkpoint: checkpointRef(thread, checkpoint.checkpoint_id),
+      metadata: { source: "loop", step: index, run_id: checkpoint.run_id },
+      created_at: checkpoint.created_at,
+      parent_checkpoint: parent === undefined ? null : checkpointRef(thread, parent.checkpoint_id),
+      interrupts: [] as unknown[],
+    };
+  });
+}

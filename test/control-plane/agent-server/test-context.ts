@@ -35,6 +35,7 @@ export function manualClock(start = Date.parse("2026-01-01T00:00:00.000Z")): Man
 export type TestContextOptions = {
   clock?: Clock;
   runSeconds?: number;
+  streamHeartbeatSeconds?: number;
   mode?: ControlPlaneContext["mode"];
   /** "tenant/deploymentId" pairs that exist. */
   deployments?: string[];
@@ -54,6 +55,7 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     mode: options.mode ?? "saas",
     region: "us",
     runSeconds: options.runSeconds ?? 1,
+    streamHeartbeatSeconds: options.streamHeartbeatSeconds ?? 15,
     tenantOf: (request: FastifyRequest) => String(request.headers["x-api-key"]).replace(/^key-/, ""),
     deploymentExists: (tenant, id) => deployments.has(`${tenant}/${id}`),
     commits: [],

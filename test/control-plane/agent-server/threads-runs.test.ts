@@ -1,5 +1,6 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SYSTEM_ASSISTANT_ID } from "../../../src/control-plane/agent-server/assistant-store.js";
 import { createAgentServerModule } from "../../../src/control-plane/agent-server/index.js";
 import { buildApp, manualClock, testContext, type ManualClock, type TestContext } from "./test-context.js";
 
@@ -94,7 +95,7 @@ describe("runs", () => {
     expect(run.status).toBe(200);
     expect(run.body).toMatchObject({
       thread_id: threadId,
-      assistant_id: "agent",
+      assistant_id: SYSTEM_ASSISTANT_ID, // the graph's name resolves to its system assistant
       status: "pending",
       multitask_strategy: "enqueue",
     });
@@ -135,7 +136,7 @@ describe("runs", () => {
     ]);
     const unknownAssistant = await call("POST", `/threads/${threadId}/runs`, { assistant_id: "other" });
     expect(unknownAssistant.status).toBe(404);
-    expect(unknownAssistant.body.detail).toContain('use assistant_id "agent"');
+    expect(unknownAssistant.body.detail).toContain('name the graph ("agent")');
     // Extra fields the SDK sends (stream_mode, config, ...) are accepted.
     const sdkShaped = await startRun(threadId, "x", {
       stream_mode: ["values"],

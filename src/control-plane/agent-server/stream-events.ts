@@ -1,0 +1,58 @@
+import { GRAPH_ID, textOf } from "./graph.js";
+import type { RunEvents } from "./run-events.js";
+import type { RunRecord, StateMessage, ThreadRecord } from "./types.js";
+import { runError, stateValues } from "./views.js";
+
+/**
+ * What a run streams, in the shapes the open-source agent server sends and the SDK parses:
+ * `values` (the whole state) when the run starts and ends, the answer as `messages` chunks
+ * (`messages-tuple`: `[chunk, metadata]`; legacy `messages`: metadata/partial/complete), the
+ * node's `updates`, an `error` for a failed run; `end` closes every stream.
+ */
+
+/** Splits an answer into word-sized chunks, as a model streams tokens. */
+export function splitIntoChunks(text: string): string[] {
+  const chunks = text.match(/\s*\S+\s*/g) ?? [];
+  return chunks.length > 0 ? chunks : [text];
+}
+
+const replyOf = (thread: ThreadRecord, run: RunRecord): StateMessage | undefined =>
+  thread.messages.filter((stored) => stored.run_id === run.run_id && stored.message.type === "ai").at(-1)
+    ?.message;
+
+export function emitRunStarted(events: RunEvents, thread: ThreadRecord, run: RunRecord): void {
+  events.emit(run.run_id, "values", "values", stateValues(thread));
+}
+
+export function emitRunEnded(events: RunEvents, thread: ThreadRecord, run: RunRecord): void {
+  const reply = run.status === "success" ? replyOf(thread, run) : undefined;
+  if (reply !== undefined) emitReply(events, thread, run, reply);
+  if (run.status === "success") events.emit(run.run_id, "values", "values", stateValues(thread));
+  if (run.status === "error" || run.status === "timeout")
+    events.emit(run.run_id, "always", "error", runError(run));
+  // interrupted (cancelled, interrupted or rolled back by a newer run): the stream just ends.
+  events.close(run.run_id);
+}
+
+function emitReply(events: RunEvents, thread: ThreadRecord, run: RunRecord, reply: StateMessage): void {
+  const metadata = {
+    graph_id: GRAPH_ID,
+    assistant_id: run.assistant_id,
+    run_id: run.run_id,
+    thread_id: thread.thread_id,
+    langgraph_step: 1,
+    langgraph_node: "agent",
+    langgraph_triggers: ["branch:to:agent"],
+  };
+  const id = run.run_id;
+  events.emit(id, "messages", "messages/metadata", { [reply.id]: { metadata } });
+  let sofar = "";
+  for (const piece of splitIntoChunks(textOf(reply.content))) {
+    sofar += piece;
+    const chunk = { type: "AIMessageChunk", content: piece, id: reply.id, tool_call_chunks: [] };
+    events.emit(id, "messages-tuple", "messages", [chunk, metadata]);
+    events.emit(id, "messages", "messages/partial", [{ type: "ai", content: sofar, id: reply.id }]);
+  }
+  events.emit(id, "messages", "messages/complete", [{ ...reply }]);
+  events.emit(id, "updates", "updates", { agent: { messages: [{ ...reply }] } });
+}
