@@ -94,11 +94,9 @@ export function registerAssistantRoutes(
     const assistant = find(request, reply);
     if (assistant === undefined) return reply;
     if (assistant.metadata.created_by === "system")
-      return reply
-        .code(409)
-        .send({
-          detail: "The graph's system assistant cannot be changed; create an assistant of the graph instead.",
-        });
+      return reply.code(409).send({
+        detail: "The graph's system assistant cannot be changed; create an assistant of the graph instead.",
+      });
     const parsed = parseAssistantPatch(request.body);
     if (!parsed.ok) return invalid(reply, parsed.issues);
     const patch = parsed.value;
@@ -121,11 +119,9 @@ export function registerAssistantRoutes(
     const assistant = find(request, reply);
     if (assistant === undefined) return reply;
     if (assistant.metadata.created_by === "system")
-      return reply
-        .code(409)
-        .send({
-          detail: "The graph's system assistant cannot be deleted; it serves runs that name the graph.",
-        });
+      return reply.code(409).send({
+        detail: "The graph's system assistant cannot be deleted; it serves runs that name the graph.",
+      });
     assistants.delete(request.params.deploymentId, assistant.assistant_id);
     await ctx.commit();
     return reply.code(204).send();

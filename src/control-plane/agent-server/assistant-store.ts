@@ -68,7 +68,8 @@ export function createAssistantStore(): AssistantStore {
   const system = systemAssistant();
   const own = (deploymentId: string) => {
     let assistants = byDeployment.get(deploymentId);
-    if (assistants === undefined) byDeployment.set(deploymentId, (assistants = new Map<string, AssistantRecord>()));
+    if (assistants === undefined)
+      byDeployment.set(deploymentId, (assistants = new Map<string, AssistantRecord>()));
     return assistants;
   };
   return {

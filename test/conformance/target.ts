@@ -1,0 +1,69 @@
+import { Client } from "@langchain/langgraph-sdk";
+import { expect } from "vitest";
+import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
+import { startControlPlane } from "../../src/control-plane/server.js";
+import { gatedClock } from "../control-plane/agent-server/test-context.js";
+
+/**
+ * What the SDK conformance suite runs against: an agent server URL, and a way to hold runs in
+ * progress until the test lets them finish. The default is `plumb control-plane` started in
+ * process with a gated clock (a run ends only when the test releases it: no sleeps). With
+ * CONFORMANCE_URL set, the suite targets that server instead (e.g. the open-source dev server
+ * serving test/conformance/oss); runs there end on their own after CONFORMANCE_RUN_MS.
+ */
+export type ConformanceTarget = {
+  name: string;
+  client(): Client;
+  /** Resolves once `count` runs are in progress and held. */
+  untilHeld(count: number): Promise<void>;
+  /** Lets every held run finish. */
+  release(): void;
+  stop(): Promise<void>;
+};
+
+export async function startTarget(): Promise<ConformanceTarget> {
+  const external = process.env.CONFORMANCE_URL;
+  if (external !== undefined && external !== "") return externalTarget(external);
+  const clock = gatedClock();
+  const cp = await startControlPlane({ clock, runSeconds: 5, revisionSeconds: 0, deploymentReadySeconds: 0 });
+  const response = await fetch(`${cp.url}/v2/deployments`, {
+    method: "POST",
+    headers: { "x-api-key": DEFAULT_API_KEY, "content-type": "application/json" },
+    body: JSON.stringify({
+      name: "conformance",
+      source: "gitrepo",
+      source_config: {
+        integration_id: DEFAULT_INTEGRATION_ID,
+        repo_url: "https://git.example.com/acme/agent",
+      },
+      source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
+      secrets: [],
+    }),
+  });
+  expect(response.status).toBe(201);
+  const { id } = (await response.json()) as { id: string };
+  return {
+    name: "plumb control-plane",
+    client: () =>
+      new Client({
+        apiUrl: `${cp.url}/agents/${id}`,
+        apiKey: DEFAULT_API_KEY,
+        callerOptions: { maxRetries: 0 },
+      }),
+    untilHeld: async (count) => expect.poll(() => clock.waiting(), { timeout: 5000 }).toBe(count),
+    release: () => clock.release(),
+    stop: () => cp.stop(),
+  };
+}
+
+function externalTarget(apiUrl: string): ConformanceTarget {
+  const runMs = Number(process.env.CONFORMANCE_RUN_MS ?? 1500);
+  return {
+    name: apiUrl,
+    client: () => new Client({ apiUrl, callerOptions: { maxRetries: 0 } }),
+    // Runs there are slow on their own; give a started run a moment to be picked up.
+    untilHeld: () => new Promise((resolve) => setTimeout(resolve, Math.min(300, runMs / 4))),
+    release: () => undefined,
+    stop: async () => undefined,
+  };
+}
