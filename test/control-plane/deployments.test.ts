@@ -48,6 +48,35 @@ describe("create and get", () => {
     expect((await api.call("GET", "/api/v1/sessions?name=nope")).body).toEqual([]);
   });
 
+  it("accepts deployment_type on internal_source as the hosted service does, with no effect", async () => {
+    const body = {
+      name: "uploaded-agent",
+      source: "internal_source",
+      source_config: { deployment_type: "dev" },
+      source_revision_config: { graph_config_path: "langgraph.json" },
+      secrets: [],
+    };
+    const created = await api.call("POST", "/v2/deployments", body);
+    expect(created.status).toBe(201);
+    expect(created.body.source_config.deployment_type ?? null).toBeNull();
+    const patched = await api.call("PATCH", `/v2/deployments/${created.body.id}`, {
+      source_config: { deployment_type: "prod" },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.source_config.deployment_type ?? null).toBeNull();
+    // Still refused where the spec's "validated according to source" holds and no client sends it.
+    const onContainer = await api.call("POST", "/v2/deployments", {
+      ...body,
+      name: "image-agent",
+      source: "internal_container",
+      source_revision_config: { image_uri: "x:1" },
+    });
+    expect(onContainer).toMatchObject({
+      status: 400,
+      body: { detail: expect.stringContaining("deployment_type") },
+    });
+  });
+
   it("answers 404 with the spec's detail for an unknown id, 422 for a non-uuid", async () => {
     const id = "3f1b6f0e-0000-4000-8000-000000000abc";
     expect(await api.call("GET", `/v2/deployments/${id}`)).toMatchObject({

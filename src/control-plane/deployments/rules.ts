@@ -96,10 +96,20 @@ export type CreatePlan = Pick<
   "sourceConfig" | "sourceRevisionConfig" | "secretNames" | "secretReferences"
 >;
 
+/**
+ * The hosted service's deploy CLI sends `deployment_type` for internal_source too, and the hosted
+ * service accepts it there with no effect (docs/control-plane.md "Accepted without effect").
+ */
+function withoutIgnoredFields(config: SourceConfig, source: DeploymentSource): SourceConfig {
+  if (source !== "internal_source" || !given(config.deployment_type)) return config;
+  const { deployment_type: _ignored, ...rest } = config;
+  return rest;
+}
+
 export function planCreate(body: DeploymentCreateRequest, env: RuleEnv): CreatePlan {
   const { source } = body;
   checkMode(source, env);
-  const config = body.source_config;
+  const config = withoutIgnoredFields(body.source_config, source);
   const revision = body.source_revision_config;
   if (source === "gitrepo" && given(config.custom_url))
     throw badRequest("source_config.custom_url is set by the server for source gitrepo and is read-only");
@@ -144,7 +154,7 @@ export function planPatch(
   serverCustomUrl: string,
 ): PatchPlan {
   const source = record.source;
-  const incoming = body.source_config ?? {};
+  const incoming = withoutIgnoredFields(body.source_config ?? {}, source);
   const revisionIn = body.source_revision_config ?? {};
   const revisionSource = body.revision_source ?? source;
   checkRevisionSource(source, revisionSource);
