@@ -8,10 +8,25 @@ export type ApiOptions = {
   tenantId?: string | undefined;
   /** `{platform_url}` of the organization settings; defaults to apiUrl. */
   platformUrl: string;
+  /**
+   * The installation's mode for a server that does not report it (PLUMB_MODE / --mode): plan
+   * refuses what that mode cannot create. A plumb control plane reports its own through GET /info.
+   */
+  mode?: ServerModeSetting | undefined;
 };
 
+export type ServerMode = "saas" | "self-hosted";
+export type ServerModeSetting = { mode: ServerMode; from: "--mode" | "PLUMB_MODE" };
+const SERVER_MODES: readonly string[] = ["saas", "self-hosted"];
+
 /** Command-line flags; each overrides its environment variable. No `--api-key`: argv is visible to `ps`. */
-export type ApiFlags = { apiUrl?: string; apiKeyFile?: string; tenantId?: string; platformUrl?: string };
+export type ApiFlags = {
+  apiUrl?: string;
+  apiKeyFile?: string;
+  tenantId?: string;
+  platformUrl?: string;
+  mode?: string;
+};
 
 export class ApiConfigError extends PlumbError {
   constructor(message: string) {
@@ -79,5 +94,15 @@ export function readApiOptions(
     ? parseUrl(platformText, flags.platformUrl ? "--platform-url" : "PLUMB_PLATFORM_URL")
     : apiUrl;
   const tenantId = nonEmpty(flags.tenantId) ?? nonEmpty(env.PLUMB_TENANT_ID);
-  return { apiUrl, apiKey, platformUrl, ...(tenantId ? { tenantId } : {}) };
+  const mode = readModeSetting(flags.mode, env.PLUMB_MODE);
+  return { apiUrl, apiKey, platformUrl, ...(tenantId ? { tenantId } : {}), ...(mode ? { mode } : {}) };
+}
+
+function readModeSetting(flag: string | undefined, env: string | undefined): ServerModeSetting | undefined {
+  const from = nonEmpty(flag) ? "--mode" : "PLUMB_MODE";
+  const text = nonEmpty(flag) ?? nonEmpty(env);
+  if (text === undefined) return undefined;
+  if (!SERVER_MODES.includes(text))
+    throw new ApiConfigError(`${from} must be saas or self-hosted, got ${JSON.stringify(text)}`);
+  return { mode: text as ServerMode, from };
 }

@@ -62,6 +62,11 @@ export type ControlPlaneClient = {
   uploadTarball(uploadUrl: string, bytes: Uint8Array, options?: CallOptions): Promise<void>;
   listListeners(options?: CallOptions): Promise<Listener[]>;
   listIntegrations(options?: CallOptions): Promise<Integration[]>;
+  /**
+   * The installation's mode as a plumb control plane reports it on GET /info; null when the server
+   * does not answer it (a hosted service need not serve /info) or answers something else.
+   */
+  getServerMode(options?: CallOptions): Promise<"saas" | "self-hosted" | null>;
   readonly http: HttpClient;
 };
 
@@ -250,6 +255,16 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
       });
     },
     listListeners: ({ signal } = {}) => listAll<Listener>("/v2/listeners", ListenerPage, {}, signal),
+    getServerMode: async ({ signal } = {}) => {
+      try {
+        const info = await http.request<unknown>({ method: "GET", path: "/info", signal });
+        const mode = (info as { mode?: unknown } | null)?.mode;
+        return mode === "saas" || mode === "self-hosted" ? mode : null;
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        return null; // no /info, or not JSON: the mode comes from the settings, if any
+      }
+    },
     listIntegrations: ({ signal } = {}) =>
       http.request({
         method: "GET",

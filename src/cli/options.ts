@@ -38,6 +38,10 @@ export function addConnectionOptions(command: Command, statusBranchHelp: string)
     .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
     .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
     .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")
+    .option(
+      "--mode <mode>",
+      "saas or self-hosted: the installation's mode, for a control plane that does not report it (PLUMB_MODE); plan refuses sources that mode cannot create",
+    )
     .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
     .option("--status-branch <branch>", statusBranchHelp);
 }

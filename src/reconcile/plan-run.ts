@@ -15,10 +15,13 @@ import { type CheckedFingerprints, checkFingerprints } from "../diff/secret-fing
 import { planReplacements } from "../diff/plan-replace.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
-import type { Problem } from "../manifest/types.js";
+import { checkServerRules } from "../manifest/server-rules.js";
+import type { LoadedManifest, Problem } from "../manifest/types.js";
+import type { DeploymentManifest } from "../schema/manifest.js";
 import type { Deployment } from "../schema/deployment.js";
 import { resolvePending } from "./pending-intent.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
+import { readServerFacts, type ServerFactsReader } from "./server-facts.js";
 import { type ObjectStatus, type StatusStore, statusKey } from "./status-types.js";
 import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.js";
 
@@ -30,6 +33,8 @@ export type LiveReaders = {
   controlPlane: LiveReader;
   /** Needed only when an OrganizationAccess manifest is planned. */
   platform?: Pick<PlatformClient, "getOrganization"> | undefined;
+  /** Reads the installation's create rules (mode, integrations, listeners) when a plan creates. */
+  server?: ServerFactsReader | undefined;
 };
 
 export type PlanManifestsOptions = PlanBaseOptions &
@@ -65,7 +70,10 @@ type PlanBaseOptions = {
 };
 
 export type PlanManifestsResult =
-  /** Invalid manifests: stopped before any API call. */
+  /**
+   * Invalid manifests (stopped before any API call), or creates the installation refuses (its
+   * mode, integrations, listeners: stopped after reading, before anything is sent).
+   */
   | { ok: false; problems: Problem[] }
   | {
       ok: true;
@@ -127,6 +135,10 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     options.fingerprints ? checkDesiredFingerprints(desired, options.fingerprints) : undefined,
   ]);
   const live: LiveState = organization ? { deployments, organization } : { deployments };
+  if (readers.server) {
+    const refused = await checkCreates(readers.server, selected, deployments, options.signal);
+    if (refused.length > 0) return { ok: false, problems: [...problems, ...refused] };
+  }
   const settled = options.pending
     ? await landedIntentFingerprints(desired, deployments, options.pending, fingerprints)
     : fingerprints;
@@ -149,6 +161,27 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     );
   const plan = planReplacements(buildPlan(input), input, allowed);
   return { ok: true, plan, desired, live, problems, root };
+}
+
+/** Deployments the plan would create (absent, or replaced by another source), checked against the installation. */
+async function checkCreates(
+  server: ServerFactsReader,
+  selected: readonly LoadedManifest[],
+  deployments: readonly Deployment[],
+  signal: AbortSignal | undefined,
+): Promise<Problem[]> {
+  const live = new Map(deployments.map((d) => [d.name, d]));
+  const creates = selected.filter(
+    (loaded): loaded is LoadedManifest<DeploymentManifest> =>
+      loaded.manifest.kind === "Deployment" &&
+      live.get(loaded.manifest.metadata.name)?.source !== loaded.manifest.spec.source,
+  );
+  const facts = await readServerFacts(
+    server,
+    creates.map((loaded) => loaded.manifest),
+    signal,
+  );
+  return checkServerRules(creates, facts);
 }
 
 /**

@@ -120,8 +120,9 @@ export async function planSession(
     env: io.env,
     // Called once the manifests are valid: missing API settings fail there, before any read starts.
     connect: () => {
-      const { ports, platform } = session.connect();
-      return { controlPlane: ports.controlPlane, platform };
+      const { api, ports, platform } = session.connect();
+      const server = { client: ports.controlPlane, setting: api.mode, apiUrl: api.apiUrl };
+      return { controlPlane: ports.controlPlane, platform, server };
     },
     fingerprints: fingerprintsFromStatus(session.store),
     sources: sourcesFromStatus(session.store),
