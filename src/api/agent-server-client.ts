@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { EventSourceParserStream } from "eventsource-parser/stream";
 import { orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
 import type { CallOptions } from "./control-plane-client.js";
@@ -18,6 +19,15 @@ export type RunRequest = {
   multitask_strategy?: "rollback" | "interrupt" | "reject" | "enqueue";
 };
 
+/** One Server-Sent Event of a run's stream; `data` parsed from JSON (null without data). */
+export type StreamPart = { event: string; data: unknown; id: string | undefined };
+
+export type StreamRunRequest = RunRequest & {
+  stream_mode: string[];
+  /** `cancel`: the server cancels the run when plumb stops reading (verify timed out). */
+  on_disconnect?: "cancel" | "continue";
+};
+
 export type AgentServerClient = {
   /** null when the thread does not exist (404), e.g. the deployment was recreated. */
   getThread(threadId: string, options?: CallOptions): Promise<Thread | null>;
@@ -29,6 +39,15 @@ export type AgentServerClient = {
     runId: string,
     options?: CallOptions & { timeoutMs?: number },
   ): Promise<Record<string, unknown>>;
+  /**
+   * Creates a run and reads its event stream (POST /threads/{tid}/runs/stream) until the server
+   * ends it. `timeoutMs` bounds the whole stream; the signal stops reading (and disconnects).
+   */
+  streamRun(
+    threadId: string,
+    body: StreamRunRequest,
+    options?: CallOptions & { timeoutMs?: number },
+  ): AsyncGenerator<StreamPart>;
   /** null when the run does not exist (404), e.g. after a rollback deleted it. */
   getRun(threadId: string, runId: string, options?: CallOptions): Promise<Run | null>;
   getState(threadId: string, options?: CallOptions): Promise<ThreadState>;
@@ -77,6 +96,21 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
         timeoutMs,
         signal,
       }),
+    async *streamRun(threadId, body, { signal, timeoutMs } = {}) {
+      // Not retried once sent, as createRun: a new verify starts over with a rollback run.
+      const stream = await http.openStream({
+        method: "POST",
+        path: `/threads/${seg(threadId)}/runs/stream`,
+        route: "/threads/{thread_id}/runs/stream",
+        body,
+        timeoutMs,
+        signal,
+      });
+      const events = stream.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+      for await (const event of events) {
+        yield { event: event.event ?? "message", data: parseData(event.data), id: event.id };
+      }
+    },
     getThread: (threadId, { signal } = {}) =>
       orNull(
         http.request<Thread>({
@@ -106,4 +140,14 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
         signal,
       }),
   };
+}
+
+/** An event's data: JSON, or the raw text when a server sends something else; null when empty. */
+function parseData(text: string): unknown {
+  if (text === "") return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }

@@ -66,11 +66,18 @@ export type RequestSpec = {
   idempotent?: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Resolve to the body of a 2xx `text/event-stream` answer, unread (see HttpClient.openStream). */
+  stream?: boolean;
 };
 
 export type HttpClient = {
   /** Sends with retries; resolves to the parsed JSON body (undefined for an empty body). */
   request<T = unknown>(spec: RequestSpec): Promise<T>;
+  /**
+   * Same sending rules as request (a POST is retried only on 429 or when never sent), but resolves
+   * to the open body of a 2xx `text/event-stream` answer. `timeoutMs` bounds the whole stream.
+   */
+  openStream(spec: Omit<RequestSpec, "stream" | "schema">): Promise<ReadableStream<Uint8Array>>;
   readonly baseUrl: string;
   readonly limiter: RateLimiter;
 };
@@ -142,14 +149,18 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         });
       };
       let status = 0;
-      let text: string;
+      let text = "";
       let retryAfter: string | null;
+      let stream: ReadableStream<Uint8Array> | null = null;
       try {
         const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
         const response = await fetchImpl(url, { method: spec.method, headers, body, signal });
         status = response.status;
         retryAfter = response.headers.get("retry-after");
-        text = await response.text();
+        const eventStream = response.headers.get("content-type")?.startsWith("text/event-stream") === true;
+        if (spec.stream && status >= 200 && status < 300 && eventStream && response.body)
+          stream = response.body;
+        else text = await response.text();
       } catch (error) {
         throw transportError(error);
       } finally {
@@ -166,6 +177,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         logger?.debug(event, "api response");
       }
       if (status < 200 || status >= 300) throw errorFromResponse(spec, status, text, retryAfter);
+      if (spec.stream) return stream ?? Promise.reject(unexpected(spec, ["not text/event-stream"]));
       return parseSuccess(spec, text);
     });
   }
@@ -233,7 +245,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     }
   }
 
-  return { request, baseUrl, limiter };
+  const openStream: HttpClient["openStream"] = (spec) =>
+    request<ReadableStream<Uint8Array>>({ ...spec, stream: true });
+
+  return { request, openStream, baseUrl, limiter };
 }
 
 /** The server's `detail`, or a short excerpt of a non-JSON error body; the key scrubbed out. */

@@ -77,6 +77,12 @@ export function agentServerPort(options: PortsOptions): AgentServerPort {
     // The verify budget (timeout_seconds) bounds the join through the signal, not the HTTP timeout.
     joinRun: (url, threadId, runId, o) =>
       clientFor(url).joinRun(threadId, runId, { signal: o?.signal, timeoutMs: 3_600_000 }),
+    // Bounded by the verify budget through the signal, as the join.
+    streamRun: (url, threadId, body, o) =>
+      clientFor(url).streamRun(threadId, body as Parameters<AgentServerClient["streamRun"]>[1], {
+        signal: o?.signal,
+        timeoutMs: 3_600_000,
+      }),
     getRun: (url, threadId, runId, o) => clientFor(url).getRun(threadId, runId, { signal: o?.signal }),
     getState: async (url, threadId, o) => {
       const state = await clientFor(url).getState(threadId, { signal: o?.signal });

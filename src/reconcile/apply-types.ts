@@ -14,7 +14,17 @@ export type ApplyOutcome =
   | "timeout" // --timeout reached while waiting
   | "interrupted"; // Ctrl-C / SIGTERM before it finished
 
-export type VerifyResult = { ok: boolean; thread_id: string | null; run_id: string | null; message: string };
+export type VerifyResult = {
+  ok: boolean;
+  thread_id: string | null;
+  run_id: string | null;
+  message: string;
+  /** Milliseconds from sending the run to its stream's first event, and to the answer's first token. */
+  first_event_ms?: number | null;
+  first_token_ms?: number | null;
+  /** The answer's text (cut at 200 characters), when there was one. */
+  answer?: string | null;
+};
 
 export type ApplyResult = {
   kind: PlannedChange["kind"];

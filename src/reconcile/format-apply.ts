@@ -9,9 +9,19 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 export function formatResultLine(r: ApplyResult): string {
   const revision = r.revision_id ? ` revision ${r.revision_id} ${r.revision_status ?? ""}`.trimEnd() : "";
   const superseded = r.superseded_by ? ` (superseded, followed ${r.superseded_by})` : "";
-  const verify = r.verify ? ` verify ${r.verify.ok ? "passed" : "failed"}` : "";
+  const verify = r.verify ? ` verify ${r.verify.ok ? "passed" : "failed"}${verifyDetail(r.verify)}` : "";
   const message = r.message && r.outcome !== "converged" ? `: ${r.message}` : "";
   return `${r.kind} ${r.name} ${r.outcome}${revision}${superseded}${verify} in ${seconds(r.elapsed_ms)}${message}`;
+}
+
+/** ` (first token 120 ms: "pong")`: how fast and what the agent answered. */
+function verifyDetail(verify: NonNullable<ApplyResult["verify"]>): string {
+  const latency = verify.first_token_ms ?? verify.first_event_ms;
+  if (latency === null || latency === undefined) return "";
+  const what =
+    verify.first_token_ms !== null && verify.first_token_ms !== undefined ? "first token" : "first event";
+  const answer = verify.answer ? `: ${JSON.stringify(verify.answer)}` : "";
+  return ` (${what} ${latency} ms${answer})`;
 }
 
 const ORDER: ApplyOutcome[] = ["converged", "sent", "skipped", "failed", "timeout", "interrupted"];

@@ -56,6 +56,19 @@ export type AgentServerPort = {
     options?: CallOptions,
   ): Promise<{ run_id: string }>;
   joinRun(baseUrl: string, threadId: string, runId: string, options?: CallOptions): Promise<unknown>;
+  /** Creates a run and yields its stream's events until the server ends it (see AgentServerClient). */
+  streamRun(
+    baseUrl: string,
+    threadId: string,
+    body: {
+      assistant_id: string;
+      input: Record<string, unknown>;
+      multitask_strategy: "rollback";
+      stream_mode: string[];
+      on_disconnect: "cancel";
+    },
+    options?: CallOptions,
+  ): AsyncIterable<{ event: string; data: unknown }>;
   getRun(
     baseUrl: string,
     threadId: string,

@@ -24,3 +24,41 @@ describe("getThread", () => {
     await expect(client.getThread("bad")).rejects.toMatchObject({ code: "unauthorized" });
   });
 });
+
+describe("streamRun", () => {
+  const body = { assistant_id: "agent", input: { messages: [] }, stream_mode: ["values"] };
+  const collect = async (stream: AsyncIterable<unknown>) => {
+    const parts: unknown[] = [];
+    for await (const part of stream) parts.push(part);
+    return parts;
+  };
+
+  it("posts the run and parses the event stream: JSON data, ids, comments skipped", async () => {
+    const sse =
+      'event: metadata\ndata: {"run_id":"r1","attempt":1}\nid: 1\n\n' +
+      ": heartbeat\n\n" +
+      'event: values\ndata: {"messages":[{"type":"ai","content":"pong"}]}\nid: 2\n\n' +
+      "event: end\ndata: null\nid: 3\n\n";
+    nock(AGENT, { reqheaders: { "x-api-key": KEY } })
+      .post("/threads/t1/runs/stream", (sent: Record<string, unknown>) => sent.stream_mode !== undefined)
+      .reply(200, sse, { "content-type": "text/event-stream; charset=utf-8" });
+    expect(await collect(make().streamRun("t1", body))).toEqual([
+      { event: "metadata", data: { run_id: "r1", attempt: 1 }, id: "1" },
+      { event: "values", data: { messages: [{ type: "ai", content: "pong" }] }, id: "2" },
+      { event: "end", data: null, id: "3" },
+    ]);
+  });
+
+  it("throws the API error of a refused run, and unexpected-response for a body that is not a stream", async () => {
+    nock(AGENT).post("/threads/busy/runs/stream").reply(409, { detail: "busy" });
+    nock(AGENT).post("/threads/json/runs/stream").reply(200, { not: "a stream" });
+    const client = make();
+    await expect(collect(client.streamRun("busy", body))).rejects.toMatchObject({
+      status: 409,
+      code: "conflict",
+    });
+    await expect(collect(client.streamRun("json", body))).rejects.toMatchObject({
+      code: "unexpected-response",
+    });
+  });
+});

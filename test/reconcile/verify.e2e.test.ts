@@ -21,7 +21,16 @@ describe("verify after DEPLOYED", () => {
     await writeManifests(env.root, [gitrepoDoc("vee", { verify: verify("pong") })]);
     const first = await env.apply();
     expect(first.results[0]).toMatchObject({ outcome: "converged", health: "Healthy" });
-    expect(first.results[0]!.verify).toMatchObject({ ok: true, message: "answered" });
+    // Streamed: the answer and when the first event and the first token came.
+    expect(first.results[0]!.verify).toMatchObject({
+      ok: true,
+      answer: "pong",
+      message: expect.stringMatching(/^answered \(first event \d+ ms, first token \d+ ms\)$/),
+    });
+    const { first_event_ms: firstEvent, first_token_ms: firstToken } = first.results[0]!.verify!;
+    expect(firstEvent).toBeGreaterThanOrEqual(0);
+    expect(firstToken).toBeGreaterThanOrEqual(firstEvent!); // the answer comes after the run's time
+    expect(first.results[0]!.verify!.run_id).toMatch(/^[0-9a-f-]{36}$/);
     const status = (await loadStatusStore(env.statusDir)).objects.get("Deployment/vee")!;
     const threadId = status.verify_thread_id!;
     expect(threadId).toBe(first.results[0]!.verify!.thread_id);
@@ -45,6 +54,30 @@ describe("verify after DEPLOYED", () => {
     const texts = (state.body!.values.messages as Array<{ content: string }>).map((m) => m.content);
     expect(texts).not.toContain("earlier check");
     expect(texts).toContain("pong");
+  });
+
+  it("reports a run that fails with the stream's error event", async () => {
+    env = await startEnv();
+    const failing = verify("pong");
+    failing.input.messages[0]!.content = "raise error";
+    await writeManifests(env.root, [gitrepoDoc("failing", { verify: failing })]);
+    const report = await env.apply();
+    expect(report.results[0]).toMatchObject({ outcome: "failed", health: "Degraded" });
+    expect(report.results[0]!.message).toBe("the run failed: GraphError: the graph raised on request");
+  });
+
+  it("a check that times out disconnects, and the server cancels its run", async () => {
+    env = await startEnv({ runSeconds: 30 });
+    const slow = { ...verify("pong"), timeout_seconds: 1 };
+    await writeManifests(env.root, [gitrepoDoc("slow", { verify: slow })]);
+    const report = await env.apply();
+    expect(report.results[0]!.message).toBe("no answer within 1s");
+    const status = (await loadStatusStore(env.statusDir)).objects.get("Deployment/slow")!;
+    const { cp } = env;
+    const runsPath = `/agents/${status.id}/threads/${status.verify_thread_id}/runs`;
+    await expect
+      .poll(async () => (await call(cp, "GET", runsPath)).body)
+      .toMatchObject([{ status: "interrupted" }]);
   });
 
   it("fails apply and marks the deployment Degraded when the answer does not match", async () => {

@@ -25,9 +25,9 @@ export type SseOptions = {
 /** Open streams, so a server that shuts down can end them instead of waiting for them. */
 export type OpenStreams = Set<() => void>;
 
+/** Every event has a data line (`null` for `end`): an EventSource drops events without data. */
 export function formatEvent(event: RunEvent): string {
-  const data = event.data === null ? "" : `data: ${JSON.stringify(event.data)}\n`;
-  return `event: ${event.event}\n${data}id: ${event.id}\n\n`;
+  return `event: ${event.event}\ndata: ${JSON.stringify(event.data)}\nid: ${event.id}\n\n`;
 }
 
 export function writeRunStream(

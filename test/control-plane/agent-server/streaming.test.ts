@@ -84,7 +84,7 @@ describe("event streams on the wire", () => {
     const text = await reader;
     expect(text.startsWith("event: metadata\ndata: {")).toBe(true);
     expect(text).toMatch(/event: values\ndata: \{"messages":\[.*"pong".*\]\}\nid: \d+\n\n/);
-    expect(text).toMatch(/event: end\nid: \d+\n\n$/);
+    expect(text).toMatch(/event: end\ndata: null\nid: \d+\n\n$/);
   });
 
   it("refuses unknown stream modes and join parameters with 422, unknown runs with 404", async () => {
