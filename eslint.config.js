@@ -4,7 +4,7 @@ import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  { ignores: ["dist/", "node_modules/", "coverage/", "eslint.config.js", "examples/", ".plumb/"] },
+  { ignores: ["dist/", "node_modules/", "coverage/", "eslint.config.js", "examples/", ".plumb/", "test/conformance/oss/"] },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

@@ -18,6 +18,17 @@ export type ConformanceTarget = {
   untilHeld(count: number): Promise<void>;
   /** Lets every held run finish. */
   release(): void;
+  /**
+   * What `multitask_strategy: "reject"` answers on a busy thread: 409 on plumb, 422 on the
+   * open-source server (docs/control-plane.md "Where we differ").
+   */
+  rejectStatus: number;
+  /** Status of a run cancelled because its client disconnected: interrupted here, error there. */
+  cancelledStatus: string;
+  /** What GET answers for a run another run rolled back: 404 here (deleted), its status there. */
+  rolledBackRun: number | string;
+  /** How long a run may take to end once released (polls wait this long). */
+  settleMs: number;
   stop(): Promise<void>;
 };
 
@@ -52,6 +63,10 @@ export async function startTarget(): Promise<ConformanceTarget> {
       }),
     untilHeld: async (count) => expect.poll(() => clock.waiting(), { timeout: 5000 }).toBe(count),
     release: () => clock.release(),
+    rejectStatus: 409,
+    cancelledStatus: "interrupted",
+    rolledBackRun: 404,
+    settleMs: 5000,
     stop: () => cp.stop(),
   };
 }
@@ -64,6 +79,10 @@ function externalTarget(apiUrl: string): ConformanceTarget {
     // Runs there are slow on their own; give a started run a moment to be picked up.
     untilHeld: () => new Promise((resolve) => setTimeout(resolve, Math.min(300, runMs / 4))),
     release: () => undefined,
+    rejectStatus: 422,
+    cancelledStatus: "error",
+    rolledBackRun: "error",
+    settleMs: runMs * 4 + 5000,
     stop: async () => undefined,
   };
 }
