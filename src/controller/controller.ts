@@ -113,6 +113,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
           pollIntervalMs: options.pollIntervalMs,
           maxPollIntervalMs: options.maxPollIntervalMs,
           agentUrlFallback: agentUrlFallback(options.api.apiUrl),
+          server: { client: ports.controlPlane, setting: options.api.mode, apiUrl: options.api.apiUrl },
           // As plan: leave a threadpool slot for file reads and DNS while reconciles check secrets.
           fingerprintLimit: pLimit(Math.max(1, Math.min(3, availableParallelism()))),
         },

@@ -5,7 +5,11 @@ import { buildPlan, type DesiredObject } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
 import { checkFingerprints, type CheckedFingerprints } from "../diff/secret-fingerprint.js";
 import type { Logger } from "../logger.js";
+import { PlumbError } from "../errors.js";
+import { checkServerRules } from "../manifest/server-rules.js";
 import type { LoadedManifest } from "../manifest/types.js";
+import { readServerFacts, type ServerFactsReader } from "../reconcile/server-facts.js";
+import type { DeploymentManifest } from "../schema/manifest.js";
 import { applyPlan } from "../reconcile/apply.js";
 import type { ApplyResult } from "../reconcile/apply-types.js";
 import { buildDriftReport, type DriftReason } from "../reconcile/drift.js";
@@ -37,6 +41,8 @@ export type ReconcileContext = {
   pollIntervalMs?: number | undefined;
   maxPollIntervalMs?: number | undefined;
   agentUrlFallback?: ((deployment: Deployment) => string | null) | undefined;
+  /** Reads the installation's create rules (mode, integrations, listeners), checked before a create. */
+  server?: ServerFactsReader | undefined;
   /** Bounds the scrypt fingerprint checks in flight across reconciles (libuv's threadpool is shared). */
   fingerprintLimit?: (<T>(task: () => Promise<T>) => Promise<T>) | undefined;
 };
@@ -106,6 +112,8 @@ export async function reconcileObject(
   }
   if (reason === "drift" && drift) log.warn({ drift }, "drift detected: self-healing to git's version");
 
+  if (change.action === "create" && ctx.server) await checkCreate(ctx.server, loaded, signal);
+
   // The engine's input exactly as `plumb apply` builds it (verify spec, manifest digest, source to pack).
   const objects = applyObjects({ ok: true, plan, desired: [desired], live, problems: [], root: ctx.root });
   const report = await applyPlan(ctx.ports, objects, {
@@ -128,6 +136,21 @@ export async function reconcileObject(
   const label =
     result.outcome === "converged" ? (change.action === "noop" ? "in-sync" : "applied") : result.outcome;
   return { ok, action: change.action, result: label, drift, apply: result };
+}
+
+/**
+ * The installation's create rules, as plan checks them (docs/plan.md "Installation rules"): a
+ * create the server would refuse fails here with file:line, before anything is sent.
+ */
+async function checkCreate(server: ServerFactsReader, loaded: LoadedManifest, signal: AbortSignal) {
+  if (loaded.manifest.kind !== "Deployment") return;
+  const create = loaded as LoadedManifest<DeploymentManifest>;
+  const problems = checkServerRules([create], await readServerFacts(server, [create.manifest], signal));
+  if (problems.length > 0)
+    throw new PlumbError(
+      "create-refused",
+      problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message} [${p.code}]`).join("; "),
+    );
 }
 
 /** This object's live state: `known` from a listing, else a lookup (and the organization settings). */
