@@ -80,7 +80,8 @@ async function setup(revisionSeconds: number) {
 
 async function statusFiles() {
   const statusDir = join(dir, ".plumb", "status");
-  const files = existsSync(statusDir) ? await readdir(statusDir) : [];
+  // Records only: a write-file-atomic temporary (`NAME.json.NNN`) a kill -9 left behind is not one.
+  const files = (existsSync(statusDir) ? await readdir(statusDir) : []).filter((f) => f.endsWith(".json"));
   return Promise.all(
     files.map(async (f) => JSON.parse(await readFile(join(statusDir, f), "utf8")) as ObjectStatus),
   );

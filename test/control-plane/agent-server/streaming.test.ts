@@ -104,6 +104,33 @@ describe("event streams on the wire", () => {
     expect(badJoin.status).toBe(422);
   });
 
+  it("a join with cancel_on_disconnect=1 cancels the run when the client leaves; =0 does not", async () => {
+    const thread = (await (await post("/threads", {})).json()) as { thread_id: string };
+    const run = (await (await post(`/threads/${thread.thread_id}/runs`, runBody("ping"))).json()) as {
+      run_id: string;
+    };
+    await expect.poll(() => clock.waiting()).toBe(1);
+    const runPath = `/threads/${thread.thread_id}/runs/${run.run_id}`;
+    const status = async () => ((await (await get(runPath)).json()) as { status: string }).status;
+    for (const cancel of ["0", "1"]) {
+      const leaving = new AbortController();
+      const joined = await fetch(`${base}${runPath}/stream?cancel_on_disconnect=${cancel}`, {
+        headers,
+        signal: leaving.signal,
+      });
+      expect(await readUntil(joined, "event: metadata")).toContain(run.run_id);
+      leaving.abort();
+      if (cancel === "0") {
+        await expect(readUntil(await get(`${runPath}/stream`), "event: metadata")).resolves.toContain(
+          "metadata",
+        );
+        expect(await status()).toBe("running");
+      }
+    }
+    await expect.poll(status).toBe("interrupted");
+    expect(clock.waiting()).toBe(0);
+  });
+
   it("another deployment cannot join a stateless run's stream", async () => {
     const other = `${cp.url}/agents/${await createDeployment(cp, "other-streams")}`;
     const waited = post("/runs/wait", runBody("ping", { on_completion: "keep" }));
