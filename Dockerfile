@@ -1,5 +1,6 @@
 # plumb: build with the full toolchain, run on a small image with git (the controller follows git remotes).
-FROM node:20-slim AS build
+# Node 24 LTS: the supported runtime (Node 20.19+ still works from a checkout; see README "Install").
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
@@ -9,7 +10,7 @@ COPY bench ./bench
 COPY schemas ./schemas
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-slim AS runtime
+FROM node:24-slim AS runtime
 RUN apt-get update \
   && apt-get install -y --no-install-recommends git ca-certificates \
   && rm -rf /var/lib/apt/lists/*

@@ -29,7 +29,7 @@ describe("shipping files", () => {
   it("the Dockerfile is multi-stage, non-root, health-checked, and runs the controller with real flags", async () => {
     const text = await readFile("Dockerfile", "utf8");
     const froms = [...text.matchAll(/^FROM (\S+)(?: AS (\S+))?/gm)];
-    expect(froms.map((m) => m[1])).toEqual(["node:20-slim", "node:20-slim"]);
+    expect(froms.map((m) => m[1])).toEqual(["node:24-slim", "node:24-slim"]);
     expect(text).toMatch(/^USER (?!root)\S+/m);
     expect(text).toMatch(/apt-get install[^\n]*\bgit\b/);
     expect(text).toMatch(/^HEALTHCHECK [\s\S]*\/healthz/m);
