@@ -44,13 +44,20 @@ export function parseApiKeyFlag(text: string): ApiKeyGrant {
  * chose, not one character (not even a prefix or suffix, which narrows a guess and ends up in CI
  * logs): only which `--api-key` flag it came from and its length.
  */
-export function formatStartup(url: string, grants: ApiKeyGrant[], state: string): string[] {
+export function formatStartup(
+  url: string,
+  grants: ApiKeyGrant[],
+  state: string,
+  faults?: string | undefined,
+): string[] {
   const describe = (key: string, index: number) =>
     key === DEFAULT_API_KEY ? key : `(key from --api-key #${index + 1}, ${key.length} characters)`;
   return [
     `plumb control plane listening on ${url}`,
     ...grants.map((g, i) => `  accepts API key ${describe(g.key, i)} for tenant(s) ${g.tenants.join(", ")}`),
     `  state: ${state}`,
+    // Injected faults make clients fail on purpose: say so where the operator looks first.
+    ...(faults ? [`  faults injected: ${faults} (requests fail on purpose)`] : []),
   ];
 }
 
@@ -103,7 +110,7 @@ export function controlPlaneCommand(
         ...organizationsOptionsFromEnv(env),
       });
       const state = `${flags.data ? `durable in ${flags.data}` : "in memory"}; mode ${flags.mode}, region ${flags.region}`;
-      for (const line of formatStartup(cp.url, cp.apiKeys, state)) stdout.write(`${line}\n`);
+      for (const line of formatStartup(cp.url, cp.apiKeys, state, flags.faults)) stdout.write(`${line}\n`);
       const signal = await until();
       logger.info({ signal }, "shutting down");
       await cp.stop();

@@ -20,7 +20,7 @@ export const outputOption = (formats: readonly string[]) =>
 export const targetOption = (help: string) =>
   new Option("--target <name>", `${help} (repeatable)`)
     .argParser((value: string, all: string[] = []) => [...all, value])
-    .default([]);
+    .default([], "every object");
 
 /** `--replace NAME` (repeatable): allow deleting and re-creating a deployment whose immutable fields changed. */
 export const replaceOption = () =>
@@ -29,7 +29,7 @@ export const replaceOption = () =>
     "replace this deployment (delete, then create: downtime and a new id) when an immutable field changed (repeatable)",
   )
     .argParser((value: string, all: string[] = []) => [...all, value])
-    .default([]);
+    .default([], "none");
 
 /** API connection (flags override PLUMB_* env) and the status store location. */
 export function addConnectionOptions(command: Command, statusBranchHelp: string): Command {

@@ -26,6 +26,15 @@ describe("useColor", () => {
     expect(useColor({ stdout: { isTTY: false }, env: {} })).toBe(false);
     expect(useColor({ stdout: {}, env: { CI: "true" } })).toBe(false);
   });
+
+  it("FORCE_COLOR colours a pipe; NO_COLOR still wins; FORCE_COLOR=0 turns a terminal off", () => {
+    expect(useColor({ stdout: { isTTY: false }, env: { FORCE_COLOR: "1" } })).toBe(true);
+    expect(useColor({ stdout: {}, env: { FORCE_COLOR: "true" } })).toBe(true);
+    expect(useColor({ stdout: { isTTY: false }, env: { FORCE_COLOR: "1", NO_COLOR: "1" } })).toBe(false);
+    expect(useColor({ stdout: { isTTY: true }, env: { FORCE_COLOR: "0" } })).toBe(false);
+    expect(useColor({ stdout: { isTTY: true }, env: { FORCE_COLOR: "false" } })).toBe(false);
+    expect(useColor({ stdout: { isTTY: false }, env: { FORCE_COLOR: "" } })).toBe(false);
+  });
 });
 
 describe("colour in plan, drift and status", () => {

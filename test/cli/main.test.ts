@@ -8,3 +8,14 @@ describe("plumb program", () => {
     expect(program.helpInformation()).toContain("GitOps reconciler");
   });
 });
+
+describe("--help of every command", () => {
+  it("never shows a raw default such as (default: []) or (default: undefined)", () => {
+    for (const command of buildProgram().commands) {
+      const help = command.helpInformation();
+      expect(help, `plumb ${command.name()} --help`).not.toMatch(/\(default: (\[\]|undefined|\{\})\)/);
+    }
+    const plan = buildProgram().commands.find((c) => c.name() === "plan")!;
+    expect(plan.helpInformation()).toMatch(/--target <name>[\s\S]*\(default: every\s+object\)/);
+  });
+});

@@ -45,6 +45,13 @@ describe("plumb control-plane start-up lines", () => {
     }
   });
 
+  it("shows active --faults on the banner, and nothing about faults without them", () => {
+    const grants = [{ key: DEFAULT_API_KEY, tenants: [DEFAULT_TENANT_ID] }];
+    const faulty = formatStartup("http://127.0.0.1:8123", grants, "in memory", "500=0.05,reset=0.02");
+    expect(faulty.at(-1)).toBe("  faults injected: 500=0.05,reset=0.02 (requests fail on purpose)");
+    expect(formatStartup("http://127.0.0.1:8123", grants, "in memory").join("\n")).not.toContain("fault");
+  });
+
   it("formatStartup never reveals a character run of a short or long chosen key", () => {
     for (const key of [SECRET, "abc", "k3y!", `${SECRET}${SECRET.toLowerCase()}`]) {
       const text = formatStartup(
