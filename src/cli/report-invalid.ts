@@ -1,4 +1,5 @@
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
+import { sortProblems } from "../manifest/validate.js";
 import type { Problem } from "../manifest/types.js";
 import { count } from "../diff/plural.js";
 
@@ -17,7 +18,32 @@ export function reportInvalidManifests(
     return;
   }
   const { errors, warnings } = countProblems(problems);
-  out.write(
-    `${formatProblems(problems)}\n${count(errors, "error")}, ${count(warnings, "warning")}: ${skipped}\n`,
+  const tally = `${count(errors, "error")}, ${count(warnings, "warning")}: ${skipped}`;
+  if (output === "markdown") {
+    out.write(formatProblemsMarkdown(problems, tally));
+    return;
+  }
+  out.write(`${formatProblems(problems)}\n${tally}\n`);
+}
+
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+/** For a pull-request comment: the problems as a table a reviewer can read, the tally last. */
+export function formatProblemsMarkdown(problems: readonly Problem[], tally: string): string {
+  const rows = sortProblems(problems).map(
+    (p) =>
+      `| \`${cell(`${p.file}:${p.line}:${p.column}`)}\` | ${p.severity} | \`${cell(p.code)}\` | ${cell(p.field ? `${p.field}: ${p.message}` : p.message)} |`,
   );
+  return [
+    "### plumb: invalid manifests",
+    "",
+    "Nothing was planned or sent: fix these (`plumb validate` shows the same) and push again.",
+    "",
+    "| Location | Severity | Code | Problem |",
+    "| --- | --- | --- | --- |",
+    ...rows,
+    "",
+    `**${tally}**`,
+    "",
+  ].join("\n");
 }

@@ -32,9 +32,21 @@ const capture = () => {
 describe("reportInvalidManifests (plan, drift and apply on invalid manifests)", () => {
   it("prints the validate lines and a count naming what was skipped", () => {
     const out = capture();
-    reportInvalidManifests(out, problems, "markdown", "drift not checked");
-    expect(out.text()).toContain("a.yaml:3:5");
+    reportInvalidManifests(out, problems, "text", "drift not checked");
+    expect(out.text()).toContain("a.yaml:3:5: error: must be one of … [bad-source]");
     expect(out.text().trimEnd().split("\n").at(-1)).toBe("1 error, 1 warning: drift not checked");
+  });
+
+  it("prints a Markdown table for a pull-request comment with --output markdown", () => {
+    const out = capture();
+    const piped = [...problems, { ...problems[1]!, line: 9, message: "a | b" }];
+    reportInvalidManifests(out, piped, "markdown", "nothing planned");
+    const text = out.text();
+    expect(text.startsWith("### plumb: invalid manifests\n")).toBe(true);
+    expect(text).toContain("| `a.yaml:3:5` | error | `bad-source` | spec.source: must be one of … |");
+    expect(text).toContain("| `b.yaml:9:1` | warning | `unknown-field` | spec.x: a \\| b |");
+    expect(text.trimEnd().split("\n").at(-1)).toBe("**1 error, 2 warnings: nothing planned**");
+    expect(text).not.toMatch(/^a\.yaml:3:5: error/m); // not the plain-text lines
   });
 
   it("prints the problems as JSON with --output json", () => {
