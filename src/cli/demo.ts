@@ -1,10 +1,11 @@
 import { existsSync } from "node:fs";
-import { cp, mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { createColors } from "picocolors";
+import { useColor } from "./color.js";
 import { type Controller, startController } from "../controller/controller.js";
 import { DEFAULT_API_KEY } from "../control-plane/options.js";
 import { startControlPlane } from "../control-plane/server.js";
@@ -20,8 +21,8 @@ export type DemoIo = {
   stdout: { write(text: string): unknown; isTTY?: boolean };
   stderr: { write(text: string): unknown };
   env: NodeJS.ProcessEnv;
-  /** Resolves when the demo should stop (default: SIGINT or SIGTERM). */
-  stopSignal?: Promise<unknown>;
+  /** Resolves when the demo should stop (default: SIGINT or SIGTERM, resolved with its name). */
+  stopSignal?: Promise<NodeJS.Signals | void>;
   /** Called once the controller is watching (tests edit files then). */
   onWatching?: (info: { dir: string; controller: Controller }) => void;
 };
@@ -43,7 +44,7 @@ export function findExamples(): string {
 }
 
 export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number> {
-  const color = Boolean(io.stdout.isTTY) && !io.env.NO_COLOR;
+  const color = useColor(io);
   const c = createColors(color);
   const say = (text = "") => io.stdout.write(`${text}\n`);
   const step = (text: string) => say(`\n${c.bold(c.cyan(`==> ${text}`))}`);
@@ -61,7 +62,9 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
   const dir = await mkdtemp(join(tmpdir(), "plumb-demo-"));
   let controller: Controller | undefined;
   try {
-    await cp(findExamples(), dir, { recursive: true });
+    const examples = findExamples();
+    await cp(examples, dir, { recursive: true });
+    await pointSchemaComments(dir, resolve(examples, "../../schemas"));
     // Demo values for the secrets the examples read from the environment; nothing real leaves this machine.
     const env: NodeJS.ProcessEnv = {
       ...io.env,
@@ -139,9 +142,10 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
     say(c.dim("  Press Ctrl-C to stop; the control plane, controller and temporary copy are removed."));
     say();
     io.onWatching?.({ dir, controller });
-    await (io.stopSignal ?? signalled());
+    const signal = await (io.stopSignal ?? signalled());
     step("Stopping");
-    return 0;
+    // As every command: 130 after Ctrl-C, 143 after SIGTERM (README "Exit codes").
+    return signal === "SIGINT" ? 130 : signal === "SIGTERM" ? 143 : 0;
   } finally {
     await controller?.stop(5_000);
     await controlPlane.stop();
@@ -151,10 +155,28 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
 }
 
 const signalled = () =>
-  new Promise<void>((resolveSignal) => {
-    process.once("SIGINT", () => resolveSignal());
-    process.once("SIGTERM", () => resolveSignal());
+  new Promise<NodeJS.Signals>((resolveSignal) => {
+    process.once("SIGINT", () => resolveSignal("SIGINT"));
+    process.once("SIGTERM", () => resolveSignal("SIGTERM"));
   });
+
+/**
+ * The examples' `# yaml-language-server: $schema=../../schemas/...` comments are relative to the
+ * repository: in the temporary copy they point at plumb's schemas by absolute path instead, so an
+ * editor opened on the copy still validates and completes.
+ */
+async function pointSchemaComments(dir: string, schemas: string): Promise<void> {
+  for (const name of await readdir(dir)) {
+    if (!name.endsWith(".yaml")) continue;
+    const file = join(dir, name);
+    const text = await readFile(file, "utf8");
+    const pointed = text.replace(
+      /^(# yaml-language-server: \$schema=)(?:\.\.\/)+schemas\/(\S+)$/m,
+      (_all, prefix: string, schema: string) => `${prefix}${join(schemas, schema)}`,
+    );
+    if (pointed !== text) await writeFile(file, pointed);
+  }
+}
 
 export function demoCommand(): Command {
   return new Command("demo")

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -9,8 +10,8 @@ describe("plumb demo", () => {
   it("applies the examples, then reconciles an edited file, and stops cleanly", async () => {
     let out = "";
     let watching: { dir: string; controller: Controller } | undefined;
-    let stop!: () => void;
-    const stopSignal = new Promise<void>((resolve) => (stop = resolve));
+    let stop!: (signal: NodeJS.Signals) => void;
+    const stopSignal = new Promise<NodeJS.Signals>((resolve) => (stop = resolve));
     const done = runDemo(
       {
         stdout: { write: (t: string) => (out += t) },
@@ -25,6 +26,10 @@ describe("plumb demo", () => {
     expect(out).toContain("DEPLOYED");
     expect(out).toContain("verify passed");
     expect(out).toContain(join(dir, "triage-agent.yaml"));
+    // The copy's schema comments point at plumb's schemas, which exist (not at ../../schemas).
+    const comment = /\$schema=(\S+)/.exec(await readFile(join(dir, "triage-agent.yaml"), "utf8"))?.[1];
+    expect(comment).toMatch(/^\/.*schemas\/plumb\.schema\.json$/);
+    expect(existsSync(comment!)).toBe(true);
     await waitFor("controller ready", () => controller.ready(), 30_000);
     // docs-agent (internal_source) is deployed too: its source directory was packed and uploaded
     expect(controller.status().objects.find((o) => o.name === "docs-agent")).toMatchObject({
@@ -45,8 +50,8 @@ describe("plumb demo", () => {
       sync: "Synced",
     });
     expect(out).not.toContain("sk-demo-not-a-real-key");
-    stop();
-    expect(await done).toBe(0);
+    stop("SIGINT"); // Ctrl-C: exit code 130, as the README says
+    expect(await done).toBe(130);
     expect(out).toContain("Stopped cleanly.");
   }, 60_000);
 });
