@@ -48,7 +48,7 @@ export function formatStartup(
   url: string,
   grants: ApiKeyGrant[],
   state: string,
-  faults?: string | undefined,
+  faults?: string,
 ): string[] {
   const describe = (key: string, index: number) =>
     key === DEFAULT_API_KEY ? key : `(key from --api-key #${index + 1}, ${key.length} characters)`;
