@@ -31,7 +31,7 @@ export type DeploymentDiff = {
 export type DeploymentDiffInput = {
   name: string;
   spec: DeploymentSpec;
-  /** Resolved values of spec.secrets (undefined when the manifest has no secrets list). */
+  /** Resolved values of spec.secrets (undefined without a secrets list, or when they could not be resolved). */
   secrets: readonly Secret[] | undefined;
   live: Deployment;
   fingerprints: SecretFingerprints | undefined;
@@ -118,7 +118,9 @@ export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
 
   if (input.source) diffSource(input.source, live, out);
 
-  if (spec.secrets) {
+  // Secrets that could not be resolved (an unset env variable, a missing file) are unknown, not
+  // changed: the object is not planned for that error, and no `-NAME` suggests a deletion.
+  if (spec.secrets && input.secrets !== undefined) {
     const secrets = diffSecrets(input.secrets ?? [], live.secrets ?? [], input.fingerprints);
     out.live.secrets = secrets.live;
     out.desired.secrets = secrets.desired;

@@ -20,6 +20,7 @@ import { type ClientPorts, createApplyPorts } from "./api-adapter.js";
 import type { ApplyObject } from "./apply-types.js";
 import { type StatusLocation, loadStatus, resolveStatusDir } from "./status-source.js";
 import { resolveStorePending } from "./pending-intent.js";
+import { findMissingEnv, formatMissingEnv } from "./missing-env.js";
 import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";
 import { packSource } from "./source-pack.js";
 import { planPrune, withPrune } from "../diff/plan-prune.js";
@@ -181,13 +182,15 @@ export function applyObjects(result: Extract<PlanManifestsResult, { ok: true }>)
 export function warnUnknownSecrets(
   session: Session,
   result: Extract<PlanManifestsResult, { ok: true }>,
-  io: Pick<SessionIo, "stderr">,
+  io: Pick<SessionIo, "stderr" | "env">,
 ): void {
   const names = findUnknownSecrets(result.desired, result.live.deployments, (key) =>
     session.store.objects.get(key),
   );
   const warning = formatUnknownSecretsWarning(names, session.root);
   if (warning) io.stderr.write(`plumb: ${warning}\n`);
+  for (const line of formatMissingEnv(findMissingEnv(result.desired, io.env)))
+    io.stderr.write(`plumb: ${line}\n`);
 }
 
 /** PATH holds no plumb manifest (apiVersion: plumb/v1) at all. */
