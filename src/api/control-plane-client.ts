@@ -8,6 +8,7 @@ import {
   type Page,
   Revision,
 } from "../schema/deployment.js";
+import { ApiConfigError } from "./config.js";
 import { ApiError, orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
 import { backoffDelay, DEFAULT_RETRY_POLICY } from "./retry.js";
@@ -77,6 +78,21 @@ const IntegrationList = Type.Array(Integration);
 
 const id = (value: string) => encodeURIComponent(value);
 
+/** Paths a user may have copied into the base URL: the API's own prefixes. */
+const API_PREFIX = /\/(?:v\d+|api(?:\/v\d+)?)$/;
+
+export function wrongApiUrl(apiUrl: string, path: string, cause: ApiError): ApiConfigError {
+  const trimmed = apiUrl.replace(/\/+$/, "");
+  const base = API_PREFIX.test(trimmed) ? trimmed.replace(API_PREFIX, "") : null;
+  const advice = base
+    ? `use the base URL without ${trimmed.slice(base.length)}: ${base}`
+    : "use the control plane's base URL, without a path (e.g. https://api.example.com)";
+  const error = new ApiConfigError(
+    `the API URL ${trimmed} looks wrong: GET ${trimmed}${path} answered 404, so no control plane API is there; ${advice} (PLUMB_API_URL or --api-url)`,
+  );
+  return Object.assign(error, { cause });
+}
+
 export function createControlPlaneClient(options: ControlPlaneClientOptions): ControlPlaneClient {
   const { apiUrl, apiKey, tenantId, pageSize = 100, createAttempts = 4, ...transport } = options;
   const http = createHttpClient({
@@ -97,13 +113,18 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
   ): Promise<T[]> {
     const all: T[] = [];
     for (let offset = 0; ;) {
-      const page = await http.request<Page<T>>({
-        method: "GET",
-        path,
-        query: { ...query, limit: pageSize, offset },
-        schema,
-        signal,
-      });
+      const page = await http
+        .request<Page<T>>({
+          method: "GET",
+          path,
+          query: { ...query, limit: pageSize, offset },
+          schema,
+          signal,
+        })
+        .catch((error: unknown) => {
+          // A list the API always has answers 404 only when the base URL is not the API's.
+          throw error instanceof ApiError && error.status === 404 ? wrongApiUrl(apiUrl, path, error) : error;
+        });
       all.push(...page.resources);
       if (page.resources.length < pageSize) return all;
       // `offset` is the next page's offset; fall back to counting if a server echoes the current one.

@@ -47,6 +47,8 @@ export type ApiErrorInit = {
   ambiguous?: boolean;
   /** Milliseconds the server asked us to wait (429 Retry-After). */
   retryAfterMs?: number;
+  /** The server (origin) tried, named when no response came (never a path with a token). */
+  url?: string;
   cause?: unknown;
 };
 
@@ -138,7 +140,10 @@ function formatDetail(detail: ErrorDetail | undefined): string {
 function formatMessage(init: ApiErrorInit): string {
   const what = init.status > 0 ? `${init.status}` : init.code;
   const detail = formatDetail(init.detail);
-  const hint = HINTS[init.code];
+  const hint =
+    init.code === "network" && init.url
+      ? `${init.detail === "ECONNREFUSED" ? "nothing accepts connections at" : "could not reach"} ${init.url}; is the server running? For the control plane, check PLUMB_API_URL`
+      : HINTS[init.code];
   return (
     `${init.method} ${init.path} failed: ${what}` +
     (detail ? ` — ${detail}` : "") +

@@ -144,6 +144,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           method: spec.method,
           path: spec.path,
           detail: timedOut ? null : (networkCode(error) ?? "connection failed"),
+          url: url.origin,
           ambiguous: timedOut || !wasNeverSent(error),
           cause: error,
         });
@@ -156,6 +157,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
         const response = await fetchImpl(url, { method: spec.method, headers, body, signal });
         status = response.status;
+        answered = true;
         retryAfter = response.headers.get("retry-after");
         const eventStream = response.headers.get("content-type")?.startsWith("text/event-stream") === true;
         if (spec.stream && status >= 200 && status < 300 && eventStream && response.body)
@@ -208,8 +210,13 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     return value;
   }
 
+  // Whether this server has answered anything yet. A refused connection before that is a wrong URL
+  // or a server that is not running: said at once. After it, a restart: retried as usual.
+  let answered = false;
+
   const shouldRetry = (error: ApiError, idempotent: boolean): boolean => {
     if (error.status === 429) return true; // refused before any work: safe for every method
+    if (error.detail === "ECONNREFUSED" && !answered) return false;
     if (error.code === "network" || error.code === "timeout") return idempotent || !error.ambiguous;
     return idempotent && RETRYABLE_STATUSES.has(error.status);
   };

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   createControlPlaneClient,
   type ControlPlaneClientOptions,
+  wrongApiUrl,
 } from "../../src/api/control-plane-client.js";
 import { createsRevision } from "../../src/schema/revision-fields.js";
 import { ApiError } from "../../src/api/errors.js";
@@ -264,5 +265,28 @@ describe("patchDeployment", () => {
     expect(createsRevision({ source_revision_config: { repo_ref: "main" } })).toBe(true);
     expect(createsRevision({ secrets: [] })).toBe(true);
     expect(createsRevision({ source_config: { resource_spec: { cpu: 1 } } })).toBe(true);
+  });
+});
+
+describe("a base URL that is not the API's", () => {
+  it("says the URL looks wrong, and what it should be, when a list answers 404", async () => {
+    nock(`${BASE}`).get("/v2/v2/deployments").query(true).reply(404, { detail: "Not Found" });
+    const client = createControlPlaneClient({ apiUrl: `${BASE}/v2`, apiKey: KEY, clock: fakeClock() });
+    await expect(client.listDeployments()).rejects.toMatchObject({
+      code: "api-config",
+      message: expect.stringContaining(`looks wrong: GET ${BASE}/v2/v2/deployments answered 404`),
+    });
+    const cause = new ApiError({
+      code: "not-found",
+      status: 404,
+      method: "GET",
+      path: "/v2/deployments",
+    });
+    expect(wrongApiUrl(`${BASE}/api/v1/`, "/v2/deployments", cause).message).toContain(
+      `use the base URL without /api/v1: ${BASE}`,
+    );
+    expect(wrongApiUrl(`${BASE}/control`, "/v2/deployments", cause).message).toContain(
+      "use the control plane's base URL, without a path",
+    );
   });
 });

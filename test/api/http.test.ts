@@ -192,9 +192,21 @@ describe("retries", () => {
     ]);
   });
 
-  it("retries a POST refused at connect: it never reached the server", async () => {
+  it("retries a POST refused at connect once the server has answered: it never reached a restarting server", async () => {
+    nock(BASE).get("/ok").reply(200, {});
     nock(BASE).post("/x").replyWithError(systemError("ECONNREFUSED")).post("/x").reply(201, {});
-    await client().http.request({ method: "POST", path: "/x", body: {} });
+    const http = client().http;
+    await http.request({ method: "GET", path: "/ok" });
+    await http.request({ method: "POST", path: "/x", body: {} });
+  });
+
+  it("fails at once, naming the server, when the very first connection is refused (wrong URL, server down)", async () => {
+    nock(BASE).get("/x").replyWithError(systemError("ECONNREFUSED")).get("/x").reply(200, {});
+    const error = await caught(client().http.request({ method: "GET", path: "/x" }));
+    expect(error.code).toBe("network");
+    expect(error.message).toContain(`nothing accepts connections at ${new URL(BASE).origin}`);
+    expect(nock.pendingMocks()).toHaveLength(1); // one attempt: the answer a retry would get is unused
+    nock.cleanAll();
   });
 });
 
