@@ -1,8 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { expect } from "vitest";
-import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { startControlPlane } from "../../src/control-plane/server.js";
-import { gatedClock } from "../control-plane/agent-server/test-context.js";
+import { createAgentDeployment, gatedClock } from "../control-plane/agent-server/test-context.js";
 
 /**
  * What the SDK conformance suite runs against: an agent server URL, and a way to hold runs in
@@ -37,22 +37,7 @@ export async function startTarget(): Promise<ConformanceTarget> {
   if (external !== undefined && external !== "") return externalTarget(external);
   const clock = gatedClock();
   const cp = await startControlPlane({ clock, runSeconds: 5, revisionSeconds: 0, deploymentReadySeconds: 0 });
-  const response = await fetch(`${cp.url}/v2/deployments`, {
-    method: "POST",
-    headers: { "x-api-key": DEFAULT_API_KEY, "content-type": "application/json" },
-    body: JSON.stringify({
-      name: "conformance",
-      source: "gitrepo",
-      source_config: {
-        integration_id: DEFAULT_INTEGRATION_ID,
-        repo_url: "https://git.example.com/acme/agent",
-      },
-      source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
-      secrets: [],
-    }),
-  });
-  expect(response.status).toBe(201);
-  const { id } = (await response.json()) as { id: string };
+  const id = await createAgentDeployment(cp.url, "conformance");
   return {
     name: "plumb control-plane",
     client: () =>

@@ -1,8 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../../src/control-plane/options.js";
+import { DEFAULT_API_KEY } from "../../../src/control-plane/options.js";
 import { startControlPlane, type RunningControlPlane } from "../../../src/control-plane/server.js";
-import { gatedClock } from "./test-context.js";
+import { createAgentDeployment, gatedClock } from "./test-context.js";
 
 // The real control plane over real HTTP, driven by the official SDK. Runs last until the test
 // releases the clock, so "the first run is still in progress" holds without any sleep.
@@ -10,25 +10,7 @@ const clock = gatedClock();
 let cp: RunningControlPlane;
 let deploymentId: string;
 
-async function createDeployment(name: string, apiKey = DEFAULT_API_KEY): Promise<string> {
-  const response = await fetch(`${cp.url}/v2/deployments`, {
-    method: "POST",
-    headers: { "x-api-key": apiKey, "content-type": "application/json" },
-    body: JSON.stringify({
-      name,
-      source: "gitrepo",
-      source_config: {
-        integration_id: DEFAULT_INTEGRATION_ID,
-        repo_url: "https://git.example.com/acme/agent",
-        deployment_type: "dev",
-      },
-      source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
-      secrets: [],
-    }),
-  });
-  expect(response.status).toBe(201);
-  return ((await response.json()) as { id: string }).id;
-}
+const createDeployment = (name: string) => createAgentDeployment(cp.url, name);
 
 const client = (apiKey = DEFAULT_API_KEY, id = deploymentId) =>
   new Client({ apiUrl: `${cp.url}/agents/${id}`, apiKey, callerOptions: { maxRetries: 0 } });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SYSTEM_ASSISTANT_ID, uuid5 } from "../../../src/control-plane/agent-server/assistant-store.js";
 import { splitIntoChunks } from "../../../src/control-plane/agent-server/stream-events.js";
-import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../../src/control-plane/options.js";
+import { DEFAULT_API_KEY } from "../../../src/control-plane/options.js";
 import { startControlPlane, type RunningControlPlane } from "../../../src/control-plane/server.js";
-import { gatedClock } from "./test-context.js";
+import { createAgentDeployment, gatedClock } from "./test-context.js";
 
 // What the SDK suite (test/conformance) does not see: the wire format, keep-alives, shutdown with
 // open streams, the temporary threads of stateless runs, and the refusals.
@@ -12,21 +12,8 @@ let cp: RunningControlPlane;
 let base: string;
 const headers = { "x-api-key": DEFAULT_API_KEY, "content-type": "application/json" };
 
-async function createDeployment(server: RunningControlPlane, name: string): Promise<string> {
-  const response = await fetch(`${server.url}/v2/deployments`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify({
-      name,
-      source: "gitrepo",
-      source_config: { integration_id: DEFAULT_INTEGRATION_ID, repo_url: "https://git.example.com/a/b" },
-      source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
-      secrets: [],
-    }),
-  });
-  expect(response.status).toBe(201);
-  return ((await response.json()) as { id: string }).id;
-}
+const createDeployment = (server: RunningControlPlane, name: string) =>
+  createAgentDeployment(server.url, name);
 
 const post = (path: string, body: unknown, extra: Record<string, string> = {}) =>
   fetch(`${base}${path}`, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(body) });

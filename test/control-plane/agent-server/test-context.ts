@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import type { Clock } from "../../../src/clock.js";
 import type { ControlPlaneContext, StatefulModule } from "../../../src/control-plane/context.js";
+import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../../src/control-plane/options.js";
 
 /** A clock whose sleeps resolve only when the test advances it. */
 export type ManualClock = Clock & { advance(ms: number): Promise<void>; pending(): number };
@@ -110,4 +111,29 @@ export function gatedClock(): GatedClock {
     },
     waiting: () => gates.length,
   };
+}
+
+/** Creates a gitrepo deployment on a running local control plane; its agent server is at `/agents/{id}`. */
+export async function createAgentDeployment(
+  url: string,
+  name: string,
+  apiKey: string = DEFAULT_API_KEY,
+): Promise<string> {
+  const response = await fetch(`${url}/v2/deployments`, {
+    method: "POST",
+    headers: { "x-api-key": apiKey, "content-type": "application/json" },
+    body: JSON.stringify({
+      name,
+      source: "gitrepo",
+      source_config: {
+        integration_id: DEFAULT_INTEGRATION_ID,
+        repo_url: "https://git.example.com/acme/agent",
+      },
+      source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
+      secrets: [],
+    }),
+  });
+  if (response.status !== 201)
+    throw new Error(`creating deployment ${name}: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { id: string }).id;
 }
