@@ -174,7 +174,10 @@ describe("internal_source apply", () => {
     await writeSource(env.root, "1");
     const docs = Array.from({ length: N }, (_, i) => sourceDoc(`src-${i}`));
     await writeManifests(env.root, docs);
-    expect((await env.apply({ concurrency: 8 })).summary.converged).toBe(N);
+    // Listing what did not converge (not just a count) says why when faults win a round.
+    const first = await env.apply({ concurrency: 8 });
+    expect(first.results.filter((r) => r.outcome !== "converged")).toEqual([]);
+    expect(first.summary.converged).toBe(N);
     await writeSource(env.root, "2");
     const changed = await env.apply({ concurrency: 8 });
     expect(changed.results.filter((r) => r.outcome !== "converged")).toEqual([]);
