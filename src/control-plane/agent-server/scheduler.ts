@@ -155,6 +155,7 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
         for (const run of thread.runs.filter((candidate) => candidate.status === "running")) {
           // Its partial output is dropped; it runs again from its input, in its original place.
           thread.messages = thread.messages.filter((stored) => stored.run_id !== run.run_id);
+          thread.history = thread.history?.filter((checkpoint) => checkpoint.run_id !== run.run_id);
           run.status = "pending";
         }
         pump(thread);
