@@ -2,9 +2,21 @@
 import js from "@eslint/js";
 import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
+import { isTopLevelFile, layers, restrictedImportsOf } from "./layers.js";
 
 export default defineConfig(
-  { ignores: ["dist/", "node_modules/", "coverage/", "eslint.config.js", "examples/", ".plumb/", "test/conformance/oss/"] },
+  {
+    ignores: [
+      "dist/",
+      "node_modules/",
+      "coverage/",
+      "eslint.config.js",
+      "examples/",
+      ".plumb/",
+      "test/conformance/oss/",
+      "layers.js",
+    ],
+  },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {
@@ -35,4 +47,9 @@ export default defineConfig(
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { process: "readonly", URL: "readonly" } },
   },
+  // The allowed import directions between the folders of src/ (layers.js).
+  ...Object.keys(layers).map((layer) => ({
+    files: [isTopLevelFile(layer) ? `src/${layer}.ts` : `src/${layer}/**/*.ts`],
+    rules: { "no-restricted-imports": ["error", { patterns: restrictedImportsOf(layer) }] },
+  })),
 );

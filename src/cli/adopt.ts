@@ -2,8 +2,8 @@ import { Command } from "commander";
 import { PlumbError } from "../errors.js";
 import { adoptKey, buildAdoptedRecord, decideAdoption } from "../reconcile/adopt.js";
 import { gitCommitOf, openSession, planSession } from "../reconcile/session.js";
-import { publishStatus } from "../reconcile/status-source.js";
-import { checkStatusDirWritable, saveObjectStatus } from "../reconcile/status-store.js";
+import { publishStatus } from "../status/status-source.js";
+import { checkStatusDirWritable, saveObjectStatus } from "../status/status-store.js";
 import { askOnTerminal, type ApplyIo } from "./apply.js";
 import {
   addConnectionOptions,
@@ -13,7 +13,7 @@ import {
   targetOption,
 } from "./options.js";
 import { processIo } from "./process-io.js";
-import { reportInvalidManifests } from "./report-invalid.js";
+import { reportInvalidManifests } from "../report/report-invalid.js";
 import { withStateLock } from "./with-state-lock.js";
 
 type Flags = ConnectionFlags & {

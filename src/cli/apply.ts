@@ -11,8 +11,8 @@ import {
 import { setMaxListeners } from "node:events";
 import { createInterface } from "node:readline/promises";
 import { Command, Option } from "commander";
-import { formatPlanJson } from "../diff/format-json.js";
-import { formatPlanText } from "../diff/format-text.js";
+import { formatPlanJson } from "../report/format-json.js";
+import { formatPlanText } from "../report/format-text.js";
 import { asError, PlumbError } from "../errors.js";
 import {
   applyPrune,
@@ -23,14 +23,14 @@ import {
   removeReplaced,
 } from "../reconcile/prune.js";
 import { readSavedPlan, refuseStalePlan, savedPlanFlags } from "../reconcile/saved-plan.js";
-import { applyPlan } from "../reconcile/apply.js";
-import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../reconcile/apply-types.js";
+import { applyPlan } from "../apply/apply.js";
+import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../apply/apply-types.js";
 import {
   formatApplyJson,
   formatApplySummary,
   plainProgress,
   ttyProgress,
-} from "../reconcile/format-apply.js";
+} from "../report/format-apply.js";
 import {
   agentUrlFallback,
   applyObjects,
@@ -40,11 +40,11 @@ import {
   type SessionIo,
   warnUnknownSecrets,
 } from "../reconcile/session.js";
-import { publishStatus } from "../reconcile/status-source.js";
-import { checkStatusDirWritable, removeObjectStatus, saveObjectStatus } from "../reconcile/status-store.js";
-import { count } from "../diff/plural.js";
+import { publishStatus } from "../status/status-source.js";
+import { checkStatusDirWritable, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
+import { count } from "../report/plural.js";
 import { positiveInt } from "./flag-values.js";
-import { reportInvalidManifests } from "./report-invalid.js";
+import { reportInvalidManifests } from "../report/report-invalid.js";
 import { withStateLock } from "./with-state-lock.js";
 
 export type ApplyIo = SessionIo & {

@@ -3,13 +3,13 @@ import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
 import { buildDriftReport } from "../reconcile/drift.js";
 import { writeDriftEdits } from "../reconcile/drift-write.js";
-import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../reconcile/format-drift.js";
+import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../report/format-drift.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { asError } from "../errors.js";
-import { publishStatus } from "../reconcile/status-source.js";
+import { publishStatus } from "../status/status-source.js";
 import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { processIo } from "./process-io.js";
-import { reportInvalidManifests } from "./report-invalid.js";
+import { reportInvalidManifests } from "../report/report-invalid.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";

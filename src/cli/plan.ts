@@ -7,15 +7,15 @@ import {
   replaceOption,
   targetOption,
 } from "./options.js";
-import { formatPlanJson } from "../diff/format-json.js";
-import { formatPlanMarkdown } from "../diff/format-markdown.js";
-import { formatPlanText } from "../diff/format-text.js";
+import { formatPlanJson } from "../report/format-json.js";
+import { formatPlanMarkdown } from "../report/format-markdown.js";
+import { formatPlanText } from "../report/format-text.js";
 import type { Plan } from "../diff/plan-types.js";
 import { openSession, planSession, warnUnknownSecrets, type SessionIo } from "../reconcile/session.js";
 import { formatProblems } from "../manifest/format.js";
 import { buildSavedPlan, writeSavedPlan } from "../reconcile/saved-plan.js";
 import { processIo } from "./process-io.js";
-import { reportInvalidManifests } from "./report-invalid.js";
+import { reportInvalidManifests } from "../report/report-invalid.js";
 
 export type PlanIo = SessionIo;
 

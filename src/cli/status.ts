@@ -1,7 +1,7 @@
 import { useColor } from "./color.js";
 import { Command } from "commander";
 import { addConnectionOptions, type ConnectionFlags, outputOption } from "./options.js";
-import { formatStatusJson, formatStatusText } from "../reconcile/format-status.js";
+import { formatStatusJson, formatStatusText } from "../report/format-status.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { PlumbError } from "../errors.js";

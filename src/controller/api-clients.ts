@@ -4,7 +4,7 @@ import type { ResponseEvent } from "../api/http.js";
 import { createPlatformClient } from "../api/platform-client.js";
 import { createRateLimiter, DEFAULT_API_KEY_CATEGORY } from "../api/rate-limiter.js";
 import type { Clock } from "../clock.js";
-import { createApplyPorts } from "../reconcile/api-adapter.js";
+import { createApplyPorts } from "../apply/api-adapter.js";
 
 // The controller's API clients: control plane and platform share one rate limiter (its budget the
 // key's, configurable for control planes that grant more), and every response is counted in the

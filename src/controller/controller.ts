@@ -3,7 +3,7 @@ import pLimit from "p-limit";
 import { systemClock } from "../clock.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
-import type { StatusLocation } from "../reconcile/status-source.js";
+import type { StatusLocation } from "../status/status-source.js";
 import { agentUrlFallback } from "../reconcile/session.js";
 import { createControllerClients } from "./api-clients.js";
 import type { Controller, ControllerOptions } from "./controller-types.js";

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { LoadResult } from "../manifest/load.js";
 import type { LoadedManifest, Problem } from "../manifest/types.js";
-import { canonicalJson } from "../reconcile/status-record.js";
-import { statusKey } from "../reconcile/status-types.js";
+import { canonicalJson } from "../apply/status-record.js";
+import { statusKey } from "../status/status-types.js";
 
 // What git (or the directory) says, as the controller holds it between scans. Pure.
 

@@ -7,7 +7,7 @@ import type { Logger } from "../logger.js";
 import { buildDriftReport } from "../reconcile/drift.js";
 import { planDriftEdits, writeDriftEdits } from "../reconcile/drift-write.js";
 import { planManifests, type PlanManifestsOptions } from "../reconcile/plan-run.js";
-import type { ObjectStatus } from "../reconcile/status-types.js";
+import type { ObjectStatus } from "../status/status-types.js";
 import type { ControllerOptions } from "./controller-types.js";
 import { errorMessage } from "./error-message.js";
 import type { ManifestSource } from "./manifest-source.js";

@@ -1,5 +1,5 @@
 import type { Logger } from "../logger.js";
-import type { ObjectStatus } from "../reconcile/status-types.js";
+import type { ObjectStatus } from "../status/status-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { DesiredSnapshot } from "./desired.js";
 import type { LiveListing } from "./live-listing.js";

@@ -2,7 +2,7 @@ import { access, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { simpleGit, type SimpleGit } from "simple-git";
 import { PlumbError } from "../errors.js";
-import { createGitCredentials, type GitCredentials } from "../reconcile/git-credentials.js";
+import { createGitCredentials, type GitCredentials } from "../status/git-credentials.js";
 
 // Follows one branch of a git remote with shallow fetches. Credentials: see git-credentials.ts.
 

@@ -8,7 +8,7 @@ import {
   type StateLock,
 } from "../lock/index.js";
 import type { Logger } from "../logger.js";
-import type { StatusLocation } from "../reconcile/status-source.js";
+import type { StatusLocation } from "../status/status-source.js";
 import { type ControllerHttp, startControllerHttp } from "./http-server.js";
 
 // Leader election on the state lock: one controller per status store reconciles; any other stays

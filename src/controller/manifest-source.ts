@@ -2,7 +2,7 @@ import { readdir, stat } from "node:fs/promises";
 import { PlumbError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { ControllerSource } from "./controller-types.js";
-import { createGitCredentials } from "../reconcile/git-credentials.js";
+import { createGitCredentials } from "../status/git-credentials.js";
 import { openGitSource, redactUrl } from "./git-source.js";
 
 // Where the manifests come from: a directory as it is, or a shallow checkout of a git branch.

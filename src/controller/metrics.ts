@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ResponseEvent } from "../api/http.js";
-import type { ObjectStatus } from "../reconcile/status-types.js";
-import { HEALTH_STATUSES, SYNC_STATUSES } from "../reconcile/status-types.js";
+import type { ObjectStatus } from "../status/status-types.js";
+import { HEALTH_STATUSES, SYNC_STATUSES } from "../status/status-types.js";
 
 /** Prometheus metrics of one controller instance (its own Registry: no global state, tests run several). */
 export type ControllerMetrics = ReturnType<typeof createControllerMetrics>;

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { applyPrune, DEFAULT_PRUNE_MAX, type PrunePort } from "../reconcile/prune.js";
-import { type ObjectStatus, statusKey } from "../reconcile/status-types.js";
+import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import type { DesiredSnapshot } from "./desired.js";
 
 // controller --prune: after each scan, delete the managed deployments (status records) whose

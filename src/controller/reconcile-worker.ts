@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
-import { blankObjectStatus, type ObjectStatus } from "../reconcile/status-types.js";
+import { blankObjectStatus, type ObjectStatus } from "../status/status-types.js";
 import type { DesiredSnapshot } from "./desired.js";
 import { errorMessage } from "./error-message.js";
 import type { LiveListing } from "./live-listing.js";

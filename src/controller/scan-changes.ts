@@ -1,4 +1,4 @@
-import type { ObjectStatus } from "../reconcile/status-types.js";
+import type { ObjectStatus } from "../status/status-types.js";
 import { type DesiredSnapshot, diffSnapshots } from "./desired.js";
 
 // What one rescan means for the controller, decided without I/O: which objects to queue, which to

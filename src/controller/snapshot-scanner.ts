@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { type LoadResult, loadManifests } from "../manifest/load.js";
-import type { ObjectStatus } from "../reconcile/status-types.js";
+import type { ObjectStatus } from "../status/status-types.js";
 import { coalesce } from "./coalesce.js";
 import { compactLoaded } from "./compact-manifest.js";
 import { buildSnapshot, type DesiredSnapshot, emptySnapshot } from "./desired.js";

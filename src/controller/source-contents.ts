@@ -1,6 +1,6 @@
 import { readSourceTree } from "../manifest/source-tree.js";
 import type { LoadedManifest } from "../manifest/types.js";
-import { statusKey } from "../reconcile/status-types.js";
+import { statusKey } from "../status/status-types.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 
 // internal_source deployments are built from a directory (spec.source_path): a saved file there is a

@@ -4,9 +4,9 @@ import {
   publishStatus,
   resolveStatusDir,
   type StatusLocation,
-} from "../reconcile/status-source.js";
-import { removeObjectStatus, saveObjectStatus } from "../reconcile/status-store.js";
-import { type ObjectStatus, statusKey } from "../reconcile/status-types.js";
+} from "../status/status-source.js";
+import { removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
+import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import { errorMessage } from "./error-message.js";
 import type { Timers } from "./work-queue.js";
 

@@ -1,4 +1,4 @@
-import type { ObjectStatus } from "../reconcile/status-types.js";
+import type { ObjectStatus } from "../status/status-types.js";
 import type { ControllerStatusJson, PublicObjectStatus } from "./controller-types.js";
 import type { DesiredSnapshot } from "./desired.js";
 

@@ -1,6 +1,6 @@
 import type { Logger } from "../logger.js";
 import { findUnknownSecrets } from "../reconcile/unknown-secrets.js";
-import type { ObjectStatus } from "../reconcile/status-types.js";
+import type { ObjectStatus } from "../status/status-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { DesiredSnapshot } from "./desired.js";
 

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
-import { statusGitEnv } from "../reconcile/git-env.js";
-import { gitAt, gitFailure, repoInfo } from "../reconcile/status-branch.js";
+import { statusGitEnv } from "../status/git-env.js";
+import { gitAt, gitFailure, repoInfo } from "../status/status-branch.js";
 import { describeHolder } from "./holder.js";
 import type { LockHolder } from "./lock-types.js";
 

@@ -1,6 +1,5 @@
 import { CPU_FIELDS } from "../schema/resource-spec.js";
-import { roundCpu } from "../diff/cpu.js";
-import { needsCpuRounding } from "./cpu.js";
+import { needsCpuRounding, roundCpu } from "./cpu.js";
 import type { FieldPath } from "./locate.js";
 import { present, type Raw, records, type Report, reportDuplicateNames } from "./rule-helpers.js";
 import { suggest } from "./schema-check.js";

@@ -2,8 +2,8 @@ import type { DesiredObject, LiveState } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
 import { fingerprintSecretsAsync } from "../diff/secret-fingerprint.js";
 import type { Deployment } from "../schema/deployment.js";
-import { manifestDigest } from "./status-record.js";
-import { type ObjectStatus, statusKey } from "./status-types.js";
+import { manifestDigest } from "../apply/status-record.js";
+import { type ObjectStatus, statusKey } from "../status/status-types.js";
 
 // `plumb adopt`: records the state of deployments that already exist live, as if plumb had applied
 // the manifests' current secret values, without sending anything. It is the operator's assertion

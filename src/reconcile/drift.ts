@@ -1,7 +1,7 @@
 import type { Plan, PlannedChange } from "../diff/plan-types.js";
 import type { Deployment, RevisionStatus } from "../schema/deployment.js";
-import type { HealthStatus, ObjectStatus, StatusStore } from "./status-types.js";
-import { statusKey } from "./status-types.js";
+import type { HealthStatus, ObjectStatus, StatusStore } from "../status/status-types.js";
+import { statusKey } from "../status/status-types.js";
 
 // Drift: the control plane compared with git, nothing changed. The same plan, read the other way
 // round: every change apply would make is a place where live differs from what git says.

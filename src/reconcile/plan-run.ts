@@ -19,10 +19,10 @@ import { checkServerRules } from "../manifest/server-rules.js";
 import type { LoadedManifest, Problem } from "../manifest/types.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 import type { Deployment } from "../schema/deployment.js";
-import { resolvePending } from "./pending-intent.js";
+import { resolvePending } from "../status/pending-intent.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
 import { readServerFacts, type ServerFactsReader } from "./server-facts.js";
-import { type ObjectStatus, type StatusStore, statusKey } from "./status-types.js";
+import { type ObjectStatus, type StatusStore, statusKey } from "../status/status-types.js";
 import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.js";
 
 // The orchestration of `plumb plan`, reused by apply and drift: load → validate → resolve secrets

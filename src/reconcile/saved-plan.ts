@@ -6,7 +6,7 @@ import type { Plan } from "../diff/plan-types.js";
 import { fingerprintSecretsAsync, newSalt, type SecretFingerprints } from "../diff/secret-fingerprint.js";
 import { fileError, PlumbError } from "../errors.js";
 import type { Deployment } from "../schema/deployment.js";
-import { canonicalJson, manifestDigest } from "./status-record.js";
+import { canonicalJson, manifestDigest } from "../apply/status-record.js";
 
 // Saved plans (`plan --out FILE`, `apply --plan FILE`), as Terraform's plan files: the reviewed
 // plan plus what it was computed from, so apply can refuse when anything moved since. Per object:

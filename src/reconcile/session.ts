@@ -16,16 +16,16 @@ import type { LoadedManifest } from "../manifest/types.js";
 import type { DesiredObject } from "../diff/build-plan.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
-import { type ClientPorts, createApplyPorts } from "./api-adapter.js";
-import type { ApplyObject } from "./apply-types.js";
-import { type StatusLocation, loadStatus, resolveStatusDir } from "./status-source.js";
-import { resolveStorePending } from "./pending-intent.js";
+import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
+import type { ApplyObject } from "../apply/apply-types.js";
+import { type StatusLocation, loadStatus, resolveStatusDir } from "../status/status-source.js";
+import { resolveStorePending } from "../status/pending-intent.js";
 import { findMissingEnv, formatMissingEnv } from "./missing-env.js";
 import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";
-import { packSource } from "./source-pack.js";
+import { packSource } from "../apply/source-pack.js";
 import { planPrune, withPrune } from "../diff/plan-prune.js";
-import { manifestDigest } from "./status-record.js";
-import { type StatusStore, statusKey } from "./status-types.js";
+import { manifestDigest } from "../apply/status-record.js";
+import { type StatusStore, statusKey } from "../status/status-types.js";
 
 // The I/O edge shared by apply, drift and status: API settings, clients, the status store, the plan.
 

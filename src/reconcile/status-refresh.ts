@@ -2,8 +2,8 @@ import { isDeepStrictEqual } from "node:util";
 import type { Plan, PlannedChange } from "../diff/plan-types.js";
 import type { Deployment, RevisionStatus } from "../schema/deployment.js";
 import { liveHealth } from "./drift.js";
-import type { ObjectStatus, StatusStore, SyncStatus } from "./status-types.js";
-import { blankObjectStatus, statusKey } from "./status-types.js";
+import type { ObjectStatus, StatusStore, SyncStatus } from "../status/status-types.js";
+import { blankObjectStatus, statusKey } from "../status/status-types.js";
 
 export type RefreshInput = {
   plan: Plan;

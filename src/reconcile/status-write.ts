@@ -4,8 +4,8 @@ import type { RevisionStatus } from "../schema/deployment.js";
 import type { PlanManifestsResult } from "./plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";
-import { formatObjectStatus, removeObjectStatus, saveObjectStatus } from "./status-store.js";
-import { type ObjectStatus, type StatusStore, statusFileName } from "./status-types.js";
+import { formatObjectStatus, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
+import { type ObjectStatus, type StatusStore, statusFileName } from "../status/status-types.js";
 
 /**
  * Writes a record only when its file does not already hold exactly it: an unchanged record keeps

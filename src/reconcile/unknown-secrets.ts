@@ -1,6 +1,6 @@
 import type { DesiredObject } from "../diff/build-plan.js";
 import type { Deployment } from "../schema/deployment.js";
-import { type ObjectStatus, statusKey } from "./status-types.js";
+import { type ObjectStatus, statusKey } from "../status/status-types.js";
 
 // With no status (a fresh clone without a published status branch, a new pod), plumb cannot tell
 // whether secret values changed: the control plane never returns them. Every live deployment with

@@ -6,7 +6,7 @@ import { runApply } from "../../src/cli/apply.js";
 import { planCommand } from "../../src/cli/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
-import { loadStatusStore } from "../../src/reconcile/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
 import { container, writeDoc } from "../controller/support.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
 import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";

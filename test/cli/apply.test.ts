@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runApply } from "../../src/cli/apply.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
-import { loadStatusStore } from "../../src/reconcile/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
 import { containerDoc, gitrepoDoc, writeManifests } from "../reconcile/harness.js";
 import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";
 

@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import type { ObjectStatus } from "../../src/reconcile/status-types.js";
+import type { ObjectStatus } from "../../src/status/status-types.js";
 import { api, container, waitFor, writeDoc } from "../controller/support.js";
 
 // The built CLI as users run it: a real process, real signals, kill -9.

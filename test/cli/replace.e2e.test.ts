@@ -5,7 +5,7 @@ import { runApply } from "../../src/cli/apply.js";
 import { planCommand } from "../../src/cli/plan.js";
 import { DEFAULT_LISTENER_ID } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
-import { loadStatusStore } from "../../src/reconcile/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
 import { api, writeDoc } from "../controller/support.js";
 import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { processIo } from "../../src/cli/process-io.js";
-import { reportInvalidManifests } from "../../src/cli/report-invalid.js";
+import { reportInvalidManifests } from "../../src/report/report-invalid.js";
 import type { Problem } from "../../src/manifest/types.js";
 
 const problems: Problem[] = [

@@ -3,7 +3,7 @@ import { buildProgram } from "../../src/cli/main.js";
 import { runApply } from "../../src/cli/apply.js";
 import { statusCommand } from "../../src/cli/status.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
-import { loadStatusStore } from "../../src/reconcile/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
 import { call, containerDoc, writeManifests } from "../reconcile/harness.js";
 import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";
 

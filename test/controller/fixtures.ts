@@ -1,7 +1,7 @@
 import type { DesiredSnapshot } from "../../src/controller/desired.js";
 import { buildSnapshot } from "../../src/controller/desired.js";
 import type { LoadedManifest, Problem } from "../../src/manifest/types.js";
-import type { ObjectStatus } from "../../src/reconcile/status-types.js";
+import type { ObjectStatus } from "../../src/status/status-types.js";
 import { container } from "./support.js";
 
 // In-memory inputs for the controller's pure parts (no files, no server).

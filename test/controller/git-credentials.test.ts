@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createGitCredentials } from "../../src/reconcile/git-credentials.js";
+import { createGitCredentials } from "../../src/status/git-credentials.js";
 
 const run = promisify(execFile);
 let home: string;

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { loadStatusStore } from "../../src/reconcile/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
 import { expect, it, vi } from "vitest";
 import { startController } from "../../src/controller/controller.js";
 import { fastControllerOptions, useControllerHarness } from "./harness.js";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { planExitCode } from "../../src/cli/plan.js";
 import { buildPlan } from "../../src/diff/build-plan.js";
-import { formatPlanJson } from "../../src/diff/format-json.js";
-import { formatPlanMarkdown } from "../../src/diff/format-markdown.js";
-import { formatPlanText } from "../../src/diff/format-text.js";
+import { formatPlanJson } from "../../src/report/format-json.js";
+import { formatPlanMarkdown } from "../../src/report/format-markdown.js";
+import { formatPlanText } from "../../src/report/format-text.js";
 import { desiredDeployment, liveDeployment } from "./helpers.js";
 
 // A change that cannot be planned because of an error (a secret's environment variable is not set)

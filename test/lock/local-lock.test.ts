@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { writeHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
 import { lockPathOf } from "../../src/lock/local-lock.js";
-import { loadStatusStore } from "../../src/reconcile/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
 
 let root: string;
 let statusDir: string;

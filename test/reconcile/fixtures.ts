@@ -1,4 +1,4 @@
-import type { ObjectStatus } from "../../src/reconcile/status-store.js";
+import type { ObjectStatus } from "../../src/status/status-store.js";
 
 export const sampleStatus = (name: string, over: Partial<ObjectStatus> = {}): ObjectStatus => ({
   kind: "Deployment",

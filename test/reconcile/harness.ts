@@ -9,10 +9,10 @@ import { type RunningControlPlane, startControlPlane } from "../../src/control-p
 import type { Plan } from "../../src/diff/plan-types.js";
 import { fingerprintsFromStatus, planManifests, sourcesFromStatus } from "../../src/reconcile/plan-run.js";
 import { applyObjects } from "../../src/reconcile/session.js";
-import { type ClientPorts, createApplyPorts } from "../../src/reconcile/api-adapter.js";
-import { applyPlan } from "../../src/reconcile/apply.js";
-import type { ApplyObject, ApplyOptions, ApplyReport } from "../../src/reconcile/apply-types.js";
-import { loadStatusStore, saveObjectStatus } from "../../src/reconcile/status-store.js";
+import { type ClientPorts, createApplyPorts } from "../../src/apply/api-adapter.js";
+import { applyPlan } from "../../src/apply/apply.js";
+import type { ApplyObject, ApplyOptions, ApplyReport } from "../../src/apply/apply-types.js";
+import { loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
 
 /** A clock whose sleeps move time forward at once: the control plane shares it, so revisions progress. */
 export class FastClock implements Clock {

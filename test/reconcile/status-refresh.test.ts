@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Plan, PlannedChange } from "../../src/diff/plan-types.js";
 import { refreshStatuses } from "../../src/reconcile/status-refresh.js";
-import { emptyStatusStore, type StatusStore } from "../../src/reconcile/status-types.js";
+import { emptyStatusStore, type StatusStore } from "../../src/status/status-types.js";
 import { liveDeployment } from "../diff/helpers.js";
 
 const change = (name: string, action: PlannedChange["action"]): PlannedChange => ({

@@ -1,0 +1,92 @@
+// @ts-check
+// The allowed import directions between the folders of src/: each folder lists the folders (and
+// top-level files) it may import. Anything not listed is refused by eslint (no-restricted-imports,
+// see eslint.config.js), and test/architecture/layers.test.ts checks the real import graph
+// against this table and for cycles. Add an entry here before adding an import that needs it.
+
+/** @type {Record<string, string[]>} */
+export const layers = {
+  // The bottom: TypeBox shapes of the API and the manifests.
+  schema: [],
+  // The local control plane stands in for a foreign service: it shares only shapes, time and errors.
+  "control-plane": ["schema", "clock", "errors"],
+  // Load, parse and validate manifests (pure rules; file reads at its edge).
+  manifest: ["schema", "errors"],
+  // Pure: normalise, classify, build bodies and plans.
+  diff: ["schema", "manifest", "errors"],
+  // HTTP clients: auth, rate limits, retries.
+  api: ["schema", "clock", "errors", "logger"],
+  // The status records on disk and on the git status branch.
+  status: ["schema", "diff", "errors", "clock"],
+  // The state lock: a local lock file or a lease on the status branch.
+  lock: ["status", "clock", "errors"],
+  // The apply engine: send, wait, verify, upload, record.
+  apply: ["schema", "manifest", "diff", "api", "status", "clock", "errors", "logger"],
+  // Sessions that compose plan, apply and status for the commands and the controller.
+  reconcile: ["schema", "manifest", "diff", "api", "status", "lock", "apply", "clock", "errors", "logger"],
+  // Import live deployments as manifests.
+  import: ["schema", "manifest", "diff", "errors"],
+  // Output: plan, apply, drift and status reports (text, JSON, Markdown).
+  report: ["schema", "manifest", "diff", "status", "apply", "reconcile", "errors"],
+  // The long-lived controller.
+  controller: [
+    "schema",
+    "manifest",
+    "diff",
+    "api",
+    "status",
+    "lock",
+    "apply",
+    "reconcile",
+    "report",
+    "clock",
+    "errors",
+    "logger",
+  ],
+  // One file per command: parse flags, call the layers below, map errors to exit codes.
+  cli: [
+    "schema",
+    "manifest",
+    "diff",
+    "api",
+    "status",
+    "lock",
+    "apply",
+    "reconcile",
+    "report",
+    "import",
+    "controller",
+    "control-plane",
+    "clock",
+    "errors",
+    "logger",
+  ],
+  // Top-level files of src/.
+  clock: [],
+  errors: [],
+  logger: [],
+};
+
+/** The layer of a path relative to src/ ("apply/apply.ts" → "apply", "clock.ts" → "clock"). */
+export const layerOf = (/** @type {string} */ relative) => {
+  const [first = ""] = relative.split("/");
+  return first.replace(/\.ts$/, "");
+};
+
+/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts). */
+export const isTopLevelFile = (/** @type {string} */ layer) => ["clock", "errors", "logger"].includes(layer);
+
+/** eslint no-restricted-imports patterns for the files of one layer. */
+export function restrictedImportsOf(/** @type {string} */ layer) {
+  const allowed = new Set([layer, ...(layers[layer] ?? [])]);
+  const refused = Object.keys(layers).filter((other) => !allowed.has(other));
+  if (refused.length === 0) return [];
+  const names = refused.join("|");
+  return [
+    {
+      // Relative specifiers that reach src/ and enter a refused folder or top-level file.
+      regex: `^${isTopLevelFile(layer) ? "\\./" : "(\\.\\./)+"}(${names})(/|\\.js$)`,
+      message: `src/${layer} ${allowed.size > 1 ? `may import only ${[...allowed].filter((name) => name !== layer).join(", ")}` : "may import nothing of src/"} (layers.js).`,
+    },
+  ];
+}

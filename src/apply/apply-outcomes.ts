@@ -1,0 +1,87 @@
+import { formatChangeErrors } from "../diff/change-error.js";
+import type { PlannedChange } from "../diff/plan-types.js";
+import type { ApplyResult } from "./apply-types.js";
+import type { RevisionWait } from "./revision-watcher.js";
+import type { ObjectStatus } from "../status/status-types.js";
+
+// Pure: how each way an object's apply can end reads in its result.
+
+type Outcome = Pick<ApplyResult, "outcome" | "sync" | "health" | "message">;
+
+const healthBefore = (previous: ObjectStatus | undefined) => previous?.health ?? "Unknown";
+
+/** Refused or invalid: nothing sent. */
+export const skipped = (change: PlannedChange, previous: ObjectStatus | undefined): Outcome => ({
+  outcome: "skipped",
+  sync: "Refused",
+  health: healthBefore(previous),
+  message: formatChangeErrors(change.errors) || "refused",
+});
+
+/** Interrupted before anything went out. */
+export const notSent = (previous: ObjectStatus | undefined): Outcome => ({
+  outcome: "interrupted",
+  sync: "OutOfSync",
+  health: healthBefore(previous),
+  message: "not sent: interrupted",
+});
+
+export const sendFailed = (previous: ObjectStatus | undefined, message: string): Outcome => ({
+  outcome: "failed",
+  sync: "Failed",
+  health: healthBefore(previous),
+  message,
+});
+
+/** --no-wait: the revision was created and is not awaited. */
+export const sentNotAwaited: Pick<ApplyResult, "outcome" | "sync" | "health"> = {
+  outcome: "sent",
+  sync: "Progressing",
+  health: "Progressing",
+};
+
+/** Maps the end of a revision wait onto the result fields. */
+export function outcomeOfWait(wait: RevisionWait): Outcome & Pick<ApplyResult, "revision_status"> {
+  switch (wait.status) {
+    case "DEPLOYED":
+      return {
+        outcome: "converged",
+        sync: "Synced",
+        health: "Healthy",
+        message: null,
+        revision_status: "DEPLOYED",
+      };
+    case "TIMEOUT":
+      return {
+        outcome: "timeout",
+        sync: "Progressing",
+        health: "Progressing",
+        message: "timed out waiting for the revision",
+        revision_status: null,
+      };
+    case "ABORTED":
+      return {
+        outcome: "interrupted",
+        sync: "Progressing",
+        health: "Progressing",
+        message: "interrupted while waiting",
+        revision_status: null,
+      };
+    case "VANISHED":
+      return {
+        outcome: "failed",
+        sync: "Failed",
+        health: "Unknown",
+        message: wait.statusMessage,
+        revision_status: null,
+      };
+    default:
+      return {
+        outcome: "failed",
+        sync: "Failed",
+        health: "Degraded",
+        message: `revision ${wait.revisionId} ${wait.status}${wait.statusMessage ? `: ${wait.statusMessage}` : ""}`,
+        revision_status: wait.status,
+      };
+  }
+}

@@ -1,0 +1,109 @@
+import { createHash } from "node:crypto";
+import { type SecretFingerprints, fingerprintSecretsAsync } from "../diff/secret-fingerprint.js";
+import type { Manifest } from "../schema/manifest.js";
+import type { ApplyResult } from "./apply-types.js";
+import type { ObjectStatus } from "../status/status-types.js";
+
+/** Canonical JSON: keys sorted at every level, so a digest does not depend on key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Digest of a manifest document as applied. Literal secret values are left out (the digest is
+ * committed to the status branch; the fingerprints say whether values changed).
+ */
+export function manifestDigest(manifest: Manifest): string {
+  const copy = structuredClone(manifest) as { spec?: { secrets?: Array<{ value?: string }> } };
+  for (const secret of copy.spec?.secrets ?? []) if (secret.value !== undefined) secret.value = "<redacted>";
+  return `sha256:${createHash("sha256").update(canonicalJson(copy)).digest("hex")}`;
+}
+
+/** The secrets a request body sent; undefined when it sent none. */
+function sentSecrets(
+  body: Record<string, unknown> | undefined,
+): { name: string; value: string }[] | undefined {
+  const secrets = body?.secrets;
+  if (!Array.isArray(secrets)) return undefined;
+  return secrets.filter(
+    (s): s is { name: string; value: string } =>
+      !!s &&
+      typeof (s as { name?: unknown }).name === "string" &&
+      typeof (s as { value?: unknown }).value === "string",
+  );
+}
+
+/** Fingerprints of the secrets a request body sent, off the main thread; undefined when it sent none. */
+export async function fingerprintsOfBodyAsync(
+  body: Record<string, unknown> | undefined,
+): Promise<SecretFingerprints | undefined> {
+  const list = sentSecrets(body);
+  return list && fingerprintSecretsAsync(list);
+}
+
+export type RecordInput = {
+  result: ApplyResult;
+  previous: ObjectStatus | undefined;
+  latestRevisionId: string | null;
+  activeRevisionId: string | null;
+  gitCommit: string | null;
+  manifestDigest: string | null | undefined;
+  /** plumb/prune of the applied manifest ("disabled" or null); undefined keeps the previous one. */
+  prune?: "disabled" | null | undefined;
+  /** New fingerprints when secrets were sent; undefined keeps the previous ones. */
+  fingerprints: SecretFingerprints | undefined;
+  /** True when this apply sent the object a request. */
+  sent: boolean;
+  /** The source uploaded and set by an accepted PATCH; undefined keeps the previous one. */
+  sourceUpload?: ObjectStatus["source_upload"] | undefined;
+  now: number;
+};
+
+/** Pure: the status record of one object after apply. */
+export function buildObjectStatus(input: RecordInput): ObjectStatus {
+  const { result, previous } = input;
+  // Only internal_source records carry it, so other records keep their shape.
+  const sourceUpload = input.sourceUpload ?? previous?.source_upload;
+  const prune = input.prune === undefined || result.outcome === "skipped" ? previous?.prune : input.prune;
+  const failed = result.outcome === "failed" || result.outcome === "timeout" || result.outcome === "skipped";
+  const latest = input.latestRevisionId ?? previous?.latest_revision_id ?? null;
+  const active = input.activeRevisionId ?? previous?.active_revision_id ?? null;
+  // The active revision is the last DEPLOYED one: when it is also the latest (e.g. a no-op after a
+  // restart, where apply waited for nothing) that is the revision status, not an older record's.
+  const deployedNow = !failed && latest !== null && latest === active;
+  return {
+    kind: result.kind,
+    name: result.name,
+    id: result.id ?? previous?.id ?? null,
+    latest_revision_id: latest,
+    active_revision_id: active,
+    revision_status:
+      result.revision_status ?? (deployedNow ? "DEPLOYED" : (previous?.revision_status ?? null)),
+    sync: result.sync,
+    health: result.health,
+    git_commit: result.outcome === "skipped" ? (previous?.git_commit ?? null) : input.gitCommit,
+    manifest_digest:
+      result.outcome === "skipped" ? (previous?.manifest_digest ?? null) : (input.manifestDigest ?? null),
+    secret_fingerprints: input.fingerprints ?? previous?.secret_fingerprints ?? null,
+    verify_thread_id: result.verify?.thread_id ?? previous?.verify_thread_id ?? null,
+    applied_at: input.sent ? new Date(input.now).toISOString() : (previous?.applied_at ?? null),
+    updated_at: new Date(input.now).toISOString(),
+    last_error: failed || result.verify?.ok === false ? result.message : null,
+    ...(sourceUpload ? { source_upload: sourceUpload } : {}),
+    ...(prune ? { prune } : {}),
+  };
+}
+
+/** The plumb/prune setting of a manifest for its status record; undefined when there is no manifest. */
+export function pruneSettingOf(loaded: { manifest: Manifest } | undefined): "disabled" | null | undefined {
+  if (!loaded) return undefined;
+  const annotations = (loaded.manifest.metadata as { annotations?: Record<string, string> }).annotations;
+  return annotations?.["plumb/prune"] === "disabled" ? "disabled" : null;
+}

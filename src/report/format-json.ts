@@ -1,0 +1,7 @@
+import type { Plan } from "../diff/plan-types.js";
+import { redactPlan } from "../diff/redact.js";
+
+/** The stable JSON contract (format_version "1"), every secret value redacted. */
+export function formatPlanJson(plan: Plan): string {
+  return `${JSON.stringify(redactPlan(plan), null, 2)}\n`;
+}

@@ -1,0 +1,54 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type Env, FastClock, containerDoc, startEnv, writeManifests } from "../reconcile/harness.js";
+
+let env: Env | undefined;
+afterEach(async () => {
+  await env?.cp.stop();
+  env = undefined;
+});
+
+const N = 200;
+const docs = (tag: string) =>
+  Array.from({ length: N }, (_, i) => containerDoc(`svc-${i}`, `registry.example/svc-${i}:${tag}`));
+
+describe("apply under faults", () => {
+  it("converges 200 deployments at 20% faults with no duplicate and exactly one new revision each", async () => {
+    env = await startEnv(
+      {
+        faults: {
+          rates: [
+            { kind: "500", share: 0.04 },
+            { kind: "503", share: 0.04 },
+            { kind: "429", share: 0.04 },
+            { kind: "reset", share: 0.04 },
+            { kind: "lost-response", share: 0.04 },
+          ],
+        },
+        faultSeed: 7,
+      },
+      // Retry-After and backoff waits pass in virtual time (shared with the control plane).
+      new FastClock(),
+    );
+    await writeManifests(env.root, docs("1"));
+    const created = await env.apply({ concurrency: 32 });
+    expect(created.summary.converged).toBe(N);
+
+    await writeManifests(env.root, docs("2"));
+    const changed = await env.apply({ concurrency: 32 });
+    expect(changed.results.every((r) => r.action === "update")).toBe(true);
+    expect(changed.summary.converged).toBe(N);
+    expect(changed.results.filter((r) => r.outcome !== "converged")).toEqual([]);
+
+    const all = await env.ports.controlPlane.listDeployments();
+    expect(all).toHaveLength(N);
+    expect(new Set(all.map((d) => d.name)).size).toBe(N);
+    // Exactly two revisions each: the first (create) and one for the change.
+    const counts = await Promise.all(
+      all.map(
+        async (d) => (await env!.ports.controlPlane.listRevisions(d.id, { limit: 100 })).resources.length,
+      ),
+    );
+    expect(counts.filter((c) => c !== 2)).toEqual([]);
+    for (const d of all) expect(d.active_revision_id).toBe(d.latest_revision_id);
+  }, 60_000);
+});

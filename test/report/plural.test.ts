@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { count } from "../../src/report/plural.js";
+import type { DriftReport } from "../../src/reconcile/drift.js";
+import { formatDriftMarkdown, formatDriftText } from "../../src/report/format-drift.js";
+
+const report = (items: number, inSync: number): DriftReport => ({
+  format_version: "1",
+  in_sync: items === 0,
+  summary: { differs: 0, refused: 0, missing: items, vanished: 0, "removed-from-git": 0, in_sync: inSync },
+  items: Array.from({ length: items }, (_, i) => ({
+    kind: "Deployment" as const,
+    name: `d-${i}`,
+    id: null,
+    reason: "missing" as const,
+    fields: [],
+    file: "d.yaml",
+    line: 1,
+    change: null,
+  })),
+});
+
+describe("counts in summaries", () => {
+  it("count() says one thing once and several in the plural", () => {
+    expect(count(0, "object")).toBe("0 objects");
+    expect(count(1, "object")).toBe("1 object");
+    expect(count(2, "object")).toBe("2 objects");
+    expect(count(1, "more change", "more changes")).toBe("1 more change");
+  });
+
+  it("drift summaries agree with their numbers", () => {
+    expect(formatDriftText(report(1, 0))).toContain("Drift: 1 object (1 missing); 0 in sync.");
+    expect(formatDriftText(report(2, 1))).toContain("Drift: 2 objects (2 missing); 1 in sync.");
+    expect(formatDriftText(report(0, 1))).toContain("No drift: 1 object matches git.");
+    expect(formatDriftMarkdown(report(0, 3))).toContain("No drift: 3 objects match git.");
+  });
+});

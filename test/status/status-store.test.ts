@@ -1,0 +1,70 @@
+import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  loadStatusStore,
+  mergeStatusStores,
+  removeObjectStatus,
+  saveObjectStatus,
+  statusKey,
+} from "../../src/status/status-store.js";
+import { sampleStatus } from "../reconcile/fixtures.js";
+
+describe("status store", () => {
+  it("round-trips one file per object and reports unreadable files", async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), "plumb-st-")), "status");
+    await saveObjectStatus(dir, sampleStatus("alpha"));
+    await saveObjectStatus(dir, sampleStatus("beta", { sync: "OutOfSync", health: "Degraded" }));
+    await saveObjectStatus(dir, { ...sampleStatus("org"), kind: "OrganizationAccess", id: null });
+    await writeFile(join(dir, "broken.json"), "{not json");
+    await writeFile(join(dir, "other.json"), JSON.stringify({ kind: "Deployment" }));
+    expect((await readdir(dir)).sort()).toEqual([
+      "broken.json",
+      "deployment.alpha.json",
+      "deployment.beta.json",
+      "organizationaccess.org.json",
+      "other.json",
+    ]);
+    const store = await loadStatusStore(dir);
+    expect(store.objects.get(statusKey("Deployment", "beta"))?.health).toBe("Degraded");
+    expect(store.objects.get(statusKey("OrganizationAccess", "org"))?.id).toBeNull();
+    expect(store.objects.size).toBe(3);
+    expect(store.problems.map((p) => p.file.split("/").pop()).sort()).toEqual(["broken.json", "other.json"]);
+    expect(JSON.parse(await readFile(join(dir, "deployment.alpha.json"), "utf8"))).toEqual(
+      sampleStatus("alpha"),
+    );
+    await removeObjectStatus(dir, "Deployment", "alpha");
+    expect((await loadStatusStore(dir)).objects.has("Deployment/alpha")).toBe(false);
+  });
+
+  it("treats a missing directory as empty", async () => {
+    const store = await loadStatusStore(join(tmpdir(), "plumb-does-not-exist-xyz"));
+    expect(store.objects.size).toBe(0);
+  });
+
+  it("merges: observed fields from the newer record, applied fields from the later apply", () => {
+    const applied = sampleStatus("a", {
+      updated_at: "2026-01-01T00:00:00Z",
+      applied_at: "2026-01-01T00:00:00Z",
+      git_commit: "applied",
+      sync: "Synced",
+    });
+    // A later drift check in a fresh clone: newer observation, nothing applied, no fingerprints.
+    const observed = sampleStatus("a", {
+      updated_at: "2026-01-02T00:00:00Z",
+      applied_at: null,
+      git_commit: null,
+      secret_fingerprints: null,
+      sync: "OutOfSync",
+    });
+    const one = { objects: new Map([["Deployment/a", applied]]), problems: [] };
+    const two = { objects: new Map([["Deployment/a", observed]]), problems: [] };
+    for (const merged of [mergeStatusStores(one, two), mergeStatusStores(two, one)]) {
+      const record = merged.objects.get("Deployment/a")!;
+      expect(record.sync).toBe("OutOfSync");
+      expect(record.git_commit).toBe("applied");
+      expect(record.secret_fingerprints).toEqual(applied.secret_fingerprints);
+    }
+  });
+});
