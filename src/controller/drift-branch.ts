@@ -7,7 +7,7 @@ import type { Logger } from "../logger.js";
 import { buildDriftReport } from "../reconcile/drift.js";
 import { planDriftEdits, writeDriftEdits } from "../reconcile/drift-write.js";
 import { planManifests, type PlanManifestsOptions } from "../reconcile/plan-run.js";
-import type { ObjectStatus } from "../status/status-types.js";
+import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import type { ControllerOptions } from "./controller-types.js";
 import { errorMessage } from "./error-message.js";
 import type { ManifestSource } from "./manifest-source.js";
@@ -51,7 +51,7 @@ export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<st
       root: deps.source.manifestRoot,
       env: deps.env,
       ...deps.readers,
-      fingerprints: (kind, name) => deps.statuses.get(`${kind}/${name}`)?.secret_fingerprints ?? undefined,
+      recorded: (kind, name) => deps.statuses.get(statusKey(kind, name)),
     });
     if (!result.ok) return [];
     const report = buildDriftReport(

@@ -1,22 +1,24 @@
 import type { ControlPlaneClient } from "../api/control-plane-client.js";
 import type { PlatformClient } from "../api/platform-client.js";
 import type { Clock } from "../clock.js";
-import { buildPlan, type DesiredObject } from "../diff/build-plan.js";
+import { buildPlan } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
-import { checkFingerprints, type CheckedFingerprints } from "../diff/secret-fingerprint.js";
 import type { Logger } from "../logger.js";
 import { PlumbError } from "../errors.js";
-import { checkServerRules } from "../manifest/server-rules.js";
 import type { LoadedManifest } from "../manifest/types.js";
-import { readServerFacts, type ServerFactsReader } from "../reconcile/server-facts.js";
-import type { DeploymentManifest } from "../schema/manifest.js";
+import type { ServerFactsReader } from "../reconcile/server-facts.js";
+import {
+  buildApplyObject,
+  checkRecordedSecrets,
+  findRefusedCreates,
+  settleRecorded,
+  type TaskLimit,
+} from "../reconcile/plan-object.js";
 import { applyPlan } from "../apply/apply.js";
 import type { ApplyResult } from "../apply/apply-types.js";
 import { buildDriftReport, type DriftReason } from "../reconcile/drift.js";
 import type { ApplyPorts } from "../apply/ports.js";
-import { resolvePending } from "../status/pending-intent.js";
 import { resolveDesiredObject } from "../reconcile/resolve-desired.js";
-import { applyObjects } from "../reconcile/session.js";
 import { refreshStatuses } from "../reconcile/status-refresh.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import type { Deployment, RevisionStatus } from "../schema/deployment.js";
@@ -44,7 +46,7 @@ export type ReconcileContext = {
   /** Reads the installation's create rules (mode, integrations, listeners), checked before a create. */
   server?: ServerFactsReader | undefined;
   /** Bounds the scrypt fingerprint checks in flight across reconciles (libuv's threadpool is shared). */
-  fingerprintLimit?: (<T>(task: () => Promise<T>) => Promise<T>) | undefined;
+  fingerprintLimit?: TaskLimit | undefined;
 };
 
 export type ReconcileOutcome = {
@@ -73,18 +75,19 @@ export async function reconcileObject(
   const key = statusKey(manifest.kind, manifest.metadata.name);
   const desired = await resolveDesiredObject(loaded, { root: ctx.root, env: ctx.env });
   const recorded = ctx.statuses.get(key);
-  // The secret fingerprint checks (scrypt) run on the threadpool while live state is read, as plan
-  // does, so the synchronous buildPlan finds the answers ready instead of hashing on the event loop.
+  // The same per-object steps as `plumb plan` (plan-object.ts): the fingerprint checks run on the
+  // threadpool while live state is read; then a crash's write-ahead intent is settled against live.
   const [{ deployment, organization }, checkedRecorded] = await Promise.all([
     readLive(ctx, manifest.kind, manifest.metadata.name, signal, known),
-    checkDesired(desired, recorded, ctx.fingerprintLimit),
+    checkRecordedSecrets(desired, recorded, ctx.fingerprintLimit),
   ]);
-  // A write-ahead intent left by a crash is settled against live (pending-intent.ts).
-  const previous = recorded && resolvePending(recorded, deployment);
-  const checked =
-    previous?.secret_fingerprints === recorded?.secret_fingerprints
-      ? checkedRecorded
-      : await checkDesired(desired, previous, ctx.fingerprintLimit);
+  const { previous, checked } = await settleRecorded(
+    desired,
+    recorded,
+    checkedRecorded,
+    deployment,
+    ctx.fingerprintLimit,
+  );
   const live = { deployments: deployment ? [deployment] : [], ...(organization ? { organization } : {}) };
   const plan = buildPlan({
     desired: [desired],
@@ -112,11 +115,17 @@ export async function reconcileObject(
   }
   if (reason === "drift" && drift) log.warn({ drift }, "drift detected: self-healing to git's version");
 
-  if (change.action === "create" && ctx.server) await checkCreate(ctx.server, loaded, signal);
+  if (change.action === "create" && ctx.server) {
+    const refused = await findRefusedCreates(ctx.server, [loaded], live.deployments, signal);
+    if (refused.length > 0)
+      throw new PlumbError(
+        "create-refused",
+        refused.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message} [${p.code}]`).join("; "),
+      );
+  }
 
   // The engine's input exactly as `plumb apply` builds it (verify spec, manifest digest, source to pack).
-  const objects = applyObjects({ ok: true, plan, desired: [desired], live, problems: [], root: ctx.root });
-  const report = await applyPlan(ctx.ports, objects, {
+  const report = await applyPlan(ctx.ports, [buildApplyObject(change, desired, ctx.root)], {
     clock: ctx.clock,
     wait: true,
     timeoutMs: ctx.timeoutMs,
@@ -138,21 +147,6 @@ export async function reconcileObject(
   return { ok, action: change.action, result: label, drift, apply: result };
 }
 
-/**
- * The installation's create rules, as plan checks them (docs/plan.md "Installation rules"): a
- * create the server would refuse fails here with file:line, before anything is sent.
- */
-async function checkCreate(server: ServerFactsReader, loaded: LoadedManifest, signal: AbortSignal) {
-  if (loaded.manifest.kind !== "Deployment") return;
-  const create = loaded as LoadedManifest<DeploymentManifest>;
-  const problems = checkServerRules([create], await readServerFacts(server, [create.manifest], signal));
-  if (problems.length > 0)
-    throw new PlumbError(
-      "create-refused",
-      problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message} [${p.code}]`).join("; "),
-    );
-}
-
 /** This object's live state: `known` from a listing, else a lookup (and the organization settings). */
 async function readLive(
   ctx: ReconcileContext,
@@ -170,16 +164,4 @@ async function readLive(
   const organization =
     kind === "OrganizationAccess" ? await ctx.platform.getOrganization({ signal }) : undefined;
   return { deployment, organization };
-}
-
-/** The desired secret values checked against the recorded fingerprints; undefined when none apply. */
-async function checkDesired(
-  desired: DesiredObject,
-  previous: ObjectStatus | undefined,
-  limit: ReconcileContext["fingerprintLimit"],
-): Promise<CheckedFingerprints | undefined> {
-  const recorded = previous?.secret_fingerprints;
-  if (desired.loaded.manifest.kind !== "Deployment" || !recorded || !desired.secrets?.length)
-    return undefined;
-  return checkFingerprints(recorded, desired.secrets, limit);
 }

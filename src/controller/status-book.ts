@@ -1,10 +1,5 @@
 import type { Logger } from "../logger.js";
-import {
-  loadStatus,
-  publishStatus,
-  resolveStatusDir,
-  type StatusLocation,
-} from "../status/status-source.js";
+import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from "../status/status-source.js";
 import { removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import { errorMessage } from "./error-message.js";

@@ -3,25 +3,17 @@ import { availableParallelism } from "node:os";
 import pLimit from "p-limit";
 import { dirname } from "node:path";
 import type { PlatformClient } from "../api/platform-client.js";
-import {
-  buildPlan,
-  type DesiredObject,
-  type FingerprintLookup,
-  type LiveState,
-  type SourceLookup,
-} from "../diff/build-plan.js";
+import { buildPlan, type DesiredObject, type LiveState } from "../diff/build-plan.js";
 import type { Plan } from "../diff/plan-types.js";
-import { type CheckedFingerprints, checkFingerprints } from "../diff/secret-fingerprint.js";
+import type { CheckedFingerprints } from "../diff/secret-fingerprint.js";
 import { planReplacements } from "../diff/plan-replace.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
-import { checkServerRules } from "../manifest/server-rules.js";
-import type { LoadedManifest, Problem } from "../manifest/types.js";
-import type { DeploymentManifest } from "../schema/manifest.js";
+import type { Problem } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
-import { resolvePending } from "../status/pending-intent.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
-import { readServerFacts, type ServerFactsReader } from "./server-facts.js";
+import { checkRecordedSecrets, findRefusedCreates, settleRecorded } from "./plan-object.js";
+import type { ServerFactsReader } from "./server-facts.js";
 import { type ObjectStatus, type StatusStore, statusKey } from "../status/status-types.js";
 import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.js";
 
@@ -58,14 +50,13 @@ type PlanBaseOptions = {
   targetLookupLimit?: number;
   /** Environment for `valueFrom: {env}` secrets; default process.env. */
   env?: NodeJS.ProcessEnv;
-  /** Fingerprints of the secret values last applied; see fingerprintsFromStatus. */
-  fingerprints?: FingerprintLookup;
   /** Deployments that may be replaced (deleted, then created) when an immutable field changes. */
   replace?: readonly string[];
-  /** What plumb last uploaded to internal_source deployments; see sourcesFromStatus. */
-  sources?: SourceLookup;
-  /** Records with a write-ahead intent left by a crash (pendingFromStatus): settled against live. */
-  pending?: (kind: string, name: string) => ObjectStatus | undefined;
+  /**
+   * The status record of an object (recordsFromStatus): its secret fingerprints and last upload
+   * tell what changed, and a write-ahead intent left by a crash is settled against live.
+   */
+  recorded?: RecordLookup;
   signal?: AbortSignal;
 };
 
@@ -85,24 +76,11 @@ export type PlanManifestsResult =
       root: string;
     };
 
-/** Reads the secret fingerprints recorded by apply (status store) for buildPlan. */
-export function fingerprintsFromStatus(store: StatusStore): FingerprintLookup {
-  return (kind, name) => store.objects.get(statusKey(kind, name))?.secret_fingerprints ?? undefined;
-}
+export type RecordLookup = (kind: string, name: string) => ObjectStatus | undefined;
 
-/** Records still holding a write-ahead intent (a crash between a send and its record). */
-export function pendingFromStatus(
-  store: StatusStore,
-): (kind: string, name: string) => ObjectStatus | undefined {
-  return (kind, name) => {
-    const record = store.objects.get(statusKey(kind, name));
-    return record?.pending ? record : undefined;
-  };
-}
-
-/** Reads the source uploads recorded by apply (status store) for buildPlan. */
-export function sourcesFromStatus(store: StatusStore): SourceLookup {
-  return (kind, name) => store.objects.get(statusKey(kind, name))?.source_upload ?? undefined;
+/** Reads the records apply wrote (status store) for planManifests. */
+export function recordsFromStatus(store: StatusStore): RecordLookup {
+  return (kind, name) => store.objects.get(statusKey(kind, name));
 }
 
 export async function planManifests(options: PlanManifestsOptions): Promise<PlanManifestsResult> {
@@ -132,21 +110,23 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
       ...(options.targetLookupLimit !== undefined ? { lookupLimit: options.targetLookupLimit } : {}),
     }),
     readOrganization(),
-    options.fingerprints ? checkDesiredFingerprints(desired, options.fingerprints) : undefined,
+    checkAllRecordedSecrets(desired, options.recorded),
   ]);
   const live: LiveState = organization ? { deployments, organization } : { deployments };
   if (readers.server) {
-    const refused = await checkCreates(readers.server, selected, deployments, options.signal);
+    const refused = await findRefusedCreates(readers.server, selected, deployments, options.signal);
     if (refused.length > 0) return { ok: false, problems: [...problems, ...refused] };
   }
-  const settled = options.pending
-    ? await landedIntentFingerprints(desired, deployments, options.pending, fingerprints)
-    : fingerprints;
+  const records = await settleAllRecorded(desired, deployments, options.recorded, fingerprints);
   const input = {
     desired,
     live,
-    ...(settled ? { fingerprints: settled } : {}),
-    ...(options.sources ? { sources: options.sources } : {}),
+    fingerprints: (kind: string, name: string) => {
+      const key = statusKey(kind, name);
+      return records.checked.get(key) ?? records.previous.get(key)?.secret_fingerprints ?? undefined;
+    },
+    sources: (kind: string, name: string) =>
+      records.previous.get(statusKey(kind, name))?.source_upload ?? undefined,
   };
   // Deployments the user allows to be replaced: --replace NAME, or plumb/replace: allowed.
   const replace = new Set(options.replace ?? []);
@@ -163,71 +143,56 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   return { ok: true, plan, desired, live, problems, root };
 }
 
-/** Deployments the plan would create (absent, or replaced by another source), checked against the installation. */
-async function checkCreates(
-  server: ServerFactsReader,
-  selected: readonly LoadedManifest[],
-  deployments: readonly Deployment[],
-  signal: AbortSignal | undefined,
-): Promise<Problem[]> {
-  const live = new Map(deployments.map((d) => [d.name, d]));
-  const creates = selected.filter(
-    (loaded): loaded is LoadedManifest<DeploymentManifest> =>
-      loaded.manifest.kind === "Deployment" &&
-      live.get(loaded.manifest.metadata.name)?.source !== loaded.manifest.spec.source,
-  );
-  const facts = await readServerFacts(
-    server,
-    creates.map((loaded) => loaded.manifest),
-    signal,
-  );
-  return checkServerRules(creates, facts);
-}
-
-/**
- * A crash left intents: where live shows the request landed, the desired values are checked against
- * the intent's fingerprints instead (rare: only objects with an intent pay a second check).
- */
-async function landedIntentFingerprints(
-  desired: readonly DesiredObject[],
-  deployments: readonly Deployment[],
-  pending: (kind: string, name: string) => ObjectStatus | undefined,
-  base: FingerprintLookup | undefined,
-): Promise<FingerprintLookup | undefined> {
-  const landed = new Map<string, CheckedFingerprints>();
-  const live = new Map(deployments.map((d) => [d.name, d]));
-  await Promise.all(
-    desired.map(async ({ loaded, secrets }) => {
-      const { kind, metadata } = loaded.manifest;
-      const record = kind === "Deployment" ? pending(kind, metadata.name) : undefined;
-      if (!record) return;
-      const settled = resolvePending(record, live.get(metadata.name) ?? null);
-      const recorded = settled.secret_fingerprints;
-      if (recorded && recorded !== record.secret_fingerprints && secrets?.length)
-        landed.set(metadata.name, await checkFingerprints(recorded, secrets));
-    }),
-  );
-  if (landed.size === 0) return base;
-  return (kind, name) => (kind === "Deployment" ? landed.get(name) : undefined) ?? base?.(kind, name);
-}
+type Checked = Map<string, CheckedFingerprints>;
 
 /**
  * The slow fingerprint checks (scrypt) of every desired secret value, run on libuv's threadpool
  * while live state is read, so buildPlan (pure, synchronous) finds the answers ready. Bounded to
- * leave a threadpool slot free (DNS lookups and file reads share the pool).
+ * leave a threadpool slot free (DNS lookups and file reads share the pool). Keyed by status key.
  */
-async function checkDesiredFingerprints(
+async function checkAllRecordedSecrets(
   desired: readonly DesiredObject[],
-  lookup: FingerprintLookup,
-): Promise<FingerprintLookup> {
+  recorded: RecordLookup | undefined,
+): Promise<Checked> {
   const limit = pLimit(Math.max(1, Math.min(3, availableParallelism())));
-  const checked = new Map<string, CheckedFingerprints>();
+  const checked: Checked = new Map();
+  if (!recorded) return checked;
   await Promise.all(
-    desired.map(async ({ loaded, secrets }) => {
-      const { kind, metadata } = loaded.manifest;
-      const recorded = kind === "Deployment" && secrets?.length ? lookup(kind, metadata.name) : undefined;
-      if (recorded) checked.set(metadata.name, await checkFingerprints(recorded, secrets ?? [], limit));
+    desired.map(async (object) => {
+      const { kind, metadata } = object.loaded.manifest;
+      const result = await checkRecordedSecrets(object, recorded(kind, metadata.name), limit);
+      if (result) checked.set(statusKey(kind, metadata.name), result);
     }),
   );
-  return (kind, name) => (kind === "Deployment" ? checked.get(name) : undefined) ?? lookup(kind, name);
+  return checked;
+}
+
+/** Every desired object's record with its crash intent settled against live (settleRecorded). */
+async function settleAllRecorded(
+  desired: readonly DesiredObject[],
+  deployments: readonly Deployment[],
+  recorded: RecordLookup | undefined,
+  checked: Checked,
+): Promise<{ previous: Map<string, ObjectStatus>; checked: Checked }> {
+  const previous = new Map<string, ObjectStatus>();
+  if (!recorded) return { previous, checked };
+  const live = new Map(deployments.map((d) => [d.name, d]));
+  const settled: Checked = new Map(checked);
+  await Promise.all(
+    desired.map(async (object) => {
+      const { kind, metadata } = object.loaded.manifest;
+      const key = statusKey(kind, metadata.name);
+      const deployment = kind === "Deployment" ? (live.get(metadata.name) ?? null) : null;
+      const result = await settleRecorded(
+        object,
+        recorded(kind, metadata.name),
+        checked.get(key),
+        deployment,
+      );
+      if (result.previous) previous.set(key, result.previous);
+      if (result.checked) settled.set(key, result.checked);
+      else settled.delete(key);
+    }),
+  );
+  return { previous, checked: settled };
 }

@@ -3,28 +3,18 @@ import { dirname } from "node:path";
 import { simpleGit } from "simple-git";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
 import type { PlatformClient } from "../api/platform-client.js";
-import {
-  fingerprintsFromStatus,
-  pendingFromStatus,
-  planManifests,
-  type PlanManifestsResult,
-  sourcesFromStatus,
-} from "./plan-run.js";
+import { planManifests, type PlanManifestsResult, recordsFromStatus } from "./plan-run.js";
 import { type Clock, systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
-import type { LoadedManifest } from "../manifest/types.js";
-import type { DesiredObject } from "../diff/build-plan.js";
 import type { Deployment } from "../schema/deployment.js";
-import type { DeploymentManifest } from "../schema/manifest.js";
 import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
 import type { ApplyObject } from "../apply/apply-types.js";
 import { type StatusLocation, loadStatus, resolveStatusDir } from "../status/status-source.js";
 import { resolveStorePending } from "../status/pending-intent.js";
 import { findMissingEnv, formatMissingEnv } from "./missing-env.js";
 import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";
-import { packSource } from "../apply/source-pack.js";
+import { buildApplyObject } from "./plan-object.js";
 import { planPrune, withPrune } from "../diff/plan-prune.js";
-import { manifestDigest } from "../apply/status-record.js";
 import { type StatusStore, statusKey } from "../status/status-types.js";
 
 // The I/O edge shared by apply, drift and status: API settings, clients, the status store, the plan.
@@ -125,9 +115,7 @@ export async function planSession(
       const server = { client: ports.controlPlane, setting: api.mode, apiUrl: api.apiUrl };
       return { controlPlane: ports.controlPlane, platform, server };
     },
-    fingerprints: fingerprintsFromStatus(session.store),
-    sources: sourcesFromStatus(session.store),
-    pending: pendingFromStatus(session.store),
+    recorded: recordsFromStatus(session.store),
     ...(options.replace ? { replace: options.replace } : {}),
     ...(signal ? { signal } : {}),
   });
@@ -155,27 +143,9 @@ export async function planSession(
   return result;
 }
 
-/** How the engine packs an object's source (ApplyObject.source): undefined unless it has one. */
-export function applySource(desired: DesiredObject | undefined, root: string): ApplyObject["source"] {
-  const source = desired?.source;
-  if (!desired || !source) return undefined;
-  const loaded = desired.loaded as LoadedManifest<DeploymentManifest>;
-  return { digest: source.digest, pack: () => packSource(loaded, root, source.digest) };
-}
-
 /** The engine's input: each planned change with its manifest's verify spec, digest and source to pack. */
 export function applyObjects(result: Extract<PlanManifestsResult, { ok: true }>): ApplyObject[] {
-  return result.plan.changes.map((change, i) => {
-    const desired = result.desired[i];
-    const manifest = desired?.loaded.manifest;
-    return {
-      change,
-      loaded: desired?.loaded,
-      verify: manifest?.kind === "Deployment" ? manifest.spec.verify : undefined,
-      manifestDigest: manifest ? manifestDigest(manifest) : null,
-      source: applySource(desired, result.root),
-    };
-  });
+  return result.plan.changes.map((change, i) => buildApplyObject(change, result.desired[i], result.root));
 }
 
 /** Says once on stderr when secrets will be re-sent because no fingerprints are recorded (unknown-secrets.ts). */

@@ -7,7 +7,7 @@ import type { ControlPlaneOptions } from "../../src/control-plane/options.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import type { Plan } from "../../src/diff/plan-types.js";
-import { fingerprintsFromStatus, planManifests, sourcesFromStatus } from "../../src/reconcile/plan-run.js";
+import { planManifests, recordsFromStatus } from "../../src/reconcile/plan-run.js";
 import { applyObjects } from "../../src/reconcile/session.js";
 import { type ClientPorts, createApplyPorts } from "../../src/apply/api-adapter.js";
 import { applyPlan } from "../../src/apply/apply.js";
@@ -94,8 +94,7 @@ export async function startEnv(
       root,
       controlPlane: ports.controlPlane,
       platform: ports.platformClient,
-      fingerprints: fingerprintsFromStatus(store),
-      sources: sourcesFromStatus(store),
+      recorded: recordsFromStatus(store),
     });
     if (!result.ok) throw new Error(JSON.stringify(result.problems));
     return { plan: result.plan, objects: applyObjects(result) };
