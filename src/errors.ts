@@ -1,13 +1,91 @@
 /**
+ * Every code a PlumbError can carry, in one list (renovate's error-messages.ts is the model).
+ * docs/troubleshooting.md "Error codes" has a row with the fix for each; a test keeps the two in step.
+ */
+export const ERROR_CODES = [
+  // settings and usage
+  "api-config",
+  "usage",
+  "invalid-setting",
+  // manifests and files
+  "no-manifests",
+  "invalid-manifests",
+  "manifest-unreadable",
+  "manifest-write-failed",
+  "secret-unresolved",
+  "path-not-found",
+  "path-not-directory",
+  "path-unreadable",
+  "file-exists",
+  // a Node file-system error that names a path, reported by the top-level catch (src/cli/main.ts)
+  "io-error",
+  // internal_source uploads
+  "source-unreadable",
+  "source-too-large",
+  "source-changed",
+  // plan and apply
+  "plan-invalid",
+  "plan-stale",
+  "plan-duplicate",
+  "plan-unreadable",
+  "plan-write-failed",
+  "create-refused",
+  "apply-needs-confirmation",
+  "adopt-needs-confirmation",
+  "prune-limit",
+  "revision-not-found",
+  "deployment-vanished",
+  "no-upload-client",
+  "no-platform-client",
+  // API calls (src/api/errors.ts)
+  "bad-request",
+  "unauthorized",
+  "forbidden",
+  "not-found",
+  "conflict",
+  "validation",
+  "rate-limited",
+  "server-error",
+  "http-error",
+  "network",
+  "timeout",
+  "unexpected-response",
+  // status store, lock and git
+  "state-corrupt",
+  "state-locked",
+  "lock-lost",
+  "lock-io-error",
+  "status-unreadable",
+  "status-write-failed",
+  "status-branch-no-repo",
+  "status-branch-is-manifest-branch",
+  "status-branch-read-failed",
+  "status-branch-push-failed",
+  "git-failed",
+  // servers (controller, control plane, demo)
+  "listen-failed",
+  "data-dir-invalid",
+  "journal-write",
+  "journal-corrupt",
+  "demo-examples-missing",
+] as const;
+
+export type PlumbErrorCode = (typeof ERROR_CODES)[number];
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+export const isErrorCode = (value: unknown): value is PlumbErrorCode =>
+  typeof value === "string" && KNOWN_CODES.has(value);
+
+/**
  * Typed errors: every failure a user can see carries a stable `code` and a message they can act on.
  * The CLI's single top-level catch maps them to exit codes; nothing deep calls process.exit.
  */
 export class PlumbError extends Error {
-  readonly code: string;
+  readonly code: PlumbErrorCode;
   /** Process exit code when this error reaches the top level. */
   readonly exitCode: number;
 
-  constructor(code: string, message: string, options: { exitCode?: number; cause?: unknown } = {}) {
+  constructor(code: PlumbErrorCode, message: string, options: { exitCode?: number; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "PlumbError";
     this.code = code;
@@ -56,7 +134,7 @@ export const isPathError = (error: unknown): error is NodeJS.ErrnoException & { 
   typeof (error as NodeJS.ErrnoException).path === "string";
 
 /** A file-system failure at `path` as a typed error with the fix. */
-export const fileError = (code: string, path: string, error: unknown, fix: string): PlumbError =>
+export const fileError = (code: PlumbErrorCode, path: string, error: unknown, fix: string): PlumbError =>
   new PlumbError(code, `${path}: ${describeErrno(error)}; ${fix}`, { cause: error });
 
 /** Anything thrown, as an Error (kept as it is when it already is one). */

@@ -2,7 +2,7 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
-import { describeErrno, isPathError, isPlumbError } from "../errors.js";
+import { describeErrno, isPathError, isPlumbError, type PlumbErrorCode } from "../errors.js";
 import { COMMANDS } from "./commands.js";
 
 /** Builds the `plumb` program; each command lives in its own small file under src/cli/. */
@@ -15,6 +15,9 @@ export function buildProgram(): Command {
   for (const build of COMMANDS) program.addCommand(build().exitOverride());
   return program;
 }
+
+/** The code of a path error that is not a PlumbError (see ERROR_CODES). */
+const IO_ERROR: PlumbErrorCode = "io-error";
 
 /** The one top-level catch: typed errors become exit codes and a message, never a stack trace. */
 export async function main(argv: string[] = process.argv): Promise<number> {
@@ -32,7 +35,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     if (isPathError(error)) {
       // A path the operator gave (or the machine) is wrong: say which and how, no stack trace.
       process.stderr.write(
-        `plumb: ${error.path}: ${describeErrno(error)}; check the path and its permissions [io-error]\n`,
+        `plumb: ${error.path}: ${describeErrno(error)}; check the path and its permissions [${IO_ERROR}]\n`,
       );
       return 1;
     }

@@ -1,5 +1,5 @@
 import { readdir, stat } from "node:fs/promises";
-import { PlumbError } from "../errors.js";
+import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { ControllerSource } from "./controller-types.js";
 import { createGitCredentials } from "../status/git-credentials.js";
@@ -70,7 +70,7 @@ export async function openManifestSource(
  */
 export async function checkManifestRoot(source: ControllerSource, manifestRoot: string): Promise<void> {
   const flag = source.kind === "dir" ? "--dir" : "--path";
-  const fail = (code: string, why: string) =>
+  const fail = (code: PlumbErrorCode, why: string) =>
     new PlumbError(code, `manifest directory ${manifestRoot} ${why}; check ${flag}`);
   const info = await stat(manifestRoot).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT" || error.code === "ENOTDIR") throw fail("path-not-found", "does not exist");

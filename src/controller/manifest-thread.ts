@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { PlumbError } from "../errors.js";
+import { isErrorCode, PlumbError } from "../errors.js";
 import type { LoadResult } from "../manifest/load.js";
 import type { Problem } from "../manifest/types.js";
 import type { LoadedManifest } from "../manifest/types.js";
@@ -55,7 +55,7 @@ export function startManifestThread(maxBytes: number): ManifestThread | undefine
       });
       if ("error" in reply) {
         const { message, code } = reply.error;
-        throw typeof code === "string" ? new PlumbError(code, message) : new Error(message);
+        throw isErrorCode(code) ? new PlumbError(code, message) : new Error(message);
       }
       return { manifests: reply.manifests.map((m) => fromThread(m, root)), problems: reply.problems };
     },

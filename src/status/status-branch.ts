@@ -2,7 +2,7 @@ import { cp, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { type SimpleGit, simpleGit } from "simple-git";
-import { PlumbError } from "../errors.js";
+import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import { statusGitEnv } from "./git-env.js";
 import { DEFAULT_STATUS_DIR, parseObjectStatus } from "./status-store.js";
 import { type StatusStore, emptyStatusStore, statusKey } from "./status-types.js";
@@ -119,7 +119,7 @@ export async function publishStatusBranch(
  */
 async function withStatusGitEnv<T>(
   info: RepoInfo,
-  code: string,
+  code: PlumbErrorCode,
   what: string,
   work: (withCredentials: RepoInfo) => Promise<T>,
 ): Promise<T> {
@@ -134,7 +134,7 @@ async function withStatusGitEnv<T>(
 }
 
 /** A git failure as a typed error: git's reason without credentials, and the fix (typed errors pass). */
-export const gitFailure = (error: unknown, code: string, what: string): PlumbError =>
+export const gitFailure = (error: unknown, code: PlumbErrorCode, what: string): PlumbError =>
   error instanceof PlumbError
     ? error
     : new PlumbError(code, `${what}: ${gitReason(error)}; ${CREDENTIALS_FIX}`, { cause: error });

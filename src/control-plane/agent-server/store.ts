@@ -80,14 +80,14 @@ export function createThreadStore(): ThreadStore {
       if (data !== undefined && data !== null) {
         if (!isRecord(data) || data.version !== 1 || !isRecord(data.deployments)) {
           throw new PlumbError(
-            "state_corrupt",
+            "state-corrupt",
             "The agent-server part of the saved control-plane state is not readable (expected version 1); move the data directory aside to start empty.",
           );
         }
         for (const [deploymentId, threads] of Object.entries(data.deployments)) {
           if (!Array.isArray(threads) || !threads.every(looksLikeThread)) {
             throw new PlumbError(
-              "state_corrupt",
+              "state-corrupt",
               `The saved threads of deployment ${deploymentId} are not readable; move the data directory aside to start empty.`,
             );
           }
@@ -114,7 +114,7 @@ export function readAssistants(data: unknown): Record<string, AssistantRecord[]>
     );
   if (!valid) {
     throw new PlumbError(
-      "state_corrupt",
+      "state-corrupt",
       "The saved assistants of the agent server are not readable; move the data directory aside to start empty.",
     );
   }

@@ -80,7 +80,7 @@ export function createOrganizationStore(): OrganizationStore {
         !Object.values(data.organizations).every(looksLikeOrgState)
       ) {
         throw new PlumbError(
-          "state_corrupt",
+          "state-corrupt",
           "The organizations part of the saved control-plane state is not readable (expected version 1); move the data directory aside to start empty.",
         );
       }
