@@ -1,7 +1,7 @@
 import { type Logger, type LoggerOptions, pino } from "pino";
 
 /** Paths that may carry credentials or secret values; pino replaces them with "[redacted]". */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   "apiKey",
   "*.apiKey",
   "headers['x-api-key']",

@@ -12,7 +12,7 @@ export type AgentServerClientOptions = Omit<HttpClientOptions, "baseUrl" | "auth
   tenantId?: string | undefined;
 };
 
-export type RunRequest = {
+type RunRequest = {
   assistant_id: string;
   input: { messages: Array<{ role: string; content: string }> } & Record<string, unknown>;
   /** `rollback` lets a new check replace a stuck earlier one (spec 3.3). */
@@ -20,9 +20,9 @@ export type RunRequest = {
 };
 
 /** One Server-Sent Event of a run's stream; `data` parsed from JSON (null without data). */
-export type StreamPart = { event: string; data: unknown; id: string | undefined };
+type StreamPart = { event: string; data: unknown; id: string | undefined };
 
-export type StreamRunRequest = RunRequest & {
+type StreamRunRequest = RunRequest & {
   stream_mode: string[];
   /** `cancel`: the server cancels the run when plumb stops reading (verify timed out). */
   on_disconnect?: "cancel" | "continue";

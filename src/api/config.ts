@@ -15,7 +15,7 @@ export type ApiOptions = {
   mode?: ServerModeSetting | undefined;
 };
 
-export type ServerMode = "saas" | "self-hosted";
+type ServerMode = "saas" | "self-hosted";
 export type ServerModeSetting = { mode: ServerMode; from: "--mode" | "PLUMB_MODE" };
 const SERVER_MODES: readonly string[] = ["saas", "self-hosted"];
 

@@ -15,10 +15,10 @@ import {
 } from "./retry.js";
 import { checkShape } from "./shape-check.js";
 
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** `api-key`: X-Api-Key (control plane, agent server); `bearer`: Authorization: Bearer (platform). */
-export type Auth = { scheme: "api-key" | "bearer"; apiKey: string; tenantId?: string | undefined };
+type Auth = { scheme: "api-key" | "bearer"; apiKey: string; tenantId?: string | undefined };
 
 /** One HTTP exchange, for metrics. `route` is the low-cardinality template, e.g. /v2/deployments/{id}. */
 export type ResponseEvent = {
@@ -47,7 +47,7 @@ export type HttpClientOptions = {
   logger?: Logger;
 };
 
-export type RequestSpec = {
+type RequestSpec = {
   method: HttpMethod;
   /** Path under baseUrl, without query. */
   path: string;

@@ -9,7 +9,7 @@ export type PlatformClientOptions = Omit<HttpClientOptions, "baseUrl" | "auth"> 
   tenantId?: string | undefined;
 };
 
-export type OrganizationAccessPatch = { jit_provisioning_enabled?: boolean; invites_enabled?: boolean };
+type OrganizationAccessPatch = { jit_provisioning_enabled?: boolean; invites_enabled?: boolean };
 
 export type PlatformClient = {
   getOrganization(options?: CallOptions): Promise<Organization>;

@@ -84,9 +84,9 @@ export type RateLimiterOptions = {
   maxConcurrency?: number;
 };
 
-export type Permit = { identity: string; method: string; path: string; signal?: AbortSignal };
+type Permit = { identity: string; method: string; path: string; signal?: AbortSignal };
 
-export type RateLimiterStats = { granted: number; waited: number; waitedMs: number };
+type RateLimiterStats = { granted: number; waited: number; waitedMs: number };
 
 export type RateLimiter = {
   /** Runs `send` inside a concurrency slot once the identity's bucket grants a token; reports the wait. */

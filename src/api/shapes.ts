@@ -26,9 +26,6 @@ export type UploadUrl = Static<typeof UploadUrl>;
 export const Thread = Type.Object({ thread_id: Type.String() });
 export type Thread = Static<typeof Thread>;
 
-export const RUN_STATUSES = ["pending", "running", "success", "error", "timeout", "interrupted"] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
 export const Run = Type.Object({
   run_id: Type.String(),
   thread_id: Type.String(),
@@ -39,12 +36,12 @@ export const Run = Type.Object({
 });
 export type Run = Static<typeof Run>;
 
-export const Message = Type.Object({
+const Message = Type.Object({
   type: Type.String(),
   content: Type.Unknown(),
   id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
-export type Message = Static<typeof Message>;
+type Message = Static<typeof Message>;
 
 export const ThreadState = Type.Object({
   values: Type.Object({ messages: Type.Optional(Type.Array(Message)) }),

@@ -23,7 +23,7 @@ export type PortsOptions = {
 /** The engine's ports plus the clients behind them, for callers that also read (plan). */
 export type ClientPorts = ApplyPorts & { controlPlane: ControlPlaneClient; platformClient: PlatformClient };
 
-export function deploymentsPort(client: ControlPlaneClient): DeploymentsPort {
+function deploymentsPort(client: ControlPlaneClient): DeploymentsPort {
   return {
     listDeployments: (o) => client.listDeployments({ signal: o?.signal }),
     getDeployment: (id, o) => client.getDeployment(id, { signal: o?.signal }),
@@ -41,7 +41,7 @@ export function deploymentsPort(client: ControlPlaneClient): DeploymentsPort {
   };
 }
 
-export function uploadsPort(client: ControlPlaneClient): UploadsPort {
+function uploadsPort(client: ControlPlaneClient): UploadsPort {
   return {
     createUploadUrl: (id, o) => client.createUploadUrl(id, { signal: o?.signal }),
     uploadTarball: (url, bytes, o) => client.uploadTarball(url, bytes, { signal: o?.signal }),
@@ -49,7 +49,7 @@ export function uploadsPort(client: ControlPlaneClient): UploadsPort {
 }
 
 /** Agent-server clients per deployment URL; joins hold a connection, so they get their own slots. */
-export function agentServerPort(options: PortsOptions): AgentServerPort {
+function agentServerPort(options: PortsOptions): AgentServerPort {
   const limiter = createRateLimiter({ clock: options.clock, maxConcurrency: 64 });
   const clients = new Map<string, AgentServerClient>();
   const clientFor = (url: string) => {

@@ -14,7 +14,7 @@ export type InterruptedSend =
   /** Could not tell (an in-place PATCH, or the look failed). */
   | { carriedOut: null };
 
-export const INTERRUPT_LOOKUP_MS = 5_000;
+const INTERRUPT_LOOKUP_MS = 5_000;
 
 export async function findOutInterruptedSend(
   ports: ApplyPorts,

@@ -3,7 +3,7 @@ import type { Deployment, Organization, Revision } from "../schema/deployment.js
 // What the apply engine needs from the outside world. src/reconcile/api-adapter.ts builds these from
 // the real clients in src/api/; the engine itself never touches fetch, URLs or keys.
 
-export type CallOptions = { signal?: AbortSignal | undefined };
+type CallOptions = { signal?: AbortSignal | undefined };
 
 export type DeploymentsPort = {
   /** Every deployment of the tenant (all pages, 100 per page). */

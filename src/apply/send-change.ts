@@ -19,7 +19,7 @@ export type SendResult = {
 const MAX_ATTEMPTS = 8;
 
 /** The server may have carried the request out: no response, or a 5xx. */
-export const isAmbiguous = (error: unknown): boolean =>
+const isAmbiguous = (error: unknown): boolean =>
   error instanceof ApiError && (error.ambiguous || error.status === 0 || error.status >= 500);
 
 const isRetryable = (error: unknown): boolean => error instanceof ApiError && error.status === 429;

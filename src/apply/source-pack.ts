@@ -6,7 +6,7 @@ import type { DeploymentManifest } from "../schema/manifest.js";
 import { buildTarball } from "./tarball.js";
 
 /** The control plane's limit for one upload (docs/control-plane.md). */
-export const MAX_TARBALL_BYTES = 64 * 1024 * 1024;
+const MAX_TARBALL_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reads spec.source_path again at apply time and packs it. The content must still be the one the

@@ -12,7 +12,7 @@ export type VerifyContext = {
 };
 
 /** Text of a message's content: a string, or the text parts of a content list. */
-export function messageText(content: unknown): string {
+function messageText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
@@ -40,7 +40,7 @@ export function checkAnswer(messages: readonly Message[], expect: string | undef
 /** The answer's text for reports, cut short: an agent's reply may be long. */
 const ANSWER_SHOWN = 200;
 
-export function answerText(messages: readonly Message[]): string | null {
+function answerText(messages: readonly Message[]): string | null {
   const lastHuman = messages.map((m) => m.type).lastIndexOf("human");
   const answer = messages
     .slice(lastHuman + 1)

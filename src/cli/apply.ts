@@ -25,12 +25,7 @@ import {
 import { readSavedPlan, refuseStalePlan, savedPlanFlags } from "../reconcile/saved-plan.js";
 import { applyPlan } from "../apply/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../apply/apply-types.js";
-import {
-  formatApplyJson,
-  formatApplySummary,
-  plainProgress,
-  ttyProgress,
-} from "../report/format-apply.js";
+import { formatApplyJson, formatApplySummary, plainProgress, ttyProgress } from "../report/format-apply.js";
 import {
   agentUrlFallback,
   applyObjects,

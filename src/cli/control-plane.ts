@@ -33,7 +33,7 @@ const port = (text: string): number => {
 };
 
 /** `KEY` (the default tenant) or `KEY=TENANT[,TENANT...]`. */
-export function parseApiKeyFlag(text: string): ApiKeyGrant {
+function parseApiKeyFlag(text: string): ApiKeyGrant {
   const [key = "", tenants] = text.split("=", 2);
   if (!key) throw new UsageError(`--api-key needs KEY or KEY=TENANT_ID[,TENANT_ID...]`);
   return { key, tenants: tenants ? tenants.split(",").filter(Boolean) : [DEFAULT_TENANT_ID] };
@@ -44,12 +44,7 @@ export function parseApiKeyFlag(text: string): ApiKeyGrant {
  * chose, not one character (not even a prefix or suffix, which narrows a guess and ends up in CI
  * logs): only which `--api-key` flag it came from and its length.
  */
-export function formatStartup(
-  url: string,
-  grants: ApiKeyGrant[],
-  state: string,
-  faults?: string,
-): string[] {
+export function formatStartup(url: string, grants: ApiKeyGrant[], state: string, faults?: string): string[] {
   const describe = (key: string, index: number) =>
     key === DEFAULT_API_KEY ? key : `(key from --api-key #${index + 1}, ${key.length} characters)`;
   return [

@@ -42,7 +42,7 @@ const statusToken = (flags: Flags, env: NodeJS.ProcessEnv) =>
   secretSetting("--status-token-file", flags.statusTokenFile, env.PLUMB_STATUS_TOKEN);
 
 /** Flags win; PLUMB_MANIFEST_DIR / PLUMB_GIT_REPO / PLUMB_GIT_BRANCH / PLUMB_GIT_PATH fill in (containers). */
-export function sourceOf(flags: Flags, env: NodeJS.ProcessEnv): ControllerSource {
+function sourceOf(flags: Flags, env: NodeJS.ProcessEnv): ControllerSource {
   const dir = flags.dir ?? (flags.repo ? undefined : env.PLUMB_MANIFEST_DIR?.trim() || undefined);
   const repo = flags.repo ?? (flags.dir ? undefined : env.PLUMB_GIT_REPO?.trim() || undefined);
   if (Boolean(dir) === Boolean(repo))
@@ -146,7 +146,7 @@ export function controllerCommand(): Command {
   });
 }
 
-export async function runController(
+async function runController(
   flags: Flags,
   env: NodeJS.ProcessEnv,
   signals: Pick<NodeJS.Process, "once" | "on" | "removeListener">,

@@ -30,7 +30,7 @@ export type DemoIo = {
 export type DemoOptions = { once: boolean; revisionSeconds: number };
 
 /** The examples shipped with plumb, from src/cli or dist/src/cli. */
-export function findExamples(): string {
+function findExamples(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
     const candidate = join(dir, "examples", "saas");

@@ -7,7 +7,7 @@ import { CPU_FIELDS } from "../schema/resource-spec.js";
  * Rounds half up to one decimal on the decimal as written (0.35 → 0.4, 1.05 → 1.1), which
  * floating-point rounding gets wrong. Works on the shortest decimal form of the number.
  */
-export function roundCpu(value: number): number {
+function roundCpu(value: number): number {
   if (!Number.isFinite(value)) return value;
   const negative = value < 0;
   let text = String(Math.abs(value));

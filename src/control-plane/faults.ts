@@ -1,6 +1,6 @@
 import { UsageError } from "../errors.js";
 
-export type FaultKind = "500" | "503" | "429" | "reset" | "lost-response";
+type FaultKind = "500" | "503" | "429" | "reset" | "lost-response";
 const KINDS: readonly FaultKind[] = ["500", "503", "429", "reset", "lost-response"];
 
 /** Share of requests failing each way, plus an optional latency range applied to every request. */
@@ -42,7 +42,7 @@ export function parseFaultSpec(text: string): FaultSpec {
 }
 
 /** mulberry32: a small seeded PRNG, so `--fault-seed` makes a run reproducible. */
-export function seededRandom(seed: number): () => number {
+function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -11,7 +11,7 @@ import { groupCommitter, type Journal, type JournalFile, journalFile } from "./j
 // write cut short by a kill or a failed append, never acknowledged, and ignored here.
 
 export type JournalEntry = Record<string, unknown>;
-export type { Journal, JournalFile } from "./journal-writer.js";
+export type { Journal } from "./journal-writer.js";
 const SNAPSHOT = "state.json";
 const JOURNAL = "journal.ndjson";
 

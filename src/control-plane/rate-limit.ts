@@ -2,7 +2,7 @@
 // Rows are in the spec's order except that the two Default rows and the catch-all come last
 // (otherwise /runs/stats and /public/download could never match).
 
-export type RateCategory =
+type RateCategory =
   | "High throughput"
   | "Repository"
   | "Run ingest"
@@ -20,7 +20,7 @@ export type RateCategory =
   | "Public download"
   | "Stats"
   | "Public (catch-all)";
-export type RateLimit = { count: number; intervalSeconds: number };
+type RateLimit = { count: number; intervalSeconds: number };
 export type RateLimitOverrides = Partial<Record<RateCategory, RateLimit>>;
 type Identity = "ip" | "api-key" | "user-ip";
 type Row = {
@@ -50,7 +50,7 @@ function both(
   return [row(category, "api-key", match, api, euApi), row(category, "user-ip", match, user, euUser)];
 }
 
-export const RATE_LIMIT_TABLE: readonly Row[] = [
+const RATE_LIMIT_TABLE: readonly Row[] = [
   row(
     "High throughput",
     "ip",

@@ -29,7 +29,7 @@ export type RunningControlPlane = {
   stop(): Promise<void>;
 };
 
-export function resolveOptions(options: Partial<ControlPlaneOptions> = {}): ControlPlaneOptions {
+function resolveOptions(options: Partial<ControlPlaneOptions> = {}): ControlPlaneOptions {
   return {
     host: "127.0.0.1",
     port: 0,

@@ -26,12 +26,7 @@ import { buildStatusJson } from "./status-view.js";
 import { createSync, serveHttp, startTriggers } from "./triggers.js";
 import { startWorkQueue, systemTimers } from "./work-queue.js";
 
-export type {
-  Controller,
-  ControllerOptions,
-  ControllerSource,
-  ControllerStatusJson,
-} from "./controller-types.js";
+export type { Controller, ControllerOptions, ControllerSource } from "./controller-types.js";
 
 // `plumb controller`: wires the parts together. Manifests come from a source (directory or git) into
 // a snapshot scanner; changes and drift sweeps queue work; the worker reconciles one object with the

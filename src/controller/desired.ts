@@ -6,7 +6,7 @@ import { statusKey } from "../status/status-types.js";
 
 // What git (or the directory) says, as the controller holds it between scans. Pure.
 
-export type DesiredEntry = {
+type DesiredEntry = {
   loaded: LoadedManifest;
   /**
    * sha256 of the whole document, literal secret values included, plus the content digest of its
@@ -33,7 +33,7 @@ export type SnapshotChanges = {
 
 export const emptySnapshot = (): DesiredSnapshot => ({ objects: new Map(), invalid: new Map() });
 
-export const documentDigest = (loaded: LoadedManifest, content?: string): string => {
+const documentDigest = (loaded: LoadedManifest, content?: string): string => {
   const hash = createHash("sha256").update(canonicalJson(loaded.manifest));
   if (content !== undefined) hash.update(`\0${content}`);
   return hash.digest("hex");

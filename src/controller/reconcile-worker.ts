@@ -103,7 +103,7 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
  * Unknown: the check failed, so nothing is known to be Synced or Healthy (a wrong key, an
  * unreachable control plane); ids, revisions and fingerprints stay as they were.
  */
-export const failedRecord = (previous: ObjectStatus, error: unknown, now: number): ObjectStatus => ({
+const failedRecord = (previous: ObjectStatus, error: unknown, now: number): ObjectStatus => ({
   ...previous,
   sync: "Unknown",
   health: previous.health === "Degraded" ? "Degraded" : "Unknown",

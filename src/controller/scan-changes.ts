@@ -4,7 +4,7 @@ import { type DesiredSnapshot, diffSnapshots } from "./desired.js";
 // What one rescan means for the controller, decided without I/O: which objects to queue, which to
 // drop, and which status records must now say their manifest is broken.
 
-export type RemovedObject = {
+type RemovedObject = {
   key: string;
   /** True when its file now has errors (as opposed to the document being deleted). */
   invalid: boolean;

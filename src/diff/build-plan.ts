@@ -29,10 +29,10 @@ export type LiveState = {
 };
 
 /** Fingerprints of the secret values last applied to an object (from the status store). */
-export type FingerprintLookup = (kind: ManifestKind, name: string) => SecretFingerprints | undefined;
+type FingerprintLookup = (kind: ManifestKind, name: string) => SecretFingerprints | undefined;
 
 /** What plumb last uploaded to a deployment (from the status store). */
-export type SourceLookup = (kind: ManifestKind, name: string) => RecordedSource | undefined;
+type SourceLookup = (kind: ManifestKind, name: string) => RecordedSource | undefined;
 
 export type BuildPlanInput = {
   desired: readonly DesiredObject[];

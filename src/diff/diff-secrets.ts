@@ -14,7 +14,7 @@ export type SecretsDiff = {
   warnings: ChangeError[];
 };
 
-export const SECRETS_UNKNOWN = "secret values unknown, will be sent";
+const SECRETS_UNKNOWN = "secret values unknown, will be sent";
 
 export function diffSecrets(
   desired: readonly Secret[],

@@ -1,6 +1,6 @@
 import type { ChangeError } from "./plan-types.js";
 
-export type { FieldChange, FieldClass } from "./plan-types.js";
+export type { FieldChange } from "./plan-types.js";
 
 // Classification of deployment fields (spec 4.1): rule 2 lists the fields a PATCH cannot change;
 // rule 1 (the revision fields) lives in src/schema/revision-fields.ts, shared with the API client.
@@ -13,19 +13,6 @@ export const IMMUTABLE_SOURCE_CONFIG: ReadonlySet<string> = new Set([
 ]);
 /** listener_config's only key; immutable like the fields above. */
 export const LISTENER_NAMESPACE_FIELD = "source_config.listener_config.k8s_namespace";
-
-/** Read-only response fields: never compared. */
-export const READ_ONLY_FIELDS: readonly string[] = [
-  "id",
-  "tenant_id",
-  "created_at",
-  "updated_at",
-  "status",
-  "latest_revision_id",
-  "active_revision_id",
-  "image_version",
-  "source_revision_config.repo_commit_sha",
-];
 
 export const show = (value: unknown): string => (value === undefined ? "null" : JSON.stringify(value));
 

@@ -8,10 +8,7 @@ export const ORGANIZATION_INFO_PATH = "/api/v1/organizations/current/info";
 type Settings = { jit_provisioning_enabled: boolean; invites_enabled: boolean };
 
 /** Who can join an SSO organization with these settings (spec 3.4). */
-export function describeAccess({
-  jit_provisioning_enabled: jit,
-  invites_enabled: invites,
-}: Settings): string {
+function describeAccess({ jit_provisioning_enabled: jit, invites_enabled: invites }: Settings): string {
   if (jit && invites) {
     return "SSO users join automatically with the default role and workspaces; a pending invite takes precedence";
   }

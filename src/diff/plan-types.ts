@@ -5,7 +5,7 @@ import type { ManifestKind } from "../schema/manifest.js";
 // src/diff/, rendered by the formatters, executed by src/reconcile/. The JSON output of
 // `plumb plan --output json` is this shape with every secret value replaced by "<redacted>".
 
-export type ChangeAction = "create" | "update" | "noop" | "refused";
+type ChangeAction = "create" | "update" | "noop" | "refused";
 
 export type PlannedRequest = {
   method: "POST" | "PATCH";
@@ -18,7 +18,7 @@ export type PlannedRequest = {
 export type ChangeError = { field: string; message: string };
 
 /** immutable: spec 4.1 rule 2 (refused); revision: rule 1 (creates a revision); in_place: the rest. */
-export type FieldClass = "immutable" | "revision" | "in_place";
+type FieldClass = "immutable" | "revision" | "in_place";
 
 /** One changed field: dotted API path, class, and the normalised live (old) and desired (new) values. */
 export type FieldChange = {
@@ -102,7 +102,7 @@ export type PlannedPrune = {
 };
 
 /** create/update/noop/refused count `changes`; orphan/delete count `prune` (absent before it is planned). */
-export type PlanSummary = Record<ChangeAction, number> & {
+type PlanSummary = Record<ChangeAction, number> & {
   orphan?: number;
   delete?: number;
   replace?: number;

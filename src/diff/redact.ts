@@ -2,7 +2,7 @@ import type { Operation } from "fast-json-patch";
 import type { Plan, PlannedChange, PlannedRequest } from "./plan-types.js";
 import { isObject } from "./values.js";
 
-export const REDACTED = "<redacted>";
+const REDACTED = "<redacted>";
 
 const redactList = (value: unknown): unknown =>
   Array.isArray(value)

@@ -8,7 +8,7 @@ import { deepEqual, isAbsent, type JsonObject, withoutAbsent } from "./values.js
 type Derivation = { field: string; from: string; factor: number };
 
 /** In dependency order: queue_cpu is filled before queue_cpu_limit derives from it. */
-export const RESOURCE_DEFAULTS: readonly Derivation[] = [
+const RESOURCE_DEFAULTS: readonly Derivation[] = [
   { field: "cpu_limit", from: "cpu", factor: 2 },
   { field: "memory_limit_mb", from: "memory_mb", factor: 2 },
   { field: "queue_min_scale", from: "min_scale", factor: 1 },

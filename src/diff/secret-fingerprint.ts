@@ -25,8 +25,8 @@ export type CheckedFingerprints = SecretFingerprints & {
   checked?: ReadonlyMap<string, { value: string; match: boolean | undefined }>;
 };
 
-export type ScryptParams = { N: number; r: number; p: number };
-export const FINGERPRINT_PARAMS: ScryptParams = { N: 1024, r: 8, p: 1 };
+type ScryptParams = { N: number; r: number; p: number };
+const FINGERPRINT_PARAMS: ScryptParams = { N: 1024, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 /** Recorded parameters beyond these are not trusted (a forged record could ask for gigabytes). */
 const MAX_PARAMS: ScryptParams = { N: 1 << 16, r: 16, p: 4 };
@@ -57,7 +57,7 @@ const format = (params: ScryptParams, key: Buffer) =>
   `scrypt$${params.N}$${params.r}$${params.p}$${key.toString("base64url")}`;
 
 /** Fingerprint of one secret value (`params` only to write records of another cost, e.g. in tests). */
-export function fingerprintSecret(
+function fingerprintSecret(
   name: string,
   value: string,
   salt: string,

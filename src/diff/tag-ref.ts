@@ -8,8 +8,7 @@ import { isObject, type JsonObject } from "./values.js";
 // a manifest that sets only one of the two fields can pass validate and still be refused at apply
 // time. Plan refuses it first, saying which field to add to the manifest. Pure.
 
-export const isTagRef = (ref: unknown): ref is string =>
-  typeof ref === "string" && ref.startsWith("refs/tags/");
+const isTagRef = (ref: unknown): ref is string => typeof ref === "string" && ref.startsWith("refs/tags/");
 
 const REPO_REF = "source_revision_config.repo_ref";
 const BUILD_ON_PUSH = "source_config.build_on_push";

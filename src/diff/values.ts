@@ -35,6 +35,3 @@ export function withoutAbsent(object: JsonObject | null | undefined): JsonObject
 export function sortByName<T extends { name: string }>(items: readonly T[]): T[] {
   return [...items].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
-
-/** Deep copy of a JSON value. */
-export const clone = <T>(value: T): T => structuredClone(value);

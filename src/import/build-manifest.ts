@@ -72,7 +72,7 @@ export function buildDeploymentManifest(live: Deployment): BuiltManifest {
 }
 
 /** An organization name as a manifest name: a letter first, then letters, digits and '-'. */
-export function manifestNameOf(displayName: string): string {
+function manifestNameOf(displayName: string): string {
   const slug = displayName
     .normalize("NFKD")
     .replace(/[^A-Za-z0-9-]+/g, "-")

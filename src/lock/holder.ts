@@ -7,7 +7,7 @@ import type { LockHolder } from "./lock-types.js";
 // The holder record beside the lock (`<dir>.lock.json`): who, where, since when. Informational:
 // the lock itself is proper-lockfile's directory; this file only lets others name the holder.
 
-export const holderFile = (lockPath: string): string => `${lockPath}.json`;
+const holderFile = (lockPath: string): string => `${lockPath}.json`;
 
 export const newHolder = (command: string, now: number): LockHolder => ({
   id: randomUUID(),

@@ -15,7 +15,6 @@ import {
 // lease in the git remote (writers on other machines share that store). See docs/status.md.
 
 export type { LockHolder, LockOptions, LockTarget, StateLock } from "./lock-types.js";
-export { DEFAULT_LEASE_MS } from "./lock-types.js";
 export { describeHolder } from "./holder.js";
 
 export const lockTargetOf = (location: StatusLocation): LockTarget => ({

@@ -23,7 +23,7 @@ const MIN_LEASE_MS = 5_000; // proper-lockfile's smallest stale time
 
 export const lockPathOf = (target: LockTarget): string => `${target.statusDir.replace(/[/\\]+$/, "")}.lock`;
 
-export function stateLockedError(holder: Awaited<ReturnType<typeof readHolder>>, statusDir: string) {
+function stateLockedError(holder: Awaited<ReturnType<typeof readHolder>>, statusDir: string) {
   const who = holder ? `held by ${describeHolder(holder)}` : "held by another plumb process";
   return new PlumbError(
     "state-locked",

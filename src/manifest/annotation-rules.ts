@@ -5,11 +5,10 @@ import type { Problem } from "./types.js";
 // switch off, so unknown keys and values are errors. Other annotations are free-form.
 
 /** The plumb/ annotations, their allowed values and the kinds they apply to. */
-export const PLUMB_ANNOTATIONS: Record<string, { values: readonly string[]; kinds: readonly string[] }> = {
+const PLUMB_ANNOTATIONS: Record<string, { values: readonly string[]; kinds: readonly string[] }> = {
   "plumb/prune": { values: ["disabled"], kinds: ["Deployment"] },
   "plumb/replace": { values: ["allowed"], kinds: ["Deployment"] },
 };
-export const PRUNE_DISABLED = { key: "plumb/prune", value: "disabled" } as const;
 
 export function checkAnnotations(doc: ParsedDocument): Problem[] {
   const metadata = doc.value.metadata;

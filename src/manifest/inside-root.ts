@@ -11,8 +11,7 @@ export const isOutside = (root: string, path: string): boolean => {
 };
 
 /** `path` relative to the root, with '/' separators, as shown to users. */
-export const shownPath = (root: string, path: string): string =>
-  relative(root, path).split(sep).join("/") || ".";
+const shownPath = (root: string, path: string): string => relative(root, path).split(sep).join("/") || ".";
 
 export type InsidePath = { path: string; real: string; realRoot: string; shown: string };
 

@@ -96,7 +96,7 @@ export const ORGANIZATION_ACCESS_SCHEMA: JsonSchema = ordered({
 const definition = (schema: JsonSchema): JsonSchema => withoutKeys(schema, ["$schema", "$id"]);
 
 /** Accepts any plumb document: the kind picks the shape. */
-export const PLUMB_SCHEMA: JsonSchema = {
+const PLUMB_SCHEMA: JsonSchema = {
   $schema: DRAFT_07,
   $id: `${SCHEMA_BASE}/plumb.schema.json`,
   title: "plumb manifest",

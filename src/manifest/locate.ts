@@ -14,7 +14,7 @@ import type { SourceLocation } from "./types.js";
 
 /** A path into a document, e.g. ["spec", "secrets", 0, "name"]. */
 export type FieldPath = readonly (string | number)[];
-export type Locator = (path: FieldPath) => SourceLocation;
+type Locator = (path: FieldPath) => SourceLocation;
 
 /** Points at a field's key ("key") or at its value ("value"); both fall back to the nearest ancestor. */
 export type DocumentLocators = { key: Locator; value: Locator; start: SourceLocation };

@@ -9,7 +9,7 @@ import { checkYamlShape, hopelessNestingAt, MAX_NESTING, tooDeep, valueDepth } f
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
 /** Raises or lowers MAX_MANIFEST_BYTES for validate, plan, apply, drift and the controller. */
-export const MAX_MANIFEST_BYTES_ENV = "PLUMB_MAX_MANIFEST_BYTES";
+const MAX_MANIFEST_BYTES_ENV = "PLUMB_MAX_MANIFEST_BYTES";
 
 /** The manifest size limit an environment asks for; a value that is not a positive integer is an error. */
 export function maxManifestBytesFrom(env: NodeJS.ProcessEnv): number {
@@ -25,7 +25,7 @@ export function maxManifestBytesFrom(env: NodeJS.ProcessEnv): number {
   return value;
 }
 /** Aliases a document may expand; far above what a manifest needs, far below a "billion laughs". */
-export const MAX_ALIAS_COUNT = 100;
+const MAX_ALIAS_COUNT = 100;
 
 /** One plumb document (apiVersion plumb/v1) as parsed, before validation. */
 export type ParsedDocument = {

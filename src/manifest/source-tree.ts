@@ -10,10 +10,10 @@ import type { LoadedManifest } from "./types.js";
 // file under it, sorted, with what the digest and the tarball need. Bounded, and inside the root.
 
 /** The control plane takes uploads up to 64 MiB; the files themselves are held to the same bound. */
-export const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
-export const MAX_SOURCE_FILES = 20_000;
+const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
+const MAX_SOURCE_FILES = 20_000;
 /** Never part of a source: VCS data, installed dependencies (the build installs them), plumb's status. */
-export const SKIPPED_SOURCE_DIRECTORIES: ReadonlySet<string> = new Set([".git", "node_modules", ".plumb"]);
+const SKIPPED_SOURCE_DIRECTORIES: ReadonlySet<string> = new Set([".git", "node_modules", ".plumb"]);
 
 export type SourceTree = {
   /** spec.source_path as written. */

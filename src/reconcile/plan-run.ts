@@ -21,7 +21,7 @@ import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.j
 // and digest internal_source directories → read live state (one list pass, or name lookups for a few targets, plus the organization) → buildPlan. Nothing is sent.
 
 /** The API clients plan reads live state with. */
-export type LiveReaders = {
+type LiveReaders = {
   controlPlane: LiveReader;
   /** Needed only when an OrganizationAccess manifest is planned. */
   platform?: Pick<PlatformClient, "getOrganization"> | undefined;

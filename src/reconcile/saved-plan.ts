@@ -13,10 +13,10 @@ import { canonicalJson, manifestDigest } from "../apply/status-record.js";
 // the manifest digest, the live version seen (updated_at, latest_revision_id, a digest of the live
 // fields plan compares) and salted fingerprints of the secret values it would send, never values.
 
-export const SAVED_PLAN_VERSION = 1;
+const SAVED_PLAN_VERSION = 1;
 
 type LiveVersion = { id: string; updated_at: string; latest_revision_id: string | null; digest: string };
-export type SavedInputs = {
+type SavedInputs = {
   kind: string;
   name: string;
   manifest_digest: string;

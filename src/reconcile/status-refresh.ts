@@ -22,7 +22,7 @@ export type Refreshed = {
 };
 
 /** last_error of a recorded deployment that is no longer on the control plane. */
-export const missingError = (id: string | null): string =>
+const missingError = (id: string | null): string =>
   `missing: deployment ${id ?? "(no id)"} is no longer on the control plane (deleted outside plumb); plumb apply creates it again`;
 
 const isMissingError = (text: string | null) => text?.startsWith("missing: ") ?? false;

@@ -7,7 +7,7 @@ import type { Deployment } from "../schema/deployment.js";
 // `--target NAME`: which manifests to plan, and the cheapest way to read their live state.
 
 /** Up to this many targeted deployments are looked up by name; more are read with one listing. */
-export const TARGET_LOOKUP_LIMIT = 10;
+const TARGET_LOOKUP_LIMIT = 10;
 
 /** Names close to `name` (edit distance at most a third of its length, at least 2), closest first. */
 export function closeNames(name: string, candidates: Iterable<string>, max = 3): string[] {

@@ -6,7 +6,7 @@ import type { ApplyOutcome, ApplyReport, ApplyResult, ProgressEvent } from "../a
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
 /** One plain log line per result (no TTY), e.g. `apply: alpha converged revision r1 DEPLOYED in 2.1s`. */
-export function formatResultLine(r: ApplyResult): string {
+function formatResultLine(r: ApplyResult): string {
   const revision = r.revision_id ? ` revision ${r.revision_id} ${r.revision_status ?? ""}`.trimEnd() : "";
   const superseded = r.superseded_by ? ` (superseded, followed ${r.superseded_by})` : "";
   const verify = r.verify ? ` verify ${r.verify.ok ? "passed" : "failed"}${verifyDetail(r.verify)}` : "";

@@ -29,7 +29,7 @@ export function reportInvalidManifests(
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 /** For a pull-request comment: the problems as a table a reviewer can read, the tally last. */
-export function formatProblemsMarkdown(problems: readonly Problem[], tally: string): string {
+function formatProblemsMarkdown(problems: readonly Problem[], tally: string): string {
   const rows = sortProblems(problems).map(
     (p) =>
       `| \`${cell(`${p.file}:${p.line}:${p.column}`)}\` | ${p.severity} | \`${cell(p.code)}\` | ${cell(p.field ? `${p.field}: ${p.message}` : p.message)} |`,

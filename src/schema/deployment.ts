@@ -21,7 +21,7 @@ export const RevisionSource = Type.Union(
 );
 export type RevisionSource = (typeof REVISION_SOURCES)[number];
 
-export const DEPLOYMENT_TYPES = ["dev_free", "dev", "prod"] as const;
+const DEPLOYMENT_TYPES = ["dev_free", "dev", "prod"] as const;
 
 export const ListenerConfig = Type.Object(
   {
@@ -183,13 +183,7 @@ export const DeploymentPatchRequest = Type.Object(
 );
 export type DeploymentPatchRequest = Static<typeof DeploymentPatchRequest>;
 
-export const DEPLOYMENT_STATUSES = [
-  "AWAITING_DATABASE",
-  "READY",
-  "UNUSED",
-  "AWAITING_DELETE",
-  "UNKNOWN",
-] as const;
+const DEPLOYMENT_STATUSES = ["AWAITING_DATABASE", "READY", "UNUSED", "AWAITING_DELETE", "UNKNOWN"] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 
 /** A Deployment as the API returns it (spec 2.1). Secret values are masked. */

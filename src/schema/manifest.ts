@@ -14,7 +14,7 @@ export const API_VERSION = "plumb/v1";
 export const KINDS = ["Deployment", "OrganizationAccess"] as const;
 export type ManifestKind = (typeof KINDS)[number];
 
-export const Metadata = Type.Object(
+const Metadata = Type.Object(
   {
     name: Type.String({
       pattern: DEPLOYMENT_NAME_PATTERN,
@@ -33,7 +33,7 @@ export const Metadata = Type.Object(
   { additionalProperties: false, description: "Identity of the object." },
 );
 
-export const SecretValueFrom = Type.Union(
+const SecretValueFrom = Type.Union(
   [
     Type.Object(
       {
@@ -57,7 +57,7 @@ export const SecretValueFrom = Type.Union(
   { description: "Where plumb reads the value at plan/apply time: {env: NAME} or {file: PATH}." },
 );
 
-export const ManifestSecret = Type.Object(
+const ManifestSecret = Type.Object(
   {
     name: Type.String({
       pattern: C_IDENTIFIER_PATTERN,
@@ -70,7 +70,7 @@ export const ManifestSecret = Type.Object(
   },
   { additionalProperties: false, description: "A secret: exactly one of value or valueFrom." },
 );
-export type ManifestSecret = Static<typeof ManifestSecret>;
+type ManifestSecret = Static<typeof ManifestSecret>;
 
 export const Verify = Type.Object(
   {

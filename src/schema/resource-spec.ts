@@ -3,16 +3,16 @@ import { C_IDENTIFIER_PATTERN, DNS_LABEL_PATTERN, FreeForm, Nullable, StringMap 
 
 // Nested Kubernetes-style shapes of spec 2.4. Names are camelCase as in Kubernetes.
 
-export const LocalObjectReference = Type.Object(
+const LocalObjectReference = Type.Object(
   { name: Type.String({ minLength: 1, description: "Name of the referenced secret." }) },
   {
     additionalProperties: false,
     description: "Reference to a secret of the container-registry credentials type.",
   },
 );
-export type LocalObjectReference = Static<typeof LocalObjectReference>;
+type LocalObjectReference = Static<typeof LocalObjectReference>;
 
-export const Volume = Type.Object(
+const Volume = Type.Object(
   {
     name: Type.String({
       pattern: DNS_LABEL_PATTERN,
@@ -32,9 +32,9 @@ export const Volume = Type.Object(
   },
   { additionalProperties: false, description: "A pod volume." },
 );
-export type Volume = Static<typeof Volume>;
+type Volume = Static<typeof Volume>;
 
-export const VolumeMount = Type.Object(
+const VolumeMount = Type.Object(
   {
     name: Type.String({ minLength: 1, description: "Name of a volume declared in `volumes`." }),
     mountPath: Type.String({
@@ -50,9 +50,9 @@ export const VolumeMount = Type.Object(
   },
   { additionalProperties: false, description: "Mount of a declared volume into a container." },
 );
-export type VolumeMount = Static<typeof VolumeMount>;
+type VolumeMount = Static<typeof VolumeMount>;
 
-export const EnvVar = Type.Object(
+const EnvVar = Type.Object(
   {
     name: Type.String({ pattern: C_IDENTIFIER_PATTERN, description: "Variable name: a C identifier." }),
     value: Type.Optional(Nullable(Type.String(), "Value; defaults to the empty string.")),
@@ -62,18 +62,18 @@ export const EnvVar = Type.Object(
   },
   { additionalProperties: false, description: "Environment variable of a container." },
 );
-export type EnvVar = Static<typeof EnvVar>;
+type EnvVar = Static<typeof EnvVar>;
 
-export const ResourceRequirements = Type.Object(
+const ResourceRequirements = Type.Object(
   {
     limits: Type.Optional(StringMap("Maximum compute resources, e.g. {cpu: 500m, memory: 256Mi}.")),
     requests: Type.Optional(StringMap("Minimum compute resources.")),
   },
   { additionalProperties: false, description: "Compute resources of a container." },
 );
-export type ResourceRequirements = Static<typeof ResourceRequirements>;
+type ResourceRequirements = Static<typeof ResourceRequirements>;
 
-export const Container = Type.Object(
+const Container = Type.Object(
   {
     name: Type.String({
       pattern: DNS_LABEL_PATTERN,
@@ -112,7 +112,7 @@ export const Container = Type.Object(
   },
   { additionalProperties: false, description: "An init container or sidecar." },
 );
-export type Container = Static<typeof Container>;
+type Container = Static<typeof Container>;
 
 const cpu = (max: number, description: string) =>
   Type.Optional(
@@ -136,19 +136,6 @@ export const CPU_FIELDS = [
   "redis_cpu_limit",
   "db_cpu",
   "db_cpu_limit",
-] as const;
-
-export const DEPRECATED_RESOURCE_FIELDS = [
-  "orchestrator_cpu",
-  "orchestrator_cpu_limit",
-  "orchestrator_memory_mb",
-  "orchestrator_memory_limit_mb",
-  "orchestrator_min_scale",
-  "orchestrator_max_scale",
-  "executor_cpu",
-  "executor_cpu_limit",
-  "executor_memory_mb",
-  "executor_memory_limit_mb",
 ] as const;
 
 export const ResourceSpec = Type.Object(

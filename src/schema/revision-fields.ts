@@ -3,7 +3,7 @@
 // the API's shapes rather than in either of them.
 
 /** Fields of source_revision_config whose change creates a revision. */
-export const REVISION_FIELDS_OF_SOURCE_REVISION_CONFIG: ReadonlySet<string> = new Set([
+const REVISION_FIELDS_OF_SOURCE_REVISION_CONFIG: ReadonlySet<string> = new Set([
   "repo_ref",
   "graph_config_path",
   "image_uri",

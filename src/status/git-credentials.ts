@@ -14,7 +14,7 @@ export type GitCredentials = {
 };
 
 /** git runs `$GIT_ASKPASS "Username for 'https://host': "` (then "Password for ...") and reads stdout. */
-export const ASKPASS_SCRIPT = `#!/bin/sh
+const ASKPASS_SCRIPT = `#!/bin/sh
 case "$1" in
   *sername*) printf '%s\\n' "\${PLUMB_GIT_USERNAME:-x-access-token}" ;;
   *) printf '%s\\n' "\${PLUMB_GIT_TOKEN}" ;;

@@ -30,7 +30,7 @@ async function localCredentialConfig(top: string): Promise<Array<[string, string
 }
 
 /** Appends config entries to whatever GIT_CONFIG_COUNT the environment already carries. */
-export function withConfigEntries(
+function withConfigEntries(
   env: Record<string, string>,
   entries: ReadonlyArray<[string, string]>,
 ): Record<string, string> {

@@ -101,7 +101,7 @@ const time = (iso: string | null | undefined) => (iso ? Date.parse(iso) || 0 : 0
  * record; what the last apply sent (git commit, digest, secret fingerprints, source upload) from the
  * record of the later apply, so a drift check in a fresh clone never hides them on the status branch.
  */
-export function mergeObjectStatus(a: ObjectStatus, b: ObjectStatus): ObjectStatus {
+function mergeObjectStatus(a: ObjectStatus, b: ObjectStatus): ObjectStatus {
   const observed = time(b.updated_at) > time(a.updated_at) ? b : a;
   const applied = time(b.applied_at) > time(a.applied_at) ? b : a;
   const { source_upload: _observedUpload, ...seen } = observed;

@@ -102,7 +102,11 @@ describe("plumb plan against the local control plane", () => {
     });
     const result = await run([dir, "--output", "json"]);
     // One list call; the create also reads the installation's rules (its mode and integrations).
-    expect(result.requests).toEqual(["GET /v2/deployments", "GET /info", "GET /v1/integrations/gitrepo/install"]);
+    expect(result.requests).toEqual([
+      "GET /v2/deployments",
+      "GET /info",
+      "GET /v1/integrations/gitrepo/install",
+    ]);
     expect(result.code).toBe(1); // refused
     const plan = JSON.parse(result.out);
     const byName = Object.fromEntries(plan.changes.map((c: { name: string }) => [c.name, c]));

@@ -4,7 +4,7 @@ import type { Deployment } from "../../src/schema/deployment.js";
 import type { DeploymentSpec, OrganizationAccessSpec } from "../../src/schema/manifest.js";
 
 /** An in-memory manifest whose fields all sit on line 1 + their depth (enough to check file:line). */
-export function loadedDeployment(
+function loadedDeployment(
   name: string,
   spec: DeploymentSpec,
   file = `deployments/${name}.yaml`,

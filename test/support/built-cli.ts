@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 
 // The built CLI as users run it (a real process: real exit codes, real SIGKILL), for e2e tests.
 
-export const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
+const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 
 /** Builds dist/ once per test file (tsc emits even if another file has type errors). */
 export async function buildCli(): Promise<void> {

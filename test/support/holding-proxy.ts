@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 // the test learns the exact moment a request is in flight (to kill the client then), and decides
 // afterwards whether the server ever sees it (`forward`) or not (`drop`). Tests only.
 
-export type HeldRequest = { method: string; url: string; forward(): Promise<void>; drop(): void };
+type HeldRequest = { method: string; url: string; forward(): Promise<void>; drop(): void };
 
 export type HoldingProxy = {
   url: string;

@@ -39,7 +39,7 @@ export const SYSTEM_ASSISTANT_ID = uuid5(GRAPH_ID, GRAPH_NAMESPACE);
 /** When the system assistant claims to have been created: fixed, so its record never changes. */
 const SYSTEM_CREATED_AT = "2025-01-01T00:00:00.000Z";
 
-export const systemAssistant = (): AssistantRecord => ({
+const systemAssistant = (): AssistantRecord => ({
   assistant_id: SYSTEM_ASSISTANT_ID,
   graph_id: GRAPH_ID,
   config: {},

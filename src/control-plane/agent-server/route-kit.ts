@@ -11,7 +11,7 @@ import type { ValidationIssue } from "./validation.js";
 
 /** What the agent-server route files share: request types, lookups answering 404, 422 replies. */
 
-export const AGENTS_PREFIX = "/agents/:deploymentId";
+const AGENTS_PREFIX = "/agents/:deploymentId";
 
 /** threadId is undefined on the stateless routes (`/runs/...`). */
 export type Params = { deploymentId: string; threadId: string; runId: string; assistantId: string };

@@ -5,7 +5,7 @@ import { registerRunRoutes } from "./run-routes.js";
 import { registerStreamRoutes } from "./stream-routes.js";
 import { registerThreadRoutes } from "./thread-routes.js";
 
-export { AGENTS_PREFIX, type AgentRoutesDeps } from "./route-kit.js";
+export { type AgentRoutesDeps } from "./route-kit.js";
 
 /** Every route of the simulated agent server, under `/agents/{deployment_id}`. */
 export function registerAgentRoutes(app: FastifyInstance, deps: AgentRoutesDeps): void {

@@ -7,10 +7,10 @@ import type { StreamMode } from "./validation.js";
  */
 
 /** `always` events (metadata, error, end) reach every connection whatever its modes. */
-export type EventMode = StreamMode | "always";
+type EventMode = StreamMode | "always";
 export type RunEvent = { id: number; mode: EventMode; event: string; data: unknown };
 
-export type RunLog = {
+type RunLog = {
   deploymentId: string;
   threadId: string;
   events: RunEvent[];
@@ -32,7 +32,7 @@ export type RunEvents = {
 };
 
 /** Logs of ended runs kept for late joins; older ones are dropped first. */
-export const ENDED_LOGS_KEPT = 1000;
+const ENDED_LOGS_KEPT = 1000;
 
 export function createRunEvents(keep = ENDED_LOGS_KEPT): RunEvents {
   const logs = new Map<string, RunLog>();

@@ -23,7 +23,7 @@ export type Scheduler = {
 };
 
 /** Told when a run starts (its input is in the state) and when it ends, for streaming. */
-export type RunObserver = {
+type RunObserver = {
   started(thread: ThreadRecord, run: RunRecord): void;
   ended(thread: ThreadRecord, run: RunRecord): void;
 };

@@ -26,7 +26,7 @@ export type SseOptions = {
 export type OpenStreams = Set<() => void>;
 
 /** Every event has a data line (`null` for `end`): an EventSource drops events without data. */
-export function formatEvent(event: RunEvent): string {
+function formatEvent(event: RunEvent): string {
   return `event: ${event.event}\ndata: ${JSON.stringify(event.data)}\nid: ${event.id}\n\n`;
 }
 

@@ -6,7 +6,7 @@ import type { ThreadRecord } from "./types.js";
  * Persisted form of the agent server: threads (with their runs and messages) per deployment, and
  * the assistants clients created (absent in snapshots written before assistants existed).
  */
-export type AgentServerSnapshot = {
+type AgentServerSnapshot = {
   version: 1;
   deployments: Record<string, ThreadRecord[]>;
   assistants?: Record<string, AssistantRecord[]>;

@@ -22,7 +22,7 @@ export const MULTITASK_STRATEGIES: readonly MultitaskStrategy[] = [
 export type StateMessage = { type: MessageType; content: unknown; id: string };
 
 /** A message in a thread's state, tagged with the run that wrote it (so a rollback can remove it). */
-export type StoredMessage = { run_id: string; message: StateMessage };
+type StoredMessage = { run_id: string; message: StateMessage };
 
 export type RunRecord = {
   run_id: string;

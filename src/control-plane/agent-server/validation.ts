@@ -17,7 +17,7 @@ export type ThreadCreateBody = {
   if_exists: "raise" | "do_nothing";
 };
 
-export const STREAM_MODES = [
+const STREAM_MODES = [
   "values",
   "updates",
   "messages",

@@ -7,7 +7,7 @@ export const stateValues = (thread: ThreadRecord) => ({
 });
 
 /** idle, busy while a run is pending or running, error when the last run ended in error or timeout. */
-export function threadStatus(thread: ThreadRecord): "idle" | "busy" | "error" {
+function threadStatus(thread: ThreadRecord): "idle" | "busy" | "error" {
   if (thread.runs.some(isInProgress)) return "busy";
   const last = thread.runs.at(-1);
   return last !== undefined && (last.status === "error" || last.status === "timeout") ? "error" : "idle";

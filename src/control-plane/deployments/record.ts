@@ -53,13 +53,13 @@ const REVISION_CONFIG_KEYS = [
   "repo_commit_sha",
 ] as const;
 
-export function deploymentStatus(record: DeploymentRecord, now: number, timing: Timing): DeploymentStatus {
+function deploymentStatus(record: DeploymentRecord, now: number, timing: Timing): DeploymentStatus {
   if (record.deletedAt !== undefined) return "AWAITING_DELETE";
   return now - record.createdAt >= timing.readyMs ? "READY" : "AWAITING_DATABASE";
 }
 
 /** The active revision is the newest one that is DEPLOYED now. */
-export function activeRevisionId(record: DeploymentRecord, now: number, timing: Timing): string | null {
+function activeRevisionId(record: DeploymentRecord, now: number, timing: Timing): string | null {
   for (let i = record.revisions.length - 1; i >= 0; i--) {
     const revision = record.revisions[i] as RevisionRecord;
     if (revisionStateAt(revision, now, timing.revisionMs).status === "DEPLOYED") return revision.id;

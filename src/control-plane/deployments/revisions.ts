@@ -16,12 +16,12 @@ export type RevisionRecord = {
   skipped?: { at: number; by: string };
 };
 
-export const BUILDABLE_SOURCES: readonly string[] = ["gitrepo", "internal_source"];
+const BUILDABLE_SOURCES: readonly string[] = ["gitrepo", "internal_source"];
 const BUILD_STEPS: RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD", "BUILDING"];
 const DEPLOY_STEPS: RevisionStatus[] = ["AWAITING_DEPLOY", "DEPLOYING"];
 
 /** The statuses a revision passes through, ending with its terminal status. */
-export function revisionSteps(record: Pick<RevisionRecord, "source" | "failure">): RevisionStatus[] {
+function revisionSteps(record: Pick<RevisionRecord, "source" | "failure">): RevisionStatus[] {
   // Container sources skip the three build states (QUEUED, AWAITING_BUILD, BUILDING).
   const build = BUILDABLE_SOURCES.includes(record.source) ? BUILD_STEPS : ["CREATING" as const];
   switch (record.failure?.status) {

@@ -14,7 +14,7 @@ import {
 } from "./validation.js";
 
 /** The platform API answers organization routes under both spellings. */
-export const ORGANIZATION_PREFIXES = ["/api/v1/organizations/current", "/api/v1/orgs/current"] as const;
+const ORGANIZATION_PREFIXES = ["/api/v1/organizations/current", "/api/v1/orgs/current"] as const;
 
 export type OrganizationRoutesDeps = {
   ctx: ControlPlaneContext;

@@ -3,7 +3,7 @@ import { PlumbError } from "../../errors.js";
 import type { OrgState } from "./types.js";
 
 /** Persisted form: one organization per tenant, plus the creation counter. */
-export type OrganizationsSnapshot = { version: 1; next_seq: number; organizations: Record<string, OrgState> };
+type OrganizationsSnapshot = { version: 1; next_seq: number; organizations: Record<string, OrgState> };
 
 export type OrganizationStore = {
   /** The tenant's organization, created on first use (`created` tells the caller to persist it). */

@@ -2,7 +2,7 @@
 
 export type WorkspaceRole = "Viewer" | "User" | "Editor" | "Admin";
 export type OrgRole = "Organization Admin" | "Organization User" | "Organization Viewer";
-export type ProvisionedBy = "invite" | "jit" | "scim" | "admin";
+type ProvisionedBy = "invite" | "jit" | "scim" | "admin";
 
 export const WORKSPACE_ROLES: readonly WorkspaceRole[] = ["Viewer", "User", "Editor", "Admin"];
 export const ORG_ROLES: readonly OrgRole[] = [
@@ -13,7 +13,7 @@ export const ORG_ROLES: readonly OrgRole[] = [
 
 export type WorkspaceGrant = { workspace: string; role: WorkspaceRole };
 
-export type Organization = {
+type Organization = {
   id: string;
   display_name: string;
   jit_provisioning_enabled: boolean;
@@ -25,7 +25,7 @@ export type Organization = {
 };
 
 /** Default SSO settings, used by JIT provisioning (spec 5.4 rule 4). */
-export type SsoDefaults = { default_workspace_role: WorkspaceRole; default_workspaces: string[] };
+type SsoDefaults = { default_workspace_role: WorkspaceRole; default_workspaces: string[] };
 
 export type Invite = {
   id: string;

@@ -7,7 +7,7 @@ import {
 } from "./types.js";
 
 /** One entry of an HTTPValidationError (spec 2.6), worded like the public API's (FastAPI/pydantic). */
-export type ValidationIssue = { loc: Array<string | number>; msg: string; type: string };
+type ValidationIssue = { loc: Array<string | number>; msg: string; type: string };
 export type Parsed<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
 
 type Loc = ValidationIssue["loc"];
