@@ -94,7 +94,10 @@ export function controllerCommand(): Command {
     )
     .option("--concurrency <n>", "objects reconciled at once", positiveInt, 8)
     .addOption(
-      new Option("--debounce <duration>", "quiet time after file events before reconciling")
+      new Option(
+        "--debounce <duration>",
+        "file events closer than this are one burst, rescanned this long after its last event (a single save rescans at once)",
+      )
         .argParser(parseDuration)
         .default(200, "200ms"),
     )

@@ -2,6 +2,7 @@ import { Cron } from "croner";
 import type { Logger } from "../logger.js";
 import { watchDirectory } from "./directory-source.js";
 import { errorMessage } from "./error-message.js";
+import { createFileDebounce } from "./file-debounce.js";
 import { type ControllerHttp, startControllerHttp } from "./http-server.js";
 import type { ManifestSource } from "./manifest-source.js";
 import type { ControllerMetrics } from "./metrics.js";
@@ -37,6 +38,7 @@ export type TriggerOptions = {
   source: Pick<ManifestSource, "kind" | "manifestRoot">;
   /** git: how often to fetch. */
   intervalMs: number | undefined;
+  /** File events less than this apart are a burst, rescanned once this long after the last. */
   debounceMs: number;
   driftSchedule: string | undefined;
   scan: (trigger: string) => Promise<void>;
@@ -49,15 +51,16 @@ export type TriggerOptions = {
 /** Starts the watcher (ready when this resolves), the poll and the drift schedule. */
 export async function startTriggers(options: TriggerOptions): Promise<{ stop(): Promise<void> }> {
   const { log, timers } = options;
-  let cancelDebounce: (() => void) | undefined;
+  const debounce = createFileDebounce({
+    timers,
+    quietMs: options.debounceMs,
+    run: () => void options.scan("watch"),
+  });
   const watcher =
     options.source.kind === "dir"
       ? watchDirectory(
           options.source.manifestRoot,
-          () => {
-            cancelDebounce?.();
-            cancelDebounce = timers.setTimeout(() => void options.scan("watch"), options.debounceMs);
-          },
+          () => debounce.event(),
           (error) => log.error({ err: error.message }, "file watcher error"),
         )
       : undefined;
@@ -73,7 +76,7 @@ export async function startTriggers(options: TriggerOptions): Promise<{ stop(): 
     async stop() {
       cron?.stop();
       if (poll) clearInterval(poll);
-      cancelDebounce?.();
+      debounce.cancel();
       await watcher?.close();
     },
   };
