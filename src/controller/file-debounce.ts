@@ -1,13 +1,16 @@
 import type { Timers } from "./work-queue.js";
 
-// File events → rescans, adaptively. A save after a quiet spell rescans almost at once (after
-// SETTLE_MS, which groups the few events one save makes: write, rename, chmod); events that keep
-// coming less than `quietMs` apart (a checkout, a script, an editor saving many files) are a burst,
-// coalesced into one rescan `quietMs` after the last. A fixed debounce made every save wait
-// `quietMs` (p95 save → PATCH ~210 ms with the 200 ms default); now a single save pays ~SETTLE_MS.
+// File events → rescans, adaptively. A save rescans almost at once: its first event waits
+// SETTLE_MS for the few others one save makes (write, rename, chmod). More than SAVE_EVENTS events
+// that close together are a burst (a checkout, a script, a formatter over the tree): the rescan
+// then waits until `quietMs` have passed without an event, so a half-written tree is not applied.
+// A fixed debounce made every save wait `quietMs` (p95 save → PATCH ~210 ms with the 200 ms
+// default); now a save pays ~SETTLE_MS, and saves one after another each rescan quickly.
 
 /** How long the first event waits for the rest of its save's events. */
 export const SETTLE_MS = 10;
+/** Events one save may make; more within SETTLE_MS of each other are a burst. */
+export const SAVE_EVENTS = 4;
 
 export type FileDebounce = { event(): void; cancel(): void };
 
@@ -19,25 +22,25 @@ export function createFileDebounce(options: {
 }): FileDebounce {
   const { timers, quietMs, run } = options;
   const settleMs = Math.min(options.settleMs ?? SETTLE_MS, quietMs);
-  let lastEvent = Number.NEGATIVE_INFINITY;
   let cancelPending: (() => void) | undefined;
+  let events = 0;
+  const schedule = (ms: number) => {
+    cancelPending?.();
+    cancelPending = timers.setTimeout(() => {
+      cancelPending = undefined;
+      events = 0;
+      run();
+    }, ms);
+  };
   return {
     event() {
-      const now = timers.now();
-      const inBurst = now - lastEvent < quietMs;
-      lastEvent = now;
-      cancelPending?.();
-      cancelPending = timers.setTimeout(
-        () => {
-          cancelPending = undefined;
-          run();
-        },
-        inBurst ? quietMs : settleMs,
-      );
+      events += 1;
+      schedule(events > SAVE_EVENTS ? quietMs : settleMs);
     },
     cancel() {
       cancelPending?.();
       cancelPending = undefined;
+      events = 0;
     },
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createFileDebounce, SETTLE_MS } from "../../src/controller/file-debounce.js";
+import { createFileDebounce, SAVE_EVENTS, SETTLE_MS } from "../../src/controller/file-debounce.js";
 import type { Timers } from "../../src/controller/work-queue.js";
 
 /** Timers advanced by hand: `advance` runs what falls due, in order. */
@@ -50,6 +50,29 @@ describe("file events → rescans", () => {
     d.event();
     t.advance(1_000);
     expect(runs).toBe(1);
+  });
+
+  it("saves one after another (40 ms apart) each rescan quickly", () => {
+    const t = manualTimers();
+    const runs: number[] = [];
+    const d = createFileDebounce({ timers: t.timers, quietMs: 200, run: () => runs.push(t.timers.now()) });
+    for (let i = 0; i < 5; i++) {
+      d.event();
+      t.advance(40);
+    }
+    expect(runs).toEqual([0, 40, 80, 120, 160].map((at) => 1_000 + at + SETTLE_MS));
+  });
+
+  it(`up to ${SAVE_EVENTS} events close together are one save; one more makes a burst`, () => {
+    const t = manualTimers();
+    const runs: number[] = [];
+    const d = createFileDebounce({ timers: t.timers, quietMs: 200, run: () => runs.push(t.timers.now()) });
+    for (let i = 0; i < SAVE_EVENTS; i++) d.event();
+    t.advance(1_000);
+    expect(runs).toEqual([1_000 + SETTLE_MS]);
+    for (let i = 0; i <= SAVE_EVENTS; i++) d.event();
+    t.advance(1_000);
+    expect(runs.at(-1)).toBe(2_000 + 200);
   });
 
   it("a burst is coalesced into one rescan, quietMs after its last event", () => {
