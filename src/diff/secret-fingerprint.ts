@@ -4,10 +4,10 @@ import { randomBytes, scrypt, scryptSync, timingSafeEqual } from "node:crypto";
 // records a salted, slow fingerprint of each value it sent and plan compares the desired values
 // against it. The fingerprints may be committed to a status branch: scrypt with a per-object salt
 // makes guessing values expensive; they protect high-entropy secrets, not guessable ones (see
-// docs/status.md). The cost is N=2^10, r=8 (~1.3 ms per value on one core), the highest that keeps
-// plan of 1,000 deployments with 2 secrets each under 3 s on 2 cores (bench/plan.bench.ts; 2^11
-// took 4.5-7 s): plan checks them off the main thread (async scrypt on libuv's threadpool, see
-// checkFingerprints) while it reads live state. The parameters travel inside each fingerprint, so
+// docs/status.md). The cost is N=2^10, r=8 (~1.3-2 ms per value on one core). Plan checks them
+// off the main thread (async scrypt on libuv's threadpool, see checkFingerprints) while it reads
+// live state, and checks the fingerprint of the whole list first (`set`): one scrypt per unchanged
+// object instead of one per value (bench/plan.bench.ts). The parameters travel inside each fingerprint, so
 // records written with another cost (N=2^9 before) still verify.
 
 export type SecretFingerprints = {
@@ -15,6 +15,12 @@ export type SecretFingerprints = {
   salt: string;
   /** Secret name → fingerprint, e.g. "scrypt$1024$8$1$<base64url>". */
   values: Record<string, string>;
+  /**
+   * Fingerprint of the whole list (every name and value) under the same salt. Plan checks it first:
+   * when nothing changed, that is one scrypt per object instead of one per value. Records written
+   * before it existed have none and are checked value by value.
+   */
+  set?: string;
 };
 
 /**
@@ -38,6 +44,15 @@ export function newSalt(): string {
 
 // The name is bound in, so moving a value to another name counts as a change.
 const input = (name: string, value: string) => `${name}\0${value}`;
+// The whole list, in name order. It starts with \0, which no secret name can (C identifiers), so it
+// never equals the input of a single value.
+const SET_NAME = "\0set";
+const setValue = (secrets: readonly { name: string; value: string }[]) =>
+  JSON.stringify(
+    [...secrets]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((s) => [s.name, s.value]),
+  );
 const options = (params: ScryptParams) => ({ ...params, maxmem: 256 * params.N * params.r });
 
 function derive(name: string, value: string, salt: string, params: ScryptParams): Buffer {
@@ -73,7 +88,7 @@ export function fingerprintSecrets(
 ): SecretFingerprints {
   const values: Record<string, string> = {};
   for (const secret of secrets) values[secret.name] = fingerprintSecret(secret.name, secret.value, salt);
-  return { salt, values };
+  return { salt, values, set: fingerprintSecret(SET_NAME, setValue(secrets), salt) };
 }
 
 /** fingerprintSecrets off the main thread (apply records many at once). */
@@ -81,10 +96,13 @@ export async function fingerprintSecretsAsync(
   secrets: readonly { name: string; value: string }[],
   salt: string = newSalt(),
 ): Promise<SecretFingerprints> {
-  const keys = await Promise.all(secrets.map((s) => deriveAsync(s.name, s.value, salt, FINGERPRINT_PARAMS)));
+  const [set, ...keys] = await Promise.all([
+    deriveAsync(SET_NAME, setValue(secrets), salt, FINGERPRINT_PARAMS),
+    ...secrets.map((s) => deriveAsync(s.name, s.value, salt, FINGERPRINT_PARAMS)),
+  ]);
   const values: Record<string, string> = {};
   secrets.forEach((secret, i) => (values[secret.name] = format(FINGERPRINT_PARAMS, keys[i]!)));
-  return { salt, values };
+  return { salt, values, set: format(FINGERPRINT_PARAMS, set) };
 }
 
 type Recorded = { params: ScryptParams; expected: Buffer };
@@ -145,6 +163,15 @@ export async function checkFingerprints(
   limit: <T>(task: () => Promise<T>) => Promise<T> = (task) => task(),
 ): Promise<CheckedFingerprints> {
   const checked = new Map<string, { value: string; match: boolean | undefined }>();
+  // One scrypt proves the whole list unchanged (the common case); only a mismatch checks each value.
+  const set = parseRecorded(fingerprints.set);
+  if (set) {
+    const key = await limit(() => deriveAsync(SET_NAME, setValue(secrets), fingerprints.salt, set.params));
+    if (timingSafeEqual(key, set.expected)) {
+      for (const { name, value } of secrets) checked.set(name, { value, match: true });
+      return { ...fingerprints, checked };
+    }
+  }
   await Promise.all(
     secrets.map(async ({ name, value }) => {
       const match = await limit(() => matchesFingerprintAsync(fingerprints, name, value));

@@ -121,8 +121,11 @@ function parseFast(text: string, file: string): ParseResult | undefined {
   };
   const documents: ParsedDocument[] = [];
   const problems: Problem[] = [];
+  // Every plan line names its document's line (the kind key): for a one-document file a text scan
+  // finds it, so positions are parsed only when a problem or a diff needs one.
+  const knownStart = values.length === 1 ? kindKeyStart(text, file) : undefined;
   values.forEach((value, index) => {
-    const locators = lazyLocators(locatorsOf(index));
+    const locators = lazyLocators(locatorsOf(index), knownStart);
     const kind = classifyDocument(value, locators);
     if (kind === "plumb") documents.push({ file, index, value: value as Record<string, unknown>, locators });
     else if (kind) problems.push(kind);
@@ -130,17 +133,31 @@ function parseFast(text: string, file: string): ParseResult | undefined {
   return { documents, problems };
 }
 
-const lazyLocators = (load: () => DocumentLocators): DocumentLocators => {
+const lazyLocators = (load: () => DocumentLocators, knownStart?: SourceLocation): DocumentLocators => {
   let loaded: DocumentLocators | undefined;
   const get = () => (loaded ??= load());
   return {
     key: (path) => get().key(path),
     value: (path) => get().value(path),
     get start() {
-      return get().start;
+      return knownStart ?? get().start;
     },
   };
 };
+
+const KIND_KEY = /^kind[ \t]*:/gm;
+
+/**
+ * Where the top-level `kind:` key of a one-document file is, when a line starts with it exactly
+ * once (a key at column 1 can only be a top-level key); undefined otherwise (the parser decides).
+ */
+function kindKeyStart(text: string, file: string): SourceLocation | undefined {
+  const found = [...text.matchAll(KIND_KEY)];
+  if (found.length !== 1) return undefined;
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < found[0]!.index; i = text.indexOf("\n", i + 1)) line++;
+  return { file, line, column: 1 };
+}
 
 const fallbackLocators = (file: string): DocumentLocators => ({
   key: () => fileStart(file),

@@ -31,7 +31,11 @@ export const ObjectStatus = Type.Object({
    * Same shape as SecretFingerprints; the store never holds a value.
    */
   secret_fingerprints: Nullable(
-    Type.Object({ salt: Type.String(), values: Type.Record(Type.String(), Type.String()) }),
+    Type.Object({
+      salt: Type.String(),
+      values: Type.Record(Type.String(), Type.String()),
+      set: Type.Optional(Type.String()),
+    }),
   ),
   /**
    * internal_source: content digest of spec.source_path and the object path it was uploaded to, once
@@ -51,7 +55,11 @@ export const ObjectStatus = Type.Object({
     Nullable(
       Type.Object({
         secret_fingerprints: Nullable(
-          Type.Object({ salt: Type.String(), values: Type.Record(Type.String(), Type.String()) }),
+          Type.Object({
+            salt: Type.String(),
+            values: Type.Record(Type.String(), Type.String()),
+            set: Type.Optional(Type.String()),
+          }),
         ),
         manifest_digest: Nullable(Type.String()),
         git_commit: Nullable(Type.String()),

@@ -100,6 +100,46 @@ describe("secret fingerprints", () => {
     expect(JSON.stringify(checked)).not.toContain("hunter2");
   });
 
+  it("record a fingerprint of the whole list; when it matches, that one check answers for every value", async () => {
+    const fp = await fingerprintSecretsAsync(secrets, "salt");
+    expect(fp.set).toMatch(/^scrypt\$1024\$8\$1\$/);
+    expect(fingerprintSecrets(secrets, "salt").set).toBe(fp.set);
+    // Order does not matter; the per-value fingerprints are not consulted (spoiled here).
+    const spoiled = { ...fp, values: { API_KEY: "scrypt$1024$8$1$x", DB_URL: "scrypt$1024$8$1$x" } };
+    const checked = await checkFingerprints(spoiled, [...secrets].reverse());
+    expect([...(checked.checked ?? [])].map(([name, c]) => [name, c.match])).toEqual([
+      ["DB_URL", true],
+      ["API_KEY", true],
+    ]);
+  });
+
+  it("check value by value when the list changed, so plan knows which secret did", async () => {
+    const fp = fingerprintSecrets(secrets);
+    const changed = [secrets[0]!, { name: "DB_URL", value: "postgres://y" }];
+    const checked = await checkFingerprints(fp, changed);
+    expect(checked.checked?.get("API_KEY")?.match).toBe(true);
+    expect(checked.checked?.get("DB_URL")?.match).toBe(false);
+    // A secret removed from the list, or one added, also changes the list.
+    const fewer = await checkFingerprints(fp, [secrets[0]!]);
+    expect(fewer.checked?.get("API_KEY")?.match).toBe(true);
+    const more = await checkFingerprints(fp, [...secrets, { name: "NEW", value: "n" }]);
+    expect(more.checked?.get("NEW")?.match).toBeUndefined();
+  });
+
+  it("records without the list fingerprint (written before it) are checked value by value", async () => {
+    const { set: _set, ...old } = fingerprintSecrets(secrets);
+    const checked = await checkFingerprints(old, secrets);
+    expect([...(checked.checked ?? [])].every(([, c]) => c.match === true)).toBe(true);
+    const { set: _set2, ...spoiledOld } = { ...old, values: { API_KEY: "x", DB_URL: "x" }, set: undefined };
+    const unknown = await checkFingerprints(spoiledOld, secrets);
+    expect(unknown.checked?.get("API_KEY")?.match).toBeUndefined();
+  });
+
+  it("a list fingerprint never equals a single value's, whatever the value", () => {
+    const fp = fingerprintSecrets([{ name: "A", value: "x" }], "salt");
+    expect(Object.values(fp.values)).not.toContain(fp.set);
+  });
+
   it("are modest in cost: 100 fingerprints in well under a second", () => {
     const started = performance.now();
     fingerprintSecrets(Array.from({ length: 100 }, (_, i) => ({ name: `S${i}`, value: `v${i}` })));
