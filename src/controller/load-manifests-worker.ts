@@ -12,7 +12,8 @@ parentPort?.on("message", ({ id, root }: Request) => {
     ({ manifests, problems }) =>
       parentPort?.postMessage({
         id,
-        manifests: manifests.map(({ manifest, file }) => ({ manifest, file })),
+        // The start position goes along (cheap for a one-document file): every plan line needs it.
+        manifests: manifests.map(({ manifest, file, location }) => ({ manifest, file, location })),
         problems,
       }),
     (error: unknown) =>

@@ -13,7 +13,11 @@ import { locatorsOnDisk } from "./compact-manifest.js";
 // when a message needs one (compact-manifest.ts does the same for every manifest it keeps).
 
 type Reply =
-  | { id: number; manifests: Array<Pick<LoadedManifest, "manifest" | "file">>; problems: Problem[] }
+  | {
+      id: number;
+      manifests: Array<Pick<LoadedManifest, "manifest" | "file" | "location">>;
+      problems: Problem[];
+    }
   | { id: number; error: { message: string; code?: unknown } };
 
 export type ManifestThread = { load(root: string): Promise<LoadResult>; close(): Promise<void> };
@@ -69,14 +73,15 @@ export function startManifestThread(maxBytes: number): ManifestThread | undefine
 
 const fileStart = (file: string) => ({ file, line: 1, column: 1 });
 
-function fromThread(loaded: Pick<LoadedManifest, "manifest" | "file">, root: string): LoadedManifest {
-  const { manifest, file } = loaded;
+function fromThread(
+  loaded: Pick<LoadedManifest, "manifest" | "file" | "location">,
+  root: string,
+): LoadedManifest {
+  const { manifest, file, location } = loaded;
   return {
     manifest,
     file,
-    get location() {
-      return locatorsOnDisk(root, loaded)?.start ?? fileStart(file);
-    },
+    location,
     locate: (path) => locatorsOnDisk(root, loaded)?.key(path) ?? fileStart(file),
   };
 }

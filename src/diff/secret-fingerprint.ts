@@ -88,6 +88,7 @@ export function fingerprintSecrets(
 ): SecretFingerprints {
   const values: Record<string, string> = {};
   for (const secret of secrets) values[secret.name] = fingerprintSecret(secret.name, secret.value, salt);
+  if (secrets.length === 0) return { salt, values };
   return { salt, values, set: fingerprintSecret(SET_NAME, setValue(secrets), salt) };
 }
 
@@ -96,6 +97,8 @@ export async function fingerprintSecretsAsync(
   secrets: readonly { name: string; value: string }[],
   salt: string = newSalt(),
 ): Promise<SecretFingerprints> {
+  // An empty list costs nothing: no scrypt (a body with `secrets: []` is common).
+  if (secrets.length === 0) return { salt, values: {} };
   const [set, ...keys] = await Promise.all([
     deriveAsync(SET_NAME, setValue(secrets), salt, FINGERPRINT_PARAMS),
     ...secrets.map((s) => deriveAsync(s.name, s.value, salt, FINGERPRINT_PARAMS)),

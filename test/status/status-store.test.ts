@@ -38,6 +38,29 @@ describe("status store", () => {
     expect((await loadStatusStore(dir)).objects.has("Deployment/alpha")).toBe(false);
   });
 
+  it("creates missing directories on the first write, leaves no temp file, and ignores one a kill left", async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), "plumb-st-")), "a", "b");
+    const file = await saveObjectStatus(dir, sampleStatus("alpha"));
+    await saveObjectStatus(dir, sampleStatus("alpha", { sync: "OutOfSync" }));
+    expect(await readdir(dir)).toEqual([file.split("/").pop()]);
+    // A process killed between writing its temp file and the rename leaves `<record>.<pid>.<hex>.tmp`.
+    await writeFile(`${file}.123.abcdef.tmp`, "{half a rec");
+    const store = await loadStatusStore(dir);
+    expect(store.problems).toEqual([]);
+    expect([...store.objects.values()].map((r) => r.sync)).toEqual(["OutOfSync"]);
+  });
+
+  it("a directory that cannot hold records is status-write-failed, naming the file", async () => {
+    const parent = await mkdtemp(join(tmpdir(), "plumb-st-"));
+    await writeFile(join(parent, "file"), "");
+    await expect(
+      saveObjectStatus(join(parent, "file", "status"), sampleStatus("alpha")),
+    ).rejects.toMatchObject({
+      code: "status-write-failed",
+      message: expect.stringContaining("deployment.alpha.json"),
+    });
+  });
+
   it("treats a missing directory as empty", async () => {
     const store = await loadStatusStore(join(tmpdir(), "plumb-does-not-exist-xyz"));
     expect(store.objects.size).toBe(0);
