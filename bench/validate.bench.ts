@@ -1,6 +1,9 @@
+import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { loadManifests } from "../src/manifest/load.js";
 import { baselineRatio } from "./baseline.js";
 
@@ -64,6 +67,21 @@ spec:
 `;
 }
 
+/** Wall time of `plumb validate` on one manifest, process start to exit (median of 5): the start-up cost. */
+async function startupMs(root: string): Promise<number> {
+  const main = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "cli", "main.js");
+  const dir = join(root, "one");
+  await mkdir(dir);
+  await writeFile(join(dir, "agent.yaml"), manifest(1));
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now();
+    await promisify(execFile)(process.execPath, [main, "validate", dir]);
+    times.push(performance.now() - started);
+  }
+  return times.sort((a, b) => a - b)[2]!;
+}
+
 /** `npm run bench`: load and validate 10,000 generated manifests (one per file, 100 directories). */
 export async function run(): Promise<string[]> {
   const root = await mkdtemp(join(tmpdir(), "plumb-bench-validate-"));
@@ -83,9 +101,11 @@ export async function run(): Promise<string[]> {
     const ms = performance.now() - started;
     const used = process.cpuUsage(cpu);
     const verdict = ms < TARGET_MS ? "OK" : "SLOW";
+    const startup = await startupMs(root);
     return [
       `validate ${COUNT} manifests: ${ms.toFixed(0)} ms wall ${await baselineRatio(ms)} (target < ${TARGET_MS} ms on 2 cores; this machine has ${availableParallelism()}) ${verdict}`,
       `  ${manifests.length} valid, ${problems.length} problems; CPU ${((used.user + used.system) / 1000).toFixed(0)} ms`,
+      `plumb validate of one manifest, process start to exit: ${startup.toFixed(0)} ms ${await baselineRatio(startup)} (commands load only what they use)`,
     ];
   } finally {
     await rm(root, { recursive: true, force: true });

@@ -5,16 +5,25 @@ import { Command, CommanderError } from "commander";
 import { describeErrno, isPathError, isPlumbError, type PlumbErrorCode } from "../errors.js";
 import { COMMANDS } from "./commands.js";
 
-/** Builds the `plumb` program; each command lives in its own small file under src/cli/. */
-export function buildProgram(): Command {
+/**
+ * Builds the `plumb` program; each command lives in its own small file under src/cli/. With `only`
+ * (the command named on the command line) only that command is loaded; otherwise (help, a typo
+ * to suggest a fix for) all of them.
+ */
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command("plumb")
     .description("Declarative GitOps reconciler for hosted agent-server deployments")
     .version("0.1.0")
     .showHelpAfterError()
     .exitOverride();
-  for (const build of COMMANDS) program.addCommand(build().exitOverride());
+  const names = only !== undefined && Object.hasOwn(COMMANDS, only) ? [only] : Object.keys(COMMANDS);
+  for (const command of await Promise.all(names.map((name) => COMMANDS[name]!())))
+    program.addCommand(command.exitOverride());
   return program;
 }
+
+/** The sub-command argv names: its first argument that is not an option. */
+const commandNameIn = (argv: readonly string[]) => argv.slice(2).find((arg) => !arg.startsWith("-"));
 
 /** The code of a path error that is not a PlumbError (see ERROR_CODES). */
 const IO_ERROR: PlumbErrorCode = "io-error";
@@ -22,7 +31,7 @@ const IO_ERROR: PlumbErrorCode = "io-error";
 /** The one top-level catch: typed errors become exit codes and a message, never a stack trace. */
 export async function main(argv: string[] = process.argv): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv);
+    await (await buildProgram(commandNameIn(argv))).parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) {

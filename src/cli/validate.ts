@@ -1,8 +1,7 @@
 import { Command, Option } from "commander";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
-import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
-import { noManifests } from "../reconcile/session.js";
+import { loadManifests, noManifests } from "../manifest/load.js";
 
 export type Output = { write(text: string): unknown };
 

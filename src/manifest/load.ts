@@ -140,3 +140,10 @@ function readOne({ path, real }: YamlFile, base: string, realBase: string, maxBy
     closeSync(fd);
   }
 }
+
+/** PATH holds no plumb manifest (apiVersion: plumb/v1) at all. */
+export const noManifests = (path: string) =>
+  new PlumbError(
+    "no-manifests",
+    `no plumb manifests (apiVersion: plumb/v1) under ${path}; check PATH (files must end in .yaml or .yml)`,
+  );

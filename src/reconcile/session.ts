@@ -4,8 +4,8 @@ import { simpleGit } from "simple-git";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
 import type { PlatformClient } from "../api/platform-client.js";
 import { planManifests, type PlanManifestsResult, recordsFromStatus } from "./plan-run.js";
+import { noManifests } from "../manifest/load.js";
 import { type Clock, systemClock } from "../clock.js";
-import { PlumbError } from "../errors.js";
 import type { Deployment } from "../schema/deployment.js";
 import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
 import type { ApplyObject } from "../apply/apply-types.js";
@@ -162,10 +162,3 @@ export function warnUnknownSecrets(
   for (const line of formatMissingEnv(findMissingEnv(result.desired, io.env)))
     io.stderr.write(`plumb: ${line}\n`);
 }
-
-/** PATH holds no plumb manifest (apiVersion: plumb/v1) at all. */
-export const noManifests = (path: string) =>
-  new PlumbError(
-    "no-manifests",
-    `no plumb manifests (apiVersion: plumb/v1) under ${path}; check PATH (files must end in .yaml or .yml)`,
-  );

@@ -10,7 +10,7 @@ import { invocations, registryInstallsOfPlumb, shellOf, yamlFiles } from "../con
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed Kubernetes YAML
 type K8sSpec = any;
 
-const program = buildProgram();
+const program = await buildProgram();
 const command = (name: string): Command | undefined => program.commands.find((c) => c.name() === name);
 
 /** Fails with a readable message for an unknown sub-command or flag in a `plumb ...` invocation. */

@@ -84,8 +84,8 @@ describe("plumb status", () => {
     });
   });
 
-  it("is registered with apply and drift", () => {
-    const names = buildProgram().commands.map((c) => c.name());
+  it("is registered with apply and drift", async () => {
+    const names = (await buildProgram()).commands.map((c) => c.name());
     expect(names).toEqual(expect.arrayContaining(["apply", "drift", "status"]));
   });
 });
