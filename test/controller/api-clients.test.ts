@@ -44,11 +44,12 @@ describe("controller API budget", () => {
   it("keeps under 1000 requests per 10 s by default, and under a configured budget when given", async () => {
     const byDefault = await send(2_000);
     expect(byDefault.waited).toBeGreaterThan(1_000);
-    // 2,000 requests at most 950 per 10 s (95% of the limit): more than 10 s of waiting.
+    // 2,000 requests at most 990 per 10 s (99% of the limit): more than 10 s of waiting.
     expect(byDefault.elapsedMs).toBeGreaterThan(10_000);
 
+    // Raised to 100,000 per 10 s: 2,000 requests pass at that pace (~10 per ms after a burst of 1,000).
     const raised = await send(2_000, { limit: 100_000, windowMs: 10_000 });
-    expect(raised.waited).toBe(0);
+    expect(raised.elapsedMs).toBeLessThan(200);
 
     const lowered = await send(5, { limit: 20, windowMs: 60_000 });
     expect(lowered.waited).toBe(4); // a burst of one token, then one every 60 s / 18
