@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { mkdir, open, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Value } from "@sinclair/typebox/value";
+import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { describeErrno, fileError } from "../errors.js";
 import {
   ObjectStatus,
@@ -19,6 +20,9 @@ export const DEFAULT_STATUS_DIR = ".plumb/status";
 export const defaultStatusDir = (root: string): string => join(root, DEFAULT_STATUS_DIR);
 
 /** Parses one record; returns a reason instead of throwing so one bad file never hides the rest. */
+
+/** The record shape compiled once (TypeBox's interpreter was a third of loading 1,000 records). */
+let recordCheck: TypeCheck<typeof ObjectStatus> | undefined;
 export function parseObjectStatus(text: string): ObjectStatus | string {
   let data: unknown;
   try {
@@ -26,8 +30,9 @@ export function parseObjectStatus(text: string): ObjectStatus | string {
   } catch (error) {
     return `not JSON: ${(error as Error).message}`;
   }
-  if (!Value.Check(ObjectStatus, data)) {
-    const first = Value.Errors(ObjectStatus, data).First();
+  recordCheck ??= TypeCompiler.Compile(ObjectStatus);
+  if (!recordCheck.Check(data)) {
+    const first = recordCheck.Errors(data).First();
     return `not a status record: ${first ? `${first.path || "/"} ${first.message}` : "invalid"}`;
   }
   return data;
@@ -49,7 +54,9 @@ export async function loadStatusStore(dir: string): Promise<StatusStore> {
     const file = join(dir, name);
     let text: string;
     try {
-      text = await readFile(file, "utf8");
+      // Synchronously: a store of 1,000 small records reads in a few ms this way, against ~100 ms
+      // of thread-pool round trips (they also queue behind plan's scrypt checks).
+      text = readFileSync(file, "utf8");
     } catch (error) {
       // A directory or an unreadable file where a record should be: reported and ignored, never trusted.
       store.problems.push({ file, message: `not readable: ${describeErrno(error)}` });
