@@ -1,4 +1,7 @@
+import { stat } from "node:fs/promises";
+import { dirname, relative, resolve, sep } from "node:path";
 import { Command, Option } from "commander";
+import { formatGithubAnnotations } from "../manifest/format-github.js";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { loadManifests, noManifests } from "../manifest/load.js";
@@ -12,8 +15,15 @@ export function validateCommand(stdout: Output = process.stdout): Command {
   return new Command("validate")
     .description("Check every plumb manifest under PATH: schema, rules of the control plane, duplicates")
     .argument("[path]", "directory (or file) of manifests", ".")
-    .addOption(new Option("-o, --output <format>", "output format").choices(["text", "json"]).default("text"))
-    .action(async (path: string, options: { output: "text" | "json" }) => {
+    .addOption(
+      new Option(
+        "-o, --output <format>",
+        "output format; github: GitHub Actions annotations on the pull request's lines",
+      )
+        .choices(["text", "json", "github"])
+        .default("text"),
+    )
+    .action(async (path: string, options: { output: "text" | "json" | "github" }) => {
       const { manifests, problems } = await loadManifests(path, {
         maxBytes: maxManifestBytesFrom(process.env),
       });
@@ -21,11 +31,23 @@ export function validateCommand(stdout: Output = process.stdout): Command {
       if (options.output === "json") {
         stdout.write(`${JSON.stringify(problemsToJson(problems), null, 2)}\n`);
       } else {
-        if (problems.length > 0) stdout.write(`${formatProblems(problems)}\n`);
+        if (options.output === "github" && problems.length > 0)
+          stdout.write(`${formatGithubAnnotations(problems, await repositoryPaths(path))}\n`);
+        else if (problems.length > 0) stdout.write(`${formatProblems(problems)}\n`);
         const summary = `${plural(manifests.length, "valid manifest")}, ${plural(errors, "error")}, ${plural(warnings, "warning")}`;
         stdout.write(`${summary}\n`);
       }
       if (manifests.length === 0 && errors === 0) throw noManifests(path);
       process.exitCode = errors > 0 ? 1 : 0;
     });
+}
+
+/**
+ * Problem files are relative to the manifest root; GitHub wants them relative to the repository,
+ * which is the working directory of a workflow step (GITHUB_WORKSPACE when set).
+ */
+async function repositoryPaths(path: string): Promise<(file: string) => string> {
+  const root = (await stat(path)).isDirectory() ? resolve(path) : dirname(resolve(path));
+  const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
+  return (file) => relative(workspace, resolve(root, file)).split(sep).join("/");
 }
