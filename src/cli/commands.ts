@@ -16,6 +16,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   import: async () => (await import("./import.js")).importCommand(),
   status: async () => (await import("./status.js")).statusCommand(),
   unlock: async () => (await import("./unlock.js")).unlockCommand(),
+  schemas: async () => (await import("./schemas.js")).schemasCommand(),
   controller: async () => (await import("./controller.js")).controllerCommand(),
   demo: async () => (await import("./demo.js")).demoCommand(),
 };
