@@ -13,7 +13,10 @@ const REDACT_PATHS = [
   "body.secrets[*].value",
 ];
 
-/** Log lines are a static message plus a metadata object: `log.info({ name, id }, "deployment created")`. */
+/**
+ * Log lines are a static message plus a metadata object: `log.info({ kind, object, id }, "deployment
+ * created")`. An object's name goes in `object`: `name` is pino's, the program that wrote the line.
+ */
 export function createLogger(options: LoggerOptions = {}, destination?: NodeJS.WritableStream): Logger {
   const base: LoggerOptions = {
     level: process.env.PLUMB_LOG_LEVEL ?? "info",

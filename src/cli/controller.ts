@@ -96,7 +96,7 @@ export function controllerCommand(): Command {
     .addOption(
       new Option(
         "--debounce <duration>",
-        "file events closer than this are one burst, rescanned this long after its last event (a single save rescans at once)",
+        "quiet time before rescanning a burst of file events (a checkout, a script); a single save rescans after ~60 ms",
       )
         .argParser(parseDuration)
         .default(200, "200ms"),

@@ -51,7 +51,7 @@ export function createDriftSweep(deps: DriftSweepDeps): () => Promise<void> {
       for (const status of findRemovedFromGit(snapshot, deps.statuses, deps.listing.live())) {
         deps.metrics.driftDetected(status.kind, "removed-from-git");
         deps.log.warn(
-          { kind: status.kind, name: status.name, id: status.id },
+          { kind: status.kind, object: status.name, id: status.id },
           "drift detected: live deployment no longer in git",
         );
       }

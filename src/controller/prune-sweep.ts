@@ -52,8 +52,8 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
     );
     for (const r of results) {
       if (r.outcome === "deleted")
-        deps.log.info({ name: r.name, id: r.id }, "pruned: manifest removed from git");
-      else deps.log.error({ name: r.name, id: r.id, err: r.message }, "prune failed");
+        deps.log.info({ kind: "Deployment", object: r.name, id: r.id }, "pruned: manifest removed from git");
+      else deps.log.error({ kind: "Deployment", object: r.name, id: r.id, err: r.message }, "prune failed");
     }
   };
 }

@@ -34,9 +34,10 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
     if (!entry) return true; // removed from the manifests (or now invalid) since it was queued
     const { manifest } = entry.loaded;
     const previous = context.statuses.get(item.key);
+    // `object`, not `name`: pino's own `name` key says which program wrote the line.
     const bindings = {
       kind: manifest.kind,
-      name: manifest.metadata.name,
+      object: manifest.metadata.name,
       id: previous?.id ?? null,
       revision: previous?.latest_revision_id ?? null,
       commit: context.gitCommit(),

@@ -11,7 +11,7 @@ const h = useControllerHarness("plumb-ctl-log-");
 /** How often `"key":` occurs in one raw JSON line. */
 const occurrences = (line: string, key: string) => line.split(`"${key}":`).length - 1;
 
-it("binds kind, name, id, revision and commit once per log line of a reconcile", async () => {
+it("binds kind, object, id, revision and commit once per log line of a reconcile, apart from pino's name", async () => {
   await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:1"));
   const log = memoryLogger();
   h.controller = await startController(
@@ -24,12 +24,15 @@ it("binds kind, name, id, revision and commit once per log line of a reconcile",
   const lines = log
     .text()
     .split("\n")
-    .filter((line) => line.includes('"name":"alpha"'));
+    .filter((line) => line.includes('"object":"alpha"'));
   const reconciled = lines.filter((line) => line.includes('"msg":"reconciled"'));
   expect(reconciled).toHaveLength(1);
   for (const line of lines)
-    for (const key of ["kind", "name", "id", "revision", "commit"])
+    for (const key of ["kind", "object", "id", "revision", "commit", "name"])
       expect({ key, count: occurrences(line, key) }).toEqual({ key, count: 1 });
+  // `name` is the program's (pino's), never overwritten by the object's.
+  for (const line of lines)
+    expect(JSON.parse(line)).toMatchObject({ name: "plumb-controller", object: "alpha" });
   // The create learned the id and revision: the last line carries them, not the nulls bound before.
   expect(JSON.parse(reconciled[0]!)).toMatchObject({ id: expect.any(String), revision: expect.any(String) });
 });

@@ -43,6 +43,6 @@ describe("controller creates and the installation's rules", () => {
         .deployment("ops")
         .catch(() => null),
     ).toBeNull(); // nothing was sent
-    expect(log.lines().some((l) => l.msg === "reconcile failed" && l.name === "ops")).toBe(true);
+    expect(log.lines().some((l) => l.msg === "reconcile failed" && l.object === "ops")).toBe(true);
   });
 });

@@ -49,6 +49,6 @@ it("checks recorded secret fingerprints without scryptSync", async () => {
   const log = memoryLogger();
   h.controller = await start(log);
   await waitFor("ready", () => h.controller!.ready());
-  const reconciled = log.lines().filter((l) => l.name === "alpha" && String(l.msg).startsWith("reconcile"));
+  const reconciled = log.lines().filter((l) => l.object === "alpha" && String(l.msg).startsWith("reconcile"));
   expect(reconciled.map((l) => [l.msg, l.result, l.err])).toEqual([["reconciled", "in-sync", undefined]]);
 });

@@ -42,7 +42,8 @@ export function memoryLogger(): {
       done();
     },
   });
-  const logger = createLogger({ level: "debug" }, stream);
+  // Named as `plumb controller` names its logger, so a field that reused pino's `name` would show.
+  const logger = createLogger({ level: "debug", name: "plumb-controller" }, stream);
   const text = () => chunks.join("");
   return {
     logger,
