@@ -9,11 +9,11 @@ type Entry = Record<string, unknown>;
 
 const text = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 const short = (id: unknown) => (typeof id === "string" ? id.slice(0, 8) : "");
-const HIDDEN = new Set(["level", "time", "pid", "hostname", "msg", "name", "v", "kind", "id", "commit"]);
+const HIDDEN = new Set(["level", "time", "pid", "hostname", "msg", "name", "object", "v", "kind", "id", "commit"]);
 
 function sentence(entry: Entry, c: Colors): string {
   const who =
-    typeof entry.kind === "string" && typeof entry.name === "string" ? `${entry.kind}/${entry.name}` : "";
+    typeof entry.kind === "string" && typeof entry.object === "string" ? `${entry.kind}/${entry.object}` : "";
   const why = entry.reason === "drift" ? "drift check" : "change";
   switch (entry.msg) {
     case "reconciled":

@@ -12,7 +12,7 @@ describe("demo log lines", () => {
       line({
         msg: "reconciled",
         kind: "Deployment",
-        name: "triage-agent",
+        object: "triage-agent",
         id: "dep-1",
         revision: "1d2765d2-c2fe-421f-9007-07da2362c50b",
         reason: "change",
@@ -24,7 +24,7 @@ describe("demo log lines", () => {
       }),
     ).toBe("12:34:56 Deployment/triage-agent: update applied → Synced, Healthy, revision 1d2765d2 in 1.6s");
     expect(
-      line({ msg: "reconciled", kind: "Deployment", name: "a", reason: "drift", result: "in-sync" }),
+      line({ msg: "reconciled", kind: "Deployment", object: "a", reason: "drift", result: "in-sync" }),
     ).toBe("12:34:56 Deployment/a: in sync with its manifest (drift check)");
   });
 
@@ -46,7 +46,7 @@ describe("demo log lines", () => {
       }),
     ).toBe('12:34:56 a.yaml:11:1: unknown field "spek"');
     expect(line({ msg: "serving /healthz /readyz /metrics /status", url: "http://x" })).toBeNull();
-    expect(line({ msg: "something else", kind: "Deployment", name: "a", id: "x", extra: 2 })).toBe(
+    expect(line({ msg: "something else", kind: "Deployment", object: "a", id: "x", extra: 2 })).toBe(
       "12:34:56 something else Deployment/a extra=2",
     );
   });
