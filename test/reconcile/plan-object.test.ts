@@ -7,6 +7,7 @@ import { buildApplyObject, checkRecordedSecrets, settleRecorded } from "../../sr
 import type { Deployment } from "../../src/schema/deployment.js";
 import { buildIntent } from "../../src/status/pending-intent.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
+import { sampleStatus } from "./fixtures.js";
 
 // The per-object steps plan and the controller share (plan-object.ts).
 
@@ -29,22 +30,14 @@ const desired = (token: string, verify?: unknown): DesiredObject => ({
 const live = (latest: string): Deployment =>
   ({ id: "d1", name: "a", latest_revision_id: latest, updated_at: "2026-01-01T00:00:00Z" }) as Deployment;
 
-const record = (token: string, over: Partial<ObjectStatus> = {}): ObjectStatus => ({
-  kind: "Deployment",
-  name: "a",
-  id: "d1",
-  latest_revision_id: "r1",
-  active_revision_id: "r1",
-  revision_status: "DEPLOYED",
-  sync: "Synced",
-  health: "Healthy",
-  git_commit: "c0",
-  manifest_digest: "sha256:old",
-  secret_fingerprints: fingerprintSecrets([{ name: "TOKEN", value: token }], "salt"),
-  updated_at: "2026-01-01T00:00:00Z",
-  last_error: null,
-  ...over,
-});
+const record = (token: string, over: Partial<ObjectStatus> = {}): ObjectStatus =>
+  sampleStatus("a", {
+    id: "d1",
+    latest_revision_id: "r1",
+    manifest_digest: "sha256:old",
+    secret_fingerprints: fingerprintSecrets([{ name: "TOKEN", value: token }], "salt"),
+    ...over,
+  });
 
 /** A record whose write-ahead intent sent `sent` while live was at revision r1. */
 const withIntent = (token: string, sent: string): ObjectStatus =>
