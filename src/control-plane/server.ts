@@ -132,11 +132,21 @@ export async function startControlPlane(
     apiKeys,
     stop: () =>
       (stopping ??= (async () => {
-        await app.close();
+        // Requests in flight may finish; a client that sent half a request and went quiet (an
+        // aborted upload, a stalled proxy) would hold the close forever: cut it after the grace.
+        const cut = setTimeout(() => app.server.closeAllConnections(), STOP_GRACE_MS);
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(cut);
+        }
         await kept.close();
       })()),
   };
 }
+
+/** How long stop() lets requests in flight finish before it closes their connections. */
+const STOP_GRACE_MS = 2_000;
 
 const LISTEN_ADVICE: Record<string, string> = {
   EADDRINUSE:
