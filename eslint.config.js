@@ -47,6 +47,18 @@ export default defineConfig(
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { process: "readonly", URL: "readonly" } },
   },
+  {
+    // The status page's browser script: type-checked by tsconfig.page.json, not the Node project.
+    files: ["src/status-page/browser/**/*.js"],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ["document", "window", "location", "fetch", "sessionStorage", "setTimeout", "clearTimeout"]
+          .concat(["URLSearchParams", "TextDecoderStream", "Node", "HTMLElement"])
+          .map((name) => [name, "readonly"]),
+      ),
+    },
+  },
   // The allowed import directions between the folders of src/ (layers.js).
   ...Object.keys(layers).map((layer) => ({
     files: [isTopLevelFile(layer) ? `src/${layer}.ts` : `src/${layer}/**/*.ts`],

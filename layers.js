@@ -6,7 +6,7 @@
 
 /** What the controller may use; the CLI may use that, the controller and the rest. */
 const CONTROLLER = [
-  ...["schema", "manifest", "diff", "api", "status", "lock", "apply", "reconcile", "report"],
+  ...["schema", "manifest", "diff", "api", "status", "lock", "apply", "reconcile", "report", "status-page"],
   ...["clock", "errors", "logger"],
 ];
 
@@ -34,6 +34,8 @@ export const layers = {
   import: ["schema", "manifest", "diff", "errors"],
   // Output: plan, apply, drift and status reports (text, JSON, Markdown).
   report: ["schema", "manifest", "diff", "status", "apply", "reconcile", "errors"],
+  // The controller's web page: its view models (pure), HTML shell and browser script.
+  "status-page": ["status", "report"],
   // The long-lived controller.
   controller: CONTROLLER,
   // One file per command: parse flags, call the layers below, map errors to exit codes.

@@ -49,7 +49,7 @@ function sentence(entry: Entry, c: Colors): string {
 }
 
 /** Shown elsewhere in the demo's own words. */
-const SILENT = new Set(["serving /healthz /readyz /metrics /status"]);
+const SILENT = new Set(["serving the status page at / and /healthz /readyz /metrics /status"]);
 
 /** One demo line for one controller log entry (null: not shown): time, then the sentence. */
 export function formatDemoLogLine(entry: Entry, c: Colors): string | null {

@@ -128,6 +128,7 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
     });
     say();
     row("Watching", dir, "a save is reconciled about 200 ms later");
+    row("Status page", `${controller.url}/`, "open in a browser: every object, live");
     row("Status", `${controller.url}/status`, "JSON: every object's sync, health, revision");
     row("Metrics", `${controller.url}/metrics`, "Prometheus");
     row("Drift", "checked every minute; changes made behind plumb's back are put back");

@@ -24,6 +24,12 @@ import { createSnapshotScanner } from "./snapshot-scanner.js";
 import { openStatusBook } from "./status-book.js";
 import { buildStatusJson } from "./status-view.js";
 import { createSync, serveHttp, startTriggers } from "./triggers.js";
+import { createActivityBook } from "./activity-book.js";
+import { createPageEvents } from "./page-events.js";
+import { createRequestWindow } from "./request-window.js";
+import { createStatusPageRoutes } from "./status-page-source.js";
+import { publicUrl } from "../status-page/page-header.js";
+import { DEFAULT_API_KEY_CATEGORY } from "../api/rate-limiter.js";
 import { startWorkQueue, systemTimers } from "./work-queue.js";
 
 export type { Controller, ControllerOptions, ControllerSource } from "./controller-types.js";
@@ -66,17 +72,27 @@ export async function startController(options: ControllerOptions): Promise<Contr
     lock.lost.addEventListener("abort", () =>
       log.error({ err: errorMessage(lock.lost.reason) }, "lost the state lock: stopping"),
     );
-    const book = await openStatusBook({ location, timers, log });
+    // The status page hears of every record and reconcile through the activity book.
+    const activity = createActivityBook();
+    const pageEvents = createPageEvents(timers);
+    started.push(async () => pageEvents.close());
+    activity.listen((key) => pageEvents.changed(key));
+    const book = await openStatusBook({ location, timers, log, onChange: (key) => activity.changed(key) });
     started.push(() => book.flush());
     const metrics = createControllerMetrics({
       statuses: () => book.statuses.values(),
       invalidFiles: () => scanner.snapshot().invalid.size,
       queue: () => queue.stats(),
     });
+    const budget = options.apiRateLimit ?? DEFAULT_API_KEY_CATEGORY;
+    const requests = createRequestWindow(budget.windowMs);
     const { controlPlane, ports, platform } = createControllerClients({
       api: options.api,
       clock,
-      onResponse: (e) => metrics.onResponse(e),
+      onResponse: (e) => {
+        metrics.onResponse(e);
+        requests.sent(clock.now());
+      },
       fetch: options.fetch,
       rateLimit: options.apiRateLimit,
     });
@@ -116,6 +132,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
         listing,
         metrics,
         failures: (key) => queue.failures(key),
+        activity,
         settled: (key) => {
           if (readiness.settle(key))
             log.info({ objects: scanner.snapshot().objects.size }, "first reconcile finished: ready");
@@ -195,6 +212,36 @@ export async function startController(options: ControllerOptions): Promise<Contr
         snapshot: scanner.snapshot(),
         queue: queue.stats(),
       });
+    // Filled in once the triggers start (after the first scan); the page asks before that too.
+    const schedule = { nextDriftCheck: (): Date | null => null };
+    const page = createStatusPageRoutes({
+      header: () => {
+        return {
+          ready: ready(),
+          role: "leader",
+          source: { kind: source.kind, location: source.location, commit: source.commit() },
+          control_plane: publicUrl(options.api.apiUrl),
+          api: metrics.apiState(),
+          rate_limit: {
+            used: requests.count(clock.now()),
+            limit: budget.limit,
+            window_seconds: budget.windowMs / 1000,
+          },
+          next_drift_check: schedule.nextDriftCheck()?.toISOString() ?? null,
+          queue: queue.stats(),
+          invalid: [...scanner.snapshot().invalid].map(([file, problems]) => ({
+            file,
+            problems: problems.map((p) => ({ line: p.line, column: p.column, message: p.message })),
+          })),
+        };
+      },
+      snapshot: () => scanner.snapshot(),
+      statuses: book.statuses,
+      activity,
+      controlPlane,
+      events: pageEvents,
+      clock,
+    });
     // Bound before any reconcile: a taken port is a startup error, not a controller without probes.
     const http = options.listen
       ? await serveHttp(options.listen, {
@@ -210,12 +257,13 @@ export async function startController(options: ControllerOptions): Promise<Contr
           webhookSecret: options.webhookSecret,
           sync,
           metrics,
+          page,
           log,
         })
       : undefined;
     if (http) {
       started.push(() => http.close());
-      log.info({ url: http.url }, "serving /healthz /readyz /metrics /status");
+      log.info({ url: http.url }, "serving the status page at / and /healthz /readyz /metrics /status");
     }
 
     listedAtStart = await listing.refresh();
@@ -228,7 +276,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
     if (liveAtStart) warnUnknownSecrets(scanner.snapshot(), liveAtStart, recordedAtStart, log);
     if (readiness.scanned()) log.info({ objects: 0 }, "nothing to reconcile: ready");
 
-    const triggers = await startTriggers({
+    const activeTriggers = await startTriggers({
       source,
       intervalMs: options.source.kind === "git" ? options.source.intervalMs : undefined,
       debounceMs: options.debounceMs,
@@ -239,6 +287,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
       timers,
       log,
     });
+    schedule.nextDriftCheck = () => activeTriggers.nextDriftCheck();
 
     return {
       url: http?.url,
@@ -252,7 +301,17 @@ export async function startController(options: ControllerOptions): Promise<Contr
       async stop(graceMs = 10_000) {
         if (stopping) return;
         stopping = true;
-        await stopController({ graceMs, log, triggers, scanner, queue, book, lock, http, source });
+        await stopController({
+          graceMs,
+          log,
+          triggers: activeTriggers,
+          scanner,
+          queue,
+          book,
+          lock,
+          http,
+          source,
+        });
         await manifestThread?.close();
       },
     };

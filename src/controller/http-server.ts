@@ -3,9 +3,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { PlumbError } from "../errors.js";
+import { type PageRoutes, servePageAsset, servePageData } from "./page-routes.js";
 import { verifySignature } from "./webhook.js";
 
-// The controller's HTTP face: probes, metrics, status and the git webhook. node:http keeps it small.
+// The controller's HTTP face: probes, metrics, status, the status page and the git webhook.
+// node:http keeps it small.
 
 export type HttpHandlers = {
   ready(): boolean;
@@ -21,6 +23,8 @@ export type HttpHandlers = {
   statusToken?: string | undefined;
   /** Body of /readyz when not ready (why: starting, standby, API down). */
   notReady?(): Record<string, unknown>;
+  /** The status page at / (its data behind the status token); absent on a standby. */
+  page?: PageRoutes | undefined;
 };
 
 export type ControllerHttp = { url: string; close(): Promise<void> };
@@ -57,7 +61,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
 }
 
 async function handle(h: HttpHandlers, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const path = (req.url ?? "/").split("?")[0];
+  const path = (req.url ?? "/").split("?")[0] ?? "/";
   const method = req.method ?? "GET";
   if (path === "/hooks/git") {
     if (method !== "POST") return send(res, 405, { detail: "use POST" });
@@ -73,6 +77,11 @@ async function handle(h: HttpHandlers, req: IncomingMessage, res: ServerResponse
     return send(res, 202, { accepted: true });
   }
   if (method !== "GET" && method !== "HEAD") return send(res, 405, { detail: "use GET" });
+  if (h.page && servePageAsset(path, res)) return;
+  if (h.page && (path === "/ui/events" || path.startsWith("/ui/api/"))) {
+    if (!authorized(h, req, res)) return;
+    if (await servePageData(h.page, path, req, res, send)) return;
+  }
   switch (path) {
     case "/healthz":
       return send(res, 200, { ok: true });
@@ -83,14 +92,19 @@ async function handle(h: HttpHandlers, req: IncomingMessage, res: ServerResponse
     case "/metrics":
       return send(res, 200, await h.registry.metrics(), h.registry.contentType);
     case "/status":
-      if (h.statusToken && !bearerMatches(req.headers.authorization, h.statusToken)) {
-        res.setHeader("www-authenticate", 'Bearer realm="plumb"');
-        return send(res, 401, { detail: "send Authorization: Bearer <PLUMB_STATUS_TOKEN>" });
-      }
+      if (!authorized(h, req, res)) return;
       return send(res, 200, h.status());
     default:
       return send(res, 404, { detail: "not found" });
   }
+}
+
+/** With a status token set, answers 401 (and returns false) unless the request carries it. */
+function authorized(h: HttpHandlers, req: IncomingMessage, res: ServerResponse): boolean {
+  if (!h.statusToken || bearerMatches(req.headers.authorization, h.statusToken)) return true;
+  res.setHeader("www-authenticate", 'Bearer realm="plumb"');
+  send(res, 401, { detail: "send Authorization: Bearer <PLUMB_STATUS_TOKEN>" });
+  return false;
 }
 
 /** Constant-time comparison of digests, so the answer time says nothing about the token. */

@@ -57,6 +57,8 @@ export type ReconcileOutcome = {
   result: string;
   drift: DriftReason | null;
   apply: ApplyResult | null;
+  /** The plan of this reconcile (the status page shows it, redacted). */
+  change: PlannedChange;
 };
 
 /**
@@ -111,9 +113,13 @@ export async function reconcileObject(
     }).records)
       await ctx.record(record);
     log.warn({ drift, fields: [...change.revision_fields, ...change.in_place_fields] }, "drift detected");
-    return { ok: true, action: change.action, result: "drift-reported", drift, apply: null };
+    return { ok: true, action: change.action, result: "drift-reported", drift, apply: null, change };
   }
-  if (reason === "drift" && drift) log.warn({ drift }, "drift detected: self-healing to git's version");
+  if (reason === "drift" && drift)
+    log.warn(
+      { drift, fields: [...change.revision_fields, ...change.in_place_fields] },
+      "drift detected: self-healing to git's version",
+    );
 
   if (change.action === "create" && ctx.server) {
     const refused = await findRefusedCreates(ctx.server, [loaded], live.deployments, signal);
@@ -144,7 +150,7 @@ export async function reconcileObject(
   const ok = result.outcome === "converged" || result.outcome === "sent" || result.outcome === "skipped";
   const label =
     result.outcome === "converged" ? (change.action === "noop" ? "in-sync" : "applied") : result.outcome;
-  return { ok, action: change.action, result: label, drift, apply: result };
+  return { ok, action: change.action, result: label, drift, apply: result, change };
 }
 
 /** This object's live state: `known` from a listing, else a lookup (and the organization settings). */

@@ -1,8 +1,10 @@
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
+import { changeLines } from "../report/format-lines.js";
 import { blankObjectStatus, type ObjectStatus } from "../status/status-types.js";
 import type { DesiredSnapshot } from "./desired.js";
 import { errorMessage } from "./error-message.js";
+import type { ActivityBook } from "./activity-book.js";
 import type { LiveListing } from "./live-listing.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { type ReconcileContext, reconcileObject } from "./reconcile-object.js";
@@ -23,6 +25,8 @@ export type WorkerDeps = {
   failures: (key: string) => number;
   /** Called after every reconcile, success or not (readiness). */
   settled: (key: string) => void;
+  /** The status page's record of each object's last reconcile. */
+  activity?: Pick<ActivityBook, "record"> | undefined;
   clock: Clock;
   log: Logger;
 };
@@ -51,6 +55,19 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
       deps.metrics.reconciled(item.reason, outcome.result, (clock.now() - started) / 1000);
       if (outcome.drift) deps.metrics.driftDetected(manifest.kind, outcome.drift);
       if (outcome.ok) deps.metrics.synced(clock.now());
+      deps.activity?.record(item.key, {
+        at: new Date(started).toISOString(),
+        reason: item.reason,
+        result: outcome.result,
+        action: outcome.action,
+        duration_ms: clock.now() - started,
+        // Only a drift check finds drift: a change's fields differ because git moved.
+        drift_fields:
+          item.reason === "drift" && outcome.drift
+            ? [...outcome.change.revision_fields, ...outcome.change.in_place_fields]
+            : [],
+        plan: changeLines(outcome.change),
+      });
       // A create (or a new revision) learns the id and revision now: the last line carries the new ones.
       const done = deps.log.child({
         ...bindings,
@@ -79,6 +96,15 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
       return outcome.ok;
     } catch (error) {
       deps.metrics.reconciled(item.reason, "error", (clock.now() - started) / 1000);
+      deps.activity?.record(item.key, {
+        at: new Date(started).toISOString(),
+        reason: item.reason,
+        result: "error",
+        action: "not planned",
+        duration_ms: clock.now() - started,
+        drift_fields: [],
+        plan: [],
+      });
       log.error({ reason: item.reason, attempt: item.attempt, err: errorMessage(error) }, "reconcile failed");
       if (!signal.aborted)
         await context

@@ -25,6 +25,8 @@ export type StatusBookOptions = {
   log: Logger;
   /** Quiet time that batches records into one status-branch commit. */
   publishDelayMs?: number;
+  /** Called with the key of every record written or forgotten (the status page's live updates). */
+  onChange?: (key: string) => void;
 };
 
 export async function openStatusBook(options: StatusBookOptions): Promise<StatusBook> {
@@ -58,13 +60,16 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   return {
     statuses,
     async record(status) {
-      statuses.set(statusKey(status.kind, status.name), status);
+      const key = statusKey(status.kind, status.name);
+      statuses.set(key, status);
       await saveObjectStatus(statusDir, status);
+      options.onChange?.(key);
       publishSoon();
     },
     async forget(kind, name) {
       statuses.delete(statusKey(kind, name));
       await removeObjectStatus(statusDir, kind, name);
+      options.onChange?.(statusKey(kind, name));
       publishSoon();
     },
     async flush() {

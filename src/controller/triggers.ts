@@ -6,6 +6,7 @@ import { createFileDebounce } from "./file-debounce.js";
 import { type ControllerHttp, startControllerHttp } from "./http-server.js";
 import type { ManifestSource } from "./manifest-source.js";
 import type { ControllerMetrics } from "./metrics.js";
+import type { PageRoutes } from "./page-routes.js";
 import type { Timers } from "./work-queue.js";
 
 // What makes the controller look again: file events (debounced), git polling, the signed webhook
@@ -49,7 +50,9 @@ export type TriggerOptions = {
 };
 
 /** Starts the watcher (ready when this resolves), the poll and the drift schedule. */
-export async function startTriggers(options: TriggerOptions): Promise<{ stop(): Promise<void> }> {
+export async function startTriggers(
+  options: TriggerOptions,
+): Promise<{ stop(): Promise<void>; nextDriftCheck(): Date | null }> {
   const { log, timers } = options;
   const debounce = createFileDebounce({
     timers,
@@ -73,6 +76,7 @@ export async function startTriggers(options: TriggerOptions): Promise<{ stop(): 
     ? new Cron(options.driftSchedule, { protect: true }, () => options.checkDrift())
     : undefined;
   return {
+    nextDriftCheck: () => cron?.nextRun() ?? null,
     async stop() {
       cron?.stop();
       if (poll) clearInterval(poll);
@@ -93,6 +97,7 @@ export function serveHttp(
     webhookSecret: string | undefined;
     sync: (trigger: string) => Promise<void>;
     metrics: Pick<ControllerMetrics, "registry" | "scanned">;
+    page: PageRoutes;
     log: Logger;
   },
 ): Promise<ControllerHttp> {
@@ -104,6 +109,7 @@ export function serveHttp(
     status: options.status,
     statusToken: options.statusToken,
     webhookSecret: options.webhookSecret,
+    page: options.page,
     onWebhook: () => {
       log.info({}, "webhook received: fetching now");
       void options.sync("webhook");

@@ -45,7 +45,9 @@ describe("demo log lines", () => {
         problem: 'unknown field "spek"',
       }),
     ).toBe('12:34:56 a.yaml:11:1: unknown field "spek"');
-    expect(line({ msg: "serving /healthz /readyz /metrics /status", url: "http://x" })).toBeNull();
+    expect(
+      line({ msg: "serving the status page at / and /healthz /readyz /metrics /status", url: "http://x" }),
+    ).toBeNull();
     expect(line({ msg: "something else", kind: "Deployment", object: "a", id: "x", extra: 2 })).toBe(
       "12:34:56 something else Deployment/a extra=2",
     );

@@ -1,0 +1,359 @@
+// @ts-check
+// The status page's script: plain JavaScript the browser runs as served (no bundler, no build step
+// for the user), type-checked by tsc (tsconfig.page.json). Data comes from /ui/api/* with the status
+// token in a header; live updates from /ui/events (Server-Sent Events, read with fetch so the token
+// stays in a header, never in a URL). Every value is set with textContent: nothing is parsed as HTML.
+
+const TOKEN_KEY = "plumb-status-token";
+const PAGE_SIZE = 50;
+const SYNC = ["Synced", "OutOfSync", "Progressing", "Failed", "Refused", "Unknown"];
+const HEALTH = ["Healthy", "Progressing", "Degraded", "Unknown"];
+
+/** @typedef {{ at: string, reason: string, result: string, action: string, duration_ms: number }} Reconcile */
+/** @typedef {{ kind: string, name: string, sync: string, health: string, id: string|null,
+ *   latest_revision_id: string|null, active_revision_id: string|null, revision_status: string|null,
+ *   updated_at: string|null, git_commit: string|null, file: string|null, line: number|null,
+ *   last_reconcile: Reconcile|null, last_error: string|null, drift_fields: string[] }} Row */
+
+const state = { sync: "", health: "", q: "", offset: 0, matched: 0, refreshing: false, again: false };
+
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+/**
+ * @param {string} tag
+ * @param {string} [text]
+ * @param {string} [className]
+ */
+function el(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+/** @param {string} value */
+const badge = (value) => el("span", value, `badge ${value}`);
+/** @param {string|null} id */
+const short = (id) => (id ? id.slice(0, 8) : "—");
+
+/** @param {string|null} iso */
+function age(iso) {
+  if (!iso) return "—";
+  const seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
+  return `${Math.round(seconds / 86400)} d ago`;
+}
+
+/** @param {string} iso */
+function until(iso) {
+  const minutes = Math.round((Date.parse(iso) - Date.now()) / 60000);
+  return minutes < 1
+    ? "in less than a minute"
+    : minutes < 120
+      ? `in ${minutes} min`
+      : `in ${Math.round(minutes / 60)} h`;
+}
+
+/** @param {string} path */
+async function api(path) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const response = await fetch(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  if (response.status === 401) {
+    showLogin(token ? "That token was not accepted." : "");
+    throw new Error("unauthorized");
+  }
+  if (!response.ok) throw new Error(`${path}: ${response.status}`);
+  return response.json();
+}
+
+/** @param {string} message */
+function showLogin(message) {
+  $("login").hidden = false;
+  $("list").hidden = true;
+  $("detail").hidden = true;
+  $("login-error").textContent = message;
+  $("token").focus();
+}
+
+/**
+ * @param {HTMLElement} list
+ * @param {Array<[string, string | Node]>} facts
+ */
+function renderFacts(list, facts) {
+  list.replaceChildren();
+  for (const [term, value] of facts) {
+    const dd = el("dd");
+    dd.append(value);
+    list.append(el("dt", term), dd);
+  }
+}
+
+async function loadHeader() {
+  const h = await api("/ui/api/header");
+  const source = `${h.source.kind === "git" ? "git" : "directory"} ${h.source.location}`;
+  const budget = `${h.rate_limit.used} of ${h.rate_limit.limit} requests per ${h.rate_limit.window_seconds} s`;
+  renderFacts($("facts"), [
+    ["Source", source + (h.source.commit ? ` @ ${h.source.commit.slice(0, 12)}` : "")],
+    ["Control plane", h.control_plane],
+    ["Role", h.role],
+    [
+      "API",
+      h.api === "up"
+        ? "reachable"
+        : h.api === "down"
+          ? "refuses the key or is unreachable"
+          : "not checked yet",
+    ],
+    ["Rate limit", budget],
+    [
+      "Next drift check",
+      h.next_drift_check ? `${h.next_drift_check} (${until(h.next_drift_check)})` : "no schedule",
+    ],
+    ["Ready", h.ready ? "yes" : "no: first reconcile of every object not finished"],
+    ["Queue", `${h.queue.pending} pending, ${h.queue.running} running, ${h.queue.backingOff} backing off`],
+  ]);
+  const problems = $("problems");
+  problems.replaceChildren();
+  for (const file of h.invalid) {
+    for (const p of file.problems)
+      problems.append(el("p", `${file.file}:${p.line}:${p.column}: ${p.message}`, "error"));
+  }
+}
+
+/** @param {Row} row */
+function renderRow(row) {
+  const tr = el("tr");
+  const link = /** @type {HTMLAnchorElement} */ (el("a", row.name));
+  link.href = `#/object/${encodeURIComponent(row.kind)}/${encodeURIComponent(row.name)}`;
+  const object = el("td");
+  object.append(link, el("br"), el("small", row.kind + (row.id ? ` · ${row.id}` : "")));
+  const revision = el("td");
+  revision.append(
+    `${short(row.latest_revision_id)} ${row.revision_status ?? ""}`,
+    el("br"),
+    el(
+      "small",
+      row.active_revision_id && row.active_revision_id !== row.latest_revision_id
+        ? `active ${short(row.active_revision_id)} · ${age(row.updated_at)}`
+        : age(row.updated_at),
+    ),
+  );
+  const manifest = el("td");
+  manifest.append(
+    row.file ? `${row.file}:${row.line}` : "not in git",
+    el("br"),
+    el("small", row.git_commit ? `commit ${row.git_commit.slice(0, 12)}` : ""),
+  );
+  const last = row.last_reconcile;
+  const reconcile = el(
+    "td",
+    last ? `${age(last.at)} · ${last.reason} · ${last.result} · ${last.duration_ms} ms` : "not yet",
+  );
+  const problem = row.last_error
+    ? el("td", row.last_error, "error")
+    : el("td", row.drift_fields.length ? `drifted: ${row.drift_fields.join(", ")}` : "");
+  const sync = el("td");
+  sync.append(badge(row.sync));
+  const health = el("td");
+  health.append(badge(row.health));
+  tr.append(object, sync, health, revision, manifest, reconcile, problem);
+  return tr;
+}
+
+/**
+ * @param {HTMLSelectElement} select
+ * @param {string[]} names
+ * @param {Record<string, number>} counts
+ */
+function renderOptions(select, names, counts) {
+  const chosen = select.value;
+  select.replaceChildren(el("option", "all"));
+  /** @type {HTMLOptionElement} */ (select.firstChild).value = "";
+  for (const name of names) {
+    const option = /** @type {HTMLOptionElement} */ (el("option", `${name} (${counts[name] ?? 0})`));
+    option.value = name;
+    select.append(option);
+  }
+  select.value = chosen;
+}
+
+async function loadList() {
+  const query = new URLSearchParams({ offset: String(state.offset), limit: String(PAGE_SIZE) });
+  if (state.sync) query.set("sync", state.sync);
+  if (state.health) query.set("health", state.health);
+  if (state.q) query.set("q", state.q);
+  const page = await api(`/ui/api/objects?${query}`);
+  state.matched = page.matched;
+  renderOptions(/** @type {HTMLSelectElement} */ ($("filter-sync")), SYNC, page.counts.sync);
+  renderOptions(/** @type {HTMLSelectElement} */ ($("filter-health")), HEALTH, page.counts.health);
+  $("rows").replaceChildren(.../** @type {Row[]} */ (page.rows).map(renderRow));
+  const first = page.matched === 0 ? 0 : page.offset + 1;
+  const last = page.offset + page.rows.length;
+  $("count").textContent = `${first}–${last} of ${page.matched} shown (${page.total} objects)`;
+  /** @type {HTMLButtonElement} */ ($("previous")).disabled = page.offset === 0;
+  /** @type {HTMLButtonElement} */ ($("next")).disabled = last >= page.matched;
+}
+
+/** @param {string} kind @param {string} name */
+async function loadDetail(kind, name) {
+  const d = await api(`/ui/api/objects/${encodeURIComponent(kind)}/${encodeURIComponent(name)}`);
+  const o = /** @type {Row} */ (d.object);
+  $("detail-title").textContent = `${o.kind} ${o.name}`;
+  const sync = el("span");
+  sync.append(badge(o.sync));
+  const health = el("span");
+  health.append(badge(o.health));
+  const last = o.last_reconcile;
+  renderFacts($("detail-facts"), [
+    ["Sync", sync],
+    ["Health", health],
+    ["Id", o.id ?? "not created"],
+    ["Latest revision", `${o.latest_revision_id ?? "—"} ${o.revision_status ?? ""}`],
+    ["Active revision", o.active_revision_id ?? "—"],
+    ["Manifest", o.file ? `${o.file}:${o.line}` : "not in git"],
+    ["Commit", o.git_commit ?? "—"],
+    [
+      "Last reconcile",
+      last
+        ? `${last.at} (${age(last.at)}): ${last.reason}, ${last.action}, ${last.result}, ${last.duration_ms} ms`
+        : "not yet",
+    ],
+    ["Last error", o.last_error ?? "none"],
+    ["Drifted fields", o.drift_fields.join(", ") || "none"],
+  ]);
+  $("detail-plan").textContent = d.last_plan.length
+    ? d.last_plan.map((/** @type {{mark: string, text: string}} */ l) => `${l.mark} ${l.text}`).join("\n")
+    : "no changes";
+  const revisions = $("detail-revisions");
+  revisions.replaceChildren();
+  if (d.revisions_error) revisions.append(row4(d.revisions_error, "", "", ""));
+  for (const r of d.revisions ?? [])
+    revisions.append(row4(r.id, r.status, `${r.created_at} (${age(r.created_at)})`, r.status_message ?? ""));
+}
+
+/** @param {string[]} cells */
+function row4(...cells) {
+  const tr = el("tr");
+  for (const cell of cells) tr.append(el("td", cell));
+  return tr;
+}
+
+function route() {
+  const match = /^#\/object\/([^/]+)\/(.+)$/.exec(location.hash);
+  return match
+    ? { kind: decodeURIComponent(match[1] ?? ""), name: decodeURIComponent(match[2] ?? "") }
+    : null;
+}
+
+/** Shows what the URL asks for; refreshes run one at a time, and one more if asked meanwhile. */
+async function refresh() {
+  if (state.refreshing) {
+    state.again = true;
+    return;
+  }
+  state.refreshing = true;
+  try {
+    $("login").hidden = true;
+    await loadHeader();
+    const target = route();
+    $("list").hidden = target !== null;
+    $("detail").hidden = target === null;
+    if (target) await loadDetail(target.kind, target.name);
+    else await loadList();
+  } catch (error) {
+    if (String(error) !== "Error: unauthorized") $("live").textContent = `could not load: ${String(error)}`;
+  } finally {
+    state.refreshing = false;
+    if (state.again) {
+      state.again = false;
+      void refresh();
+    }
+  }
+}
+
+/** Ends the pause before the next connection attempt (set while listen() waits). */
+let wakeListener = () => {};
+
+/** Reads /ui/events; each "changed" event refreshes what is shown. Reconnects after a pause. */
+async function listen() {
+  const live = $("live");
+  for (;;) {
+    try {
+      const token = sessionStorage.getItem(TOKEN_KEY);
+      const response = await fetch("/ui/events", {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+      if (response.ok && response.body) {
+        live.className = "on";
+        live.textContent = "live";
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            if (/^event: changed$/m.test(block)) void refresh();
+          }
+        }
+      }
+    } catch {
+      // dropped connection: fall through to reconnect
+    }
+    live.className = "off";
+    live.textContent = "reconnecting…";
+    await new Promise((resolve) => {
+      wakeListener = () => resolve(undefined);
+      setTimeout(resolve, 2000);
+    });
+  }
+}
+
+function start() {
+  $("login").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, /** @type {HTMLInputElement} */ ($("token")).value);
+    void refresh();
+    wakeListener();
+  });
+  for (const [id, key] of /** @type {const} */ ([
+    ["filter-sync", "sync"],
+    ["filter-health", "health"],
+  ])) {
+    $(id).addEventListener("change", (event) => {
+      state[key] = /** @type {HTMLSelectElement} */ (event.target).value;
+      state.offset = 0;
+      void refresh();
+    });
+  }
+  /** @type {number | undefined} */
+  let typing;
+  $("search").addEventListener("input", (event) => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      state.q = /** @type {HTMLInputElement} */ (event.target).value;
+      state.offset = 0;
+      void refresh();
+    }, 200);
+  });
+  $("filters").addEventListener("submit", (event) => event.preventDefault());
+  $("previous").addEventListener("click", () => {
+    state.offset = Math.max(0, state.offset - PAGE_SIZE);
+    void refresh();
+  });
+  $("next").addEventListener("click", () => {
+    if (state.offset + PAGE_SIZE < state.matched) state.offset += PAGE_SIZE;
+    void refresh();
+  });
+  window.addEventListener("hashchange", () => void refresh());
+  void refresh();
+  void listen();
+}
+
+start();

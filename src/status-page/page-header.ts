@@ -1,0 +1,45 @@
+import type { Activity, ObjectRow } from "./page-model.js";
+
+// The status page's header and one object's detail view, as JSON for the page's script. Pure.
+
+export type PageHeader = {
+  ready: boolean;
+  /** Always "leader": a standby does not serve the page (it answers /readyz only). */
+  role: "leader";
+  source: { kind: string; location: string; commit: string | null };
+  /** The control plane's base URL without credentials, query or fragment. */
+  control_plane: string;
+  api: "up" | "down" | "unknown";
+  /** Requests sent in the last rate-limit window against the key's budget for that window. */
+  rate_limit: { used: number; limit: number; window_seconds: number };
+  /** ISO time of the next scheduled drift check; null without --drift-schedule. */
+  next_drift_check: string | null;
+  queue: { pending: number; running: number; backingOff: number };
+  invalid: Array<{ file: string; problems: Array<{ line: number; column: number; message: string }> }>;
+  now: string;
+};
+
+type RevisionSummary = { id: string; status: string; created_at: string; status_message: string | null };
+
+export type ObjectDetail = {
+  object: ObjectRow;
+  /** The control plane's revisions of this deployment, newest first; null when not read. */
+  revisions: RevisionSummary[] | null;
+  /** Why the revisions could not be read (the page still shows the rest). */
+  revisions_error: string | null;
+  last_plan: Activity["plan"];
+};
+
+/** `https://user:key@host/path?x#y` → `https://host/path`: the page never shows credentials. */
+export function publicUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    parsed.search = "";
+    parsed.hash = "";
+    return parsed.toString().replace(/\/$/, "");
+  } catch {
+    return "(not a URL)";
+  }
+}
