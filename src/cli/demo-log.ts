@@ -9,7 +9,19 @@ type Entry = Record<string, unknown>;
 
 const text = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 const short = (id: unknown) => (typeof id === "string" ? id.slice(0, 8) : "");
-const HIDDEN = new Set(["level", "time", "pid", "hostname", "msg", "name", "object", "v", "kind", "id", "commit"]);
+const HIDDEN = new Set([
+  "level",
+  "time",
+  "pid",
+  "hostname",
+  "msg",
+  "name",
+  "object",
+  "v",
+  "kind",
+  "id",
+  "commit",
+]);
 
 function sentence(entry: Entry, c: Colors): string {
   const who =
