@@ -33,10 +33,31 @@ type Flags = ConnectionFlags & {
   apiRateLimit?: { limit: number; windowMs: number };
   statusTokenFile?: string;
   lockLease: number;
+  notify: string[];
+  notifySecretFile?: string;
+  publicUrl?: string;
 };
 
 const webhookSecret = (flags: Flags, env: NodeJS.ProcessEnv) =>
   secretSetting("--webhook-secret-file", flags.webhookSecretFile, env.PLUMB_WEBHOOK_SECRET);
+
+const notifySecret = (flags: Flags, env: NodeJS.ProcessEnv) =>
+  secretSetting("--notify-secret-file", flags.notifySecretFile, env.PLUMB_NOTIFY_SECRET);
+
+/** --notify and --public-url take http(s) URLs only; the value is not echoed (webhook URLs hold secrets). */
+const httpUrl =
+  (flag: string) =>
+  (value: string, previous?: string[]): string[] => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(value);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !["http:", "https:"].includes(parsed.protocol))
+      throw new UsageError(`${flag} expects an http(s) URL, e.g. https://hooks.example.com/plumb`);
+    return [...(previous ?? []), value];
+  };
 
 const statusToken = (flags: Flags, env: NodeJS.ProcessEnv) =>
   secretSetting("--status-token-file", flags.statusTokenFile, env.PLUMB_STATUS_TOKEN);
@@ -74,7 +95,11 @@ export function controllerCommand(): Command {
         .default(60_000, "60s"),
     )
     .option("--workdir <dir>", "where the checkout of --repo lives (default .plumb/checkout)")
-    .option("--listen <host:port>", "serve /healthz /readyz /metrics /status /hooks/git", "127.0.0.1:9400")
+    .option(
+      "--listen <host:port>",
+      "serve the status page at / and /healthz /readyz /metrics /status /hooks/git",
+      "127.0.0.1:9400",
+    )
     .option("--webhook-secret-file <path>", "shared secret of POST /hooks/git (else PLUMB_WEBHOOK_SECRET)")
     .option("--drift-schedule <cron>", 'check drift on this schedule, e.g. "*/10 * * * *"', cronExpression)
     .option("--self-heal", "re-apply git's version when drift is found (default: report only)")
@@ -123,7 +148,24 @@ export function controllerCommand(): Command {
     )
     .option(
       "--status-token-file <path>",
-      "GET /status requires Authorization: Bearer <token from this file> (else PLUMB_STATUS_TOKEN; unset: open)",
+      "GET /status and the status page's data require Authorization: Bearer <token from this file> (else PLUMB_STATUS_TOKEN; unset: open)",
+    )
+    .addOption(
+      new Option(
+        "--notify <url>",
+        "POST a JSON event per outcome (applied, failed, drift-detected, drift-healed, pruned, lock-lost) to this URL; repeatable",
+      )
+        .argParser(httpUrl("--notify"))
+        .default([], "none"),
+    )
+    .option(
+      "--notify-secret-file <path>",
+      "sign notifications: X-Plumb-Signature: sha256=<HMAC-SHA256 of the body> (else PLUMB_NOTIFY_SECRET)",
+    )
+    .option(
+      "--public-url <url>",
+      "the status page's address as people reach it, for links in notifications (default: the --listen address)",
+      (value: string) => httpUrl("--public-url")(value)[0]!,
     )
     .addOption(
       new Option(
@@ -190,6 +232,7 @@ async function runController(
       pollIntervalMs: flags.pollInterval,
       apiRateLimit: flags.apiRateLimit,
       statusToken: statusToken(flags, env),
+      notify: { urls: flags.notify, secret: notifySecret(flags, env), pageUrl: flags.publicUrl },
       lockLeaseMs: flags.lockLease,
       signal: stopping.signal,
       env,

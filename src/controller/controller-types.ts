@@ -54,6 +54,13 @@ export type ControllerOptions = {
    * control plane grants the key more.
    */
   apiRateLimit?: { limit: number; windowMs: number } | undefined;
+  /**
+   * --notify: POST one JSON event per outcome to each URL (notifier.ts); `secret` signs them,
+   * `pageUrl` is the status page as people reach it (default: the --listen address).
+   */
+  notify?:
+    | { urls: string[]; secret?: string | undefined; pageUrl?: string | undefined; backoffBaseMs?: number }
+    | undefined;
   env: NodeJS.ProcessEnv;
   logger: Logger;
   clock?: Clock;

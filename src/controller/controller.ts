@@ -27,8 +27,8 @@ import { createSync, serveHttp, startTriggers } from "./triggers.js";
 import { createActivityBook } from "./activity-book.js";
 import { createPageEvents } from "./page-events.js";
 import { createRequestWindow } from "./request-window.js";
+import { startControllerNotifier } from "./controller-notifier.js";
 import { createStatusPageRoutes } from "./status-page-source.js";
-import { publicUrl } from "../status-page/page-header.js";
 import { DEFAULT_API_KEY_CATEGORY } from "../api/rate-limiter.js";
 import { startWorkQueue, systemTimers } from "./work-queue.js";
 
@@ -84,6 +84,16 @@ export async function startController(options: ControllerOptions): Promise<Contr
       invalidFiles: () => scanner.snapshot().invalid.size,
       queue: () => queue.stats(),
     });
+    let httpUrl: string | undefined; // set once HTTP is bound (below)
+    const notifier = startControllerNotifier({
+      notify: options.notify,
+      pageUrl: () => httpUrl,
+      lockLost: lock.lost,
+      metrics,
+      timers,
+      log,
+      fetch: options.fetch,
+    });
     const budget = options.apiRateLimit ?? DEFAULT_API_KEY_CATEGORY;
     const requests = createRequestWindow(budget.windowMs);
     const { controlPlane, ports, platform } = createControllerClients({
@@ -133,6 +143,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
         metrics,
         failures: (key) => queue.failures(key),
         activity,
+        notifier,
         settled: (key) => {
           if (readiness.settle(key))
             log.info({ objects: scanner.snapshot().objects.size }, "first reconcile finished: ready");
@@ -162,6 +173,15 @@ export async function startController(options: ControllerOptions): Promise<Contr
         clock,
         timeoutMs: options.timeoutMs,
         log,
+        pruned: (name, id) =>
+          notifier?.notify({
+            event: "pruned",
+            object: { kind: "Deployment", name },
+            id,
+            revision: null,
+            fields: [],
+            message: "deleted: its manifest was removed from git (--prune)",
+          }),
       }),
       clock,
       log,
@@ -215,25 +235,15 @@ export async function startController(options: ControllerOptions): Promise<Contr
     // Filled in once the triggers start (after the first scan); the page asks before that too.
     const schedule = { nextDriftCheck: (): Date | null => null };
     const page = createStatusPageRoutes({
-      header: () => {
-        return {
-          ready: ready(),
-          role: "leader",
-          source: { kind: source.kind, location: source.location, commit: source.commit() },
-          control_plane: publicUrl(options.api.apiUrl),
-          api: metrics.apiState(),
-          rate_limit: {
-            used: requests.count(clock.now()),
-            limit: budget.limit,
-            window_seconds: budget.windowMs / 1000,
-          },
-          next_drift_check: schedule.nextDriftCheck()?.toISOString() ?? null,
-          queue: queue.stats(),
-          invalid: [...scanner.snapshot().invalid].map(([file, problems]) => ({
-            file,
-            problems: problems.map((p) => ({ line: p.line, column: p.column, message: p.message })),
-          })),
-        };
+      header: {
+        ready,
+        source,
+        apiUrl: options.api.apiUrl,
+        apiState: () => metrics.apiState(),
+        requests: () => requests.count(clock.now()),
+        budget,
+        nextDriftCheck: () => schedule.nextDriftCheck(),
+        queue: () => queue.stats(),
       },
       snapshot: () => scanner.snapshot(),
       statuses: book.statuses,
@@ -262,6 +272,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
         })
       : undefined;
     if (http) {
+      httpUrl = http.url;
       started.push(() => http.close());
       log.info({ url: http.url }, "serving the status page at / and /healthz /readyz /metrics /status");
     }
@@ -313,6 +324,8 @@ export async function startController(options: ControllerOptions): Promise<Contr
           source,
         });
         await manifestThread?.close();
+        // Notifications of the last reconciles get a moment; a dead receiver does not hold shutdown.
+        await notifier?.drain(2_000);
       },
     };
   } catch (error) {

@@ -106,8 +106,18 @@ export function createControllerMetrics(sources: MetricsSources) {
     registers: [registry],
   });
 
+  const notifications = new Counter({
+    name: "plumb_notifications_total",
+    help: "--notify deliveries by event and result (sent, failed after retries, dropped over the bound)",
+    labelNames: ["event", "result"] as const,
+    registers: [registry],
+  });
+
   return {
     registry,
+    notified(event: string, result: string) {
+      notifications.inc({ event, result });
+    },
     /** False once the control plane refused the key or could not be reached, until it answers again. */
     apiHealthy: () => apiState !== "down",
     apiState: () => apiState,

@@ -18,6 +18,8 @@ export type PruneSweepDeps = {
   clock: Clock;
   timeoutMs: number;
   log: Logger;
+  /** Called for each deployment deleted (notifications). */
+  pruned?: (name: string, id: string) => void;
 };
 
 export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapshot) => Promise<void> {
@@ -51,9 +53,10 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
       { clock: deps.clock, timeoutMs: deps.timeoutMs, pollIntervalMs: 1000, forget: deps.forget },
     );
     for (const r of results) {
-      if (r.outcome === "deleted")
+      if (r.outcome === "deleted") {
         deps.log.info({ kind: "Deployment", object: r.name, id: r.id }, "pruned: manifest removed from git");
-      else deps.log.error({ kind: "Deployment", object: r.name, id: r.id, err: r.message }, "prune failed");
+        deps.pruned?.(r.name, r.id);
+      } else deps.log.error({ kind: "Deployment", object: r.name, id: r.id, err: r.message }, "prune failed");
     }
   };
 }

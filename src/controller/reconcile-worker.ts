@@ -6,6 +6,8 @@ import type { DesiredSnapshot } from "./desired.js";
 import { errorMessage } from "./error-message.js";
 import type { ActivityBook } from "./activity-book.js";
 import type { LiveListing } from "./live-listing.js";
+import type { Notifier } from "./notifier.js";
+import { failureNotification, notificationFor } from "./notify-outcome.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { type ReconcileContext, reconcileObject } from "./reconcile-object.js";
 import type { WorkItem } from "./schedule.js";
@@ -27,6 +29,8 @@ export type WorkerDeps = {
   settled: (key: string) => void;
   /** The status page's record of each object's last reconcile. */
   activity?: Pick<ActivityBook, "record"> | undefined;
+  /** --notify: outcomes worth a message (never awaited). */
+  notifier?: Pick<Notifier, "notify"> | undefined;
   clock: Clock;
   log: Logger;
 };
@@ -74,6 +78,16 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
         id: after?.id ?? bindings.id,
         revision: after?.latest_revision_id ?? bindings.revision,
       });
+      const event = notificationFor({
+        kind: manifest.kind,
+        name: manifest.metadata.name,
+        reason: item.reason,
+        outcome,
+        failuresBefore: deps.failures(item.key),
+        id: after?.id ?? bindings.id,
+        revision: after?.latest_revision_id ?? bindings.revision,
+      });
+      if (event) deps.notifier?.notify(event);
       const fields = {
         reason: item.reason,
         attempt: item.attempt,
@@ -106,6 +120,17 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
         plan: [],
       });
       log.error({ reason: item.reason, attempt: item.attempt, err: errorMessage(error) }, "reconcile failed");
+      const event = signal.aborted
+        ? null
+        : failureNotification({
+            kind: manifest.kind,
+            name: manifest.metadata.name,
+            message: errorMessage(error),
+            failuresBefore: deps.failures(item.key),
+            id: bindings.id,
+            revision: bindings.revision,
+          });
+      if (event) deps.notifier?.notify(event);
       if (!signal.aborted)
         await context
           .record(

@@ -2,7 +2,7 @@ import type { ControlPlaneClient } from "../api/control-plane-client.js";
 import type { Clock } from "../clock.js";
 import type { ObjectStatus } from "../status/status-types.js";
 import { statusKey } from "../status/status-types.js";
-import type { ObjectDetail, PageHeader } from "../status-page/page-header.js";
+import { type ObjectDetail, type PageHeader, publicUrl } from "../status-page/page-header.js";
 import { buildObjectPage, buildObjectRow, type PageObject } from "../status-page/page-model.js";
 import type { ActivityBook } from "./activity-book.js";
 import type { DesiredSnapshot } from "./desired.js";
@@ -16,8 +16,21 @@ import type { PageEvents } from "./page-events.js";
 const REVISIONS_SHOWN = 10;
 const REVISIONS_TIMEOUT_MS = 5_000;
 
+/** What the page's header reads, each when asked. */
+type HeaderSources = {
+  ready: () => boolean;
+  source: { kind: string; location: string; commit(): string | null };
+  apiUrl: string;
+  apiState: () => PageHeader["api"];
+  /** Requests sent in the current rate-limit window. */
+  requests: () => number;
+  budget: { limit: number; windowMs: number };
+  nextDriftCheck: () => Date | null;
+  queue: () => PageHeader["queue"];
+};
+
 export type StatusPageSources = {
-  header: () => Omit<PageHeader, "now">;
+  header: HeaderSources;
   snapshot: () => DesiredSnapshot;
   statuses: ReadonlyMap<string, ObjectStatus>;
   activity: Pick<ActivityBook, "get">;
@@ -44,7 +57,7 @@ export function createStatusPageRoutes(sources: StatusPageSources): PageRoutes {
   }
 
   return {
-    header: () => ({ ...sources.header(), now: new Date(sources.clock.now()).toISOString() }),
+    header: () => buildHeader(sources.header, sources.snapshot(), sources.clock.now()),
     objects: (query) => buildObjectPage(pageObjects(), query),
     async detail(kind, name) {
       const object = pageObject(statusKey(kind, name));
@@ -75,5 +88,23 @@ export function createStatusPageRoutes(sources: StatusPageSources): PageRoutes {
       return detail;
     },
     subscribe: (write) => sources.events.subscribe(write),
+  };
+}
+
+function buildHeader(h: HeaderSources, snapshot: DesiredSnapshot, now: number): PageHeader {
+  return {
+    ready: h.ready(),
+    role: "leader",
+    source: { kind: h.source.kind, location: h.source.location, commit: h.source.commit() },
+    control_plane: publicUrl(h.apiUrl),
+    api: h.apiState(),
+    rate_limit: { used: h.requests(), limit: h.budget.limit, window_seconds: h.budget.windowMs / 1000 },
+    next_drift_check: h.nextDriftCheck()?.toISOString() ?? null,
+    queue: h.queue(),
+    invalid: [...snapshot.invalid].map(([file, problems]) => ({
+      file,
+      problems: problems.map((p) => ({ line: p.line, column: p.column, message: p.message })),
+    })),
+    now: new Date(now).toISOString(),
   };
 }

@@ -1,0 +1,110 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createNotifier, type NotifyEvent, signNotification } from "../../src/controller/notifier.js";
+import { systemTimers } from "../../src/controller/work-queue.js";
+import { memoryLogger, waitFor } from "./support.js";
+import { startReceiver } from "./notify-receiver.js";
+
+const event: NotifyEvent = {
+  event: "applied",
+  object: { kind: "Deployment", name: "triage-agent" },
+  id: "dep-1",
+  revision: "rev-2",
+  fields: ["source_revision_config.image_uri"],
+  message: "updated and converged",
+};
+
+const receivers: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const r of receivers.splice(0)) await r.close();
+});
+
+async function receiver(...args: Parameters<typeof startReceiver>) {
+  const r = await startReceiver(...args);
+  receivers.push(r);
+  return r;
+}
+
+function notifier(urls: string[], extra: Partial<Parameters<typeof createNotifier>[0]> = {}) {
+  const log = memoryLogger();
+  const counts: string[] = [];
+  const n = createNotifier({
+    urls,
+    timers: systemTimers,
+    log: log.logger,
+    backoffBaseMs: 5,
+    counted: (e, result) => counts.push(`${e}:${result}`),
+    ...extra,
+  });
+  return { n, log, counts };
+}
+
+describe("--notify deliveries", () => {
+  it("POSTs the event as JSON with a Slack-readable text, a link to the object and an HMAC signature", async () => {
+    const r = await receiver();
+    const { n, counts } = notifier([`${r.url}/hook`], {
+      secret: "notify-s3cret",
+      pageUrl: "https://plumb.example.com/",
+    });
+    n.notify(event);
+    await n.drain(5_000);
+    expect(r.deliveries).toHaveLength(1);
+    const [d] = r.deliveries;
+    expect(d!.path).toBe("/hook");
+    expect(d!.headers["content-type"]).toBe("application/json");
+    expect(d!.headers["x-plumb-signature"]).toBe(signNotification("notify-s3cret", d!.body));
+    expect(d!.json).toMatchObject({
+      source: "plumb",
+      event: "applied",
+      object: { kind: "Deployment", name: "triage-agent" },
+      id: "dep-1",
+      revision: "rev-2",
+      fields: ["source_revision_config.image_uri"],
+      link: "https://plumb.example.com/#/object/Deployment/triage-agent",
+    });
+    expect(d!.json.text).toBe(
+      "✅ plumb: Deployment triage-agent applied (source_revision_config.image_uri): updated and converged",
+    );
+    expect(counts).toEqual(["applied:sent"]);
+  });
+
+  it("sends no signature header without a secret, and one delivery per URL", async () => {
+    const a = await receiver();
+    const b = await receiver();
+    const { n } = notifier([a.url, b.url]);
+    n.notify(event);
+    await n.drain(5_000);
+    expect(a.deliveries).toHaveLength(1);
+    expect(b.deliveries).toHaveLength(1);
+    expect(a.deliveries[0]!.headers["x-plumb-signature"]).toBeUndefined();
+  });
+
+  it("retries 5xx, 429 and no answer with backoff, and gives up on other 4xx at once", async () => {
+    const flaky = await receiver((n) => (n < 2 ? 503 : 200));
+    const refusing = await receiver(() => 404);
+    const { n, counts, log } = notifier([flaky.url, refusing.url, "http://127.0.0.1:1/closed"], {
+      retries: 2,
+    });
+    n.notify(event);
+    await n.drain(10_000);
+    expect(flaky.deliveries).toHaveLength(3);
+    expect(new Set(flaky.deliveries.map((d) => d.body)).size).toBe(1); // the same event each time
+    expect(refusing.deliveries).toHaveLength(1);
+    expect(counts.sort()).toEqual(["applied:failed", "applied:failed", "applied:sent"]);
+    // The log names the receiver's origin only: webhook URLs carry secrets in their path.
+    expect(log.text()).toContain("notification not delivered");
+    expect(log.text()).not.toContain("/closed");
+  });
+
+  it("never blocks its caller and drops what is over the bound, counted, when the receiver hangs", async () => {
+    const hung = await receiver(() => "hang");
+    const { n, counts } = notifier([hung.url], { timeoutMs: 60_000, retries: 0 });
+    const started = Date.now();
+    for (let i = 0; i < 1_010; i++) n.notify({ ...event, message: `m${i}` });
+    expect(Date.now() - started).toBeLessThan(1_000); // notify() returns at once
+    expect(counts.filter((c) => c === "applied:dropped")).toHaveLength(10);
+    await waitFor("4 deliveries in flight", () => hung.deliveries.length === 4);
+    const draining = Date.now();
+    await n.drain(50); // shutdown does not wait for a dead receiver
+    expect(Date.now() - draining).toBeLessThan(5_000);
+  });
+});
