@@ -7,15 +7,8 @@ import type { Timers } from "./work-queue.js";
 // bound are dropped and counted, so a dead receiver costs memory for at most MAX_PENDING events.
 // A webhook URL often carries its secret in the path (Slack's do): logs name only its origin.
 
-export const NOTIFY_EVENTS = [
-  "applied",
-  "failed",
-  "drift-detected",
-  "drift-healed",
-  "pruned",
-  "lock-lost",
-] as const;
-export type NotifyEventName = (typeof NOTIFY_EVENTS)[number];
+const NOTIFY_EVENTS = ["applied", "failed", "drift-detected", "drift-healed", "pruned", "lock-lost"] as const;
+type NotifyEventName = (typeof NOTIFY_EVENTS)[number];
 
 export type NotifyEvent = {
   event: NotifyEventName;
@@ -28,7 +21,7 @@ export type NotifyEvent = {
 };
 
 /** What is POSTed: the event, a `text` line for Slack-compatible receivers, a link and the time. */
-export type NotifyPayload = NotifyEvent & { text: string; link: string | null; at: string; source: "plumb" };
+type NotifyPayload = NotifyEvent & { text: string; link: string | null; at: string; source: "plumb" };
 
 export type NotifierOptions = {
   urls: readonly string[];
@@ -75,11 +68,7 @@ const ICON: Record<NotifyEventName, string> = {
   "lock-lost": "🔒",
 };
 
-export function buildNotifyPayload(
-  event: NotifyEvent,
-  pageUrl: string | undefined,
-  now: number,
-): NotifyPayload {
+function buildNotifyPayload(event: NotifyEvent, pageUrl: string | undefined, now: number): NotifyPayload {
   const what = event.object ? `${event.object.kind} ${event.object.name}` : "controller";
   const fields = event.fields.length > 0 ? ` (${event.fields.join(", ")})` : "";
   const link =

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 // A local webhook receiver for the --notify tests: records every delivery (headers and body) and
 // answers what the test says (a status code, or never).
 
-export type Delivery = {
+type Delivery = {
   path: string;
   headers: IncomingMessage["headers"];
   body: string;

@@ -62,19 +62,15 @@ it("sends one failure per failing streak, not one per retry", async () => {
   const r = await startReceiver();
   receivers.push(r);
   await writeDoc(h.dir, "alpha.yaml", container("alpha", "img/alpha:1"));
+  const log = memoryLogger();
   const options = fastControllerOptions(h.cp, {
     source: { kind: "dir", dir: h.dir },
     notify: { urls: [r.url] },
+    logger: log.logger,
   });
   h.controller = await startController({ ...options, api: { ...options.api, apiKey: "wrong-key" } });
-  const metrics = () => h.controller!.status();
-  await waitFor(
-    "retried a few times",
-    () => metrics().queue.backingOff === 1 && r.deliveries.length >= 1,
-    10_000,
-  );
-  // Backoff is 50-200 ms here: after a second the object has failed many times.
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const failures = () => log.lines().filter((l) => l.msg === "reconcile failed").length;
+  await waitFor("five failed attempts", () => failures() >= 5 && r.deliveries.length >= 1, 10_000);
   expect(r.events().map((e) => e.event)).toEqual(["failed"]);
   expect(String(r.events()[0]!.message)).toMatch(/401|key/i);
 });
