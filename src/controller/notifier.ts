@@ -7,8 +7,7 @@ import type { Timers } from "./work-queue.js";
 // bound are dropped and counted, so a dead receiver costs memory for at most MAX_PENDING events.
 // A webhook URL often carries its secret in the path (Slack's do): logs name only its origin.
 
-const NOTIFY_EVENTS = ["applied", "failed", "drift-detected", "drift-healed", "pruned", "lock-lost"] as const;
-type NotifyEventName = (typeof NOTIFY_EVENTS)[number];
+type NotifyEventName = "applied" | "failed" | "drift-detected" | "drift-healed" | "pruned" | "lock-lost";
 
 export type NotifyEvent = {
   event: NotifyEventName;
