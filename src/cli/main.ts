@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
 import { describeErrno, isPathError, isPlumbError, type PlumbErrorCode } from "../errors.js";
 import { COMMANDS } from "./commands.js";
+import { PLUMB_VERSION } from "./options.js";
 
 /**
  * Builds the `plumb` program; each command lives in its own small file under src/cli/. With `only`
@@ -13,7 +14,7 @@ import { COMMANDS } from "./commands.js";
 export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command("plumb")
     .description("Declarative GitOps reconciler for hosted agent-server deployments")
-    .version("0.1.0")
+    .version(PLUMB_VERSION)
     .showHelpAfterError()
     .exitOverride();
   const names = only !== undefined && Object.hasOwn(COMMANDS, only) ? [only] : Object.keys(COMMANDS);

@@ -3,6 +3,9 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 // Flags shared by every command that talks to the control plane, so their names, help and env
 // fallbacks stay the same everywhere.
 
+/** plumb's version (package.json's; a test keeps them equal): `--version`, and the tool a SARIF log names. */
+export const PLUMB_VERSION = "0.1.0";
+
 export type ConnectionFlags = {
   apiUrl?: string;
   apiKeyFile?: string;

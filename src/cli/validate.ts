@@ -2,9 +2,11 @@ import { stat } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 import { Command, Option } from "commander";
 import { formatGithubAnnotations } from "../manifest/format-github.js";
+import { formatSarif } from "../manifest/format-sarif.js";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { loadManifests, noManifests } from "../manifest/load.js";
+import { PLUMB_VERSION } from "./options.js";
 
 export type Output = { write(text: string): unknown };
 
@@ -18,18 +20,21 @@ export function validateCommand(stdout: Output = process.stdout): Command {
     .addOption(
       new Option(
         "-o, --output <format>",
-        "output format; github: GitHub Actions annotations on the pull request's lines",
+        "output format; github: GitHub Actions annotations on the pull request's lines; sarif: a SARIF 2.1.0 log for code scanning",
       )
-        .choices(["text", "json", "github"])
+        .choices(["text", "json", "github", "sarif"])
         .default("text"),
     )
-    .action(async (path: string, options: { output: "text" | "json" | "github" }) => {
+    .action(async (path: string, options: { output: "text" | "json" | "github" | "sarif" }) => {
       const { manifests, problems } = await loadManifests(path, {
         maxBytes: maxManifestBytesFrom(process.env),
       });
       const { errors, warnings } = countProblems(problems);
       if (options.output === "json") {
         stdout.write(`${JSON.stringify(problemsToJson(problems), null, 2)}\n`);
+      } else if (options.output === "sarif") {
+        const tool = { name: "plumb", version: PLUMB_VERSION };
+        stdout.write(`${formatSarif(problems, await repositoryPaths(path), tool)}\n`);
       } else {
         if (options.output === "github" && problems.length > 0)
           stdout.write(`${formatGithubAnnotations(problems, await repositoryPaths(path))}\n`);

@@ -10,6 +10,7 @@ const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 /** Builds dist/ once per test file (tsc emits even if another file has type errors). */
 export async function buildCli(): Promise<void> {
   await promisify(execFile)("npx", ["tsc", "-p", "tsconfig.build.json"]).catch(() => undefined);
+  await promisify(execFile)("npx", ["tsc", "-p", "tsconfig.page.json"]).catch(() => undefined);
   if (!existsSync(MAIN)) throw new Error("build failed: dist/src/cli/main.js missing");
 }
 
