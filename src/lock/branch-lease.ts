@@ -47,7 +47,8 @@ type Remote = Awaited<ReturnType<typeof openRemote>>;
 const LOST_RACE =
   /stale info|cannot lock ref|reference already exists|failed to update ref|but expected|fetch first/i;
 
-async function readLease(remote: Remote, branch: string): Promise<Seen> {
+/** Exported for the race test (a lease released between ls-remote and fetch). */
+export async function readLease(remote: Pick<Remote, "git" | "source">, branch: string): Promise<Seen> {
   try {
     return await readLeaseUnchecked(remote, branch);
   } catch (error) {
@@ -59,12 +60,27 @@ async function readLease(remote: Remote, branch: string): Promise<Seen> {
   }
 }
 
-async function readLeaseUnchecked(remote: Remote, branch: string): Promise<Seen> {
+/** The lease ref went away between ls-remote and fetch: its holder released it meanwhile. */
+const RELEASED_MEANWHILE = /couldn't find remote ref/i;
+
+async function readLeaseUnchecked(
+  remote: Pick<Remote, "git" | "source">,
+  branch: string,
+  attempt = 0,
+): Promise<Seen> {
   const ref = leaseRef(branch);
   const out = (await remote.git.raw(["ls-remote", remote.source, ref])).trim();
   const sha = out.split(/\s+/)[0];
   if (!sha) return null;
-  await remote.git.raw(["fetch", "--quiet", "--no-tags", remote.source, `+${ref}:refs/seen/lease`]);
+  try {
+    await remote.git.raw(["fetch", "--quiet", "--no-tags", remote.source, `+${ref}:refs/seen/lease`]);
+  } catch (error) {
+    // Look again: released (no ref now) or re-taken (a new one to read). Seen once in CI as a
+    // standby's startup failure while the leader released on SIGTERM.
+    if (attempt < 3 && RELEASED_MEANWHILE.test(String(error)))
+      return readLeaseUnchecked(remote, branch, attempt + 1);
+    throw error;
+  }
   const message = await remote.git.raw(["log", "-1", "--format=%B", "refs/seen/lease"]);
   try {
     return { sha, lease: JSON.parse(message) as Lease };

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHolder } from "../../src/lock/holder.js";
-import { acquireBranchLease, leaseRef, readBranchLease } from "../../src/lock/branch-lease.js";
+import { acquireBranchLease, leaseRef, readBranchLease, readLease } from "../../src/lock/branch-lease.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
 
 // The status branch's lease lives in the git remote: writers on different machines (here: two
@@ -103,4 +103,38 @@ describe("the status branch lease", () => {
     expect(await remoteRefs()).toBe("");
     await a.release();
   }, 30_000);
+});
+
+describe("reading a lease its holder releases at that moment", () => {
+  it("looks again instead of failing when the ref is gone between ls-remote and fetch", async () => {
+    const calls: string[] = [];
+    let listed = 0;
+    const git = {
+      raw: async (args: string[]) => {
+        calls.push(args[0]!);
+        if (args[0] === "ls-remote") return listed++ === 0 ? "abc123\trefs/plumb/locks/plumb-status\n" : "";
+        if (args[0] === "fetch")
+          throw new Error("fatal: couldn't find remote ref refs/plumb/locks/plumb-status");
+        throw new Error(`unexpected git ${args.join(" ")}`);
+      },
+    };
+    const seen = await readLease(
+      { git, source: "origin" } as unknown as Parameters<typeof readLease>[0],
+      "plumb-status",
+    );
+    expect(seen).toBeNull();
+    expect(calls).toEqual(["ls-remote", "fetch", "ls-remote"]);
+  });
+
+  it("still fails on other fetch errors", async () => {
+    const git = {
+      raw: async (args: string[]) => {
+        if (args[0] === "ls-remote") return "abc123\trefs/plumb/locks/plumb-status\n";
+        throw new Error("fatal: could not read Username: terminal prompts disabled");
+      },
+    };
+    await expect(
+      readLease({ git, source: "origin" } as unknown as Parameters<typeof readLease>[0], "plumb-status"),
+    ).rejects.toMatchObject({ code: "status-branch-read-failed" });
+  });
 });
