@@ -26,6 +26,8 @@ import { readSavedPlan, refuseStalePlan, savedPlanFlags } from "../reconcile/sav
 import { applyPlan } from "../apply/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../apply/apply-types.js";
 import { formatApplyJson, formatApplySummary, plainProgress, ttyProgress } from "../report/format-apply.js";
+import { formatApplyMarkdown } from "../report/format-apply-markdown.js";
+import { buildReportContext } from "./report-context.js";
 import {
   agentUrlFallback,
   applyObjects,
@@ -55,7 +57,7 @@ type Flags = ConnectionFlags & {
   timeout: number;
   concurrency: number;
   yes?: boolean;
-  output: "text" | "json";
+  output: "text" | "json" | "markdown";
   lockTimeout?: number;
   /** A saved plan (plumb plan --out): apply exactly it, or refuse when anything moved since. */
   plan?: string;
@@ -113,7 +115,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
       "--plan <file>",
       "apply the plan saved by plumb plan --out FILE: refused as a whole (plan-stale) if a manifest, live deployment or secret changed since",
     )
-    .addOption(outputOption(["text", "json"]));
+    .addOption(outputOption(["text", "json", "markdown"]));
   return addConnectionOptions(
     command,
     "also commit the status to this branch of the manifest repository and push",
@@ -134,6 +136,8 @@ async function runApplyLocked(
   lockLost: AbortSignal,
 ): Promise<number> {
   const json = flags.output === "json";
+  // JSON and Markdown own stdout: the plan, progress and prompts go to stderr.
+  const machine = flags.output !== "text";
   const color = useColor(io);
   const session = await openSession(path, flags, io);
   // Nothing is sent when its record could not be written (e.g. --status-dir on a read-only place).
@@ -156,8 +160,8 @@ async function runApplyLocked(
   const deletes = plannedDeletes(plan);
   warnUnknownSecrets(session, result, io);
   // Progress and prompts go to stderr when stdout carries JSON.
-  const log = json ? io.stderr : io.stdout;
-  if (!json) io.stdout.write(formatPlanText(plan, { color }));
+  const log = machine ? io.stderr : io.stdout;
+  log.write(formatPlanText(plan, { color: machine ? false : color }));
   const toSend = plan.summary.create + plan.summary.update + deletes.length;
   if (toSend > 0 && !flags.yes) {
     if (!io.confirm && !io.stdin?.isTTY) {
@@ -238,8 +242,17 @@ async function runApplyLocked(
     ).catch((error: unknown) => void (publishError = asError(error)));
     if (published?.commit)
       log.write(`Status committed to branch ${published.branch} (${published.commit.slice(0, 12)}).\n`);
+    const elapsedMs = session.clock.now() - started;
     if (json) io.stdout.write(formatApplyJson(report, plan));
-    else io.stdout.write(formatApplySummary(report, session.clock.now() - started, { color }));
+    else if (flags.output === "markdown")
+      io.stdout.write(
+        formatApplyMarkdown(report, plan, {
+          elapsedMs,
+          pruned,
+          context: await buildReportContext(path, api, process.env),
+        }),
+      );
+    else io.stdout.write(formatApplySummary(report, elapsedMs, { color }));
     if (publishError) throw publishError;
     if (signalName) return signalName === "SIGINT" ? 130 : 143;
     return report.ok && pruneOk && notRemoved.size === 0 && !lockLost.aborted ? 0 : 1;

@@ -9,6 +9,7 @@ import {
 } from "./options.js";
 import { formatPlanJson } from "../report/format-json.js";
 import { formatPlanMarkdown } from "../report/format-markdown.js";
+import { buildReportContext } from "./report-context.js";
 import { formatPlanText } from "../report/format-text.js";
 import type { Plan } from "../diff/plan-types.js";
 import { openSession, planSession, warnUnknownSecrets, type SessionIo } from "../reconcile/session.js";
@@ -70,7 +71,11 @@ export function planCommand(io: PlanIo = processIo()): Command {
         flags.output === "json"
           ? formatPlanJson(result.plan)
           : flags.output === "markdown"
-            ? formatPlanMarkdown(result.plan)
+            ? formatPlanMarkdown(
+                result.plan,
+                undefined,
+                await buildReportContext(path, session.connect().api, process.env),
+              )
             : formatPlanText(result.plan, { color });
       io.stdout.write(text);
       if (flags.out !== undefined) {

@@ -1,5 +1,3 @@
-import { stat } from "node:fs/promises";
-import { dirname, relative, resolve, sep } from "node:path";
 import { Command, Option } from "commander";
 import { formatGithubAnnotations } from "../manifest/format-github.js";
 import { formatSarif } from "../manifest/format-sarif.js";
@@ -7,6 +5,7 @@ import { countProblems, formatProblems, problemsToJson } from "../manifest/forma
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { loadManifests, noManifests } from "../manifest/load.js";
 import { PLUMB_VERSION } from "./options.js";
+import { repositoryPaths } from "./report-context.js";
 
 export type Output = { write(text: string): unknown };
 
@@ -34,10 +33,10 @@ export function validateCommand(stdout: Output = process.stdout): Command {
         stdout.write(`${JSON.stringify(problemsToJson(problems), null, 2)}\n`);
       } else if (options.output === "sarif") {
         const tool = { name: "plumb", version: PLUMB_VERSION };
-        stdout.write(`${formatSarif(problems, await repositoryPaths(path), tool)}\n`);
+        stdout.write(`${formatSarif(problems, await repositoryPaths(path, process.env), tool)}\n`);
       } else {
         if (options.output === "github" && problems.length > 0)
-          stdout.write(`${formatGithubAnnotations(problems, await repositoryPaths(path))}\n`);
+          stdout.write(`${formatGithubAnnotations(problems, await repositoryPaths(path, process.env))}\n`);
         else if (problems.length > 0) stdout.write(`${formatProblems(problems)}\n`);
         const summary = `${plural(manifests.length, "valid manifest")}, ${plural(errors, "error")}, ${plural(warnings, "warning")}`;
         stdout.write(`${summary}\n`);
@@ -45,14 +44,4 @@ export function validateCommand(stdout: Output = process.stdout): Command {
       if (manifests.length === 0 && errors === 0) throw noManifests(path);
       process.exitCode = errors > 0 ? 1 : 0;
     });
-}
-
-/**
- * Problem files are relative to the manifest root; GitHub wants them relative to the repository,
- * which is the working directory of a workflow step (GITHUB_WORKSPACE when set).
- */
-async function repositoryPaths(path: string): Promise<(file: string) => string> {
-  const root = (await stat(path)).isDirectory() ? resolve(path) : dirname(resolve(path));
-  const workspace = process.env.GITHUB_WORKSPACE ?? process.cwd();
-  return (file) => relative(workspace, resolve(root, file)).split(sep).join("/");
 }

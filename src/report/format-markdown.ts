@@ -1,6 +1,10 @@
 import { changeLines, headline, notPlannedCount, pruneLine, shownChanges } from "./format-lines.js";
 import type { Plan, PlannedChange } from "../diff/plan-types.js";
 import { count } from "./plural.js";
+import { formatContextLine, type ReportContext } from "./report-context.js";
+
+/** First line of every plan comment: CI scripts find their earlier comment by it and edit it. */
+export const PLAN_COMMENT_MARKER = "<!-- plumb plan -->";
 
 /** GitHub refuses comments over 65,536 characters; stay clear of it. */
 export const MARKDOWN_LIMIT = 65_000;
@@ -15,7 +19,7 @@ function fieldsOf(change: PlannedChange): string {
   return [...change.revision_fields, ...change.in_place_fields].join(", ") || "—";
 }
 
-function details(change: PlannedChange): string {
+function details(change: PlannedChange, where: (change: PlannedChange) => string): string {
   const { mark, label } = headline(change);
   const body = changeLines(change).map((line) => `${line.mark} ${line.text}`);
   if (change.request) body.unshift(`  ${change.request.method} ${change.request.path}`);
@@ -24,7 +28,7 @@ function details(change: PlannedChange): string {
     Math.max(3, ...body.map((l) => (l.match(/`+/g) ?? []).reduce((n, r) => Math.max(n, r.length + 1), 0))),
   );
   return [
-    `<details><summary>${mark} ${label}: ${change.kind} ${code(change.name)} (${code(`${change.file}:${change.line}`)})</summary>`,
+    `<details><summary>${mark} ${label}: ${change.kind} ${code(change.name)} (${code(where(change))})</summary>`,
     "",
     `${fence}diff`,
     ...body,
@@ -35,7 +39,9 @@ function details(change: PlannedChange): string {
 }
 
 /** A pull-request comment: summary table first, one collapsible section per change, under 65,000 characters. */
-export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
+export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT, context?: ReportContext): string {
+  const where = (change: PlannedChange) =>
+    `${context ? context.repositoryPath(change.file) : change.file}:${change.line}`;
   const { summary } = plan;
   const shown = shownChanges(plan.changes);
   // Changes not planned because of an error get their own column (only when there are some).
@@ -44,8 +50,10 @@ export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
   const pruneHead = prune.length > 0 ? " Delete | Removed from git (kept) |" : "";
   const pruneCells = prune.length > 0 ? ` ${summary.delete ?? 0} | ${summary.orphan ?? 0} |` : "";
   const head = [
+    PLAN_COMMENT_MARKER,
     "### plumb plan",
     "",
+    ...(context ? [formatContextLine(context), ""] : []),
     `| Create | Update | Refused |${errors ? " Not planned (errors) |" : ""}${pruneHead} Unchanged |`,
     `|---:|---:|---:|${errors ? "---:|" : ""}${prune.length > 0 ? "---:|---:|" : ""}---:|`,
     `| ${summary.create} | ${summary.update} | ${summary.refused - errors} |${errors ? ` ${errors} |` : ""}${pruneCells} ${summary.noop} |`,
@@ -61,7 +69,7 @@ export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
     "|---|---|---|---|---|",
     ...shown.map((change) => {
       const { mark, label } = headline(change);
-      return `| ${mark} ${label} | ${change.kind} | \`${cell(change.name)}\` | \`${cell(`${change.file}:${change.line}`)}\` | ${cell(fieldsOf(change))} |`;
+      return `| ${mark} ${label} | ${change.kind} | \`${cell(change.name)}\` | \`${cell(where(change))}\` | ${cell(fieldsOf(change))} |`;
     }),
     "",
   ];
@@ -73,7 +81,7 @@ export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
     return [...head, note(shown.length)].join("\n");
   }
   for (const [index, change] of shown.entries()) {
-    const section = `\n${details(change)}\n`;
+    const section = `\n${details(change, where)}\n`;
     const reserve = index + 1 < shown.length ? note(shown.length - index - 1).length : 0;
     if (out.length + section.length + reserve > limit) return out + note(shown.length - index);
     out += section;

@@ -29,17 +29,3 @@ export type ObjectDetail = {
   revisions_error: string | null;
   last_plan: Activity["plan"];
 };
-
-/** `https://user:key@host/path?x#y` → `https://host/path`: the page never shows credentials. */
-export function publicUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = "";
-    parsed.password = "";
-    parsed.search = "";
-    parsed.hash = "";
-    return parsed.toString().replace(/\/$/, "");
-  } catch {
-    return "(not a URL)";
-  }
-}

@@ -68,6 +68,32 @@ describe("plumb apply", () => {
     expect(parsed.plan.format_version).toBe("1");
   });
 
+  it("prints a Markdown comment (and nothing else on stdout) naming the failure and its reason", async () => {
+    const started = await startPlane();
+    cp = started.cp;
+    await writeManifests(started.root, [
+      gitrepoDoc("md-good", { secrets: [{ name: "K", value: "hidden-value-md" }] }),
+      containerDoc("md-bad", "registry.example/fail-deploy:1"),
+    ]);
+    const io = captureIo(cp);
+    expect(await runApply(started.root, applyFlags({ output: "markdown" }), io)).toBe(1);
+    const md = io.out();
+    expect(md.split("\n").slice(0, 2)).toEqual([
+      "<!-- plumb apply -->",
+      "### plumb apply: ❌ did not converge",
+    ]);
+    expect(md).toContain(`control plane ${cp.url}`);
+    expect(md).toMatch(
+      /\| ✅ converged \| Deployment \| `md-good` \| `[^`]+\.yaml:\d+` \| `[^`]+` DEPLOYED \|/,
+    );
+    expect(md).toMatch(/❌ failed: Deployment `md-bad`/);
+    expect(md).toMatch(/! failed: .*fail-deploy/);
+    expect(md + io.err()).not.toContain("hidden-value-md");
+    // The plan and progress went to stderr.
+    expect(io.err()).toContain("+ create");
+    expect(md).not.toContain("apply: Deployment");
+  });
+
   it("--no-wait returns once accepted and records Progressing", async () => {
     const started = await startPlane({ revisionSeconds: 5 });
     cp = started.cp;

@@ -164,8 +164,11 @@ describe("plumb plan against the local control plane", () => {
     expect(text.out).not.toContain("\u001b["); // not a TTY: no colour
     const md = await run([dir, "--output", "markdown"]);
     expect(md.code).toBe(0);
-    expect(md.out).toMatch(/^### plumb plan\n/);
+    expect(md.out).toMatch(/^<!-- plumb plan -->\n### plumb plan\n/);
     expect(md.out).toContain("<details>");
+    // The comment names the control plane (never its key) and the file from the repository root.
+    expect(md.out).toContain(`control plane ${server.url}`);
+    expect(md.out).not.toContain(DEFAULT_API_KEY);
   });
 
   it("reads secret fingerprints from the status store: unknown first, then in sync, then changed", async () => {

@@ -31,11 +31,11 @@ export function shellOf(yamlText: string): string[] {
   return out;
 }
 
-/** The words of every `plumb ...` command line in a shell snippet. */
+/** The words of every `plumb ...` command line in a shell snippet (not the `<!-- plumb plan -->` comment marker). */
 export const invocations = (script: string): string[][] =>
-  [...script.matchAll(/(?:^|[\s;&|(])plumb ((?:[^\n|;&>]|\\\n)+)/g)].map((m) =>
-    m[1]!.replace(/\\\n/g, " ").trim().split(/\s+/),
-  );
+  [...script.matchAll(/(?:^|[\s;&|(])plumb ((?:[^\n|;&>]|\\\n)+)/g)]
+    .map((m) => m[1]!.replace(/\\\n/g, " ").trim().split(/\s+/))
+    .filter((words) => !words.includes("--"));
 
 const PACKAGE_RUNNERS = new Set(["npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx"]);
 /** `plumb` or `plumb@1.2.3`: a bare registry name (a path, URL or `github:` spec is something else). */

@@ -83,20 +83,26 @@ describe("GitHub plan workflow", () => {
   }
 });
 
-/** Accepts one POST and keeps it. */
-async function noteServer(): Promise<{
+type NoteRequest = { method: string; path: string; token: string; body: string };
+
+/** GitLab's notes API as the plan job uses it: lists `existing`, keeps every POST and PUT. */
+async function noteServer(existing: Array<{ id: number; body: string }> = []): Promise<{
   url: string;
-  got: Promise<{ path: string; token: string; body: string }>;
+  writes: NoteRequest[];
   server: Server;
 }> {
-  let done!: (value: { path: string; token: string; body: string }) => void;
-  const got = new Promise<{ path: string; token: string; body: string }>((resolve) => (done = resolve));
+  const writes: NoteRequest[] = [];
   const server = createServer((req, res) => {
     let text = "";
     req.on("data", (c: Buffer) => (text += c.toString()));
     req.on("end", () => {
-      res.writeHead(201, { "content-type": "application/json" }).end("{}");
-      done({
+      if (req.method === "GET") {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(existing));
+        return;
+      }
+      res.writeHead(req.method === "POST" ? 201 : 200, { "content-type": "application/json" }).end("{}");
+      writes.push({
+        method: req.method ?? "",
         path: req.url ?? "",
         token: String(req.headers["private-token"]),
         body: (JSON.parse(text) as { body: string }).body,
@@ -104,7 +110,7 @@ async function noteServer(): Promise<{
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, got, server };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, writes, server };
 }
 
 describe("GitLab plan job", () => {
@@ -113,7 +119,7 @@ describe("GitLab plan job", () => {
       parse(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8")) as { plan: { script: string[] } }
     ).plan;
     const bin = await fakePlumb(1);
-    const notes = await noteServer();
+    const notes = await noteServer([{ id: 41, body: "a reviewer's note" }]);
     try {
       const env = {
         PATH: `${bin}:${process.env.PATH}`,
@@ -124,14 +130,70 @@ describe("GitLab plan job", () => {
       };
       // GitLab runs a job's script lines in one shell with errexit and pipefail.
       expect(await bash(job.script.join("\n"), env, ["-eo", "pipefail"])).toBe(1);
-      const note = await notes.got;
-      expect(note.path).toBe("/api/v4/projects/7/merge_requests/3/notes");
-      expect(note.token).toBe("note-token");
-      expect(note.body).toMatch(
-        /- update alpha[\s\S]*plumb plan exited 1[\s\S]*refused: source is immutable/,
+      expect(notes.writes).toHaveLength(1);
+      const [note] = notes.writes;
+      expect(note!.method).toBe("POST");
+      expect(note!.path).toBe("/api/v4/projects/7/merge_requests/3/notes");
+      expect(note!.token).toBe("note-token");
+      expect(note!.body).toMatch(
+        /^<!-- plumb plan -->\n[\s\S]*- update alpha[\s\S]*plumb plan exited 1[\s\S]*refused: source is immutable/,
       );
     } finally {
       notes.server.close();
     }
+  });
+});
+
+describe("GitLab plan job, second pipeline", () => {
+  it("edits the plan note of the merge request in place instead of adding another", async () => {
+    const job = (
+      parse(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8")) as { plan: { script: string[] } }
+    ).plan;
+    const bin = await fakePlumb(0);
+    const notes = await noteServer([
+      { id: 41, body: "a reviewer's note" },
+      { id: 42, body: "<!-- plumb plan -->\n### plumb plan\n(old)" },
+    ]);
+    try {
+      const env = {
+        PATH: `${bin}:${process.env.PATH}`,
+        CI_API_V4_URL: `${notes.url}/api/v4`,
+        CI_PROJECT_ID: "7",
+        CI_MERGE_REQUEST_IID: "3",
+        GITLAB_NOTE_TOKEN: "note-token",
+      };
+      expect(await bash(job.script.join("\n"), env, ["-eo", "pipefail"])).toBe(0);
+      expect(notes.writes.map((w) => `${w.method} ${w.path}`)).toEqual([
+        "PUT /api/v4/projects/7/merge_requests/3/notes/42",
+      ]);
+      expect(notes.writes[0]!.body).toContain("- update alpha");
+    } finally {
+      notes.server.close();
+    }
+  });
+});
+
+describe("GitHub apply workflow", () => {
+  it("a failed apply still writes its Markdown for the pull-request comment, then the job fails with plumb's code", async () => {
+    const steps = (
+      parse(await readFile("examples/ci/github/plumb-apply.yml", "utf8")) as {
+        jobs: { apply: { steps: Step[] } };
+      }
+    ).jobs.apply.steps;
+    const apply = steps.findIndex((s) => s.id === "apply");
+    const comment = steps.findIndex((s) => s.name === "Comment the result on the merged pull request");
+    const fail = steps.findIndex((s) => s.name === "Fail unless apply converged");
+    expect([apply < comment, comment < fail]).toEqual([true, true]);
+    expect(steps[apply]!.run).toContain("--output markdown > apply.md");
+    const bin = await fakePlumb(1);
+    const output = join(dir, "github-output");
+    expect(
+      await bash(steps[apply]!.run!, { PATH: `${bin}:${process.env.PATH}`, GITHUB_OUTPUT: output }),
+    ).toBe(0);
+    expect(await readFile(output, "utf8")).toBe("exit=1\n");
+    expect(await readFile(join(dir, "apply.md"), "utf8")).toContain("- update alpha");
+    expect(steps[comment]!.if).toBe("always() && hashFiles('apply.md') != ''");
+    expect(steps[comment]!.run).toContain("gh pr comment");
+    expect(await bash(steps[fail]!.run!, { PATH: process.env.PATH ?? "", CODE: "1" })).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { publicUrl } from "../../src/status-page/page-header.js";
+import { publicUrl } from "../../src/api/public-url.js";
 import {
   type Activity,
   buildObjectPage,
