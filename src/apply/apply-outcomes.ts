@@ -35,7 +35,7 @@ export const sendFailed = (previous: ObjectStatus | undefined, message: string):
 
 /** --no-wait: the revision was created and is not awaited. */
 export const sentNotAwaited: Pick<ApplyResult, "outcome" | "sync" | "health"> = {
-  outcome: "sent",
+  outcome: "accepted",
   sync: "Progressing",
   health: "Progressing",
 };

@@ -56,7 +56,7 @@ export async function recordSent(engine: Engine, run: ObjectRun): Promise<void> 
   const { options } = engine;
   const { result, deployment } = run;
   const status = buildObjectStatus({
-    result: { ...result, sync: "Progressing", health: "Progressing", outcome: "sent" },
+    result: { ...result, sync: "Progressing", health: "Progressing", outcome: "accepted" },
     previous: run.previous,
     latestRevisionId: result.revision_id ?? deployment?.latest_revision_id ?? null,
     activeRevisionId: deployment?.active_revision_id ?? null,

@@ -8,7 +8,7 @@ import type { HealthStatus, ObjectStatus, SyncStatus } from "../status/status-ty
 /** Where one object ended up. */
 export type ApplyOutcome =
   | "converged" // deployed (and verified) or nothing to do
-  | "sent" // --no-wait: request accepted, revision not awaited
+  | "accepted" // --no-wait: the API accepted the request; the revision is not awaited
   | "skipped" // refused or invalid: nothing sent
   | "failed" // the request or the revision failed, or verify failed
   | "timeout" // --timeout reached while waiting
@@ -48,7 +48,8 @@ export type ApplyResult = {
 export type ApplySummary = Record<ApplyOutcome, number>;
 
 export type ApplyReport = {
-  format_version: "1";
+  /** "2": the --no-wait outcome is "accepted" (it was "sent", read as "requests sent"). */
+  format_version: "2";
   ok: boolean;
   summary: ApplySummary;
   results: ApplyResult[];

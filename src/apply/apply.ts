@@ -11,7 +11,7 @@ import type { ApplyPorts } from "./ports.js";
 import { createRevisionWatcher } from "./revision-watcher.js";
 import { statusKey } from "../status/status-types.js";
 
-const OK_OUTCOMES = new Set(["converged", "sent"]);
+const OK_OUTCOMES = new Set(["converged", "accepted"]);
 
 /**
  * Executes a plan: sends every create/update with bounded concurrency (one pipeline per object, so
@@ -102,9 +102,9 @@ export async function applyPlan(
   }
 
   const results = await Promise.all(objects.map((object) => pipeline(object)));
-  const summary: ApplySummary = { converged: 0, sent: 0, skipped: 0, failed: 0, timeout: 0, interrupted: 0 };
+  const summary: ApplySummary = { converged: 0, accepted: 0, skipped: 0, failed: 0, timeout: 0, interrupted: 0 };
   for (const r of results) summary[r.outcome] += 1;
-  return { format_version: "1", ok: results.every((r) => OK_OUTCOMES.has(r.outcome)), summary, results };
+  return { format_version: "2", ok: results.every((r) => OK_OUTCOMES.has(r.outcome)), summary, results };
 }
 
 const byName = (deployments: Deployment[]) => new Map(deployments.map((d) => [d.name, d]));

@@ -147,7 +147,7 @@ export async function reconcileObject(
   });
   const result = report.results[0]!;
   // Refused and invalid changes are not retried: only a new manifest can fix them (reported instead).
-  const ok = result.outcome === "converged" || result.outcome === "sent" || result.outcome === "skipped";
+  const ok = result.outcome === "converged" || result.outcome === "accepted" || result.outcome === "skipped";
   const label =
     result.outcome === "converged" ? (change.action === "noop" ? "in-sync" : "applied") : result.outcome;
   return { ok, action: change.action, result: label, drift, apply: result, change };

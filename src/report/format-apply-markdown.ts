@@ -13,10 +13,10 @@ import { formatContextLine, type ReportContext } from "./report-context.js";
 
 export const APPLY_COMMENT_MARKER = "<!-- plumb apply -->";
 
-const OUTCOMES: ApplyOutcome[] = ["converged", "sent", "skipped", "failed", "timeout", "interrupted"];
+const OUTCOMES: ApplyOutcome[] = ["converged", "accepted", "skipped", "failed", "timeout", "interrupted"];
 const ICON: Record<ApplyOutcome, string> = {
   converged: "✅",
-  sent: "📤",
+  accepted: "📤",
   skipped: "⏭️",
   failed: "❌",
   timeout: "⏱️",
@@ -108,8 +108,8 @@ export function formatApplyMarkdown(
   // Failures first: they are what a reviewer must read.
   const ordered = [...report.results].sort(
     (a, b) =>
-      Number(a.outcome === "converged" || a.outcome === "sent") -
-      Number(b.outcome === "converged" || b.outcome === "sent"),
+      Number(a.outcome === "converged" || a.outcome === "accepted") -
+      Number(b.outcome === "converged" || b.outcome === "accepted"),
   );
   for (const [index, r] of ordered.entries()) {
     const text = `\n${section(r, changes.get(`${r.kind}/${r.name}`), where(r))}\n`;

@@ -24,18 +24,29 @@ function verifyDetail(verify: NonNullable<ApplyResult["verify"]>): string {
   return ` (${what} ${latency} ms${answer})`;
 }
 
-const ORDER: ApplyOutcome[] = ["converged", "sent", "skipped", "failed", "timeout", "interrupted"];
+const ORDER: ApplyOutcome[] = ["converged", "accepted", "skipped", "failed", "timeout", "interrupted"];
 
-/** The final summary: counts, then one line per object that did not converge. */
+/** An object apply had nothing to send to and nothing to check: not one of the changes it counts. */
+const unchanged = (r: ApplyResult) => r.action === "noop" && r.outcome === "converged" && !r.verify;
+
+/**
+ * The final summary: counts of the changes (as many as the prompt asked about; unchanged objects
+ * apart), then one line per object that did not converge.
+ */
 export function formatApplySummary(
   report: ApplyReport,
   elapsedMs: number,
   options: { color?: boolean } = {},
 ): string {
   const c = createColors(options.color ?? false);
-  const counts = ORDER.filter((o) => report.summary[o] > 0).map((o) => `${report.summary[o]} ${o}`);
+  const same = report.results.filter(unchanged).length;
+  const tally = { ...report.summary, converged: report.summary.converged - same };
+  const counts = [
+    ...ORDER.filter((o) => tally[o] > 0).map((o) => `${tally[o]} ${o}`),
+    ...(same > 0 ? [`${same} unchanged`] : []),
+  ];
   const lines = report.results
-    .filter((r) => r.outcome !== "converged" && r.outcome !== "sent")
+    .filter((r) => r.outcome !== "converged" && r.outcome !== "accepted")
     .map((r) => `  ${c.red("✗")} ${formatResultLine(r)}`);
   const head = report.ok ? c.green("Apply complete") : c.red("Apply did not converge");
   return (
@@ -55,8 +66,9 @@ export type Sink = { write(text: string): unknown };
 /** Plain progress for logs and CI: one line when a phase starts that matters, and one per result. */
 export function plainProgress(out: Sink): (event: ProgressEvent) => void {
   return (event) => {
-    if (event.phase === "done" && event.result) out.write(`apply: ${formatResultLine(event.result)}\n`);
-    else if (event.phase === "sent" || event.phase === "verifying")
+    if (event.phase === "done" && event.result) {
+      if (!unchanged(event.result)) out.write(`apply: ${formatResultLine(event.result)}\n`);
+    } else if (event.phase === "sent" || event.phase === "verifying")
       out.write(`apply: ${event.kind} ${event.name} ${event.phase}\n`);
   };
 }
@@ -64,11 +76,18 @@ export function plainProgress(out: Sink): (event: ProgressEvent) => void {
 /**
  * Live progress on a TTY: one line per object in flight (phase, revision status, elapsed), redrawn in
  * place, at most `rows` of them plus a count line; finished objects scroll up as plain lines.
+ * `total` is the number of changes the prompt named: the count line says "3 of 5 changes done".
+ * `tick` redraws every second so the clock keeps moving between events (injected by tests).
  */
 export function ttyProgress(
   out: Sink,
   clock: { now(): number },
-  options: { color?: boolean; rows?: number } = {},
+  options: {
+    color?: boolean;
+    rows?: number;
+    total?: number;
+    tick?: (redraw: () => void) => () => void;
+  } = {},
 ) {
   const c = createColors(options.color ?? true);
   const rows = options.rows ?? 15;
@@ -85,18 +104,39 @@ export function ttyProgress(
       const status = e.revision_status ? ` ${e.revision_status}` : "";
       return `  ${c.cyan("…")} ${e.name}  ${e.phase}${status}  ${c.dim(seconds(clock.now() - started))}`;
     });
-    lines.push(c.dim(`  ${done} done, ${active.size} in progress`));
+    const of = options.total === undefined ? "" : ` of ${options.total}`;
+    lines.push(
+      c.dim(
+        `  ${done}${of} ${options.total === undefined ? "" : "changes "}done, ${active.size} in progress`,
+      ),
+    );
     out.write(`${lines.join("\n")}\n`);
     drawn = lines.length;
   };
+  const tick =
+    options.tick ??
+    ((redraw: () => void) => {
+      const timer = setInterval(redraw, 1_000);
+      timer.unref();
+      return () => clearInterval(timer);
+    });
+  let stopTicking: (() => void) | undefined;
   return {
     onProgress(event: ProgressEvent) {
       const key = `${event.kind}/${event.name}`;
+      stopTicking ??= tick(() => {
+        if (active.size === 0) return;
+        clear();
+        draw();
+      });
       clear();
-      if (event.phase === "done" && event.result) {
+      if (event.phase === "done" && event.result && unchanged(event.result)) {
         active.delete(key);
-        done += 1;
-        const ok = event.result.outcome === "converged" || event.result.outcome === "sent";
+      } else if (event.phase === "done" && event.result) {
+        active.delete(key);
+        // Only what the prompt counted: creates and updates (a refused change is shown, not counted).
+        if (event.result.action === "create" || event.result.action === "update") done += 1;
+        const ok = event.result.outcome === "converged" || event.result.outcome === "accepted";
         out.write(`${ok ? c.green("✓") : c.red("✗")} ${formatResultLine(event.result)}\n`);
       } else {
         active.set(key, {
@@ -107,6 +147,9 @@ export function ttyProgress(
       }
       draw();
     },
-    finish: clear,
+    finish() {
+      stopTicking?.();
+      clear();
+    },
   };
 }

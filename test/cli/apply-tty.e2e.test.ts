@@ -116,7 +116,9 @@ describe.skipIf(!hasScript)(
       // elapsed), a count line,
       expect(text).toMatch(/^ {2}… tty-a {2}sending {2}\d+\.\ds$/m);
       expect(text).toMatch(/^ {2}… tty-[ab] {2}waiting [A-Z_]+ {2}\d+\.\ds$/m);
-      expect(text).toMatch(/\d+ done, \d+ in progress/);
+      // counting the changes the prompt named,
+      expect(text).toMatch(/\d of 2 changes done, \d+ in progress/);
+      expect(text).toContain("2 of 2 changes done, 0 in progress");
       // redrawn in place (cursor up + clear), and finished objects as ✓ lines, never plain log lines.
       expect(screen).toContain("\u001b[2A\u001b[0J");
       expect(text).toMatch(/✓ Deployment tty-a converged revision \S+ DEPLOYED in/);

@@ -36,9 +36,9 @@ const result = (name: string, over: Partial<ApplyResult> = {}): ApplyResult => (
 });
 
 const report = (results: ApplyResult[]): ApplyReport => {
-  const summary = { converged: 0, sent: 0, skipped: 0, failed: 0, timeout: 0, interrupted: 0 };
+  const summary = { converged: 0, accepted: 0, skipped: 0, failed: 0, timeout: 0, interrupted: 0 };
   for (const r of results) summary[r.outcome]++;
-  return { format_version: "1", ok: results.every((r) => r.outcome === "converged"), summary, results };
+  return { format_version: "2", ok: results.every((r) => r.outcome === "converged"), summary, results };
 };
 
 const context: ReportContext = {

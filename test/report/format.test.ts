@@ -34,9 +34,9 @@ describe("apply output", () => {
     });
     const summary = formatApplySummary(
       {
-        format_version: "1",
+        format_version: "2",
         ok: false,
-        summary: { converged: 1, sent: 0, skipped: 0, failed: 1, timeout: 0, interrupted: 0 },
+        summary: { converged: 1, accepted: 0, skipped: 0, failed: 1, timeout: 0, interrupted: 0 },
         results: [result("a"), failed],
       },
       3000,
@@ -63,6 +63,63 @@ describe("apply output", () => {
     tty.onProgress({ kind: "Deployment", name: "a", phase: "done", result: result("a"), elapsed_ms: 0 });
     expect(out).toContain("✓ Deployment a converged");
     expect(out.trimEnd().endsWith("1 done, 0 in progress")).toBe(true);
+  });
+
+  it("TTY progress counts the changes the prompt named, and its clock moves between events", () => {
+    let out = "";
+    let now = 0;
+    let redraw: (() => void) | undefined;
+    let stopped = false;
+    const tty = ttyProgress(
+      { write: (t: string) => (out += t) },
+      { now: () => now },
+      {
+        color: false,
+        total: 2,
+        tick: (fn) => {
+          redraw = fn;
+          return () => void (stopped = true);
+        },
+      },
+    );
+    tty.onProgress({ kind: "Deployment", name: "a", phase: "waiting", elapsed_ms: 0 });
+    now = 7_000;
+    redraw!(); // no event for 7 s: the line still shows the time going by
+    expect(out).toContain("a  waiting  7.0s");
+    // An unchanged object is neither printed nor counted; a refused one is printed, not counted.
+    tty.onProgress({
+      kind: "Deployment",
+      name: "same",
+      phase: "done",
+      result: result("same", { action: "noop" }),
+      elapsed_ms: 0,
+    });
+    tty.onProgress({
+      kind: "Deployment",
+      name: "no",
+      phase: "done",
+      result: result("no", { action: "refused", outcome: "skipped" }),
+      elapsed_ms: 0,
+    });
+    tty.onProgress({ kind: "Deployment", name: "a", phase: "done", result: result("a"), elapsed_ms: 0 });
+    expect(out).not.toContain("Deployment same");
+    expect(out).toContain("Deployment no skipped");
+    expect(out.trimEnd().endsWith("1 of 2 changes done, 0 in progress")).toBe(true);
+    tty.finish();
+    expect(stopped).toBe(true);
+  });
+
+  it("the summary counts changes as the prompt did, unchanged objects apart", () => {
+    const summary = formatApplySummary(
+      {
+        format_version: "2",
+        ok: true,
+        summary: { converged: 3, accepted: 0, skipped: 0, failed: 0, timeout: 0, interrupted: 0 },
+        results: [result("a"), result("b", { action: "create" }), result("c", { action: "noop" })],
+      },
+      1_000,
+    );
+    expect(summary).toContain("Apply complete: 2 converged, 1 unchanged in 1.0s.");
   });
 
   it("status text lists sync and health per object", () => {
