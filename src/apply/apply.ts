@@ -102,7 +102,14 @@ export async function applyPlan(
   }
 
   const results = await Promise.all(objects.map((object) => pipeline(object)));
-  const summary: ApplySummary = { converged: 0, accepted: 0, skipped: 0, failed: 0, timeout: 0, interrupted: 0 };
+  const summary: ApplySummary = {
+    converged: 0,
+    accepted: 0,
+    skipped: 0,
+    failed: 0,
+    timeout: 0,
+    interrupted: 0,
+  };
   for (const r of results) summary[r.outcome] += 1;
   return { format_version: "2", ok: results.every((r) => OK_OUTCOMES.has(r.outcome)), summary, results };
 }

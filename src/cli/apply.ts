@@ -201,7 +201,9 @@ async function runApplyLocked(
 
   const { api, ports } = session.connect();
   const tty = Boolean(log === io.stdout && io.stdout.isTTY);
-  const live = tty ? ttyProgress(log, session.clock, { color, total: plan.summary.create + plan.summary.update }) : null;
+  const live = tty
+    ? ttyProgress(log, session.clock, { color, total: plan.summary.create + plan.summary.update })
+    : null;
   const started = session.clock.now();
   try {
     // Replacements: the old deployment goes first (and is gone) before its create is sent.
