@@ -5,6 +5,7 @@ import { type ControllerSource, startController } from "../controller/controller
 import { parseListen } from "../controller/http-server.js";
 import { PlumbError, UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
+import { buildLogStream } from "./log-stream.js";
 import { cronExpression, leaseDuration, parseRateLimit, positiveInt, secretSetting } from "./flag-values.js";
 import { addConnectionOptions, type ConnectionFlags, parseDuration } from "./options.js";
 
@@ -199,7 +200,8 @@ async function runController(
   const source = sourceOf(flags, env);
   const listen = parseListen(flags.listen);
   const api = readApiOptions(env, flags);
-  const logger = createLogger({ name: "plumb-controller" });
+  // Readable lines on a terminal, JSON lines for log collectors (PLUMB_LOG_FORMAT overrides).
+  const logger = createLogger({ name: "plumb-controller" }, buildLogStream({ stdout: process.stdout, env }));
   // Signals are heard from the start: a standby waiting for the lock stops on SIGTERM too.
   const stopping = new AbortController();
   const signal = new Promise<NodeJS.Signals>((resolveSignal) => {
