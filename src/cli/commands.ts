@@ -19,4 +19,6 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   schemas: async () => (await import("./schemas.js")).schemasCommand(),
   controller: async () => (await import("./controller.js")).controllerCommand(),
   demo: async () => (await import("./demo.js")).demoCommand(),
+  // Given this table (not importing it): the completion script describes every command.
+  completion: async () => (await import("./completion.js")).completionCommand(COMMANDS),
 };
