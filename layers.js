@@ -33,7 +33,7 @@ export const layers = {
   // Import live deployments as manifests.
   import: ["schema", "manifest", "diff", "errors"],
   // Output: plan, apply, drift and status reports (text, JSON, Markdown).
-  report: ["schema", "manifest", "diff", "status", "apply", "reconcile", "errors"],
+  report: ["schema", "manifest", "diff", "status", "apply", "reconcile", "import", "errors"],
   // The controller's web page: its view models (pure), HTML shell and browser script.
   "status-page": ["status", "report"],
   // The long-lived controller.

@@ -10,6 +10,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   validate: async () => (await import("./validate.js")).validateCommand(),
   "control-plane": async () => (await import("./control-plane.js")).controlPlaneCommand(),
   plan: async () => (await import("./plan.js")).planCommand(),
+  diff: async () => (await import("./diff.js")).diffCommand(),
   apply: async () => (await import("./apply.js")).applyCommand(),
   drift: async () => (await import("./drift.js")).driftCommand(),
   adopt: async () => (await import("./adopt.js")).adoptCommand(),
