@@ -82,6 +82,13 @@ export type HttpClient = {
   readonly limiter: RateLimiter;
 };
 
+/** fetch refuses some ports outright (the "bad ports" of the Fetch standard, e.g. 1, 22, 25, 6000). */
+const BLOCKED_PORT = "port blocked by fetch (the Fetch standard's bad ports); use another port";
+const blockedPort = (error: unknown): string | undefined =>
+  error instanceof Error && error.cause instanceof Error && error.cause.message === "bad port"
+    ? BLOCKED_PORT
+    : undefined;
+
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
@@ -143,7 +150,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           status: 0,
           method: spec.method,
           path: spec.path,
-          detail: timedOut ? null : (networkCode(error) ?? "connection failed"),
+          detail: timedOut ? null : (networkCode(error) ?? blockedPort(error) ?? "connection failed"),
           url: url.origin,
           ambiguous: timedOut || !wasNeverSent(error),
           cause: error,
@@ -217,6 +224,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const shouldRetry = (error: ApiError, idempotent: boolean): boolean => {
     if (error.status === 429) return true; // refused before any work: safe for every method
     if (error.detail === "ECONNREFUSED" && !answered) return false;
+    if (error.detail === BLOCKED_PORT) return false; // fetch refuses the port itself: never better later
     if (error.code === "network" || error.code === "timeout") return idempotent || !error.ambiguous;
     return idempotent && RETRYABLE_STATUSES.has(error.status);
   };
