@@ -9,7 +9,9 @@ import {
 } from "../lock/index.js";
 import type { Logger } from "../logger.js";
 import type { StatusLocation } from "../status/status-source.js";
+import { buildObjectPage } from "../status-page/page-model.js";
 import { type ControllerHttp, startControllerHttp } from "./http-server.js";
+import type { PageRoutes } from "./page-routes.js";
 
 // Leader election on the state lock: one controller per status store reconciles; any other stays
 // up as a standby (/healthz 200, /readyz 503, plumb_leader 0), touches nothing, and takes the lock
@@ -43,7 +45,11 @@ export async function waitToLead(options: LeadershipOptions): Promise<StateLock>
   const who = leader ? describeHolder(leader) : "another controller";
   options.log.warn({ leader: who, status_dir: target.statusDir }, "standby: another controller leads");
   const http = options.listen ? await serveStandby(options, who) : undefined;
-  if (http) options.log.info({ url: http.url }, "standby: serving /healthz /readyz /metrics /status");
+  if (http)
+    options.log.info(
+      { url: http.url },
+      "standby: serving the status page and /healthz /readyz /metrics /status",
+    );
   try {
     const lock = await acquireStateLock(target, { ...lockOptions, timeoutMs: Number.POSITIVE_INFINITY });
     options.log.info({}, "took over the state lock: leading");
@@ -61,7 +67,27 @@ function serveStandby(options: LeadershipOptions, leader: string): Promise<Contr
     registers: [registry],
   }).set(0);
   const view = { ready: false, role: "standby", leader };
+  // The status page says whose it is: this one reconciles nothing until it takes over.
+  const page: PageRoutes = {
+    header: () => ({
+      ready: false,
+      role: "standby",
+      leader,
+      source: { kind: "standby", location: options.location.root, commit: null },
+      control_plane: "(not connected on standby)",
+      api: "unknown",
+      rate_limit: { used: 0, limit: 0, window_seconds: 0 },
+      next_drift_check: null,
+      queue: { pending: 0, running: 0, backingOff: 0 },
+      invalid: [],
+      now: new Date().toISOString(),
+    }),
+    objects: (query) => buildObjectPage([], query),
+    detail: async () => null,
+    subscribe: () => () => undefined,
+  };
   return startControllerHttp(options.listen!, {
+    page,
     ready: () => false,
     notReady: () => ({ role: "standby", leader }),
     registry,

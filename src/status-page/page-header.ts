@@ -4,8 +4,10 @@ import type { Activity, ObjectRow } from "./page-model.js";
 
 export type PageHeader = {
   ready: boolean;
-  /** Always "leader": a standby does not serve the page (it answers /readyz only). */
-  role: "leader";
+  /** A standby serves the page too, with no objects: it reconciles nothing until it leads. */
+  role: "leader" | "standby";
+  /** On a standby: who holds the state lock (host, pid, since). */
+  leader?: string;
   source: { kind: string; location: string; commit: string | null };
   /** The control plane's base URL without credentials, query or fragment. */
   control_plane: string;

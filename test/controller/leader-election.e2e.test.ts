@@ -44,6 +44,13 @@ it("a second controller stands by, reconciles nothing, and leads once the first 
     leader: expect.stringContaining("plumb controller"),
   });
   expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^plumb_leader 0$/m);
+  // Its status page says it is on standby and who leads; it lists nothing of its own.
+  expect((await fetch(`${url}/`)).status).toBe(200);
+  expect(await (await fetch(`${url}/ui/api/header`)).json()).toMatchObject({
+    role: "standby",
+    leader: expect.stringContaining("plumb controller"),
+  });
+  expect(await (await fetch(`${url}/ui/api/objects`)).json()).toMatchObject({ total: 0 });
 
   await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:2"));
   await waitFor("leader applied the change", async () => (await revisions()).alpha === 2);
@@ -52,6 +59,7 @@ it("a second controller stands by, reconciles nothing, and leads once the first 
   h.controller = await standby;
   await waitFor("standby took over", async () => (await fetch(`${url}/readyz`)).status === 200);
   expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^plumb_leader 1$/m);
+  expect(await (await fetch(`${url}/ui/api/header`)).json()).toMatchObject({ role: "leader" });
   await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:3"));
   await waitFor("new leader applied the change", async () => (await revisions()).alpha === 3);
   expect(await revisions()).toEqual({ alpha: 3 });

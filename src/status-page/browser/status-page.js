@@ -98,7 +98,7 @@ async function loadHeader() {
   renderFacts($("facts"), [
     ["Source", source + (h.source.commit ? ` @ ${h.source.commit.slice(0, 12)}` : "")],
     ["Control plane", h.control_plane],
-    ["Role", h.role],
+    ["Role", h.role === "standby" ? `standby (${h.leader} leads)` : h.role],
     [
       "API",
       h.api === "up"
@@ -117,6 +117,13 @@ async function loadHeader() {
   ]);
   const problems = $("problems");
   problems.replaceChildren();
+  if (h.role === "standby")
+    problems.append(
+      el(
+        "p",
+        `Standby: ${h.leader} holds the state lock and reconciles; this controller takes over when it stops.`,
+      ),
+    );
   for (const file of h.invalid) {
     for (const p of file.problems)
       problems.append(el("p", `${file.file}:${p.line}:${p.column}: ${p.message}`, "error"));
