@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { startControllerNotifier } from "../../src/controller/controller-notifier.js";
 import { createNotifier, type NotifyEvent, signNotification } from "../../src/controller/notifier.js";
 import { systemTimers } from "../../src/controller/work-queue.js";
 import { memoryLogger, waitFor } from "./support.js";
@@ -106,5 +107,44 @@ describe("--notify deliveries", () => {
     const draining = Date.now();
     await n.drain(50); // shutdown does not wait for a dead receiver
     expect(Date.now() - draining).toBeLessThan(5_000);
+  });
+});
+
+describe("the controller's notifier", () => {
+  it("announces a lost state lock (no object) and links the status page", async () => {
+    const r = await receiver();
+    const lost = new AbortController();
+    const counted: string[] = [];
+    const n = startControllerNotifier({
+      notify: { urls: [r.url] },
+      pageUrl: () => "http://127.0.0.1:9400",
+      lockLost: lost.signal,
+      metrics: { notified: (event, result) => counted.push(`${event}:${result}`) },
+      timers: systemTimers,
+      log: memoryLogger().logger,
+    });
+    lost.abort(new Error("another controller took the lock"));
+    await n!.drain(5_000);
+    expect(r.events()).toEqual([
+      expect.objectContaining({
+        event: "lock-lost",
+        object: null,
+        link: "http://127.0.0.1:9400",
+        message: expect.stringContaining("another controller took the lock"),
+      }),
+    ]);
+    expect(counted).toEqual(["lock-lost:sent"]);
+  });
+
+  it("is off without --notify URLs", async () => {
+    const notifier = startControllerNotifier({
+      notify: { urls: [] },
+      pageUrl: () => undefined,
+      lockLost: new AbortController().signal,
+      metrics: { notified: () => undefined },
+      timers: systemTimers,
+      log: memoryLogger().logger,
+    });
+    expect(notifier).toBeUndefined();
   });
 });
