@@ -238,6 +238,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
       header: {
         ready,
         source,
+        branch: options.source.kind === "git" ? options.source.branch : null,
         apiUrl: options.api.apiUrl,
         apiState: () => metrics.apiState(),
         requests: () => requests.count(clock.now()),

@@ -21,6 +21,8 @@ const REVISIONS_TIMEOUT_MS = 5_000;
 type HeaderSources = {
   ready: () => boolean;
   source: { kind: string; location: string; commit(): string | null };
+  /** The branch followed (git), else null. */
+  branch: string | null;
   apiUrl: string;
   apiState: () => PageHeader["api"];
   /** Requests sent in the current rate-limit window. */
@@ -96,7 +98,11 @@ function buildHeader(h: HeaderSources, snapshot: DesiredSnapshot, now: number): 
   return {
     ready: h.ready(),
     role: "leader",
-    source: { kind: h.source.kind, location: h.source.location, commit: h.source.commit() },
+    source: {
+      kind: h.source.kind,
+      location: h.branch ? `${h.source.location}@${h.branch}` : h.source.location,
+      commit: h.source.commit(),
+    },
     control_plane: publicUrl(h.apiUrl),
     api: h.apiState(),
     rate_limit: { used: h.requests(), limit: h.budget.limit, window_seconds: h.budget.windowMs / 1000 },

@@ -105,6 +105,11 @@ describe("controller following a git branch", () => {
         .objects.find((o) => o.name === "alpha" && o.git_commit === pushed && o.sync === "Synced"),
     );
     expect(controller.status().source.commit).toBe(pushed);
+    // The status page's header names the repository, the branch and the commit.
+    const header = (await (await fetch(`${controller.url}/ui/api/header`)).json()) as {
+      source: { kind: string; location: string; commit: string };
+    };
+    expect(header.source).toEqual({ kind: "git", location: `${first.source.location}@main`, commit: pushed });
     expect((await client.revisions(beta.id)).length).toBe(1); // beta did not change: not reconciled
     // The in-memory status leads; the settled record reaches disk on the book's next flush.
     const recordFile = join(tmp, "checkout", ".plumb", "status", "deployment.alpha.json");
