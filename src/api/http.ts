@@ -14,6 +14,7 @@ import {
   wasNeverSent,
 } from "./retry.js";
 import { checkShape } from "./shape-check.js";
+import { abortableExchange } from "./abortable-exchange.js";
 
 type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -139,12 +140,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const headers = headersFor(spec, url);
     const permit = { identity, method: spec.method, path: spec.path, signal: spec.signal };
     return limiter.schedule(permit, async (waitedMs) => {
-      const timeout = AbortSignal.timeout(spec.timeoutMs ?? options.timeoutMs ?? 30_000);
-      const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
+      const exchange = abortableExchange(spec.timeoutMs ?? options.timeoutMs ?? 30_000, spec.signal);
+      const signal = exchange.signal;
       const started = clock.now();
       const transportError = (error: unknown): unknown => {
         if (spec.signal?.aborted) return spec.signal.reason; // the caller cancelled: not ours to retry
-        const timedOut = timeout.aborted;
+        const timedOut = exchange.timedOut();
         return new ApiError({
           code: timedOut ? "timeout" : "network",
           status: 0,
@@ -173,6 +174,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       } catch (error) {
         throw transportError(error);
       } finally {
+        // A stream's body is read after this returns: its timeout keeps bounding the whole stream.
+        if (!stream) exchange.release();
         const event = {
           method: spec.method,
           path: spec.path,

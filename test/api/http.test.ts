@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import nock from "nock";
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/api/errors.js";
 import { createHttpClient, type HttpClientOptions, type ResponseEvent } from "../../src/api/http.js";
@@ -35,6 +36,22 @@ const caught = async (promise: Promise<unknown>): Promise<ApiError> => {
 };
 
 describe("request core", () => {
+  it("releases an exchange's timeout when it ends (thousands of live 30 s timers were most of the controller's garbage)", async () => {
+    const signals: AbortSignal[] = [];
+    const recordingFetch: typeof fetch = async (_url, init) => {
+      signals.push(init!.signal!);
+      return new Response(JSON.stringify({ ok: true }), { headers: { "content-type": "application/json" } });
+    };
+    const { http } = client({ fetch: recordingFetch });
+    const stop = new AbortController();
+    for (let i = 0; i < 20; i++)
+      await http.request({ method: "GET", path: "/v2/things", signal: stop.signal, timeoutMs: 20 });
+    expect(getEventListeners(stop.signal, "abort")).toHaveLength(0);
+    // Were the timers still running, each finished exchange's signal would abort 20 ms later.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(signals.filter((signal) => signal.aborted)).toHaveLength(0);
+  });
+
   it("sends the key, tenant and JSON, and reads JSON back", async () => {
     nock(BASE, {
       reqheaders: { "x-api-key": KEY, "x-tenant-id": "tenant-1", "content-type": "application/json" },
