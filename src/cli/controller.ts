@@ -5,6 +5,7 @@ import { type ControllerSource, startController } from "../controller/controller
 import { parseListen } from "../controller/http-server.js";
 import { PlumbError, UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
+import { tuneHeapForController } from "./heap-tuning.js";
 import { buildLogStream } from "./log-stream.js";
 import { cronExpression, leaseDuration, parseRateLimit, positiveInt, secretSetting } from "./flag-values.js";
 import { addConnectionOptions, type ConnectionFlags, parseDuration } from "./options.js";
@@ -187,6 +188,7 @@ export function controllerCommand(): Command {
   if (statusDir) statusDir.description = "status store (default <manifest repo>/.plumb/status)";
   return command.action(async (flags: Flags, cmd: Command) => {
     flags.branchSet = cmd.getOptionValueSource("branch") === "cli";
+    tuneHeapForController(process);
     await runController(flags, process.env, process);
     process.exitCode = 0;
   });

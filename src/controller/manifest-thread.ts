@@ -23,6 +23,7 @@ type Reply =
 export type ManifestThread = { load(root: string): Promise<LoadResult>; close(): Promise<void> };
 
 const WORKER = new URL("./load-manifests-worker.js", import.meta.url);
+const YOUNG_GENERATION_MB = 8;
 
 /** A loader on a worker thread; undefined when running from TypeScript sources (tests), which load in-thread. */
 export function startManifestThread(maxBytes: number): ManifestThread | undefined {
@@ -37,7 +38,12 @@ export function startManifestThread(maxBytes: number): ManifestThread | undefine
   };
   const ensure = () => {
     if (worker) return worker;
-    const started = new Worker(WORKER, { workerData: { maxBytes } });
+    // A small young generation: parsing makes short-lived garbage, and V8's default (32 MB and
+    // up, per isolate) stayed resident in this mostly idle thread after the first load.
+    const started = new Worker(WORKER, {
+      workerData: { maxBytes },
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+    });
     started.unref(); // an idle loader never keeps the process alive
     started.on("message", (reply: Reply) => {
       waiting.get(reply.id)?.resolve(reply);

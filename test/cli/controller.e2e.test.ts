@@ -113,6 +113,16 @@ describe("plumb controller (built CLI)", () => {
     expect(body.objects).toHaveLength(3);
   }, 60_000);
 
+  it("runs with its heap settings: restarted in place with 4 MB semi-spaces where node has process.execve", async () => {
+    await setup(0);
+    const run = spawnController();
+    await run.url; // logged by the restarted process: the same PID
+    const cmdline = (await readFile(`/proc/${run.child.pid}/cmdline`, "utf8")).split("\0");
+    const restarts = typeof (process as { execve?: unknown }).execve === "function";
+    expect(cmdline.includes("--max-semi-space-size=4")).toBe(restarts);
+    expect(cmdline).toContain("controller");
+  });
+
   it("on SIGTERM stops taking work, saves status and exits 0 in bounded time", async () => {
     await setup(0.05);
     const run = spawnController(["--shutdown-grace", "5s"]);
