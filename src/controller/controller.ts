@@ -1,34 +1,27 @@
-import { availableParallelism } from "node:os";
-import pLimit from "p-limit";
 import { systemClock } from "../clock.js";
-import { loadManifests } from "../manifest/load.js";
-import { maxManifestBytesFrom } from "../manifest/parse.js";
 import type { StatusLocation } from "../status/status-source.js";
-import { agentUrlFallback } from "../reconcile/session.js";
 import { createControllerClients } from "./api-clients.js";
+import { createDriftCheck } from "./controller-drift.js";
+import { serveControllerHttp } from "./controller-http.js";
+import { createControllerScanner } from "./controller-scanner.js";
+import { createControllerWorker } from "./controller-worker.js";
+import { checkDriftBranchOptions } from "./drift-branch.js";
+import { createSync, startTriggers } from "./triggers.js";
 import type { Controller, ControllerOptions } from "./controller-types.js";
-import { checkDriftBranchOptions, createDriftBranchWriter } from "./drift-branch.js";
-import { createDriftSweep } from "./drift-sweep.js";
 import { errorMessage } from "./error-message.js";
 import { waitToLead } from "./leadership.js";
 import { warnUnknownSecrets } from "./unknown-secrets-warning.js";
 import { createLiveListing } from "./live-listing.js";
 import { checkManifestRoot, openManifestSource } from "./manifest-source.js";
-import { startManifestThread } from "./manifest-thread.js";
-import { createPruneSweep } from "./prune-sweep.js";
 import { createControllerMetrics } from "./metrics.js";
 import { createReadiness } from "./readiness.js";
-import { createReconcileWorker } from "./reconcile-worker.js";
 import { stopController } from "./shutdown.js";
-import { createSnapshotScanner } from "./snapshot-scanner.js";
 import { openStatusBook } from "./status-book.js";
-import { buildStatusJson } from "./status-view.js";
-import { createSync, serveHttp, startTriggers } from "./triggers.js";
+import { statusReader } from "./status-view.js";
 import { createActivityBook } from "./activity-book.js";
 import { createPageEvents } from "./page-events.js";
 import { createRequestWindow } from "./request-window.js";
 import { startControllerNotifier } from "./controller-notifier.js";
-import { createStatusPageRoutes } from "./status-page-source.js";
 import { DEFAULT_API_KEY_CATEGORY } from "../api/rate-limiter.js";
 import { startWorkQueue, systemTimers } from "./work-queue.js";
 
@@ -119,25 +112,10 @@ export async function startController(options: ControllerOptions): Promise<Contr
       backoffBaseMs: options.backoffBaseMs,
       backoffMaxMs: options.backoffMaxMs,
       timers,
-      worker: createReconcileWorker({
-        context: {
-          root: source.manifestRoot,
-          env: options.env,
-          clock,
-          ports,
-          platform,
-          statuses: book.statuses,
-          record: book.record,
-          gitCommit: source.commit,
-          selfHeal: options.selfHeal,
-          timeoutMs: options.timeoutMs,
-          pollIntervalMs: options.pollIntervalMs,
-          maxPollIntervalMs: options.maxPollIntervalMs,
-          agentUrlFallback: agentUrlFallback(options.api.apiUrl),
-          server: { client: ports.controlPlane, setting: options.api.mode, apiUrl: options.api.apiUrl },
-          // As plan: leave a threadpool slot for file reads and DNS while reconciles check secrets.
-          fingerprintLimit: pLimit(Math.max(1, Math.min(3, availableParallelism()))),
-        },
+      worker: createControllerWorker(options, {
+        source,
+        clients: { ports, platform },
+        book,
         snapshot: () => scanner.snapshot(),
         listing,
         metrics,
@@ -157,37 +135,12 @@ export async function startController(options: ControllerOptions): Promise<Contr
     // The first scan queues everything in git against one listing of live; later changes look up afresh.
     let starting = true;
     let listedAtStart = false;
-    // Parsing runs on a worker thread, so a hostile file never stalls health probes or reconciles.
-    const maxBytes = maxManifestBytesFrom(options.env);
-    const manifestThread = startManifestThread(maxBytes);
-    if (manifestThread) started.push(() => manifestThread.close());
-    const scanner = createSnapshotScanner({
-      root: source.manifestRoot,
-      load: (root) => manifestThread?.load(root) ?? loadManifests(root, { maxBytes }),
-      afterScan: createPruneSweep({
-        enabled: options.prune === true,
-        max: options.pruneMax,
-        statuses: book.statuses,
-        forget: book.forget,
-        port: controlPlane,
-        clock,
-        timeoutMs: options.timeoutMs,
-        log,
-        pruned: (name, id) =>
-          notifier?.notify({
-            event: "pruned",
-            object: { kind: "Deployment", name },
-            id,
-            revision: null,
-            fields: [],
-            message: "deleted: its manifest was removed from git (--prune)",
-          }),
-      }),
-      clock,
-      log,
+    const { scanner, thread: manifestThread } = createControllerScanner(options, {
+      source,
+      book,
+      controlPlane,
+      notifier,
       metrics,
-      statuses: book.statuses,
-      record: book.record,
       changed(key) {
         if (starting) readiness.expect(key);
         if (starting && listedAtStart) listing.use(key);
@@ -195,83 +148,42 @@ export async function startController(options: ControllerOptions): Promise<Contr
         queue.enqueue(key, "change");
       },
       removed: (key) => queue.cancel(key),
-      commit: source.commit,
       stopping: () => stopping,
-    });
-    const sync = createSync({ source, scan: scanner.scan, metrics, log, stopping: () => stopping });
-    const sweep = createDriftSweep({
-      snapshot: scanner.snapshot,
-      statuses: book.statuses,
-      listing,
-      enqueue: (key) => queue.enqueue(key, "drift"),
-      metrics,
+      clock,
       log,
-      active: () => !stopping && readiness.ready(),
-      synced: () => metrics.synced(clock.now()),
     });
-    // --drift-branch: drifted fields are also written back to a branch of the git source.
-    const writeBack = options.driftBranch
-      ? createDriftBranchWriter({
-          branch: options.driftBranch,
-          source,
-          statuses: book.statuses,
-          readers: { controlPlane, platform },
-          env: options.env,
-          log,
-        })
-      : undefined;
-    const checkDrift = async () => {
-      await sweep();
-      if (writeBack && !stopping && readiness.ready()) await writeBack();
-    };
-    const status = () =>
-      buildStatusJson({
-        ready: ready(),
-        source: { kind: source.kind, location: source.location, commit: source.commit() },
-        statuses: book.statuses.values(),
-        snapshot: scanner.snapshot(),
-        queue: queue.stats(),
-      });
+    if (manifestThread) started.push(() => manifestThread.close());
+    const sync = createSync({ source, scan: scanner.scan, metrics, log, stopping: () => stopping });
+    const working = () => !stopping && readiness.ready();
+    const checkDrift = createDriftCheck(options, {
+      sweep: {
+        snapshot: scanner.snapshot,
+        statuses: book.statuses,
+        listing,
+        enqueue: (key) => queue.enqueue(key, "drift"),
+        metrics,
+        log,
+        active: working,
+        synced: () => metrics.synced(clock.now()),
+      },
+      writeBack: { source, statuses: book.statuses, readers: { controlPlane, platform } },
+      writing: working,
+      log,
+    });
+    const status = statusReader({ ready, source, book, scanner, queue });
     // Filled in once the triggers start (after the first scan); the page asks before that too.
     const schedule = { nextDriftCheck: (): Date | null => null };
-    const page = createStatusPageRoutes({
+    const http = await serveControllerHttp(options, {
+      ...{ ready, readiness, metrics, status, sync, source, scanner, book, queue, activity, controlPlane },
       header: {
-        ready,
-        source,
-        branch: options.source.kind === "git" ? options.source.branch : null,
-        apiUrl: options.api.apiUrl,
-        apiState: () => metrics.apiState(),
         requests: () => requests.count(clock.now()),
         budget,
         nextDriftCheck: () => schedule.nextDriftCheck(),
-        queue: () => queue.stats(),
       },
-      snapshot: () => scanner.snapshot(),
-      statuses: book.statuses,
-      activity,
-      controlPlane,
       events: pageEvents,
       clock,
+      log,
     });
-    // Bound before any reconcile: a taken port is a startup error, not a controller without probes.
-    const http = options.listen
-      ? await serveHttp(options.listen, {
-          ready,
-          notReady: () =>
-            readiness.ready()
-              ? {
-                  reason: `control plane ${metrics.apiState() === "down" ? "refuses the API key or is unreachable" : "not checked yet"}`,
-                }
-              : { reason: "first reconcile of every object not finished" },
-          status,
-          statusToken: options.statusToken,
-          webhookSecret: options.webhookSecret,
-          sync,
-          metrics,
-          page,
-          log,
-        })
-      : undefined;
     if (http) {
       httpUrl = http.url;
       started.push(() => http.close());

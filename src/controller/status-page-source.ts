@@ -18,7 +18,7 @@ const REVISIONS_SHOWN = 10;
 const REVISIONS_TIMEOUT_MS = 5_000;
 
 /** What the page's header reads, each when asked. */
-type HeaderSources = {
+export type HeaderSources = {
   ready: () => boolean;
   source: { kind: string; location: string; commit(): string | null };
   /** The branch followed (git), else null. */

@@ -32,3 +32,21 @@ function withoutFingerprints(status: ObjectStatus): PublicObjectStatus {
   const { secret_fingerprints: _fingerprints, pending: _pending, ...rest } = status;
   return rest;
 }
+
+/** GET /status (and Controller.status()) read from the controller's live parts. */
+export const statusReader =
+  (parts: {
+    ready: () => boolean;
+    source: { kind: string; location: string; commit(): string | null };
+    book: { statuses: ReadonlyMap<string, ObjectStatus> };
+    scanner: { snapshot(): StatusViewInput["snapshot"] };
+    queue: { stats(): StatusViewInput["queue"] };
+  }) =>
+  (): ControllerStatusJson =>
+    buildStatusJson({
+      ready: parts.ready(),
+      source: { kind: parts.source.kind, location: parts.source.location, commit: parts.source.commit() },
+      statuses: parts.book.statuses.values(),
+      snapshot: parts.scanner.snapshot(),
+      queue: parts.queue.stats(),
+    });

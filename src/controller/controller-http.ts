@@ -1,0 +1,75 @@
+import type { Clock } from "../clock.js";
+import type { Logger } from "../logger.js";
+import type { ControlPlaneClient } from "../api/control-plane-client.js";
+import type { ActivityBook } from "./activity-book.js";
+import type { ControllerOptions } from "./controller-types.js";
+import type { ControllerHttp } from "./http-server.js";
+import type { ManifestSource } from "./manifest-source.js";
+import type { ControllerMetrics } from "./metrics.js";
+import type { PageEvents } from "./page-events.js";
+import type { Readiness } from "./readiness.js";
+import type { SnapshotScanner } from "./snapshot-scanner.js";
+import type { StatusBook } from "./status-book.js";
+import { createStatusPageRoutes, type HeaderSources } from "./status-page-source.js";
+import { serveHttp } from "./triggers.js";
+
+// The controller's HTTP side when --listen is given: the status page at /, the probes (with why
+// it is not ready), /metrics, /status and the git webhook. Bound before any reconcile, so a taken
+// port is a startup error rather than a controller without probes.
+
+export async function serveControllerHttp(
+  options: Pick<ControllerOptions, "listen" | "source" | "api" | "statusToken" | "webhookSecret">,
+  deps: {
+    ready: () => boolean;
+    readiness: Pick<Readiness, "ready">;
+    metrics: ControllerMetrics;
+    status: () => unknown;
+    sync: (trigger: string) => Promise<void>;
+    header: Pick<HeaderSources, "requests" | "budget" | "nextDriftCheck">;
+    source: ManifestSource;
+    scanner: Pick<SnapshotScanner, "snapshot">;
+    book: Pick<StatusBook, "statuses">;
+    queue: { stats: HeaderSources["queue"] };
+    activity: ActivityBook;
+    controlPlane: Pick<ControlPlaneClient, "listRevisions">;
+    events: PageEvents;
+    clock: Clock;
+    log: Logger;
+  },
+): Promise<ControllerHttp | undefined> {
+  if (!options.listen) return undefined;
+  const { metrics, readiness } = deps;
+  const page = createStatusPageRoutes({
+    header: {
+      ...deps.header,
+      ready: deps.ready,
+      source: deps.source,
+      branch: options.source.kind === "git" ? options.source.branch : null,
+      apiUrl: options.api.apiUrl,
+      apiState: () => metrics.apiState(),
+      queue: () => deps.queue.stats(),
+    },
+    snapshot: () => deps.scanner.snapshot(),
+    statuses: deps.book.statuses,
+    activity: deps.activity,
+    controlPlane: deps.controlPlane,
+    events: deps.events,
+    clock: deps.clock,
+  });
+  return serveHttp(options.listen, {
+    ready: deps.ready,
+    notReady: () =>
+      readiness.ready()
+        ? {
+            reason: `control plane ${metrics.apiState() === "down" ? "refuses the API key or is unreachable" : "not checked yet"}`,
+          }
+        : { reason: "first reconcile of every object not finished" },
+    status: deps.status,
+    statusToken: options.statusToken,
+    webhookSecret: options.webhookSecret,
+    sync: deps.sync,
+    metrics,
+    page,
+    log: deps.log,
+  });
+}

@@ -1,0 +1,71 @@
+import { availableParallelism } from "node:os";
+import pLimit from "p-limit";
+import type { Clock } from "../clock.js";
+import type { Logger } from "../logger.js";
+import { agentUrlFallback } from "../reconcile/session.js";
+import type { ActivityBook } from "./activity-book.js";
+import type { createControllerClients } from "./api-clients.js";
+import type { ControllerOptions } from "./controller-types.js";
+import type { DesiredSnapshot } from "./desired.js";
+import type { LiveListing } from "./live-listing.js";
+import type { ManifestSource } from "./manifest-source.js";
+import type { ControllerMetrics } from "./metrics.js";
+import type { Notifier } from "./notifier.js";
+import { createReconcileWorker } from "./reconcile-worker.js";
+import type { StatusBook } from "./status-book.js";
+import type { Worker } from "./work-queue.js";
+
+// The work queue's worker as the controller runs it: the reconcile context (clients, status book,
+// the installation's create rules, a bound on scrypt checks) built from the controller's options.
+
+export function createControllerWorker(
+  options: Pick<
+    ControllerOptions,
+    "env" | "selfHeal" | "timeoutMs" | "pollIntervalMs" | "maxPollIntervalMs" | "api"
+  >,
+  deps: {
+    source: ManifestSource;
+    clients: Pick<ReturnType<typeof createControllerClients>, "ports" | "platform">;
+    book: StatusBook;
+    snapshot: () => DesiredSnapshot;
+    listing: LiveListing;
+    metrics: ControllerMetrics;
+    failures: (key: string) => number;
+    activity: ActivityBook;
+    notifier: Notifier | undefined;
+    settled: (key: string) => void;
+    clock: Clock;
+    log: Logger;
+  },
+): Worker {
+  const { ports, platform } = deps.clients;
+  return createReconcileWorker({
+    context: {
+      root: deps.source.manifestRoot,
+      env: options.env,
+      clock: deps.clock,
+      ports,
+      platform,
+      statuses: deps.book.statuses,
+      record: deps.book.record,
+      gitCommit: deps.source.commit,
+      selfHeal: options.selfHeal,
+      timeoutMs: options.timeoutMs,
+      pollIntervalMs: options.pollIntervalMs,
+      maxPollIntervalMs: options.maxPollIntervalMs,
+      agentUrlFallback: agentUrlFallback(options.api.apiUrl),
+      server: { client: ports.controlPlane, setting: options.api.mode, apiUrl: options.api.apiUrl },
+      // As plan: leave a threadpool slot for file reads and DNS while reconciles check secrets.
+      fingerprintLimit: pLimit(Math.max(1, Math.min(3, availableParallelism()))),
+    },
+    snapshot: deps.snapshot,
+    listing: deps.listing,
+    metrics: deps.metrics,
+    failures: deps.failures,
+    activity: deps.activity,
+    notifier: deps.notifier,
+    settled: deps.settled,
+    clock: deps.clock,
+    log: deps.log,
+  });
+}
