@@ -122,9 +122,13 @@ export async function run(): Promise<string[]> {
     const ms = performance.now() - started;
     process.exitCode = 0;
     const summary = (JSON.parse(out) as { summary: Record<string, number> }).summary;
+    const at = (phase: string) =>
+      performance.getEntriesByName(`plumb:plan:${phase}`, "mark")[0]?.startTime ?? NaN;
+    const span = (from: string, to: string) => `${(at(to) - at(from)).toFixed(0)} ms`;
     return [
       `plan ${COUNT} deployments: ${ms.toFixed(0)} ms ${await baselineRatio(ms)} (target < ${TARGET_MS} ms) ${ms < TARGET_MS ? "OK" : "SLOW"}`,
       `API requests: ${requests} (target ≤ ${TARGET_REQUESTS}) ${requests <= TARGET_REQUESTS ? "OK" : "TOO MANY"}`,
+      `where the time goes: session and status store ${(at("start") - started).toFixed(0)} ms, loading (read, parse, validate, resolve secrets) ${span("start", "loaded")}, then in parallel live reads ${span("loaded", "live-read")} and secret fingerprint checks ${span("loaded", "fingerprints-checked")}, records and diff ${span("fingerprints-checked", "built")}, formatting ${span("built", "formatted")}`,
       `summary: ${JSON.stringify(summary)}`,
     ];
   } finally {

@@ -8,6 +8,7 @@ import {
   targetOption,
 } from "./options.js";
 import { formatPlanJson } from "../report/format-json.js";
+import { markPlanPhase } from "../reconcile/plan-run.js";
 import { formatPlanMarkdown } from "../report/format-markdown.js";
 import { buildReportContext } from "./report-context.js";
 import { formatPlanText } from "../report/format-text.js";
@@ -77,6 +78,7 @@ export function planCommand(io: PlanIo = processIo()): Command {
                 await buildReportContext(path, session.connect().api, process.env),
               )
             : formatPlanText(result.plan, { color });
+      markPlanPhase("formatted");
       io.stdout.write(text);
       if (flags.out !== undefined) {
         const saved = await buildSavedPlan(

@@ -84,6 +84,7 @@ export function recordsFromStatus(store: StatusStore): RecordLookup {
 }
 
 export async function planManifests(options: PlanManifestsOptions): Promise<PlanManifestsResult> {
+  markPlanPhase("start");
   const env = options.env ?? process.env;
   const { manifests, problems } = await loadManifests(options.root, { maxBytes: maxManifestBytesFrom(env) });
   if (problems.some((p) => p.severity === "error")) return { ok: false, problems };
@@ -91,6 +92,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   // loadManifests also takes one file: its paths (and secret files) are relative to its directory.
   const root = (await stat(options.root)).isDirectory() ? options.root : dirname(options.root);
   const desired = await Promise.all(selected.map((loaded) => resolveDesiredObject(loaded, { root, env })));
+  markPlanPhase("loaded");
 
   const wantsOrganization = selected.some((m) => m.manifest.kind === "OrganizationAccess");
   const signal = options.signal ? { signal: options.signal } : {};
@@ -108,9 +110,9 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     readLiveDeployments(readers.controlPlane, targeted, {
       ...signal,
       ...(options.targetLookupLimit !== undefined ? { lookupLimit: options.targetLookupLimit } : {}),
-    }),
+    }).finally(() => markPlanPhase("live-read")),
     readOrganization(),
-    checkAllRecordedSecrets(desired, options.recorded),
+    checkAllRecordedSecrets(desired, options.recorded).finally(() => markPlanPhase("fingerprints-checked")),
   ]);
   const live: LiveState = organization ? { deployments, organization } : { deployments };
   if (readers.server) {
@@ -140,8 +142,25 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
         ] === "allowed",
     );
   const plan = planReplacements(buildPlan(input), input, allowed);
+  markPlanPhase("built");
   return { ok: true, plan, desired, live, problems, root };
 }
+
+/**
+ * Where a plan's time goes, on Node's performance timeline (User Timing marks `plumb:plan:PHASE`):
+ * start, loaded (files read, parsed, validated, secrets resolved), live-read and
+ * fingerprints-checked (in parallel), built (records settled, the diff), formatted (cli/plan.ts).
+ * `npm run bench -- plan` reports them; each run replaces the previous run's marks.
+ */
+export function markPlanPhase(
+  phase: "start" | "loaded" | "live-read" | "fingerprints-checked" | "built" | "formatted",
+): void {
+  if (phase === "start") for (const name of PLAN_MARKS) performance.clearMarks(name);
+  performance.mark(`plumb:plan:${phase}`);
+}
+const PLAN_MARKS = ["start", "loaded", "live-read", "fingerprints-checked", "built", "formatted"].map(
+  (phase) => `plumb:plan:${phase}`,
+);
 
 type Checked = Map<string, CheckedFingerprints>;
 

@@ -171,6 +171,19 @@ describe("plumb plan against the local control plane", () => {
     expect(md.out).not.toContain(DEFAULT_API_KEY);
   });
 
+  it("marks where a plan's time goes on the performance timeline, in order, once per run", async () => {
+    await manifests({ "x.yaml": manifest(gitrepo("e2e-phases")) });
+    for (let i = 0; i < 2; i++) expect((await run([dir])).code).toBe(0);
+    const phases = ["start", "loaded", "live-read", "fingerprints-checked", "built", "formatted"];
+    const marks = phases.map((phase) => performance.getEntriesByName(`plumb:plan:${phase}`, "mark"));
+    expect(marks.map((m) => m.length)).toEqual(phases.map(() => 1)); // the second run replaced the first's
+    const at = Object.fromEntries(phases.map((phase, i) => [phase, marks[i]![0]!.startTime]));
+    expect(at.start).toBeLessThanOrEqual(at.loaded!);
+    expect(at.loaded).toBeLessThanOrEqual(Math.min(at["live-read"]!, at["fingerprints-checked"]!));
+    expect(Math.max(at["live-read"]!, at["fingerprints-checked"]!)).toBeLessThanOrEqual(at.built!);
+    expect(at.built).toBeLessThanOrEqual(at.formatted!);
+  });
+
   it("reads secret fingerprints from the status store: unknown first, then in sync, then changed", async () => {
     const created = await api.createDeployment(
       gitrepo("e2e-secrets", "main", { secrets: [{ name: "TOKEN", value: "t0ken-1" }] }),
