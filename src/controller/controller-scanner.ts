@@ -1,18 +1,19 @@
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
-import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import type { ControllerOptions } from "./controller-types.js";
 import type { ManifestSource } from "./manifest-source.js";
-import { type ManifestThread, startManifestThread } from "./manifest-thread.js";
+import { createManifestLoader, type ManifestLoader } from "./manifest-loader.js";
 import type { ControllerMetrics } from "./metrics.js";
 import type { Notifier } from "./notifier.js";
 import { createPruneSweep, type PruneSweepDeps } from "./prune-sweep.js";
 import { createSnapshotScanner, type SnapshotScanner } from "./snapshot-scanner.js";
 import type { StatusBook } from "./status-book.js";
+import type { Timers } from "./work-queue.js";
 
-// The controller's snapshot scanner: manifests parsed on a worker thread (a hostile file never
-// stalls health probes or reconciles), and after each scan, with --prune, the prune sweep.
+// The controller's snapshot scanner: manifests read in slices of its event loop (a tree with a
+// large, possibly hostile file on a worker thread: manifest-loader.ts), and after each scan, with
+// --prune, the prune sweep.
 
 export function createControllerScanner(
   options: Pick<ControllerOptions, "env" | "prune" | "pruneMax" | "timeoutMs">,
@@ -26,15 +27,16 @@ export function createControllerScanner(
     removed: (key: string) => void;
     stopping: () => boolean;
     clock: Clock;
+    timers: Timers;
     log: Logger;
   },
-): { scanner: SnapshotScanner; thread: ManifestThread | undefined } {
+): { scanner: SnapshotScanner; loader: ManifestLoader } {
   const { book, clock, log, notifier } = deps;
   const maxBytes = maxManifestBytesFrom(options.env);
-  const thread = startManifestThread(maxBytes);
+  const loader = createManifestLoader(maxBytes, deps.timers);
   const scanner = createSnapshotScanner({
     root: deps.source.manifestRoot,
-    load: (root) => thread?.load(root) ?? loadManifests(root, { maxBytes }),
+    load: (root) => loader.load(root),
     afterScan: createPruneSweep({
       enabled: options.prune === true,
       max: options.pruneMax,
@@ -64,5 +66,5 @@ export function createControllerScanner(
     commit: deps.source.commit,
     stopping: deps.stopping,
   });
-  return { scanner, thread };
+  return { scanner, loader };
 }

@@ -135,7 +135,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
     // The first scan queues everything in git against one listing of live; later changes look up afresh.
     let starting = true;
     let listedAtStart = false;
-    const { scanner, thread: manifestThread } = createControllerScanner(options, {
+    const { scanner, loader } = createControllerScanner(options, {
       source,
       book,
       controlPlane,
@@ -150,9 +150,10 @@ export async function startController(options: ControllerOptions): Promise<Contr
       removed: (key) => queue.cancel(key),
       stopping: () => stopping,
       clock,
+      timers,
       log,
     });
-    if (manifestThread) started.push(() => manifestThread.close());
+    started.push(() => loader.close());
     const sync = createSync({ source, scan: scanner.scan, metrics, log, stopping: () => stopping });
     const working = () => !stopping && readiness.ready();
     const checkDrift = createDriftCheck(options, {
@@ -236,7 +237,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
           http,
           source,
         });
-        await manifestThread?.close();
+        await loader.close();
         // Notifications of the last reconciles get a moment; a dead receiver does not hold shutdown.
         await notifier?.drain(2_000);
       },

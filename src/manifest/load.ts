@@ -6,12 +6,13 @@ import {
   decodeManifestBytes,
   MAX_MANIFEST_BYTES,
   type ParsedDocument,
+  type ParseResult,
   parseManifestText,
   problemAt,
   tooLarge,
 } from "./parse.js";
 import type { LoadedManifest, Problem } from "./types.js";
-import { validateDocuments } from "./validate.js";
+import { validateDocuments, validating } from "./validate.js";
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", ".plumb"]);
 const YAML_FILE = /\.ya?ml$/i;
@@ -28,6 +29,52 @@ export type LoadOptions = {
 };
 
 export async function loadManifests(root: string, options: LoadOptions = {}): Promise<LoadResult> {
+  const { files, base, realBase, problems, maxBytes } = await listManifestFiles(root, options);
+  const documents: ParsedDocument[] = [];
+  for (const file of files) {
+    const result = readOne(file, base, realBase, maxBytes) as ParseResult; // no off-thread limit given
+    documents.push(...result.documents);
+    problems.push(...result.problems);
+  }
+  return validateDocuments(documents, problems);
+}
+
+/**
+ * loadManifests in slices of about `sliceMs` of work, yielding to the event loop between them, so
+ * a caller's timers and sockets (the controller's probes and reconciles) keep running: the
+ * controller loads this way instead of on a worker thread, whose isolate cost 25-50 MB all day.
+ * A file over `maxFileBytes` (a hostile one takes up to a second to refuse, in one piece) makes it
+ * stop and answer `{ offThread: file }`: the caller loads that tree on a worker instead.
+ */
+export async function loadManifestsInSlices(
+  root: string,
+  options: LoadOptions & { maxFileBytes: number; sliceMs: number },
+): Promise<LoadResult | { offThread: string }> {
+  const { files, base, realBase, problems, maxBytes } = await listManifestFiles(root, options);
+  let sliceStart = performance.now();
+  const pause = async () => {
+    if (performance.now() - sliceStart < options.sliceMs) return;
+    await new Promise((resolveSlice) => setImmediate(resolveSlice));
+    sliceStart = performance.now();
+  };
+  const documents: ParsedDocument[] = [];
+  for (const file of files) {
+    const result = readOne(file, base, realBase, maxBytes, options.maxFileBytes);
+    if (result === OFF_THREAD) return { offThread: toRelative(base, file.path) };
+    documents.push(...result.documents);
+    problems.push(...result.problems);
+    await pause();
+  }
+  const steps = validating(documents, problems);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await pause();
+  }
+}
+
+/** The root's manifest files (one, when `root` names a file), with the problems listing found. */
+async function listManifestFiles(root: string, options: LoadOptions) {
   const maxBytes = options.maxBytes ?? MAX_MANIFEST_BYTES;
   const absolute = resolve(root);
   const info = await stat(absolute).catch(() => undefined);
@@ -38,13 +85,7 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
   const files = info.isDirectory()
     ? await listYamlFiles(base, realBase, problems)
     : [{ path: absolute, real: await realpath(absolute) }];
-  const documents: ParsedDocument[] = [];
-  for (const file of files) {
-    const result = readOne(file, base, realBase, maxBytes);
-    documents.push(...result.documents);
-    problems.push(...result.problems);
-  }
-  return validateDocuments(documents, problems);
+  return { files, base, realBase, problems, maxBytes };
 }
 
 const toRelative = (base: string, path: string) =>
@@ -111,9 +152,17 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 /**
  * Reads one manifest synchronously: 10,000 small files cost ~4 syscalls each this way, against
  * ~7 thread-pool round trips each with fs/promises (4-5x slower in bench/validate.bench.ts). The
- * CLI reads nothing else meanwhile, and the controller loads on a worker thread (manifest-thread.ts).
+ * CLI reads nothing else meanwhile; the controller loads in slices (loadManifestsInSlices).
  */
-function readOne({ path, real }: YamlFile, base: string, realBase: string, maxBytes: number) {
+const OFF_THREAD = Symbol("off-thread");
+
+function readOne(
+  { path, real }: YamlFile,
+  base: string,
+  realBase: string,
+  maxBytes: number,
+  offThreadOver = Infinity,
+): ParseResult | typeof OFF_THREAD {
   const file = toRelative(base, path);
   if (!inside(realBase, real)) {
     const message = "file is a symlink that points outside the manifest root";
@@ -126,6 +175,7 @@ function readOne({ path, real }: YamlFile, base: string, realBase: string, maxBy
   try {
     const size = fstatSync(fd).size;
     if (size > maxBytes) return { documents: [], problems: [tooLarge(file, size, maxBytes)] };
+    if (size > offThreadOver) return OFF_THREAD;
     const bytes = Buffer.allocUnsafe(size);
     let read = 0;
     while (read < size) {

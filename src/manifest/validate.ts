@@ -24,6 +24,21 @@ export function validateDocuments(
   documents: readonly ParsedDocument[],
   earlier: readonly Problem[] = [],
 ): ValidationResult {
+  const steps = validating(documents, earlier);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same validation in steps (one per document), for a caller that must not hold its thread for
+ * all of them at once: the controller loads in its event loop and yields between slices (load.ts).
+ */
+export function* validating(
+  documents: readonly ParsedDocument[],
+  earlier: readonly Problem[] = [],
+): Generator<void, ValidationResult> {
   const problems: Problem[] = [...earlier];
   const failed = new Set<ParsedDocument>();
   /** `unlocated`: problems found but not located (checkSchema), counted with the ones not shown. */
@@ -82,6 +97,7 @@ export function validateDocuments(
       } else organizationAccess = doc;
     }
     add(doc, found, schema.more);
+    yield;
   }
   const manifests = sortDocuments(documents)
     .filter((doc) => !failed.has(doc))
