@@ -46,18 +46,25 @@ export async function run(): Promise<string[]> {
     await seeding.stop();
     if (seeded !== 0) return [`seeding failed (exit ${seeded})`];
 
-    const cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0, dataDir });
-    await writeAll(root, "2");
-    const count: Count = { requests: 0, status429: 0 };
-    const started = performance.now();
-    const exit = await apply(cp.url, root, count);
-    const seconds = (performance.now() - started) / 1000;
-    await cp.stop();
-    const talking = ((count.last ?? 0) - (count.first ?? 0)) / 1000;
-    const share = count.requests / talking / BUDGET_PER_SECOND;
+    // Three runs (tags 2, 3, 4: each changes every deployment), the median reported: one run's
+    // share moves by a few points with GC pauses in this process, which also serves the API.
+    const runs: Array<{ seconds: number; exit: number; count: Count; share: number; talking: number }> = [];
+    for (const tag of ["2", "3", "4"]) {
+      const cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0, dataDir });
+      await writeAll(root, tag);
+      const count: Count = { requests: 0, status429: 0 };
+      const started = performance.now();
+      const exit = await apply(cp.url, root, count);
+      const seconds = (performance.now() - started) / 1000;
+      await cp.stop();
+      const talking = ((count.last ?? 0) - (count.first ?? 0)) / 1000;
+      runs.push({ seconds, exit, count, talking, share: count.requests / talking / BUDGET_PER_SECOND });
+    }
+    const { seconds, exit, count, talking, share } = runs.sort((a, b) => a.share - b.share)[1]!;
+    const all429 = runs.reduce((sum, r) => sum + r.count.status429, 0);
     return [
-      `apply ${N} changed deployments: ${seconds.toFixed(1)} s wall ${await baselineRatio(seconds * 1000)}, exit ${exit}`,
-      `${count.requests} requests in ${talking.toFixed(1)} s from the first to the last: ${(count.requests / talking).toFixed(1)}/s = ${(share * 100).toFixed(0)}% of the 1000/10 s budget (target ≥ 95%), ${count.status429} × 429 (target 0) ${share >= 0.95 && count.status429 === 0 ? "OK" : "MISSED"}`,
+      `apply ${N} changed deployments (median of 3 runs by budget share): ${seconds.toFixed(1)} s wall ${await baselineRatio(seconds * 1000)}, exit ${exit}`,
+      `${count.requests} requests in ${talking.toFixed(1)} s from the first to the last: ${(count.requests / talking).toFixed(1)}/s = ${(share * 100).toFixed(0)}% of the 1000/10 s budget (runs: ${runs.map((r) => `${(r.share * 100).toFixed(0)}%`).join(", ")}; target ≥ 95%), ${all429} × 429 in all runs (target 0) ${share >= 0.95 && all429 === 0 ? "OK" : "MISSED"}`,
     ];
   } finally {
     await rm(dataDir, { recursive: true, force: true });

@@ -172,5 +172,5 @@ async function rss(count: number, limitMs: number): Promise<string[]> {
 }
 
 export async function run(): Promise<string[]> {
-  return rss(10_000, 90_000);
+  return rss(10_000, 150_000);
 }

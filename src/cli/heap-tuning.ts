@@ -6,15 +6,15 @@ import { setFlagsFromString } from "node:v8";
 // ~500 MB RSS for a ~60 MB live set. Neither setting is a cap: a larger live set still fits.
 //
 // - Growth: after a full GC V8 lets the heap grow up to 4x what survived before the next one;
-//   25% keeps RSS near the live set for a few more incremental full GCs (tens of ms each). V8
+//   10% keeps RSS near the live set for a few more incremental full GCs (tens of ms each). V8
 //   reads this flag at every GC, so setting it as the command starts takes effect.
-// - Young generation: 32 MB and more by default, resident all day. 4 MB semi-spaces hold a
-//   reconcile's short-lived garbage. It is fixed when the heap is made, so the controller
+// - Young generation: 32 MB (Node 20) to 128 MB (Node 24) by default, resident all day; 4 MB
+//   semi-spaces hold a reconcile's short-lived garbage. It is fixed when the heap is made, so the controller
 //   restarts itself with it, in place (process.execve: same PID, no second process) where Node
 //   has it (22.15+, 24); on older Node set NODE_OPTIONS=--max-semi-space-size=4 yourself.
 // Settings the user gave node (flags or NODE_OPTIONS) win.
 
-export const CONTROLLER_HEAP_GROWING_PERCENT = 25;
+export const CONTROLLER_HEAP_GROWING_PERCENT = 10;
 const CONTROLLER_SEMI_SPACE_MB = 4;
 
 type NodeProcess = Pick<NodeJS.Process, "execArgv" | "env" | "argv" | "execPath"> & {

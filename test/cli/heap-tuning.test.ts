@@ -7,11 +7,11 @@ import {
 } from "../../src/cli/heap-tuning.js";
 
 describe("controller heap settings", () => {
-  it("grows the heap by 25% and uses 4 MB semi-spaces by default", () => {
-    expect(CONTROLLER_HEAP_GROWING_PERCENT).toBe(25);
-    expect(controllerHeapFlag([], undefined)).toBe("--heap-growing-percent=25");
+  it("grows the heap by 10% and uses 4 MB semi-spaces by default", () => {
+    expect(CONTROLLER_HEAP_GROWING_PERCENT).toBe(10);
+    expect(controllerHeapFlag([], undefined)).toBe("--heap-growing-percent=10");
     expect(controllerHeapFlag(["--max-old-space-size=256"], "--enable-source-maps")).toBe(
-      "--heap-growing-percent=25",
+      "--heap-growing-percent=10",
     );
     expect(controllerRestartFlags(["--enable-source-maps"], "--max-old-space-size=256")).toEqual([
       "--max-semi-space-size=4",
