@@ -59,22 +59,30 @@ export class WorkSchedule {
 
   /** Items that may start now, best first, marked running. At most one per key, `concurrency` in all. */
   take(now: number): WorkItem[] {
-    const ready: Pending[] = [];
+    const free = this.options.concurrency - this.runningCount;
+    // Called after every completion: with 10,000 objects queued, scanning and sorting all of them
+    // each time to start one was quadratic (seconds of the controller's first scan). No free slot:
+    // nothing to scan. Otherwise keep only the best `free` while scanning (free ≤ concurrency).
+    if (free <= 0) return [];
+    const best: Pending[] = [];
+    const before = (a: Pending, b: Pending) =>
+      this.rank(a.item) - this.rank(b.item) || a.readyAt - b.readyAt || a.seq - b.seq;
     for (const state of this.keys.values()) {
-      if (state.running || !state.pending) continue;
-      if (this.readyAt(state) <= now) ready.push(state.pending);
+      if (state.running || !state.pending || this.readyAt(state) > now) continue;
+      const pending = state.pending;
+      if (best.length === free && before(pending, best[free - 1]!) >= 0) continue;
+      let at = best.length;
+      while (at > 0 && before(pending, best[at - 1]!) < 0) at--;
+      best.splice(at, 0, pending);
+      if (best.length > free) best.pop();
     }
-    ready.sort((a, b) => this.rank(a.item) - this.rank(b.item) || a.readyAt - b.readyAt || a.seq - b.seq);
-    const started: WorkItem[] = [];
-    for (const pending of ready) {
-      if (this.runningCount >= this.options.concurrency) break;
+    for (const pending of best) {
       const state = this.state(pending.item.key);
       delete state.pending;
       state.running = true;
       this.runningCount++;
-      started.push(pending.item);
     }
-    return started;
+    return best.map((pending) => pending.item);
   }
 
   /** Records the end of a reconcile. A failure schedules a retry with exponential backoff. */

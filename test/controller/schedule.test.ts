@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { WorkSchedule } from "../../src/controller/schedule.js";
 
@@ -88,5 +89,43 @@ describe("WorkSchedule", () => {
     s.enqueue("a", "change", 0);
     s.cancel("a");
     expect(s.take(1000)).toEqual([]);
+  });
+
+  it("takes the best ready items (changes, then retries, then drift; earliest; first queued), only as many as slots", () => {
+    const request = fc.record({
+      key: fc.integer({ min: 0, max: 40 }).map((n) => `k${n}`),
+      reason: fc.constantFrom("change" as const, "drift" as const),
+      at: fc.integer({ min: 0, max: 500 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(request, { maxLength: 120 }),
+        fc.integer({ min: 1, max: 8 }),
+        (requests, concurrency) => {
+          const s = new WorkSchedule({ ...options, concurrency, debounceMs: 100 });
+          // The reference: what each key holds after the requests in time order, then a full sort.
+          const held = new Map<string, { reason: string; readyAt: number; seq: number }>();
+          let seq = 0;
+          for (const { key, reason, at } of [...requests].sort((a, b) => a.at - b.at)) {
+            s.enqueue(key, reason, at);
+            if (reason === "change") held.set(key, { reason, readyAt: at + 100, seq: seq++ });
+            else if (!held.has(key)) held.set(key, { reason, readyAt: at, seq: seq++ });
+          }
+          const now = 550;
+          const expected = [...held]
+            .filter(([, h]) => h.readyAt <= now)
+            .sort(
+              ([, a], [, b]) =>
+                (a.reason === "change" ? 0 : 2) - (b.reason === "change" ? 0 : 2) ||
+                a.readyAt - b.readyAt ||
+                a.seq - b.seq,
+            )
+            .slice(0, concurrency)
+            .map(([key, h]) => ({ key, reason: h.reason, attempt: 0 }));
+          expect(s.take(now)).toEqual(expected);
+          expect(s.take(now)).toEqual([]); // every slot is taken, or nothing else is ready
+        },
+      ),
+    );
   });
 });
