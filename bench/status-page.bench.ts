@@ -1,10 +1,8 @@
 import { existsSync } from "node:fs";
-import { Registry } from "prom-client";
 import { chromium } from "playwright-core";
-import { startControllerHttp } from "../src/controller/http-server.js";
-import { buildObjectPage, buildObjectRow, type PageObject } from "../src/status-page/page-model.js";
 import type { ObjectStatus } from "../src/status/status-types.js";
 import { baselineRatio } from "./baseline.js";
+import { serveSyntheticPage, syntheticObjects } from "./status-page-fixtures.js";
 
 // Issue 14: the status page is usable at 10,000 objects — under 1 MB transferred and rendered in
 // under 1 s (navigation to the first page of rows on screen), in Debian's Chromium. Median of 5
@@ -33,48 +31,8 @@ const status = (name: string, i: number): ObjectStatus => ({
 
 export async function run(): Promise<string[]> {
   if (!existsSync(CHROMIUM)) return [`skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`];
-  const objects: PageObject[] = Array.from({ length: COUNT }, (_, i) => {
-    const name = `agent-${String(i).padStart(5, "0")}`;
-    return {
-      kind: "Deployment",
-      name,
-      status: status(name, i),
-      manifest: { file: `teams/team-${i % 40}/${name}.yaml`, line: 2 },
-      activity: undefined,
-    };
-  });
-  const http = await startControllerHttp(
-    { host: "127.0.0.1", port: 0 },
-    {
-      ready: () => true,
-      registry: new Registry(),
-      status: () => ({}),
-      webhookSecret: undefined,
-      onWebhook: () => undefined,
-      page: {
-        header: () => ({
-          ready: true,
-          role: "leader",
-          source: { kind: "dir", location: "/manifests", commit: null },
-          control_plane: "http://cp.example",
-          api: "up",
-          rate_limit: { used: 0, limit: 1000, window_seconds: 10 },
-          next_drift_check: null,
-          queue: { pending: 0, running: 0, backingOff: 0 },
-          invalid: [],
-          now: new Date().toISOString(),
-        }),
-        objects: (query) => buildObjectPage(objects, query),
-        detail: async () => ({
-          object: buildObjectRow(objects[0]!),
-          revisions: [],
-          revisions_error: null,
-          last_plan: [],
-        }),
-        subscribe: () => () => undefined,
-      },
-    },
-  );
+  const objects = syntheticObjects(COUNT, status);
+  const http = await serveSyntheticPage(objects);
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],

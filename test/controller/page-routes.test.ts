@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type ControllerHttp, startControllerHttp } from "../../src/controller/http-server.js";
 import type { PageRoutes } from "../../src/controller/page-routes.js";
 import { buildObjectPage } from "../../src/status-page/page-model.js";
+import { quietHeader } from "../../bench/status-page-fixtures.js";
 
 // The status page's routes on the controller's HTTP server: what is public, what needs the token.
 
@@ -14,18 +15,13 @@ afterEach(async () => {
 });
 
 const routes: PageRoutes = {
-  header: () => ({
-    ready: true,
-    role: "leader",
-    source: { kind: "dir", location: "/m", commit: null },
-    control_plane: "http://cp",
-    api: "up",
-    rate_limit: { used: 1, limit: 1000, window_seconds: 10 },
-    next_drift_check: null,
-    queue: { pending: 0, running: 0, backingOff: 0 },
-    invalid: [],
-    now: "2026-11-24T00:00:00.000Z",
-  }),
+  header: () =>
+    quietHeader({
+      source: { kind: "dir", location: "/m", commit: null },
+      control_plane: "http://cp",
+      rate_limit: { used: 1, limit: 1000, window_seconds: 10 },
+      now: "2026-11-24T00:00:00.000Z",
+    }),
   objects: (query) => buildObjectPage([], query),
   detail: async (kind, name) => (name === "known" ? ({ kind, name } as never) : null),
   subscribe: (write) => {

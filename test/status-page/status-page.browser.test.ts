@@ -4,10 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Registry } from "prom-client";
 import { type Controller, startController } from "../../src/controller/controller.js";
-import { startControllerHttp } from "../../src/controller/http-server.js";
-import { buildObjectPage, buildObjectRow, type PageObject } from "../../src/status-page/page-model.js";
+import { serveSyntheticPage, syntheticObjects } from "../../bench/status-page-fixtures.js";
 import { status } from "../controller/fixtures.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
@@ -184,48 +182,10 @@ describe.skipIf(!haveBrowser)("status page in Chromium", () => {
   });
 
   it("stays under 1 MB transferred with 10,000 objects, and pages through them", async () => {
-    const objects: PageObject[] = Array.from({ length: 10_000 }, (_, i) => {
-      const name = `agent-${String(i).padStart(5, "0")}`;
-      return {
-        kind: "Deployment",
-        name,
-        status: status(name, { last_error: i % 7 === 0 ? "revision FAILED: image pull backoff" : null }),
-        manifest: { file: `teams/team-${i % 40}/${name}.yaml`, line: 2 },
-        activity: undefined,
-      };
-    });
-    const http = await startControllerHttp(
-      { host: "127.0.0.1", port: 0 },
-      {
-        ready: () => true,
-        registry: new Registry(),
-        status: () => ({}),
-        webhookSecret: undefined,
-        onWebhook: () => undefined,
-        page: {
-          header: () => ({
-            ready: true,
-            role: "leader",
-            source: { kind: "dir", location: "/manifests", commit: null },
-            control_plane: "http://cp.example",
-            api: "up",
-            rate_limit: { used: 0, limit: 1000, window_seconds: 10 },
-            next_drift_check: null,
-            queue: { pending: 0, running: 0, backingOff: 0 },
-            invalid: [],
-            now: new Date().toISOString(),
-          }),
-          objects: (query) => buildObjectPage(objects, query),
-          detail: async () => ({
-            object: buildObjectRow(objects[0]!),
-            revisions: [],
-            revisions_error: null,
-            last_plan: [],
-          }),
-          subscribe: () => () => undefined,
-        },
-      },
+    const objects = syntheticObjects(10_000, (name, i) =>
+      status(name, { last_error: i % 7 === 0 ? "revision FAILED: image pull backoff" : null }),
     );
+    const http = await serveSyntheticPage(objects);
     try {
       const page = await browser.newPage();
       let bytes = 0;
