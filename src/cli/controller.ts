@@ -123,7 +123,7 @@ export function controllerCommand(): Command {
     .addOption(
       new Option(
         "--debounce <duration>",
-        "quiet time before rescanning a burst of file events (a checkout, a script); a single save rescans after ~60 ms",
+        "quiet time before rescanning a burst of file events (a checkout, a script); a single save rescans after ~25 ms",
       )
         .argParser(parseDuration)
         .default(200, "200ms"),
