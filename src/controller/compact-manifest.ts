@@ -27,29 +27,48 @@ export function locatorsOnDisk(root: string, loaded: Pick<LoadedManifest, "file"
   return doc?.locators;
 }
 
-export function compactLoaded<M extends LoadedManifest>(loaded: M, root: string): M {
-  const { manifest, file } = loaded;
-  let original: LoadedManifest | undefined = loaded; // until the first position is asked for
-  let start: SourceLocation | undefined;
-  const release = () => {
-    if (!original) return;
-    start = original.location;
-    original = undefined;
-  };
-  return {
-    manifest,
-    file,
-    get location() {
-      release();
-      return start!;
-    },
-    locate(path) {
-      if (original) {
-        const at = original.locate(path);
-        release();
-        return at;
-      }
-      return locatorsOnDisk(root, { file, manifest })?.key(path) ?? start ?? fileStart(file);
-    },
-  } as M;
+/**
+ * One object of the snapshot. A class, not an object of closures: 10,000 of them shared three
+ * closures and a context each (~2.7 MB). The value is copied so that its strings stop being
+ * slices of the file's text, which they would otherwise keep alive (~2 MB at 10,000 files).
+ */
+class CompactManifest implements LoadedManifest {
+  readonly manifest: LoadedManifest["manifest"];
+  readonly file: string;
+  #root: string;
+  #original: LoadedManifest | undefined; // until the first position is asked for
+  #start: SourceLocation | undefined;
+
+  constructor(loaded: LoadedManifest, root: string) {
+    this.manifest = structuredClone(loaded.manifest);
+    this.file = loaded.file;
+    this.#root = root;
+    this.#original = loaded;
+  }
+
+  #release(): void {
+    if (!this.#original) return;
+    this.#start = this.#original.location;
+    this.#original = undefined;
+  }
+
+  get location(): SourceLocation {
+    this.#release();
+    return this.#start!;
+  }
+
+  locate(path: readonly (string | number)[]): SourceLocation {
+    if (this.#original) {
+      const at = this.#original.locate(path);
+      this.#release();
+      return at;
+    }
+    return (
+      locatorsOnDisk(this.#root, this)?.key(path) ?? this.#start ?? fileStart(this.file)
+    );
+  }
+}
+
+export function compactLoaded(loaded: LoadedManifest, root: string): LoadedManifest {
+  return new CompactManifest(loaded, root);
 }
