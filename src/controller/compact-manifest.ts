@@ -4,12 +4,10 @@ import { parseWithPositions } from "../manifest/parse.js";
 import type { LoadedManifest, SourceLocation } from "../manifest/types.js";
 
 // The snapshot holds every manifest for as long as the controller runs. A loaded manifest keeps its
-// file's text and, once a position is asked for (every plan asks for the document's line), the
-// whole positional YAML tree of its file: with 10,000 manifests that alone was ~90 MB of heap. Here
-// an object keeps its value, its file and, after the first plan, its start position; the rare
-// position of a field (an error message) is read again from the file.
-
-const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
+// file's text and the whole positional YAML tree of its file: with 10,000 manifests that alone was
+// ~90 MB of heap, and it was held until each object's first plan (during the first sweep, most of
+// them). Here an object keeps its value, its file and its start position (every plan line shows
+// it) from the start; the rare position of a field (an error message) is read again from the file.
 
 /** Positions of the document that still defines `manifest` in `root/file`; undefined when gone. */
 export function locatorsOnDisk(root: string, loaded: Pick<LoadedManifest, "file" | "manifest">) {
@@ -35,37 +33,18 @@ export function locatorsOnDisk(root: string, loaded: Pick<LoadedManifest, "file"
 class CompactManifest implements LoadedManifest {
   readonly manifest: LoadedManifest["manifest"];
   readonly file: string;
+  readonly location: SourceLocation;
   #root: string;
-  #original: LoadedManifest | undefined; // until the first position is asked for
-  #start: SourceLocation | undefined;
 
   constructor(loaded: LoadedManifest, root: string) {
     this.manifest = structuredClone(loaded.manifest);
     this.file = loaded.file;
+    this.location = loaded.location;
     this.#root = root;
-    this.#original = loaded;
-  }
-
-  #release(): void {
-    if (!this.#original) return;
-    this.#start = this.#original.location;
-    this.#original = undefined;
-  }
-
-  get location(): SourceLocation {
-    this.#release();
-    return this.#start!;
   }
 
   locate(path: readonly (string | number)[]): SourceLocation {
-    if (this.#original) {
-      const at = this.#original.locate(path);
-      this.#release();
-      return at;
-    }
-    return (
-      locatorsOnDisk(this.#root, this)?.key(path) ?? this.#start ?? fileStart(this.file)
-    );
+    return locatorsOnDisk(this.#root, this)?.key(path) ?? this.location;
   }
 }
 
