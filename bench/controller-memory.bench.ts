@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 import { startControlPlane } from "../src/control-plane/server.js";
+import { parseMemoryQuantity } from "../src/cli/memory-limit.js";
 import { controllerManifest as manifest } from "./controller-fixtures.js";
 
 // The controller's RSS with 10,000 manifests (target < 200 MB without node flags, < 150 MB as
@@ -46,8 +47,8 @@ async function writeManifests(count: number): Promise<string> {
   return dir;
 }
 
-/** The NODE_OPTIONS the Kubernetes example runs the controller with (its heap cap). */
-async function kubernetesNodeOptions(): Promise<string> {
+/** The memory limit of the Kubernetes example's controller, as its downward API hands it over. */
+async function kubernetesMemoryLimit(): Promise<string> {
   const file = join(
     dirname(fileURLToPath(import.meta.url)),
     "..",
@@ -56,9 +57,10 @@ async function kubernetesNodeOptions(): Promise<string> {
     "kubernetes",
     "controller.yaml",
   );
-  const match = /name: NODE_OPTIONS\s+value: (.+)/.exec(await readFile(file, "utf8"));
-  if (!match) throw new Error(`no NODE_OPTIONS in ${file}`);
-  return match[1]!.trim();
+  const match = /limits: \{ memory: (\S+) \}/.exec(await readFile(file, "utf8"));
+  const bytes = match && parseMemoryQuantity(match[1]!);
+  if (!bytes) throw new Error(`no limits.memory in ${file}`);
+  return String(bytes);
 }
 
 type RssRun = { readyMs?: number; sweptMs?: number; peakAtReady: number; peak: number };
@@ -74,7 +76,7 @@ async function rssRun(
   count: number,
   limitMs: number,
   node: string,
-  nodeOptions: string,
+  env: Record<string, string>,
 ): Promise<RssRun> {
   const cp = await startControlPlane({
     revisionSeconds: 0,
@@ -93,7 +95,8 @@ async function rssRun(
   const child = spawn(node, [main, ...args], {
     env: {
       ...process.env,
-      NODE_OPTIONS: nodeOptions,
+      NODE_OPTIONS: "",
+      ...env,
       PLUMB_API_URL: cp.url,
       PLUMB_API_KEY: DEFAULT_API_KEY,
       PLUMB_LOG_LEVEL: "warn",
@@ -146,19 +149,24 @@ async function rss(count: number, limitMs: number): Promise<string[]> {
   const s = (ms: number | undefined) => (ms === undefined ? "not reached" : `${(ms / 1000).toFixed(1)} s`);
   const lines: string[] = [];
   try {
-    const kubernetes = await kubernetesNodeOptions();
+    const limit = await kubernetesMemoryLimit();
     const supported = node24();
-    const runs: Array<[string, string | undefined, string, number]> = [
-      [`Node 24, no flags (plumb sets its own heap settings)`, supported, "", 200],
-      [`Node 24, as examples/kubernetes runs it (NODE_OPTIONS=${kubernetes})`, supported, kubernetes, 150],
-      [`Node ${process.versions.node} (this machine's), no flags`, process.execPath, "", 200],
+    const runs: Array<[string, string | undefined, Record<string, string>, number]> = [
+      [`Node 24, no flags (plumb sets its own heap settings)`, supported, {}, 200],
+      [
+        `Node 24, as examples/kubernetes runs it (PLUMB_MEMORY_LIMIT=${limit}, its limits.memory)`,
+        supported,
+        { PLUMB_MEMORY_LIMIT: limit },
+        150,
+      ],
+      [`Node ${process.versions.node} (this machine's), no flags`, process.execPath, {}, 200],
     ];
-    for (const [label, node, nodeOptions, target] of runs) {
+    for (const [label, node, env, target] of runs) {
       if (!node) {
         lines.push(`controller, ${n} manifests, ${label}: not measured (Node 24 could not be installed)`);
         continue;
       }
-      const run = await rssRun(dir, count, limitMs, node, nodeOptions);
+      const run = await rssRun(dir, count, limitMs, node, env);
       const ok = run.peak > 0 && run.peak < target && run.sweptMs !== undefined;
       lines.push(
         `controller, ${n} manifests, ${label}: ready (all created and DEPLOYED) after ${s(run.readyMs)}, drift sweep of all done after ${s(run.sweptMs)}`,

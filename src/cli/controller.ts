@@ -6,6 +6,7 @@ import { parseListen } from "../controller/http-server.js";
 import { PlumbError, UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { tuneHeapForController } from "./heap-tuning.js";
+import { memoryLimitFrom } from "./memory-limit.js";
 import { buildLogStream } from "./log-stream.js";
 import { cronExpression, leaseDuration, parseRateLimit, positiveInt, secretSetting } from "./flag-values.js";
 import { addConnectionOptions, type ConnectionFlags, parseDuration } from "./options.js";
@@ -87,6 +88,12 @@ function sourceOf(flags: Flags, env: NodeJS.ProcessEnv): ControllerSource {
 export function controllerCommand(): Command {
   const command = new Command("controller")
     .description("Run continuously: watch a directory or follow a git branch, reconcile changes, check drift")
+    .addHelpText(
+      "after",
+      "\nMemory: the controller sets its own heap settings. Under a limit of 512 MiB or less\n" +
+        "(PLUMB_MEMORY_LIMIT, e.g. 256Mi, else the container's cgroup limit) it sizes itself for a\n" +
+        'small pod: old generation at half the limit (docs/controller.md "Speed and memory").',
+    )
     .option("--dir <path>", "watch this manifest directory")
     .option("--repo <url>", "follow this git repository (credentials: PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN)")
     .option("--branch <name>", "branch of --repo to follow", "main")
@@ -188,7 +195,7 @@ export function controllerCommand(): Command {
   if (statusDir) statusDir.description = "status store (default <manifest repo>/.plumb/status)";
   return command.action(async (flags: Flags, cmd: Command) => {
     flags.branchSet = cmd.getOptionValueSource("branch") === "cli";
-    tuneHeapForController(process);
+    tuneHeapForController(process, memoryLimitFrom(process.env, process.constrainedMemory?.()));
     await runController(flags, process.env, process);
     process.exitCode = 0;
   });

@@ -37,7 +37,7 @@ type Spawned = {
   exited: Promise<number | null>;
 };
 
-function spawnController(extra: string[] = []): Spawned {
+function spawnController(extra: string[] = [], env: NodeJS.ProcessEnv = {}): Spawned {
   const child = spawn(
     process.execPath,
     [
@@ -54,7 +54,13 @@ function spawnController(extra: string[] = []): Spawned {
       ...extra,
     ],
     {
-      env: { ...process.env, PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY, PLUMB_LOG_LEVEL: "info" },
+      env: {
+        ...process.env,
+        PLUMB_API_URL: cp.url,
+        PLUMB_API_KEY: DEFAULT_API_KEY,
+        PLUMB_LOG_LEVEL: "info",
+        ...env,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -121,6 +127,31 @@ describe("plumb controller (built CLI)", () => {
     const restarts = typeof (process as { execve?: unknown }).execve === "function";
     expect(cmdline.includes("--max-semi-space-size=4")).toBe(restarts);
     expect(cmdline).toContain("controller");
+  });
+
+  it("sizes itself for a small pod when told its memory limit (old generation at half of it)", async () => {
+    await setup(0);
+    const run = spawnController([], { PLUMB_MEMORY_LIMIT: "256Mi", MALLOC_ARENA_MAX: undefined });
+    const url = await run.url;
+    const cmdline = (await readFile(`/proc/${run.child.pid}/cmdline`, "utf8")).split("\0");
+    const environ = (await readFile(`/proc/${run.child.pid}/environ`, "utf8")).split("\0");
+    const restarts = typeof (process as { execve?: unknown }).execve === "function";
+    for (const flag of ["--max-old-space-size=128", "--max-semi-space-size=2", "--optimize-for-size"])
+      expect(cmdline.includes(flag), flag).toBe(restarts);
+    expect(environ.includes("MALLOC_ARENA_MAX=1")).toBe(restarts);
+    await waitFor("ready", async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
+  }, 60_000);
+
+  it("exits 1 with invalid-setting when PLUMB_MEMORY_LIMIT is not a memory size", async () => {
+    await setup(0);
+    const run = spawnController([], { PLUMB_MEMORY_LIMIT: "256MB" });
+    run.url.catch(() => undefined); // it never serves
+    expect(await Promise.race([run.exited, timeout(15_000, "still running")])).toBe(1);
+    expect(run.output()).toContain(
+      'PLUMB_MEMORY_LIMIT must be a memory size such as 268435456, 256Mi or 1Gi, not "256MB"',
+    );
+    expect(run.output()).toContain("[invalid-setting]");
+    expect(await api(cp.url).deployments()).toEqual([]);
   });
 
   it("on SIGTERM stops taking work, saves status and exits 0 in bounded time", async () => {

@@ -2,56 +2,102 @@ import { describe, expect, it } from "vitest";
 import {
   CONTROLLER_HEAP_GROWING_PERCENT,
   controllerHeapFlag,
-  controllerRestartFlags,
+  controllerRestart,
   tuneHeapForController,
 } from "../../src/cli/heap-tuning.js";
+import { memoryLimitFrom, parseMemoryQuantity } from "../../src/cli/memory-limit.js";
+
+const MiB = 2 ** 20;
 
 describe("controller heap settings", () => {
-  it("grows the heap by 10% and uses 4 MB semi-spaces by default", () => {
+  it("grows the heap by 10% and uses 4 MB semi-spaces when there is no small memory limit", () => {
     expect(CONTROLLER_HEAP_GROWING_PERCENT).toBe(10);
     expect(controllerHeapFlag([], undefined)).toBe("--heap-growing-percent=10");
     expect(controllerHeapFlag(["--max-old-space-size=256"], "--enable-source-maps")).toBe(
       "--heap-growing-percent=10",
     );
-    expect(controllerRestartFlags(["--enable-source-maps"], "--max-old-space-size=256")).toEqual([
-      "--max-semi-space-size=4",
-    ]);
+    for (const limit of [undefined, 513 * MiB, 4096 * MiB])
+      expect(
+        controllerRestart(["--enable-source-maps"], { NODE_OPTIONS: "--max-old-space-size=256" }, limit),
+      ).toEqual({
+        flags: ["--max-semi-space-size=4"],
+        env: {},
+      });
+  });
+
+  it("sizes itself for a small pod: old generation at half the limit, small young generation, one malloc arena", () => {
+    expect(controllerRestart([], {}, 256 * MiB)).toEqual({
+      flags: ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size"],
+      env: { MALLOC_ARENA_MAX: "1" },
+    });
+    expect(controllerRestart([], {}, 512 * MiB)?.flags).toContain("--max-old-space-size=256");
+    // The user's own settings win, one by one.
+    expect(
+      controllerRestart(
+        ["--max-old-space-size=200"],
+        { NODE_OPTIONS: "--no-optimize-for-size", MALLOC_ARENA_MAX: "4" },
+        256 * MiB,
+      ),
+    ).toEqual({ flags: ["--max-semi-space-size=2"], env: {} });
   });
 
   it("leaves the user's own settings alone, as node flags or in NODE_OPTIONS", () => {
     expect(controllerHeapFlag(["--heap-growing-percent=50"], undefined)).toBeUndefined();
     expect(controllerHeapFlag([], "--max-semi-space-size=4 --heap_growing_percent=10")).toBeUndefined();
-    expect(controllerRestartFlags(["--max-semi-space-size=4"], undefined)).toBeUndefined();
-    expect(controllerRestartFlags([], "--max-young-generation-size=16")).toBeUndefined();
+    expect(controllerRestart(["--max-semi-space-size=4"], {}, undefined)).toBeUndefined();
+    expect(
+      controllerRestart([], { NODE_OPTIONS: "--max-young-generation-size=16" }, undefined),
+    ).toBeUndefined();
   });
 
   it("restarts in place with the flags before the program's arguments, and only once", () => {
-    const calls: Array<{ file: string; args: readonly string[] }> = [];
+    const calls: Array<{ file: string; args: readonly string[]; env: NodeJS.ProcessEnv | undefined }> = [];
     const proc = {
       execPath: "/usr/bin/node",
       execArgv: ["--enable-source-maps"],
       argv: ["/usr/bin/node", "/app/main.js", "controller", "--dir", "x"],
-      env: {},
-      execve: ((file: string, args: readonly string[]) => {
-        calls.push({ file, args });
+      env: { HOME: "/home/plumb" } as NodeJS.ProcessEnv,
+      execve: ((file: string, args: readonly string[], env?: NodeJS.ProcessEnv) => {
+        calls.push({ file, args, env });
       }) as never,
     };
-    tuneHeapForController(proc);
+    tuneHeapForController(proc, 256 * MiB);
+    const flags = ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size"];
     expect(calls).toEqual([
       {
         file: "/usr/bin/node",
-        args: [
-          "/usr/bin/node",
-          "--max-semi-space-size=4",
-          "--enable-source-maps",
-          "/app/main.js",
-          "controller",
-          "--dir",
-          "x",
-        ],
+        args: ["/usr/bin/node", ...flags, "--enable-source-maps", "/app/main.js", "controller", "--dir", "x"],
+        env: { HOME: "/home/plumb", MALLOC_ARENA_MAX: "1" },
       },
     ]);
-    tuneHeapForController({ ...proc, execArgv: ["--max-semi-space-size=4", "--enable-source-maps"] });
+    tuneHeapForController(
+      { ...proc, execArgv: [...flags, "--enable-source-maps"], env: calls[0]!.env! },
+      256 * MiB,
+    );
     expect(calls).toHaveLength(1);
+  });
+});
+
+describe("the controller's memory limit", () => {
+  it("reads Kubernetes quantities and plain bytes from PLUMB_MEMORY_LIMIT", () => {
+    expect(parseMemoryQuantity("268435456")).toBe(256 * MiB);
+    expect(parseMemoryQuantity("256Mi")).toBe(256 * MiB);
+    expect(parseMemoryQuantity("1Gi")).toBe(1024 * MiB);
+    expect(parseMemoryQuantity("512M")).toBe(512e6);
+    expect(parseMemoryQuantity("0.5Gi")).toBe(512 * MiB);
+    for (const bad of ["", "256 MB", "-1", "0", "lots", "1Ti"])
+      expect(parseMemoryQuantity(bad)).toBeUndefined();
+    expect(memoryLimitFrom({ PLUMB_MEMORY_LIMIT: "256Mi" }, 8192 * MiB)).toBe(256 * MiB);
+    expect(() => memoryLimitFrom({ PLUMB_MEMORY_LIMIT: "256MB" }, undefined)).toThrow(
+      /PLUMB_MEMORY_LIMIT must be a memory size such as 268435456, 256Mi or 1Gi, not "256MB"/,
+    );
+  });
+
+  it("falls back to the cgroup limit Node reports, and to none when Node reports none", () => {
+    expect(memoryLimitFrom({}, 256 * MiB)).toBe(256 * MiB);
+    expect(memoryLimitFrom({ PLUMB_MEMORY_LIMIT: "" }, 300 * MiB)).toBe(300 * MiB);
+    expect(memoryLimitFrom({}, 0)).toBeUndefined();
+    expect(memoryLimitFrom({}, 18446744073709552000)).toBeUndefined();
+    expect(memoryLimitFrom({}, undefined)).toBeUndefined();
   });
 });
