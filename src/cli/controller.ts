@@ -1,88 +1,22 @@
-import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import { readApiOptions } from "../api/config.js";
-import { type ControllerSource, startController } from "../controller/controller.js";
+import { startController } from "../controller/controller.js";
 import { parseListen } from "../controller/http-server.js";
-import { PlumbError, UsageError } from "../errors.js";
+import { PlumbError } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { tuneHeapForController } from "./heap-tuning.js";
 import { memoryLimitFrom } from "./memory-limit.js";
+import {
+  type Flags,
+  httpUrl,
+  notifySecret,
+  sourceOf,
+  statusToken,
+  webhookSecret,
+} from "./controller-settings.js";
 import { buildLogStream } from "./log-stream.js";
-import { cronExpression, leaseDuration, parseRateLimit, positiveInt, secretSetting } from "./flag-values.js";
-import { addConnectionOptions, type ConnectionFlags, parseDuration } from "./options.js";
-
-type Flags = ConnectionFlags & {
-  /** True when --branch was given explicitly (then it beats PLUMB_GIT_BRANCH). */
-  branchSet?: boolean;
-  dir?: string;
-  repo?: string;
-  branch: string;
-  path?: string;
-  interval: number;
-  workdir?: string;
-  listen: string;
-  webhookSecretFile?: string;
-  driftSchedule?: string;
-  selfHeal?: boolean;
-  prune?: boolean;
-  pruneMax?: number;
-  driftBranch?: string;
-  concurrency: number;
-  debounce: number;
-  timeout: number;
-  backoffMax: number;
-  pollInterval: number;
-  shutdownGrace: number;
-  apiRateLimit?: { limit: number; windowMs: number };
-  statusTokenFile?: string;
-  lockLease: number;
-  notify: string[];
-  notifySecretFile?: string;
-  publicUrl?: string;
-};
-
-const webhookSecret = (flags: Flags, env: NodeJS.ProcessEnv) =>
-  secretSetting("--webhook-secret-file", flags.webhookSecretFile, env.PLUMB_WEBHOOK_SECRET);
-
-const notifySecret = (flags: Flags, env: NodeJS.ProcessEnv) =>
-  secretSetting("--notify-secret-file", flags.notifySecretFile, env.PLUMB_NOTIFY_SECRET);
-
-/** --notify and --public-url take http(s) URLs only; the value is not echoed (webhook URLs hold secrets). */
-const httpUrl =
-  (flag: string) =>
-  (value: string, previous?: string[]): string[] => {
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(value);
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || !["http:", "https:"].includes(parsed.protocol))
-      throw new UsageError(`${flag} expects an http(s) URL, e.g. https://hooks.example.com/plumb`);
-    return [...(previous ?? []), value];
-  };
-
-const statusToken = (flags: Flags, env: NodeJS.ProcessEnv) =>
-  secretSetting("--status-token-file", flags.statusTokenFile, env.PLUMB_STATUS_TOKEN);
-
-/** Flags win; PLUMB_MANIFEST_DIR / PLUMB_GIT_REPO / PLUMB_GIT_BRANCH / PLUMB_GIT_PATH fill in (containers). */
-function sourceOf(flags: Flags, env: NodeJS.ProcessEnv): ControllerSource {
-  const dir = flags.dir ?? (flags.repo ? undefined : env.PLUMB_MANIFEST_DIR?.trim() || undefined);
-  const repo = flags.repo ?? (flags.dir ? undefined : env.PLUMB_GIT_REPO?.trim() || undefined);
-  if (Boolean(dir) === Boolean(repo))
-    throw new UsageError(
-      "give exactly one source: --dir PATH or --repo URL (or PLUMB_MANIFEST_DIR / PLUMB_GIT_REPO)",
-    );
-  if (dir) return { kind: "dir", dir: resolve(dir) };
-  return {
-    kind: "git",
-    url: repo!,
-    branch: flags.branchSet ? flags.branch : env.PLUMB_GIT_BRANCH?.trim() || flags.branch,
-    path: flags.path ?? (env.PLUMB_GIT_PATH?.trim() || undefined),
-    workDir: resolve(flags.workdir ?? join(".plumb", "checkout")),
-    intervalMs: flags.interval,
-  };
-}
+import { cronExpression, leaseDuration, parseRateLimit, positiveInt } from "./flag-values.js";
+import { addConnectionOptions, parseDuration } from "./options.js";
 
 /** `plumb controller`: keeps the control plane in step with a directory or a git branch, all day. */
 export function controllerCommand(): Command {
