@@ -1,6 +1,7 @@
 import type { Writable } from "node:stream";
 import { PlumbError } from "../errors.js";
-import pinoPretty from "pino-pretty";
+import { createRequire } from "node:module";
+import type PinoPretty from "pino-pretty";
 import { type ColorIo, useColor } from "./color.js";
 
 // Where `plumb controller` writes its log: readable lines on a terminal (pino-pretty: time, level,
@@ -8,6 +9,9 @@ import { type ColorIo, useColor } from "./color.js";
 // PLUMB_LOG_FORMAT=json|pretty, else by whether stdout is a terminal.
 
 export type LogFormat = "json" | "pretty";
+
+// pino-pretty is loaded only for a terminal: JSON logs (containers, CI) never need it.
+const require = createRequire(import.meta.url);
 
 export function chooseLogFormat(io: ColorIo): LogFormat {
   const asked = io.env.PLUMB_LOG_FORMAT?.trim().toLowerCase();
@@ -24,6 +28,7 @@ export function buildLogStream(
   io: ColorIo & { stdout: NodeJS.WritableStream & { isTTY?: boolean } },
 ): Writable | undefined {
   if (chooseLogFormat(io) === "json") return undefined;
+  const pinoPretty = require("pino-pretty") as typeof PinoPretty;
   return pinoPretty({
     colorize: useColor(io),
     destination: io.stdout,

@@ -1,6 +1,7 @@
 import { access, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { simpleGit, type SimpleGit } from "simple-git";
+import type { SimpleGit } from "simple-git";
+import { simpleGit } from "../status/simple-git.js";
 import { PlumbError } from "../errors.js";
 import { createGitCredentials, type GitCredentials } from "../status/git-credentials.js";
 

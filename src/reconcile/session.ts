@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { simpleGit } from "simple-git";
+import { simpleGit } from "../status/simple-git.js";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
 import type { PlatformClient } from "../api/platform-client.js";
 import { planManifests, type PlanManifestsResult, recordsFromStatus } from "./plan-run.js";

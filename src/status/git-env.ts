@@ -1,4 +1,4 @@
-import { simpleGit } from "simple-git";
+import { simpleGit } from "./simple-git.js";
 import { createGitCredentials, type GitCredentials, PASSED_ENV } from "./git-credentials.js";
 
 // The environment of the status branch's git commands (its temporary clone, fetches, ls-remote and

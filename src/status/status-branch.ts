@@ -1,7 +1,8 @@
 import { cp, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { type SimpleGit, simpleGit } from "simple-git";
+import type { SimpleGit } from "simple-git";
+import { simpleGit } from "./simple-git.js";
 import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import { statusGitEnv } from "./git-env.js";
 import { DEFAULT_STATUS_DIR, parseObjectStatus } from "./status-store.js";
