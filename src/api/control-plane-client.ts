@@ -1,5 +1,5 @@
 import { createsRevision } from "../schema/revision-fields.js";
-import { type TSchema, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { systemClock } from "../clock.js";
 import {
   Deployment,
@@ -8,9 +8,9 @@ import {
   type Page,
   Revision,
 } from "../schema/deployment.js";
-import { ApiConfigError } from "./config.js";
 import { ApiError, orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
+import { createPagedList } from "./paged-list.js";
 import { backoffDelay, DEFAULT_RETRY_POLICY } from "./retry.js";
 import { Integration, Listener, PageOf, UploadUrl } from "./shapes.js";
 
@@ -30,6 +30,8 @@ export type CallOptions = { signal?: AbortSignal };
 export type ControlPlaneClient = {
   /** Every deployment (optionally whose name contains `nameContains`, case-sensitive), paging by 100. */
   listDeployments(query?: { nameContains?: string } & CallOptions): Promise<Deployment[]>;
+  /** Every deployment, one page (100) at a time: for callers that keep less than the whole list. */
+  deploymentPages(options?: CallOptions): AsyncIterable<Deployment[]>;
   listDeploymentsPage(
     query: { limit?: number; offset?: number; nameContains?: string } & CallOptions,
   ): Promise<Page<Deployment>>;
@@ -78,21 +80,6 @@ const IntegrationList = Type.Array(Integration);
 
 const id = (value: string) => encodeURIComponent(value);
 
-/** Paths a user may have copied into the base URL: the API's own prefixes. */
-const API_PREFIX = /\/(?:v\d+|api(?:\/v\d+)?)$/;
-
-export function wrongApiUrl(apiUrl: string, path: string, cause: ApiError): ApiConfigError {
-  const trimmed = apiUrl.replace(/\/+$/, "");
-  const base = API_PREFIX.test(trimmed) ? trimmed.replace(API_PREFIX, "") : null;
-  const advice = base
-    ? `use the base URL without ${trimmed.slice(base.length)}: ${base}`
-    : "use the control plane's base URL, without a path (e.g. https://api.example.com)";
-  const error = new ApiConfigError(
-    `the API URL ${trimmed} looks wrong: GET ${trimmed}${path} answered 404, so no control plane API is there; ${advice} (PLUMB_API_URL or --api-url)`,
-  );
-  return Object.assign(error, { cause });
-}
-
 export function createControlPlaneClient(options: ControlPlaneClientOptions): ControlPlaneClient {
   const { apiUrl, apiKey, tenantId, pageSize = 100, createAttempts = 4, ...transport } = options;
   const http = createHttpClient({
@@ -105,32 +92,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
   const policy = { ...DEFAULT_RETRY_POLICY, ...transport.retry };
   const log = transport.logger;
 
-  async function listAll<T>(
-    path: string,
-    schema: TSchema,
-    query: Record<string, string | undefined>,
-    signal?: AbortSignal,
-  ): Promise<T[]> {
-    const all: T[] = [];
-    for (let offset = 0; ;) {
-      const page = await http
-        .request<Page<T>>({
-          method: "GET",
-          path,
-          query: { ...query, limit: pageSize, offset },
-          schema,
-          signal,
-        })
-        .catch((error: unknown) => {
-          // A list the API always has answers 404 only when the base URL is not the API's.
-          throw error instanceof ApiError && error.status === 404 ? wrongApiUrl(apiUrl, path, error) : error;
-        });
-      all.push(...page.resources);
-      if (page.resources.length < pageSize) return all;
-      // `offset` is the next page's offset; fall back to counting if a server echoes the current one.
-      offset = page.offset > offset ? page.offset : offset + page.resources.length;
-    }
-  }
+  const { pagesOf, listAll } = createPagedList(http, apiUrl, pageSize);
 
   const listDeployments: ControlPlaneClient["listDeployments"] = (query = {}) =>
     listAll<Deployment>(
@@ -201,6 +163,8 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
   return {
     http,
     listDeployments,
+    deploymentPages: (options = {}) =>
+      pagesOf<Deployment>("/v2/deployments", DeploymentPage, {}, options.signal),
     listDeploymentsPage: ({ limit = pageSize, offset = 0, nameContains, signal }) =>
       http.request({
         method: "GET",

@@ -99,7 +99,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
       fetch: options.fetch,
       rateLimit: options.apiRateLimit,
     });
-    const listing = createLiveListing(() => controlPlane.listDeployments(), log);
+    const listing = createLiveListing(() => controlPlane.deploymentPages(), log);
     const readiness = createReadiness();
     metrics.leading(true);
     // Ready means reconciling for real: not while the control plane refuses the key or is unreachable.
@@ -193,7 +193,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
 
     listedAtStart = await listing.refresh();
     // Reconciles take entries from the listing as they start: keep the startup view for the warning.
-    const liveAtStart = listedAtStart ? new Map(listing.live()) : undefined;
+    const liveAtStart = listedAtStart ? listing.live() : undefined;
     const recordedAtStart = new Map(book.statuses);
     started.push(() => scanner.settled());
     await scanner.scan("start");

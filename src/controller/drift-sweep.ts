@@ -1,6 +1,5 @@
 import type { Logger } from "../logger.js";
 import type { ObjectStatus } from "../status/status-types.js";
-import type { Deployment } from "../schema/deployment.js";
 import type { DesiredSnapshot } from "./desired.js";
 import type { LiveListing } from "./live-listing.js";
 import type { ControllerMetrics } from "./metrics.js";
@@ -16,7 +15,7 @@ import { logInvalid } from "./snapshot-scanner.js";
 export function findRemovedFromGit(
   snapshot: DesiredSnapshot,
   statuses: Iterable<[string, ObjectStatus]>,
-  live: ReadonlyMap<string, Deployment>,
+  live: { has(name: string): boolean },
 ): ObjectStatus[] {
   if (snapshot.invalid.size > 0) return [];
   const gone: ObjectStatus[] = [];
@@ -48,7 +47,7 @@ export function createDriftSweep(deps: DriftSweepDeps): () => Promise<void> {
       deps.synced?.();
       const snapshot = deps.snapshot(); // a rescan may have run during the listing
       for (const key of snapshot.objects.keys()) deps.listing.use(key);
-      for (const status of findRemovedFromGit(snapshot, deps.statuses, deps.listing.live())) {
+      for (const status of findRemovedFromGit(snapshot, deps.statuses, deps.listing.names())) {
         deps.metrics.driftDetected(status.kind, "removed-from-git");
         deps.log.warn(
           { kind: status.kind, object: status.name, id: status.id },

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import {
   createControlPlaneClient,
   type ControlPlaneClientOptions,
-  wrongApiUrl,
 } from "../../src/api/control-plane-client.js";
+import { wrongApiUrl } from "../../src/api/paged-list.js";
 import { createsRevision } from "../../src/schema/revision-fields.js";
 import { ApiError } from "../../src/api/errors.js";
 import type { DeploymentCreateRequest } from "../../src/schema/deployment.js";
@@ -37,6 +37,25 @@ describe("listing and lookup", () => {
       .reply(200, { resources: second, offset: 101 });
     const all = await make().listDeployments();
     expect(all.map((d) => d.name)).toEqual([...first, ...second].map((d) => d.name));
+  });
+
+  it("yields the same deployments a page at a time, asking for the next page only when read", async () => {
+    const first = Array.from({ length: 100 }, (_, i) => deployment(`d-${i}`));
+    nock(BASE)
+      .get("/v2/deployments")
+      .query({ limit: "100", offset: "0" })
+      .reply(200, { resources: first, offset: 100 });
+    const pages = make().deploymentPages()[Symbol.asyncIterator]();
+    expect((await pages.next()).value?.map((d: { name: string }) => d.name)).toEqual(
+      first.map((d) => d.name),
+    );
+    expect(nock.isDone()).toBe(true); // the second page is not asked for yet
+    nock(BASE)
+      .get("/v2/deployments")
+      .query({ limit: "100", offset: "100" })
+      .reply(200, { resources: [deployment("d-100")], offset: 101 });
+    expect((await pages.next()).value?.map((d: { name: string }) => d.name)).toEqual(["d-100"]);
+    expect((await pages.next()).done).toBe(true);
   });
 
   it("finds the exact name even when the first pages hold only similar names", async () => {

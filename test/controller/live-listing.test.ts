@@ -3,10 +3,16 @@ import { createLiveListing } from "../../src/controller/live-listing.js";
 import type { Deployment } from "../../src/schema/deployment.js";
 import { memoryLogger } from "./support.js";
 
+/** The listing's source: the pages of a list, as the client yields them. */
+const pagesOf = (...pages: Deployment[][]) =>
+  async function* () {
+    yield* pages;
+  };
+
 describe("live listing", () => {
   it("gives each marked object the listed deployment once, null when not live, undefined otherwise", async () => {
     const log = memoryLogger();
-    const listing = createLiveListing(async () => [{ name: "alpha", id: "1" } as Deployment], log.logger);
+    const listing = createLiveListing(pagesOf([{ name: "alpha", id: "1" } as Deployment]), log.logger);
     expect(await listing.refresh()).toBe(true);
     listing.use("Deployment/alpha");
     listing.use("Deployment/beta");
@@ -20,7 +26,7 @@ describe("live listing", () => {
 
   it("lets go of each listed deployment once its object has taken it", async () => {
     const listing = createLiveListing(
-      async () => [{ name: "alpha" } as Deployment, { name: "beta" } as Deployment],
+      pagesOf([{ name: "alpha" } as Deployment], [{ name: "beta" } as Deployment]),
       memoryLogger().logger,
     );
     await listing.refresh();
@@ -28,16 +34,29 @@ describe("live listing", () => {
     expect(listing.take("Deployment/alpha", "alpha")).toMatchObject({ name: "alpha" });
     listing.use("Deployment/beta"); // marked after alpha's reconcile started (the first scan does this)
     expect([...listing.live().keys()]).toEqual(["beta"]);
+    expect([...listing.names()]).toEqual(["beta"]);
     expect(listing.take("Deployment/beta", "beta")).toMatchObject({ name: "beta" });
     expect(listing.live().size).toBe(0);
   });
 
-  it("keeps the last listing and logs when the API does not answer", async () => {
+  it("hands out copies: a reconcile changing what it took does not change the listing", async () => {
+    const listing = createLiveListing(
+      pagesOf([{ name: "alpha", id: "1" } as Deployment]),
+      memoryLogger().logger,
+    );
+    await listing.refresh();
+    const atStart = listing.live();
+    atStart.get("alpha")!.id = "changed";
+    listing.use("Deployment/alpha");
+    expect(listing.take("Deployment/alpha", "alpha")).toEqual({ name: "alpha", id: "1" });
+  });
+
+  it("keeps the last listing and logs when the API does not answer, also after some pages", async () => {
     const log = memoryLogger();
     let fail = false;
-    const listing = createLiveListing(async () => {
+    const listing = createLiveListing(async function* () {
+      yield [{ name: fail ? "beta" : "alpha" } as Deployment];
       if (fail) throw new Error("503 from the control plane");
-      return [{ name: "alpha" } as Deployment];
     }, log.logger);
     await listing.refresh();
     fail = true;
