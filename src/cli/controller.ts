@@ -4,7 +4,7 @@ import { startController } from "../controller/controller.js";
 import { parseListen } from "../controller/http-server.js";
 import { PlumbError } from "../errors.js";
 import { createLogger } from "../logger.js";
-import { tuneHeapForController } from "./heap-tuning.js";
+import { type ControllerRestart, tuneHeapForController } from "./heap-tuning.js";
 import { memoryLimitFrom } from "./memory-limit.js";
 import {
   type Flags,
@@ -129,8 +129,11 @@ export function controllerCommand(): Command {
   if (statusDir) statusDir.description = "status store (default <manifest repo>/.plumb/status)";
   return command.action(async (flags: Flags, cmd: Command) => {
     flags.branchSet = cmd.getOptionValueSource("branch") === "cli";
-    tuneHeapForController(process, memoryLimitFrom(process.env, process.constrainedMemory?.()));
-    await runController(flags, process.env, process);
+    const unapplied = tuneHeapForController(
+      process,
+      memoryLimitFrom(process.env, process.constrainedMemory?.()),
+    );
+    await runController(flags, process.env, process, unapplied);
     process.exitCode = 0;
   });
 }
@@ -139,12 +142,18 @@ async function runController(
   flags: Flags,
   env: NodeJS.ProcessEnv,
   signals: Pick<NodeJS.Process, "once" | "on" | "removeListener">,
+  unappliedHeapSettings?: ControllerRestart,
 ): Promise<void> {
   const source = sourceOf(flags, env);
   const listen = parseListen(flags.listen);
   const api = readApiOptions(env, flags);
   // Readable lines on a terminal, JSON lines for log collectors (PLUMB_LOG_FORMAT overrides).
   const logger = createLogger({ name: "plumb-controller" }, buildLogStream({ stdout: process.stdout, env }));
+  if (unappliedHeapSettings)
+    logger.warn(
+      { node: process.version, nodeFlags: unappliedHeapSettings.flags, env: unappliedHeapSettings.env },
+      "small memory limit, but this Node cannot restart itself with the heap settings for it (22.15+ can): set them in NODE_OPTIONS and the environment",
+    );
   // Signals are heard from the start: a standby waiting for the lock stops on SIGTERM too.
   const stopping = new AbortController();
   const signal = new Promise<NodeJS.Signals>((resolveSignal) => {

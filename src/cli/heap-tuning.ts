@@ -14,7 +14,7 @@ import { setFlagsFromString } from "node:v8";
 // Under a memory limit of 512 MiB or less (a small pod; memory-limit.ts), also:
 // - the old generation capped at half the limit, so V8 collects harder near it instead of the
 //   pod being OOM-killed; 2 MB semi-spaces; --optimize-for-size (full GCs that shrink the heap:
-//   ~10% slower to reconcile 10,000 new objects);
+//   10,000 new objects are ready 10-20% later);
 // - MALLOC_ARENA_MAX=1: V8's and libuv's threads each kept a malloc arena of their own, ~23 MB
 //   resident between them at 10,000 objects.
 // Flags fixed when the heap is made need a restart: the controller restarts itself with them, in
@@ -72,9 +72,13 @@ export function controllerRestart(
 
 /**
  * Call first thing in `plumb controller` (before any thread or output): may replace the process
- * with itself plus heap flags, then sets the growth flag.
+ * with itself plus heap flags, then sets the growth flag. Returns the small-pod settings this Node
+ * could not apply (no process.execve: Node before 22.15), for a warning once logging is set up.
  */
-export function tuneHeapForController(proc: NodeProcess, limit: number | undefined): void {
+export function tuneHeapForController(
+  proc: NodeProcess,
+  limit: number | undefined,
+): ControllerRestart | undefined {
   const restart = controllerRestart(proc.execArgv, proc.env, limit);
   if (restart && typeof proc.execve === "function")
     proc.execve(proc.execPath, [proc.execPath, ...restart.flags, ...proc.execArgv, ...proc.argv.slice(1)], {
@@ -83,4 +87,6 @@ export function tuneHeapForController(proc: NodeProcess, limit: number | undefin
     });
   const flag = controllerHeapFlag(proc.execArgv, proc.env.NODE_OPTIONS);
   if (flag) setFlagsFromString(flag);
+  const small = limit !== undefined && limit <= SMALL_MEMORY_LIMIT;
+  return restart && small ? restart : undefined;
 }

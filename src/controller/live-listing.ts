@@ -20,7 +20,7 @@ export type LiveListing = {
    */
   take: (key: string, name: string) => Deployment | null | undefined;
   /** Names of the live deployments, as of the last successful listing (each one let go once taken). */
-  names: () => ReadonlySet<string> & { has(name: string): boolean };
+  names: () => ReadonlySet<string>;
   /** The listed deployments not taken yet, parsed afresh (a copy). */
   live: () => Map<string, Deployment>;
 };

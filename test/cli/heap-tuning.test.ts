@@ -78,6 +78,23 @@ describe("controller heap settings", () => {
   });
 });
 
+describe("Node without process.execve (before 22.15)", () => {
+  it("reports the small-pod settings it could not apply, and nothing without a small limit", () => {
+    const proc = {
+      execPath: "/usr/bin/node",
+      execArgv: [],
+      argv: ["/usr/bin/node", "/app/main.js"],
+      env: {},
+    };
+    expect(tuneHeapForController(proc, 256 * MiB)).toEqual({
+      flags: ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size"],
+      env: { MALLOC_ARENA_MAX: "1" },
+    });
+    expect(tuneHeapForController(proc, undefined)).toBeUndefined();
+    expect(tuneHeapForController(proc, 2048 * MiB)).toBeUndefined();
+  });
+});
+
 describe("the controller's memory limit", () => {
   it("reads Kubernetes quantities and plain bytes from PLUMB_MEMORY_LIMIT", () => {
     expect(parseMemoryQuantity("268435456")).toBe(256 * MiB);
