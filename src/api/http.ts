@@ -1,19 +1,18 @@
 import type { TSchema } from "@sinclair/typebox";
 import { type Clock, systemClock } from "../clock.js";
 import type { Logger } from "../logger.js";
-import { ApiError, codeForStatus, type ErrorDetail, type ValidationIssue } from "./errors.js";
+import { ApiError } from "./errors.js";
 import { createRateLimiter, identityOf, type RateLimiter } from "./rate-limiter.js";
 import {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
   IDEMPOTENT_METHODS,
   networkCode,
-  parseRetryAfter,
   RETRYABLE_STATUSES,
   type RetryPolicy,
   wasNeverSent,
 } from "./retry.js";
-import { checkShape } from "./shape-check.js";
+import { errorFromResponse, parseSuccess, unexpectedResponse } from "./response-body.js";
 import { abortableExchange } from "./abortable-exchange.js";
 
 type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -121,20 +120,6 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     return url;
   };
 
-  const errorFromResponse = (spec: RequestSpec, status: number, text: string, retryAfter: string | null) => {
-    const retryAfterMs =
-      status === 429 || status === 503 ? parseRetryAfter(retryAfter, clock.now()) : undefined;
-    return new ApiError({
-      code: codeForStatus(status),
-      status,
-      method: spec.method,
-      path: spec.path,
-      detail: parseDetail(text, scrub),
-      ambiguous: status >= 500,
-      retryAfterMs,
-    });
-  };
-
   async function attempt(spec: RequestSpec, attemptNo: number): Promise<unknown> {
     const url = urlFor(spec);
     const headers = headersFor(spec, url);
@@ -188,36 +173,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         options.onResponse?.(event);
         logger?.debug(event, "api response");
       }
-      if (status < 200 || status >= 300) throw errorFromResponse(spec, status, text, retryAfter);
-      if (spec.stream) return stream ?? Promise.reject(unexpected(spec, ["not text/event-stream"]));
+      if (status < 200 || status >= 300)
+        throw errorFromResponse(spec, { status, text, retryAfter }, clock, scrub);
+      if (spec.stream) return stream ?? Promise.reject(unexpectedResponse(spec, ["not text/event-stream"]));
       return parseSuccess(spec, text);
     });
-  }
-
-  const unexpected = (spec: RequestSpec, problems: string[], cause?: unknown) =>
-    new ApiError({
-      code: "unexpected-response",
-      status: 200,
-      method: spec.method,
-      path: spec.path,
-      detail: `response does not have the expected shape (${problems.join("; ")})`,
-      cause,
-    });
-
-  function parseSuccess(spec: RequestSpec, text: string): unknown {
-    if (text.trim() === "") {
-      if (spec.schema) throw unexpected(spec, ["empty body"]);
-      return undefined;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      throw unexpected(spec, ["not JSON"], error);
-    }
-    const problems = spec.schema ? checkShape(spec.schema, value) : null;
-    if (problems) throw unexpected(spec, problems);
-    return value;
   }
 
   // Whether this server has answered anything yet. A refused connection before that is a wrong URL
@@ -268,24 +228,3 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
   return { request, openStream, baseUrl, limiter };
 }
-
-/** The server's `detail`, or a short excerpt of a non-JSON error body; the key scrubbed out. */
-function parseDetail(text: string, scrub: (text: string) => string): ErrorDetail {
-  if (text.trim() === "") return null;
-  try {
-    const body = JSON.parse(text) as { detail?: unknown };
-    if (typeof body.detail === "string") return scrub(body.detail);
-    if (Array.isArray(body.detail)) {
-      return body.detail.filter(isIssue).map((issue) => ({ ...issue, msg: scrub(issue.msg) }));
-    }
-  } catch {
-    // not JSON: fall through to the excerpt
-  }
-  return scrub(text.slice(0, 200));
-}
-
-const isIssue = (value: unknown): value is ValidationIssue =>
-  typeof value === "object" &&
-  value !== null &&
-  Array.isArray((value as ValidationIssue).loc) &&
-  typeof (value as ValidationIssue).msg === "string";
