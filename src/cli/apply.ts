@@ -8,7 +8,6 @@ import {
   replaceOption,
   targetOption,
 } from "./options.js";
-import { setMaxListeners } from "node:events";
 import { createInterface } from "node:readline/promises";
 import { Command, Option } from "commander";
 import { formatPlanJson } from "../report/format-json.js";
@@ -43,6 +42,7 @@ import { count } from "../report/plural.js";
 import { positiveInt } from "./flag-values.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
 import { withStateLock } from "./with-state-lock.js";
+import { listenForStop } from "./apply-stop.js";
 
 export type ApplyIo = SessionIo & {
   /** Asks on the terminal; injected by tests. */
@@ -178,26 +178,7 @@ async function runApplyLocked(
     }
   }
 
-  const controller = new AbortController();
-  // Every request in flight listens on this one signal.
-  setMaxListeners(0, controller.signal);
-  const signals = io.signals ?? process;
-  let signalName: "SIGINT" | "SIGTERM" | null = null;
-  const onSignal = (name: "SIGINT" | "SIGTERM") => () => {
-    signalName = name;
-    log.write(`\nplumb: ${name}: stopping; what was sent is recorded, run apply again to finish\n`);
-    controller.abort(new Error(name));
-  };
-  const onInt = onSignal("SIGINT");
-  const onTerm = onSignal("SIGTERM");
-  signals.once("SIGINT", onInt);
-  signals.once("SIGTERM", onTerm);
-  // Another writer took the store (forced unlock): stop sending, as on Ctrl-C.
-  const onLost = () => {
-    log.write(`\nplumb: ${(lockLost.reason as Error).message}: stopping [lock-lost]\n`);
-    controller.abort(lockLost.reason);
-  };
-  lockLost.addEventListener("abort", onLost, { once: true });
+  const stop = listenForStop(io.signals ?? process, lockLost, log);
 
   const { api, ports } = session.connect();
   const tty = Boolean(log === io.stdout && io.stdout.isTTY);
@@ -212,7 +193,7 @@ async function runApplyLocked(
       timeoutMs: flags.timeout,
       pollIntervalMs: 1000,
       forget: (kind: string, name: string) => removeObjectStatus(session.statusDir, kind, name),
-      signal: controller.signal,
+      signal: stop.signal,
     };
     const notRemoved = await removeReplaced(ports.controlPlane, plan, removals, log);
     const replacedNames = new Set(plan.changes.filter((c) => c.replaces).map((c) => c.name));
@@ -222,7 +203,7 @@ async function runApplyLocked(
       wait: flags.wait,
       timeoutMs: flags.timeout,
       concurrency: flags.concurrency,
-      signal: controller.signal,
+      signal: stop.signal,
       live: new Map(
         result.live.deployments.filter((d) => !replacedNames.has(d.name)).map((d) => [d.name, d]),
       ),
@@ -256,11 +237,10 @@ async function runApplyLocked(
       );
     else io.stdout.write(formatApplySummary(report, elapsedMs, { color }));
     if (publishError) throw publishError;
+    const signalName = stop.signalName();
     if (signalName) return signalName === "SIGINT" ? 130 : 143;
     return report.ok && pruneOk && notRemoved.size === 0 && !lockLost.aborted ? 0 : 1;
   } finally {
-    signals.removeListener("SIGINT", onInt);
-    signals.removeListener("SIGTERM", onTerm);
-    lockLost.removeEventListener("abort", onLost);
+    stop.dispose();
   }
 }
