@@ -1,6 +1,5 @@
 import { createsRevision } from "../schema/revision-fields.js";
 import { Type } from "@sinclair/typebox";
-import { systemClock } from "../clock.js";
 import {
   Deployment,
   type DeploymentCreateRequest,
@@ -8,10 +7,10 @@ import {
   type Page,
   Revision,
 } from "../schema/deployment.js";
-import { ApiError, orNull } from "./errors.js";
+import { createDeploymentOnce } from "./create-once.js";
+import { orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
 import { createPagedList } from "./paged-list.js";
-import { backoffDelay, DEFAULT_RETRY_POLICY } from "./retry.js";
 import { Integration, Listener, PageOf, UploadUrl } from "./shapes.js";
 
 /** Connection settings (see config.ts) plus the transport's injectables (fetch, clock, limiter, hooks). */
@@ -87,11 +86,6 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
     baseUrl: apiUrl,
     auth: { scheme: "api-key", apiKey, tenantId },
   });
-  const clock = transport.clock ?? systemClock;
-  const random = transport.random ?? Math.random;
-  const policy = { ...DEFAULT_RETRY_POLICY, ...transport.retry };
-  const log = transport.logger;
-
   const { pagesOf, listAll } = createPagedList(http, apiUrl, pageSize);
 
   const listDeployments: ControlPlaneClient["listDeployments"] = (query = {}) =>
@@ -107,42 +101,10 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
     return matches.find((deployment) => deployment.name === name) ?? null;
   }
 
-  async function createDeployment(
-    body: DeploymentCreateRequest,
-    options: CallOptions = {},
-  ): Promise<Deployment> {
-    const signal = options.signal;
-    let outcomeUnknown = false;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await http.request<Deployment>({
-          method: "POST",
-          path: "/v2/deployments",
-          body,
-          schema: Deployment,
-          idempotent: false,
-          signal,
-        });
-      } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        // 409 after an attempt whose outcome we never saw: that attempt created it.
-        if (error.code === "conflict" && outcomeUnknown) {
-          const found = await findDeploymentByName(body.name, { signal });
-          if (found) return found;
-          throw error;
-        }
-        if (!error.ambiguous || attempt >= createAttempts) throw error;
-        outcomeUnknown = true;
-        log?.warn(
-          { name: body.name, code: error.code, status: error.status, attempt },
-          "create outcome unknown, looking it up",
-        );
-        const found = await findDeploymentByName(body.name, { signal });
-        if (found) return found;
-        await clock.sleep(backoffDelay(attempt, policy, random), signal);
-      }
-    }
-  }
+  const createOnce = createDeploymentOnce(http, transport, {
+    attempts: createAttempts,
+    findByName: (name, signal) => findDeploymentByName(name, { signal }),
+  });
 
   const patch = (
     deploymentId: string,
@@ -184,7 +146,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
           signal,
         }),
       ),
-    createDeployment,
+    createDeployment: (body, { signal } = {}) => createOnce(body, signal),
     // Resending a revision-creating body after a lost response would create a second revision.
     patchDeployment: (deploymentId, body, { signal } = {}) =>
       patch(deploymentId, body, !createsRevision(body), signal),
