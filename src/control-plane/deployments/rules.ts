@@ -10,32 +10,17 @@ import { badRequest } from "../http-errors.js";
 import type { Integration, Listener } from "../options.js";
 import { normalizeResourceSpec } from "../cpu.js";
 import type { DeploymentRecord } from "./record.js";
+import {
+  checkRevisionConfigApplies,
+  checkSourceConfigApplies,
+  given,
+  REVISION_FIELD_APPLIES,
+} from "./source-fields.js";
 
 // Business rules that depend on stored state or on the installation: 400 {"detail"} (decisions.md).
 
 export type RuleEnv = { mode: "saas" | "self-hosted"; listeners: Listener[]; integrations: Integration[] };
 
-const SOURCE_CONFIG_APPLIES: Record<keyof SourceConfig, readonly string[]> = {
-  integration_id: ["gitrepo"],
-  repo_url: ["gitrepo"],
-  deployment_type: ["gitrepo"],
-  build_on_push: ["gitrepo"],
-  custom_url: ["external_container"],
-  resource_spec: ["external_container"],
-  listener_id: ["external_container"],
-  listener_config: ["external_container"],
-  install_command: ["gitrepo", "internal_source"],
-  build_command: ["gitrepo", "internal_source"],
-};
-const REVISION_FIELD_APPLIES: Record<
-  "repo_ref" | "graph_config_path" | "image_uri" | "source_tarball_path",
-  readonly string[]
-> = {
-  repo_ref: ["gitrepo"],
-  graph_config_path: ["gitrepo", "internal_source"],
-  image_uri: ["external_container", "internal_container"],
-  source_tarball_path: ["internal_source"],
-};
 const IMMUTABLE: ReadonlyArray<"integration_id" | "repo_url" | "deployment_type" | "listener_id"> = [
   "integration_id",
   "repo_url",
@@ -43,37 +28,13 @@ const IMMUTABLE: ReadonlyArray<"integration_id" | "repo_url" | "deployment_type"
   "listener_id",
 ];
 
-const only = (list: readonly string[]) => list.join(" or ");
 const isTag = (ref: unknown) => typeof ref === "string" && ref.startsWith("refs/tags/");
-const given = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
 
 function checkMode(source: string, env: RuleEnv) {
   if (source === "gitrepo" && env.mode === "self-hosted")
     throw badRequest("source gitrepo is only available on hosted (SaaS) installations");
   if (source === "external_container" && env.mode === "saas")
     throw badRequest("source external_container is only available on self-hosted installations");
-}
-
-function checkSourceConfigApplies(
-  config: SourceConfig,
-  source: string,
-  skip: Array<keyof SourceConfig> = [],
-) {
-  for (const [field, sources] of Object.entries(SOURCE_CONFIG_APPLIES) as Array<
-    [keyof SourceConfig, readonly string[]]
-  >) {
-    if (skip.includes(field) || !given(config[field]) || sources.includes(source)) continue;
-    throw badRequest(`source_config.${field} does not apply to source ${source} (only to ${only(sources)})`);
-  }
-}
-
-function checkRevisionConfigApplies(config: Partial<SourceRevisionConfig>, source: string) {
-  for (const [field, sources] of Object.entries(REVISION_FIELD_APPLIES)) {
-    if (!given(config[field as keyof SourceRevisionConfig]) || sources.includes(source)) continue;
-    throw badRequest(
-      `source_revision_config.${field} does not apply to source ${source} (only to ${only(sources)})`,
-    );
-  }
 }
 
 function checkReferences(config: SourceConfig, env: RuleEnv) {
