@@ -5,8 +5,8 @@ import {
   type DeploymentCreateRequest,
   type DeploymentPatchRequest,
   type Page,
-  Revision,
 } from "../schema/deployment.js";
+import { Revision } from "../schema/revision.js";
 import { createDeploymentOnce } from "./create-once.js";
 import { orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";

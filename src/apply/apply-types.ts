@@ -1,7 +1,8 @@
 import type { Clock } from "../clock.js";
 import type { PlannedChange } from "../diff/plan-types.js";
 import type { LoadedManifest } from "../manifest/types.js";
-import type { Deployment, RevisionStatus } from "../schema/deployment.js";
+import type { Deployment } from "../schema/deployment.js";
+import type { RevisionStatus } from "../schema/revision.js";
 import type { Verify } from "../schema/manifest.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "../status/status-types.js";
 

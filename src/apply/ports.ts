@@ -1,4 +1,5 @@
-import type { Deployment, Organization, Revision } from "../schema/deployment.js";
+import type { Deployment, Organization } from "../schema/deployment.js";
+import type { Revision } from "../schema/revision.js";
 
 // What the apply engine needs from the outside world. src/reconcile/api-adapter.ts builds these from
 // the real clients in src/api/; the engine itself never touches fetch, URLs or keys.

@@ -21,7 +21,8 @@ import type { ApplyPorts } from "../apply/ports.js";
 import { resolveDesiredObject } from "../reconcile/resolve-desired.js";
 import { refreshStatuses } from "../reconcile/status-refresh.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
-import type { Deployment, RevisionStatus } from "../schema/deployment.js";
+import type { Deployment } from "../schema/deployment.js";
+import type { RevisionStatus } from "../schema/revision.js";
 import type { WorkReason } from "./schedule.js";
 
 // One object's reconcile, with the same engine as `plumb apply`: resolve secrets and digest an

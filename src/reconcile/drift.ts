@@ -1,5 +1,6 @@
 import type { Plan, PlannedChange } from "../diff/plan-types.js";
-import type { Deployment, RevisionStatus } from "../schema/deployment.js";
+import type { Deployment } from "../schema/deployment.js";
+import type { RevisionStatus } from "../schema/revision.js";
 import type { HealthStatus, ObjectStatus, StatusStore } from "../status/status-types.js";
 import { statusKey } from "../status/status-types.js";
 

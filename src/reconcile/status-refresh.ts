@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Plan, PlannedChange } from "../diff/plan-types.js";
-import type { Deployment, RevisionStatus } from "../schema/deployment.js";
+import type { Deployment } from "../schema/deployment.js";
+import type { RevisionStatus } from "../schema/revision.js";
 import { liveHealth } from "./drift.js";
 import type { ObjectStatus, StatusStore, SyncStatus } from "../status/status-types.js";
 import { blankObjectStatus, statusKey } from "../status/status-types.js";

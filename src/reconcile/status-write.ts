@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { RevisionStatus } from "../schema/deployment.js";
+import type { RevisionStatus } from "../schema/revision.js";
 import type { PlanManifestsResult } from "./plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";

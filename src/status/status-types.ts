@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { RecordedSource } from "../diff/diff-source.js";
 import type { SecretFingerprints } from "../diff/secret-fingerprint.js";
 import { Nullable } from "../schema/common.js";
-import { REVISION_STATUSES } from "../schema/deployment.js";
+import { REVISION_STATUSES } from "../schema/revision.js";
 import { KINDS } from "../schema/manifest.js";
 
 // What plumb records per managed object after apply, drift and status: one JSON file per object.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Deployment, Revision, RevisionStatus } from "../../src/schema/deployment.js";
+import type { Deployment } from "../../src/schema/deployment.js";
+import type { Revision, RevisionStatus } from "../../src/schema/revision.js";
 import type { DeploymentsPort } from "../../src/apply/ports.js";
 import { createRevisionWatcher } from "../../src/apply/revision-watcher.js";
 import { checkAnswer } from "../../src/apply/verify.js";

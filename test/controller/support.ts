@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { createLogger, type Logger } from "../../src/logger.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
-import type { Deployment, Revision } from "../../src/schema/deployment.js";
+import type { Deployment } from "../../src/schema/deployment.js";
+import type { Revision } from "../../src/schema/revision.js";
 
 type Page<T> = { resources: T[]; offset: number };
 

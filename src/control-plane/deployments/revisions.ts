@@ -1,4 +1,5 @@
-import type { Revision, RevisionStatus, SourceRevisionConfig } from "../../schema/deployment.js";
+import type { SourceRevisionConfig } from "../../schema/deployment.js";
+import type { Revision, RevisionStatus } from "../../schema/revision.js";
 
 // Revision lifecycle, derived from timestamps and the injected clock: no timers hold state, so a
 // read at time t always sees the same status and tests with a fake clock are deterministic.
