@@ -8,7 +8,6 @@ import { createControllerWorker } from "./controller-worker.js";
 import { checkDriftBranchOptions } from "./drift-branch.js";
 import { createSync, startTriggers } from "./triggers.js";
 import type { Controller, ControllerOptions } from "./controller-types.js";
-import { errorMessage } from "./error-message.js";
 import { waitToLead } from "./leadership.js";
 import { warnUnknownSecrets } from "./unknown-secrets-warning.js";
 import { createLiveListing } from "./live-listing.js";
@@ -62,9 +61,6 @@ export async function startController(options: ControllerOptions): Promise<Contr
       signal: options.signal,
     });
     started.push(() => lock.release());
-    lock.lost.addEventListener("abort", () =>
-      log.error({ err: errorMessage(lock.lost.reason) }, "lost the state lock: stopping"),
-    );
     // The status page hears of every record and reconcile through the activity book.
     const activity = createActivityBook();
     const pageEvents = createPageEvents(timers);
@@ -99,7 +95,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
       fetch: options.fetch,
       rateLimit: options.apiRateLimit,
     });
-    const listing = createLiveListing(() => controlPlane.deploymentPages(), log);
+    const listing = createLiveListing(() => controlPlane.deploymentPages(), log, timers);
     const readiness = createReadiness();
     metrics.leading(true);
     // Ready means reconciling for real: not while the control plane refuses the key or is unreachable.
@@ -147,7 +143,10 @@ export async function startController(options: ControllerOptions): Promise<Contr
         else listing.forget(key);
         queue.enqueue(key, "change");
       },
-      removed: (key) => queue.cancel(key),
+      removed: (key) => {
+        queue.cancel(key);
+        listing.forget(key);
+      },
       stopping: () => stopping,
       clock,
       timers,
@@ -226,6 +225,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
       async stop(graceMs = 10_000) {
         if (stopping) return;
         stopping = true;
+        listing.close(); // a drift sweep waiting for the queue to take its listing ends
         await stopController({
           graceMs,
           log,

@@ -1,12 +1,13 @@
 import type { Logger } from "../logger.js";
-import type { ObjectStatus } from "../status/status-types.js";
+import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import type { DesiredSnapshot } from "./desired.js";
 import type { LiveListing } from "./live-listing.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { logInvalid } from "./snapshot-scanner.js";
 
-// A drift check of everything: one listing of live, a report of deployments that left git, then a
-// drift reconcile queued for every object (the queue runs changes first).
+// A drift check of everything: one listing of live, each listed object's drift reconcile queued as
+// its page arrives (the queue runs changes first), then a report of deployments that left git and
+// a drift reconcile for each object that is not live.
 
 /**
  * Deployments plumb managed (they have a status record) that are still live but no longer in git:
@@ -43,11 +44,23 @@ export function createDriftSweep(deps: DriftSweepDeps): () => Promise<void> {
     if (!deps.active()) return;
     const before = deps.snapshot();
     if (before.invalid.size > 0) logInvalid(deps.log, before);
-    if (await deps.listing.refresh()) {
+    // Each live object is queued as its page arrives (a rescan may run meanwhile: ask the current snapshot).
+    const queued = new Set<string>();
+    const live = await deps.listing.stream(
+      (name) => {
+        const key = statusKey("Deployment", name);
+        return deps.snapshot().objects.has(key) ? key : undefined;
+      },
+      (key) => {
+        queued.add(key);
+        deps.enqueue(key);
+      },
+    );
+    if (!deps.active()) return;
+    const snapshot = deps.snapshot();
+    if (live) {
       deps.synced?.();
-      const snapshot = deps.snapshot(); // a rescan may have run during the listing
-      for (const key of snapshot.objects.keys()) deps.listing.use(key);
-      for (const status of findRemovedFromGit(snapshot, deps.statuses, deps.listing.names())) {
+      for (const status of findRemovedFromGit(snapshot, deps.statuses, live)) {
         deps.metrics.driftDetected(status.kind, "removed-from-git");
         deps.log.warn(
           { kind: status.kind, object: status.name, id: status.id },
@@ -55,6 +68,11 @@ export function createDriftSweep(deps: DriftSweepDeps): () => Promise<void> {
         );
       }
     }
-    for (const key of deps.snapshot().objects.keys()) deps.enqueue(key);
+    // The rest: not live (the listing says so), or looked up when the listing failed.
+    for (const key of snapshot.objects.keys()) {
+      if (queued.has(key)) continue;
+      if (live) deps.listing.use(key);
+      deps.enqueue(key);
+    }
   };
 }

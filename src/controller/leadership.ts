@@ -8,6 +8,7 @@ import {
   type StateLock,
 } from "../lock/index.js";
 import type { Logger } from "../logger.js";
+import { errorMessage } from "./error-message.js";
 import type { StatusLocation } from "../status/status-source.js";
 import { buildObjectPage } from "../status-page/page-model.js";
 import { type ControllerHttp, startControllerHttp } from "./http-server.js";
@@ -29,7 +30,16 @@ export type LeadershipOptions = {
 
 const COMMAND = "plumb controller";
 
+/** The state lock, once this controller leads; losing it later is logged (the controller stops). */
 export async function waitToLead(options: LeadershipOptions): Promise<StateLock> {
+  const lock = await acquireLeadership(options);
+  lock.lost.addEventListener("abort", () =>
+    options.log.error({ err: errorMessage(lock.lost.reason) }, "lost the state lock: stopping"),
+  );
+  return lock;
+}
+
+async function acquireLeadership(options: LeadershipOptions): Promise<StateLock> {
   const target = lockTargetOf(options.location);
   const lockOptions = {
     command: COMMAND,

@@ -21,7 +21,7 @@ export type WorkerDeps = {
   /** Everything reconcileObject needs (statuses and record included). */
   context: ReconcileContext;
   snapshot: () => DesiredSnapshot;
-  listing: Pick<LiveListing, "take">;
+  listing: Pick<LiveListing, "take" | "forget">;
   metrics: Pick<ControllerMetrics, "reconciled" | "driftDetected" | "synced">;
   /** Consecutive failures of `key` so far (for the log line of another failure). */
   failures: (key: string) => number;
@@ -39,7 +39,10 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
   const { clock, context } = deps;
   return async (item: WorkItem, signal: AbortSignal): Promise<boolean> => {
     const entry = deps.snapshot().objects.get(item.key);
-    if (!entry) return true; // removed from the manifests (or now invalid) since it was queued
+    if (!entry) {
+      deps.listing.forget(item.key); // removed from the manifests (or now invalid) since it was queued
+      return true;
+    }
     const { manifest } = entry.loaded;
     const previous = context.statuses.get(item.key);
     // `object`, not `name`: pino's own `name` key says which program wrote the line.
