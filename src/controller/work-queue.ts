@@ -56,10 +56,13 @@ export function startWorkQueue(options: ScheduleOptions & { timers?: Timers; wor
     for (const resolve of waiters) resolve();
   };
 
-  const arm = () => {
+  /** `now`: the time take() just used. A second reading could be later (a timer fires a millisecond
+   * before Date.now reaches its time): an item take() found not ready would then look ready here,
+   * get no timer, and wait for whatever pumps next, forever if nothing does. */
+  const arm = (now: number) => {
     let next = stopping ? undefined : schedule.nextWakeAt();
     // Ready but not started means every slot is busy: a completion pumps again, no timer needed.
-    if (next !== undefined && next <= timers.now()) next = undefined;
+    if (next !== undefined && next <= now) next = undefined;
     if (next === wakeAt) return;
     cancelWake?.();
     cancelWake = undefined;
@@ -87,14 +90,15 @@ export function startWorkQueue(options: ScheduleOptions & { timers?: Timers; wor
   };
 
   function pump(): void {
+    const now = timers.now();
     if (!stopping) {
-      for (const item of schedule.take(timers.now())) {
+      for (const item of schedule.take(now)) {
         const task = run(item);
         tasks.add(task);
         void task.finally(() => tasks.delete(task));
       }
     }
-    arm();
+    arm(now);
     notifyIdle();
   }
 
@@ -115,7 +119,7 @@ export function startWorkQueue(options: ScheduleOptions & { timers?: Timers; wor
     },
     async stop(graceMs) {
       stopping = true;
-      arm();
+      arm(timers.now());
       const all = Promise.all(tasks).then(() => true);
       const timeout = (ms: number) =>
         new Promise<false>((resolve) => {

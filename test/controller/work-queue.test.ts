@@ -103,4 +103,44 @@ describe("startWorkQueue", () => {
     await timers.advance(0);
     expect(idle).toBe(true);
   });
+
+  it("retries when its timer fires a millisecond before the clock reaches the retry time", async () => {
+    // Node's timers can fire a millisecond before Date.now reaches their time: here each timer
+    // fires at its time - 1 and the clock reaches its time right after the first reading.
+    let t = 0;
+    let reached: number | undefined;
+    const due = new Map<number, { at: number; fn: () => void }>();
+    let id = 0;
+    const timers = {
+      now() {
+        const read = t;
+        if (reached !== undefined) [t, reached] = [reached, undefined];
+        return read;
+      },
+      setTimeout(fn: () => void, ms: number) {
+        const key = id++;
+        due.set(key, { at: t + ms, fn });
+        return () => void due.delete(key);
+      },
+    };
+    const runs: number[] = [];
+    const q = startWorkQueue({
+      ...base,
+      debounceMs: 0,
+      backoffBaseMs: 50,
+      timers,
+      worker: async () => (runs.push(t), runs.length > 1),
+    });
+    q.enqueue("a", "drift");
+    for (let fired = 0; fired < 100 && runs.length < 2; fired++) {
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+      const [key, next] = [...due].sort((a, b) => a[1].at - b[1].at)[0] ?? [];
+      if (key === undefined || !next) break;
+      due.delete(key);
+      t = Math.max(t, next.at - 1);
+      reached = Math.max(t, next.at);
+      next.fn();
+    }
+    expect(runs).toEqual([0, 50]);
+  });
 });
