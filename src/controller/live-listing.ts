@@ -42,8 +42,6 @@ export type LiveListing = {
    * undefined when it must be looked up. Each use is taken once.
    */
   take: (key: string, name: string) => Deployment | null | undefined;
-  /** Names of the live deployments as of the last complete listing. */
-  names: () => ReadonlySet<string>;
   /** The deployments of the startup listing not taken yet, parsed afresh (a copy). */
   live: () => Map<string, Deployment>;
   /** Ends a sweep's listing that waits for the queue (shutdown). */
@@ -61,7 +59,6 @@ export function createLiveListing(
   /** A sweep's listed deployments not taken yet, by object key. */
   const held = new Map<string, string>();
   const uses = new Set<string>();
-  let names: ReadonlySet<string> = new Set();
   let closed = false;
   let wake: (() => void) | undefined;
   const release = (key: string) => {
@@ -90,7 +87,6 @@ export function createLiveListing(
         const next = new Map<string, string>();
         for await (const page of pages()) for (const d of page) next.set(d.name, JSON.stringify(d));
         listed = next;
-        names = new Set(next.keys());
         return true;
       } catch (error) {
         listFailed(error);
@@ -118,9 +114,7 @@ export function createLiveListing(
         listFailed(error);
         return undefined;
       }
-      if (closed) return undefined;
-      names = seen;
-      return seen;
+      return closed ? undefined : seen;
     },
     use: (key) => void uses.add(key),
     forget(key) {
@@ -135,7 +129,6 @@ export function createLiveListing(
       listed.delete(name);
       return found === undefined ? null : (JSON.parse(found) as Deployment);
     },
-    names: () => names,
     live: () => new Map([...listed].map(([name, text]) => [name, JSON.parse(text) as Deployment])),
     close() {
       closed = true;
