@@ -1,4 +1,4 @@
-import type { NotifyEvent } from "./notifier.js";
+import type { NotifyEvent } from "./notify-payload.js";
 import type { ReconcileOutcome } from "./reconcile-object.js";
 import type { WorkReason } from "./schedule.js";
 

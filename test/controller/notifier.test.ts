@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startControllerNotifier } from "../../src/controller/controller-notifier.js";
-import { createNotifier, type NotifyEvent, signNotification } from "../../src/controller/notifier.js";
+import { createNotifier, signNotification } from "../../src/controller/notifier.js";
+import type { NotifyEvent } from "../../src/controller/notify-payload.js";
 import { systemTimers } from "../../src/controller/work-queue.js";
 import { memoryLogger, waitFor } from "./support.js";
 import { startReceiver } from "./notify-receiver.js";
@@ -94,6 +95,66 @@ describe("--notify deliveries", () => {
     // The log names the receiver's origin only: webhook URLs carry secrets in their path.
     expect(log.text()).toContain("notification not delivered");
     expect(log.text()).not.toContain("/closed");
+  });
+
+  it("never follows a redirect: the delivery fails at once, says so, and the other host gets nothing", async () => {
+    const elsewhere = await receiver();
+    const permanent = await receiver(() => ({
+      status: 307,
+      headers: { location: `${elsewhere.url}/stolen` },
+    }));
+    const found = await receiver(() => ({ status: 302, headers: { location: `${elsewhere.url}/stolen` } }));
+    const { n, counts, log } = notifier([permanent.url, found.url], { secret: "notify-s3cret" });
+    n.notify(event);
+    await n.drain(10_000);
+    expect(elsewhere.deliveries).toHaveLength(0); // neither the body nor the signature went there
+    expect(permanent.deliveries).toHaveLength(1); // a redirect is not retried
+    expect(found.deliveries).toHaveLength(1);
+    expect(counts).toEqual(["applied:failed", "applied:failed"]);
+    expect(log.text()).toContain(`HTTP 307 redirect to ${elsewhere.url} not followed`);
+    expect(log.text()).toContain(`HTTP 302 redirect to ${elsewhere.url} not followed`);
+    expect(log.text()).not.toContain("/stolen");
+    expect(log.text()).not.toContain("updated and converged"); // the body stays out of the log
+  });
+
+  it("gives each receiver its own slots: one that never answers delays no other", async () => {
+    const hung = await receiver(() => "hang");
+    const healthy = await receiver();
+    const { n, counts } = notifier([hung.url, healthy.url], { timeoutMs: 60_000, retries: 0 });
+    for (let i = 0; i < 12; i++) n.notify({ ...event, message: `m${i}` });
+    // Every event reaches the healthy receiver while the hung one still holds its 4 slots, long
+    // before its 60 s timeout: nothing of the hung receiver has ended yet.
+    await waitFor("12 deliveries to the healthy receiver", () => healthy.deliveries.length === 12);
+    const messages = healthy.events().map((e) => String(e.message));
+    expect(messages.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `m${i}`).sort());
+    expect(hung.deliveries).toHaveLength(4);
+    expect(counts).toEqual(Array.from({ length: 12 }, () => "applied:sent"));
+  });
+
+  it("bounds pending deliveries per receiver: a hung one drops only its own events", async () => {
+    const hung = await receiver(() => "hang");
+    const healthy = await receiver();
+    const { n, counts } = notifier([hung.url, healthy.url], { timeoutMs: 60_000, retries: 0 });
+    for (let i = 0; i < 600; i++) n.notify({ ...event, message: `m${i}` });
+    await waitFor("600 deliveries to the healthy receiver", () => healthy.deliveries.length === 600);
+    expect(counts.filter((c) => c === "applied:dropped")).toHaveLength(0);
+    for (let i = 600; i < 1_010; i++) n.notify({ ...event, message: `m${i}` });
+    await waitFor("1,010 deliveries to the healthy receiver", () => healthy.deliveries.length === 1_010);
+    expect(counts.filter((c) => c === "applied:dropped")).toHaveLength(10); // the hung receiver's
+  });
+
+  it("escapes <, > and & in the Slack text, and only there", async () => {
+    const r = await receiver();
+    const { n } = notifier([r.url]);
+    const message = "bad: <!channel> & <https://evil.example|click here>";
+    n.notify({ ...event, event: "failed", object: { kind: "Deployment", name: "a<b>&c" }, message });
+    await n.drain(5_000);
+    const [sent] = r.events();
+    expect(sent!.text).toBe(
+      "❌ plumb: Deployment a&lt;b&gt;&amp;c failed (source_revision_config.image_uri): bad: &lt;!channel&gt; &amp; &lt;https://evil.example|click here&gt;",
+    );
+    expect(sent!.message).toBe(message);
+    expect(sent!.object).toEqual({ kind: "Deployment", name: "a<b>&c" });
   });
 
   it("never blocks its caller and drops what is over the bound, counted, when the receiver hangs", async () => {

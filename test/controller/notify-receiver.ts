@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 
 // A local webhook receiver for the --notify tests: records every delivery (headers and body) and
-// answers what the test says (a status code, or never).
+// answers what the test says (a status code, a status code with headers, or never).
 
 type Delivery = {
   path: string;
@@ -12,7 +12,10 @@ type Delivery = {
 };
 
 export async function startReceiver(
-  answer: (n: number, req: IncomingMessage) => number | "hang" = () => 204,
+  answer: (
+    n: number,
+    req: IncomingMessage,
+  ) => number | { status: number; headers: Record<string, string> } | "hang" = () => 204,
 ) {
   const deliveries: Delivery[] = [];
   const hanging: ServerResponse[] = [];
@@ -30,7 +33,8 @@ export async function startReceiver(
       });
       const code = answer(count++, req);
       if (code === "hang") hanging.push(res);
-      else res.writeHead(code).end();
+      else if (typeof code === "number") res.writeHead(code).end();
+      else res.writeHead(code.status, code.headers).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -1,0 +1,55 @@
+// What a notification says: the event, a `text` line for Slack-compatible receivers, a link to the
+// object on the status page and the time. Pure.
+
+export type NotifyEventName =
+  "applied" | "failed" | "drift-detected" | "drift-healed" | "pruned" | "lock-lost";
+
+export type NotifyEvent = {
+  event: NotifyEventName;
+  object: { kind: string; name: string } | null;
+  id: string | null;
+  revision: string | null;
+  /** Fields that changed or drifted (dotted API paths); never values. */
+  fields: string[];
+  message: string;
+};
+
+type NotifyPayload = NotifyEvent & { text: string; link: string | null; at: string; source: "plumb" };
+
+const ICON: Record<NotifyEventName, string> = {
+  applied: "✅",
+  failed: "❌",
+  "drift-detected": "⚠️",
+  "drift-healed": "🔧",
+  pruned: "🗑️",
+  "lock-lost": "🔒",
+};
+
+/**
+ * Slack's mrkdwn reads `<…>` as a link or a mention (`<!channel>`, `<https://evil|click here>`) and
+ * `&` as the start of an entity: an object name or a server's message is text, so these three are
+ * escaped as Slack documents (`&amp;`, `&lt;`, `&gt;`). Only `text` is escaped; the JSON fields
+ * stay as they are.
+ */
+export const escapeSlackText = (text: string): string =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+export function buildNotifyPayload(
+  event: NotifyEvent,
+  pageUrl: string | undefined,
+  now: number,
+): NotifyPayload {
+  const what = event.object ? `${event.object.kind} ${event.object.name}` : "controller";
+  const fields = event.fields.length > 0 ? ` (${event.fields.join(", ")})` : "";
+  const link =
+    pageUrl && event.object
+      ? `${pageUrl.replace(/\/$/, "")}/#/object/${encodeURIComponent(event.object.kind)}/${encodeURIComponent(event.object.name)}`
+      : (pageUrl ?? null);
+  return {
+    source: "plumb",
+    ...event,
+    text: `${ICON[event.event]} plumb: ${escapeSlackText(`${what} ${event.event}${fields}: ${event.message}`)}`,
+    link,
+    at: new Date(now).toISOString(),
+  };
+}
