@@ -62,14 +62,14 @@ const gitFailure = (what: string, url: string, error: unknown) =>
 
 export async function openGitSource(options: GitSourceOptions): Promise<GitSource> {
   const checkoutDir = resolve(options.workDir);
-  const owned = options.credentials ? undefined : await createGitCredentials(options.env);
+  const owned = options.credentials ? undefined : await createGitCredentials(options.env, options.url);
   const { env } = options.credentials ?? owned!;
   const cleanup = async () => owned?.dispose();
   const gitIn = (dir: string): SimpleGit =>
     simpleGit({
       baseDir: dir,
-      unsafe: { allowUnsafeAskPass: true },
-      allowEnvironment: ["GIT_ASKPASS", "GIT_TERMINAL_PROMPT"],
+      unsafe: { allowUnsafeAskPass: true, allowUnsafeConfigEnvCount: true },
+      allowEnvironment: Object.keys(env).filter((key) => key.startsWith("GIT_")),
     }).env(env);
   await mkdir(checkoutDir, { recursive: true });
   let git = gitIn(checkoutDir);

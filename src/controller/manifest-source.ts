@@ -41,7 +41,7 @@ export async function openManifestSource(
       close: async () => {},
     };
   }
-  const credentials = await createGitCredentials(env);
+  const credentials = await createGitCredentials(env, source.url);
   try {
     const git = await openGitSource({ ...source, env, credentials });
     log.info({ repo: redactUrl(source.url), branch: source.branch, revision: git.commit() }, "checked out");

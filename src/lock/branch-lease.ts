@@ -5,18 +5,23 @@ import { type Clock, systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
 import { statusGitEnv } from "../status/git-env.js";
 import { gitAt, gitFailure, repoInfo } from "../status/status-branch.js";
-import { describeHolder } from "./holder.js";
-import type { LockHolder } from "./lock-types.js";
+import { createFence, type Fence } from "./fence.js";
+import { describeHolder, isDeadLocalHolder } from "./holder.js";
+import { type LockHolder, type Monotonic, systemMonotonic } from "./lock-types.js";
+import { createObserver } from "./observer.js";
 
 // The lease of a status branch, held in the git remote itself so that writers on different machines
 // (CI runners, pods) exclude each other: the ref refs/plumb/locks/<branch> points to a commit whose
-// message is {holder, expires_at}. Every change is a compare-and-swap push
+// message is {holder, lease_ms, renewals, expires_at}. Every change is a compare-and-swap push
 // (--force-with-lease=<ref>:<sha seen>, empty: must not exist), so of two writers racing only one
-// push lands. The holder renews it before it expires; an expired lease (its holder was killed) is
-// taken over with the same CAS. Expiry uses the holder's clock: keep machines' clocks in sync (NTP).
+// push lands. The holder renews it (a new commit) every third of the lease and stops writing two
+// thirds of a lease after its last renewal began (fence.ts). A waiter takes it over only after it has
+// seen the same commit for the holder's whole lease_ms on its own monotonic clock (observer.ts), or at
+// once when the holder is a process of this host that is gone; expires_at is for people to read,
+// never compared: clocks of different machines need not agree.
 
 export type LeaseTarget = { root: string; branch: string; gitEnv?: Record<string, string> | undefined };
-type Lease = { holder: LockHolder; expires_at: string };
+type Lease = { holder: LockHolder; expires_at: string; lease_ms?: number; renewals?: number };
 type Seen = { sha: string; lease: Lease | null } | null;
 
 export const leaseRef = (branch: string) => `refs/plumb/locks/${branch}`;
@@ -24,7 +29,7 @@ export const leaseRef = (branch: string) => `refs/plumb/locks/${branch}`;
 /** A scratch repository and the git environment (credentials) to talk to the remote. */
 async function openRemote(target: LeaseTarget) {
   const info = await repoInfo(target);
-  const env = await statusGitEnv(info.top, target.gitEnv);
+  const env = await statusGitEnv(info, target.gitEnv);
   const scratch = await mkdtemp(join(tmpdir(), "plumb-lease-"));
   const git = gitAt(env.env, scratch);
   await git.init(true);
@@ -121,46 +126,70 @@ async function writeLease(
   }
 }
 
-export type BranchLease = { release(): Promise<void>; lost: AbortSignal };
+export type BranchLease = {
+  release(): Promise<void>;
+  lost: AbortSignal;
+  /** Throws lock-lost unless the lease is still good on this process's monotonic clock. */
+  assertHeld(): void;
+};
+
+type LeaseOptions = {
+  leaseMs: number;
+  renewMs: number;
+  timeoutMs: number;
+  retryMs: number;
+  clock?: Clock;
+  monotonic?: Monotonic;
+  signal?: AbortSignal;
+};
+
+/** Free to take: none, ours, its local process gone, or the same commit seen for its whole lease. */
+const takeable = (
+  seen: Seen,
+  holder: LockHolder,
+  expired: (token: string, ms: number) => boolean,
+  leaseMs: number,
+) =>
+  !seen ||
+  seen.lease?.holder.id === holder.id ||
+  (seen.lease !== null && isDeadLocalHolder(seen.lease.holder)) ||
+  expired(seen.sha, seen.lease?.lease_ms ?? leaseMs);
 
 export async function acquireBranchLease(
   target: LeaseTarget,
   holder: LockHolder,
-  options: {
-    leaseMs: number;
-    renewMs: number;
-    timeoutMs: number;
-    retryMs: number;
-    clock?: Clock;
-    signal?: AbortSignal;
-  },
+  options: LeaseOptions,
 ): Promise<BranchLease> {
   const clock = options.clock ?? systemClock;
+  const monotonic = options.monotonic ?? systemMonotonic;
   const remote = await openRemote(target);
   const deadline = clock.now() + options.timeoutMs;
-  const leaseUntil = () => ({ holder, expires_at: new Date(clock.now() + options.leaseMs).toISOString() });
+  let renewals = 0;
+  const next = (): Lease => ({
+    holder,
+    lease_ms: options.leaseMs,
+    renewals: renewals++,
+    expires_at: new Date(clock.now() + options.leaseMs).toISOString(),
+  });
+  const observer = createObserver(monotonic);
   try {
-    let current: string | null = null;
     for (;;) {
       const seen = await readLease(remote, target.branch);
-      const free =
-        !seen ||
-        !seen.lease ||
-        Date.parse(seen.lease.expires_at) <= clock.now() ||
-        seen.lease.holder.id === holder.id;
-      if (free) current = await writeLease(remote, target.branch, leaseUntil(), seen?.sha ?? null);
-      if (current) break;
+      const startedAt = monotonic();
+      if (takeable(seen, holder, observer.expired, options.leaseMs)) {
+        const current = await writeLease(remote, target.branch, next(), seen?.sha ?? null);
+        if (current) return startRenewing(remote, target.branch, current, next, { ...options, startedAt });
+      }
       if (options.signal?.aborted) throw options.signal.reason;
       if (clock.now() >= deadline) {
         const other = seen?.lease?.holder;
         throw new PlumbError(
           "state-locked",
-          `the status branch ${target.branch} is leased by ${other ? describeHolder(other) : "another plumb process"} until ${seen?.lease?.expires_at ?? "?"}; wait, pass --lock-timeout, or if that process is gone run: plumb unlock --force --status-branch ${target.branch}`,
+          `the status branch ${target.branch} is leased by ${other ? describeHolder(other) : "another plumb process"}; wait, pass --lock-timeout, or if that process is gone run: plumb unlock --force --status-branch ${target.branch}`,
         );
       }
       await clock.sleep(Math.min(options.retryMs, Math.max(1, deadline - clock.now())), options.signal);
     }
-    return startRenewing(remote, target.branch, current, leaseUntil, options.renewMs);
   } catch (error) {
     await remote.close();
     throw error;
@@ -171,33 +200,50 @@ function startRenewing(
   remote: Remote,
   branch: string,
   first: string,
-  leaseUntil: () => Lease,
-  renewMs: number,
+  next: () => Lease,
+  options: LeaseOptions & { startedAt: number },
 ): BranchLease {
+  const monotonic = options.monotonic ?? systemMonotonic;
   const lost = new AbortController();
   let current: string | null = first;
   let renewing: Promise<void> = Promise.resolve();
-  let expires = Date.parse(leaseUntil().expires_at);
-  const lose = (why: string) =>
-    lost.abort(new PlumbError("lock-lost", `lost the lease of status branch ${branch}: ${why}`));
+  const lose = (error: PlumbError) => {
+    if (!lost.signal.aborted) lost.abort(error);
+  };
+  const fence: Fence = createFence({
+    leaseMs: options.leaseMs,
+    monotonic,
+    since: options.startedAt,
+    what: `the lease of status branch ${branch}`,
+    onLapse: lose,
+  });
+  const renew = async () => {
+    if (!current || lost.signal.aborted) return;
+    if (!fence.valid()) return fence.check();
+    const started = monotonic();
+    try {
+      current = await writeLease(remote, branch, next(), current);
+      if (current) fence.renewed(started);
+      else
+        lose(
+          new PlumbError("lock-lost", `lost the lease of status branch ${branch}: another writer took it`),
+        );
+    } catch {
+      // The remote did not answer: try again at the next tick, until the renew deadline runs out.
+    }
+  };
+  const renewMs = Math.min(options.renewMs, options.leaseMs / 3);
   const timer = setInterval(() => {
-    renewing = renewing.then(async () => {
-      if (!current) return;
-      const next = leaseUntil();
-      try {
-        current = await writeLease(remote, branch, next, current);
-        if (current) expires = Date.parse(next.expires_at);
-        else lose("another writer took it");
-      } catch {
-        // The remote did not answer: keep trying until the lease we hold runs out.
-        if (Date.now() >= expires) lose("it could not be renewed before it expired");
-      }
-    });
+    renewing = renewing.then(renew).catch(() => undefined);
   }, renewMs);
   timer.unref();
   let released = false;
   return {
     lost: lost.signal,
+    assertHeld: () => {
+      if (lost.signal.aborted) throw lost.signal.reason;
+      fence.check();
+    },
     async release() {
       if (released) return;
       released = true;

@@ -1,10 +1,13 @@
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { credentialOrigin } from "./git-origin.js";
 
 // The environment every git command of the controller runs with (fetches and status-branch pushes
 // alike). HTTPS credentials come from PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN through a GIT_ASKPASS
-// script that reads them at run time: never in argv, URLs, remote config or logs.
+// script that reads them at run time: never in argv, URLs, remote config or logs. They are given
+// only to the origin (scheme, host, port) of the configured repository, and git follows no redirect
+// (http.followRedirects=false), so a server that redirects elsewhere gets no token.
 
 export type GitCredentials = {
   /** The whole environment of git child processes (the token only as PLUMB_GIT_TOKEN). */
@@ -13,10 +16,29 @@ export type GitCredentials = {
   dispose(): Promise<void>;
 };
 
-/** git runs `$GIT_ASKPASS "Username for 'https://host': "` (then "Password for ...") and reads stdout. */
+/**
+ * git runs `$GIT_ASKPASS "Username for 'https://host': "` (then "Password for 'https://user@host':
+ * "), the URL being the one it is about to send to. The script answers only when that URL's origin
+ * (userinfo and path removed, host lower-cased, default port dropped) is PLUMB_GIT_ORIGIN.
+ */
 const ASKPASS_SCRIPT = `#!/bin/sh
+url=\${1#*"'"}
+url=\${url%"'"*}
+scheme=\${url%%://*}
+rest=\${url#*://}
+host=\${rest%%/*}
+host=\${host##*@}
+origin=$(printf '%s://%s' "$scheme" "$host" | tr 'A-Z' 'a-z')
+case "$origin" in
+  https://*:443) origin=\${origin%:443} ;;
+  http://*:80) origin=\${origin%:80} ;;
+esac
+if [ -z "$PLUMB_GIT_ORIGIN" ] || [ "$origin" != "$PLUMB_GIT_ORIGIN" ]; then
+  echo "plumb: PLUMB_GIT_TOKEN is only for $PLUMB_GIT_ORIGIN, not $origin" >&2
+  exit 1
+fi
 case "$1" in
-  *sername*) printf '%s\\n' "\${PLUMB_GIT_USERNAME:-x-access-token}" ;;
+  Username*) printf '%s\\n' "\${PLUMB_GIT_USERNAME:-x-access-token}" ;;
   *) printf '%s\\n' "\${PLUMB_GIT_TOKEN}" ;;
 esac
 `;
@@ -34,15 +56,46 @@ export const PASSED_ENV = [
   "SSH_AUTH_SOCK",
 ];
 
-export async function createGitCredentials(env: NodeJS.ProcessEnv): Promise<GitCredentials> {
-  const out: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
+/** What the askpass reads from git's environment. */
+export const ASKPASS_ENV = ["GIT_ASKPASS", "PLUMB_GIT_ORIGIN", "PLUMB_GIT_TOKEN", "PLUMB_GIT_USERNAME"];
+
+/** git settings every plumb git command runs with: no redirect is followed, to any host. */
+const PLUMB_GIT_CONFIG: ReadonlyArray<[string, string]> = [["http.followRedirects", "false"]];
+
+/** Appends config entries (GIT_CONFIG_KEY_n/VALUE_n) to whatever GIT_CONFIG_COUNT `env` carries. */
+export function withConfigEntries(
+  env: Record<string, string>,
+  entries: ReadonlyArray<[string, string]> = PLUMB_GIT_CONFIG,
+): Record<string, string> {
+  const out = { ...env };
+  let count = Number.parseInt(out.GIT_CONFIG_COUNT ?? "0", 10) || 0;
+  for (const [key, value] of entries) {
+    out[`GIT_CONFIG_KEY_${count}`] = key;
+    out[`GIT_CONFIG_VALUE_${count}`] = value;
+    count += 1;
+  }
+  if (count > 0) out.GIT_CONFIG_COUNT = String(count);
+  return out;
+}
+
+/**
+ * The git environment for `repoUrl`: PASSED_ENV, no terminal prompt, no redirects, and with
+ * PLUMB_GIT_TOKEN an askpass for the repository's origin only. A URL that carries credentials is
+ * refused (PlumbError "invalid-setting"): they would be sent wherever git connects and shown in
+ * process lists.
+ */
+export async function createGitCredentials(env: NodeJS.ProcessEnv, repoUrl: string): Promise<GitCredentials> {
+  const origin = credentialOrigin(repoUrl);
+  let out: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
   for (const name of PASSED_ENV) if (env[name]) out[name] = env[name];
-  if (!env.PLUMB_GIT_TOKEN) return { env: out, dispose: async () => {} };
+  out = withConfigEntries(out);
+  if (!env.PLUMB_GIT_TOKEN || !origin) return { env: out, dispose: async () => {} };
   const dir = await mkdtemp(join(tmpdir(), "plumb-askpass-"));
   const script = join(dir, "askpass.sh");
   await writeFile(script, ASKPASS_SCRIPT, { mode: 0o700 });
   await chmod(script, 0o700);
   out.GIT_ASKPASS = script;
+  out.PLUMB_GIT_ORIGIN = origin;
   out.PLUMB_GIT_TOKEN = env.PLUMB_GIT_TOKEN;
   if (env.PLUMB_GIT_USERNAME) out.PLUMB_GIT_USERNAME = env.PLUMB_GIT_USERNAME;
   return { env: out, dispose: () => rm(dir, { recursive: true, force: true }) };

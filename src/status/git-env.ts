@@ -1,5 +1,11 @@
 import { simpleGit } from "./simple-git.js";
-import { createGitCredentials, type GitCredentials, PASSED_ENV } from "./git-credentials.js";
+import {
+  createGitCredentials,
+  ASKPASS_ENV,
+  type GitCredentials,
+  PASSED_ENV,
+  withConfigEntries,
+} from "./git-credentials.js";
 
 // The environment of the status branch's git commands (its temporary clone, fetches, ls-remote and
 // pushes, and the lease). They run outside the user's checkout, so they would not see its local
@@ -7,7 +13,8 @@ import { createGitCredentials, type GitCredentials, PASSED_ENV } from "./git-cre
 // - `http.*.extraheader` and `credential.*` entries of the repository's own config (what
 //   actions/checkout writes to .git/config), passed as GIT_CONFIG_COUNT/KEY_n/VALUE_n;
 // - GIT_ASKPASS, credential helpers of the user's global config, SSH agents: inherited as they are;
-// - PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN: through the askpass script the controller uses too.
+// - PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN: through the askpass script the controller uses too, for
+//   the remote's origin only; and git follows no redirect (git-credentials.ts).
 
 export type StatusGitEnv = { env: Record<string, string>; dispose(): Promise<void> };
 
@@ -29,28 +36,13 @@ async function localCredentialConfig(top: string): Promise<Array<[string, string
   return pairs;
 }
 
-/** Appends config entries to whatever GIT_CONFIG_COUNT the environment already carries. */
-function withConfigEntries(
-  env: Record<string, string>,
-  entries: ReadonlyArray<[string, string]>,
-): Record<string, string> {
-  const out = { ...env };
-  let count = Number.parseInt(out.GIT_CONFIG_COUNT ?? "0", 10) || 0;
-  for (const [key, value] of entries) {
-    out[`GIT_CONFIG_KEY_${count}`] = key;
-    out[`GIT_CONFIG_VALUE_${count}`] = value;
-    count += 1;
-  }
-  if (count > 0) out.GIT_CONFIG_COUNT = String(count);
-  return out;
-}
-
 /**
  * `base`: the controller's git environment (its askpass), else this process's environment plus an
- * askpass for PLUMB_GIT_TOKEN when set. Never prompts on a terminal: a missing credential fails.
+ * askpass for PLUMB_GIT_TOKEN when set, answering for `repo.source`'s origin only. Never prompts on
+ * a terminal: a missing credential fails.
  */
 export async function statusGitEnv(
-  top: string,
+  repo: { top: string; source: string },
   base: Record<string, string> | undefined,
   processEnv: NodeJS.ProcessEnv = process.env,
 ): Promise<StatusGitEnv> {
@@ -65,14 +57,15 @@ export async function statusGitEnv(
           e[1] !== undefined && (PASSED_ENV.includes(e[0]) || INHERITED_ENV.test(e[0])),
       ),
     );
+    env = withConfigEntries(env);
     if (processEnv.PLUMB_GIT_TOKEN) {
-      credentials = await createGitCredentials(processEnv);
-      env = { ...env, ...credentials.env };
+      credentials = await createGitCredentials(processEnv, repo.source);
+      for (const key of ASKPASS_ENV) if (credentials.env[key]) env[key] = credentials.env[key];
     }
   }
   env.GIT_TERMINAL_PROMPT = "0";
   return {
-    env: withConfigEntries(env, await localCredentialConfig(top)),
+    env: withConfigEntries(env, await localCredentialConfig(repo.top)),
     dispose: async () => credentials?.dispose(),
   };
 }

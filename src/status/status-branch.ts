@@ -124,7 +124,7 @@ async function withStatusGitEnv<T>(
   what: string,
   work: (withCredentials: RepoInfo) => Promise<T>,
 ): Promise<T> {
-  const git = await statusGitEnv(info.top, info.gitEnv);
+  const git = await statusGitEnv(info, info.gitEnv);
   try {
     return await work({ ...info, gitEnv: git.env });
   } catch (error) {

@@ -4,9 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { PlumbError } from "../../src/errors.js";
 import { createGitCredentials } from "../../src/status/git-credentials.js";
 
 const run = promisify(execFile);
+const REPO = "https://Git.Example.com:443/acme/manifests.git";
 let home: string;
 beforeEach(async () => {
   home = await mkdtemp(join(tmpdir(), "plumb-askpass-test-"));
@@ -14,12 +16,15 @@ beforeEach(async () => {
 afterEach(() => rm(home, { recursive: true, force: true }));
 
 /** Asks git itself for credentials, as it does before an HTTPS request: it prompts through GIT_ASKPASS. */
-async function gitCredentialFill(env: Record<string, string>): Promise<Record<string, string>> {
+async function gitCredentialFill(
+  env: Record<string, string>,
+  request = "protocol=https\nhost=git.example.com\npath=acme/manifests.git\n",
+): Promise<Record<string, string>> {
   const child = execFile("git", ["credential", "fill"], {
     // HOME is a fresh directory and system config is off: no credential helper of this machine answers
     env: { ...env, GIT_CONFIG_NOSYSTEM: "1", HOME: home },
   });
-  child.stdin!.end("protocol=https\nhost=git.example.com\npath=acme/manifests.git\n\n");
+  child.stdin!.end(`${request}\n`);
   let out = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
@@ -34,7 +39,10 @@ async function gitCredentialFill(env: Record<string, string>): Promise<Record<st
 
 describe("git credentials (GIT_ASKPASS)", () => {
   it("answers git's username and password prompts with x-access-token and the token", async () => {
-    const creds = await createGitCredentials({ PATH: process.env.PATH, PLUMB_GIT_TOKEN: "ghp_secret123" });
+    const creds = await createGitCredentials(
+      { PATH: process.env.PATH, PLUMB_GIT_TOKEN: "ghp_secret123" },
+      REPO,
+    );
     try {
       expect(await gitCredentialFill(creds.env)).toMatchObject({
         username: "x-access-token",
@@ -49,12 +57,15 @@ describe("git credentials (GIT_ASKPASS)", () => {
   });
 
   it("uses PLUMB_GIT_USERNAME when given, passes only a few variables, and adds no askpass without a token", async () => {
-    const creds = await createGitCredentials({
-      PATH: process.env.PATH,
-      PLUMB_GIT_TOKEN: "glpat-abc",
-      PLUMB_GIT_USERNAME: "deploy-bot",
-      PLUMB_API_KEY: "not-for-git",
-    });
+    const creds = await createGitCredentials(
+      {
+        PATH: process.env.PATH,
+        PLUMB_GIT_TOKEN: "glpat-abc",
+        PLUMB_GIT_USERNAME: "deploy-bot",
+        PLUMB_API_KEY: "not-for-git",
+      },
+      REPO,
+    );
     try {
       expect(await gitCredentialFill(creds.env)).toMatchObject({
         username: "deploy-bot",
@@ -65,8 +76,61 @@ describe("git credentials (GIT_ASKPASS)", () => {
     } finally {
       await creds.dispose();
     }
-    const none = await createGitCredentials({ PATH: process.env.PATH });
+    const none = await createGitCredentials({ PATH: process.env.PATH }, REPO);
     expect(none.env.GIT_ASKPASS).toBeUndefined();
     await run("git", ["--version"], { env: none.env });
+  });
+
+  it("answers only for the repository's origin: another host, port or scheme gets nothing", async () => {
+    const creds = await createGitCredentials({ PATH: process.env.PATH, PLUMB_GIT_TOKEN: "ghp_scoped" }, REPO);
+    try {
+      expect(creds.env.PLUMB_GIT_ORIGIN).toBe("https://git.example.com");
+      // The same origin written another way (git passes the host as the URL spells it)
+      expect(
+        await gitCredentialFill(creds.env, "protocol=https\nhost=GIT.example.com:443\npath=x.git\n"),
+      ).toMatchObject({ password: "ghp_scoped" });
+      for (const request of [
+        "protocol=https\nhost=evil.example.com\npath=acme/manifests.git\n",
+        "protocol=https\nhost=git.example.com:8443\n",
+        "protocol=http\nhost=git.example.com\n",
+        "protocol=https\nhost=git.example.com.evil.test\n",
+      ]) {
+        await expect(gitCredentialFill(creds.env, request), request).rejects.toThrow(/exited 128/);
+      }
+    } finally {
+      await creds.dispose();
+    }
+  });
+
+  it("tells git to follow no redirect, and adds no askpass for a URL that is not http(s)", async () => {
+    const creds = await createGitCredentials(
+      { PATH: process.env.PATH, PLUMB_GIT_TOKEN: "t" },
+      "git@host:a/b",
+    );
+    expect(creds.env).toMatchObject({
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: "http.followRedirects",
+      GIT_CONFIG_VALUE_0: "false",
+    });
+    expect(creds.env.GIT_ASKPASS).toBeUndefined();
+    expect(creds.env.PLUMB_GIT_TOKEN).toBeUndefined();
+  });
+
+  it("refuses a repository URL with credentials in it, naming PLUMB_GIT_TOKEN and never the token", async () => {
+    for (const url of [
+      "https://x-access-token:ghp_inurl@git.example.com/acme/m.git",
+      "https://ghp_inurl@git.example.com/acme/m.git",
+      "ssh://git:ghp_inurl@git.example.com/acme/m.git",
+    ]) {
+      const error = await createGitCredentials({ PATH: process.env.PATH }, url).then(
+        () => undefined,
+        (e: unknown) => e as PlumbError,
+      );
+      expect(error?.code, url).toBe("invalid-setting");
+      expect(error?.message).toContain("PLUMB_GIT_TOKEN");
+      expect(error?.message).not.toContain("ghp_inurl");
+    }
+    // ssh keeps its user name
+    await createGitCredentials({ PATH: process.env.PATH }, "ssh://git@git.example.com/acme/m.git");
   });
 });
