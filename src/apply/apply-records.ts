@@ -63,6 +63,7 @@ export async function recordSent(engine: Engine, run: ObjectRun): Promise<void> 
     gitCommit: options.gitCommit,
     manifestDigest: run.object.manifestDigest,
     prune: pruneSettingOf(run.object.loaded),
+    manifestFile: run.object.loaded?.file,
     fingerprints: await run.fingerprints,
     sourceUpload: run.sourceUpload,
     sent: true,

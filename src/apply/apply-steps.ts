@@ -66,6 +66,7 @@ export async function finish(engine: Engine, run: ObjectRun, record = true): Pro
       gitCommit: options.gitCommit,
       manifestDigest: run.object.manifestDigest,
       prune: pruneSettingOf(run.object.loaded),
+      manifestFile: run.object.loaded?.file,
       fingerprints: run.sent ? await run.fingerprints : undefined,
       sourceUpload: run.sourceUpload,
       sent: run.sent,

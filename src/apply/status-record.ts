@@ -57,6 +57,8 @@ export type RecordInput = {
   manifestDigest: string | null | undefined;
   /** plumb/prune of the applied manifest ("disabled" or null); undefined keeps the previous one. */
   prune?: "disabled" | null | undefined;
+  /** The manifest file of the object (relative to the manifest directory); undefined keeps the previous one. */
+  manifestFile?: string | undefined;
   /** New fingerprints when secrets were sent; undefined keeps the previous ones. */
   fingerprints: SecretFingerprints | undefined;
   /** True when this apply sent the object a request. */
@@ -71,6 +73,7 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
   const { result, previous } = input;
   // Only internal_source records carry it, so other records keep their shape.
   const sourceUpload = input.sourceUpload ?? previous?.source_upload;
+  const manifestFile = input.manifestFile ?? previous?.manifest_file;
   const prune = input.prune === undefined || result.outcome === "skipped" ? previous?.prune : input.prune;
   const failed = result.outcome === "failed" || result.outcome === "timeout" || result.outcome === "skipped";
   const latest = input.latestRevisionId ?? previous?.latest_revision_id ?? null;
@@ -98,6 +101,7 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
     last_error: failed || result.verify?.ok === false ? result.message : null,
     ...(sourceUpload ? { source_upload: sourceUpload } : {}),
     ...(prune ? { prune } : {}),
+    ...(manifestFile ? { manifest_file: manifestFile } : {}),
   };
 }
 

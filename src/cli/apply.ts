@@ -17,10 +17,12 @@ import {
   applyPrune,
   checkPruneLimit,
   DEFAULT_PRUNE_MAX,
+  DEFAULT_PRUNE_WINDOW_MS,
   formatPruneResult,
   plannedDeletes,
   removeReplaced,
 } from "../reconcile/prune.js";
+import { countInLedger, loadPruneBudget } from "../reconcile/prune-budget.js";
 import { readSavedPlan, refuseStalePlan, savedPlanFlags } from "../reconcile/saved-plan.js";
 import { applyPlan } from "../apply/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../apply/apply-types.js";
@@ -64,6 +66,7 @@ type Flags = ConnectionFlags & {
   /** Delete managed deployments whose manifests were removed (at most pruneMax). */
   prune?: boolean;
   pruneMax?: number;
+  pruneWindow?: number;
   /** Deployments that may be replaced (deleted, then created) for an immutable-field change. */
   replace?: string[];
 };
@@ -107,9 +110,13 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     )
     .option(
       "--prune-max <n>",
-      "refuse the whole apply when --prune would delete more than this many deployments",
+      `refuse the whole apply when --prune would delete more than this many deployments per --prune-window (default ${DEFAULT_PRUNE_MAX}, counted with the deletions already made in the window; given explicitly it lifts that count for this apply)`,
       positiveInt,
-      DEFAULT_PRUNE_MAX,
+    )
+    .addOption(
+      new Option("--prune-window <duration>", "the window --prune-max counts deletions in")
+        .argParser(parseDuration)
+        .default(DEFAULT_PRUNE_WINDOW_MS, "1h"),
     )
     .option(
       "--plan <file>",
@@ -156,8 +163,11 @@ async function runApplyLocked(
   }
   if (saved) await refuseStalePlan(flags.plan!, saved, result);
   const { plan } = result;
-  checkPruneLimit(plan, flags.pruneMax ?? DEFAULT_PRUNE_MAX);
   const deletes = plannedDeletes(plan);
+  if (deletes.length > 0) {
+    const limits = { max: flags.pruneMax, windowMs: flags.pruneWindow, lift: flags.pruneMax !== undefined };
+    checkPruneLimit(plan, await loadPruneBudget(session.statusDir, limits, session.clock.now()));
+  }
   warnUnknownSecrets(session, result, io);
   // Progress and prompts go to stderr when stdout carries JSON.
   const log = machine ? io.stderr : io.stdout;
@@ -214,7 +224,8 @@ async function runApplyLocked(
       agentUrlFallback: agentUrlFallback(api.apiUrl),
     });
     live?.finish();
-    const pruned = await applyPrune(ports.controlPlane, deletes, removals);
+    const counted = countInLedger(session.statusDir, session.clock);
+    const pruned = await applyPrune(ports.controlPlane, deletes, { ...removals, counted });
     for (const p of pruned) log.write(formatPruneResult(p));
     const pruneOk = pruned.every((p) => p.outcome === "deleted");
     // What was applied is reported (and stays in the local store) even when the push fails.

@@ -5,6 +5,7 @@ import { classifyDocument } from "./document-kind.js";
 import { buildLocators, type DocumentLocators } from "./locate.js";
 import type { Problem, Severity, SourceLocation } from "./types.js";
 import { checkYamlShape, hopelessNestingAt, MAX_NESTING, tooDeep, valueDepth } from "./yaml-shape.js";
+import { emptiedTextWarning } from "./emptied-rules.js";
 
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
@@ -92,7 +93,10 @@ export function parseManifestText(text: string, file: string): ParseResult {
     const at = { file, line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
     return { documents: [], problems: [tooDeep(at)] };
   }
-  return parseFast(text, file) ?? parseWithPositions(text, file);
+  const result = parseFast(text, file) ?? parseWithPositions(text, file);
+  const emptied = emptiedTextWarning(text, file, result.documents.length);
+  if (emptied) result.problems.push(emptied);
+  return result;
 }
 
 // Anchors and aliases are rare in manifests; any hint of them takes the guarded path (alias limit).

@@ -68,6 +68,7 @@ export async function buildAdoptedRecord(
     updated_at: at,
     last_error: null,
     ...(previous?.source_upload ? { source_upload: previous.source_upload } : {}),
+    manifest_file: desired.loaded.file,
   };
 }
 

@@ -14,7 +14,9 @@ import { resolveStorePending } from "../status/pending-intent.js";
 import { findMissingEnv, formatMissingEnv } from "./missing-env.js";
 import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";
 import { buildApplyObject } from "./plan-object.js";
-import { planPrune, withPrune } from "../diff/plan-prune.js";
+import { withPrune } from "../diff/plan-prune.js";
+import { sortProblems } from "../manifest/validate.js";
+import { decidePrune, findEmptiedManifests } from "./prune-plan.js";
 import { type StatusStore, statusKey } from "../status/status-types.js";
 
 // The I/O edge shared by apply, drift and status: API settings, clients, the status store, the plan.
@@ -119,26 +121,30 @@ export async function planSession(
     ...(options.replace ? { replace: options.replace } : {}),
     ...(signal ? { signal } : {}),
   });
+  if (!result.ok) return result;
+  // A file that held managed objects and now defines none is an error (manifest-emptied), not a
+  // removal. With --target only the targets are kept, so the others' files are not judged.
+  const tree = { objects: result.desired.map((d) => d.loaded), problems: result.problems };
+  const emptied =
+    targets.length === 0 ? findEmptiedManifests(session.root, session.store.objects.values(), tree) : [];
+  if (emptied.length > 0) return { ok: false, problems: sortProblems([...result.problems, ...emptied]) };
   // A PATH with nothing to plan is a mistake (a wrong directory), not "no changes".
-  if (result.ok && result.desired.length === 0 && options.requireManifests) throw noManifests(session.root);
+  if (result.desired.length === 0 && options.requireManifests) throw noManifests(session.root);
   // Intents a crash left behind are settled against what was just read, for everything after the plan.
-  if (result.ok) {
-    const planned = new Set(result.plan.changes.map((c) => statusKey(c.kind, c.name)));
-    session.store = resolveStorePending(session.store, result.live.deployments, planned);
-    // Managed objects whose manifests are gone: listed always, deleted only by apply --prune.
-    // With --target only the targets were planned (and listed), so nothing else is judged removed.
-    if (targets.length === 0) {
-      const desired = new Set(
-        result.desired.map((d) => statusKey(d.loaded.manifest.kind, d.loaded.manifest.metadata.name)),
-      );
-      const prune = planPrune(
-        session.store.objects.values(),
-        desired,
-        result.live.deployments,
-        options.prune === true,
-      );
-      result.plan = withPrune(result.plan, prune);
-    }
+  const planned = new Set(result.plan.changes.map((c) => statusKey(c.kind, c.name)));
+  session.store = resolveStorePending(session.store, result.live.deployments, planned);
+  // Managed objects whose manifests are gone: listed always, deleted only by apply --prune.
+  // With --target only the targets were planned (and listed), so nothing else is judged removed;
+  // with a single file PATH, only the objects recorded in that file (prune-plan.ts).
+  if (targets.length === 0) {
+    const decision = decidePrune({
+      root: session.root,
+      records: session.store.objects.values(),
+      tree,
+      live: result.live.deployments,
+      prune: options.prune === true,
+    });
+    if (decision.ok) result.plan = withPrune(result.plan, decision.prune);
   }
   return result;
 }

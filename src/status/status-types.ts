@@ -72,6 +72,11 @@ export const ObjectStatus = Type.Object({
   ),
   /** "disabled" when the applied manifest said plumb/prune: disabled: apply --prune never deletes it. */
   prune: Type.Optional(Nullable(Type.Literal("disabled"))),
+  /**
+   * The manifest file that last defined the object, relative to the manifest directory (PATH, or
+   * the directory of a single file): prune judges an object removed only inside the PATH loaded.
+   */
+  manifest_file: Type.Optional(Nullable(Type.String())),
   /** ISO 8601 time of this record. */
   updated_at: Type.String(),
   last_error: Nullable(Type.String()),

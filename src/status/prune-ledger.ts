@@ -1,0 +1,90 @@
+import { appendFile, mkdir, open, readFile, rename } from "node:fs/promises";
+import { join } from "node:path";
+
+// The deletions --prune made, kept in the status directory so that --prune-max bounds deletions
+// per --prune-window across scans, commits, commands and restarts (docs/status.md "Prune").
+// One JSON line per deletion, appended: a crash tears at most the last line, which is skipped.
+// The name does not end in .json, so the record loaders never read it as a status record.
+
+export const PRUNE_LEDGER_FILE = "prune-ledger.jsonl";
+
+export type PruneEntry = { at: string; kind: string; name: string; id: string };
+
+/** Entries older than this are dropped when the ledger is rewritten (longer than any sane window). */
+const KEEP_MS = 7 * 24 * 3_600_000;
+const REWRITE_OVER = 1_000;
+
+const isEntry = (value: unknown): value is PruneEntry => {
+  const v = value as Partial<PruneEntry> | null;
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof v.at === "string" &&
+    typeof v.kind === "string" &&
+    typeof v.name === "string" &&
+    typeof v.id === "string"
+  );
+};
+
+/** Every readable entry; a missing ledger is empty. */
+export async function readPruneLedger(statusDir: string): Promise<PruneEntry[]> {
+  let text: string;
+  try {
+    text = await readFile(join(statusDir, PRUNE_LEDGER_FILE), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  const entries: PruneEntry[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (isEntry(value)) entries.push(value);
+    } catch {
+      // a torn last line (a crash while appending): that deletion is counted by nobody, once
+    }
+  }
+  return entries;
+}
+
+/** The entries within `windowMs` before `now`. */
+export const deletionsWithin = (
+  entries: readonly PruneEntry[],
+  now: number,
+  windowMs: number,
+): PruneEntry[] =>
+  entries.filter((e) => {
+    const at = Date.parse(e.at);
+    return Number.isFinite(at) && at > now - windowMs;
+  });
+
+/** Appends one deletion, durably; a long ledger is rewritten without its old entries first. */
+export async function recordPruneDeletion(statusDir: string, entry: PruneEntry): Promise<void> {
+  await mkdir(statusDir, { recursive: true });
+  const file = join(statusDir, PRUNE_LEDGER_FILE);
+  const entries = await readPruneLedger(statusDir);
+  if (entries.length >= REWRITE_OVER) {
+    const kept = deletionsWithin(entries, Date.parse(entry.at), KEEP_MS);
+    const temp = `${file}.tmp`;
+    await writeDurably(temp, kept.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    await rename(temp, file);
+  }
+  await appendFile(file, `${JSON.stringify(entry)}\n`);
+  const handle = await open(file, "r+");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function writeDurably(file: string, text: string): Promise<void> {
+  const handle = await open(file, "w");
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
