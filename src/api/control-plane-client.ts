@@ -87,6 +87,11 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
     auth: { scheme: "api-key", apiKey, tenantId },
   });
   const { pagesOf, listAll } = createPagedList(http, apiUrl, pageSize);
+  // A revision's status_message is the server's text: it may quote what was sent.
+  const redactRevision = (revision: Revision): Revision =>
+    revision.status_message === null
+      ? revision
+      : { ...revision, status_message: http.redact(revision.status_message) };
 
   const listDeployments: ControlPlaneClient["listDeployments"] = (query = {}) =>
     listAll<Deployment>(
@@ -158,17 +163,19 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
       );
       return done !== null;
     },
-    listRevisions: (deploymentId, { limit = 20, offset = 0, signal } = {}) =>
-      http.request({
+    listRevisions: async (deploymentId, { limit = 20, offset = 0, signal } = {}) => {
+      const page = await http.request<Page<Revision>>({
         method: "GET",
         path: `/v2/deployments/${id(deploymentId)}/revisions`,
         route: "/v2/deployments/{id}/revisions",
         query: { limit, offset },
         schema: RevisionPage,
         signal,
-      }),
-    getRevision: (deploymentId, revisionId, { signal } = {}) =>
-      orNull(
+      });
+      return { ...page, resources: page.resources.map(redactRevision) };
+    },
+    getRevision: async (deploymentId, revisionId, { signal } = {}) => {
+      const revision = await orNull(
         http.request<Revision>({
           method: "GET",
           path: `/v2/deployments/${id(deploymentId)}/revisions/${id(revisionId)}`,
@@ -176,7 +183,9 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
           schema: Revision,
           signal,
         }),
-      ),
+      );
+      return revision && redactRevision(revision);
+    },
     // A second upload URL is harmless (only the one used in a PATCH matters), so it may be retried.
     createUploadUrl: (deploymentId, { signal } = {}) =>
       http.request<UploadUrl>({

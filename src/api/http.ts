@@ -14,6 +14,7 @@ import {
 } from "./retry.js";
 import { errorFromResponse, parseSuccess, unexpectedResponse } from "./response-body.js";
 import { abortableExchange } from "./abortable-exchange.js";
+import { createSecretRedactor, type SecretRedactor } from "./secret-redactor.js";
 
 type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -45,6 +46,8 @@ export type HttpClientOptions = {
   retry?: Partial<RetryPolicy>;
   onResponse?: (event: ResponseEvent) => void;
   logger?: Logger;
+  /** The run's secrets, removed from every error text the server sends (the API key is added to it). */
+  redactor?: SecretRedactor;
 };
 
 type RequestSpec = {
@@ -80,6 +83,8 @@ export type HttpClient = {
   openStream(spec: Omit<RequestSpec, "stream" | "schema">): Promise<ReadableStream<Uint8Array>>;
   readonly baseUrl: string;
   readonly limiter: RateLimiter;
+  /** Removes the run's secrets (and the key) from text this server sent, before it is kept anywhere. */
+  redact(text: string): string;
 };
 
 /** fetch refuses some ports outright (the "bad ports" of the Fetch standard, e.g. 1, 22, 25, 6000). */
@@ -99,7 +104,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const origin = new URL(baseUrl).origin;
   const { auth, logger } = options;
   const identity = identityOf(auth.apiKey);
-  const scrub = (text: string) => (auth.apiKey ? text.split(auth.apiKey).join("[redacted]") : text);
+  const redactor = options.redactor ?? createSecretRedactor();
+  redactor.add([auth.apiKey]);
+  const scrub = (text: string) => redactor.redact(text);
 
   const headersFor = (spec: RequestSpec, url: URL): Record<string, string> => {
     const headers: Record<string, string> = { accept: "application/json", "user-agent": "plumb" };
@@ -226,5 +233,5 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const openStream: HttpClient["openStream"] = (spec) =>
     request<ReadableStream<Uint8Array>>({ ...spec, stream: true });
 
-  return { request, openStream, baseUrl, limiter };
+  return { request, openStream, baseUrl, limiter, redact: scrub };
 }

@@ -11,14 +11,13 @@ import { checkShape } from "./shape-check.js";
 type Exchange = { method: string; path: string; schema?: TSchema };
 
 /** An answer that is not what the caller expects (wrong shape, not JSON, not an event stream). */
-export const unexpectedResponse = (spec: Exchange, problems: string[], cause?: unknown) =>
+export const unexpectedResponse = (spec: Exchange, problems: string[]) =>
   new ApiError({
     code: "unexpected-response",
     status: 200,
     method: spec.method,
     path: spec.path,
     detail: `response does not have the expected shape (${problems.join("; ")})`,
-    cause,
   });
 
 /** A 2xx body: parsed JSON checked against `spec.schema`; undefined for an empty body without one. */
@@ -30,8 +29,9 @@ export function parseSuccess(spec: Exchange, text: string): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
-    throw unexpectedResponse(spec, ["not JSON"], error);
+  } catch {
+    // Not the parser's error as cause: its message quotes the body, which may echo a secret.
+    throw unexpectedResponse(spec, ["not JSON"]);
   }
   const problems = spec.schema ? checkShape(spec.schema, value) : null;
   if (problems) throw unexpectedResponse(spec, problems);
@@ -61,14 +61,22 @@ export function errorFromResponse(
   });
 }
 
-/** The server's `detail`, or a short excerpt of a non-JSON error body; the key scrubbed out. */
+/**
+ * The server's `detail`, or a short excerpt of a non-JSON error body, with the run's secrets (and
+ * the key) redacted: a server may echo the request body. Of a 422 issue only `loc`, `msg` and `type`
+ * are kept (FastAPI adds `input`, the value itself).
+ */
 function parseDetail(text: string, scrub: (text: string) => string): ErrorDetail {
   if (text.trim() === "") return null;
   try {
     const body = JSON.parse(text) as { detail?: unknown };
     if (typeof body.detail === "string") return scrub(body.detail);
     if (Array.isArray(body.detail)) {
-      return body.detail.filter(isIssue).map((issue) => ({ ...issue, msg: scrub(issue.msg) }));
+      return body.detail.filter(isIssue).map((issue) => ({
+        loc: issue.loc.map((part) => (typeof part === "string" ? scrub(part) : part)),
+        msg: scrub(issue.msg),
+        type: typeof issue.type === "string" ? scrub(issue.type) : "",
+      }));
     }
   } catch {
     // not JSON: fall through to the excerpt

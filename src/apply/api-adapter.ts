@@ -4,6 +4,7 @@ import { createControlPlaneClient, type ControlPlaneClient } from "../api/contro
 import type { HttpClientOptions } from "../api/http.js";
 import { createPlatformClient, type PlatformClient } from "../api/platform-client.js";
 import { createRateLimiter } from "../api/rate-limiter.js";
+import { createSecretRedactor, type SecretRedactor } from "../api/secret-redactor.js";
 import type { Clock } from "../clock.js";
 import type { DeploymentCreateRequest } from "../schema/deployment.js";
 import { PlumbError } from "../errors.js";
@@ -12,7 +13,7 @@ import type { AgentServerPort, ApplyPorts, DeploymentsPort, PlatformPort, Upload
 export type PortsOptions = {
   api: ApiOptions;
   clock: Clock;
-  /** Injected transport pieces (fetch, random, limiter, onResponse, logger, retry, timeoutMs). */
+  /** Injected transport pieces (fetch, random, limiter, onResponse, logger, retry, timeoutMs, redactor). */
   transport?: Omit<HttpClientOptions, "baseUrl" | "auth" | "clock">;
   /** An existing control plane client (e.g. the one plan used), so both share one rate budget. */
   controlPlane?: ControlPlaneClient;
@@ -21,7 +22,12 @@ export type PortsOptions = {
 };
 
 /** The engine's ports plus the clients behind them, for callers that also read (plan). */
-export type ClientPorts = ApplyPorts & { controlPlane: ControlPlaneClient; platformClient: PlatformClient };
+export type ClientPorts = ApplyPorts & {
+  controlPlane: ControlPlaneClient;
+  platformClient: PlatformClient;
+  /** The run's secrets, shared by the clients: add each value resolved (the API key is in it). */
+  redactor: SecretRedactor;
+};
 
 function deploymentsPort(client: ControlPlaneClient): DeploymentsPort {
   return {
@@ -50,6 +56,7 @@ function uploadsPort(client: ControlPlaneClient): UploadsPort {
 
 /** Agent-server clients per deployment URL; joins hold a connection, so they get their own slots. */
 function agentServerPort(options: PortsOptions): AgentServerPort {
+  const redactor = options.transport?.redactor ?? createSecretRedactor([options.api.apiKey]);
   const limiter = createRateLimiter({ clock: options.clock, maxConcurrency: 64 });
   const clients = new Map<string, AgentServerClient>();
   const clientFor = (url: string) => {
@@ -88,11 +95,18 @@ function agentServerPort(options: PortsOptions): AgentServerPort {
       const state = await clientFor(url).getState(threadId, { signal: o?.signal });
       return { messages: (state.values.messages ?? []).map((m) => ({ type: m.type, content: m.content })) };
     },
+    redact: (text) => redactor.redact(text),
   };
 }
 
-/** The engine's ports over the real clients in src/api/; one client of each kind, one rate budget. */
-export function createApplyPorts(options: PortsOptions): ClientPorts {
+/**
+ * The engine's ports over the real clients in src/api/; one client of each kind, one rate budget,
+ * one secret redactor (the transport's, or a new one that knows the API key).
+ */
+export function createApplyPorts(given: PortsOptions): ClientPorts {
+  const redactor = given.transport?.redactor ?? createSecretRedactor();
+  redactor.add([given.api.apiKey]);
+  const options: PortsOptions = { ...given, transport: { ...given.transport, redactor } };
   const controlPlane =
     options.controlPlane ??
     createControlPlaneClient({
@@ -118,6 +132,7 @@ export function createApplyPorts(options: PortsOptions): ClientPorts {
   return {
     controlPlane,
     platformClient,
+    redactor,
     deployments: deploymentsPort(controlPlane),
     uploads: uploadsPort(controlPlane),
     platform,

@@ -77,6 +77,8 @@ export type AgentServerPort = {
     options?: CallOptions,
   ): Promise<{ run_id: string; status: string } | null>;
   getState(baseUrl: string, threadId: string, options?: CallOptions): Promise<{ messages: Message[] }>;
+  /** Removes the run's secrets from what an agent server said (a run's error, an answer) before it is kept. */
+  redact(text: string): string;
 };
 
 export type ApplyPorts = {

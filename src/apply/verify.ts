@@ -115,14 +115,16 @@ export async function runVerify(
   );
   let threadId: string | null = null;
   let streamed: Streamed | null = null;
+  // What the agent server said (its error, the answer) may quote a secret: redacted before it is kept.
+  const redact = (text: string) => ctx.agent.redact(text);
   const result = (ok: boolean, message: string, answer: string | null = null): VerifyResult => ({
     ok,
     thread_id: threadId,
     run_id: streamed?.runId ?? null,
-    message,
+    message: redact(message),
     first_event_ms: streamed?.firstEventMs ?? null,
     first_token_ms: streamed?.firstTokenMs ?? null,
-    answer,
+    answer: answer === null ? null : redact(answer),
   });
   try {
     const reused = previousThreadId ? await ctx.agent.getThread(baseUrl, previousThreadId, { signal }) : null;

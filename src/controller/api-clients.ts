@@ -3,12 +3,13 @@ import { createControlPlaneClient } from "../api/control-plane-client.js";
 import type { ResponseEvent } from "../api/http.js";
 import { createPlatformClient } from "../api/platform-client.js";
 import { createRateLimiter, DEFAULT_API_KEY_CATEGORY } from "../api/rate-limiter.js";
+import { createSecretRedactor } from "../api/secret-redactor.js";
 import type { Clock } from "../clock.js";
 import { createApplyPorts } from "../apply/api-adapter.js";
 
 // The controller's API clients: control plane and platform share one rate limiter (its budget the
 // key's, configurable for control planes that grant more), and every response is counted in the
-// controller's metrics.
+// controller's metrics. One secret redactor for all of them (src/api/secret-redactor.ts).
 
 export function createControllerClients(options: {
   api: ApiOptions;
@@ -18,7 +19,10 @@ export function createControllerClients(options: {
   rateLimit?: { limit: number; windowMs: number } | undefined;
 }) {
   const { api, clock, rateLimit } = options;
+  // The controller's secrets for its whole life: each reconcile adds the values it resolves.
+  const redactor = createSecretRedactor();
   const transport = {
+    redactor,
     onResponse: options.onResponse,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   };

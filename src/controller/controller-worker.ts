@@ -4,6 +4,7 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { agentUrlFallback } from "../reconcile/session.js";
 import type { ActivityBook } from "./activity-book.js";
+import { tokensOf } from "../api/secret-redactor.js";
 import type { createControllerClients } from "./api-clients.js";
 import type { ControllerOptions } from "./controller-types.js";
 import type { DesiredSnapshot } from "./desired.js";
@@ -39,10 +40,14 @@ export function createControllerWorker(
   },
 ): Worker {
   const { ports, platform } = deps.clients;
+  // The clients' redactor learns the tokens here and each secret value as a reconcile resolves it.
+  const { redactor } = ports;
+  redactor.add(tokensOf(options.env));
   return createReconcileWorker({
     context: {
       root: deps.source.manifestRoot,
       env: options.env,
+      redactor,
       clock: deps.clock,
       ports,
       platform,

@@ -1,5 +1,6 @@
 import type { ControlPlaneClient } from "../api/control-plane-client.js";
 import type { PlatformClient } from "../api/platform-client.js";
+import type { SecretRedactor } from "../api/secret-redactor.js";
 import type { Clock } from "../clock.js";
 import { buildPlan } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
@@ -32,6 +33,8 @@ import type { WorkReason } from "./schedule.js";
 export type ReconcileContext = {
   root: string;
   env: NodeJS.ProcessEnv;
+  /** The controller's redactor: learns each secret value resolved, to remove it from server text. */
+  redactor: SecretRedactor;
   clock: Clock;
   ports: ApplyPorts & { controlPlane: ControlPlaneClient };
   platform: Pick<PlatformClient, "getOrganization">;
@@ -76,7 +79,11 @@ export async function reconcileObject(
 ): Promise<ReconcileOutcome> {
   const { manifest } = loaded;
   const key = statusKey(manifest.kind, manifest.metadata.name);
-  const desired = await resolveDesiredObject(loaded, { root: ctx.root, env: ctx.env });
+  const desired = await resolveDesiredObject(loaded, {
+    root: ctx.root,
+    env: ctx.env,
+    redactor: ctx.redactor,
+  });
   const recorded = ctx.statuses.get(key);
   // The same per-object steps as `plumb plan` (plan-object.ts): the fingerprint checks run on the
   // threadpool while live state is read; then a crash's write-ahead intent is settled against live.

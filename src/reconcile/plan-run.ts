@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import pLimit from "p-limit";
 import { dirname } from "node:path";
 import type { PlatformClient } from "../api/platform-client.js";
+import type { SecretRedactor } from "../api/secret-redactor.js";
 import { buildPlan, type DesiredObject, type LiveState } from "../diff/build-plan.js";
 import type { Plan } from "../diff/plan-types.js";
 import type { CheckedFingerprints } from "../diff/secret-fingerprint.js";
@@ -50,6 +51,8 @@ type PlanBaseOptions = {
   targetLookupLimit?: number;
   /** Environment for `valueFrom: {env}` secrets; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Learns each secret value as it is resolved, so server text that echoes one is redacted. */
+  redactor?: SecretRedactor;
   /** Deployments that may be replaced (deleted, then created) when an immutable field changes. */
   replace?: readonly string[];
   /**
@@ -91,7 +94,9 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   const selected = selectTargets(manifests, options.targets ?? []);
   // loadManifests also takes one file: its paths (and secret files) are relative to its directory.
   const root = (await stat(options.root)).isDirectory() ? options.root : dirname(options.root);
-  const desired = await Promise.all(selected.map((loaded) => resolveDesiredObject(loaded, { root, env })));
+  const desired = await Promise.all(
+    selected.map((loaded) => resolveDesiredObject(loaded, { root, env, redactor: options.redactor })),
+  );
   markPlanPhase("loaded");
 
   const wantsOrganization = selected.some((m) => m.manifest.kind === "OrganizationAccess");

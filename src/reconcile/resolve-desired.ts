@@ -1,3 +1,4 @@
+import type { SecretRedactor } from "../api/secret-redactor.js";
 import type { DesiredObject } from "../diff/build-plan.js";
 import type { ChangeError } from "../diff/plan-types.js";
 import { isPlumbError } from "../errors.js";
@@ -9,7 +10,12 @@ import type { DeploymentManifest } from "../schema/manifest.js";
 // The I/O a plan needs per manifest, at the edge: secret values and the digest of spec.source_path.
 // A value or directory that cannot be read blocks that object only (its change is refused).
 
-export type ResolveOptions = { root: string; env: NodeJS.ProcessEnv };
+export type ResolveOptions = {
+  root: string;
+  env: NodeJS.ProcessEnv;
+  /** The run's redactor: learns every secret value resolved here. */
+  redactor?: SecretRedactor | undefined;
+};
 
 async function attempt<T>(
   field: string,
@@ -38,6 +44,7 @@ export async function resolveDesiredObject(
   if (spec.secrets) {
     const secrets = await attempt("secrets", errors, () => loadSecretValues(deployment, options));
     if (secrets) desired.secrets = secrets;
+    options.redactor?.add((secrets ?? []).map((secret) => secret.value));
   }
   if (spec.source === "internal_source" && spec.source_path) {
     const tree = await attempt("source_path", errors, () =>

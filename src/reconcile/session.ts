@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { simpleGit } from "../status/simple-git.js";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
+import { createSecretRedactor, type SecretRedactor, tokensOf } from "../api/secret-redactor.js";
 import type { PlatformClient } from "../api/platform-client.js";
 import { planManifests, type PlanManifestsResult, recordsFromStatus } from "./plan-run.js";
 import { noManifests } from "../manifest/load.js";
@@ -39,6 +40,8 @@ export type Session = {
   /** The status directory of `location` (derived, so the two cannot disagree). */
   readonly statusDir: string;
   store: StatusStore;
+  /** This run's secrets (tokens, the API key, each secret value as it is resolved), removed from server text. */
+  redactor: SecretRedactor;
   /** Built on first use, so invalid manifests stop before API settings are needed. */
   connect(): {
     api: ApiOptions;
@@ -78,11 +81,12 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
   for (const problem of store.problems) {
     io.stderr.write(`plumb: ignoring status file ${problem.file}: ${problem.message}\n`);
   }
+  const redactor = createSecretRedactor(tokensOf(io.env));
   let connected: ReturnType<Session["connect"]> | undefined;
   const connect = () => {
     if (connected) return connected;
     const api = readApiOptions(io.env, flags);
-    const transport = io.fetch ? { fetch: io.fetch } : {};
+    const transport = { ...(io.fetch ? { fetch: io.fetch } : {}), redactor };
     const ports = createApplyPorts({ api, clock, transport });
     connected = { api, ports, platform: ports.platformClient };
     return connected;
@@ -95,6 +99,7 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
       return resolveStatusDir(location);
     },
     store,
+    redactor,
     connect,
   };
 }
@@ -111,6 +116,7 @@ export async function planSession(
     root: session.root,
     targets,
     env: io.env,
+    redactor: session.redactor,
     // Called once the manifests are valid: missing API settings fail there, before any read starts.
     connect: () => {
       const { api, ports, platform } = session.connect();

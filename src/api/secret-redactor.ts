@@ -1,0 +1,155 @@
+// Text a server sends back may echo what it was sent (a 400 whose detail quotes the request body).
+// The redactor of a run knows every secret value of that run and removes each from such text, in
+// the forms a server may echo it in, before plumb stores, logs, prints, serves or commits it.
+// One per run, injected (src/reconcile/session.ts, src/controller/api-clients.ts): no global state.
+
+export const REDACTED = "[redacted]";
+/** Shorter values are not searched for: they would match everywhere. */
+const MIN_VALUE_LENGTH = 4;
+/** A form cut short by a server (a truncated excerpt) is still found from this many characters. */
+const MIN_PREFIX = 8;
+
+export type SecretRedactor = {
+  /** Adds values to remove from now on (values already known, and short ones, are ignored). */
+  add(values: Iterable<string | undefined>): void;
+  /** The text with every known value, in every form, replaced by "[redacted]". */
+  redact(text: string): string;
+};
+
+const utf8 = new TextEncoder();
+
+/** Base64 of `value` wherever it starts in a longer encoded text (byte offset mod 3), only the characters it alone determines. */
+function base64Forms(value: string): string[] {
+  const bytes = utf8.encode(value);
+  const forms: string[] = [];
+  for (const offset of [0, 1, 2]) {
+    const padded = new Uint8Array(offset + bytes.length);
+    padded.set(bytes, offset);
+    let text = Buffer.from(padded).toString("base64").replace(/=+$/, "");
+    // The first characters mix in the bytes before the value; the last one the bytes after it.
+    if ((offset + bytes.length) % 3 !== 0) text = text.slice(0, -1);
+    text = text.slice([0, 2, 3][offset]);
+    forms.push(text, text.replace(/\+/g, "-").replace(/\//g, "_"));
+  }
+  return forms;
+}
+
+const json = (value: string) => JSON.stringify(value).slice(1, -1);
+const asciiJson = (value: string) =>
+  json(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+const html = (value: string) =>
+  value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+/** The forms a server may echo `value` in: as sent, JSON-escaped (once, twice, ASCII-only), URL-encoded, HTML-escaped, base64. */
+export function echoForms(value: string): string[] {
+  const url = encodeURIComponent(value);
+  const forms = new Set([
+    value,
+    json(value),
+    json(json(value)),
+    asciiJson(value),
+    url,
+    url.replace(/%20/g, "+"),
+    new URLSearchParams({ v: value }).toString().slice(2),
+    html(value),
+    ...base64Forms(value),
+  ]);
+  return [...forms].filter((form) => form.length >= MIN_VALUE_LENGTH);
+}
+
+/** How many characters of `form` appear at `text[at]`. */
+function matchLength(text: string, at: number, form: string): number {
+  let n = 0;
+  while (n < form.length && at + n < text.length && text.charCodeAt(at + n) === form.charCodeAt(n)) n += 1;
+  return n;
+}
+
+type Index = {
+  /** Forms of 8+ characters by their first 8: found whole or cut to 8+ characters. */
+  anchors: Map<string, string[]>;
+  /** Shorter forms: found whole only. */
+  short: string[];
+};
+
+function buildIndex(values: Iterable<string>): Index {
+  const anchors = new Map<string, string[]>();
+  const short: string[] = [];
+  for (const value of values) {
+    for (const form of echoForms(value)) {
+      if (form.length < MIN_PREFIX) {
+        short.push(form);
+        continue;
+      }
+      // A flat copy: a slice would keep the whole form alive through the map key.
+      const anchor = [...form.slice(0, MIN_PREFIX)].join("");
+      const list = anchors.get(anchor);
+      if (list) list.push(form);
+      else anchors.set(anchor, [form]);
+    }
+  }
+  return { anchors, short };
+}
+
+/** `text` with each [start, end) range (overlapping or not) replaced by REDACTED. */
+function cut(text: string, ranges: Array<[number, number]>): string {
+  if (ranges.length === 0) return text;
+  ranges.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let at = 0;
+  for (const [start, end] of ranges) {
+    if (end <= at) continue;
+    if (start >= at) out += text.slice(at, start) + REDACTED;
+    at = end;
+  }
+  return out + text.slice(at);
+}
+
+/** Pure: `text` with every form of every value (see echoForms), whole or cut to 8+ characters, redacted. */
+function redactWith(index: Index, text: string): string {
+  const ranges: Array<[number, number]> = [];
+  for (let i = 0; i + MIN_PREFIX <= text.length; i += 1) {
+    const forms = index.anchors.get(text.slice(i, i + MIN_PREFIX));
+    if (!forms) continue;
+    ranges.push([i, i + Math.max(...forms.map((form) => matchLength(text, i, form)))]);
+  }
+  for (const form of index.short) {
+    for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1))
+      ranges.push([at, at + form.length]);
+  }
+  return cut(text, ranges);
+}
+
+/** A run's redactor; its index of forms is rebuilt on the first redaction after values were added. */
+export function createSecretRedactor(initial: Iterable<string | undefined> = []): SecretRedactor {
+  const values = new Set<string>();
+  let index: Index | null = null;
+  const redactor: SecretRedactor = {
+    add(more) {
+      for (const value of more) {
+        if (value === undefined || value.length < MIN_VALUE_LENGTH || values.has(value)) continue;
+        values.add(value);
+        index = null;
+      }
+    },
+    redact(text) {
+      if (values.size === 0 || text.length < MIN_VALUE_LENGTH) return text;
+      index ??= buildIndex(values);
+      return redactWith(index, text);
+    },
+  };
+  redactor.add(initial);
+  return redactor;
+}
+
+/** The tokens plumb may be given in its environment; each is a secret of the run. */
+const TOKEN_VARIABLES = [
+  "PLUMB_API_KEY",
+  "PLUMB_GIT_TOKEN",
+  "PLUMB_STATUS_TOKEN",
+  "PLUMB_WEBHOOK_SECRET",
+  "PLUMB_NOTIFY_SECRET",
+] as const;
+
+/** The values of TOKEN_VARIABLES set in `env`. */
+export const tokensOf = (env: NodeJS.ProcessEnv): Array<string | undefined> =>
+  TOKEN_VARIABLES.map((name) => env[name]?.trim());
