@@ -113,7 +113,7 @@ export function controllerCommand(): Command {
     .addOption(
       new Option(
         "--lock-lease <duration>",
-        "state lock lease: a standby controller takes over this long after the leader stops renewing (at least 5s)",
+        "state lock lease: a standby takes over once it has seen no renewal for this long on its own clock; the leader stops writing after 2/3 of it without one (at least 1s)",
       )
         .argParser(leaseDuration)
         .default(30_000, "30s"),

@@ -58,9 +58,9 @@ export function secretSetting(
   return fromEnv?.trim() || undefined;
 }
 
-/** A state lock lease: at least proper-lockfile's 5 s. */
+/** A state lock lease: at least 1 s (the holder renews every third of it). */
 export const leaseDuration = (text: string) => {
   const ms = parseDuration(text);
-  if (ms < 5_000) throw new InvalidArgumentError(`the lease must be at least 5s, got "${text}"`);
+  if (ms < 1_000) throw new InvalidArgumentError(`the lease must be at least 1s, got "${text}"`);
   return ms;
 };

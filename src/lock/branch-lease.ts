@@ -232,10 +232,10 @@ function startRenewing(
       // The remote did not answer: try again at the next tick, until the renew deadline runs out.
     }
   };
-  const renewMs = Math.min(options.renewMs, options.leaseMs / 3);
+  // A renewMs past the renew deadline loses the lease between renewals (tests: a holder that is gone).
   const timer = setInterval(() => {
     renewing = renewing.then(renew).catch(() => undefined);
-  }, renewMs);
+  }, options.renewMs);
   timer.unref();
   let released = false;
   return {

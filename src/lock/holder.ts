@@ -1,13 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { readFile, rm } from "node:fs/promises";
 import { hostname } from "node:os";
-import writeFileAtomic from "write-file-atomic";
 import type { LockHolder } from "./lock-types.js";
 
-// The holder record beside the lock (`<dir>.lock.json`): who, where, since when. Informational:
-// the lock itself is proper-lockfile's directory; this file only lets others name the holder.
-
-const holderFile = (lockPath: string): string => `${lockPath}.json`;
+// Who holds a lock: written with it so a blocked run can name the holder. Informational only: no
+// decision reads `since` (a timestamp of another clock); expiry is judged by watching renewals.
 
 export const newHolder = (command: string, now: number): LockHolder => ({
   id: randomUUID(),
@@ -17,9 +13,10 @@ export const newHolder = (command: string, now: number): LockHolder => ({
   since: new Date(now).toISOString(),
 });
 
-export async function readHolder(lockPath: string): Promise<LockHolder | null> {
+/** A holder record as written (JSON), or null when it is not one. */
+export function parseHolder(text: string): (LockHolder & { lease_ms?: number }) | null {
   try {
-    const data = JSON.parse(await readFile(holderFile(lockPath), "utf8")) as Partial<LockHolder>;
+    const data = JSON.parse(text) as Partial<LockHolder & { lease_ms: unknown }>;
     if (typeof data.host !== "string" || typeof data.pid !== "number") return null;
     return {
       id: String(data.id ?? ""),
@@ -27,16 +24,12 @@ export async function readHolder(lockPath: string): Promise<LockHolder | null> {
       pid: data.pid,
       command: String(data.command ?? "plumb"),
       since: String(data.since ?? ""),
+      ...(typeof data.lease_ms === "number" && data.lease_ms > 0 ? { lease_ms: data.lease_ms } : {}),
     };
   } catch {
     return null;
   }
 }
-
-export const writeHolder = (lockPath: string, holder: LockHolder) =>
-  writeFileAtomic(holderFile(lockPath), `${JSON.stringify(holder, null, 2)}\n`, { mode: 0o644 });
-
-export const removeHolder = (lockPath: string) => rm(holderFile(lockPath), { force: true });
 
 /** A holder on this host whose process is gone (kill -9, crash): its lock is stale at once. */
 export function isDeadLocalHolder(holder: LockHolder): boolean {

@@ -44,11 +44,16 @@ export async function acquireStateLock(target: LockTarget, options: LockOptions)
       timeoutMs: Math.max(0, deadline - clock.now()),
       retryMs: options.retryMs ?? 1_000,
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.monotonic ? { monotonic: options.monotonic } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     return {
       holder: local.holder,
       lost: AbortSignal.any([local.lost, lease.lost]),
+      assertHeld() {
+        local.assertHeld();
+        lease.assertHeld();
+      },
       async release() {
         await lease.release();
         await local.release();

@@ -1,66 +1,43 @@
-import { mkdir, rm } from "node:fs/promises";
-import { dirname } from "node:path";
-import lockfile from "proper-lockfile";
-import { type Clock, systemClock } from "../clock.js";
+import { systemClock } from "../clock.js";
 import { fileError, PlumbError } from "../errors.js";
+import { createFence } from "./fence.js";
+import { describeHolder, isDeadLocalHolder, newHolder } from "./holder.js";
 import {
-  describeHolder,
-  isDeadLocalHolder,
-  newHolder,
-  readHolder,
-  removeHolder,
-  writeHolder,
-} from "./holder.js";
-import { DEFAULT_LEASE_MS, type LockOptions, type LockTarget, type StateLock } from "./lock-types.js";
+  createLockDir,
+  type DirLease,
+  readLockDir,
+  releaseLockDir,
+  removeLockDir,
+  renewLockDir,
+  takeOverLockDir,
+} from "./lock-dir.js";
+import {
+  DEFAULT_LEASE_MS,
+  type LockHolder,
+  type LockOptions,
+  type LockTarget,
+  type StateLock,
+  systemMonotonic,
+} from "./lock-types.js";
+import { createObserver } from "./observer.js";
 
-// The lock of a local status directory: proper-lockfile's lock directory `<statusDir>.lock`
-// (atomic mkdir; its mtime renewed while held, so a holder that stopped renewing is stale after
-// the lease) plus the holder record beside it. A holder on this host whose pid is gone is stale at
-// once, so a re-run right after a kill -9 is not blocked. It lives beside the status directory,
-// never in it: the store and the status branch carry only `*.json` records.
+// The lock of a local status directory (`<statusDir>.lock`, lock-dir.ts). The holder renews it every
+// renewMs; a waiter takes it over once it has seen the same renewal for the holder's whole lease on
+// its own monotonic clock (observer.ts: no clock is compared, so a process whose clock runs ahead
+// cannot take a live lock), or at once when the holder is a process of this host that is gone
+// (kill -9). It lives beside the status directory, never in it: the store and the status branch
+// carry only `*.json` records.
 
-const MIN_LEASE_MS = 5_000; // proper-lockfile's smallest stale time
+export const MIN_LEASE_MS = 1_000;
 
 export const lockPathOf = (target: LockTarget): string => `${target.statusDir.replace(/[/\\]+$/, "")}.lock`;
 
-function stateLockedError(holder: Awaited<ReturnType<typeof readHolder>>, statusDir: string) {
+function stateLockedError(holder: LockHolder | null, statusDir: string) {
   const who = holder ? `held by ${describeHolder(holder)}` : "held by another plumb process";
   return new PlumbError(
     "state-locked",
     `the status store ${statusDir} is ${who}; wait for it, pass --lock-timeout to wait, or if that process is gone run: plumb unlock --force (same PATH/--status-dir)`,
   );
-}
-
-/** One attempt; null when another process holds the lock. */
-async function tryLock(target: LockTarget, options: LockOptions, lost: AbortController, clock: Clock) {
-  const lockPath = lockPathOf(target);
-  const leaseMs = Math.max(MIN_LEASE_MS, options.leaseMs ?? DEFAULT_LEASE_MS);
-  const renewMs = Math.max(1_000, Math.min(options.renewMs ?? leaseMs / 3, leaseMs / 2));
-  try {
-    await mkdir(dirname(lockPath), { recursive: true });
-    const release = await lockfile.lock(target.statusDir, {
-      lockfilePath: lockPath,
-      realpath: false,
-      stale: leaseMs,
-      update: renewMs,
-      retries: 0,
-      onCompromised: (error) =>
-        lost.abort(new PlumbError("lock-lost", `lost the state lock: ${error.message}`)),
-    });
-    const holder = newHolder(options.command, clock.now());
-    await writeHolder(lockPath, holder);
-    return { holder, release, lockPath };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ELOCKED") throw lockIoError(error, lockPath);
-    const holder = await readHolder(lockPath);
-    if (holder && isDeadLocalHolder(holder)) {
-      // Its process is gone: clear it and try again at once.
-      await rm(lockPath, { recursive: true, force: true });
-      await removeHolder(lockPath);
-      return tryLock(target, options, lost, clock);
-    }
-    return null;
-  }
 }
 
 const lockIoError = (error: unknown, lockPath: string) =>
@@ -73,28 +50,37 @@ const lockIoError = (error: unknown, lockPath: string) =>
         "the state lock lives beside the status directory: check PATH, or pass --status-dir to a writable directory",
       );
 
+/** May a waiter remove this lock now? Released, its local process gone, or seen unrenewed for a lease. */
+const stale = (seen: DirLease, expired: (token: string, leaseMs: number) => boolean, leaseMs: number) =>
+  seen.released ||
+  (seen.holder !== null && isDeadLocalHolder(seen.holder)) ||
+  expired(seen.token, seen.holder?.lease_ms ?? leaseMs);
+
 export async function acquireLocalLock(target: LockTarget, options: LockOptions): Promise<StateLock> {
   const clock = options.clock ?? systemClock;
+  const monotonic = options.monotonic ?? systemMonotonic;
+  const leaseMs = Math.max(MIN_LEASE_MS, options.leaseMs ?? DEFAULT_LEASE_MS);
+  const lockPath = lockPathOf(target);
   const deadline = clock.now() + (options.timeoutMs ?? 0);
-  const lost = new AbortController();
+  const observer = createObserver(monotonic);
   for (;;) {
-    const got = await tryLock(target, options, lost, clock);
-    if (got) {
-      let released = false;
-      return {
-        holder: got.holder,
-        lost: lost.signal,
-        async release() {
-          if (released) return;
-          released = true;
-          await removeHolder(got.lockPath);
-          await got.release().catch(() => undefined); // already compromised or removed: nothing to undo
-        },
-      };
+    const holder = newHolder(options.command, clock.now());
+    const startedAt = monotonic();
+    let seen: DirLease | null;
+    try {
+      if (await createLockDir(lockPath, holder, leaseMs))
+        return holdLocalLock(lockPath, holder, { ...options, leaseMs }, startedAt);
+      seen = await readLockDir(lockPath);
+      if (seen && stale(seen, observer.expired, leaseMs)) {
+        await takeOverLockDir(lockPath, seen.token);
+        continue;
+      }
+    } catch (error) {
+      throw lockIoError(error, lockPath);
     }
+    if (!seen) continue; // released between the two looks: try again at once
     if (options.signal?.aborted) throw options.signal.reason;
-    if (clock.now() >= deadline)
-      throw stateLockedError(await readHolder(lockPathOf(target)), target.statusDir);
+    if (clock.now() >= deadline) throw stateLockedError(seen.holder, target.statusDir);
     await clock.sleep(
       Math.min(options.retryMs ?? 1_000, Math.max(1, deadline - clock.now())),
       options.signal,
@@ -102,20 +88,81 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
   }
 }
 
-export async function readLocalLock(target: LockTarget) {
-  const lockPath = lockPathOf(target);
-  const locked = await lockfile
-    .check(target.statusDir, { lockfilePath: lockPath, realpath: false, stale: DEFAULT_LEASE_MS })
-    .catch(() => false);
-  if (!locked) return null;
-  return (await readHolder(lockPath)) ?? { id: "", host: "unknown", pid: 0, command: "plumb", since: "" };
+function holdLocalLock(
+  lockPath: string,
+  holder: LockHolder,
+  options: LockOptions & { leaseMs: number },
+  startedAt: number,
+): StateLock {
+  const monotonic = options.monotonic ?? systemMonotonic;
+  const renewMs = Math.max(10, Math.min(options.renewMs ?? options.leaseMs / 3, options.leaseMs / 3));
+  const lost = new AbortController();
+  const lose = (error: PlumbError) => {
+    if (!lost.signal.aborted) lost.abort(error);
+  };
+  const fence = createFence({
+    leaseMs: options.leaseMs,
+    monotonic,
+    since: startedAt,
+    what: `the state lock ${lockPath}`,
+    onLapse: lose,
+  });
+  let n = 0;
+  let renewing: Promise<void> = Promise.resolve();
+  const renew = async () => {
+    if (lost.signal.aborted) return;
+    if (!fence.valid()) return fence.check();
+    const started = monotonic();
+    try {
+      if (await renewLockDir(lockPath, holder.id, n)) {
+        n += 1;
+        fence.renewed(started);
+      } else
+        lose(
+          new PlumbError(
+            "lock-lost",
+            `lost the state lock ${lockPath}: another process took it (plumb unlock --force, or a takeover while this one did not renew)`,
+          ),
+        );
+    } catch {
+      // The disk did not answer: try again at the next tick, until the renew deadline runs out.
+    }
+  };
+  const timer = setInterval(() => {
+    renewing = renewing.then(renew).catch(() => undefined);
+  }, renewMs);
+  timer.unref();
+  let released = false;
+  return {
+    holder,
+    lost: lost.signal,
+    assertHeld: () => {
+      if (lost.signal.aborted) throw lost.signal.reason;
+      fence.check();
+    },
+    async release() {
+      if (released) return;
+      released = true;
+      clearInterval(timer);
+      await renewing;
+      // Only its own lock: one taken over meanwhile is the next holder's and stays.
+      await releaseLockDir(lockPath, holder.id, n).catch(() => undefined);
+    },
+  };
+}
+
+/** The current holder, or null when the store is not locked. */
+export async function readLocalLock(target: LockTarget): Promise<LockHolder | null> {
+  const seen = await readLockDir(lockPathOf(target)).catch(() => null);
+  if (!seen || seen.released) return null;
+  if (!seen.holder) return { id: "", host: "unknown", pid: 0, command: "plumb", since: "" };
+  const { lease_ms: _lease, ...holder } = seen.holder;
+  return holder;
 }
 
 /** Removes the lock whoever holds it; returns who held it. */
-export async function forceLocalUnlock(target: LockTarget) {
-  const lockPath = lockPathOf(target);
+export async function forceLocalUnlock(target: LockTarget): Promise<LockHolder | null> {
   const holder = await readLocalLock(target);
-  await rm(lockPath, { recursive: true, force: true });
-  await removeHolder(lockPath);
+  await removeLockDir(lockPathOf(target));
   return holder;
 }

@@ -5,6 +5,11 @@ import type { Clock } from "../clock.js";
 /** Who holds the lock; written beside it so a blocked run can name the holder. */
 export type LockHolder = { id: string; host: string; pid: number; command: string; since: string };
 
+/** Milliseconds on a clock that only moves forward and keeps running while the process is stopped. */
+export type Monotonic = () => number;
+
+export const systemMonotonic: Monotonic = () => performance.now();
+
 export type LockTarget = {
   /** The resolved status directory: the lock lives beside it (`<dir>.lock`), never inside. */
   statusDir: string;
@@ -20,13 +25,19 @@ export type LockOptions = {
   command: string;
   /** Wait this long for a held lock (default 0: fail at once); Infinity waits until `signal` aborts. */
   timeoutMs?: number;
-  /** A lock not renewed for this long is stale and may be taken (default 30 s; at least 5 s). */
+  /**
+   * A waiter takes the lock once it has seen the same renewal for this long on its own monotonic
+   * clock (default 30 s); the holder stops writing after two thirds of it without a renewal.
+   */
   leaseMs?: number;
   /** How often the holder renews (default a third of the lease, at least 1 s). */
   renewMs?: number;
   /** How often a waiter looks again (default 1 s). */
   retryMs?: number;
+  /** Wall time: only for the `since` shown to people and the timeout of waiting. */
   clock?: Clock;
+  /** Every lease decision (expiry, the holder's own validity); default performance.now. */
+  monotonic?: Monotonic;
   signal?: AbortSignal;
 };
 
@@ -34,6 +45,11 @@ export type StateLock = {
   holder: LockHolder;
   /** Aborted when the lock was lost (renewal failed, or someone forced it). */
   lost: AbortSignal;
+  /**
+   * Throws lock-lost (and aborts `lost`) unless the lease is still good on this process's monotonic
+   * clock: called immediately before every write leaves (a request, a status record, a push).
+   */
+  assertHeld(): void;
   /** Stops renewing and removes the lock (idempotent). */
   release(): Promise<void>;
 };

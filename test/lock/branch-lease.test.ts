@@ -138,3 +138,29 @@ describe("reading a lease its holder releases at that moment", () => {
     ).rejects.toMatchObject({ code: "status-branch-read-failed" });
   });
 });
+
+describe("the status branch lease under clock skew", () => {
+  for (const offset of [3_600_000, -3_600_000])
+    it(`a waiter whose clock is ${offset > 0 ? "+" : "-"}1 h never takes a live lease`, async () => {
+      const options = { leaseMs: 1_500, renewMs: 500, timeoutMs: 0, retryMs: 100 };
+      const live = await acquireBranchLease(
+        lease(clones[0]!),
+        newHolder("plumb controller", Date.now()),
+        options,
+      );
+      const skewed = {
+        now: () => Date.now() + offset,
+        sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+      };
+      await expect(
+        acquireBranchLease(lease(clones[1]!), newHolder("plumb controller", Date.now()), {
+          ...options,
+          timeoutMs: 4_000,
+          clock: skewed,
+        }),
+      ).rejects.toMatchObject({ code: "state-locked" });
+      live.assertHeld();
+      expect(live.lost.aborted).toBe(false);
+      await live.release();
+    }, 30_000);
+});

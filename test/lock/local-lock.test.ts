@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeHolder } from "../../src/lock/holder.js";
+import { newHolder } from "../../src/lock/holder.js";
+import { createLockDir } from "../../src/lock/lock-dir.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
 import { lockPathOf } from "../../src/lock/local-lock.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
@@ -55,9 +56,12 @@ describe("the state lock of a local status directory", () => {
   it("takes over at once from a holder on this host whose process is gone (kill -9)", async () => {
     const child = spawn(process.execPath, ["-e", ""]);
     const deadPid = await new Promise<number>((resolve) => child.once("exit", () => resolve(child.pid!)));
-    const lock = await acquireStateLock(target(), { command: "plumb apply" });
     // The lock as a killed process leaves it: its directory, a holder naming a pid that is gone.
-    await writeHolder(lockPathOf(target()), { ...lock.holder, pid: deadPid });
+    await createLockDir(
+      lockPathOf(target()),
+      { ...newHolder("plumb apply", Date.now()), pid: deadPid },
+      30_000,
+    );
     const taken = await acquireStateLock(target(), { command: "plumb controller" });
     expect(taken.holder.command).toBe("plumb controller");
     await taken.release();
@@ -90,5 +94,29 @@ describe("the state lock of a local status directory", () => {
     setTimeout(() => stop.abort(new Error("stopping")), 50);
     await expect(waiting).rejects.toThrow("stopping");
     await lock.release();
+  });
+});
+
+describe("the local lock's edges", () => {
+  it("a second release() after a takeover leaves the next holder's lock alone", async () => {
+    const first = await acquireStateLock(target(), { command: "plumb apply" });
+    await first.release();
+    const second = await acquireStateLock(target(), { command: "plumb controller" });
+    await first.release();
+    expect(await readStateLock(target())).toMatchObject({ command: "plumb controller" });
+    // A holder that lost its lock (forced, taken over) releases without touching the new one.
+    await forceUnlock(target());
+    const third = await acquireStateLock(target(), { command: "plumb adopt" });
+    await second.release();
+    expect(await readStateLock(target())).toMatchObject({ command: "plumb adopt" });
+    await third.release();
+  });
+
+  it("a lock path that cannot be written is lock-io-error, not someone else's lock", async () => {
+    const file = join(root, "a-file");
+    await writeFile(file, "");
+    await expect(
+      acquireStateLock({ statusDir: join(file, "status") }, { command: "plumb apply" }),
+    ).rejects.toMatchObject({ code: "lock-io-error", message: expect.stringContaining("--status-dir") });
   });
 });

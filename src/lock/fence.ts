@@ -1,0 +1,52 @@
+import { PlumbError } from "../errors.js";
+import type { Monotonic } from "./lock-types.js";
+
+// The holder's own view of its lease, on its own monotonic clock (never a wall clock, never another
+// host's): the lease is good until the renew deadline after the start of its last successful renewal.
+// A waiter takes over only after seeing the same renewal for a whole lease (observer.ts), and the
+// deadline is shorter than the lease (as Kubernetes leader election's renewDeadline < leaseDuration),
+// so a holder that cannot renew (paused by SIGSTOP, a stalled disk or remote, a long GC) stops writing
+// before anyone else may start: every write first asks check() (src/api/http.ts beforeWrite).
+
+export type Fence = {
+  /** A renewal that started at `startedAt` (monotonic ms) succeeded. */
+  renewed(startedAt: number): void;
+  /** Whether the lease is still good on this process's monotonic clock. */
+  valid(): boolean;
+  /** Throws lock-lost (and calls onLapse once) when it is not. */
+  check(): void;
+};
+
+/** The renew deadline: two thirds of the lease, so one renewal may fail without losing it. */
+export const renewDeadlineOf = (leaseMs: number): number => Math.floor((leaseMs * 2) / 3);
+
+export function createFence(options: {
+  leaseMs: number;
+  monotonic: Monotonic;
+  /** Started at this monotonic time (the acquisition). */
+  since: number;
+  what: string;
+  onLapse: (error: PlumbError) => void;
+}): Fence {
+  const deadline = renewDeadlineOf(options.leaseMs);
+  let last = options.since;
+  const valid = () => options.monotonic() - last < deadline;
+  return {
+    renewed(startedAt) {
+      last = Math.max(last, startedAt);
+    },
+    valid,
+    check() {
+      if (valid()) return;
+      const error = lapsedError(options.what, deadline);
+      options.onLapse(error);
+      throw error;
+    },
+  };
+}
+
+export const lapsedError = (what: string, deadlineMs: number) =>
+  new PlumbError(
+    "lock-lost",
+    `lost ${what}: not renewed within ${deadlineMs} ms (this process was paused or its renewals failed), so another writer may hold it now; nothing more is sent or recorded: restart to stand by or run again`,
+  );

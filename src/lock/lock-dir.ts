@@ -1,0 +1,109 @@
+import { randomUUID } from "node:crypto";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { parseHolder } from "./holder.js";
+import type { LockHolder } from "./lock-types.js";
+
+// The lock directory `<statusDir>.lock` on disk, every change an atomic rename:
+//   holder.json             who holds it and its lease (lease_ms), written before the lock appears
+//   beat-<holder id>-<n>    an empty file the holder renames to n+1 at every renewal
+// Taking it: a prepared directory renamed onto the path (fails while one is there). Renewing: the
+// rename of its own beat, which fails once the directory is someone else's (a compare-and-swap, so a
+// holder that wakes up after a takeover cannot renew the new holder's lock). Taking over a stale one:
+// the directory renamed aside, kept only if it still holds the beat that was watched expire.
+
+export type DirLease = {
+  holder: (LockHolder & { lease_ms?: number }) | null;
+  /** Changes at every renewal: what a waiter watches (observer.ts). */
+  token: string;
+  released: boolean;
+};
+
+const HOLDER_FILE = "holder.json";
+const beat = (id: string, n: number | "released") => `beat-${id}-${n}`;
+/** rename() onto a lock that is there: a directory with files (EEXIST/ENOTEMPTY), or a file. */
+const HELD = new Set(["EEXIST", "ENOTEMPTY", "ENOTDIR", "EISDIR"]);
+const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/** Creates the lock for `holder`; false when there is one already. */
+export async function createLockDir(lockPath: string, holder: LockHolder, leaseMs: number): Promise<boolean> {
+  await mkdir(dirname(lockPath), { recursive: true });
+  const fresh = `${lockPath}.new-${randomUUID()}`;
+  await mkdir(fresh);
+  try {
+    const record = { ...holder, lease_ms: leaseMs };
+    await writeFile(join(fresh, HOLDER_FILE), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 });
+    await writeFile(join(fresh, beat(holder.id, 0)), "");
+    await rename(fresh, lockPath);
+    return true;
+  } catch (error) {
+    if (HELD.has(code(error) ?? "")) return false;
+    throw error;
+  } finally {
+    await rm(fresh, { recursive: true, force: true });
+  }
+}
+
+/** The lock as a waiter sees it; null when there is none. */
+export async function readLockDir(lockPath: string): Promise<DirLease | null> {
+  let names: string[];
+  try {
+    names = await readdir(lockPath);
+  } catch (error) {
+    if (code(error) === "ENOENT") return null;
+    if (code(error) === "ENOTDIR") return { holder: null, token: "not-a-directory", released: false };
+    throw error;
+  }
+  const token = names.find((n) => n.startsWith("beat-")) ?? "no-beat";
+  const text = await readFile(join(lockPath, HOLDER_FILE), "utf8").catch(() => "");
+  return { holder: parseHolder(text), token, released: token.endsWith("-released") };
+}
+
+/** The holder's renewal n → n+1; false when the lock is no longer its own (taken over, forced). */
+export async function renewLockDir(lockPath: string, id: string, n: number): Promise<boolean> {
+  try {
+    await rename(join(lockPath, beat(id, n)), join(lockPath, beat(id, n + 1)));
+    return true;
+  } catch (error) {
+    if (code(error) === "ENOENT") return false;
+    throw error;
+  }
+}
+
+/** Releases the holder's own lock; a lock that is someone else's by now is left alone. */
+export async function releaseLockDir(lockPath: string, id: string, n: number): Promise<void> {
+  const released = beat(id, "released");
+  try {
+    await rename(join(lockPath, beat(id, n)), join(lockPath, released));
+  } catch (error) {
+    if (code(error) === "ENOENT") return;
+    throw error;
+  }
+  await takeOverLockDir(lockPath, released);
+}
+
+/**
+ * Removes the lock if it still shows `token` (a lease watched expire, a released one, a dead
+ * holder's); a lock renewed or re-taken meanwhile is put back. True when it was removed.
+ */
+export async function takeOverLockDir(lockPath: string, token: string): Promise<boolean> {
+  const aside = `${lockPath}.stale-${randomUUID()}`;
+  try {
+    await rename(lockPath, aside);
+  } catch (error) {
+    if (code(error) === "ENOENT") return false;
+    throw error;
+  }
+  const seen = await readLockDir(aside);
+  if (seen?.token === token) {
+    await rm(aside, { recursive: true, force: true });
+    return true;
+  }
+  // Not the one watched: put it back; if a new lock appeared meanwhile, its holder will find its
+  // own renewal failing and stop.
+  await rename(aside, lockPath).catch(() => rm(aside, { recursive: true, force: true }));
+  return false;
+}
+
+/** Removes the lock whoever holds it (plumb unlock --force). */
+export const removeLockDir = (lockPath: string) => rm(lockPath, { recursive: true, force: true });
