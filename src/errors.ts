@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   "io-error",
   // internal_source uploads
   "source-unreadable",
+  "source-unsafe-entry",
   "source-too-large",
   "source-changed",
   // plan and apply
@@ -64,6 +65,7 @@ export const ERROR_CODES = [
   "git-failed",
   // servers (controller, control plane, demo)
   "listen-failed",
+  "status-unprotected",
   "data-dir-invalid",
   "journal-write",
   "journal-corrupt",

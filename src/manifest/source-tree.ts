@@ -1,19 +1,20 @@
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
-import { join } from "node:path";
-import { PlumbError } from "../errors.js";
+import { join, relative, resolve, sep } from "node:path";
+import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 import { isOutside, resolveInsideRoot } from "./inside-root.js";
 import { comparePaths, type SourceFile, sourceHasher } from "./source-digest.js";
+import { insideGit, loadSourceFilter } from "./source-filter.js";
 import type { LoadedManifest } from "./types.js";
 
 // Reads the directory named by spec.source_path (I/O at the edge, like secret values): every regular
-// file under it, sorted, with what the digest and the tarball need. Bounded, and inside the root.
+// file under it that may be uploaded (source-filter.ts), sorted, with what the digest and the tarball
+// need. Bounded; a symlink must stay inside the directory and out of any `.git`. The digest (what
+// decides "changed") and the upload come from this one list.
 
 /** The control plane takes uploads up to 64 MiB; the files themselves are held to the same bound. */
 const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
 const MAX_SOURCE_FILES = 20_000;
-/** Never part of a source: VCS data, installed dependencies (the build installs them), plumb's status. */
-const SKIPPED_SOURCE_DIRECTORIES: ReadonlySet<string> = new Set([".git", "node_modules", ".plumb"]);
 
 export type SourceTree = {
   /** spec.source_path as written. */
@@ -22,11 +23,34 @@ export type SourceTree = {
   dir: string;
   /** Sorted by path; empty unless asked for with `withBytes` (plan needs only the digest). */
   files: SourceFile[];
+  /** What the upload holds: every file's path and size, sorted by path (plan lists them). */
+  listing: SourceListing;
   size: number;
   digest: string;
 };
 
-export type SourceOptions = { root: string; withBytes?: boolean; maxBytes?: number; maxFiles?: number };
+export type SourceListing = Array<{ path: string; size: number }>;
+
+export type SourceOptions = {
+  root: string;
+  withBytes?: boolean;
+  maxBytes?: number;
+  maxFiles?: number;
+  /** Real paths of files behind `valueFrom.file` secrets of other manifests (never packed). */
+  secretFiles?: ReadonlySet<string>;
+};
+
+/** Real paths of this deployment's `valueFrom.file` secrets (unreadable ones are its secrets' error). */
+async function ownSecretFiles(loaded: LoadedManifest<DeploymentManifest>, root: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const secret of loaded.manifest.spec.secrets ?? []) {
+    if (!secret.valueFrom || !("file" in secret.valueFrom)) continue;
+    const path = resolve(root, loaded.file, "..", secret.valueFrom.file);
+    const real = await realpath(path).catch(() => null);
+    if (real) files.push(real);
+  }
+  return files;
+}
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
@@ -36,21 +60,30 @@ export async function readSourceTree(
   options: SourceOptions,
 ): Promise<SourceTree> {
   const sourcePath = loaded.manifest.spec.source_path;
-  const fail = (why: string): never => {
+  const failWith = (code: PlumbErrorCode, why: string): never => {
     const at = loaded.locate(["spec", "source_path"]);
-    throw new PlumbError("source-unreadable", `${at.file}:${at.line}:${at.column}: source_path ${why}`);
+    throw new PlumbError(code, `${at.file}:${at.line}:${at.column}: source_path ${why}`);
   };
+  const fail = (why: string): never => failWith("source-unreadable", why);
   if (!sourcePath) return fail("is not set (internal_source needs the directory to upload)");
   const { real, realRoot, shown } = await resolveInsideRoot(options.root, loaded.file, sourcePath, fail);
   if (!(await stat(real)).isDirectory()) fail(`${shown} is not a directory`);
+  if (insideGit(relative(realRoot, real).split(sep).join("/")))
+    failWith("source-unsafe-entry", `${shown} is inside a .git directory; name the directory of the agent's source`);
   const maxBytes = options.maxBytes ?? MAX_SOURCE_BYTES;
   const maxFiles = options.maxFiles ?? MAX_SOURCE_FILES;
-  const found: Array<{ path: string; real: string; mode: 0o644 | 0o755 }> = [];
+  const excluded = await loadSourceFilter(real);
+  const secretFiles = new Set([
+    ...(options.secretFiles ?? []),
+    ...(await ownSecretFiles(loaded, options.root)),
+  ]);
+  const found: Array<{ path: string; real: string; mode: 0o644 | 0o755; size: number }> = [];
   let size = 0;
   // Real paths of directories entered, so a symlinked directory is read once and loops end.
   const visited = new Set<string>();
 
   const addFile = async (relativePath: string, realFile: string) => {
+    if (secretFiles.has(realFile)) return; // a secret's value is never source
     const info = await stat(realFile);
     size += info.size;
     if (found.length + 1 > maxFiles)
@@ -58,7 +91,12 @@ export async function readSourceTree(
     if (size > maxBytes)
       fail(`${shown} is over ${mib(maxBytes)}; keep build outputs and dependencies out of it`);
     // git's view of a mode: executable by anyone, or not.
-    found.push({ path: relativePath, real: realFile, mode: info.mode & 0o111 ? 0o755 : 0o644 });
+    found.push({
+      path: relativePath,
+      real: realFile,
+      mode: info.mode & 0o111 ? 0o755 : 0o644,
+      size: info.size,
+    });
   };
 
   const visit = async (realDir: string, prefix: string): Promise<void> => {
@@ -70,14 +108,24 @@ export async function readSourceTree(
       let target = path;
       if (entry.isSymbolicLink()) {
         target = await realpath(path).catch(() => fail(`${shown}/${relativePath} is a broken symlink`));
-        if (isOutside(realRoot, target))
-          fail(`${shown}/${relativePath} leads outside the manifest root through a symlink`);
+        const unsafe = (why: string) =>
+          failWith(
+            "source-unsafe-entry",
+            `${shown}/${relativePath} is a symlink ${why}; remove it, or copy what it needs into ${shown}`,
+          );
+        if (isOutside(realRoot, target)) unsafe("that leads outside the manifest root");
+        if (isOutside(real, target)) unsafe(`that leaves ${shown}`);
+        if (insideGit(relative(real, target).split(sep).join("/"))) unsafe("into a .git directory");
       }
       const info = entry.isSymbolicLink() ? await stat(target) : await lstat(path);
-      if (info.isDirectory()) {
-        if (!SKIPPED_SOURCE_DIRECTORIES.has(entry.name)) await visit(target, `${relativePath}/`);
-      } else if (info.isFile()) await addFile(relativePath, target);
-      // Sockets, FIFOs and devices are not source.
+      if (!info.isDirectory() && !info.isFile()) continue; // sockets, FIFOs and devices are not source
+      const targetPath = relative(real, target).split(sep).join("/");
+      // A link is left out when its own path or what it points to is (config.txt -> .env).
+      const isDirectory = info.isDirectory();
+      if (excluded(relativePath, isDirectory) || (targetPath !== "" && excluded(targetPath, isDirectory)))
+        continue;
+      if (info.isDirectory()) await visit(target, `${relativePath}/`);
+      else await addFile(relativePath, target);
     }
   };
   await visit(real, "");
@@ -85,10 +133,11 @@ export async function readSourceTree(
   found.sort((a, b) => comparePaths(a.path, b.path));
   const hasher = sourceHasher();
   const files: SourceFile[] = [];
+  const listing: SourceListing = found.map((f) => ({ path: f.path, size: f.size }));
   for (const { path, real: file, mode } of found) {
     const entry = { path, mode, bytes: await readFile(file) };
     hasher.add(entry);
     if (options.withBytes) files.push(entry);
   }
-  return { sourcePath, dir: real, files, size, digest: hasher.digest() };
+  return { sourcePath, dir: real, files, listing, size, digest: hasher.digest() };
 }

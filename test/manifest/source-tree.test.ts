@@ -1,4 +1,4 @@
-import { chmod, mkdir, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PlumbError } from "../../src/errors.js";
@@ -12,25 +12,26 @@ import type { DeploymentManifest } from "../../src/schema/manifest.js";
 const t = useTempRoots("plumb-source-");
 const { put } = t;
 
-async function load(sourcePath = "../agent"): Promise<LoadedManifest<DeploymentManifest>> {
+async function load(sourcePath = "../agent", extra = ""): Promise<LoadedManifest<DeploymentManifest>> {
   await put(
     "team/docs.yaml",
-    `apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: docs}\nspec:\n  source: internal_source\n  source_path: ${sourcePath}\n  source_revision_config: {graph_config_path: langgraph.json}\n`,
+    `apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: docs}\nspec:\n  source: internal_source\n  source_path: ${sourcePath}\n  source_revision_config: {graph_config_path: langgraph.json}\n${extra}`,
   );
   const { manifests, problems } = await loadManifests(t.root);
   expect(problems).toEqual([]);
   return manifests[0] as LoadedManifest<DeploymentManifest>;
 }
 
-const failure = async (promise: Promise<unknown>): Promise<PlumbError> => {
+const failure = async (promise: Promise<unknown>, code = "source-unreadable"): Promise<PlumbError> => {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(PlumbError);
-  expect((error as PlumbError).code).toBe("source-unreadable");
+  expect((error as PlumbError).code).toBe(code);
   return error as PlumbError;
 };
+const unsafe = (promise: Promise<unknown>) => failure(promise, "source-unsafe-entry");
 
 const file = (path: string, text: string, mode: 0o644 | 0o755 = 0o644): SourceFile => ({
   path,
@@ -88,30 +89,43 @@ describe("readSourceTree", () => {
     expect((await readSourceTree(await load(), { root: t.root })).digest).not.toBe(tree.digest);
   });
 
-  it("follows symlinks that stay inside the root", async () => {
-    await put("shared/prompt.txt", "be brief");
+  it("follows symlinks that stay inside the source directory", async () => {
+    await put("agent/shared/prompt.txt", "be brief");
     await put("agent/package.json", "{}");
-    await symlink(join(t.root, "shared/prompt.txt"), join(t.root, "agent/prompt.txt"));
-    await symlink(join(t.root, "shared"), join(t.root, "agent/shared"));
+    await symlink(join(t.root, "agent/shared/prompt.txt"), join(t.root, "agent/prompt.txt"));
+    await symlink("shared", join(t.root, "agent/linked"));
     const tree = await readSourceTree(await load(), { root: t.root, withBytes: true });
-    expect(tree.files.map((f) => f.path)).toEqual(["package.json", "prompt.txt", "shared/prompt.txt"]);
+    expect(tree.files.map((f) => f.path)).toEqual(["linked/prompt.txt", "package.json", "prompt.txt"]);
+    expect(tree.listing).toEqual([
+      { path: "linked/prompt.txt", size: 8 },
+      { path: "package.json", size: 2 },
+      { path: "prompt.txt", size: 8 },
+    ]);
   });
 
-  it("refuses symlinks out of the root, with file:line:col", async () => {
+  it("refuses symlinks out of the root or the source directory, with file:line:col", async () => {
     await put("agent/package.json", "{}");
     const loaded = await load();
     const linked = await load("../linked");
-    await writeFile(join(t.outside, "key.pem"), "secret");
-    await symlink(join(t.outside, "key.pem"), join(t.root, "agent/key.pem"));
-    const error = await failure(readSourceTree(loaded, { root: t.root }));
+    await writeFile(join(t.outside, "key.txt"), "secret");
+    await symlink(join(t.outside, "key.txt"), join(t.root, "agent/key.txt"));
+    const error = await unsafe(readSourceTree(loaded, { root: t.root }));
     expect(error.message).toBe(
-      "team/docs.yaml:6:3: source_path agent/key.pem leads outside the manifest root through a symlink",
+      "team/docs.yaml:6:3: source_path agent/key.txt is a symlink that leads outside the manifest root; remove it, or copy what it needs into agent",
     );
-    await rm(join(t.root, "agent/key.pem"));
+    await rm(join(t.root, "agent/key.txt"));
     await symlink(t.outside, join(t.root, "agent/escape"));
-    expect((await failure(readSourceTree(loaded, { root: t.root }))).message).toContain(
-      "source_path agent/escape leads outside the manifest root through a symlink",
+    expect((await unsafe(readSourceTree(loaded, { root: t.root }))).message).toContain(
+      "source_path agent/escape is a symlink that leads outside the manifest root",
     );
+    await rm(join(t.root, "agent/escape"));
+    // Inside the root but outside the source directory: refused too.
+    await put("shared/prompt.txt", "be brief");
+    await symlink("../shared/prompt.txt", join(t.root, "agent/prompt.txt"));
+    expect((await unsafe(readSourceTree(loaded, { root: t.root }))).message).toContain(
+      "source_path agent/prompt.txt is a symlink that leaves agent;",
+    );
+    await rm(join(t.root, "agent/prompt.txt"));
     await symlink(t.outside, join(t.root, "linked"));
     expect((await failure(readSourceTree(linked, { root: t.root }))).message).toBe(
       "team/docs.yaml:6:3: source_path linked leads outside the manifest root through a symlink",
@@ -139,5 +153,86 @@ describe("readSourceTree", () => {
     expect((await failure(readSourceTree(await load(), { root: t.root, maxFiles: 1 }))).message).toContain(
       "holds more than 1 files",
     );
+  });
+});
+
+describe("readSourceTree: only the source is packed", () => {
+  const paths = async (loaded?: LoadedManifest<DeploymentManifest>, secretFiles?: Set<string>) => {
+    const tree = await readSourceTree(loaded ?? (await load()), {
+      root: t.root,
+      withBytes: true,
+      ...(secretFiles ? { secretFiles } : {}),
+    });
+    expect(tree.digest).toBe(digestSource(tree.files)); // the digest is over the very files packed
+    expect(tree.listing.map((f) => f.path)).toEqual(tree.files.map((f) => f.path));
+    return tree.files.map((f) => f.path);
+  };
+
+  it("refuses a symlink to the repository's .git, outside or inside the source directory", async () => {
+    await put(".git/config", "[http]\n\textraheader = AUTHORIZATION: basic Y2FuYXJ5\n");
+    await put("agent/package.json", "{}");
+    await symlink("../.git", join(t.root, "agent/g"));
+    const error = await unsafe(readSourceTree(await load(), { root: t.root }));
+    expect(error.message).toMatch(
+      /^team\/docs\.yaml:6:3: source_path agent\/g is a symlink that leaves agent; /,
+    );
+    await rm(join(t.root, "agent/g"));
+    await put("agent/.git/config", "[core]\n");
+    await symlink(".git/config", join(t.root, "agent/cfg"));
+    expect((await unsafe(readSourceTree(await load(), { root: t.root }))).message).toContain(
+      "source_path agent/cfg is a symlink into a .git directory",
+    );
+    await rm(join(t.root, "agent/cfg"));
+    await symlink(".git", join(t.root, "agent/meta"));
+    await unsafe(readSourceTree(await load(), { root: t.root }));
+    await rm(join(t.root, "agent/meta"));
+    expect(await paths()).toEqual(["package.json"]);
+    // A source_path inside a .git is refused as a whole.
+    await unsafe(readSourceTree(await load("../agent/.git"), { root: t.root }));
+  });
+
+  it("leaves out credentials by name (also behind a link), unless .plumbignore takes one back", async () => {
+    await put("agent/package.json", "{}");
+    for (const name of [".env", ".env.production", "tls.pem", "sub/server.key", "id_rsa", "id_ed25519.pub"])
+      await put(`agent/${name}`, "secret");
+    await put("agent/.env.example", "A=");
+    await symlink(".env", join(t.root, "agent/config.txt"));
+    expect(await paths()).toEqual(["package.json"]);
+    await put("agent/.plumbignore", "!.env.example\n");
+    expect(await paths()).toEqual([".env.example", ".plumbignore", "package.json"]);
+  });
+
+  it("honours .gitignore and .plumbignore (gitignore syntax) at the top of the source directory", async () => {
+    await put("agent/package.json", "{}");
+    await put("agent/src/agent.ts", "x");
+    await put("agent/dist/agent.js", "x");
+    await put("agent/debug.log", "x");
+    await put("agent/src/keep.log", "x");
+    await put("agent/notes/todo.md", "x");
+    await put("agent/.gitignore", "dist/\n*.log\n!src/keep.log\n");
+    await put("agent/.plumbignore", "/notes\n");
+    expect(await paths()).toEqual([
+      ".gitignore",
+      ".plumbignore",
+      "package.json",
+      "src/agent.ts",
+      "src/keep.log",
+    ]);
+  });
+
+  it("never packs a file behind a valueFrom.file secret, however it is spelled or linked", async () => {
+    await put("agent/package.json", "{}");
+    await put("agent/token.txt", "canary-secret");
+    await symlink("token.txt", join(t.root, "agent/t"));
+    const own = await load(
+      "../agent",
+      "  secrets:\n    - {name: T, valueFrom: {file: ./../agent/./token.txt}}\n",
+    );
+    expect(await paths(own)).toEqual(["package.json"]);
+    // Another manifest's secret file, given by real path
+    const other = await load();
+    expect(await paths(other)).toEqual(["package.json", "t", "token.txt"]);
+    const real = await realpath(join(t.root, "agent/token.txt"));
+    expect(await paths(other, new Set([real]))).toEqual(["package.json"]);
   });
 });
