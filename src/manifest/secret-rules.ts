@@ -8,6 +8,9 @@ import {
   reportDuplicateNames,
 } from "./rule-helpers.js";
 
+/** True when a path written in a manifest goes through a `.git` entry (secrets.ts checks the real path). */
+const inGitDirectory = (target: string): boolean => target.split(/[\\/]/).includes(".git");
+
 /** Secrets: unique names (with secret_references), exactly one of value / valueFrom, files inside the root. */
 export function checkSecrets(spec: Raw, file: string, report: Report): void {
   reportDuplicateNames(report, "duplicate-secret", "secret", [
@@ -42,6 +45,14 @@ export function checkSecrets(spec: Raw, file: string, report: Report): void {
           "secret-file-outside-root",
           [...path, "valueFrom", "file"],
           `secret file ${from.file} is outside the manifest root`,
+          "value",
+        );
+      } else if (inGitDirectory(from.file)) {
+        report(
+          "error",
+          "secret-file-in-git",
+          [...path, "valueFrom", "file"],
+          `secret file ${from.file} is inside a .git directory (repository metadata, e.g. a CI token in .git/config); keep the secret in a file of its own`,
           "value",
         );
       }

@@ -1,5 +1,5 @@
 import { readFile, stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { relative, resolve, sep } from "node:path";
 import { PlumbError } from "../errors.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 import { resolveInsideRoot } from "./inside-root.js";
@@ -51,7 +51,12 @@ async function readSecretFile(
   target: string,
   fail: (why: string) => never,
 ): Promise<string> {
-  const { real, shown } = await resolveInsideRoot(root, manifestFile, target, (why) => fail(`file ${why}`));
+  const { real, realRoot, shown } = await resolveInsideRoot(root, manifestFile, target, (why) =>
+    fail(`file ${why}`),
+  );
+  // Also through a symlink: repository metadata is never a secret's value (it holds CI tokens).
+  if (relative(realRoot, real).split(sep).includes(".git"))
+    fail(`file ${shown} is inside a .git directory; keep the secret in a file of its own`);
   const info = await stat(real);
   if (!info.isFile()) fail(`${shown} is not a file`);
   if (info.size > MAX_MANIFEST_BYTES) fail(`file ${shown} is over ${MAX_MANIFEST_BYTES} bytes`);

@@ -218,6 +218,15 @@ describe("secrets", () => {
     const absolute = withSecrets("    - name: A\n      valueFrom: {file: /etc/passwd}\n");
     expect(brief(check(absolute).problems)).toEqual(["17:25 error secret-file-outside-root"]);
   });
+
+  it("a file inside a .git directory", () => {
+    for (const file of [".git/config", "./sub/.git/config", "..\\\\.git\\\\config"]) {
+      const text = withSecrets(`    - name: A\n      valueFrom: {file: "${file}"}\n`);
+      expect(brief(check(text, "team/m.yaml").problems), file).toEqual(["17:25 error secret-file-in-git"]);
+    }
+    const gitish = withSecrets("    - name: A\n      valueFrom: {file: secrets/.gitkeep}\n");
+    expect(check(gitish, "team/m.yaml").problems).toEqual([]);
+  });
 });
 
 const EXTERNAL = (resourceSpec: string) => yaml`

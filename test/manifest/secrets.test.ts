@@ -78,4 +78,15 @@ describe("loadSecretValues", () => {
     expect(error.message).toContain("secret B");
     expect(error.message).not.toContain("value-of-a");
   });
+
+  it("a file inside a .git directory is refused, also through a symlink, and never read", async () => {
+    await put(".git/config", "[http]\n\textraheader = AUTHORIZATION: basic canary-git\n");
+    const loaded = await load("    - {name: A, valueFrom: {file: cfg.txt}}\n");
+    await symlink("../.git/config", join(t.root, "team", "cfg.txt"));
+    const error = await failure(loadSecretValues(loaded, { root: t.root }));
+    expect(error.message).toBe(
+      "team/app.yaml:7:8: secret A: file team/cfg.txt is inside a .git directory; keep the secret in a file of its own",
+    );
+    expect(error.message).not.toContain("canary-git");
+  });
 });
