@@ -22,6 +22,8 @@ export type Flags = ConnectionFlags & {
   selfHeal?: boolean;
   prune?: boolean;
   pruneMax?: number;
+  pruneWindow?: number;
+  pruneDelay?: number;
   driftBranch?: string;
   concurrency: number;
   debounce: number;

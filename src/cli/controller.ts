@@ -56,9 +56,22 @@ export function controllerCommand(): Command {
     )
     .option(
       "--prune-max <n>",
-      "refuse a scan's prune when it would delete more than this many",
+      "delete at most this many per --prune-window (counted in the status directory across scans and restarts); more waits, with a prune-blocked event",
       positiveInt,
       5,
+    )
+    .addOption(
+      new Option("--prune-window <duration>", "the window --prune-max counts deletions in")
+        .argParser(parseDuration)
+        .default(3_600_000, "1h"),
+    )
+    .addOption(
+      new Option(
+        "--prune-delay <duration>",
+        "delete a removal only once two scans at least this far apart have seen it",
+      )
+        .argParser(parseDuration)
+        .default(30_000, "30s"),
     )
     .option("--concurrency <n>", "objects reconciled at once", positiveInt, 8)
     .addOption(
@@ -178,6 +191,8 @@ async function runController(
       prune: Boolean(flags.prune),
       driftBranch: flags.driftBranch,
       pruneMax: flags.pruneMax,
+      pruneWindowMs: flags.pruneWindow,
+      pruneDelayMs: flags.pruneDelay,
       concurrency: flags.concurrency,
       debounceMs: flags.debounce,
       backoffBaseMs: 5_000,

@@ -10,18 +10,26 @@ import { createPruneSweep, type PruneSweepDeps } from "./prune-sweep.js";
 import { createSnapshotScanner, type SnapshotScanner } from "./snapshot-scanner.js";
 import type { StatusBook } from "./status-book.js";
 import type { Timers } from "./work-queue.js";
+import type { ActivityBook } from "./activity-book.js";
+import { statusKey } from "../status/status-types.js";
 
 // The controller's snapshot scanner: manifests read in slices of its event loop (a tree with a
 // large, possibly hostile file on a worker thread: manifest-loader.ts), and after each scan, with
 // --prune, the prune sweep.
 
 export function createControllerScanner(
-  options: Pick<ControllerOptions, "env" | "prune" | "pruneMax" | "timeoutMs">,
+  options: Pick<
+    ControllerOptions,
+    "env" | "prune" | "pruneMax" | "pruneWindowMs" | "pruneDelayMs" | "timeoutMs"
+  >,
   deps: {
     source: ManifestSource;
     book: StatusBook;
     controlPlane: PruneSweepDeps["port"];
     notifier: Notifier | undefined;
+    /** The status directory (the prune ledger) and the status page's activity (prune-blocked). */
+    statusDir: string;
+    activity?: Pick<ActivityBook, "record">;
     metrics: ControllerMetrics;
     changed: (key: string) => void;
     removed: (key: string) => void;
@@ -34,12 +42,45 @@ export function createControllerScanner(
   const { book, clock, log, notifier } = deps;
   const maxBytes = maxManifestBytesFrom(options.env);
   const loader = createManifestLoader(maxBytes, deps.timers);
-  const scanner = createSnapshotScanner({
+  let rescanning: (() => void) | undefined;
+  const scanner: SnapshotScanner = createSnapshotScanner({
     root: deps.source.manifestRoot,
     load: (root) => loader.load(root),
     afterScan: createPruneSweep({
       enabled: options.prune === true,
       max: options.pruneMax,
+      windowMs: options.pruneWindowMs,
+      delayMs: options.pruneDelayMs,
+      root: deps.source.manifestRoot,
+      statusDir: deps.statusDir,
+      rescanAfter: (ms) => {
+        rescanning?.();
+        rescanning = deps.timers.setTimeout(() => {
+          rescanning = undefined;
+          if (!deps.stopping()) void scanner.scan("prune-delay");
+        }, ms);
+      },
+      blocked: (waiting, message) => {
+        notifier?.notify({
+          event: "prune-blocked",
+          object: null,
+          id: null,
+          revision: null,
+          fields: [],
+          message,
+        });
+        const at = new Date(clock.now()).toISOString();
+        for (const p of waiting)
+          deps.activity?.record(statusKey(p.kind, p.name), {
+            at,
+            reason: "removed from git",
+            result: "prune-blocked",
+            action: "delete waits: over --prune-max per --prune-window",
+            duration_ms: 0,
+            drift_fields: [],
+            plan: [],
+          });
+      },
       statuses: book.statuses,
       forget: book.forget,
       port: deps.controlPlane,

@@ -37,8 +37,12 @@ export type ControllerOptions = {
   driftBranch?: string | undefined;
   /** Delete managed deployments whose manifests were removed (prune-sweep.ts); default off. */
   prune?: boolean | undefined;
-  /** A scan that would prune more than this many is refused whole (default 5). */
+  /** At most this many prune deletions per pruneWindowMs (default 5), counted in the prune ledger. */
   pruneMax?: number | undefined;
+  /** The window pruneMax counts in (default 1h). */
+  pruneWindowMs?: number | undefined;
+  /** A removal is deleted only once seen in two scans at least this far apart (default 30s). */
+  pruneDelayMs?: number | undefined;
   concurrency: number;
   /** Quiet time after the last file event before rescanning. */
   debounceMs: number;

@@ -1,5 +1,5 @@
 import { systemClock } from "../clock.js";
-import type { StatusLocation } from "../status/status-source.js";
+import { resolveStatusDir, type StatusLocation } from "../status/status-source.js";
 import { createControllerClients } from "./api-clients.js";
 import { createDriftCheck } from "./controller-drift.js";
 import { serveControllerHttp } from "./controller-http.js";
@@ -134,6 +134,8 @@ export async function startController(options: ControllerOptions): Promise<Contr
     const { scanner, loader } = createControllerScanner(options, {
       source,
       book,
+      statusDir: resolveStatusDir(location),
+      activity,
       controlPlane,
       notifier,
       metrics,

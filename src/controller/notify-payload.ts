@@ -2,7 +2,7 @@
 // object on the status page and the time. Pure.
 
 export type NotifyEventName =
-  "applied" | "failed" | "drift-detected" | "drift-healed" | "pruned" | "lock-lost";
+  "applied" | "failed" | "drift-detected" | "drift-healed" | "pruned" | "prune-blocked" | "lock-lost";
 
 export type NotifyEvent = {
   event: NotifyEventName;
@@ -22,6 +22,7 @@ const ICON: Record<NotifyEventName, string> = {
   "drift-detected": "⚠️",
   "drift-healed": "🔧",
   pruned: "🗑️",
+  "prune-blocked": "⛔",
   "lock-lost": "🔒",
 };
 

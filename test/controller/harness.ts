@@ -43,6 +43,7 @@ export function fastControllerOptions(
     timeoutMs: 10_000,
     pollIntervalMs: 10,
     maxPollIntervalMs: 50,
+    pruneDelayMs: 0, // --prune deletes at the first scan that sees a removal (the delay: test/chaos/prune)
     env: process.env,
     logger: memoryLogger().logger,
     ...options,
