@@ -2,7 +2,12 @@ import { PlumbError } from "../errors.js";
 import { sendFailed } from "./apply-outcomes.js";
 import type { Engine, ObjectRun } from "./engine-types.js";
 import { buildIntent } from "../status/pending-intent.js";
-import { buildObjectStatus, fingerprintsOfBodyAsync, pruneSettingOf } from "./status-record.js";
+import {
+  buildObjectStatus,
+  fingerprintsOfBodyAsync,
+  pruneSettingOf,
+  appliedSpecOf,
+} from "./status-record.js";
 
 // The engine's write-ahead records (docs/apply.md "Write-ahead status"): the intent before a
 // request goes out, the sent record before anything is awaited, and what a failed write means.
@@ -63,6 +68,7 @@ export async function recordSent(engine: Engine, run: ObjectRun): Promise<void> 
     gitCommit: options.gitCommit,
     manifestDigest: run.object.manifestDigest,
     prune: pruneSettingOf(run.object.loaded),
+    appliedSpec: appliedSpecOf(run.object.loaded),
     manifestFile: run.object.loaded?.file,
     fingerprints: await run.fingerprints,
     sourceUpload: run.sourceUpload,

@@ -5,7 +5,7 @@ import type { ApplyObject, ApplyResult, ProgressEvent } from "./apply-types.js";
 import { findOutInterruptedSend } from "./interrupted-send.js";
 import { sendChange } from "./send-change.js";
 import { recordIntent, unrecorded } from "./apply-records.js";
-import { buildObjectStatus, pruneSettingOf } from "./status-record.js";
+import { buildObjectStatus, pruneSettingOf, appliedSpecOf } from "./status-record.js";
 import type { ObjectStatus } from "../status/status-types.js";
 import { runVerify } from "./verify.js";
 import { notSent, outcomeOfWait, sendFailed, skipped } from "./apply-outcomes.js";
@@ -66,6 +66,7 @@ export async function finish(engine: Engine, run: ObjectRun, record = true): Pro
       gitCommit: options.gitCommit,
       manifestDigest: run.object.manifestDigest,
       prune: pruneSettingOf(run.object.loaded),
+      appliedSpec: appliedSpecOf(run.object.loaded),
       manifestFile: run.object.loaded?.file,
       fingerprints: run.sent ? await run.fingerprints : undefined,
       sourceUpload: run.sourceUpload,

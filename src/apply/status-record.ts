@@ -59,6 +59,8 @@ export type RecordInput = {
   prune?: "disabled" | null | undefined;
   /** The manifest file of the object (relative to the manifest directory); undefined keeps the previous one. */
   manifestFile?: string | undefined;
+  /** The manifest's spec as sent (appliedSpecOf); kept only once it is live (sent, or converged). */
+  appliedSpec?: Record<string, unknown> | null | undefined;
   /** New fingerprints when secrets were sent; undefined keeps the previous ones. */
   fingerprints: SecretFingerprints | undefined;
   /** True when this apply sent the object a request. */
@@ -74,6 +76,10 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
   // Only internal_source records carry it, so other records keep their shape.
   const sourceUpload = input.sourceUpload ?? previous?.source_upload;
   const manifestFile = input.manifestFile ?? previous?.manifest_file;
+  // What live now holds of the manifest (the three-way model's last-applied, src/diff/three-way.ts):
+  // a request that was not sent, or failed before landing, leaves the previous one.
+  const landed = input.sent || result.outcome === "converged";
+  const appliedSpec = landed && input.appliedSpec !== undefined ? input.appliedSpec : previous?.applied_spec;
   const prune = input.prune === undefined || result.outcome === "skipped" ? previous?.prune : input.prune;
   const failed = result.outcome === "failed" || result.outcome === "timeout" || result.outcome === "skipped";
   const latest = input.latestRevisionId ?? previous?.latest_revision_id ?? null;
@@ -101,8 +107,19 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
     last_error: failed || result.verify?.ok === false ? result.message : null,
     ...(sourceUpload ? { source_upload: sourceUpload } : {}),
     ...(prune ? { prune } : {}),
+    ...(appliedSpec ? { applied_spec: appliedSpec } : {}),
     ...(manifestFile ? { manifest_file: manifestFile } : {}),
   };
+}
+
+/** A manifest's spec as the status record keeps it: literal secret values left out (as manifestDigest). */
+export function appliedSpecOf(
+  loaded: { manifest: Manifest } | undefined,
+): Record<string, unknown> | undefined {
+  if (!loaded) return undefined;
+  const spec = structuredClone(loaded.manifest.spec) as { secrets?: Array<{ value?: string }> };
+  for (const secret of spec.secrets ?? []) if (secret.value !== undefined) secret.value = "<redacted>";
+  return spec;
 }
 
 /** The plumb/prune setting of a manifest for its status record; undefined when there is no manifest. */

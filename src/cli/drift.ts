@@ -1,6 +1,12 @@
 import { useColor } from "./color.js";
 import { Command } from "commander";
-import { addConnectionOptions, type ConnectionFlags, outputOption, targetOption } from "./options.js";
+import {
+  addConnectionOptions,
+  type ConnectionFlags,
+  lockTimeoutOption,
+  outputOption,
+  targetOption,
+} from "./options.js";
 import { buildDriftReport } from "../reconcile/drift.js";
 import { writeDriftEdits } from "../reconcile/drift-write.js";
 import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../report/format-drift.js";
@@ -10,11 +16,13 @@ import { publishStatus } from "../status/status-source.js";
 import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
+import { takeObserverLock } from "./observer-lock.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
   target: string[];
   write?: boolean;
+  lockTimeout?: number;
 };
 
 /** `plumb drift [PATH]`: live compared with git, nothing changed; exit 0 in sync, 2 drift, 1 error. */
@@ -24,6 +32,7 @@ export function driftCommand(io: SessionIo = processIo()): Command {
     .argument("[path]", "directory (or file) of manifests", ".")
     .addOption(outputOption(["text", "json", "markdown"]))
     .addOption(targetOption("check only this object"))
+    .addOption(lockTimeoutOption())
     .option(
       "--write",
       "edit the manifests so they match live for every drifted field they manage (not secrets nor immutable fields), keeping every other byte",
@@ -36,6 +45,21 @@ export function driftCommand(io: SessionIo = processIo()): Command {
 }
 
 export async function runDrift(path: string, flags: Flags, io: SessionIo): Promise<number> {
+  // Records are written only under the state lock (taken before the store is read), else not at all.
+  const lock = await takeObserverLock(path, flags, "plumb drift", io.stderr);
+  try {
+    return await driftLocked(path, flags, io, lock.writes);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function driftLocked(
+  path: string,
+  flags: Flags,
+  io: SessionIo,
+  writes: () => boolean,
+): Promise<number> {
   const session = await openSession(path, flags, io);
   // An empty PATH is a mistake unless the status store remembers objects: then they were removed from git.
   const requireManifests = session.store.objects.size === 0;
@@ -52,15 +76,14 @@ export async function runDrift(path: string, flags: Flags, io: SessionIo): Promi
       }
     : session.store;
   const report = buildDriftReport(result.plan, store, result.live.deployments);
-  await writeRefreshedStatus(session, { ...result, store });
+  if (writes()) await writeRefreshedStatus(session, { ...result, store });
   // The report is printed even when the status branch cannot be pushed; that error comes after it.
-  const publishError = await publishStatus(
-    session.location,
-    `plumb drift: ${report.in_sync ? "in sync" : "drift"}`,
-  ).then(
-    () => null,
-    (error: unknown) => asError(error),
-  );
+  const publishError = writes()
+    ? await publishStatus(session.location, `plumb drift: ${report.in_sync ? "in sync" : "drift"}`).then(
+        () => null,
+        (error: unknown) => asError(error),
+      )
+    : null;
   const color = useColor(io);
   if (flags.write) {
     // Progress on stderr when stdout carries JSON; the report below still says what differed.

@@ -4,19 +4,25 @@ import type { RevisionStatus } from "../schema/revision.js";
 import type { PlanManifestsResult } from "./plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";
-import { formatObjectStatus, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
-import { type ObjectStatus, type StatusStore, statusFileName } from "../status/status-types.js";
+import { formatObjectStatus, removeObservedStatus, saveObservedStatus } from "../status/status-store.js";
+import { type ObjectStatus, type StatusStore, statusFileName, statusKey } from "../status/status-types.js";
 
 /**
  * Writes a record only when its file does not already hold exactly it: an unchanged record keeps
  * its time (refreshStatuses), so a run that observed nothing new touches no file. Comparing with
- * the file, not the loaded store, still writes a record known only from the status branch.
+ * the file, not the loaded store, still writes a record known only from the status branch. A file
+ * that a writer (an apply) replaced since the store was loaded is left as it is (saveObservedStatus).
  */
-async function saveIfChanged(dir: string, record: ObjectStatus): Promise<void> {
+async function saveIfChanged(
+  dir: string,
+  record: ObjectStatus,
+  base: ObjectStatus | undefined,
+): Promise<void> {
   const current = await readFile(join(dir, statusFileName(record.kind, record.name)), "utf8").catch(
     () => null,
   );
-  if (current !== formatObjectStatus(record)) await saveObjectStatus(dir, record);
+  if (current !== formatObjectStatus(record))
+    await saveObservedStatus(dir, record, base ? (base.seq ?? 0) : null);
 }
 
 /**
@@ -50,7 +56,8 @@ export async function writeRefreshedStatus(
     latestStatuses,
     now: session.clock.now(),
   });
-  for (const record of refreshed.records) await saveIfChanged(session.statusDir, record);
-  for (const gone of refreshed.removed) await removeObjectStatus(session.statusDir, gone.kind, gone.name);
+  for (const record of refreshed.records)
+    await saveIfChanged(session.statusDir, record, store.objects.get(statusKey(record.kind, record.name)));
+  for (const gone of refreshed.removed) await removeObservedStatus(session.statusDir, gone);
   return refreshed.records;
 }

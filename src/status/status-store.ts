@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, open, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { describeErrno, fileError } from "../errors.js";
@@ -91,12 +91,38 @@ async function writeRecordFile(file: string, text: string): Promise<void> {
   });
 }
 
+/** The record a file holds now; null when there is none (or it cannot be read as one). */
+async function currentRecord(file: string): Promise<ObjectStatus | null> {
+  const text = await readFile(file, "utf8").catch(() => null);
+  if (text === null) return null;
+  const parsed = parseObjectStatus(text);
+  return typeof parsed === "string" ? null : parsed;
+}
+
+const appliedTime = (record: ObjectStatus): number =>
+  record.applied_at ? Date.parse(record.applied_at) || 0 : 0;
+
 /**
- * Writes one record atomically (writeRecordFile). The directory is created when a write finds it
- * missing, not before every write (apply and the controller write up to three records per object).
+ * What a writer's record becomes over the one the file holds: the next sequence number, and, when
+ * the file holds a later apply than the writer knew of (a slow writer), that apply's fields kept
+ * (digest, fingerprints, applied spec, upload), so an older writer never erases a newer secret change.
  */
-export async function saveObjectStatus(dir: string, status: ObjectStatus): Promise<string> {
-  const file = join(dir, statusFileName(status.kind, status.name));
+export function nextRecord(status: ObjectStatus, current: ObjectStatus | null): ObjectStatus {
+  const seq = Math.max(current?.seq ?? 0, status.seq ?? 0) + 1;
+  if (!current || appliedTime(current) <= appliedTime(status)) return { ...status, seq };
+  return {
+    ...status,
+    git_commit: current.git_commit,
+    manifest_digest: current.manifest_digest,
+    secret_fingerprints: current.secret_fingerprints,
+    applied_spec: current.applied_spec ?? null,
+    applied_at: current.applied_at ?? null,
+    ...(current.source_upload ? { source_upload: current.source_upload } : {}),
+    seq,
+  };
+}
+
+async function writeRecord(dir: string, file: string, status: ObjectStatus): Promise<void> {
   const write = () => writeRecordFile(file, formatObjectStatus(status));
   try {
     await write().catch(async (error: NodeJS.ErrnoException) => {
@@ -107,7 +133,43 @@ export async function saveObjectStatus(dir: string, status: ObjectStatus): Promi
   } catch (error) {
     throw fileError("status-write-failed", file, error, STATUS_DIR_FIX);
   }
+}
+
+/**
+ * Writes one record atomically (writeRecordFile) as the next of its sequence (nextRecord). The
+ * directory is created when a write finds it missing, not before every write (apply and the
+ * controller write up to three records per object).
+ */
+export async function saveObjectStatus(dir: string, status: ObjectStatus): Promise<string> {
+  const file = join(dir, statusFileName(status.kind, status.name));
+  await writeRecord(dir, file, nextRecord(status, await currentRecord(file)));
   return file;
+}
+
+/**
+ * An observation (`status`, `drift`): written only when the file holds no newer record than the one
+ * it was made from (sequence `base`; null: made from no record). Otherwise someone wrote meanwhile
+ * (an apply): the observation is dropped, and the record written stays. Returns whether it was written.
+ */
+export async function saveObservedStatus(
+  dir: string,
+  status: ObjectStatus,
+  base: number | null,
+): Promise<boolean> {
+  const file = join(dir, statusFileName(status.kind, status.name));
+  const current = await currentRecord(file);
+  if (current && (base === null || (current.seq ?? 0) > base)) return false;
+  await writeRecord(dir, file, { ...status, seq: Math.max(current?.seq ?? 0, base ?? 0) + 1 });
+  return true;
+}
+
+/** Removes a record an observation found gone, unless a newer record was written meanwhile (saveObservedStatus). */
+export async function removeObservedStatus(dir: string, status: ObjectStatus): Promise<boolean> {
+  const file = join(dir, statusFileName(status.kind, status.name));
+  const current = await currentRecord(file);
+  if (current && (current.seq ?? 0) > (status.seq ?? 0)) return false;
+  await rm(file, { force: true });
+  return true;
 }
 
 /**

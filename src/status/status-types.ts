@@ -70,6 +70,17 @@ export const ObjectStatus = Type.Object({
       }),
     ),
   ),
+  /**
+   * The manifest's spec as last applied (secret values left out: the fingerprints say whether they
+   * changed). The third side of the three-way model (src/diff/three-way.ts): git against it is a
+   * change, live against it is drift. Absent in records older than it, or when nothing was applied.
+   */
+  applied_spec: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
+  /**
+   * Sequence number, raised by one at every write of this record (status-store.ts): a write that
+   * was prepared from an older record than the file now holds is merged or dropped, never applied.
+   */
+  seq: Type.Optional(Type.Integer({ minimum: 0 })),
   /** "disabled" when the applied manifest said plumb/prune: disabled: apply --prune never deletes it. */
   prune: Type.Optional(Nullable(Type.Literal("disabled"))),
   /**
@@ -117,7 +128,7 @@ const time = (iso: string | null | undefined) => (iso ? Date.parse(iso) || 0 : 0
 function mergeObjectStatus(a: ObjectStatus, b: ObjectStatus): ObjectStatus {
   const observed = time(b.updated_at) > time(a.updated_at) ? b : a;
   const applied = time(b.applied_at) > time(a.applied_at) ? b : a;
-  const { source_upload: _observedUpload, ...seen } = observed;
+  const { source_upload: _observedUpload, applied_spec: _observedSpec, ...seen } = observed;
   return {
     ...seen,
     git_commit: applied.git_commit,
@@ -125,7 +136,10 @@ function mergeObjectStatus(a: ObjectStatus, b: ObjectStatus): ObjectStatus {
     secret_fingerprints: applied.secret_fingerprints,
     ...(applied.source_upload ? { source_upload: applied.source_upload } : {}),
     applied_at: applied.applied_at ?? null,
+    ...(applied.applied_spec ? { applied_spec: applied.applied_spec } : {}),
     verify_thread_id: observed.verify_thread_id ?? applied.verify_thread_id ?? null,
+    // The merge is newer than both: a refresh made from it may replace either (status-store.ts).
+    seq: Math.max(a.seq ?? 0, b.seq ?? 0),
   };
 }
 

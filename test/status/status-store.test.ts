@@ -6,7 +6,9 @@ import {
   loadStatusStore,
   mergeStatusStores,
   removeObjectStatus,
+  removeObservedStatus,
   saveObjectStatus,
+  saveObservedStatus,
   statusKey,
 } from "../../src/status/status-store.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
@@ -31,9 +33,10 @@ describe("status store", () => {
     expect(store.objects.get(statusKey("OrganizationAccess", "org"))?.id).toBeNull();
     expect(store.objects.size).toBe(3);
     expect(store.problems.map((p) => p.file.split("/").pop()).sort()).toEqual(["broken.json", "other.json"]);
-    expect(JSON.parse(await readFile(join(dir, "deployment.alpha.json"), "utf8"))).toEqual(
-      sampleStatus("alpha"),
-    );
+    expect(JSON.parse(await readFile(join(dir, "deployment.alpha.json"), "utf8"))).toEqual({
+      ...sampleStatus("alpha"),
+      seq: 1,
+    });
     await removeObjectStatus(dir, "Deployment", "alpha");
     expect((await loadStatusStore(dir)).objects.has("Deployment/alpha")).toBe(false);
   });
@@ -89,5 +92,47 @@ describe("status store", () => {
       expect(record.git_commit).toBe("applied");
       expect(record.secret_fingerprints).toEqual(applied.secret_fingerprints);
     }
+  });
+
+  it("numbers every write; an apply older than the file keeps the file's applied fields", async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), "plumb-st-")), "status");
+    const newer = sampleStatus("a", {
+      applied_at: "2026-01-02T00:00:00Z",
+      manifest_digest: "sha256:new",
+      secret_fingerprints: { salt: "s", values: { TOKEN: "new" } },
+    });
+    await saveObjectStatus(dir, newer);
+    await saveObjectStatus(dir, { ...newer, sync: "Synced" });
+    const slow = sampleStatus("a", {
+      applied_at: "2026-01-01T00:00:00Z",
+      manifest_digest: "sha256:old",
+      secret_fingerprints: { salt: "s", values: { TOKEN: "old" } },
+      health: "Degraded",
+    });
+    await saveObjectStatus(dir, slow);
+    const record = (await loadStatusStore(dir)).objects.get("Deployment/a")!;
+    expect(record.seq).toBe(3);
+    expect(record.health).toBe("Degraded");
+    expect(record.manifest_digest).toBe("sha256:new");
+    expect(record.secret_fingerprints?.values).toEqual({ TOKEN: "new" });
+  });
+
+  it("an observation made from an older record than the file is dropped, as is a removal", async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), "plumb-st-")), "status");
+    await saveObjectStatus(dir, sampleStatus("a"));
+    const loaded = (await loadStatusStore(dir)).objects.get("Deployment/a")!;
+    await saveObjectStatus(dir, { ...loaded, manifest_digest: "sha256:applied-meanwhile" });
+    expect(await saveObservedStatus(dir, { ...loaded, sync: "OutOfSync" }, loaded.seq ?? 0)).toBe(false);
+    expect(await removeObservedStatus(dir, loaded)).toBe(false);
+    expect(await saveObservedStatus(dir, sampleStatus("b"), null)).toBe(true);
+    expect(await saveObservedStatus(dir, sampleStatus("b"), null)).toBe(false);
+    const store = (await loadStatusStore(dir)).objects;
+    expect(store.get("Deployment/a")?.manifest_digest).toBe("sha256:applied-meanwhile");
+    const current = store.get("Deployment/a")!;
+    expect(await saveObservedStatus(dir, { ...current, sync: "OutOfSync" }, current.seq ?? 0)).toBe(true);
+    expect((await loadStatusStore(dir)).objects.get("Deployment/a")).toMatchObject({
+      sync: "OutOfSync",
+      seq: 3,
+    });
   });
 });

@@ -1,0 +1,33 @@
+import { acquireStateLock, lockTargetOf } from "../lock/index.js";
+import { PlumbError } from "../errors.js";
+import type { ConnectionFlags } from "./options.js";
+
+// `drift` and `status` refresh the status records, and write them only through the state lock
+// apply and the controller write through (docs/status.md "Who writes records"). When another writer
+// holds it past --lock-timeout they still report, to their own output only: no record, no publish.
+
+export type ObserverLock = {
+  /** True while this run holds the lock: records may be written and published. */
+  writes: () => boolean;
+  release: () => Promise<void>;
+};
+
+/** Takes the state lock for an observer, waiting up to --lock-timeout; held elsewhere → read-only. */
+export async function takeObserverLock(
+  path: string,
+  flags: Pick<ConnectionFlags, "statusDir" | "statusBranch"> & { lockTimeout?: number | undefined },
+  command: string,
+  stderr: { write(text: string): unknown },
+): Promise<ObserverLock> {
+  const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });
+  try {
+    const lock = await acquireStateLock(target, { command, timeoutMs: flags.lockTimeout ?? 0 });
+    return { writes: () => !lock.lost.aborted, release: () => lock.release() };
+  } catch (error) {
+    if (!(error instanceof PlumbError) || error.code !== "state-locked") throw error;
+    stderr.write(
+      `plumb: ${command} reports only: status records not written (${error.message.split(";")[0]}); pass --lock-timeout to wait for it\n`,
+    );
+    return { writes: () => false, release: async () => undefined };
+  }
+}
