@@ -5,6 +5,7 @@ import { Command, CommanderError } from "commander";
 import { describeErrno, isPathError, isPlumbError, type PlumbErrorCode } from "../errors.js";
 import { COMMANDS } from "./commands.js";
 import { PLUMB_VERSION } from "./options.js";
+import { dropOutputOnBrokenPipe } from "./process-io.js";
 
 /**
  * Builds the `plumb` program; each command lives in its own small file under src/cli/. With `only`
@@ -59,5 +60,6 @@ export async function main(argv: string[] = process.argv): Promise<number> {
 // Run only when executed as the `plumb` binary (also through the npm bin symlink), not when imported.
 const entry = process.argv[1] ? realpathSync(process.argv[1]) : "";
 if (entry === fileURLToPath(import.meta.url)) {
+  dropOutputOnBrokenPipe([process.stdout, process.stderr]);
   process.exitCode = await main();
 }
