@@ -40,20 +40,22 @@ const asciiJson = (value: string) =>
 const html = (value: string) =>
   value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-/** The forms a server may echo `value` in: as sent, JSON-escaped (once, twice, ASCII-only), URL-encoded, HTML-escaped, base64. */
+/**
+ * The forms a server may echo `value` in: as sent, JSON-escaped (once, twice, ASCII-only), and each
+ * of those URL-encoded, HTML-escaped or in base64 (a server quoting the JSON body it was sent).
+ */
 export function echoForms(value: string): string[] {
-  const url = encodeURIComponent(value);
-  const forms = new Set([
-    value,
-    json(value),
-    json(json(value)),
-    asciiJson(value),
-    url,
-    url.replace(/%20/g, "+"),
-    new URLSearchParams({ v: value }).toString().slice(2),
-    html(value),
-    ...base64Forms(value),
-  ]);
+  const forms = new Set<string>();
+  for (const text of new Set([value, json(value), asciiJson(value)])) {
+    const url = encodeURIComponent(text);
+    forms.add(text);
+    forms.add(json(text));
+    forms.add(url);
+    forms.add(url.replace(/%20/g, "+"));
+    forms.add(new URLSearchParams({ v: text }).toString().slice(2));
+    forms.add(html(text));
+    for (const encoded of base64Forms(text)) forms.add(encoded);
+  }
   return [...forms].filter((form) => form.length >= MIN_VALUE_LENGTH);
 }
 

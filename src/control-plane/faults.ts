@@ -1,7 +1,7 @@
 import { UsageError } from "../errors.js";
 
-type FaultKind = "500" | "503" | "429" | "reset" | "lost-response";
-const KINDS: readonly FaultKind[] = ["500", "503", "429", "reset", "lost-response"];
+type FaultKind = "500" | "503" | "429" | "reset" | "lost-response" | "echo";
+const KINDS: readonly FaultKind[] = ["500", "503", "429", "reset", "lost-response", "echo"];
 
 /** Share of requests failing each way, plus an optional latency range applied to every request. */
 export type FaultSpec = {
@@ -9,7 +9,7 @@ export type FaultSpec = {
   latency?: { minMs: number; maxMs: number };
 };
 
-/** Parses `500=0.05,503=0.05,429=0.05,reset=0.02,lost-response=0.02,latency=10-200`. */
+/** Parses `500=0.05,503=0.05,429=0.05,reset=0.02,lost-response=0.02,echo=0.1,latency=10-200`. */
 export function parseFaultSpec(text: string): FaultSpec {
   const spec: FaultSpec = { rates: [] };
   for (const part of text
@@ -75,4 +75,46 @@ export function createFaultPicker(spec: FaultSpec, seed: number): () => FaultDec
       : 0;
     return { kind, latencyMs };
   };
+}
+
+/** An answer of the echo fault: what a careless server (or proxy) says when it refuses a body. */
+export type EchoAnswer = {
+  status: 400 | 422;
+  contentType: "application/json" | "text/plain";
+  payload: string;
+};
+
+/**
+ * The echo fault refuses a request that has a body and quotes the body in its answer, in every form
+ * a server may use: as received, JSON-escaped, URL-encoded, base64, and cut short. The `n`th echo
+ * answers in turn a 400 `{"detail": string}`, a 422 issue list (with FastAPI's `input`: the body
+ * itself) and a plain-text 400 (a proxy's page). Nothing is applied.
+ */
+export function echoAnswer(body: unknown, n: number): EchoAnswer {
+  const raw = JSON.stringify(body);
+  const forms = [
+    `bad request: ${raw}`,
+    `json: ${JSON.stringify(raw)}`,
+    `url: ${encodeURIComponent(raw)}`,
+    `base64: ${Buffer.from(raw).toString("base64")}`,
+    `cut: ${strings(body)
+      .map((value) => value.slice(0, Math.max(8, Math.ceil(value.length / 2))))
+      .join(" ")}`,
+  ].join(" | ");
+  const style = n % 3;
+  if (style === 0)
+    return { status: 400, contentType: "application/json", payload: JSON.stringify({ detail: forms }) };
+  if (style === 1) {
+    const detail = [{ loc: ["body", raw], msg: forms, type: "value_error", input: body }];
+    return { status: 422, contentType: "application/json", payload: JSON.stringify({ detail }) };
+  }
+  return { status: 400, contentType: "text/plain", payload: `Bad Request\n${forms}` };
+}
+
+/** Every string in a JSON value. */
+function strings(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(strings);
+  if (value !== null && typeof value === "object") return Object.values(value).flatMap(strings);
+  return [];
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
 import { apiKeyOf } from "./auth.js";
-import { createFaultPicker, type FaultSpec } from "./faults.js";
+import { createFaultPicker, echoAnswer, type FaultSpec } from "./faults.js";
 import { HttpError } from "./http-errors.js";
 import { createFailureLimiter, DEFAULT_AUTH_FAILURE_LIMIT } from "./auth-failures.js";
 import { createRateLimiter, type RateLimitOverrides } from "./rate-limit.js";
@@ -10,6 +10,7 @@ declare module "fastify" {
   interface FastifyRequest {
     tenantId: string;
     loseResponse: boolean;
+    echoBody: boolean;
   }
 }
 
@@ -42,6 +43,7 @@ const takesFaults = (request: FastifyRequest) => flagsOf(request)?.faults !== fa
 export function installRequestGuards(app: FastifyInstance, options: GuardOptions): void {
   app.decorateRequest("tenantId", "");
   app.decorateRequest("loseResponse", false);
+  app.decorateRequest("echoBody", false);
   const limiter = createRateLimiter(options.region, options.rateLimits, () => options.clock.now());
   const failures = createFailureLimiter(options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT, () =>
     options.clock.now(),
@@ -99,7 +101,16 @@ export function installRequestGuards(app: FastifyInstance, options: GuardOptions
       throw new HttpError(503, "Injected fault: service unavailable", { "retry-after": "1" });
     if (kind === "429") throw new HttpError(429, "Rate limit exceeded", { "retry-after": "1" });
     if (kind === "lost-response") request.loseResponse = true;
+    if (kind === "echo") request.echoBody = true;
     admit(request);
+  });
+
+  // echo: a request with a body is refused with the body quoted in the answer (faults.ts).
+  let echoes = 0;
+  app.addHook("preValidation", async (request, reply) => {
+    if (!request.echoBody || request.body === undefined || request.body === null) return;
+    const answer = echoAnswer(request.body, echoes++);
+    return reply.code(answer.status).type(answer.contentType).send(answer.payload);
   });
 
   // lost-response: the change is applied and committed, then the connection drops unanswered.

@@ -37,6 +37,24 @@ describe("createSecretRedactor", () => {
     }
   });
 
+  it("removes it from a JSON body quoted URL-encoded or in base64, escapes and all", () => {
+    const value = 'head"quoted/TAILPART42';
+    const tail = createSecretRedactor([value]);
+    const body = JSON.stringify({ secrets: [{ name: "S", value }] });
+    for (const text of [
+      encodeURIComponent(body),
+      new URLSearchParams({ body }).toString(),
+      Buffer.from(body).toString("base64"),
+      JSON.stringify(body),
+    ]) {
+      const redacted = tail.redact(text);
+      expect(redacted).not.toContain("TAILPART");
+      expect(Buffer.from(redacted.split(REDACTED).join(""), "base64").toString("latin1")).not.toContain(
+        "TAILPART",
+      );
+    }
+  });
+
   it("removes a value cut to 8 or more characters, keeps a 7-character cut", () => {
     expect(redactor.redact(`bad: ${SECRET.slice(0, 8)}`)).toBe(`bad: ${REDACTED}`);
     expect(redactor.redact(`bad: ${SECRET.slice(0, 12)}...`)).toBe(`bad: ${REDACTED}...`);
