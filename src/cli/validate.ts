@@ -5,6 +5,8 @@ import { countProblems, formatProblems, problemsToJson } from "../manifest/forma
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { loadManifests, noManifests } from "../manifest/load.js";
 import { PLUMB_VERSION } from "./options.js";
+import { sortProblems } from "../manifest/validate.js";
+import { findEmptiedNearRoot } from "../reconcile/prune-plan.js";
 import { repositoryPaths } from "./report-context.js";
 
 export type Output = { write(text: string): unknown };
@@ -25,9 +27,11 @@ export function validateCommand(stdout: Output = process.stdout): Command {
         .default("text"),
     )
     .action(async (path: string, options: { output: "text" | "json" | "github" | "sarif" }) => {
-      const { manifests, problems } = await loadManifests(path, {
-        maxBytes: maxManifestBytesFrom(process.env),
-      });
+      const loaded = await loadManifests(path, { maxBytes: maxManifestBytesFrom(process.env) });
+      const { manifests } = loaded;
+      // A file the status store says held managed objects and that now defines none (prune-plan.ts).
+      const emptied = await findEmptiedNearRoot(path, { objects: manifests, problems: loaded.problems });
+      const problems = emptied.length > 0 ? sortProblems([...loaded.problems, ...emptied]) : loaded.problems;
       const { errors, warnings } = countProblems(problems);
       if (options.output === "json") {
         stdout.write(`${JSON.stringify(problemsToJson(problems), null, 2)}\n`);

@@ -5,7 +5,8 @@ import type { PlannedPrune } from "../diff/plan-types.js";
 import { checkEmptiedFiles } from "../manifest/emptied-rules.js";
 import type { Problem } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
-import { manifestDirOf } from "../status/status-source.js";
+import { manifestDirOf, resolveStatusDir } from "../status/status-source.js";
+import { loadStatusStore } from "../status/status-store.js";
 import { statusKey } from "../status/status-types.js";
 
 // Which managed deployments are removed from git: one computation for plan/apply --prune (session.ts)
@@ -51,6 +52,15 @@ export function findEmptiedManifests(
     (file) => existsSync(join(dir, file)),
     (file) => scope.file === null || scope.file === file,
   );
+}
+
+/**
+ * manifest-emptied for `plumb validate`: against the records of the default status directory of
+ * `root` (none there: nothing to compare, the no-documents warnings stand alone).
+ */
+export async function findEmptiedNearRoot(root: string, tree: LoadedTree): Promise<Problem[]> {
+  const store = await loadStatusStore(resolveStatusDir({ root })).catch(() => undefined);
+  return store ? findEmptiedManifests(root, store.objects.values(), tree) : [];
 }
 
 export type PruneDecision =
