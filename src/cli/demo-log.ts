@@ -26,10 +26,15 @@ const HIDDEN = new Set([
 function sentence(entry: Entry, c: Colors): string {
   const who =
     typeof entry.kind === "string" && typeof entry.object === "string" ? `${entry.kind}/${entry.object}` : "";
-  const why = entry.reason === "drift" ? "drift check" : "change";
   switch (entry.msg) {
     case "reconciled":
-      if (entry.result === "in-sync") return c.dim(`${who}: in sync with its manifest (${why})`);
+      // A drift check that found nothing, or a (first) look at a manifest live already matches.
+      if (entry.result === "in-sync")
+        return c.dim(
+          entry.reason === "drift"
+            ? `${who}: in sync with its manifest (drift check)`
+            : `${who}: in sync with its manifest, nothing to send`,
+        );
       return `${c.bold(who)}: ${text(entry.action)} ${c.green(text(entry.result))} → ${text(entry.sync)}, ${text(entry.health)}${
         entry.revision ? `, revision ${short(entry.revision)}` : ""
       } in ${(Number(entry.elapsed_ms) / 1000).toFixed(1)}s`;
@@ -46,7 +51,7 @@ function sentence(entry: Entry, c: Colors): string {
       return c.yellow(
         `${text(entry.object)}: its manifest is invalid; left alone until fixed, the others go on`,
       );
-    case "first reconcile finished: ready":
+    case "first reconcile finished":
       return c.green(
         `first check done: all ${text(entry.objects)} objects reconciled; now waiting for changes`,
       );
@@ -61,7 +66,7 @@ function sentence(entry: Entry, c: Colors): string {
 }
 
 /** Shown elsewhere in the demo's own words. */
-const SILENT = new Set(["serving the status page at / and /healthz /readyz /metrics /status"]);
+const SILENT = new Set(["serving the status page at / and /livez /readyz /metrics /status"]);
 
 /** One demo line for one controller log entry (null: not shown): time, then the sentence. */
 export function formatDemoLogLine(entry: Entry, c: Colors): string | null {

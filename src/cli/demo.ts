@@ -48,8 +48,9 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
   const c = createColors(color);
   const say = (text = "") => io.stdout.write(`${text}\n`);
   const step = (text: string) => say(`\n${c.bold(c.cyan(`==> ${text}`))}`);
+  // One column for every label: the longest ("Status page") and two spaces.
   const row = (label: string, value: string, note = "") =>
-    say(`  ${label.padEnd(9)}${value}${note ? `  ${c.dim(note)}` : ""}`);
+    say(`  ${label.padEnd(13)}${value}${note ? `  ${c.dim(note)}` : ""}`);
 
   say(c.bold("plumb demo: deployment manifests in a directory, kept in step with a control plane."));
   say(c.dim("Everything runs in this process on this machine; nothing is sent anywhere else."));

@@ -38,6 +38,10 @@ describe("plumb demo", () => {
       source_upload: { digest: expect.stringMatching(/^sha256:/) as unknown },
     });
     expect(out).not.toContain("skipping");
+    // Every label stands apart from its value; an object found in sync is not called a "change".
+    expect(out).toMatch(/ {2}Status page +http:\/\/127\.0\.0\.1:\d+\/ /);
+    expect(out).not.toMatch(/\w(https?:\/\/|\/tmp)/);
+    expect(out).not.toContain("(change)");
 
     const file = join(dir, "triage-agent.yaml");
     await writeFile(file, (await readFile(file, "utf8")).replace("triage-agent:2.3.1", "triage-agent:2.3.2"));

@@ -26,6 +26,10 @@ describe("demo log lines", () => {
     expect(
       line({ msg: "reconciled", kind: "Deployment", object: "a", reason: "drift", result: "in-sync" }),
     ).toBe("12:34:56 Deployment/a: in sync with its manifest (drift check)");
+    // The first check after start (or a save that changes nothing live) is no "change".
+    expect(
+      line({ msg: "reconciled", kind: "Deployment", object: "a", reason: "change", result: "in-sync" }),
+    ).toBe("12:34:56 Deployment/a: in sync with its manifest, nothing to send");
   });
 
   it("says what a scan found, points at broken files, and hides what the demo already shows", () => {
@@ -46,7 +50,7 @@ describe("demo log lines", () => {
       }),
     ).toBe('12:34:56 a.yaml:11:1: unknown field "spek"');
     expect(
-      line({ msg: "serving the status page at / and /healthz /readyz /metrics /status", url: "http://x" }),
+      line({ msg: "serving the status page at / and /livez /readyz /metrics /status", url: "http://x" }),
     ).toBeNull();
     expect(line({ msg: "something else", kind: "Deployment", object: "a", id: "x", extra: 2 })).toBe(
       "12:34:56 something else Deployment/a extra=2",
