@@ -18,10 +18,12 @@ import { formatProblems } from "../manifest/format.js";
 import { buildSavedPlan, writeSavedPlan } from "../reconcile/saved-plan.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
+import { formatApplyHint } from "./apply-hint.js";
 
 export type PlanIo = SessionIo;
 
 type Flags = ConnectionFlags & {
+  mode?: string;
   output: "text" | "json" | "markdown";
   target: string[];
   detailedExitcode?: boolean;
@@ -90,7 +92,7 @@ export function planCommand(io: PlanIo = processIo()): Command {
         );
         await writeSavedPlan(flags.out, saved);
         io.stderr.write(
-          `Plan saved to ${flags.out}; apply exactly it with: plumb apply ${path} --plan ${flags.out}${flags.prune ? " --prune" : ""}${(flags.replace ?? []).map((n) => ` --replace ${n}`).join("")}\n`,
+          `Plan saved to ${flags.out}; apply exactly it with: ${formatApplyHint(path, flags.out, flags)}\n`,
         );
       }
       process.exitCode = planExitCode(result.plan, flags.detailedExitcode === true);
