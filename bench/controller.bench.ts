@@ -112,7 +112,8 @@ async function latency(cp: RunningControlPlane, mode: "save" | "push"): Promise<
       if (mode === "push") {
         await git("commit", "-qam", String(i));
         await git("push", "-q", "origin", "main");
-        const body = JSON.stringify({ ref: "refs/heads/main" });
+        // Each push its own body, as a forge sends: the controller refuses a delivery it has seen.
+        const body = JSON.stringify({ ref: "refs/heads/main", after: String(i) });
         await fetch(`${controller.url}/hooks/git`, {
           method: "POST",
           headers: { "x-hub-signature-256": signBody("bench", body) },

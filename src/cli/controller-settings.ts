@@ -1,6 +1,8 @@
 import { join, resolve } from "node:path";
 import type { ControllerSource } from "../controller/controller.js";
-import { UsageError } from "../errors.js";
+import { hostName, isLoopback } from "../controller/host-check.js";
+import { type Listen, parseListen } from "../controller/http-server.js";
+import { PlumbError, UsageError } from "../errors.js";
 import { secretSetting } from "./flag-values.js";
 import type { ConnectionFlags } from "./options.js";
 
@@ -37,6 +39,8 @@ export type Flags = ConnectionFlags & {
   notify: string[];
   notifySecretFile?: string;
   publicUrl?: string;
+  allowedHost: string[];
+  insecureStatus?: boolean;
 };
 
 export const webhookSecret = (flags: Flags, env: NodeJS.ProcessEnv) =>
@@ -62,6 +66,31 @@ export const httpUrl =
 
 export const statusToken = (flags: Flags, env: NodeJS.ProcessEnv) =>
   secretSetting("--status-token-file", flags.statusTokenFile, env.PLUMB_STATUS_TOKEN);
+
+/** --allowed-host takes a host name (or IP), optionally with a port: no scheme, no path. */
+export const allowedHostName = (value: string, previous?: string[]): string[] => {
+  if (!/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/i.test(value.trim()))
+    throw new UsageError(`--allowed-host expects a host name such as plumb.example.com; got "${value}"`);
+  return [...(previous ?? []), value.trim()];
+};
+
+/**
+ * --listen with the names it answers (--allowed-host and the --public-url host; host-check.ts adds
+ * the listen host, localhost and IP literals). Without a status token, /status and the status page
+ * are open to whoever reaches the address: only loopback, unless --insecure-status says so.
+ */
+export function listenSettings(flags: Flags, token: string | undefined): Listen {
+  const listen = parseListen(flags.listen);
+  if (!token && !flags.insecureStatus && !isLoopback(listen.host))
+    throw new PlumbError(
+      "status-unprotected",
+      `--listen ${flags.listen} reaches beyond this machine and no status token is set: anyone who reaches it could read /status and the status page. ` +
+        "Set PLUMB_STATUS_TOKEN (or --status-token-file), listen on 127.0.0.1, or pass --insecure-status to serve it open",
+      { exitCode: 64 },
+    );
+  const publicHost = flags.publicUrl ? [hostName(new URL(flags.publicUrl).host)] : [];
+  return { ...listen, allowedHosts: [...flags.allowedHost, ...publicHost] };
+}
 
 /** Flags win; PLUMB_MANIFEST_DIR / PLUMB_GIT_REPO / PLUMB_GIT_BRANCH / PLUMB_GIT_PATH fill in (containers). */
 export function sourceOf(flags: Flags, env: NodeJS.ProcessEnv): ControllerSource {

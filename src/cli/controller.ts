@@ -1,14 +1,15 @@
 import { Command, Option } from "commander";
 import { readApiOptions } from "../api/config.js";
 import { startController } from "../controller/controller.js";
-import { parseListen } from "../controller/http-server.js";
 import { PlumbError } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { type ControllerRestart, tuneHeapForController } from "./heap-tuning.js";
 import { memoryLimitFrom } from "./memory-limit.js";
 import {
+  allowedHostName,
   type Flags,
   httpUrl,
+  listenSettings,
   notifySecret,
   sourceOf,
   statusToken,
@@ -104,7 +105,17 @@ export function controllerCommand(): Command {
     )
     .option(
       "--status-token-file <path>",
-      "GET /status and the status page's data require Authorization: Bearer <token from this file> (else PLUMB_STATUS_TOKEN; unset: open)",
+      "GET /status and the status page's data require Authorization: Bearer <token from this file> (else PLUMB_STATUS_TOKEN; unset: open, and --listen must be a loopback address)",
+    )
+    .option(
+      "--allowed-host <name>",
+      "also answer requests for this Host (repeatable; always: the --listen host, localhost, IP addresses and the --public-url host; others get 421)",
+      allowedHostName,
+      [],
+    )
+    .option(
+      "--insecure-status",
+      "allow a non-loopback --listen without a status token: /status and the status page open to whoever reaches it",
     )
     .addOption(
       new Option(
@@ -158,7 +169,7 @@ async function runController(
   unappliedHeapSettings?: ControllerRestart,
 ): Promise<void> {
   const source = sourceOf(flags, env);
-  const listen = parseListen(flags.listen);
+  const listen = listenSettings(flags, statusToken(flags, env));
   const api = readApiOptions(env, flags);
   // Readable lines on a terminal, JSON lines for log collectors (PLUMB_LOG_FORMAT overrides).
   const logger = createLogger({ name: "plumb-controller" }, buildLogStream({ stdout: process.stdout, env }));
@@ -166,6 +177,11 @@ async function runController(
     logger.warn(
       { node: process.version, nodeFlags: unappliedHeapSettings.flags, env: unappliedHeapSettings.env },
       "small memory limit, but this Node cannot restart itself with the heap settings for it (22.15+ can): set them in NODE_OPTIONS and the environment",
+    );
+  if (flags.insecureStatus && !statusToken(flags, env))
+    logger.warn(
+      { listen: flags.listen },
+      "--insecure-status: /status and the status page are open to anyone who reaches --listen",
     );
   // Signals are heard from the start: a standby waiting for the lock stops on SIGTERM too.
   const stopping = new AbortController();

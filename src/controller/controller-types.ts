@@ -22,7 +22,8 @@ export type ControllerOptions = {
   api: ApiOptions;
   statusDir?: string | undefined;
   statusBranch?: string | undefined;
-  listen?: { host: string; port: number } | undefined;
+  /** --listen; `allowedHosts`: the names it answers besides the listen host and localhost (421 otherwise). */
+  listen?: { host: string; port: number; allowedHosts?: readonly string[] | undefined } | undefined;
   /** Bearer token GET /status requires (PLUMB_STATUS_TOKEN / --status-token-file); undefined: open. */
   statusToken?: string | undefined;
   /** State lock lease: a standby takes over this long after the leader stops renewing (default 30 s). */

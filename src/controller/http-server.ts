@@ -3,8 +3,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { PlumbError } from "../errors.js";
+import { createEventStreams, type EventStreams } from "./event-streams.js";
+import { createHostCheck } from "./host-check.js";
 import { type PageRoutes, servePageAsset, servePageData } from "./page-routes.js";
-import { verifySignature } from "./webhook.js";
+import { createWebhookGuard, type WebhookVerdict } from "./webhook.js";
 
 // The controller's HTTP face: probes, metrics, status, the status page and the git webhook.
 // node:http keeps it small.
@@ -17,8 +19,8 @@ export type HttpHandlers = {
   webhookSecret: string | undefined;
   /** Called for a correctly signed webhook delivery. */
   onWebhook(): void;
-  /** Called for a delivery with a bad signature (metric, log). */
-  onBadWebhook?(): void;
+  /** Called for a refused delivery: bad signature, dated too long ago, or seen before (metric, log). */
+  onBadWebhook?(reason: Extract<WebhookVerdict, { ok: false }>["reason"]): void;
   /** When set, GET /status needs `Authorization: Bearer <token>` (PLUMB_STATUS_TOKEN). */
   statusToken?: string | undefined;
   /** Body of /readyz when not ready (why: starting, standby, API down). */
@@ -28,6 +30,12 @@ export type HttpHandlers = {
 };
 
 export type ControllerHttp = { url: string; close(): Promise<void> };
+
+/** --listen, and the names the controller answers besides it (host-check.ts). */
+export type Listen = { host: string; port: number; allowedHosts?: readonly string[] | undefined };
+
+/** What one listening server keeps whichever handlers answer: open event streams, seen deliveries. */
+type ServerState = { streams: EventStreams; webhook: ReturnType<typeof createWebhookGuard> };
 
 const MAX_WEBHOOK_BYTES = 1024 * 1024;
 
@@ -60,7 +68,12 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return Buffer.concat(chunks);
 }
 
-async function handle(h: HttpHandlers, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  h: HttpHandlers,
+  req: IncomingMessage,
+  res: ServerResponse,
+  server: ServerState,
+): Promise<void> {
   const path = (req.url ?? "/").split("?")[0] ?? "/";
   const method = req.method ?? "GET";
   if (path === "/hooks/git") {
@@ -68,10 +81,10 @@ async function handle(h: HttpHandlers, req: IncomingMessage, res: ServerResponse
     if (!h.webhookSecret) return send(res, 404, { detail: "webhook not configured (--webhook-secret-file)" });
     const body = await readBody(req);
     if (!body) return send(res, 413, { detail: "payload too large" });
-    const header = req.headers["x-hub-signature-256"];
-    if (!verifySignature(h.webhookSecret, body, Array.isArray(header) ? header[0] : header)) {
-      h.onBadWebhook?.();
-      return send(res, 401, { detail: "invalid signature" });
+    const verdict = server.webhook(h.webhookSecret, req.headers, body);
+    if (!verdict.ok) {
+      h.onBadWebhook?.(verdict.reason);
+      return send(res, verdict.status, { detail: verdict.detail });
     }
     h.onWebhook();
     return send(res, 202, { accepted: true });
@@ -80,7 +93,7 @@ async function handle(h: HttpHandlers, req: IncomingMessage, res: ServerResponse
   if (h.page && servePageAsset(path, res)) return;
   if (h.page && (path === "/ui/events" || path.startsWith("/ui/api/"))) {
     if (!authorized(h, req, res)) return;
-    if (await servePageData(h.page, path, req, res, send)) return;
+    if (await servePageData(h.page, path, req, res, send, server.streams)) return;
   }
   switch (path) {
     case "/healthz":
@@ -114,12 +127,16 @@ function bearerMatches(header: string | undefined, token: string): boolean {
   return timingSafeEqual(digest(given), digest(token));
 }
 
-export async function startControllerHttp(
-  listen: { host: string; port: number },
-  handlers: HttpHandlers,
-): Promise<ControllerHttp> {
+export async function startControllerHttp(listen: Listen, handlers: HttpHandlers): Promise<ControllerHttp> {
+  const state: ServerState = { streams: createEventStreams(), webhook: createWebhookGuard() };
+  // A DNS-rebinding page names a host the controller was not told about: 421, nothing served.
+  const hostAllowed = createHostCheck(listen.host, listen.allowedHosts);
   const server = createServer((req, res) => {
-    handle(handlers, req, res).catch(() => {
+    if (!hostAllowed(req.headers.host))
+      return send(res, 421, {
+        detail: "this Host is not one the controller answers: add it with --allowed-host",
+      });
+    handle(handlers, req, res, state).catch(() => {
       if (!res.headersSent) send(res, 500, { detail: "internal error" });
       else res.destroy();
     });

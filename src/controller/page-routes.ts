@@ -3,6 +3,7 @@ import { loadPageScript } from "../status-page/page-assets.js";
 import type { ObjectDetail, PageHeader } from "../status-page/page-header.js";
 import { PAGE_CSS, PAGE_HTML, PAGE_SCRIPT_PATH, PAGE_STYLE_PATH } from "../status-page/page-html.js";
 import { type ObjectPage, type ObjectQuery, parseObjectQuery } from "../status-page/page-model.js";
+import type { EventStreams } from "./event-streams.js";
 
 // The status page's routes on the controller's HTTP server: the page, its script and style (no
 // data, served to anyone), and its JSON and live events (behind the status token, like /status).
@@ -41,13 +42,17 @@ export function servePageAsset(path: string, res: ServerResponse): boolean {
   return true;
 }
 
-/** The page's data routes (the caller checked the token); false when `path` is not one of them. */
+/**
+ * The page's data routes (the caller checked the token); false when `path` is not one of them.
+ * Live updates go through `streams`, the server's bounded set of open streams.
+ */
 export async function servePageData(
   routes: PageRoutes,
   path: string,
   req: IncomingMessage,
   res: ServerResponse,
   send: Reply,
+  streams: EventStreams,
 ): Promise<boolean> {
   if (path === "/ui/api/header") send(res, 200, routes.header());
   else if (path === "/ui/api/objects")
@@ -57,15 +62,8 @@ export async function servePageData(
     const detail = kind && name ? await routes.detail(kind, name) : null;
     if (detail) send(res, 200, detail);
     else send(res, 404, { detail: `no object ${kind}/${name}` });
-  } else if (path === "/ui/events") {
-    res.writeHead(200, {
-      "content-type": "text/event-stream",
-      "cache-control": "no-store",
-      connection: "keep-alive",
-    });
-    const unsubscribe = routes.subscribe((text) => res.write(text));
-    req.on("close", unsubscribe);
-  } else return false;
+  } else if (path === "/ui/events") streams.open(req, res, (write) => routes.subscribe(write));
+  else return false;
   return true;
 }
 

@@ -114,9 +114,9 @@ export function serveHttp(
       log.info({}, "webhook received: fetching now");
       void options.sync("webhook");
     },
-    onBadWebhook: () => {
+    onBadWebhook: (reason) => {
       metrics.scanned("webhook", "error");
-      log.warn({}, "webhook rejected: bad signature");
+      log.warn({ reason }, "webhook rejected"); // signature, stale or replayed
     },
   });
 }
