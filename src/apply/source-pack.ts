@@ -17,9 +17,11 @@ export async function packSource(
   loaded: LoadedManifest<DeploymentManifest>,
   root: string,
   plannedDigest: string,
+  /** The secret files the plan left out (DesiredSource.secret_files): the same list, the same digest. */
+  secretFiles: readonly string[] = [],
   maxBytes = MAX_TARBALL_BYTES,
 ): Promise<Uint8Array> {
-  const tree = await readSourceTree(loaded, { root, withBytes: true });
+  const tree = await readSourceTree(loaded, { root, withBytes: true, secretFiles });
   if (tree.digest !== plannedDigest)
     throw new PlumbError(
       "source-changed",

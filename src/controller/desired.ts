@@ -20,6 +20,8 @@ export type DesiredSnapshot = {
   objects: Map<string, DesiredEntry>;
   /** Error problems by file: those documents are left out until fixed. */
   invalid: Map<string, Problem[]>;
+  /** Real paths of every manifest's `valueFrom.file` secrets: never part of a source upload. */
+  secretFiles?: ReadonlySet<string>;
 };
 
 export type SnapshotChanges = {

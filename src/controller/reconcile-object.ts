@@ -51,6 +51,8 @@ export type ReconcileContext = {
   server?: ServerFactsReader | undefined;
   /** Bounds the scrypt fingerprint checks in flight across reconciles (libuv's threadpool is shared). */
   fingerprintLimit?: TaskLimit | undefined;
+  /** Real paths of every manifest's `valueFrom.file` secrets (the snapshot's): never uploaded. */
+  secretFiles?: ReadonlySet<string> | undefined;
 };
 
 export type ReconcileOutcome = {
@@ -83,6 +85,7 @@ export async function reconcileObject(
     root: ctx.root,
     env: ctx.env,
     redactor: ctx.redactor,
+    secretFiles: ctx.secretFiles,
   });
   const recorded = ctx.statuses.get(key);
   // The same per-object steps as `plumb plan` (plan-object.ts): the fingerprint checks run on the

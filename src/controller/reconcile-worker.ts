@@ -38,7 +38,8 @@ export type WorkerDeps = {
 export function createReconcileWorker(deps: WorkerDeps): Worker {
   const { clock, context } = deps;
   return async (item: WorkItem, signal: AbortSignal): Promise<boolean> => {
-    const entry = deps.snapshot().objects.get(item.key);
+    const snapshot = deps.snapshot();
+    const entry = snapshot.objects.get(item.key);
     if (!entry) {
       deps.listing.forget(item.key); // removed from the manifests (or now invalid) since it was queued
       return true;
@@ -57,7 +58,8 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
     const known = deps.listing.take(item.key, manifest.metadata.name);
     const started = clock.now();
     try {
-      const outcome = await reconcileObject(context, entry.loaded, item.reason, log, signal, known);
+      const withSecretFiles = { ...context, secretFiles: snapshot.secretFiles };
+      const outcome = await reconcileObject(withSecretFiles, entry.loaded, item.reason, log, signal, known);
       const after = context.statuses.get(item.key);
       deps.metrics.reconciled(item.reason, outcome.result, (clock.now() - started) / 1000);
       if (outcome.drift) deps.metrics.driftDetected(manifest.kind, outcome.drift);

@@ -8,6 +8,7 @@ import { buildSnapshot, type DesiredSnapshot, emptySnapshot } from "./desired.js
 import { errorMessage } from "./error-message.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { planScan } from "./scan-changes.js";
+import { secretFilesOf } from "../manifest/source-tree.js";
 import { digestSourceContents } from "./source-contents.js";
 
 // Holds what the manifests say (the snapshot) and rescans them: load (and digest internal_source
@@ -60,7 +61,10 @@ export function createSnapshotScanner(deps: ScannerDeps): SnapshotScanner {
     try {
       const result = await load(deps.root);
       const manifests = result.manifests.map((loaded) => compactLoaded(loaded, deps.root));
-      next = buildSnapshot({ ...result, manifests }, await digestSourceContents(manifests, deps.root));
+      // Every manifest's secret files stay out of every upload (and its digest).
+      const secretFiles = await secretFilesOf(manifests, deps.root);
+      const contents = await digestSourceContents(manifests, deps.root, secretFiles);
+      next = { ...buildSnapshot({ ...result, manifests }, contents), secretFiles };
     } catch (error) {
       deps.metrics.scanned(source, "error");
       log.error({ err: errorMessage(error) }, "cannot read the manifests");

@@ -16,12 +16,13 @@ const uploadsSource = (loaded: LoadedManifest): loaded is LoadedManifest<Deploym
 export async function digestSourceContents(
   manifests: readonly LoadedManifest[],
   root: string,
+  secretFiles?: ReadonlySet<string>,
 ): Promise<Map<string, string>> {
   const contents = new Map<string, string>();
   for (const loaded of manifests.filter(uploadsSource)) {
     const key = statusKey(loaded.manifest.kind, loaded.manifest.metadata.name);
     try {
-      contents.set(key, (await readSourceTree(loaded, { root })).digest);
+      contents.set(key, (await readSourceTree(loaded, { root, secretFiles })).digest);
     } catch (error) {
       // The reconcile reports it (refused change); fixing the directory changes this and retries.
       contents.set(key, `unreadable: ${error instanceof Error ? error.message : String(error)}`);

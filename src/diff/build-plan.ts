@@ -4,7 +4,7 @@ import type { LoadedManifest } from "../manifest/types.js";
 import { buildCreateBody, normaliseCreate } from "./create-body.js";
 import { diffDeployment } from "./diff-deployment.js";
 import { diffDocuments } from "./diff-order.js";
-import type { DesiredSource, RecordedSource } from "./diff-source.js";
+import { type DesiredSource, planUpload, type RecordedSource } from "./diff-source.js";
 import { show } from "./fields.js";
 import { diffOrganizationAccess, ORGANIZATION_INFO_PATH } from "./organization-access.js";
 import type { ChangeError, Plan, PlannedChange } from "./plan-types.js";
@@ -114,7 +114,7 @@ function planDeployment(
     const state = normaliseCreate(body);
     if (source) {
       // Created first, then uploaded and PATCHed (the upload URL needs the deployment's id).
-      change.upload = { ...source, previous_digest: null, reason: "not_uploaded" };
+      change.upload = planUpload(source, null, undefined)!;
       state.source_revision_config = {
         ...(state.source_revision_config as Record<string, unknown>),
         source_tarball_path: source.digest,

@@ -3,6 +3,7 @@ import {
   type FieldChange,
   type PlannedUpload,
   SOURCE_TARBALL_FIELD,
+  type UploadFile,
   type UploadReason,
 } from "./plan-types.js";
 
@@ -11,7 +12,14 @@ import {
 // path (status store). Pure.
 
 /** The content of spec.source_path as read at plan time. */
-export type DesiredSource = { source_path: string; digest: string };
+export type DesiredSource = {
+  source_path: string;
+  digest: string;
+  /** The files the digest covers (what the upload holds). */
+  files?: UploadFile[];
+  /** Real paths of `valueFrom.file` secrets left out of it: apply packs with the same exclusions. */
+  secret_files?: readonly string[];
+};
 
 /** What the status store says plumb last uploaded to a deployment. */
 export type RecordedSource = { digest: string; object_path: string };
@@ -27,6 +35,7 @@ export function planUpload(
     digest: desired.digest,
     previous_digest: recorded?.digest ?? null,
     reason,
+    ...(desired.files ? { files: desired.files } : {}),
   });
   if (!liveTarballPath) return upload("not_uploaded");
   if (!recorded) return upload("unknown");
@@ -49,4 +58,30 @@ export function describeUpload(upload: PlannedUpload): string {
     changed: `content changed ${shortDigest(upload.previous_digest ?? "")} → ${to}`,
   }[upload.reason];
   return `source ${upload.source_path} (${why})`;
+}
+
+const LARGEST_SHOWN = 3;
+
+const bytes = (n: number): string =>
+  n < 1024
+    ? `${n} B`
+    : n < 1024 * 1024
+      ? `${(n / 1024).toFixed(1)} KiB`
+      : `${(n / 1024 / 1024).toFixed(1)} MiB`;
+
+/** File names come from a pull request: anything but plain characters is shown quoted and escaped. */
+const shownPath = (path: string): string =>
+  /^[\w./@+-]+$/.test(path) ? path : JSON.stringify(path).replace(/`/g, "\\u0060");
+
+/** "upload holds 12 files, 40.2 KiB; largest: src/graph.ts (20.1 KiB), …"; null without a listing. */
+export function describeUploadContents(upload: PlannedUpload): string | null {
+  if (!upload.files) return null;
+  const total = upload.files.reduce((sum, f) => sum + f.size, 0);
+  const largest = [...upload.files]
+    .sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1))
+    .slice(0, LARGEST_SHOWN)
+    .map((f) => `${shownPath(f.path)} (${bytes(f.size)})`);
+  const count = `${upload.files.length} file${upload.files.length === 1 ? "" : "s"}`;
+  const label = upload.files.length > LARGEST_SHOWN ? "largest" : "files";
+  return `upload holds ${count}, ${bytes(total)}; ${label}: ${largest.join(", ")}`;
 }

@@ -47,7 +47,11 @@ export type PlannedUpload = {
   /** Digest recorded after plumb's last upload to this deployment; null when none is recorded. */
   previous_digest: string | null;
   reason: UploadReason;
+  /** What the upload holds: each file's path (relative, '/') and size in bytes, sorted by path. */
+  files?: UploadFile[];
 };
+
+export type UploadFile = { path: string; size: number };
 
 export type PlannedChange = {
   kind: ManifestKind;

@@ -1,5 +1,5 @@
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
-import { join, relative, resolve, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 import { isOutside, resolveInsideRoot } from "./inside-root.js";
@@ -25,6 +25,8 @@ export type SourceTree = {
   files: SourceFile[];
   /** What the upload holds: every file's path and size, sorted by path (plan lists them). */
   listing: SourceListing;
+  /** Real paths of the secret files left out (this deployment's and those given): pack with them. */
+  secretFiles: string[];
   size: number;
   digest: string;
 };
@@ -37,17 +39,22 @@ export type SourceOptions = {
   maxBytes?: number;
   maxFiles?: number;
   /** Real paths of files behind `valueFrom.file` secrets of other manifests (never packed). */
-  secretFiles?: ReadonlySet<string>;
+  secretFiles?: Iterable<string> | undefined;
 };
 
-/** Real paths of this deployment's `valueFrom.file` secrets (unreadable ones are its secrets' error). */
-async function ownSecretFiles(loaded: LoadedManifest<DeploymentManifest>, root: string): Promise<string[]> {
-  const files: string[] = [];
-  for (const secret of loaded.manifest.spec.secrets ?? []) {
-    if (!secret.valueFrom || !("file" in secret.valueFrom)) continue;
-    const path = resolve(root, loaded.file, "..", secret.valueFrom.file);
-    const real = await realpath(path).catch(() => null);
-    if (real) files.push(real);
+/** Real paths of the `valueFrom.file` secrets of `manifests` (an unreadable one is its secret's error). */
+export async function secretFilesOf(
+  manifests: readonly LoadedManifest[],
+  root: string,
+): Promise<Set<string>> {
+  const files = new Set<string>();
+  for (const { manifest, file } of manifests) {
+    if (manifest.kind !== "Deployment") continue;
+    for (const secret of manifest.spec.secrets ?? []) {
+      if (!secret.valueFrom || !("file" in secret.valueFrom)) continue;
+      const real = await realpath(resolve(root, dirname(file), secret.valueFrom.file)).catch(() => null);
+      if (real) files.add(real);
+    }
   }
   return files;
 }
@@ -69,13 +76,16 @@ export async function readSourceTree(
   const { real, realRoot, shown } = await resolveInsideRoot(options.root, loaded.file, sourcePath, fail);
   if (!(await stat(real)).isDirectory()) fail(`${shown} is not a directory`);
   if (insideGit(relative(realRoot, real).split(sep).join("/")))
-    failWith("source-unsafe-entry", `${shown} is inside a .git directory; name the directory of the agent's source`);
+    failWith(
+      "source-unsafe-entry",
+      `${shown} is inside a .git directory; name the directory of the agent's source`,
+    );
   const maxBytes = options.maxBytes ?? MAX_SOURCE_BYTES;
   const maxFiles = options.maxFiles ?? MAX_SOURCE_FILES;
   const excluded = await loadSourceFilter(real);
   const secretFiles = new Set([
     ...(options.secretFiles ?? []),
-    ...(await ownSecretFiles(loaded, options.root)),
+    ...(await secretFilesOf([loaded], options.root)),
   ]);
   const found: Array<{ path: string; real: string; mode: 0o644 | 0o755; size: number }> = [];
   let size = 0;
@@ -139,5 +149,13 @@ export async function readSourceTree(
     hasher.add(entry);
     if (options.withBytes) files.push(entry);
   }
-  return { sourcePath, dir: real, files, listing, size, digest: hasher.digest() };
+  return {
+    sourcePath,
+    dir: real,
+    files,
+    listing,
+    secretFiles: [...secretFiles].sort(),
+    size,
+    digest: hasher.digest(),
+  };
 }

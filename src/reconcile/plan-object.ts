@@ -97,7 +97,13 @@ export function buildApplyObject(
       desired && source
         ? {
             digest: source.digest,
-            pack: () => packSource(desired.loaded as LoadedManifest<DeploymentManifest>, root, source.digest),
+            pack: () =>
+              packSource(
+                desired.loaded as LoadedManifest<DeploymentManifest>,
+                root,
+                source.digest,
+                source.secret_files,
+              ),
           }
         : undefined,
   };

@@ -10,6 +10,7 @@ import type { CheckedFingerprints } from "../diff/secret-fingerprint.js";
 import { planReplacements } from "../diff/plan-replace.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
+import { secretFilesOf } from "../manifest/source-tree.js";
 import type { Problem } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
@@ -94,8 +95,12 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   const selected = selectTargets(manifests, options.targets ?? []);
   // loadManifests also takes one file: its paths (and secret files) are relative to its directory.
   const root = (await stat(options.root)).isDirectory() ? options.root : dirname(options.root);
+  // Any manifest's secret file is left out of every upload, not only its own deployment's.
+  const secretFiles = await secretFilesOf(manifests, root);
   const desired = await Promise.all(
-    selected.map((loaded) => resolveDesiredObject(loaded, { root, env, redactor: options.redactor })),
+    selected.map((loaded) =>
+      resolveDesiredObject(loaded, { root, env, redactor: options.redactor, secretFiles }),
+    ),
   );
   markPlanPhase("loaded");
 

@@ -15,6 +15,8 @@ export type ResolveOptions = {
   env: NodeJS.ProcessEnv;
   /** The run's redactor: learns every secret value resolved here. */
   redactor?: SecretRedactor | undefined;
+  /** Real paths of every manifest's `valueFrom.file` secrets: never part of a source upload. */
+  secretFiles?: ReadonlySet<string> | undefined;
 };
 
 async function attempt<T>(
@@ -48,9 +50,15 @@ export async function resolveDesiredObject(
   }
   if (spec.source === "internal_source" && spec.source_path) {
     const tree = await attempt("source_path", errors, () =>
-      readSourceTree(deployment, { root: options.root }),
+      readSourceTree(deployment, { root: options.root, secretFiles: options.secretFiles }),
     );
-    if (tree) desired.source = { source_path: tree.sourcePath, digest: tree.digest };
+    if (tree)
+      desired.source = {
+        source_path: tree.sourcePath,
+        digest: tree.digest,
+        files: tree.listing,
+        secret_files: tree.secretFiles,
+      };
   }
   if (errors.length > 0) desired.errors = errors;
   return desired;

@@ -1,5 +1,5 @@
 import { formatChangeError } from "../diff/change-error.js";
-import { describeUpload } from "../diff/diff-source.js";
+import { describeUpload, describeUploadContents } from "../diff/diff-source.js";
 import {
   type FieldChange,
   type Plan,
@@ -83,6 +83,8 @@ export function changeLines(plain: PlannedChange): Line[] {
       if (field.class !== "immutable") lines.push(fieldLine(field, change.changed_secrets, change.upload));
     }
   }
+  const contents = change.upload && change.action !== "refused" && describeUploadContents(change.upload);
+  if (contents) lines.push({ mark: "+", text: contents });
   for (const error of change.errors) lines.push({ mark: "!", text: `error: ${error.message}` });
   for (const warning of change.warnings)
     lines.push({ mark: "!", text: `warning: ${formatChangeError(warning)}` });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildPlan } from "../../src/diff/build-plan.js";
-import { describeUpload, planUpload } from "../../src/diff/diff-source.js";
+import { describeUpload, describeUploadContents, planUpload } from "../../src/diff/diff-source.js";
 import { UPLOAD_PLACEHOLDER } from "../../src/diff/plan-types.js";
 import type { DeploymentSpec } from "../../src/schema/manifest.js";
 import { desiredDeployment, liveDeployment } from "./helpers.js";
@@ -98,5 +98,32 @@ describe("buildPlan: internal_source", () => {
       source_revision_config: { image_uri: "r/app:2" },
       revision_source: "internal_container",
     });
+  });
+});
+
+describe("describeUploadContents", () => {
+  const upload = (files: Array<{ path: string; size: number }>) =>
+    planUpload({ ...desired, files, secret_files: ["/home/u/secret.txt"] }, null, undefined)!;
+
+  it("gives count, total size and the largest files; the upload carries the listing, not the secret files", () => {
+    const files = [
+      { path: "a.ts", size: 10 },
+      { path: "big.bin", size: 3 * 1024 * 1024 },
+      { path: "b.ts", size: 2048 },
+      { path: "c.ts", size: 10 },
+    ];
+    expect(upload(files)).toEqual({ ...desired, previous_digest: null, reason: "not_uploaded", files });
+    expect(describeUploadContents(upload(files))).toBe(
+      "upload holds 4 files, 3.0 MiB; largest: big.bin (3.0 MiB), b.ts (2.0 KiB), a.ts (10 B)",
+    );
+    expect(describeUploadContents(upload([files[0]!]))).toBe("upload holds 1 file, 10 B; files: a.ts (10 B)");
+    expect(describeUploadContents(planUpload(desired, null, undefined)!)).toBeNull();
+  });
+
+  it("quotes a file name that could break a line or a Markdown block", () => {
+    const text = describeUploadContents(upload([{ path: "x\n+ fake line```", size: 1 }]))!;
+    expect(text).not.toContain("\n+");
+    expect(text).not.toContain("`");
+    expect(text).toContain('"x\\n+ fake line\\u0060\\u0060\\u0060" (1 B)');
   });
 });
