@@ -2,7 +2,8 @@ import { Command, Option } from "commander";
 import { UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
 import { parseFaultSpec } from "../control-plane/faults.js";
-import { type ApiKeyGrant, DEFAULT_API_KEY, DEFAULT_TENANT_ID } from "../control-plane/options.js";
+import { type ApiKeyGrant, DEFAULT_API_KEY } from "../control-plane/options.js";
+import { commandLineKeyWarning, readKeySources } from "./api-key-files.js";
 import { organizationsOptionsFromEnv } from "../control-plane/organizations/index.js";
 import { startControlPlane } from "../control-plane/server.js";
 
@@ -13,6 +14,7 @@ type Flags = {
   mode: "saas" | "self-hosted";
   region: "us" | "eu";
   apiKey?: string[];
+  apiKeyFile?: string[];
   revisionSeconds: string;
   runSeconds: string;
   faults?: string;
@@ -32,21 +34,22 @@ const port = (text: string): number => {
   return value;
 };
 
-/** `KEY` (the default tenant) or `KEY=TENANT[,TENANT...]`. */
-function parseApiKeyFlag(text: string): ApiKeyGrant {
-  const [key = "", tenants] = text.split("=", 2);
-  if (!key) throw new UsageError(`--api-key needs KEY or KEY=TENANT_ID[,TENANT_ID...]`);
-  return { key, tenants: tenants ? tenants.split(",").filter(Boolean) : [DEFAULT_TENANT_ID] };
-}
-
 /**
  * The start-up lines. Only the documented development key is shown in full; of a key the user
  * chose, not one character (not even a prefix or suffix, which narrows a guess and ends up in CI
  * logs): only which `--api-key` flag it came from and its length.
  */
-export function formatStartup(url: string, grants: ApiKeyGrant[], state: string, faults?: string): string[] {
+export function formatStartup(
+  url: string,
+  grants: ApiKeyGrant[],
+  state: string,
+  faults?: string,
+  from: readonly string[] = [],
+): string[] {
   const describe = (key: string, index: number) =>
-    key === DEFAULT_API_KEY ? key : `(key from --api-key #${index + 1}, ${key.length} characters)`;
+    key === DEFAULT_API_KEY
+      ? key
+      : `(key from ${from[index] ?? `--api-key #${index + 1}`}, ${key.length} characters)`;
   return [
     `plumb control plane listening on ${url}`,
     ...grants.map((g, i) => `  accepts API key ${describe(g.key, i)} for tenant(s) ${g.tenants.join(", ")}`),
@@ -70,6 +73,7 @@ export function controlPlaneCommand(
   stdout: { write(text: string): unknown } = process.stdout,
   until: () => Promise<string> = untilSignal,
   env: NodeJS.ProcessEnv = process.env,
+  stderr: { write(text: string): unknown } = process.stderr,
 ): Command {
   return new Command("control-plane")
     .description("Run a local control plane: a real server of the deployments, platform and agent APIs")
@@ -80,7 +84,15 @@ export function controlPlaneCommand(
       new Option("--mode <mode>", "installation mode").choices(["saas", "self-hosted"]).default("saas"),
     )
     .addOption(new Option("--region <region>", "rate-limit table").choices(["us", "eu"]).default("us"))
-    .option("--api-key <key...>", "accepted key, KEY or KEY=TENANT_ID[,TENANT_ID] (repeatable)")
+    .option(
+      "--api-key <key...>",
+      "accepted key, KEY or KEY=TENANT_ID[,TENANT_ID] (repeatable; visible to ps: prefer --api-key-file)",
+    )
+    .option(
+      "--api-key-file <file>",
+      "file of accepted keys, one KEY or KEY=TENANT_ID[,TENANT_ID] per line (repeatable)",
+      (file: string, files: string[] = []) => [...files, file],
+    )
     .option("--revision-seconds <s>", "seconds per revision state (0: immediate)", "1")
     .option("--run-seconds <s>", "seconds a simulated agent run takes", "1")
     .option(
@@ -90,13 +102,16 @@ export function controlPlaneCommand(
     .option("--fault-seed <n>", "seed of the fault generator (reproducible runs)", "1")
     .action(async (flags: Flags) => {
       const logger = createLogger({ name: "control-plane" }, process.stderr);
+      const warning = commandLineKeyWarning(flags.apiKey, DEFAULT_API_KEY);
+      if (warning) stderr.write(`plumb control-plane: warning: ${warning}\n`);
+      const keys = readKeySources(flags);
       const cp = await startControlPlane({
         host: flags.host,
         port: port(flags.port),
         dataDir: flags.data,
         mode: flags.mode,
         region: flags.region,
-        apiKeys: flags.apiKey?.map(parseApiKeyFlag),
+        apiKeys: keys.length > 0 ? keys.map((k) => k.grant) : undefined,
         revisionSeconds: number(flags.revisionSeconds, "--revision-seconds"),
         runSeconds: number(flags.runSeconds, "--run-seconds"),
         faults: flags.faults === undefined ? undefined : parseFaultSpec(flags.faults),
@@ -105,7 +120,9 @@ export function controlPlaneCommand(
         ...organizationsOptionsFromEnv(env),
       });
       const state = `${flags.data ? `durable in ${flags.data}` : "in memory"}; mode ${flags.mode}, region ${flags.region}`;
-      for (const line of formatStartup(cp.url, cp.apiKeys, state, flags.faults)) stdout.write(`${line}\n`);
+      const from = keys.map((k) => k.from);
+      for (const line of formatStartup(cp.url, cp.apiKeys, state, flags.faults, from))
+        stdout.write(`${line}\n`);
       const signal = await until();
       logger.info({ signal }, "shutting down");
       await cp.stop();
