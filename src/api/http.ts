@@ -48,6 +48,12 @@ export type HttpClientOptions = {
   logger?: Logger;
   /** The run's secrets, removed from every error text the server sends (the API key is added to it). */
   redactor?: SecretRedactor;
+  /**
+   * Called immediately before a request that may change something (any method but GET) leaves,
+   * after every rate-limiter and retry wait; throwing aborts it unsent. The state lock's fence
+   * (StateLock.assertHeld): a holder whose lease lapsed while it waited sends nothing.
+   */
+  beforeWrite?: () => void;
 };
 
 type RequestSpec = {
@@ -132,6 +138,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const headers = headersFor(spec, url);
     const permit = { identity, method: spec.method, path: spec.path, signal: spec.signal };
     return limiter.schedule(permit, async (waitedMs) => {
+      if (spec.method !== "GET") options.beforeWrite?.();
       const exchange = abortableExchange(spec.timeoutMs ?? options.timeoutMs ?? 30_000, spec.signal);
       const signal = exchange.signal;
       const started = clock.now();

@@ -42,9 +42,9 @@ export function adoptCommand(io: ApplyIo = processIo()): Command {
 }
 
 export const runAdopt = (path: string, flags: Flags, io: ApplyIo): Promise<number> =>
-  withStateLock(path, flags, "plumb adopt", () => adoptLocked(path, flags, io));
+  withStateLock(path, flags, "plumb adopt", (lock) => adoptLocked(path, flags, io, lock.assertHeld));
 
-async function adoptLocked(path: string, flags: Flags, io: ApplyIo): Promise<number> {
+async function adoptLocked(path: string, flags: Flags, io: ApplyIo, fence: () => void): Promise<number> {
   const session = await openSession(path, flags, io);
   await checkStatusDirWritable(session.statusDir);
   const result = await planSession(session, io, flags.target);
@@ -82,6 +82,7 @@ async function adoptLocked(path: string, flags: Flags, io: ApplyIo): Promise<num
       gitCommit,
       session.clock.now(),
     );
+    fence(); // a lock lost meanwhile (forced): nothing more is recorded
     await saveObjectStatus(session.statusDir, record);
     recorded.push({
       name: d.name,
@@ -89,7 +90,7 @@ async function adoptLocked(path: string, flags: Flags, io: ApplyIo): Promise<num
       secrets: Object.keys(record.secret_fingerprints?.values ?? {}).length,
     });
   }
-  const published = await publishStatus(session.location, `plumb adopt: ${recorded.length} recorded`);
+  const published = await publishStatus(session.location, `plumb adopt: ${recorded.length} recorded`, fence);
   if (published?.commit)
     log.write(`Status committed to branch ${published.branch} (${published.commit.slice(0, 12)}).\n`);
   const skipped = decisions.filter((d) => !d.adopt).map((d) => ({ name: d.name, reason: d.reason }));

@@ -44,6 +44,7 @@ import { count } from "../report/plural.js";
 import { positiveInt } from "./flag-values.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
 import { withStateLock } from "./with-state-lock.js";
+import type { StateLock } from "../lock/index.js";
 import { listenForStop } from "./apply-stop.js";
 
 export type ApplyIo = SessionIo & {
@@ -133,20 +134,22 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
   // One writer per status store: the lock is held from before the store is read until the end.
-  return withStateLock(path, flags, "plumb apply", (lost) => runApplyLocked(path, flags, io, lost));
+  return withStateLock(path, flags, "plumb apply", (lock) => runApplyLocked(path, flags, io, lock));
 }
 
 async function runApplyLocked(
   path: string,
   flags: Flags,
   io: ApplyIo,
-  lockLost: AbortSignal,
+  lock: Pick<StateLock, "lost" | "assertHeld">,
 ): Promise<number> {
+  const lockLost = lock.lost;
   const json = flags.output === "json";
   // JSON and Markdown own stdout: the plan, progress and prompts go to stderr.
   const machine = flags.output !== "text";
   const color = useColor(io);
-  const session = await openSession(path, flags, io);
+  // The fence: every request that may change something, every record and the push check the lease first.
+  const session = await openSession(path, flags, { ...io, beforeWrite: lock.assertHeld });
   // Nothing is sent when its record could not be written (e.g. --status-dir on a read-only place).
   await checkStatusDirWritable(session.statusDir);
   const saved = flags.plan === undefined ? undefined : await readSavedPlan(flags.plan);
@@ -202,7 +205,10 @@ async function runApplyLocked(
       clock: session.clock,
       timeoutMs: flags.timeout,
       pollIntervalMs: 1000,
-      forget: (kind: string, name: string) => removeObjectStatus(session.statusDir, kind, name),
+      forget: async (kind: string, name: string) => {
+        lock.assertHeld();
+        await removeObjectStatus(session.statusDir, kind, name);
+      },
       signal: stop.signal,
     };
     const notRemoved = await removeReplaced(ports.controlPlane, plan, removals, log);
@@ -218,7 +224,10 @@ async function runApplyLocked(
         result.live.deployments.filter((d) => !replacedNames.has(d.name)).map((d) => [d.name, d]),
       ),
       previous: session.store.objects,
-      record: async (status) => void (await saveObjectStatus(session.statusDir, status)),
+      record: async (status) => {
+        lock.assertHeld();
+        await saveObjectStatus(session.statusDir, status);
+      },
       gitCommit: await gitCommitOf(path),
       onProgress: live ? (e) => live.onProgress(e) : plainProgress(log),
       agentUrlFallback: agentUrlFallback(api.apiUrl),
@@ -233,6 +242,7 @@ async function runApplyLocked(
     const published = await publishStatus(
       session.location,
       `plumb apply: ${report.ok ? "converged" : "not converged"}`,
+      lock.assertHeld,
     ).catch((error: unknown) => void (publishError = asError(error)));
     if (published?.commit)
       log.write(`Status committed to branch ${published.branch} (${published.commit.slice(0, 12)}).\n`);

@@ -17,6 +17,8 @@ export function createControllerClients(options: {
   onResponse: (event: ResponseEvent) => void;
   fetch?: typeof fetch | undefined;
   rateLimit?: { limit: number; windowMs: number } | undefined;
+  /** The state lock's fence, checked immediately before every mutating request leaves. */
+  beforeWrite?: () => void;
 }) {
   const { api, clock, rateLimit } = options;
   // The controller's secrets for its whole life: each reconcile adds the values it resolves.
@@ -25,6 +27,7 @@ export function createControllerClients(options: {
     redactor,
     onResponse: options.onResponse,
     ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.beforeWrite ? { beforeWrite: options.beforeWrite } : {}),
   };
   const category = rateLimit ? { ...DEFAULT_API_KEY_CATEGORY, ...rateLimit } : DEFAULT_API_KEY_CATEGORY;
   const limiter = createRateLimiter({ clock, categorize: () => category });

@@ -14,6 +14,7 @@ import { createLiveListing } from "./live-listing.js";
 import { checkManifestRoot, openManifestSource } from "./manifest-source.js";
 import { createControllerMetrics } from "./metrics.js";
 import { createReadiness } from "./readiness.js";
+import { listenEarly } from "./startup-http.js";
 import { stopController } from "./shutdown.js";
 import { openStatusBook } from "./status-book.js";
 import { statusReader } from "./status-view.js";
@@ -41,9 +42,11 @@ export async function startController(options: ControllerOptions): Promise<Contr
   const started: Array<() => Promise<unknown>> = [];
 
   checkDriftBranchOptions(options);
-  const source = await openManifestSource(options.source, options.env, log);
-  started.push(() => source.close());
+  const http = await listenEarly(options.listen, options.statusToken); // probes answer during the clone
+  if (http) started.push(() => http.close());
   try {
+    const source = await openManifestSource(options.source, options.env, log);
+    started.push(() => source.close());
     await checkManifestRoot(options.source, source.manifestRoot);
     const location: StatusLocation = {
       root: source.repoRoot,
@@ -54,7 +57,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
     // One leader per status store: a second controller waits here as a standby.
     const lock = await waitToLead({
       location,
-      listen: options.listen,
+      http,
       statusToken: options.statusToken,
       leaseMs: options.lockLeaseMs,
       log,
@@ -66,17 +69,22 @@ export async function startController(options: ControllerOptions): Promise<Contr
     const pageEvents = createPageEvents(timers);
     started.push(async () => pageEvents.close());
     activity.listen((key) => pageEvents.changed(key));
-    const book = await openStatusBook({ location, timers, log, onChange: (key) => activity.changed(key) });
+    const book = await openStatusBook({
+      location,
+      timers,
+      log,
+      onChange: (key) => activity.changed(key),
+      fence: lock.assertHeld, // a leader that lost the lock records and publishes nothing
+    });
     started.push(() => book.flush());
     const metrics = createControllerMetrics({
       statuses: () => book.statuses.values(),
       invalidFiles: () => scanner.snapshot().invalid.size,
       queue: () => queue.stats(),
     });
-    let httpUrl: string | undefined; // set once HTTP is bound (below)
     const notifier = startControllerNotifier({
       notify: options.notify,
-      pageUrl: () => httpUrl,
+      pageUrl: () => http?.url,
       lockLost: lock.lost,
       metrics,
       timers,
@@ -94,12 +102,13 @@ export async function startController(options: ControllerOptions): Promise<Contr
       },
       fetch: options.fetch,
       rateLimit: options.apiRateLimit,
+      beforeWrite: lock.assertHeld, // checked after the limiter's and retries' waits
     });
     const listing = createLiveListing(() => controlPlane.deploymentPages(), log, timers);
     const readiness = createReadiness();
     metrics.leading(true);
-    // Ready means reconciling for real: not while the control plane refuses the key or is unreachable.
-    const ready = () => readiness.ready() && metrics.apiHealthy();
+    // Ready once the manifests are loaded: the control plane's health is in metrics and /status.
+    const ready = readiness.ready;
 
     // Queue and scanner do nothing until the first scan below.
     const queue = startWorkQueue({
@@ -120,7 +129,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
         notifier,
         settled: (key) => {
           if (readiness.settle(key))
-            log.info({ objects: scanner.snapshot().objects.size }, "first reconcile finished: ready");
+            log.info({ objects: scanner.snapshot().objects.size }, "first reconcile finished");
         },
         clock,
         log,
@@ -156,7 +165,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
     });
     started.push(() => loader.close());
     const sync = createSync({ source, scan: scanner.scan, metrics, log, stopping: () => stopping });
-    const working = () => !stopping && readiness.ready();
+    const working = () => !stopping && readiness.settled();
     const checkDrift = createDriftCheck(options, {
       sweep: {
         snapshot: scanner.snapshot,
@@ -172,11 +181,11 @@ export async function startController(options: ControllerOptions): Promise<Contr
       writing: working,
       log,
     });
-    const status = statusReader({ ready, source, book, scanner, queue });
+    const status = statusReader({ ready, settled: readiness.settled, source, book, scanner, queue });
     // Filled in once the triggers start (after the first scan); the page asks before that too.
     const schedule = { nextDriftCheck: (): Date | null => null };
-    const http = await serveControllerHttp(options, {
-      ...{ ready, readiness, metrics, status, sync, source, scanner, book, queue, activity, controlPlane },
+    serveControllerHttp(options, {
+      ...{ http, ready, metrics, status, sync, source, scanner, book, queue, activity, controlPlane },
       header: {
         requests: () => requests.count(clock.now()),
         budget,
@@ -186,12 +195,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
       clock,
       log,
     });
-    if (http) {
-      httpUrl = http.url;
-      started.push(() => http.close());
-      log.info({ url: http.url }, "serving the status page at / and /healthz /readyz /metrics /status");
-    }
-
+    if (http) log.info({ url: http.url }, "serving the status page at / and /livez /readyz /metrics /status");
     listedAtStart = await listing.refresh();
     // Reconciles take entries from the listing as they start: keep the startup view for the warning.
     const liveAtStart = listedAtStart ? listing.live() : undefined;
@@ -200,7 +204,6 @@ export async function startController(options: ControllerOptions): Promise<Contr
     await scanner.scan("start");
     starting = false;
     if (liveAtStart) warnUnknownSecrets(scanner.snapshot(), liveAtStart, recordedAtStart, log);
-    if (readiness.scanned()) log.info({ objects: 0 }, "nothing to reconcile: ready");
 
     const activeTriggers = await startTriggers({
       source,
@@ -214,11 +217,13 @@ export async function startController(options: ControllerOptions): Promise<Contr
       log,
     });
     schedule.nextDriftCheck = () => activeTriggers.nextDriftCheck();
+    const objects = scanner.snapshot().objects.size; // ready (/readyz 200): loaded and watched
+    log.info({ objects, settled: readiness.scanned() }, "manifests loaded: ready");
 
     return {
       url: http?.url,
       manifestRoot: source.manifestRoot,
-      ready,
+      ready: readiness.settled,
       status,
       lockLost: lock.lost,
       rescan: () => scanner.scan("manual"),

@@ -7,6 +7,7 @@ import type { WorkQueue } from "./work-queue.js";
 
 // SIGTERM/SIGINT: stop the triggers, let the running scan and reconciles finish (aborting them after
 // graceMs: what was sent is recorded, and they resume on the next start), publish status, close.
+// After losing the state lock nothing is recorded or published (status-book.ts's fence).
 // HTTP stays up until status is saved so probes see the controller until the end.
 
 export async function stopController(parts: {
@@ -17,7 +18,7 @@ export async function stopController(parts: {
   queue: Pick<WorkQueue, "stop">;
   book: Pick<StatusBook, "flush" | "statuses">;
   /** The state lock: released once status is saved (a standby takes over at once), before git credentials go. */
-  lock: { release(): Promise<void> };
+  lock: { release(): Promise<void>; lost: AbortSignal };
   http: ControllerHttp | undefined;
   source: Pick<ManifestSource, "close">;
 }): Promise<void> {
@@ -27,9 +28,11 @@ export async function stopController(parts: {
   await parts.scanner.settled();
   if (!(await parts.queue.stop(parts.graceMs)))
     log.warn({}, "some reconciles did not finish in time; they resume on the next start");
+  // The book writes and publishes nothing once the lock is lost (its fence): the store is the new leader's.
   await parts.book.flush();
   await parts.lock.release();
   await parts.http?.close();
   await parts.source.close();
-  log.info({ objects: parts.book.statuses.size }, "stopped; status saved");
+  if (parts.lock.lost.aborted) log.warn({}, "stopped after losing the state lock; nothing more recorded");
+  else log.info({ objects: parts.book.statuses.size }, "stopped; status saved");
 }

@@ -27,6 +27,11 @@ export type StatusBookOptions = {
   publishDelayMs?: number;
   /** Called with the key of every record written or forgotten (the status page's live updates). */
   onChange?: (key: string) => void;
+  /**
+   * The state lock's fence (StateLock.assertHeld): throws lock-lost once the lease lapsed. A
+   * controller that lost the lock writes no record and publishes nothing.
+   */
+  fence?: () => void;
 };
 
 export async function openStatusBook(options: StatusBookOptions): Promise<StatusBook> {
@@ -38,12 +43,22 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
     log.warn({ file: problem.file, reason: problem.message }, "ignoring status file");
   for (const [key, status] of loaded.objects) statuses.set(key, status);
 
+  const fence = options.fence ?? (() => undefined);
+  const held = () => {
+    try {
+      fence();
+      return true;
+    } catch {
+      return false;
+    }
+  };
   let cancelPublish: (() => void) | undefined;
   let publishing: Promise<void> = Promise.resolve();
   const publish = () => {
     cancelPublish = undefined;
     publishing = publishing
-      .then(() => publishStatus(location, "plumb controller: status"))
+      // Checked again immediately before the push (status-branch.ts).
+      .then(() => publishStatus(location, "plumb controller: status", fence))
       .then(
         () => undefined,
         (error: unknown) => log.error({ err: errorMessage(error) }, "status branch not published"),
@@ -60,6 +75,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   return {
     statuses,
     async record(status) {
+      fence();
       const key = statusKey(status.kind, status.name);
       statuses.set(key, status);
       await saveObjectStatus(statusDir, status);
@@ -67,6 +83,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       publishSoon();
     },
     async forget(kind, name) {
+      fence();
       statuses.delete(statusKey(kind, name));
       await removeObjectStatus(statusDir, kind, name);
       options.onChange?.(statusKey(kind, name));
@@ -74,7 +91,9 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
     },
     async flush() {
       cancelPublish?.();
-      if (location.statusBranch) await publish();
+      // After losing the lock, the branch is the new leader's: this store is stale, never pushed.
+      if (location.statusBranch && held()) await publish();
+      else if (location.statusBranch) log.warn({}, "lost the state lock: status branch not published");
       await publishing;
     },
   };

@@ -29,6 +29,8 @@ export type SessionIo = {
   env: NodeJS.ProcessEnv;
   fetch?: typeof fetch;
   clock?: Clock;
+  /** The state lock's fence for a writer (apply): checked before each mutating request leaves. */
+  beforeWrite?: () => void;
 };
 
 export type SessionFlags = ApiFlags & { target?: string[]; statusDir?: string; statusBranch?: string };
@@ -86,7 +88,8 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
   const connect = () => {
     if (connected) return connected;
     const api = readApiOptions(io.env, flags);
-    const transport = { ...(io.fetch ? { fetch: io.fetch } : {}), redactor };
+    const fence = io.beforeWrite ? { beforeWrite: io.beforeWrite } : {};
+    const transport = { ...(io.fetch ? { fetch: io.fetch } : {}), redactor, ...fence };
     const ports = createApplyPorts({ api, clock, transport });
     connected = { api, ports, platform: ports.platformClient };
     return connected;

@@ -103,14 +103,16 @@ export async function publishStatusBranch(
   target: StatusBranchTarget,
   statusDir: string,
   message: string,
+  beforePush: () => void = () => undefined,
 ): Promise<PublishResult> {
+  beforePush(); // a writer that lost the state lock publishes nothing: the branch is someone else's
   const info = await repoInfo(target);
   assertNotManifestBranch(info, target.branch);
   return withStatusGitEnv(
     info,
     "status-branch-push-failed",
     `could not push status to branch ${target.branch}`,
-    (withCredentials) => publishIn(withCredentials, target, statusDir, message),
+    (withCredentials) => publishIn(withCredentials, target, statusDir, message, beforePush),
   );
 }
 
@@ -155,6 +157,7 @@ async function publishIn(
   target: StatusBranchTarget,
   statusDir: string,
   message: string,
+  beforePush: () => void,
 ): Promise<PublishResult> {
   const tmp = await mkdtemp(join(tmpdir(), "plumb-status-"));
   try {
@@ -162,6 +165,8 @@ async function publishIn(
       const work = join(tmp, `clone-${attempt}`);
       const result = await commitInClone(info, target.branch, statusDir, message, work);
       if (result.commit === null) return { branch: target.branch, commit: null, pushed: false };
+      // Checked again after the clone and commit, immediately before the push leaves.
+      beforePush();
       try {
         await gitAt(info.gitEnv, work).push("origin", `HEAD:refs/heads/${target.branch}`);
         return { branch: target.branch, commit: result.commit, pushed: true };

@@ -46,15 +46,20 @@ export async function loadStatus(location: StatusLocation): Promise<StatusStore>
   return mergeStatusStores(remote, local);
 }
 
-/** Commits and pushes the directory to the status branch, when one is configured. */
+/**
+ * Commits and pushes the directory to the status branch, when one is configured. `beforePush` (the
+ * state lock's fence) runs immediately before the push leaves and throws to stop it.
+ */
 export async function publishStatus(
   location: StatusLocation,
   message: string,
+  beforePush?: () => void,
 ): Promise<PublishResult | null> {
   if (!location.statusBranch) return null;
   return publishStatusBranch(
     { root: manifestDirOf(location.root), branch: location.statusBranch, gitEnv: location.gitEnv },
     resolveStatusDir(location),
     message,
+    beforePush,
   );
 }
