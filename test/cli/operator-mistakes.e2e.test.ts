@@ -130,6 +130,19 @@ const cases: Case[] = [
     "[usage]",
   ],
   [
+    "controller on a non-loopback --listen without a status token",
+    () => ["controller", "--dir", dir, "--listen", "0.0.0.0:0"],
+    64,
+    "[status-unprotected]",
+    { PLUMB_STATUS_TOKEN: "" },
+  ],
+  [
+    "controller --allowed-host given a URL",
+    () => ["controller", "--dir", dir, "--allowed-host", "https://plumb.example.com"],
+    64,
+    "[usage]",
+  ],
+  [
     "controller --webhook-secret-file missing",
     () => ["controller", "--dir", dir, "--webhook-secret-file", join(root, "nope")],
     64,
