@@ -32,7 +32,7 @@ const ICON: Record<NotifyEventName, string> = {
  * escaped as Slack documents (`&amp;`, `&lt;`, `&gt;`). Only `text` is escaped; the JSON fields
  * stay as they are.
  */
-export const escapeSlackText = (text: string): string =>
+const escapeSlackText = (text: string): string =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 export function buildNotifyPayload(
