@@ -1,9 +1,12 @@
+import { stat } from "node:fs/promises";
+import { dirname } from "node:path";
 import { Command, Option } from "commander";
 import { formatGithubAnnotations } from "../manifest/format-github.js";
 import { formatSarif } from "../manifest/format-sarif.js";
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { loadManifests, noManifests } from "../manifest/load.js";
+import { checkSourceEntries } from "../manifest/source-check.js";
 import { PLUMB_VERSION } from "./options.js";
 import { sortProblems } from "../manifest/validate.js";
 import { findEmptiedNearRoot } from "../reconcile/prune-plan.js";
@@ -31,7 +34,14 @@ export function validateCommand(stdout: Output = process.stdout): Command {
       const { manifests } = loaded;
       // A file the status store says held managed objects and that now defines none (prune-plan.ts).
       const emptied = await findEmptiedNearRoot(path, { objects: manifests, problems: loaded.problems });
-      const problems = emptied.length > 0 ? sortProblems([...loaded.problems, ...emptied]) : loaded.problems;
+      // What an internal_source upload must never hold (a link out of its directory, into a .git).
+      const isFile = await stat(path).then(
+        (info) => info.isFile(),
+        () => false,
+      );
+      const root = isFile ? dirname(path) : path;
+      const extra = [...emptied, ...(await checkSourceEntries(manifests, root))];
+      const problems = extra.length > 0 ? sortProblems([...loaded.problems, ...extra]) : loaded.problems;
       const { errors, warnings } = countProblems(problems);
       if (options.output === "json") {
         stdout.write(`${JSON.stringify(problemsToJson(problems), null, 2)}\n`);

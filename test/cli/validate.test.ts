@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -56,6 +56,30 @@ describe("plumb validate", () => {
     expect(out.join("")).toBe(
       'web.yaml:7:3: error: unknown field "sorce" in spec (did you mean "source"?) [unknown-field]\n' +
         "0 valid manifests, 1 error, 0 warnings\n",
+    );
+  });
+
+  it("reports an internal_source directory with a link into .git at source_path [source-unsafe-entry]", async () => {
+    const doc = `apiVersion: plumb/v1
+kind: Deployment
+metadata: {name: docs}
+spec:
+  source: internal_source
+  source_path: ./agent
+  source_revision_config: {graph_config_path: langgraph.json}
+`;
+    await writeFile(join(dir, "docs.yaml"), doc);
+    await mkdir(join(dir, ".git"));
+    await mkdir(join(dir, "agent"));
+    await writeFile(join(dir, ".git/config"), "[core]\n");
+    await writeFile(join(dir, "agent/package.json"), "{}");
+    expect(await run(dir)).toBe(0);
+    await symlink("../.git", join(dir, "agent/g"));
+    out.length = 0;
+    expect(await run(dir)).toBe(1);
+    expect(out.join("")).toBe(
+      "docs.yaml:6:3: error: source_path agent/g is a symlink that leaves agent; remove it, or copy what it needs into agent [source-unsafe-entry]\n" +
+        "1 valid manifest, 1 error, 0 warnings\n",
     );
   });
 
