@@ -67,7 +67,7 @@ type RssRun = { readyMs?: number; sweptMs?: number; peakAtReady: number; peak: n
 
 /**
  * RSS of the built CLI controller on `dir` (a fresh control plane, its own status directory): the
- * peak from start until /readyz turns 200 (every object created, its revision DEPLOYED) and through
+ * peak from start until /status says settled (every object created, its revision DEPLOYED) and through
  * one drift sweep of every object. The control plane's and the client's rate limits are raised so
  * this takes seconds instead of the ~40 s per 1,000 objects the API's default budget allows.
  */
@@ -117,7 +117,7 @@ async function rssRun(
     while (performance.now() < started + limitMs && child.exitCode === null && run.sweptMs === undefined) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       if (run.readyMs === undefined) {
-        if ((await get(`${url}/readyz`)).status === 200) {
+        if ((JSON.parse((await get(`${url}/status`)).text || "{}") as { settled?: boolean }).settled) {
           run.readyMs = performance.now() - started;
           run.peakAtReady = run.peak;
         }

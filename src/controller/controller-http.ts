@@ -7,21 +7,20 @@ import type { ControllerHttp } from "./http-server.js";
 import type { ManifestSource } from "./manifest-source.js";
 import type { ControllerMetrics } from "./metrics.js";
 import type { PageEvents } from "./page-events.js";
-import type { Readiness } from "./readiness.js";
 import type { SnapshotScanner } from "./snapshot-scanner.js";
 import type { StatusBook } from "./status-book.js";
 import { createStatusPageRoutes, type HeaderSources } from "./status-page-source.js";
 import { serveHttp } from "./triggers.js";
 
 // The controller's HTTP side when --listen is given: the status page at /, the probes (with why
-// it is not ready), /metrics, /status and the git webhook. Bound before any reconcile, so a taken
-// port is a startup error rather than a controller without probes.
+// it is not ready), /metrics, /status and the git webhook. The socket is bound before the clone
+// (startup-http.ts); the leader takes it over here, before any reconcile.
 
-export async function serveControllerHttp(
-  options: Pick<ControllerOptions, "listen" | "source" | "api" | "statusToken" | "webhookSecret">,
+export function serveControllerHttp(
+  options: Pick<ControllerOptions, "source" | "api" | "statusToken" | "webhookSecret">,
   deps: {
+    http: ControllerHttp | undefined;
     ready: () => boolean;
-    readiness: Pick<Readiness, "ready">;
     metrics: ControllerMetrics;
     status: () => unknown;
     sync: (trigger: string) => Promise<void>;
@@ -36,9 +35,9 @@ export async function serveControllerHttp(
     clock: Clock;
     log: Logger;
   },
-): Promise<ControllerHttp | undefined> {
-  if (!options.listen) return undefined;
-  const { metrics, readiness } = deps;
+): ControllerHttp | undefined {
+  if (!deps.http) return undefined;
+  const { metrics } = deps;
   const page = createStatusPageRoutes({
     header: {
       ...deps.header,
@@ -56,14 +55,10 @@ export async function serveControllerHttp(
     events: deps.events,
     clock: deps.clock,
   });
-  return serveHttp(options.listen, {
+  return serveHttp(deps.http, {
     ready: deps.ready,
-    notReady: () =>
-      readiness.ready()
-        ? {
-            reason: `control plane ${metrics.apiState() === "down" ? "refuses the API key or is unreachable" : "not checked yet"}`,
-          }
-        : { reason: "first reconcile of every object not finished" },
+    // Ready once the manifests are loaded; the control plane's health is in /metrics and /status.
+    notReady: () => ({ reason: "loading the manifests" }),
     status: deps.status,
     statusToken: options.statusToken,
     webhookSecret: options.webhookSecret,

@@ -11,8 +11,9 @@ import type { Logger } from "../logger.js";
 import { errorMessage } from "./error-message.js";
 import type { StatusLocation } from "../status/status-source.js";
 import { buildObjectPage } from "../status-page/page-model.js";
-import { type ControllerHttp, startControllerHttp } from "./http-server.js";
+import type { ControllerHttp } from "./http-server.js";
 import type { PageRoutes } from "./page-routes.js";
+import { startingHandlers } from "./startup-http.js";
 
 // Leader election on the state lock: one controller per status store reconciles; any other stays
 // up as a standby (/healthz 200, /readyz 503, plumb_leader 0), touches nothing, and takes the lock
@@ -21,7 +22,8 @@ import type { PageRoutes } from "./page-routes.js";
 
 export type LeadershipOptions = {
   location: StatusLocation;
-  listen: { host: string; port: number } | undefined;
+  /** The controller's HTTP side (bound before the clone): a standby answers on it. */
+  http: ControllerHttp | undefined;
   statusToken: string | undefined;
   leaseMs: number | undefined;
   log: Logger;
@@ -54,22 +56,24 @@ async function acquireLeadership(options: LeadershipOptions): Promise<StateLock>
   const leader = await readStateLock(target);
   const who = leader ? describeHolder(leader) : "another controller";
   options.log.warn({ leader: who, status_dir: target.statusDir }, "standby: another controller leads");
-  const http = options.listen ? await serveStandby(options, who) : undefined;
-  if (http)
+  const http = options.http;
+  if (http) {
+    serveStandby(http, options, who);
     options.log.info(
       { url: http.url },
-      "standby: serving the status page and /healthz /readyz /metrics /status",
+      "standby: serving the status page and /livez /readyz /metrics /status",
     );
+  }
   try {
     const lock = await acquireStateLock(target, { ...lockOptions, timeoutMs: Number.POSITIVE_INFINITY });
     options.log.info({}, "took over the state lock: leading");
     return lock;
   } finally {
-    await http?.close();
+    http?.use(startingHandlers("starting: took over the state lock", options.statusToken));
   }
 }
 
-function serveStandby(options: LeadershipOptions, leader: string): Promise<ControllerHttp> {
+function serveStandby(http: ControllerHttp, options: LeadershipOptions, leader: string): void {
   const registry = new Registry();
   new Gauge({
     name: "plumb_leader",
@@ -96,7 +100,7 @@ function serveStandby(options: LeadershipOptions, leader: string): Promise<Contr
     detail: async () => null,
     subscribe: () => () => undefined,
   };
-  return startControllerHttp(options.listen!, {
+  http.use({
     page,
     ready: () => false,
     notReady: () => ({ role: "standby", leader }),

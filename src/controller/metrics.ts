@@ -118,8 +118,6 @@ export function createControllerMetrics(sources: MetricsSources) {
     notified(event: string, result: string) {
       notifications.inc({ event, result });
     },
-    /** False once the control plane refused the key or could not be reached, until it answers again. */
-    apiHealthy: () => apiState !== "down",
     apiState: () => apiState,
     synced(nowMs: number) {
       lastSync.set(nowMs / 1000);

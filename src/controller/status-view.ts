@@ -6,6 +6,7 @@ import type { DesiredSnapshot } from "./desired.js";
 
 export type StatusViewInput = {
   ready: boolean;
+  settled: boolean;
   source: ControllerStatusJson["source"];
   statuses: Iterable<ObjectStatus>;
   snapshot: DesiredSnapshot;
@@ -15,6 +16,7 @@ export type StatusViewInput = {
 export function buildStatusJson(input: StatusViewInput): ControllerStatusJson {
   return {
     ready: input.ready,
+    settled: input.settled,
     source: input.source,
     objects: [...input.statuses]
       .map(withoutFingerprints)
@@ -37,6 +39,7 @@ function withoutFingerprints(status: ObjectStatus): PublicObjectStatus {
 export const statusReader =
   (parts: {
     ready: () => boolean;
+    settled: () => boolean;
     source: { kind: string; location: string; commit(): string | null };
     book: { statuses: ReadonlyMap<string, ObjectStatus> };
     scanner: { snapshot(): StatusViewInput["snapshot"] };
@@ -45,6 +48,7 @@ export const statusReader =
   (): ControllerStatusJson =>
     buildStatusJson({
       ready: parts.ready(),
+      settled: parts.settled(),
       source: { kind: parts.source.kind, location: parts.source.location, commit: parts.source.commit() },
       statuses: parts.book.statuses.values(),
       snapshot: parts.scanner.snapshot(),

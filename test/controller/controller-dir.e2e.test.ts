@@ -125,7 +125,7 @@ describe("controller on a directory", () => {
     expect(JSON.stringify(controller.status())).not.toContain("t0ps3cret-value");
   });
 
-  it("/readyz answers 503 while the first reconcile waits for DEPLOYED, then 200", async () => {
+  it("/readyz answers 200 while the first reconcile waits for DEPLOYED; /status says when it settled", async () => {
     await cp.stop();
     const clock = gatedClock();
     cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0, clock });
@@ -140,14 +140,15 @@ describe("controller on a directory", () => {
     });
     expect(revision!.status).not.toBe("DEPLOYED");
     expect(controller.status().queue.running).toBe(1);
-    const early = await http("/readyz");
-    expect(early.status).toBe(503);
-    expect(controller.ready()).toBe(false);
-    expect((await http("/healthz")).status).toBe(200);
+    // Ready (the manifests are loaded): the Service keeps routing the page and the webhook.
+    expect((await http("/readyz")).status).toBe(200);
+    expect(controller.status()).toMatchObject({ ready: true, settled: false });
+    expect(controller.ready()).toBe(false); // the API's ready(): every first reconcile finished
+    expect((await http("/livez")).status).toBe(200);
 
     clock.open();
     await waitFor("ready", () => controller.ready());
-    expect((await http("/readyz")).status).toBe(200);
+    expect(controller.status()).toMatchObject({ ready: true, settled: true });
     expect(controller.status().objects.map((o) => [o.name, o.sync, o.revision_status])).toEqual([
       ["alpha", "Synced", "DEPLOYED"],
     ]);

@@ -39,13 +39,14 @@ async function revisions() {
   return counts;
 }
 
+/** Every object of the first scan reconciled once (/status "settled"; /readyz is 200 earlier). */
+const settled = (url: string) => async () =>
+  ((await (await fetch(`${url}/status`).catch(() => null))?.json()) as { settled?: boolean } | undefined)
+    ?.settled === true;
+
 async function restartAndExpect(token: string, perName: number) {
   const { url } = await startCtl(token);
-  await waitFor(
-    "ready after restart",
-    async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200,
-    20_000,
-  );
+  await waitFor("settled after restart", settled(url), 20_000);
   expect(await revisions()).toEqual(Object.fromEntries(names.map((n) => [n, perName])));
 }
 
@@ -72,11 +73,7 @@ describe("kill -9 of plumb controller, then a restart", () => {
     proxy = await startHoldingProxy(h.cp.url);
     for (const name of names) await writeDoc(h.dir, `${name}.yaml`, doc(name));
     const first = await startCtl("token-1");
-    await waitFor(
-      "ready",
-      async () => (await fetch(`${first.url}/readyz`).catch(() => null))?.status === 200,
-      20_000,
-    );
+    await waitFor("settled", settled(first.url), 20_000);
     first.run.child.kill("SIGKILL");
     await first.run.exited;
     const held = proxy.hold((m, u) => m === "PATCH" && u.startsWith("/v2/deployments/"));

@@ -26,6 +26,16 @@ const revisions = async () => {
   return counts;
 };
 
+const readyz = async (url: string) =>
+  ((await (await fetch(`${url}/readyz`).catch(() => null))?.json().catch(() => ({}))) ?? {}) as {
+    role?: string;
+  };
+/** /status: settled once every object of the first scan was reconciled once. */
+const statusOf = async (url: string) =>
+  ((await (await fetch(`${url}/status`).catch(() => null))?.json().catch(() => ({}))) ?? {}) as {
+    settled?: boolean;
+  };
+
 it("a second controller stands by, reconciles nothing, and leads once the first stops", async () => {
   await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:1"));
   const options = fastControllerOptions(h.cp, { source: { kind: "dir", dir: h.dir } });
@@ -36,7 +46,8 @@ it("a second controller stands by, reconciles nothing, and leads once the first 
   const standby = startController({ ...options, listen: { host: "127.0.0.1", port } });
   others.push(standby);
   const url = `http://127.0.0.1:${port}`;
-  await waitFor("standby serving", async () => (await fetch(`${url}/healthz`)).status === 200);
+  // It listens from the start (not ready, "starting"), then says it stands by.
+  await waitFor("standby serving", async () => (await readyz(url)).role === "standby");
   const ready = await fetch(`${url}/readyz`);
   expect(ready.status).toBe(503);
   expect(await ready.json()).toMatchObject({
@@ -77,13 +88,13 @@ it("after kill -9 of the leading built CLI, the standby takes over and applies e
   };
   const leader = start(ports[0]!);
   await waitFor(
-    "leader ready",
-    async () => (await fetch(`http://127.0.0.1:${ports[0]}/readyz`)).status === 200,
+    "leader settled",
+    async () => (await statusOf(`http://127.0.0.1:${ports[0]}`)).settled,
     20_000,
   );
   const standby = start(ports[1]!);
   const standbyUrl = `http://127.0.0.1:${ports[1]}`;
-  await waitFor("standby up", async () => (await fetch(`${standbyUrl}/readyz`)).status === 503, 20_000);
+  await waitFor("standby up", async () => (await readyz(standbyUrl)).role === "standby", 20_000);
 
   leader.child.kill("SIGKILL");
   await leader.exited;

@@ -6,6 +6,7 @@ describe("buildStatusJson", () => {
   it("sorts objects by name and lists problems by file without internal fields", () => {
     const json = buildStatusJson({
       ready: true,
+      settled: true,
       source: { kind: "git", location: "https://git.example.com/m.git", commit: "abc" },
       statuses: [status("zeta"), status("alpha"), status("mid")],
       snapshot: snapshotOf([loaded("a.yaml", "alpha")], [problem("b.yaml", 4, "bad field")]),

@@ -4,13 +4,14 @@ import { fastControllerOptions, useControllerHarness } from "./harness.js";
 import { container, waitFor, writeDoc } from "./support.js";
 
 // The controller says what it knows: nothing is Synced or Healthy while the control plane refuses
-// its key, /readyz says not ready, and /status (behind a token) never shows secret fingerprints.
+// its key (/readyz stays 200: the page and webhook stay routed; plumb_api_up says it), and /status
+// (behind a token) never shows secret fingerprints.
 
 const h = useControllerHarness("plumb-health-");
 const secrets = [{ name: "TOKEN", valueFrom: { env: "TOKEN_FROM_ENV" } }];
 const listen = { host: "127.0.0.1", port: 0 };
 
-it("with a wrong API key: /readyz 503, plumb_api_up 0, nothing reported Synced or Healthy", async () => {
+it("with a wrong API key: /readyz 200, plumb_api_up 0, nothing reported Synced or Healthy", async () => {
   await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:1", { secrets }));
   // First a good run, so the store holds Synced/Healthy records the wrong key must not keep showing.
   h.controller = await startController(
@@ -25,8 +26,8 @@ it("with a wrong API key: /readyz 503, plumb_api_up 0, nothing reported Synced o
   const url = h.controller.url!;
   await waitFor("a failed reconcile recorded", () => h.controller!.status().objects[0]?.sync === "Unknown");
   const ready = await fetch(`${url}/readyz`);
-  expect(ready.status).toBe(503);
-  expect(await ready.json()).toMatchObject({ ready: false });
+  expect(ready.status).toBe(200);
+  expect(await ready.json()).toMatchObject({ ready: true });
   const metrics = await (await fetch(`${url}/metrics`)).text();
   expect(metrics).toMatch(/^plumb_api_up 0$/m);
   expect(metrics).toMatch(/^plumb_objects\{sync="Synced",health="Healthy"\} 0$/m);
@@ -48,7 +49,8 @@ it("a right key makes it ready and records the success time; /status needs the t
     statusToken: token,
   });
   const url = h.controller.url!;
-  await waitFor("ready", async () => (await fetch(`${url}/readyz`)).status === 200);
+  await waitFor("first reconcile finished", () => h.controller!.ready());
+  expect((await fetch(`${url}/readyz`)).status).toBe(200);
   const metrics = await (await fetch(`${url}/metrics`)).text();
   expect(metrics).toMatch(/^plumb_api_up 1$/m);
   expect(metrics).toMatch(/^plumb_leader 1$/m);
