@@ -51,6 +51,7 @@ export function createEventStreams(
       });
       res.flushHeaders();
       let ended = false;
+      let unsubscribe = () => {};
       const end = () => {
         if (ended) return;
         ended = true;
@@ -59,13 +60,16 @@ export function createEventStreams(
         cancelAge();
         res.end();
       };
-      const unsubscribe = subscribe((text) => {
+      const cancelAge = timers.setTimeout(end, maxAgeMs);
+      res.on("close", end);
+      const unsubscribed = subscribe((text) => {
         if (ended) return;
         if (res.writableLength > maxBuffered) end();
         else res.write(text);
       });
-      const cancelAge = timers.setTimeout(end, maxAgeMs);
-      res.on("close", end);
+      // A stream ended while subscribing (its first write already too much) unsubscribes at once.
+      if (ended) unsubscribed();
+      else unsubscribe = unsubscribed;
     },
   };
 }
