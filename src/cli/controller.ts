@@ -41,7 +41,7 @@ export function controllerCommand(): Command {
     .option("--workdir <dir>", "where the checkout of --repo lives (default .plumb/checkout)")
     .option(
       "--listen <host:port>",
-      "serve the status page at / and /healthz /readyz /metrics /status /hooks/git",
+      "serve the status page at / and /livez /readyz /metrics /status /hooks/git",
       "127.0.0.1:9400",
     )
     .option("--webhook-secret-file <path>", "shared secret of POST /hooks/git (else PLUMB_WEBHOOK_SECRET)")

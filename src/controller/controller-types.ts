@@ -77,7 +77,10 @@ export type ControllerOptions = {
 export type PublicObjectStatus = Omit<ObjectStatus, "secret_fingerprints" | "pending">;
 
 export type ControllerStatusJson = {
+  /** /readyz: the leader has loaded its manifests (whatever the control plane's state). */
   ready: boolean;
+  /** Every object of the first scan has been reconciled once, successfully or not. */
+  settled: boolean;
   source: { kind: string; location: string; commit: string | null };
   objects: PublicObjectStatus[];
   invalid: Array<{
@@ -91,6 +94,7 @@ export type Controller = {
   /** URL of the HTTP endpoints, when --listen was given. */
   url: string | undefined;
   manifestRoot: string;
+  /** True once every object of the first scan was reconciled once (later than /readyz's ready). */
   ready(): boolean;
   status(): ControllerStatusJson;
   /** Re-reads the manifests now (a file event or a git fetch does this). */

@@ -29,7 +29,12 @@ export type HttpHandlers = {
   page?: PageRoutes | undefined;
 };
 
-export type ControllerHttp = { url: string; close(): Promise<void> };
+export type ControllerHttp = {
+  url: string;
+  close(): Promise<void>;
+  /** Answers with these handlers from now on (starting → standby → leader, one listening socket). */
+  use(handlers: HttpHandlers): void;
+};
 
 /** --listen, and the names the controller answers besides it (host-check.ts). */
 export type Listen = { host: string; port: number; allowedHosts?: readonly string[] | undefined };
@@ -96,7 +101,8 @@ async function handle(
     if (await servePageData(h.page, path, req, res, send, server.streams)) return;
   }
   switch (path) {
-    case "/healthz":
+    case "/livez": // the process answers: its event loop turns (nothing else: a restart would not help)
+    case "/healthz": // the older name, kept
       return send(res, 200, { ok: true });
     case "/readyz":
       return h.ready()
@@ -128,6 +134,7 @@ function bearerMatches(header: string | undefined, token: string): boolean {
 }
 
 export async function startControllerHttp(listen: Listen, handlers: HttpHandlers): Promise<ControllerHttp> {
+  let current = handlers;
   const state: ServerState = { streams: createEventStreams(), webhook: createWebhookGuard() };
   // A DNS-rebinding page names a host the controller was not told about: 421, nothing served.
   const hostAllowed = createHostCheck(listen.host, listen.allowedHosts);
@@ -136,7 +143,7 @@ export async function startControllerHttp(listen: Listen, handlers: HttpHandlers
       return send(res, 421, {
         detail: "this Host is not one the controller answers: add it with --allowed-host",
       });
-    handle(handlers, req, res, state).catch(() => {
+    handle(current, req, res, state).catch(() => {
       if (!res.headersSent) send(res, 500, { detail: "internal error" });
       else res.destroy();
     });
@@ -157,6 +164,7 @@ export async function startControllerHttp(listen: Listen, handlers: HttpHandlers
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}`,
+    use: (next) => void (current = next),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -3,7 +3,7 @@ import type { Logger } from "../logger.js";
 import { watchDirectory } from "./directory-source.js";
 import { errorMessage } from "./error-message.js";
 import { createFileDebounce } from "./file-debounce.js";
-import { type ControllerHttp, startControllerHttp } from "./http-server.js";
+import type { ControllerHttp } from "./http-server.js";
 import type { ManifestSource } from "./manifest-source.js";
 import type { ControllerMetrics } from "./metrics.js";
 import type { PageRoutes } from "./page-routes.js";
@@ -86,9 +86,9 @@ export async function startTriggers(
   };
 }
 
-/** /healthz /readyz /metrics /status, and POST /hooks/git that fetches at once. */
+/** The leader's /livez /readyz /metrics /status, and POST /hooks/git that fetches at once. */
 export function serveHttp(
-  listen: { host: string; port: number },
+  http: ControllerHttp,
   options: {
     ready: () => boolean;
     notReady?: () => Record<string, unknown>;
@@ -100,9 +100,9 @@ export function serveHttp(
     page: PageRoutes;
     log: Logger;
   },
-): Promise<ControllerHttp> {
+): ControllerHttp {
   const { log, metrics } = options;
-  return startControllerHttp(listen, {
+  http.use({
     ready: options.ready,
     notReady: options.notReady,
     registry: metrics.registry,
@@ -119,4 +119,5 @@ export function serveHttp(
       log.warn({ reason }, "webhook rejected"); // signature, stale or replayed
     },
   });
+  return http;
 }
