@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import writeFileAtomic from "write-file-atomic";
 import type { DesiredObject, LiveState } from "../diff/build-plan.js";
 import { redactPlan } from "../diff/redact.js";
 import type { Plan } from "../diff/plan-types.js";
@@ -7,6 +8,7 @@ import { fingerprintSecretsAsync, newSalt, type SecretFingerprints } from "../di
 import { fileError, PlumbError } from "../errors.js";
 import type { Deployment } from "../schema/deployment.js";
 import { canonicalJson, manifestDigest } from "../apply/status-record.js";
+import { savedPlanProblems } from "./saved-plan-shape.js";
 
 // Saved plans (`plan --out FILE`, `apply --plan FILE`), as Terraform's plan files: the reviewed
 // plan plus what it was computed from, so apply can refuse when anything moved since. Per object:
@@ -125,8 +127,10 @@ export function savedPlanFlags(saved: SavedPlan, given: PlanFlags): PlanFlags {
   return { targets: saved.saved.targets, prune: saved.saved.prune, replace: saved.saved.replace };
 }
 
+/** Written owner-only (0600), an existing file included: it holds salted fingerprints of secret values. */
 export async function writeSavedPlan(file: string, saved: SavedPlan): Promise<void> {
-  await writeFile(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 }).catch((error: unknown) => {
+  const text = `${JSON.stringify(saved, null, 2)}\n`;
+  await writeFileAtomic(file, text, { mode: 0o600 }).catch((error: unknown) => {
     throw fileError("plan-write-failed", file, error, "choose a writable --out path");
   });
 }
@@ -143,18 +147,17 @@ export async function readSavedPlan(file: string): Promise<SavedPlan> {
       exitCode: 1,
     });
   }
-  const strings = (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === "string");
-  if (
-    saved?.format_version !== "1" ||
-    saved.saved?.version !== SAVED_PLAN_VERSION ||
-    !Array.isArray(saved.saved.objects) ||
-    !strings(saved.saved.targets) ||
-    !strings(saved.saved.replace) ||
-    typeof saved.saved.prune !== "boolean"
-  )
+  if (saved?.format_version !== "1" || saved.saved?.version !== SAVED_PLAN_VERSION)
     throw new PlumbError(
       "plan-invalid",
       `${file} is not a saved plan of this plumb (format_version 1, saved.version ${SAVED_PLAN_VERSION}); run plumb plan --out again`,
+      { exitCode: 1 },
+    );
+  const problems = savedPlanProblems(saved);
+  if (problems.length > 0)
+    throw new PlumbError(
+      "plan-invalid",
+      `${file} is not a saved plan as plumb wrote it (${problems.join("; ")}); was it edited? Run plumb plan --out again`,
       { exitCode: 1 },
     );
   return saved;
