@@ -78,7 +78,8 @@ export async function loadStatusStore(dir: string): Promise<StatusStore> {
  */
 async function writeRecordFile(file: string, text: string): Promise<void> {
   const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  const handle = await open(temp, "wx", 0o644);
+  // Owner-only: a record holds salted fingerprints of secret values (docs/security.md).
+  const handle = await open(temp, "wx", 0o600);
   try {
     await handle.writeFile(text, "utf8");
     await handle.datasync();

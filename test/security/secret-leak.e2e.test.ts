@@ -188,6 +188,9 @@ describe("no secret leaves plumb through a server that echoes request bodies", (
     for (const file of files) expect(leaks(file.text), file.path).toEqual([]);
     const records = files.filter((f) => f.path.includes(".plumb/status/"));
     expect(records.map((f) => f.text).join("\n")).toContain("[redacted]");
+    // Status records and saved plans are owner-only (they hold salted fingerprints).
+    const owned = files.filter((f) => f.path.includes("/.plumb/status/") || /plan-\w+\.json$/.test(f.path));
+    for (const file of owned) expect(file.mode, file.path).toBe(0o600);
 
     // Every ref but the manifests' own commits (which hold the literal value and the secret file).
     const history = (await git(bare, "log", "-p", "--all", "--decorate", "^main")).stdout;
