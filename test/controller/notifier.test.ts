@@ -124,7 +124,8 @@ describe("--notify deliveries", () => {
     for (let i = 0; i < 12; i++) n.notify({ ...event, message: `m${i}` });
     // Every event reaches the healthy receiver while the hung one still holds its 4 slots, long
     // before its 60 s timeout: nothing of the hung receiver has ended yet.
-    await waitFor("12 deliveries to the healthy receiver", () => healthy.deliveries.length === 12);
+    await waitFor("12 deliveries to the healthy receiver, answered", () => counts.length === 12);
+    await waitFor("4 deliveries in flight to the hung receiver", () => hung.deliveries.length === 4);
     const messages = healthy.events().map((e) => String(e.message));
     expect(messages.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `m${i}`).sort());
     expect(hung.deliveries).toHaveLength(4);
