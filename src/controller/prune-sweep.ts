@@ -58,17 +58,25 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
   const seen = new Map<string, number>();
   let lastBlocked = "";
 
-  /** The live deployments of the records no longer in git (usually none or a few). */
-  const liveOf = async (snapshot: DesiredSnapshot): Promise<Deployment[]> => {
-    const gone = [...deps.statuses.values()].filter(
-      (s) => s.kind === "Deployment" && s.id !== null && !snapshot.objects.has(`Deployment/${s.name}`),
+  /** Records of deployments no longer in git that a prune could delete (usually none or a few). */
+  const goneFrom = (snapshot: DesiredSnapshot) =>
+    [...deps.statuses.values()].filter(
+      (s) =>
+        s.kind === "Deployment" &&
+        s.id !== null &&
+        s.prune !== "disabled" &&
+        !snapshot.objects.has(`Deployment/${s.name}`),
     );
+  /** Their live deployments (planPrune matches id and name). */
+  const liveOf = async (gone: readonly ObjectStatus[]): Promise<Deployment[]> => {
     const found = await Promise.all(gone.map((s) => deps.port.getDeployment(s.id!)));
     return found.filter((d): d is Deployment => d !== null);
   };
 
   return async (snapshot) => {
     if (!deps.enabled) return;
+    const gone = goneFrom(snapshot);
+    if (gone.length === 0) return void seen.clear();
     const input = {
       root: deps.root,
       records: [...deps.statuses.values()],
@@ -81,11 +89,10 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
       const emptied = gate.problems.filter((p) => p.code === "manifest-emptied");
       for (const p of emptied)
         deps.log.error({ file: p.file, code: p.code, problem: p.message }, "manifest emptied");
-      if (gate.problems.length > 0 || deps.statuses.size > 0)
-        deps.log.warn({ reason: gate.reason }, "prune skipped: nothing is judged removed");
+      deps.log.warn({ reason: gate.reason }, "prune skipped: nothing is judged removed");
       return;
     }
-    const decision = decidePrune({ ...input, live: await liveOf(snapshot) });
+    const decision = decidePrune({ ...input, live: await liveOf(gone) });
     if (!decision.ok) return;
     const removed = decision.prune.filter((p) => p.action === "delete");
     const now = deps.clock.now();
