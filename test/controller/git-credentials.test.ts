@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PlumbError } from "../../src/errors.js";
+import { openManifestSource } from "../../src/controller/manifest-source.js";
 import { createGitCredentials } from "../../src/status/git-credentials.js";
+import { memoryLogger } from "./support.js";
 
 const run = promisify(execFile);
 const REPO = "https://Git.Example.com:443/acme/manifests.git";
@@ -132,5 +134,24 @@ describe("git credentials (GIT_ASKPASS)", () => {
     }
     // ssh keeps its user name
     await createGitCredentials({ PATH: process.env.PATH }, "ssh://git@git.example.com/acme/m.git");
+  });
+
+  it("the controller refuses a --repo with a token in it before running git, and never shows the token", async () => {
+    const log = memoryLogger();
+    const source = {
+      kind: "git" as const,
+      url: "https://x-access-token:ghp_inrepo@127.0.0.1:9/acme/m.git",
+      branch: "main",
+      workDir: join(home, "checkout"),
+      intervalMs: 60_000,
+    };
+    const error = await openManifestSource(source, { PATH: process.env.PATH }, log.logger).then(
+      () => undefined,
+      (e: unknown) => e as PlumbError,
+    );
+    expect(error?.code).toBe("invalid-setting");
+    expect(error?.message).toContain("give the token in PLUMB_GIT_TOKEN");
+    expect(`${error?.message} ${log.text()}`).not.toContain("ghp_inrepo");
+    await expect(access(join(home, "checkout"))).rejects.toThrow(); // nothing cloned
   });
 });
