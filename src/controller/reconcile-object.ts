@@ -4,12 +4,14 @@ import type { SecretRedactor } from "../api/secret-redactor.js";
 import type { Clock } from "../clock.js";
 import { buildPlan } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
+import { driftFields, withoutDrift } from "../diff/three-way.js";
 import type { Logger } from "../logger.js";
 import { PlumbError } from "../errors.js";
 import type { LoadedManifest } from "../manifest/types.js";
 import type { ServerFactsReader } from "../reconcile/server-facts.js";
 import {
   buildApplyObject,
+  lastAppliedOf,
   checkRecordedSecrets,
   findRefusedCreates,
   settleRecorded,
@@ -107,12 +109,28 @@ export async function reconcileObject(
     live,
     fingerprints: () => checked ?? previous?.secret_fingerprints ?? undefined,
     sources: () => previous?.source_upload ?? undefined,
+    applied: () => lastAppliedOf(previous),
   });
-  const change = plan.changes[0]!;
+  const planned = plan.changes[0]!;
   const store = { objects: new Map(previous ? [[key, previous]] : []), problems: [] };
   const drift = buildDriftReport(plan, store, live.deployments).items[0]?.reason ?? null;
+  // Three-way (src/diff/three-way.ts): what live changed while git did not is drift, healed only with
+  // --self-heal, whatever queued the object (a restart queues every object as a change).
+  const change = ctx.selfHeal ? planned : withoutDrift(planned);
+  const drifted = driftFields(planned).map((f) => f.field);
+  if (drifted.length > 0 && !ctx.selfHeal && change.action === "update")
+    log.warn(
+      { drift: "differs", fields: drifted },
+      "drift detected: kept live's value, applying git's changes",
+    );
+  const conflicts = (planned.fields ?? []).filter((f) => f.origin === "conflict").map((f) => f.field);
+  if (conflicts.length > 0)
+    log.warn(
+      { fields: conflicts },
+      "conflict: git and live both changed since the last apply; applying git's",
+    );
 
-  if (reason === "drift" && drift && !ctx.selfHeal) {
+  if (((reason === "drift" && drift) || (drifted.length > 0 && change.action === "noop")) && !ctx.selfHeal) {
     // Report only: record what live says, leave the control plane alone.
     const latestStatuses = new Map<string, RevisionStatus>();
     for (const record of refreshStatuses({
@@ -123,8 +141,15 @@ export async function reconcileObject(
       now: ctx.clock.now(),
     }).records)
       await ctx.record(record);
-    log.warn({ drift, fields: [...change.revision_fields, ...change.in_place_fields] }, "drift detected");
-    return { ok: true, action: change.action, result: "drift-reported", drift, apply: null, change };
+    log.warn({ drift, fields: [...planned.revision_fields, ...planned.in_place_fields] }, "drift detected");
+    return {
+      ok: true,
+      action: planned.action,
+      result: "drift-reported",
+      drift,
+      apply: null,
+      change: planned,
+    };
   }
   if (reason === "drift" && drift)
     log.warn(

@@ -10,6 +10,7 @@ import { diffOrganizationAccess, ORGANIZATION_INFO_PATH } from "./organization-a
 import type { ChangeError, Plan, PlannedChange } from "./plan-types.js";
 import type { SecretFingerprints } from "./secret-fingerprint.js";
 import { tagBuildOnPushError } from "./tag-ref.js";
+import { classifyFields, type LastApplied } from "./three-way.js";
 
 /** One manifest to plan, with its secret values already resolved (the only I/O plan needs for it). */
 export type DesiredObject = {
@@ -31,6 +32,9 @@ export type LiveState = {
 /** Fingerprints of the secret values last applied to an object (from the status store). */
 type FingerprintLookup = (kind: ManifestKind, name: string) => SecretFingerprints | undefined;
 
+/** What plumb last applied to a deployment (from the status store): the three-way model's base. */
+type AppliedLookup = (kind: ManifestKind, name: string) => LastApplied | undefined;
+
 /** What plumb last uploaded to a deployment (from the status store). */
 type SourceLookup = (kind: ManifestKind, name: string) => RecordedSource | undefined;
 
@@ -39,6 +43,7 @@ export type BuildPlanInput = {
   live: LiveState;
   fingerprints?: FingerprintLookup;
   sources?: SourceLookup;
+  applied?: AppliedLookup;
 };
 
 /** The plan: for every desired object, what changes, how, and the one request that does it. Pure. */
@@ -47,6 +52,7 @@ export function buildPlan({
   live,
   fingerprints = () => undefined,
   sources = () => undefined,
+  applied = () => undefined,
 }: BuildPlanInput): Plan {
   const byName = new Map(live.deployments.map((deployment) => [deployment.name, deployment]));
   const changes = desired.map((object) => {
@@ -57,6 +63,7 @@ export function buildPlan({
           byName,
           fingerprints,
           sources,
+          applied,
         )
       : planOrganization(
           object as DesiredObject & { loaded: LoadedManifest<OrganizationAccessManifest> },
@@ -93,6 +100,7 @@ function planDeployment(
   live: ReadonlyMap<string, Deployment>,
   fingerprints: FingerprintLookup,
   sources: SourceLookup,
+  applied: AppliedLookup,
 ): PlannedChange {
   const { loaded } = object;
   const { name } = loaded.manifest.metadata;
@@ -133,9 +141,9 @@ function planDeployment(
     });
     if (diff.upload) change.upload = diff.upload;
     change.id = existing.id;
-    change.fields = diff.fields;
     change.warnings = diff.warnings;
     change.changed_secrets = diff.changedSecrets;
+    change.fields = classifyFields(change, diff.fields, existing, applied("Deployment", name));
     change.diff = diffDocuments(diff.live, diff.desired);
     change.revision_fields = diff.fields.filter((f) => f.class === "revision").map((f) => f.field);
     change.in_place_fields = diff.fields.filter((f) => f.class === "in_place").map((f) => f.field);

@@ -28,7 +28,15 @@ export type FieldChange = {
   new: unknown;
   /** Secrets: old/new hold the names only, never values. */
   sensitive?: boolean;
+  /**
+   * Which side moved since plumb last applied (src/diff/three-way.ts): absent when nothing was
+   * recorded as applied (then it is not known) and on creates.
+   */
+  origin?: FieldOrigin;
 };
+
+/** change: git moved (apply it); drift: live moved (changed outside plumb); conflict: both moved. */
+export type FieldOrigin = "change" | "drift" | "conflict";
 
 /** The revision field an internal_source upload sets (its value is issued at apply time). */
 export const SOURCE_TARBALL_FIELD = "source_revision_config.source_tarball_path";

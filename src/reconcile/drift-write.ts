@@ -1,6 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { SOURCE_TARBALL_FIELD } from "../diff/plan-types.js";
+import { type FieldOrigin, SOURCE_TARBALL_FIELD } from "../diff/plan-types.js";
 import { fileError } from "../errors.js";
 import { editValues, type ValueEdit } from "../manifest/edit-values.js";
 import type { DriftReport } from "./drift.js";
@@ -8,7 +8,8 @@ import type { DriftReport } from "./drift.js";
 // drift --write: turn a change made in the UI into a change of the YAML. Every drifted field the
 // manifest manages and plumb can write (in-place and revision fields) is set to its live value,
 // in place (edit-values.ts keeps every other byte); secrets, immutable fields and the uploaded
-// source stay reported only.
+// source stay reported only, and so does every field that is not drift (a change in git not
+// applied yet, or a conflict).
 
 export type WrittenField = {
   file: string;
@@ -25,6 +26,20 @@ type Scalar = string | number | boolean;
 const isScalar = (v: unknown): v is Scalar =>
   typeof v === "string" || typeof v === "number" || typeof v === "boolean";
 
+/**
+ * Only drift is written back (the three-way model, src/diff/three-way.ts): a change in git that
+ * is not applied yet, or a conflict, never is. A deployment whose record says nothing of what was
+ * last applied cannot tell which side moved, so nothing of it is written either.
+ */
+function originReason(kind: string, origin: FieldOrigin | undefined): string | null {
+  if (origin === "change") return "a change in git not applied yet (plumb apply sends it), not drift";
+  if (origin === "conflict")
+    return "a conflict: git and live both changed since plumb last applied; choose the value by hand";
+  if (origin === undefined && kind === "Deployment")
+    return "not known whether git or live changed: no record of what plumb last applied (plumb apply records it)";
+  return null;
+}
+
 /** The edits a drift report asks for, and the fields that stay reported (with why). */
 export function planDriftEdits(report: DriftReport): { edits: Map<string, DriftEdit[]>; kept: KeptField[] } {
   const edits = new Map<string, DriftEdit[]>();
@@ -34,7 +49,9 @@ export function planDriftEdits(report: DriftReport): { edits: Map<string, DriftE
     for (const f of item.change.fields ?? []) {
       const keep = (reason: string) =>
         kept.push({ file: item.file!, name: item.name, field: f.field, reason });
-      if (f.sensitive) keep("a secret: its live value cannot be read back");
+      const unwritable = originReason(item.kind, f.origin);
+      if (unwritable) keep(unwritable);
+      else if (f.sensitive) keep("a secret: its live value cannot be read back");
       else if (f.class === "immutable") keep("immutable: cannot change live either");
       else if (f.field === SOURCE_TARBALL_FIELD) keep("the uploaded source: change spec.source_path's files");
       else if (!isScalar(f.old)) keep("live has no single value here; edit the manifest by hand");

@@ -1,5 +1,6 @@
 import type { DesiredObject } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
+import type { LastApplied } from "../diff/three-way.js";
 import { type CheckedFingerprints, checkFingerprints } from "../diff/secret-fingerprint.js";
 import { checkServerRules } from "../manifest/server-rules.js";
 import type { LoadedManifest, Problem } from "../manifest/types.js";
@@ -17,6 +18,12 @@ import { readServerFacts, type ServerFactsReader } from "./server-facts.js";
 // cannot drift apart: check the recorded secret fingerprints, settle a crash's write-ahead intent
 // against live, check a create against the installation, and turn a planned change into the
 // engine's input.
+
+/** What the record says plumb last applied (the three-way model's base); undefined before applied_spec. */
+export function lastAppliedOf(record: ObjectStatus | undefined): LastApplied | undefined {
+  if (!record?.applied_spec) return undefined;
+  return { spec: record.applied_spec, fingerprints: record.secret_fingerprints ?? undefined };
+}
 
 /** Bounds the scrypt checks in flight (libuv's threadpool is shared with DNS and file reads). */
 export type TaskLimit = <T>(task: () => Promise<T>) => Promise<T>;

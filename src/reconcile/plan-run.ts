@@ -14,7 +14,7 @@ import { secretFilesOf } from "../manifest/source-tree.js";
 import type { Problem } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
-import { checkRecordedSecrets, findRefusedCreates, settleRecorded } from "./plan-object.js";
+import { lastAppliedOf, checkRecordedSecrets, findRefusedCreates, settleRecorded } from "./plan-object.js";
 import type { ServerFactsReader } from "./server-facts.js";
 import { type ObjectStatus, type StatusStore, statusKey } from "../status/status-types.js";
 import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.js";
@@ -139,6 +139,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     },
     sources: (kind: string, name: string) =>
       records.previous.get(statusKey(kind, name))?.source_upload ?? undefined,
+    applied: (kind: string, name: string) => lastAppliedOf(records.previous.get(statusKey(kind, name))),
   };
   // Deployments the user allows to be replaced: --replace NAME, or plumb/replace: allowed.
   const replace = new Set(options.replace ?? []);

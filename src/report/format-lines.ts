@@ -37,7 +37,19 @@ export function headline(change: PlannedChange): { mark: Mark; label: string } {
 const show = (value: unknown) => (value === undefined || value === null ? "null" : JSON.stringify(value));
 const names = (value: unknown) => (Array.isArray(value) ? value.join(", ") : "");
 
+/** The three-way origin of a field (src/diff/three-way.ts); a change in git, the usual case, says nothing. */
+const ORIGIN_NOTE = {
+  change: "",
+  drift: " (drift: changed outside plumb since its last apply)",
+  conflict: " (conflict: git and live both changed since plumb's last apply)",
+} as const;
+
 function fieldLine(field: FieldChange, changedSecrets: readonly string[], upload?: PlannedUpload): Line {
+  const line = fieldText(field, changedSecrets, upload);
+  return field.origin ? { ...line, text: line.text + ORIGIN_NOTE[field.origin] } : line;
+}
+
+function fieldText(field: FieldChange, changedSecrets: readonly string[], upload?: PlannedUpload): Line {
   // The object path is issued at apply time: the line says what content is uploaded and why.
   if (field.field === SOURCE_TARBALL_FIELD && upload)
     return { mark: "±", text: `${field.field}: ${describeUpload(upload)}` };

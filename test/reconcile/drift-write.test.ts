@@ -29,15 +29,30 @@ const report = (kind: "Deployment" | "OrganizationAccess", fields: FieldChange[]
 describe("planDriftEdits", () => {
   it("writes scalars, keeps secrets, immutable fields, the uploaded source and non-scalars", () => {
     const { edits, kept } = planDriftEdits(
-      report("Deployment", [
-        { field: "source_revision_config.image_uri", class: "revision", old: "img:live", new: "img:git" },
-        { field: "source_config.build_on_push", class: "in_place", old: false, new: true },
-        { field: "secrets", class: "revision", old: ["A"], new: ["A"], sensitive: true },
-        { field: "source_config.repo_url", class: "immutable", old: "https://x/live", new: "https://x/git" },
-        { field: SOURCE_TARBALL_FIELD, class: "revision", old: "d1", new: "d2" },
-        { field: "source_config.resource_spec.volumes", class: "revision", old: [], new: [{ name: "v" }] },
-        { field: "source_config.custom_url", class: "in_place", old: null, new: "https://a" },
-      ]),
+      report(
+        "Deployment",
+        (
+          [
+            { field: "source_revision_config.image_uri", class: "revision", old: "img:live", new: "img:git" },
+            { field: "source_config.build_on_push", class: "in_place", old: false, new: true },
+            { field: "secrets", class: "revision", old: ["A"], new: ["A"], sensitive: true },
+            {
+              field: "source_config.repo_url",
+              class: "immutable",
+              old: "https://x/live",
+              new: "https://x/git",
+            },
+            { field: SOURCE_TARBALL_FIELD, class: "revision", old: "d1", new: "d2" },
+            {
+              field: "source_config.resource_spec.volumes",
+              class: "revision",
+              old: [],
+              new: [{ name: "v" }],
+            },
+            { field: "source_config.custom_url", class: "in_place", old: null, new: "https://a" },
+          ] satisfies FieldChange[]
+        ).map((f): FieldChange => ({ ...f, origin: "drift" })),
+      ),
     );
     expect(edits.get("a.yaml")?.map((e) => [e.path.join("."), e.value])).toEqual([
       ["spec.source_revision_config.image_uri", "img:live"],
@@ -50,6 +65,39 @@ describe("planDriftEdits", () => {
       "source_config.resource_spec.volumes",
       "source_config.custom_url",
     ]);
+  });
+
+  it("writes only drift: a change in git not applied yet, a conflict, or an unknown origin stay as they are", () => {
+    const { edits, kept } = planDriftEdits(
+      report("Deployment", [
+        {
+          field: "source_revision_config.image_uri",
+          class: "revision",
+          old: "v1",
+          new: "v2",
+          origin: "change",
+        },
+        {
+          field: "source_config.build_on_push",
+          class: "in_place",
+          old: false,
+          new: true,
+          origin: "conflict",
+        },
+        { field: "source_config.custom_url", class: "in_place", old: "https://l", new: "https://g" },
+        { field: "source_revision_config.tag", class: "revision", old: "live", new: "git", origin: "drift" },
+      ]),
+    );
+    expect(edits.get("a.yaml")?.map((e) => [e.path.join("."), e.value])).toEqual([
+      ["spec.source_revision_config.tag", "live"],
+    ]);
+    expect(kept.map((k) => [k.field, k.reason.split(" ")[0]])).toEqual([
+      ["source_revision_config.image_uri", "a"],
+      ["source_config.build_on_push", "a"],
+      ["source_config.custom_url", "not"],
+    ]);
+    expect(kept[0]?.reason).toContain("not applied yet");
+    expect(kept[1]?.reason).toContain("conflict");
   });
 
   it("an OrganizationAccess setting is written under spec", () => {
