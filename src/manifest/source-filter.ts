@@ -10,12 +10,12 @@ import ignore from "ignore";
 // Files behind a `valueFrom.file` secret are left out by their real path (source-tree.ts).
 
 /** Never packed, whatever an ignore file says. */
-export const NEVER_PACKED: ReadonlySet<string> = new Set([".git"]);
+const NEVER_PACKED: ReadonlySet<string> = new Set([".git"]);
 /** Directories skipped as before: the build installs dependencies; plumb's status is not source. */
 const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(["node_modules", ".plumb"]);
 /** Credentials by their usual names; `.plumbignore` may re-include one with `!NAME`. */
-export const DEFAULT_EXCLUDES = [".env*", "*.pem", "*.key", "id_*"];
-export const IGNORE_FILES = [".gitignore", ".plumbignore"] as const;
+const DEFAULT_EXCLUDES = [".env*", "*.pem", "*.key", "id_*"];
+const IGNORE_FILES = [".gitignore", ".plumbignore"] as const;
 
 /** `isExcluded(path, isDirectory)`: path relative to the source directory, '/' separators. */
 export type SourceFilter = (path: string, isDirectory: boolean) => boolean;

@@ -31,7 +31,7 @@ export type SourceTree = {
   digest: string;
 };
 
-export type SourceListing = Array<{ path: string; size: number }>;
+type SourceListing = Array<{ path: string; size: number }>;
 
 export type SourceOptions = {
   root: string;
