@@ -56,12 +56,13 @@ function needles(value: string): string[] {
   return out;
 }
 
-/** Each canary's needles found in `text`, as `name: needle` (empty when nothing leaked). */
+/** Each canary's needles found in `text`, as `name: …context…` (empty when nothing leaked). */
 function leaks(text: string): string[] {
   return Object.entries(CANARIES).flatMap(([name, value]) =>
     needles(value)
-      .filter((needle) => text.includes(needle))
-      .map((needle) => `${name}: ${needle}`),
+      .map((needle) => text.indexOf(needle))
+      .filter((at) => at >= 0)
+      .map((at) => `${name}: …${text.slice(Math.max(0, at - 80), at + 30)}…`),
   );
 }
 
@@ -198,6 +199,54 @@ describe("no secret leaves plumb through a server that echoes request bodies", (
     expect(history).toContain("[redacted]");
     expect(leaks(history)).toEqual([]);
   }, 240_000);
+
+  it("verify: an agent server that repeats a secret in its answer", async () => {
+    // A healthy control plane whose agent server echoes what it is asked (its simulated graph): the
+    // check makes it say a secret value, as an agent that prints its environment would.
+    const healthy = await startControlPlane({
+      revisionSeconds: 0,
+      deploymentReadySeconds: 0,
+      runSeconds: 0,
+      apiKeys: [{ key: CANARIES.apiKey, tenants: [DEFAULT_TENANT_ID] }],
+    });
+    try {
+      const dir = join(tmp, "verify");
+      const verify = {
+        assistant_id: "agent",
+        // In three parts, so the manifest (and the plan that shows it) never holds the value whole.
+        input: {
+          messages: [
+            {
+              role: "user",
+              content: [0, 6, CANARIES.env.length - 6].map((start, i, cuts) => ({
+                type: "text",
+                text: CANARIES.env.slice(start, cuts[i + 1]),
+              })),
+            },
+          ],
+        },
+        expect_contains: "pong",
+        timeout_seconds: 10,
+      };
+      await writeDoc(dir, "delta.yaml", container("delta", "img/delta:1", { ...secretsSpec, verify }));
+      await writeFile(join(dir, "secret.txt"), `${CANARIES.file}\n`);
+      const outputs: string[] = [];
+      for (const output of ["text", "json", "markdown"]) {
+        const result = await runCli(["apply", dir, "--yes", "--output", output, "--timeout", "20s"], {
+          ...env(),
+          PLUMB_API_URL: healthy.url,
+        });
+        expect(result.code, result.output).toBe(1); // the answer does not contain "pong"
+        outputs.push(result.output);
+      }
+      const records = await filesUnder(join(dir, ".plumb"));
+      const all = [...outputs, ...records.map((f) => f.text)].join("\n");
+      expect(leaks(all)).toEqual([]);
+      expect(outputs.join("\n")).toContain("[redacted]"); // the answer, shown redacted
+    } finally {
+      await healthy.stop();
+    }
+  }, 120_000);
 
   it("the controller: logs at trace, /status, the page's data and detail, notifications, status branch", async () => {
     const receiver = await startReceiver();
