@@ -23,7 +23,7 @@ export type ManagedRecord = {
 export type PruneScope = { file: string | null };
 
 /** True when the record's manifest lies inside what was read, so its absence means removal. */
-export function insideScope(record: ManagedRecord, scope: PruneScope): boolean {
+function insideScope(record: ManagedRecord, scope: PruneScope): boolean {
   // A record written before files were recorded is judged only by a read of the whole directory.
   if (scope.file === null) return true;
   return record.manifest_file === scope.file;

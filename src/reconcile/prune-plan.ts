@@ -20,7 +20,7 @@ export type LoadedTree = {
 };
 
 /** The one file PATH names (relative to its directory, as loaded), or the whole directory. */
-export function pruneScopeOf(root: string): PruneScope {
+function pruneScopeOf(root: string): PruneScope {
   try {
     return statSync(resolve(root)).isFile() ? { file: basename(resolve(root)) } : { file: null };
   } catch {
