@@ -46,7 +46,9 @@ function tscInputs(config: string): string[] {
   let current: string | undefined = join(root, config);
   while (current) {
     files.add(relative(root, current));
-    const extended = (ts.readConfigFile(current, ts.sys.readFile).config as { extends?: string }).extends;
+    const extended: string | undefined = (
+      ts.readConfigFile(current, ts.sys.readFile).config as { extends?: string }
+    ).extends;
     current = extended ? join(dirname(current), extended) : undefined;
   }
   const parsed = ts.getParsedCommandLineOfConfigFile(

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Builds the Dockerfile for real and runs the image (issue: the image must build, not just parse).
+#
+# Docker Hub's node:24-slim cannot be pulled on CI machines, so this builds an equivalent base from
+# Debian's packages (debootstrap: Debian 12 minbase) plus the Node 24 binary of the npm registry's
+# `node` package and npm from the registry, then builds the Dockerfile on it with buildah (Debian's
+# package; vfs storage, chroot isolation: no daemon, no overlay, no user namespaces) and runs:
+#   plumb --version, plumb validate examples/saas, and the controller against a local control plane
+#   (/livez, /healthz, /readyz answering; the image's HEALTHCHECK script passing).
+# Every build-time file lives in a temporary directory removed at the end: nothing is cached.
+# Needs root (debootstrap, buildah). Fails loudly, never skips: exit 0 only when all of it passed.
+# Run from the repository root after `npm run build` (the control plane runs from dist/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { echo "=== image test: $*"; }
+fail() {
+  echo "=== image test FAILED: $*" >&2
+  exit 1
+}
+
+[ "$(id -u)" = 0 ] || fail "needs root (debootstrap and buildah build and run images as root here)"
+[ -f dist/src/cli/main.js ] || fail "run npm run build first (the local control plane runs from dist/)"
+missing=()
+for tool in buildah debootstrap; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "installing ${missing[*]} from Debian's packages"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; } ||
+    fail "could not install ${missing[*]} (apt-get install -y ${missing[*]})"
+fi
+
+tmp=$(mktemp -d /tmp/plumb-image-test.XXXXXX)
+cp_pid="" ctl_pid="" ctr=""
+bh() { buildah --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs "$@"; }
+cleanup() {
+  # Only the processes this script started, by their ids (the controller's whole process group).
+  [ -n "$ctl_pid" ] && kill -TERM -- "-$ctl_pid" 2>/dev/null
+  [ -n "$cp_pid" ] && kill -TERM "$cp_pid" 2>/dev/null
+  wait 2>/dev/null
+  bh rm --all >/dev/null 2>&1
+  bh rmi --all --force >/dev/null 2>&1
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'echo "=== image test FAILED: line $LINENO: $BASH_COMMAND" >&2' ERR
+export BUILDAH_ISOLATION=chroot
+start=$SECONDS
+
+say "buildah $(buildah --version | awk '{print $3}'): checking it can build and run here"
+bh from scratch >/dev/null || fail "buildah cannot create a container (buildah --storage-driver vfs from scratch)"
+
+say "base image: Debian 12 minbase (debootstrap) + Node 24 from the npm registry"
+debootstrap --variant=minbase bookworm "$tmp/rootfs" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" \
+  >"$tmp/debootstrap.log" 2>&1 || {
+  tail -20 "$tmp/debootstrap.log"
+  fail "debootstrap could not build the base (log above)"
+}
+node24=$(npx -y node@24 -p process.execPath 2>/dev/null | tail -1)
+[ -x "$node24" ] || fail "could not install Node 24 from the registry (npx -y node@24)"
+install -m 0755 "$node24" "$tmp/rootfs/usr/local/bin/node"
+npm pack npm@11 --pack-destination "$tmp" --silent >/dev/null || fail "could not fetch npm from the registry"
+mkdir -p "$tmp/rootfs/usr/local/lib/node_modules/npm"
+tar -xzf "$tmp"/npm-*.tgz -C "$tmp/rootfs/usr/local/lib/node_modules/npm" --strip-components=1
+ln -s ../lib/node_modules/npm/bin/npm-cli.js "$tmp/rootfs/usr/local/bin/npm"
+ln -s ../lib/node_modules/npm/bin/npx-cli.js "$tmp/rootfs/usr/local/bin/npx"
+# This machine's trust store (it may reach the registry through a TLS-inspecting proxy): the build's
+# npm ci trusts what the host trusts. Only the test's base carries it, never the Dockerfile.
+trust=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
+[ -f "$trust" ] && install -D -m 0644 "$trust" "$tmp/rootfs/etc/ssl/host-trust.pem"
+mkdir -p "$tmp/base"
+tar -C "$tmp/rootfs" -cf "$tmp/base/rootfs.tar" .
+rm -rf "$tmp/rootfs"
+{
+  echo 'FROM scratch'
+  echo 'ADD rootfs.tar /'
+  [ -f "$trust" ] && echo 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/host-trust.pem'
+  echo 'CMD ["node"]'
+} >"$tmp/base/Containerfile"
+bh bud --quiet -f "$tmp/base/Containerfile" -t localhost/plumb-base:node24 "$tmp/base" >/dev/null ||
+  fail "could not build the base image"
+rm -f "$tmp/base/rootfs.tar"
+say "base built ($((SECONDS - start)) s): $(bh run "$(bh from localhost/plumb-base:node24)" -- node --version)"
+
+say "building the Dockerfile (BASE=localhost/plumb-base:node24)"
+bh bud --layers=false --build-arg BASE=localhost/plumb-base:node24 -f Dockerfile -t localhost/plumb:image-test . \
+  >"$tmp/build.log" 2>&1 || {
+  tail -40 "$tmp/build.log"
+  fail "the Dockerfile does not build (log above)"
+}
+say "image built ($((SECONDS - start)) s)"
+ctr=$(bh from localhost/plumb:image-test)
+
+expected=$(node -p 'require("./package.json").version')
+version=$(bh run "$ctr" -- plumb --version) || fail "plumb --version failed in the image"
+[ "$version" = "$expected" ] || fail "plumb --version says \"$version\", package.json says $expected"
+say "plumb --version: $version"
+user=$(bh run "$ctr" -- id -u)
+[ "$user" = 10001 ] || fail "the image runs as uid $user, not 10001"
+bh run --workingdir /app "$ctr" -- plumb validate examples/saas >"$tmp/validate.log" 2>&1 || {
+  cat "$tmp/validate.log"
+  fail "plumb validate examples/saas failed in the image"
+}
+say "plumb validate examples/saas: ok"
+
+# The controller in the image against a local control plane on the host (chroot isolation shares
+# the host's network, so both reach each other on loopback).
+key="image-test-key-$RANDOM$RANDOM"
+node dist/src/cli/main.js control-plane --port 0 --api-key "$key" --revision-seconds 0 >"$tmp/cp.log" 2>&1 &
+cp_pid=$!
+api=""
+for _ in $(seq 100); do
+  api=$(grep -o 'listening on http://[0-9.:]*' "$tmp/cp.log" | head -1 | sed 's/listening on //') || true
+  [ -n "$api" ] && break
+  sleep 0.1
+done
+[ -n "$api" ] || fail "the local control plane did not start: $(cat "$tmp/cp.log")"
+port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+# The key is this run's throwaway: it only opens the control plane started above.
+setsid buildah --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs run \
+  --env "PLUMB_API_URL=$api" --env "PLUMB_API_KEY=$key" --env OPENAI_API_KEY=image-test "$ctr" -- \
+  plumb controller --dir /app/examples/saas --status-dir /work/status --listen "127.0.0.1:$port" \
+  >"$tmp/controller.log" 2>&1 &
+ctl_pid=$!
+probe() { node -e 'fetch(process.argv[1]).then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))' "$1"; }
+ready=""
+for _ in $(seq 300); do
+  if probe "http://127.0.0.1:$port/readyz"; then
+    ready=yes
+    break
+  fi
+  kill -0 "$ctl_pid" 2>/dev/null || break
+  sleep 0.2
+done
+[ -n "$ready" ] || {
+  tail -30 "$tmp/controller.log"
+  fail "the controller in the image never answered /readyz 200 on 127.0.0.1:$port (log above)"
+}
+for path in /livez /healthz; do
+  probe "http://127.0.0.1:$port$path" || fail "the controller in the image does not answer $path 200"
+done
+# The HEALTHCHECK script, in the image, reading the running controller's --listen from its command line.
+plumb_pid=$(pgrep -f -s "$ctl_pid" -- "--listen 127.0.0.1:$port" | head -1) ||
+  fail "cannot find the controller process"
+bh run "$ctr" -- node /app/healthcheck.mjs "$plumb_pid" || fail "the image's HEALTHCHECK fails on a healthy controller"
+say "controller in the image: /livez /healthz /readyz 200, HEALTHCHECK passes"
+say "passed in $((SECONDS - start)) s"
