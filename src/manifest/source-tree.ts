@@ -82,7 +82,7 @@ export async function readSourceTree(
     );
   const maxBytes = options.maxBytes ?? MAX_SOURCE_BYTES;
   const maxFiles = options.maxFiles ?? MAX_SOURCE_FILES;
-  const excluded = await loadSourceFilter(real);
+  const filter = await loadSourceFilter(realRoot, real);
   const secretFiles = new Set([
     ...(options.secretFiles ?? []),
     ...(await secretFilesOf([loaded], options.root)),
@@ -112,6 +112,7 @@ export async function readSourceTree(
   const visit = async (realDir: string, prefix: string): Promise<void> => {
     if (visited.has(realDir)) return;
     visited.add(realDir);
+    await filter.enter(prefix, realDir);
     for (const entry of await readdir(realDir, { withFileTypes: true })) {
       const relativePath = `${prefix}${entry.name}`;
       const path = join(realDir, entry.name);
@@ -132,7 +133,10 @@ export async function readSourceTree(
       const targetPath = relative(real, target).split(sep).join("/");
       // A link is left out when its own path or what it points to is (config.txt -> .env).
       const isDirectory = info.isDirectory();
-      if (excluded(relativePath, isDirectory) || (targetPath !== "" && excluded(targetPath, isDirectory)))
+      if (
+        filter.excluded(relativePath, isDirectory) ||
+        (targetPath !== "" && filter.excluded(targetPath, isDirectory))
+      )
         continue;
       if (info.isDirectory()) await visit(target, `${relativePath}/`);
       else await addFile(relativePath, target);

@@ -220,6 +220,26 @@ describe("readSourceTree: only the source is packed", () => {
     ]);
   });
 
+  it("reads .gitignore files from the manifest root down, and inside the directory; the deeper one wins", async () => {
+    await put("agent/package.json", "{}");
+    await put(".gitignore", "*.secret\n/agent/local/\n");
+    await put("agent/creds.secret", "x");
+    await put("agent/local/dev.json", "x");
+    await put("agent/src/app.log", "x");
+    await put("agent/src/keep.log", "x");
+    await put("agent/src/gen/out.js", "x");
+    await put("agent/src/.gitignore", "gen/\n!keep.log\n");
+    await put("agent/.gitignore", "*.log\n");
+    await put("agent/other/gen/x.js", "x"); // src/.gitignore does not reach here
+    expect(await paths()).toEqual([
+      ".gitignore",
+      "other/gen/x.js",
+      "package.json",
+      "src/.gitignore",
+      "src/keep.log",
+    ]);
+  });
+
   it("never packs a file behind a valueFrom.file secret, however it is spelled or linked", async () => {
     await put("agent/package.json", "{}");
     await put("agent/token.txt", "canary-secret");
