@@ -230,8 +230,11 @@ async function runController(
     }
     throw error;
   }
+  // Lost already during startup (e.g. its fence lapsed) or later.
   const lost = new Promise<"lock-lost">((resolveLost) =>
-    controller.lockLost.addEventListener("abort", () => resolveLost("lock-lost"), { once: true }),
+    controller.lockLost.aborted
+      ? resolveLost("lock-lost")
+      : controller.lockLost.addEventListener("abort", () => resolveLost("lock-lost"), { once: true }),
   );
   const reason = await Promise.race([signal, lost]);
   if (reason === "lock-lost") {

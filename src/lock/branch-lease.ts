@@ -5,7 +5,7 @@ import { type Clock, systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
 import { statusGitEnv } from "../status/git-env.js";
 import { gitAt, gitFailure, repoInfo } from "../status/status-branch.js";
-import { createFence, type Fence } from "./fence.js";
+import { createFence, type Fence, lapsedError, renewDeadlineOf } from "./fence.js";
 import { describeHolder, isDeadLocalHolder } from "./holder.js";
 import { type LockHolder, type Monotonic, systemMonotonic } from "./lock-types.js";
 import { createObserver } from "./observer.js";
@@ -219,7 +219,7 @@ function startRenewing(
   });
   const renew = async () => {
     if (!current || lost.signal.aborted) return;
-    if (!fence.valid()) return fence.check();
+    // Even late: a compare-and-swap that lands proves no one took it meanwhile (fence.ts).
     const started = monotonic();
     try {
       current = await writeLease(remote, branch, next(), current);
@@ -229,7 +229,9 @@ function startRenewing(
           new PlumbError("lock-lost", `lost the lease of status branch ${branch}: another writer took it`),
         );
     } catch {
-      // The remote did not answer: try again at the next tick, until the renew deadline runs out.
+      // The remote did not answer: try again at the next tick; past the renew deadline it is lost.
+      if (!fence.valid())
+        lose(lapsedError(`the lease of status branch ${branch}`, renewDeadlineOf(options.leaseMs)));
     }
   };
   // A renewMs past the renew deadline loses the lease between renewals (tests: a holder that is gone).

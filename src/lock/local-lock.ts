@@ -1,6 +1,6 @@
 import { systemClock } from "../clock.js";
 import { fileError, PlumbError } from "../errors.js";
-import { createFence } from "./fence.js";
+import { createFence, lapsedError, renewDeadlineOf } from "./fence.js";
 import { describeHolder, isDeadLocalHolder, newHolder } from "./holder.js";
 import {
   createLockDir,
@@ -111,7 +111,8 @@ function holdLocalLock(
   let renewing: Promise<void> = Promise.resolve();
   const renew = async () => {
     if (lost.signal.aborted) return;
-    if (!fence.valid()) return fence.check();
+    // Even late (the event loop was blocked, the process stopped): a renewal that lands proves no
+    // one took it meanwhile (a takeover removes this beat); writes wait for it through the fence.
     const started = monotonic();
     try {
       if (await renewLockDir(lockPath, holder.id, n)) {
@@ -125,7 +126,8 @@ function holdLocalLock(
           ),
         );
     } catch {
-      // The disk did not answer: try again at the next tick, until the renew deadline runs out.
+      // The disk did not answer: try again at the next tick; past the renew deadline it is lost.
+      if (!fence.valid()) lose(lapsedError(`the state lock ${lockPath}`, renewDeadlineOf(options.leaseMs)));
     }
   };
   const timer = setInterval(() => {
