@@ -35,6 +35,11 @@ export async function readPruneLedger(statusDir: string): Promise<PruneEntry[]> 
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
   }
+  return parsePruneLedger(text);
+}
+
+/** The entries of a ledger's text (the status branch's copy too). */
+export function parsePruneLedger(text: string): PruneEntry[] {
   const entries: PruneEntry[] = [];
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
@@ -77,6 +82,23 @@ export async function recordPruneDeletion(statusDir: string, entry: PruneEntry):
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Adds the entries of another copy of the ledger (the status branch's: an earlier CI run, another
+ * pod) that this directory lacks, so both count them and the next publish carries the union.
+ */
+export async function mergePruneLedger(statusDir: string, text: string): Promise<void> {
+  const local = await readPruneLedger(statusDir);
+  const key = (e: PruneEntry) => `${e.at} ${e.kind}/${e.name} ${e.id}`;
+  const known = new Set(local.map(key));
+  const added = parsePruneLedger(text).filter((e) => !known.has(key(e)));
+  if (added.length === 0) return;
+  await mkdir(statusDir, { recursive: true });
+  const file = join(statusDir, PRUNE_LEDGER_FILE);
+  const all = [...local, ...added].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  await writeDurably(`${file}.tmp`, all.map((e) => `${JSON.stringify(e)}\n`).join(""));
+  await rename(`${file}.tmp`, file);
 }
 
 async function writeDurably(file: string, text: string): Promise<void> {

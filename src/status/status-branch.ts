@@ -7,6 +7,7 @@ import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import { statusGitEnv } from "./git-env.js";
 import { DEFAULT_STATUS_DIR, parseObjectStatus } from "./status-store.js";
 import { type StatusStore, emptyStatusStore, statusKey } from "./status-types.js";
+import { PRUNE_LEDGER_FILE } from "./prune-ledger.js";
 
 // `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository
 // and pushed, so a pull-request check in a fresh clone can read them. The work happens in a
@@ -204,8 +205,9 @@ async function commitInClone(
   // The branch mirrors the store: records removed locally disappear from the branch too.
   await rm(dest, { recursive: true, force: true });
   await mkdir(dest, { recursive: true });
-  for (const name of (await readdir(statusDir).catch(() => [] as string[])).filter((n) =>
-    n.endsWith(".json"),
+  // The records, and the prune ledger (prune-ledger.ts), so the next run's --prune-max counts it.
+  for (const name of (await readdir(statusDir).catch(() => [] as string[])).filter(
+    (n) => n.endsWith(".json") || n === PRUNE_LEDGER_FILE,
   )) {
     await cp(join(statusDir, name), join(dest, name));
   }
@@ -220,7 +222,7 @@ async function commitInClone(
  * Reads the records from `branch` of the manifest repository: fetched from the remote when there is
  * one (as in a fresh clone), else the local branch. A branch that does not exist yet is an empty store.
  */
-export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<StatusStore> {
+export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<BranchStatusStore> {
   const info = await repoInfo(target);
   return withStatusGitEnv(
     info,
@@ -230,9 +232,12 @@ export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<
   );
 }
 
-async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<StatusStore> {
+/** The records on the branch, and the text of its prune ledger when it holds one. */
+export type BranchStatusStore = StatusStore & { pruneLedger?: string };
+
+async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<BranchStatusStore> {
   const git = gitAt(info.gitEnv, info.top);
-  const store = emptyStatusStore();
+  const store: BranchStatusStore = emptyStatusStore();
   let ref = target.branch;
   if (info.hasRemote) {
     if (!(await branchExists(git, info.source, target.branch))) return store;
@@ -250,5 +255,7 @@ async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<Sta
       store.problems.push({ file: `${target.branch}:${path}`, message: parsed });
     else store.objects.set(statusKey(parsed.kind, parsed.name), parsed);
   }
+  if (listing.split("\n").includes(PRUNE_LEDGER_FILE))
+    store.pruneLedger = await git.show([`${ref}:${info.pathOnBranch}/${PRUNE_LEDGER_FILE}`]);
   return store;
 }

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { loadStatusFromBranch, publishStatusBranch, type PublishResult } from "./status-branch.js";
 import { defaultStatusDir, loadStatusStore } from "./status-store.js";
+import { mergePruneLedger } from "./prune-ledger.js";
 import { type StatusStore, mergeStatusStores } from "./status-types.js";
 
 /** Where a command reads and writes status: `--status-dir` and `--status-branch`, shared by all commands. */
@@ -43,6 +44,11 @@ export async function loadStatus(location: StatusLocation): Promise<StatusStore>
     branch: location.statusBranch,
     gitEnv: location.gitEnv,
   });
+  // The branch's prune ledger joins the directory's: --prune-max counts earlier runs' deletions. A
+  // place that cannot be written is left as it is: plan and status only read, and apply refuses an
+  // unwritable status directory before it sends anything.
+  if (remote.pruneLedger !== undefined)
+    await mergePruneLedger(resolveStatusDir(location), remote.pruneLedger).catch(() => undefined);
   return mergeStatusStores(remote, local);
 }
 
