@@ -13,7 +13,8 @@ import { type RunningControlPlane, startControlPlane } from "../../src/control-p
 import { createLogger } from "../../src/logger.js";
 import { startReceiver } from "../controller/notify-receiver.js";
 import { container, waitFor, writeDoc } from "../controller/support.js";
-import { buildCli, runCli } from "../support/built-cli.js";
+import { buildCli, runCli, spawnCli } from "../support/built-cli.js";
+import { startHoldingProxy } from "../support/holding-proxy.js";
 
 // The secret-leak suite (docs/security.md): a unique canary in every secret plumb is given, a
 // control plane that echoes every request body in its errors in every form (--faults echo=1), and
@@ -245,6 +246,45 @@ describe("no secret leaves plumb through a server that echoes request bodies", (
       expect(outputs.join("\n")).toContain("[redacted]"); // the answer, shown redacted
     } finally {
       await healthy.stop();
+    }
+  }, 120_000);
+
+  it("crash paths: apply killed (SIGKILL) while creating, stopped (SIGTERM) while waiting", async () => {
+    const slow = await startControlPlane({
+      revisionSeconds: 30,
+      deploymentReadySeconds: 0,
+      apiKeys: [{ key: CANARIES.apiKey, tenants: [DEFAULT_TENANT_ID] }],
+    });
+    const proxy = await startHoldingProxy(slow.url);
+    try {
+      const dir = join(tmp, "crash");
+      await writeDoc(dir, "eta.yaml", container("eta", "img/eta:1", secretsSpec));
+      await writeFile(join(dir, "secret.txt"), `${CANARIES.file}\n`);
+      const start = () =>
+        spawnCli(["apply", dir, "--yes", "--timeout", "60s"], { ...env(), PLUMB_API_URL: proxy.url });
+      // Killed with the create in flight: the write-ahead record stays behind.
+      const create = proxy.hold((method, url) => method === "POST" && url.startsWith("/v2/deployments"));
+      const killed = start();
+      const held = await Promise.race([create, killed.exited.then(() => null)]);
+      expect(held, killed.output()).not.toBeNull();
+      killed.child.kill("SIGKILL");
+      await killed.exited;
+      await held!.forward();
+      const afterKill = await filesUnder(join(dir, ".plumb"));
+      expect(afterKill.some((f) => f.text.includes('"pending"'))).toBe(true);
+      // Stopped while waiting for the revision: the interrupted report and its records.
+      const waiting = proxy.watch((method, url) => method === "GET" && url.includes("/revisions/"));
+      const stopped = start();
+      await Promise.race([waiting, stopped.exited]);
+      stopped.child.kill("SIGTERM");
+      await stopped.exited;
+      const records = [...afterKill, ...(await filesUnder(join(dir, ".plumb")))];
+      const all = [killed.output(), stopped.output(), ...records.map((f) => f.text)].join("\n");
+      expect(stopped.output()).toMatch(/interrupt/i);
+      expect(leaks(all)).toEqual([]);
+    } finally {
+      await proxy.close();
+      await slow.stop();
     }
   }, 120_000);
 
