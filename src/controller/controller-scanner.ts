@@ -61,6 +61,7 @@ export function createControllerScanner(
         }, ms);
       },
       blocked: (waiting, message) => {
+        deps.metrics.pruneBlocked();
         notifier?.notify({
           event: "prune-blocked",
           object: null,

@@ -106,6 +106,12 @@ export function createControllerMetrics(sources: MetricsSources) {
     registers: [registry],
   });
 
+  const pruneBlocked = new Counter({
+    name: "plumb_prune_blocked_total",
+    help: "Prune sweeps whose deletions waited: over --prune-max per --prune-window",
+    registers: [registry],
+  });
+
   const notifications = new Counter({
     name: "plumb_notifications_total",
     help: "--notify deliveries by event and result (sent, failed after retries, dropped over the bound)",
@@ -115,6 +121,9 @@ export function createControllerMetrics(sources: MetricsSources) {
 
   return {
     registry,
+    pruneBlocked() {
+      pruneBlocked.inc();
+    },
     notified(event: string, result: string) {
       notifications.inc({ event, result });
     },

@@ -115,17 +115,16 @@ describe("shipping files", () => {
     const docs = parseAllDocuments(await readFile("examples/kubernetes/controller.yaml", "utf8")).map(
       (d) => d.toJS() as { kind: string; spec?: K8sSpec },
     );
-    expect(docs.map((d) => d.kind)).toEqual(["Secret", "Deployment", "Service"]);
+    // The Secret lives in its own file (secret.example.yaml): test/shipping/kubernetes-example.test.ts.
+    expect(docs.map((d) => d.kind)).toEqual(["ServiceAccount", "Deployment", "Service"]);
     const container = docs[1]!.spec.template.spec.containers[0];
     checkInvocation(container.args, "kubernetes args");
     const listen = container.args[container.args.indexOf("--listen") + 1] as string;
     const port = Number(listen.split(":").pop());
     expect(container.ports[0].containerPort).toBe(port);
-    expect(container.livenessProbe.httpGet.path).toBe("/healthz");
+    expect(container.livenessProbe.httpGet.path).toBe("/livez");
     expect(container.readinessProbe.httpGet.path).toBe("/readyz");
-    const keyRef = container.env.find((e: { name: string }) => e.name === "PLUMB_API_KEY").valueFrom
-      .secretKeyRef;
-    expect(keyRef.name).toBe("plumb");
+    expect(container.args[container.args.indexOf("--api-key-file") + 1]).toBe("/etc/plumb/secrets/api-key");
     // The controller is told its memory limit (it sizes its heap from it: src/cli/heap-tuning.ts),
     // and that limit is small enough for the small-pod settings the memory bench measures.
     const limitRef = container.env.find((e: { name: string }) => e.name === "PLUMB_MEMORY_LIMIT").valueFrom
@@ -138,8 +137,13 @@ describe("shipping files", () => {
 
   it("every shipped setup keeps status durable and has one writer at a time", async () => {
     const docs = parseAllDocuments(await readFile("examples/kubernetes/controller.yaml", "utf8")).map(
-      (d) => d.toJS() as { kind: string; spec?: K8sSpec; stringData?: Record<string, string> },
+      (d) => d.toJS() as { kind: string; spec?: K8sSpec },
     );
+    const secret = parseAllDocuments(
+      await readFile("examples/kubernetes/secret.example.yaml", "utf8"),
+    )[0]!.toJS() as {
+      stringData: Record<string, string>;
+    };
     const deployment = docs[1]!.spec;
     expect(deployment.replicas).toBe(1);
     expect(deployment.strategy.type).toBe("Recreate");
@@ -148,8 +152,10 @@ describe("shipping files", () => {
     expect(container.args[container.args.indexOf("--status-branch") + 1]).toBe("plumb-status");
     const env = (name: string): K8sSpec => container.env.find((e: { name: string }) => e.name === name);
     expect(env("PLUMB_GIT_TOKEN").valueFrom.secretKeyRef.key).toBe("git-token");
-    expect(env("PLUMB_STATUS_TOKEN").valueFrom.secretKeyRef.key).toBe("status-token");
-    expect(Object.keys(docs[0]!.stringData ?? {})).toContain("status-token");
+    expect(container.args[container.args.indexOf("--status-token-file") + 1]).toBe(
+      "/etc/plumb/secrets/status-token",
+    );
+    expect(Object.keys(secret.stringData)).toContain("status-token");
 
     const apply = parseAllDocuments(await readFile("examples/ci/github/plumb-apply.yml", "utf8"))[0]!.toJS();
     expect(apply.concurrency).toEqual({ group: "plumb-apply", "cancel-in-progress": false });
