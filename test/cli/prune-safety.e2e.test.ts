@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runApply } from "../../src/cli/apply.js";
 import { diffCommand } from "../../src/cli/diff.js";
+import { runDrift } from "../../src/cli/drift.js";
 import { planCommand } from "../../src/cli/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
@@ -59,6 +60,9 @@ describe("prune scope", () => {
     const plan = await run(planCommand, file, "--prune", "--output", "json");
     expect(JSON.parse(plan.out)).toMatchObject({ summary: { delete: 0, orphan: 0 }, prune: [] });
     expect((await run(diffCommand, file)).out).not.toMatch(/beta|gamma/);
+    const drift = io();
+    expect(await runDrift(file, { target: [], output: "json" }, drift)).toBe(0);
+    expect(drift.out()).not.toMatch(/beta|gamma/);
     expect(await runApply(file, applyFlags({ prune: true }), io())).toBe(0);
     expect(deletes()).toBe(0);
     expect(await liveNames()).toEqual(NAMES);
