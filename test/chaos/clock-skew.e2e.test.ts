@@ -1,0 +1,116 @@
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, beforeEach, expect, it } from "vitest";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { buildCli, type CliRun, spawnCli } from "../support/built-cli.js";
+import { freePort } from "../support/free-port.js";
+import { api, container, waitFor, writeDoc } from "../controller/support.js";
+
+// issue 23 [safety], clock skew: a standby whose clock runs an hour ahead (or behind) under
+// faketime. It never takes the lock from a live leader (one plumb_leader 1, one revision per change),
+// and takes it from a stopped one after about one lease of its own time. Skipped where faketime is
+// not installed (apt-get install faketime); test/lock/lease-watch.test.ts injects the same offsets.
+
+const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
+const hasFaketime = (() => {
+  try {
+    execFileSync("faketime", ["-f", "+1h", "true"]);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+let tmp: string;
+let cp: RunningControlPlane;
+const children: CliRun[] = [];
+beforeAll(async () => {
+  if (hasFaketime) await buildCli();
+}, 120_000);
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), "plumb-chaos-skew-"));
+  cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.child.exitCode === null && child.child.signalCode === null) {
+      child.child.kill("SIGCONT");
+      child.child.kill("SIGKILL");
+      await child.exited;
+    }
+  }
+  await cp.stop();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const env = { PLUMB_API_URL: "", PLUMB_API_KEY: DEFAULT_API_KEY, PLUMB_LOG_LEVEL: "info", NO_COLOR: "1" };
+const args = (dir: string, port: number) => [
+  ...["controller", "--dir", dir, "--listen", `127.0.0.1:${port}`, "--debounce", "20ms"],
+  ...["--poll-interval", "20ms", "--lock-lease", "3s"],
+];
+
+/** The built CLI under faketime: its wall clock `offset` off (e.g. "+1h"). */
+function skewedCli(offset: string, cliArgs: string[]): CliRun {
+  const child = spawn("faketime", ["-f", offset, process.execPath, MAIN, ...cliArgs], {
+    env: { ...process.env, ...env, PLUMB_API_URL: cp.url },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const run = { child, output: () => out, exited };
+  children.push(run);
+  return run;
+}
+
+const metric = async (port: number) =>
+  /^plumb_leader (\d)$/m.exec(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())?.[1];
+const revisions = async () => {
+  const client = api(cp.url);
+  return (await client.revisions((await client.deployment("alpha")).id)).length;
+};
+
+for (const offset of ["+1h", "-1h"])
+  it.skipIf(!hasFaketime)(
+    `a standby ${offset} off never takes a live leader's lock, and takes a stopped one's after about a lease`,
+    async () => {
+      const dir = join(tmp, "deploy");
+      await writeDoc(dir, "a.yaml", container("alpha", "img/alpha:1"));
+      const [portA, portB] = [await freePort(), await freePort()];
+      const leader = spawnCli(args(dir, portA), { ...env, PLUMB_API_URL: cp.url });
+      children.push(leader);
+      await waitFor("leader leads", async () => (await metric(portA)) === "1", 20_000);
+      await waitFor("alpha created", async () => (await revisions()) === 1, 20_000);
+      skewedCli(offset, args(dir, portB));
+      await waitFor("standby up", async () => (await metric(portB)) === "0", 20_000);
+
+      // Three leases with the leader alive: it keeps the lock; each change gets one revision.
+      for (let n = 2; n <= 4; n++) {
+        await writeDoc(dir, "a.yaml", container("alpha", `img/alpha:${n}`));
+        await waitFor(`change ${n} applied`, async () => (await revisions()) === n, 20_000);
+        const settle = Date.now() + 3_000;
+        while (Date.now() < settle) {
+          expect(await metric(portB)).toBe("0");
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      }
+      expect(await metric(portA)).toBe("1");
+      expect(await revisions()).toBe(4);
+
+      // The leader stops (as a host that hangs): about one lease later the standby leads.
+      leader.child.kill("SIGSTOP");
+      const stoppedAt = Date.now();
+      await waitFor("standby leads", async () => (await metric(portB)) === "1", 30_000);
+      const tookMs = Date.now() - stoppedAt;
+      expect(tookMs).toBeGreaterThanOrEqual(2_000); // it watched the lease; no clock said "expired"
+      expect(tookMs).toBeLessThan(15_000);
+      await writeDoc(dir, "a.yaml", container("alpha", "img/alpha:5"));
+      await waitFor("applied by the new leader", async () => (await revisions()) === 5, 20_000);
+      expect(await revisions()).toBe(5);
+    },
+    120_000,
+  );
