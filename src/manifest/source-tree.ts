@@ -87,6 +87,13 @@ export async function readSourceTree(
     ...(options.secretFiles ?? []),
     ...(await secretFilesOf([loaded], options.root)),
   ]);
+  // By inode too: a hard link to a secret file has a path of its own.
+  const inode = (info: { dev: number; ino: number }) => `${info.dev}:${info.ino}`;
+  const secretInodes = new Set<string>();
+  for (const file of secretFiles) {
+    const info = await stat(file).catch(() => null);
+    if (info) secretInodes.add(inode(info));
+  }
   const found: Array<{ path: string; real: string; mode: 0o644 | 0o755; size: number }> = [];
   let size = 0;
   // Real paths of directories entered, so a symlinked directory is read once and loops end.
@@ -95,6 +102,7 @@ export async function readSourceTree(
   const addFile = async (relativePath: string, realFile: string) => {
     if (secretFiles.has(realFile)) return; // a secret's value is never source
     const info = await stat(realFile);
+    if (secretInodes.has(inode(info))) return;
     size += info.size;
     if (found.length + 1 > maxFiles)
       fail(`${shown} holds more than ${maxFiles} files; keep build outputs and dependencies out of it`);

@@ -1,4 +1,4 @@
-import { chmod, mkdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, link, mkdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PlumbError } from "../../src/errors.js";
@@ -254,5 +254,8 @@ describe("readSourceTree: only the source is packed", () => {
     expect(await paths(other)).toEqual(["package.json", "t", "token.txt"]);
     const real = await realpath(join(t.root, "agent/token.txt"));
     expect(await paths(other, new Set([real]))).toEqual(["package.json"]);
+    // A hard link is another path to the same file: left out too.
+    await link(join(t.root, "agent/token.txt"), join(t.root, "agent/hard.txt"));
+    expect(await paths(own)).toEqual(["package.json"]);
   });
 });
