@@ -55,7 +55,10 @@ async function deploy(n: number, over: Partial<ControllerOptions> = {}) {
 it("12 removals one scan apart delete at most 5 in the window, across a restart; prune-blocked names what waits", async () => {
   const receiver = await startReceiver();
   try {
-    const log = await deploy(12, { notify: { urls: [receiver.url] } });
+    const log = await deploy(12, {
+      notify: { urls: [receiver.url] },
+      listen: { host: "127.0.0.1", port: 0 },
+    });
     for (const name of names(12)) {
       await rm(join(h.dir, `${name}.yaml`));
       await h.controller!.rescan();
@@ -65,6 +68,14 @@ it("12 removals one scan apart delete at most 5 in the window, across a restart;
     await waitFor("prune-blocked sent", () => receiver.events().some((e) => e.event === "prune-blocked"));
     const blocked = receiver.events().find((e) => e.event === "prune-blocked")!;
     expect(blocked.message).toMatch(/more than --prune-max 5 per --prune-window 1h/);
+    // The status page shows each waiting object's last activity as prune-blocked.
+    const waiting = names(12).find((name) => String(blocked.message).includes(name))!;
+    const detail = (await (
+      await fetch(`${h.controller!.url}/ui/api/objects/Deployment/${waiting}`)
+    ).json()) as {
+      object: { last_reconcile: { result: string } | null };
+    };
+    expect(detail.object.last_reconcile?.result).toBe("prune-blocked");
 
     // A restart reads the ledger: the budget is still spent.
     await h.controller!.stop(1_000);
