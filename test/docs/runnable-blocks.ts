@@ -12,7 +12,7 @@ export type RunnableBlock = {
   commands: DocCommand[];
 };
 
-export type DocCommand = { line: number; text: string; expectedExit: number };
+type DocCommand = { line: number; text: string; expectedExit: number };
 
 const MARKER = /^<!--\s*runnable(?::\s*(.*?))?\s*-->\s*$/;
 const SH_FENCE = /^```(sh|bash|shell)\s*$/;
@@ -43,7 +43,7 @@ export function extractRunnableBlocks(file: string, markdown: string): RunnableB
 }
 
 /** One command per line; a line ending in `\` goes on; blank lines and whole-line comments are skipped. */
-export function splitCommands(lines: readonly string[], firstLine: number): DocCommand[] {
+function splitCommands(lines: readonly string[], firstLine: number): DocCommand[] {
   const commands: DocCommand[] = [];
   let text = "";
   let line = 0;
