@@ -22,7 +22,16 @@ export async function takeObserverLock(
   const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });
   try {
     const lock = await acquireStateLock(target, { command, timeoutMs: flags.lockTimeout ?? 0 });
-    return { writes: () => !lock.lost.aborted, release: () => lock.release() };
+    // The lock's fence: a run paused past its lease (or whose lock was forced) writes nothing more.
+    const writes = () => {
+      try {
+        lock.assertHeld();
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    return { writes, release: () => lock.release() };
   } catch (error) {
     if (!(error instanceof PlumbError) || error.code !== "state-locked") throw error;
     stderr.write(
