@@ -138,16 +138,19 @@ export function registerAssistantRoutes(
   );
 }
 
-/** The graph: one node between start and end, in the shape of LangGraph's drawable graph. */
+/** The graph in the shape of LangGraph's drawable graph: start goes to `agent`, or to `review` for "approve?". */
 const GRAPH_DRAWING = {
   nodes: [
     { id: "__start__", type: "schema", data: "__start__" },
     { id: "agent", type: "runnable", data: { id: ["plumb", "agent"], name: "agent" } },
+    { id: "review", type: "runnable", data: { id: ["plumb", "review"], name: "review" } },
     { id: "__end__", type: "schema", data: "__end__" },
   ],
   edges: [
-    { source: "__start__", target: "agent" },
+    { source: "__start__", target: "agent", conditional: true },
+    { source: "__start__", target: "review", conditional: true },
     { source: "agent", target: "__end__" },
+    { source: "review", target: "__end__" },
   ],
 };
 

@@ -3,8 +3,16 @@ import type { StateMessage } from "./types.js";
 /** Name of the one graph the simulated agent server deploys; `assistant_id` must name it. */
 export const GRAPH_ID = "agent";
 
+/** The graph's nodes: `agent` answers; `review` asks a human first (interrupt()). */
+export const NODES = ["agent", "review"] as const;
+export type NodeName = (typeof NODES)[number];
+
+/** The message that routes to `review`, which interrupts until resumed. */
+export const APPROVAL_MARKER = "approve?";
+
 export type GraphOutcome =
   | { status: "success"; reply: string | null }
+  | { status: "interrupt"; value: unknown }
   | { status: "error"; error: string }
   | { status: "timeout"; error: string };
 
@@ -21,15 +29,34 @@ export function textOf(content: unknown): string {
     .join("");
 }
 
-/**
- * The simulated graph: answers the last message when it is a human one. "ping" gets "pong",
- * anything else is echoed; the exact texts "raise error" and "raise timeout" make the run end
- * `error` / `timeout`, so clients can exercise those statuses.
- */
-export function runGraph(messages: readonly StateMessage[]): GraphOutcome {
+const lastHumanText = (messages: readonly StateMessage[]): string | undefined => {
   const last = messages.at(-1);
-  if (last === undefined || last.type !== "human") return { status: "success", reply: null };
-  const text = textOf(last.content);
+  return last === undefined || last.type !== "human" ? undefined : textOf(last.content);
+};
+
+/** The node START leads to: `review` for the approval marker, `agent` otherwise. */
+export function firstNode(messages: readonly StateMessage[]): NodeName {
+  return lastHumanText(messages)?.trim().toLowerCase() === APPROVAL_MARKER ? "review" : "agent";
+}
+
+/**
+ * Runs one node of the simulated graph on the state's messages. `agent` answers the last
+ * message when it is a human one: "ping" gets "pong", anything else is echoed; the exact texts
+ * "raise error" and "raise timeout" make the run end `error` / `timeout`. `review` calls
+ * interrupt() with `{question}` and, once resumed with a value, answers "approved: <value>".
+ */
+export function runNode(
+  node: NodeName,
+  messages: readonly StateMessage[],
+  resume: { value: unknown } | undefined,
+): GraphOutcome {
+  if (node === "review") {
+    if (resume === undefined) return { status: "interrupt", value: { question: "Approve this request?" } };
+    const answer = typeof resume.value === "string" ? resume.value : JSON.stringify(resume.value);
+    return { status: "success", reply: `approved: ${answer}` };
+  }
+  const text = lastHumanText(messages);
+  if (text === undefined) return { status: "success", reply: null };
   const command = text.trim().toLowerCase();
   if (command === "raise error") return { status: "error", error: "GraphError: the graph raised on request" };
   if (command === "raise timeout") return { status: "timeout", error: "the run exceeded its time limit" };

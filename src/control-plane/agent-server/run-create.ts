@@ -4,6 +4,29 @@ import { invalid, notFound, type AgentRoutesDeps, type Params, type RouteKit } f
 import type { RunRecord, ThreadRecord } from "./types.js";
 import { parseRunCreate, type RunCreateBody } from "./validation.js";
 
+/** The record fields of the run's options; breakpoints default to its assistant's config. */
+function runOptionsOf(body: RunCreateBody, config: Record<string, unknown>): Partial<RunRecord> {
+  const { options } = body;
+  const configured = (field: string) => {
+    const value = config[field];
+    return value === "*"
+      ? ["*"]
+      : Array.isArray(value)
+        ? value.filter((n) => typeof n === "string")
+        : undefined;
+  };
+  const before = options.interrupt_before ?? configured("interrupt_before");
+  const after = options.interrupt_after ?? configured("interrupt_after");
+  return {
+    ...(options.continues && { continues: true as const }),
+    ...(options.command !== undefined && { command: options.command }),
+    ...(before !== undefined && { interrupt_before: before }),
+    ...(after !== undefined && { interrupt_after: after }),
+    ...(options.fork_from !== undefined && { fork_from: options.fork_from }),
+    kwargs: options.kwargs,
+  };
+}
+
 export type CreatedRun = { thread: ThreadRecord; run: RunRecord; body: RunCreateBody };
 
 /**
@@ -52,6 +75,7 @@ export function createRunCreator(
       updated_at: now,
       metadata: body.metadata,
       input_messages: body.input_messages,
+      ...runOptionsOf(body, assistant.config),
     };
     onCreated(run);
     events.open(deploymentId, thread.thread_id, run.run_id, 1);

@@ -11,7 +11,7 @@ import {
 } from "./route-kit.js";
 import { RUN_STATUSES } from "./types.js";
 import { parseRunCreate, type ValidationIssue } from "./validation.js";
-import { runError, runView, stateValues } from "./views.js";
+import { outputValues, runError, runView } from "./views.js";
 
 /** Run routes: create (and wait; on a thread, stateless, in a batch), list, get, join, cancel, delete. */
 export function registerRunRoutes(app: FastifyInstance, deps: AgentRoutesDeps, kit: RouteKit): void {
@@ -36,7 +36,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: AgentRoutesDeps, k
       await scheduler.settled(run);
       // A run that failed answers as the open-source server does, so the SDK's runs.wait throws.
       if (run.status === "error" || run.status === "timeout") return { __error__: runError(run) };
-      return stateValues(thread);
+      return outputValues(thread);
     });
   }
 
@@ -99,7 +99,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: AgentRoutesDeps, k
         `Run ${run.run_id} no longer exists: it was rolled back or its thread was deleted.`,
       );
     }
-    return stateValues(thread);
+    // A failed run answers as runs.wait does, so the SDK's runs.join shows the error.
+    if (run.status === "error" || run.status === "timeout") return { __error__: runError(run) };
+    return outputValues(thread);
   });
 
   app.post<Route>(path("/threads/:threadId/runs/:runId/cancel"), opts, async (request: Req, reply) => {

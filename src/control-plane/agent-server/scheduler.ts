@@ -1,7 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import { runGraph } from "./graph.js";
-import { HISTORY_KEPT, isInProgress, type RunRecord, type RunStatus, type ThreadRecord } from "./types.js";
+import { current, saveCheckpoint } from "./checkpoints.js";
+import { runNode } from "./graph.js";
+import { beginRun, finishRun, type RunPlan } from "./run-plan.js";
+import { isInProgress, type RunRecord, type RunStatus, type ThreadRecord } from "./types.js";
 
 /**
  * Runs the simulated graph: one run at a time per thread, the multitask strategies, cancel and
@@ -43,15 +44,6 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
 
   const iso = () => new Date(clock.now()).toISOString();
 
-  /** The state changed: a new checkpoint, kept in the thread's history. */
-  const touchState = (thread: ThreadRecord, runId: string | null) => {
-    thread.checkpoint_id = randomUUID();
-    thread.state_updated_at = thread.updated_at = iso();
-    const values = { messages: thread.messages.map((stored) => ({ ...stored.message })) };
-    const checkpoint = { checkpoint_id: thread.checkpoint_id, created_at: iso(), run_id: runId, values };
-    thread.history = [...(thread.history ?? []), checkpoint].slice(-HISTORY_KEPT);
-  };
-
   const wake = (run: RunRecord) => {
     const pending = waiters.get(run.run_id) ?? [];
     waiters.delete(run.run_id);
@@ -67,23 +59,19 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
     wake(run);
   };
 
-  const execute = async (thread: ThreadRecord, run: RunRecord, signal: AbortSignal) => {
+  const execute = async (thread: ThreadRecord, run: RunRecord, plan: RunPlan, signal: AbortSignal) => {
     try {
-      await clock.sleep(runSeconds * 1000, signal);
+      // A run with no node to run (a breakpoint, nothing pending) ends at once.
+      if (plan.node === null) await Promise.resolve();
+      else await clock.sleep(runSeconds * 1000, signal);
     } catch {
       return; // stopped by cancel, a multitask strategy or shutdown: they already updated the records
     }
     if (stopped || run.status !== "running") return;
-    const outcome = runGraph(thread.messages.map((stored) => stored.message));
-    if (outcome.status === "success" && outcome.reply !== null) {
-      thread.messages.push({
-        run_id: run.run_id,
-        message: { type: "ai", content: outcome.reply, id: randomUUID() },
-      });
-      touchState(thread, run.run_id);
-    }
-    if (outcome.status !== "success") run.error = outcome.error;
-    end(thread, run, outcome.status);
+    const messages = thread.messages.map((stored) => stored.message);
+    const outcome = plan.node === null ? null : runNode(plan.node, messages, plan.resume);
+    const result = finishRun(thread, run, plan, outcome, iso());
+    end(thread, run, result.status);
     pump(thread);
     onChange();
   };
@@ -91,14 +79,11 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
   const start = (thread: ThreadRecord, run: RunRecord) => {
     run.status = "running";
     run.updated_at = iso();
-    if (run.input_messages.length > 0) {
-      thread.messages.push(...run.input_messages.map((message) => ({ run_id: run.run_id, message })));
-      touchState(thread, run.run_id);
-    }
+    const plan = beginRun(thread, run, iso());
     observer?.started(thread, run);
     const controller = new AbortController();
     controllers.set(run.run_id, controller);
-    void execute(thread, run, controller.signal);
+    void execute(thread, run, plan, controller.signal);
   };
 
   /** Starts the oldest pending run when nothing runs on the thread. */
@@ -109,13 +94,20 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
   };
 
   const stop = (thread: ThreadRecord, run: RunRecord, action: "interrupt" | "rollback") => {
+    const wasRunning = run.status === "running";
     end(thread, run, "interrupted");
+    // A cancelled run leaves no node due: the thread is not "interrupted" by a cancel.
+    const last = current(thread);
+    if (wasRunning && last?.run_id === run.run_id) last.tasks = [];
     if (action === "rollback") {
       thread.runs = thread.runs.filter((other) => other.run_id !== run.run_id);
       const before = thread.messages.length;
       thread.messages = thread.messages.filter((stored) => stored.run_id !== run.run_id);
       thread.history = thread.history?.filter((checkpoint) => checkpoint.run_id !== run.run_id);
-      if (thread.messages.length !== before) touchState(thread, null);
+      if (thread.messages.length !== before) {
+        const next = (current(thread)?.tasks ?? []).map((task) => task.name);
+        saveCheckpoint(thread, { runId: null, source: "update", next, at: iso() });
+      }
     }
   };
 

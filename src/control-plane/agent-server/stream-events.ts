@@ -1,3 +1,4 @@
+import { current } from "./checkpoints.js";
 import { GRAPH_ID, textOf } from "./graph.js";
 import type { RunEvents } from "./run-events.js";
 import type { RunRecord, StateMessage, ThreadRecord } from "./types.js";
@@ -27,7 +28,14 @@ export function emitRunStarted(events: RunEvents, thread: ThreadRecord, run: Run
 export function emitRunEnded(events: RunEvents, thread: ThreadRecord, run: RunRecord): void {
   const reply = run.status === "success" ? replyOf(thread, run) : undefined;
   if (reply !== undefined) emitReply(events, thread, run, reply);
+  // A node that called interrupt(): its interrupts, as LangGraph streams them.
+  const last = current(thread);
+  const raised = last?.run_id === run.run_id ? (last.tasks ?? []).flatMap((task) => task.interrupts) : [];
   if (run.status === "success") events.emit(run.run_id, "values", "values", stateValues(thread));
+  if (run.status === "success" && raised.length > 0) {
+    events.emit(run.run_id, "updates", "updates", { __interrupt__: structuredClone(raised) });
+    events.emit(run.run_id, "values", "values", { __interrupt__: structuredClone(raised) });
+  }
   if (run.status === "error" || run.status === "timeout")
     events.emit(run.run_id, "always", "error", runError(run));
   // interrupted (cancelled, interrupted or rolled back by a newer run): the stream just ends.
@@ -35,14 +43,15 @@ export function emitRunEnded(events: RunEvents, thread: ThreadRecord, run: RunRe
 }
 
 function emitReply(events: RunEvents, thread: ThreadRecord, run: RunRecord, reply: StateMessage): void {
+  const node = Object.keys(current(thread)?.writes ?? {})[0] ?? "agent";
   const metadata = {
     graph_id: GRAPH_ID,
     assistant_id: run.assistant_id,
     run_id: run.run_id,
     thread_id: thread.thread_id,
     langgraph_step: 1,
-    langgraph_node: "agent",
-    langgraph_triggers: ["branch:to:agent"],
+    langgraph_node: node,
+    langgraph_triggers: [`branch:to:${node}`],
   };
   const id = run.run_id;
   events.emit(id, "messages", "messages/metadata", { [reply.id]: { metadata } });
@@ -54,5 +63,5 @@ function emitReply(events: RunEvents, thread: ThreadRecord, run: RunRecord, repl
     events.emit(id, "messages", "messages/partial", [{ type: "ai", content: sofar, id: reply.id }]);
   }
   events.emit(id, "messages", "messages/complete", [{ ...reply }]);
-  events.emit(id, "updates", "updates", { agent: { messages: [{ ...reply }] } });
+  events.emit(id, "updates", "updates", { [node]: { messages: [{ ...reply }] } });
 }

@@ -4,7 +4,7 @@ import type { RouteFlags } from "../request-guards.js";
 import { GRAPH_ID } from "./graph.js";
 import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "./route-kit.js";
 import { parseThreadCreate, type ValidationIssue } from "./validation.js";
-import { historyView, stateView, threadView } from "./views.js";
+import { checkpointView, stateView, threadView } from "./views.js";
 
 const SEARCH_STATUSES = ["idle", "busy", "interrupted", "error"];
 const isPlainObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -135,8 +135,18 @@ export function registerThreadRoutes(
     const all = thread.history ?? [];
     const end =
       typeof beforeId === "string" ? all.findIndex((c) => c.checkpoint_id === beforeId) : all.length;
-    const older = all.slice(0, end === -1 ? 0 : end).reverse();
-    return historyView(thread, older.slice(0, limit as number));
+    const filter = isPlainObject(body.metadata) ? (body.metadata as Record<string, unknown>) : {};
+    return all
+      .slice(0, end === -1 ? 0 : end)
+      .reverse()
+      .map((checkpoint) => checkpointView(thread, checkpoint))
+      .filter((view) =>
+        Object.entries(filter).every(
+          ([key, value]) =>
+            JSON.stringify((view.metadata as Record<string, unknown>)[key]) === JSON.stringify(value),
+        ),
+      )
+      .slice(0, limit as number);
   });
 
   // Metadata is merged into the thread's (SDK threads.update).

@@ -37,7 +37,28 @@ export type RunRecord = {
   input_messages: StateMessage[];
   /** Why the run ended in error or timeout. */
   error?: string;
+  /** Input was null: the run continues the thread's pending nodes (absent in older records). */
+  continues?: true;
+  /** `command` of the run: a resume value, a state update, a node to go to. */
+  command?: RunCommand;
+  /** Nodes to stop before / after (the run's, else its assistant's config); "*" for every node. */
+  interrupt_before?: string[];
+  interrupt_after?: string[];
+  /** The checkpoint the run forks from (`checkpoint_id` / `checkpoint` of the request). */
+  fork_from?: string;
+  /** What the run was created with, as the request sent it (reported as `kwargs`). */
+  kwargs?: Record<string, unknown>;
 };
+
+export type RunCommand = { resume?: { value: unknown }; update?: StateMessage[]; goto?: string };
+
+/** An interrupt raised in a node, as the SDK reads it. */
+export type Interrupt = { value: unknown; id: string };
+
+/** A node due to run from a checkpoint (its `next`), with the interrupts it raised there. */
+export type PendingTask = { id: string; name: string; interrupts: Interrupt[] };
+
+export type CheckpointSource = "input" | "loop" | "update" | "fork";
 
 /** A past state of a thread, for POST /threads/{tid}/history. */
 export type Checkpoint = {
@@ -46,6 +67,13 @@ export type Checkpoint = {
   /** The run that wrote it; a rollback deletes the run's checkpoints with its messages. */
   run_id: string | null;
   values: { messages: StateMessage[] };
+  /** The nodes due from this checkpoint (absent in checkpoints saved before interrupts existed). */
+  tasks?: PendingTask[];
+  source?: CheckpointSource;
+  step?: number;
+  parent_checkpoint_id?: string | null;
+  /** What wrote it: `{node: {messages}}` (LangGraph's `writes` metadata). */
+  writes?: Record<string, unknown> | null;
 };
 
 export const HISTORY_KEPT = 100;

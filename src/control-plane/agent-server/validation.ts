@@ -5,6 +5,7 @@ import {
   type MultitaskStrategy,
   type StateMessage,
 } from "./types.js";
+import { parseRunOptions, type RunOptions } from "./run-options.js";
 
 /** One entry of an HTTPValidationError (spec 2.6). */
 export type ValidationIssue = { loc: Array<string | number>; msg: string; type: string };
@@ -38,6 +39,8 @@ export type RunCreateBody = {
   /** Stateless runs only: whether their temporary thread is deleted when the run ends. */
   on_completion: "delete" | "keep";
   input_messages: StateMessage[];
+  /** Interrupts, command, fork point and kwargs (run-options.ts). */
+  options: RunOptions;
   multitask_strategy: MultitaskStrategy;
   metadata: Record<string, unknown>;
   if_not_exists: "create" | "reject";
@@ -109,17 +112,22 @@ export function parseThreadCreate(body: unknown): Parsed<ThreadCreateBody> {
   return { ok: true, value: { metadata, thread_id: threadId, if_exists: ifExists } };
 }
 
-function parseMessages(input: unknown, issues: ValidationIssue[]): StateMessage[] {
+/** The `messages` of an input (or of a command's update); `at` is where it sits in the body. */
+export function parseMessages(
+  input: unknown,
+  issues: ValidationIssue[],
+  at: ValidationIssue["loc"] = ["body", "input"],
+): StateMessage[] {
   if (input === undefined || input === null) return [];
   if (!isObject(input)) {
-    issues.push(dictIssue(["body", "input"]));
+    issues.push(dictIssue(at));
     return [];
   }
   const messages = input.messages;
   if (messages === undefined || messages === null) return [];
   if (!Array.isArray(messages)) {
     issues.push({
-      loc: ["body", "input", "messages"],
+      loc: [...at, "messages"],
       msg: "Input should be a valid list",
       type: "list_type",
     });
@@ -127,7 +135,7 @@ function parseMessages(input: unknown, issues: ValidationIssue[]): StateMessage[
   }
   const parsed: StateMessage[] = [];
   messages.forEach((raw: unknown, index) => {
-    const loc = ["body", "input", "messages", index];
+    const loc = [...at, "messages", index];
     if (!isObject(raw)) return issues.push(dictIssue(loc));
     const role = raw.role ?? raw.type;
     const type = typeof role === "string" ? ROLE_TO_TYPE[role] : undefined;
@@ -183,12 +191,14 @@ export function parseRunCreate(body: unknown): Parsed<RunCreateBody> {
     issues,
   );
   const onCompletion = optionalEnum(body, "on_completion", ["delete", "keep"] as const, "delete", issues);
+  const options = parseRunOptions(body, issues, parseMessages);
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,
     value: {
       assistant_id: assistantId as string,
       input_messages: inputMessages,
+      options,
       multitask_strategy: strategy,
       metadata,
       if_not_exists: ifNotExists,

@@ -1,4 +1,11 @@
-import { isInProgress, type Checkpoint, type RunRecord, type ThreadRecord } from "./types.js";
+import { pendingTasks } from "./checkpoints.js";
+import {
+  isInProgress,
+  type Checkpoint,
+  type PendingTask,
+  type RunRecord,
+  type ThreadRecord,
+} from "./types.js";
 
 /** Response shapes of the agent server API (what @langchain/langgraph-sdk 2.x expects). */
 
@@ -6,12 +13,41 @@ export const stateValues = (thread: ThreadRecord) => ({
   messages: thread.messages.map((stored) => ({ ...stored.message })),
 });
 
-/** idle, busy while a run is pending or running, error when the last run ended in error or timeout. */
-function threadStatus(thread: ThreadRecord): "idle" | "busy" | "error" {
+/**
+ * busy while a run is pending or running; error when the last run ended in error or timeout;
+ * interrupted while nodes are due (a breakpoint or an interrupt stopped the graph); else idle.
+ */
+function threadStatus(thread: ThreadRecord): "idle" | "busy" | "error" | "interrupted" {
   if (thread.runs.some(isInProgress)) return "busy";
   const last = thread.runs.at(-1);
-  return last !== undefined && (last.status === "error" || last.status === "timeout") ? "error" : "idle";
+  if (last !== undefined && (last.status === "error" || last.status === "timeout")) return "error";
+  return pendingTasks(thread).length > 0 ? "interrupted" : "idle";
 }
+
+/** Interrupts raised by the due nodes, by task id (a thread's `interrupts`). */
+export const threadInterrupts = (tasks: readonly PendingTask[]) =>
+  Object.fromEntries(
+    tasks.filter((t) => t.interrupts.length > 0).map((t) => [t.id, structuredClone(t.interrupts)]),
+  );
+
+const interruptList = (tasks: readonly PendingTask[]) => structuredClone(tasks.flatMap((t) => t.interrupts));
+
+/** A run's output: the state values, with `__interrupt__` while a node waits for a resume. */
+export function outputValues(thread: ThreadRecord) {
+  const interrupts = interruptList(pendingTasks(thread));
+  return interrupts.length > 0 ? { ...stateValues(thread), __interrupt__: interrupts } : stateValues(thread);
+}
+
+const taskView = (task: PendingTask) => ({
+  id: task.id,
+  name: task.name,
+  path: ["__pregel_pull", task.name],
+  error: null,
+  interrupts: structuredClone(task.interrupts),
+  checkpoint: null,
+  state: null,
+  result: null,
+});
 
 export const threadView = (thread: ThreadRecord) => ({
   thread_id: thread.thread_id,
@@ -21,7 +57,7 @@ export const threadView = (thread: ThreadRecord) => ({
   metadata: { ...thread.metadata },
   status: threadStatus(thread),
   values: stateValues(thread),
-  interrupts: {},
+  interrupts: threadInterrupts(pendingTasks(thread)),
 });
 
 export const runView = (run: RunRecord) => ({
@@ -33,23 +69,9 @@ export const runView = (run: RunRecord) => ({
   created_at: run.created_at,
   updated_at: run.updated_at,
   metadata: { ...run.metadata },
-  kwargs: { input: { messages: run.input_messages.map((message) => ({ ...message })) } },
-});
-
-export const stateView = (thread: ThreadRecord) => ({
-  values: stateValues(thread),
-  next: [] as string[],
-  tasks: [] as unknown[],
-  checkpoint: {
-    thread_id: thread.thread_id,
-    checkpoint_ns: "",
-    checkpoint_id: thread.checkpoint_id,
-    checkpoint_map: null,
-  },
-  metadata: {},
-  created_at: thread.state_updated_at,
-  parent_checkpoint: null,
-  interrupts: [] as unknown[],
+  kwargs: structuredClone(
+    run.kwargs ?? { input: { messages: run.input_messages.map((message) => ({ ...message })) } },
+  ),
 });
 
 /** `{error, message}` of a failed run: "GraphError: text" splits into the error's name and message. */
@@ -67,21 +89,46 @@ const checkpointRef = (thread: ThreadRecord, checkpointId: string) => ({
   checkpoint_map: null,
 });
 
-/** Past states, newest first, in the shape of GET state (SDK threads.getHistory). */
-export function historyView(thread: ThreadRecord, checkpoints: readonly Checkpoint[]) {
+/** One checkpoint in the shape of GET state (SDK threads.getState / getHistory). */
+export function checkpointView(thread: ThreadRecord, checkpoint: Checkpoint) {
   const all = thread.history ?? [];
-  return checkpoints.map((checkpoint) => {
-    const index = all.indexOf(checkpoint);
-    const parent = index > 0 ? all[index - 1] : undefined;
-    return {
-      values: { messages: checkpoint.values.messages.map((message) => ({ ...message })) },
-      next: [] as string[],
-      tasks: [] as unknown[],
-      checkpoint: checkpointRef(thread, checkpoint.checkpoint_id),
-      metadata: { source: "loop", step: index, run_id: checkpoint.run_id },
-      created_at: checkpoint.created_at,
-      parent_checkpoint: parent === undefined ? null : checkpointRef(thread, parent.checkpoint_id),
-      interrupts: [] as unknown[],
-    };
-  });
+  const index = all.indexOf(checkpoint);
+  const parentId =
+    checkpoint.parent_checkpoint_id !== undefined
+      ? checkpoint.parent_checkpoint_id
+      : (all[index - 1]?.checkpoint_id ?? null);
+  const tasks = checkpoint.tasks ?? [];
+  return {
+    values: { messages: checkpoint.values.messages.map((message) => ({ ...message })) },
+    next: tasks.map((task) => task.name),
+    tasks: tasks.map(taskView),
+    checkpoint: checkpointRef(thread, checkpoint.checkpoint_id),
+    metadata: {
+      source: checkpoint.source ?? "loop",
+      step: checkpoint.step ?? index,
+      writes: checkpoint.writes ?? null,
+      parents: {},
+      run_id: checkpoint.run_id,
+      thread_id: thread.thread_id,
+    },
+    created_at: checkpoint.created_at,
+    parent_checkpoint: parentId === null ? null : checkpointRef(thread, parentId),
+    interrupts: interruptList(tasks),
+  };
+}
+
+/** The thread's state: its newest checkpoint, or the empty state of a thread never run. */
+export function stateView(thread: ThreadRecord) {
+  const last = thread.history?.at(-1);
+  if (last !== undefined && last.checkpoint_id === thread.checkpoint_id) return checkpointView(thread, last);
+  return {
+    values: stateValues(thread),
+    next: [] as string[],
+    tasks: [] as unknown[],
+    checkpoint: checkpointRef(thread, thread.checkpoint_id),
+    metadata: {},
+    created_at: thread.state_updated_at,
+    parent_checkpoint: null,
+    interrupts: [] as unknown[],
+  };
 }

@@ -33,10 +33,15 @@ describe("scheduler.resume", () => {
       ],
     };
     scheduler.resume([thread]);
-    // Started again from its input: one copy of the input in the state and one checkpoint of it.
+    // Started again from its input: one copy of the input in the state, and its checkpoints once
+    // (the input, then the input in the state with the node due).
     expect(thread.messages.map((m) => m.message.id)).toEqual(["m1"]);
-    expect(thread.history?.map((c) => c.run_id)).toEqual(["r1"]);
-    expect(thread.history?.[0]?.checkpoint_id).not.toBe("c1");
+    expect(thread.history?.map((c) => [c.run_id, c.source, c.step])).toEqual([
+      ["r1", "input", -1],
+      ["r1", "loop", 0],
+    ]);
+    expect(thread.history?.map((c) => c.checkpoint_id)).not.toContain("c1");
+    expect(thread.history?.[1]?.values.messages.map((m) => m.id)).toEqual(["m1"]);
     scheduler.shutdown();
   });
 });
