@@ -51,7 +51,7 @@ export function createControllerWorker(
       clock: deps.clock,
       ports,
       platform,
-      statuses: deps.book.statuses,
+      statuses: { get: deps.book.recorded },
       record: deps.book.record,
       gitCommit: deps.source.commit,
       selfHeal: options.selfHeal,

@@ -17,6 +17,7 @@ import { createReadiness } from "./readiness.js";
 import { listenEarly } from "./startup-http.js";
 import { stopController } from "./shutdown.js";
 import { openStatusBook } from "./status-book.js";
+import { legacyStatusLocation } from "../status/status-source.js";
 import { statusReader } from "./status-view.js";
 import { createActivityBook } from "./activity-book.js";
 import { createPageEvents } from "./page-events.js";
@@ -48,8 +49,9 @@ export async function startController(options: ControllerOptions): Promise<Contr
     const source = await openManifestSource(options.source, options.env, log);
     started.push(() => source.close());
     await checkManifestRoot(options.source, source.manifestRoot);
+    // Status lives beside the manifests (--path), where plan, apply and drift look (docs/status.md).
     const location: StatusLocation = {
-      root: source.repoRoot,
+      root: source.manifestRoot,
       statusDir: options.statusDir,
       statusBranch: options.statusBranch,
       gitEnv: source.gitEnv, // the status branch is pushed with the same credentials as fetches
@@ -71,6 +73,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
     activity.listen((key) => pageEvents.changed(key));
     const book = await openStatusBook({
       location,
+      legacy: legacyStatusLocation(location, source.repoRoot),
       timers,
       log,
       onChange: (key) => activity.changed(key),

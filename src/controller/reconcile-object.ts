@@ -41,7 +41,7 @@ export type ReconcileContext = {
   ports: ApplyPorts & { controlPlane: ControlPlaneClient };
   platform: Pick<PlatformClient, "getOrganization">;
   /** The in-memory status store; `record` keeps it and the files in step. */
-  statuses: ReadonlyMap<string, ObjectStatus>;
+  statuses: Pick<ReadonlyMap<string, ObjectStatus>, "get">;
   record(status: ObjectStatus): Promise<void>;
   gitCommit(): string | null;
   selfHeal: boolean;

@@ -1,6 +1,6 @@
 import type { Logger } from "../logger.js";
 import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from "../status/status-source.js";
-import { removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
+import { loadStatusStore, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import { errorMessage } from "./error-message.js";
 import type { Timers } from "./work-queue.js";
@@ -11,6 +11,8 @@ import type { Timers } from "./work-queue.js";
 
 export type StatusBook = {
   statuses: ReadonlyMap<string, ObjectStatus>;
+  /** An object's record, or, not yet moved, its record in the older layout (StatusBookOptions.legacy). */
+  recorded: (key: string) => ObjectStatus | undefined;
   record: (status: ObjectStatus) => Promise<void>;
   /** Drops an object's record (it was pruned): memory, file, and the status branch later. */
   forget: (kind: string, name: string) => Promise<void>;
@@ -21,6 +23,12 @@ export type StatusBook = {
 export type StatusBookOptions = {
   /** Where status lives; its gitEnv (credentials) is used for the status branch. */
   location: StatusLocation;
+  /**
+   * Where older controllers kept it (legacyStatusLocation): its records of objects `location` does not
+   * hold are read, and each moved to `location` at its first write (only objects of these manifests
+   * are written, so only they move).
+   */
+  legacy?: StatusLocation | undefined;
   timers: Timers;
   log: Logger;
   /** Quiet time that batches records into one status-branch commit. */
@@ -42,6 +50,10 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   for (const problem of loaded.problems)
     log.warn({ file: problem.file, reason: problem.message }, "ignoring status file");
   for (const [key, status] of loaded.objects) statuses.set(key, status);
+  const legacy = options.legacy
+    ? await loadLegacy(options.legacy, statuses, log)
+    : new Map<string, ObjectStatus>();
+  let moved = false;
 
   const fence = options.fence ?? (() => undefined);
   const held = () => {
@@ -59,6 +71,12 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
     publishing = publishing
       // Checked again immediately before the push (status-branch.ts).
       .then(() => publishStatus(location, "plumb controller: status", fence))
+      // The older layout on the branch loses what moved (it mirrors its directory, which keeps the rest).
+      .then(() => {
+        if (!moved || !options.legacy) return null;
+        moved = false;
+        return publishStatus(options.legacy, "plumb controller: status moved", fence);
+      })
       .then(
         () => undefined,
         (error: unknown) => log.error({ err: errorMessage(error) }, "status branch not published"),
@@ -74,11 +92,16 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
 
   return {
     statuses,
+    recorded: (key) => statuses.get(key) ?? legacy.get(key),
     async record(status) {
       fence();
       const key = statusKey(status.kind, status.name);
       statuses.set(key, status);
       await saveObjectStatus(statusDir, status);
+      if (legacy.delete(key) && options.legacy) {
+        await removeObjectStatus(resolveStatusDir(options.legacy), status.kind, status.name);
+        moved = true;
+      }
       options.onChange?.(key);
       publishSoon();
     },
@@ -97,4 +120,32 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       await publishing;
     },
   };
+}
+
+/** The records of the older layout (a failure to read them is logged: they are then not moved). */
+async function loadLegacy(
+  location: StatusLocation,
+  current: ReadonlyMap<string, ObjectStatus>,
+  log: Logger,
+): Promise<Map<string, ObjectStatus>> {
+  const dir = resolveStatusDir(location);
+  const [store, local] = await Promise.all([
+    loadStatus(location).catch((error: unknown) => {
+      log.warn({ err: errorMessage(error) }, "status in the older layout not read");
+      return null;
+    }),
+    loadStatusStore(dir).catch(() => null),
+  ]);
+  // Objects recorded in the new place already moved (a record there always wins).
+  for (const key of current.keys()) store?.objects.delete(key);
+  if (!store || store.objects.size === 0) return new Map<string, ObjectStatus>();
+  log.info(
+    { records: store.objects.size },
+    "status found in the older layout: moving it beside the manifests",
+  );
+  // Its directory holds every record read (some came from the branch), so publishing it later
+  // removes from the branch only the records that moved.
+  for (const [key, record] of store.objects)
+    if (!local?.objects.has(key)) await saveObjectStatus(dir, record);
+  return store.objects;
 }

@@ -69,3 +69,14 @@ export async function publishStatus(
     beforePush,
   );
 }
+
+/**
+ * Where controllers before one status location kept the records of a `--path` below the repository
+ * root: `.plumb/status` at the root, locally and on the status branch. Read once, when the new place
+ * holds nothing, and moved object by object (the controller's status book); undefined when the two
+ * places are the same or --status-dir names the directory.
+ */
+export function legacyStatusLocation(location: StatusLocation, repoRoot: string): StatusLocation | undefined {
+  if (location.statusDir || resolve(location.root) === resolve(repoRoot)) return undefined;
+  return { ...location, root: repoRoot };
+}

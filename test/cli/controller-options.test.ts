@@ -23,7 +23,9 @@ describe("plumb controller connection flags", () => {
   it("say where the controller keeps status (no PATH argument here)", () => {
     const options = controllerCommand().options;
     const help = (long: string) => options.filter((o) => o.long === long).map((o) => o.description);
-    expect(help("--status-dir")).toEqual(["status store (default <manifest repo>/.plumb/status)"]);
+    expect(help("--status-dir")).toEqual([
+      "status store (default <manifest directory (--path)>/.plumb/status, as plan and apply)",
+    ]);
     expect(help("--status-branch")).toEqual([
       "also commit the status to this branch of the manifest repository",
     ]);

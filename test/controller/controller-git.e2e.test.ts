@@ -112,7 +112,7 @@ describe("controller following a git branch", () => {
     expect(header.source).toEqual({ kind: "git", location: `${first.source.location}@main`, commit: pushed });
     expect((await client.revisions(beta.id)).length).toBe(1); // beta did not change: not reconciled
     // The in-memory status leads; the settled record reaches disk on the book's next flush.
-    const recordFile = join(tmp, "checkout", ".plumb", "status", "deployment.alpha.json");
+    const recordFile = join(tmp, "checkout", "deploy", ".plumb", "status", "deployment.alpha.json");
     await waitFor("alpha's settled record on disk", async () => {
       const record = JSON.parse(await readFile(recordFile, "utf8"));
       return record.git_commit === pushed && record.sync === "Synced";

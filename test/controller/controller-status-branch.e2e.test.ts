@@ -80,7 +80,7 @@ const branchFiles = async () =>
 describe("controller --status-branch following a git remote", () => {
   it("pushes status to a file remote", async () => {
     const { log } = await runOnce(bare, join(tmp, "checkout"), { PATH: process.env.PATH, HOME: tmp });
-    expect(await branchFiles()).toBe(".plumb/status/deployment.alpha.json");
+    expect(await branchFiles()).toBe("deploy/.plumb/status/deployment.alpha.json");
     expect(log.text()).not.toContain("status branch not published");
   });
 
@@ -91,7 +91,7 @@ describe("controller --status-branch following a git remote", () => {
 
     const first = await runOnce(url, join(tmp, "checkout-1"), env);
     expect(first.log.text()).not.toContain("status branch not published");
-    expect(await branchFiles()).toBe(".plumb/status/deployment.alpha.json");
+    expect(await branchFiles()).toBe("deploy/.plumb/status/deployment.alpha.json");
 
     // A fresh checkout (new pod, empty status directory) reads the records back from the branch.
     const second = await runOnce(url, join(tmp, "checkout-2"), env);

@@ -1,0 +1,133 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runApply } from "../../src/cli/apply.js";
+import { startController } from "../../src/controller/controller.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { applyFlags, captureIo } from "../cli/reconcile-helpers.js";
+import { api, container, memoryLogger, waitFor, writeDoc } from "../controller/support.js";
+import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
+
+// Issue 23 item 8, one status location: `plumb apply deployments --status-branch B` (CI) and then
+// `plumb controller --repo … --path deployments --status-branch B` use the same records, so moving
+// from CI to the controller sends nothing (secrets included). Counted on the control plane.
+
+const run = promisify(execFile);
+const git = (cwd: string, ...args: string[]) =>
+  run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
+const NAMES = ["a", "b", "c", "d", "e"];
+const BRANCH = "plumb-status";
+
+let tmp: string;
+let bare: string;
+let work: string;
+let cp: RunningControlPlane;
+let proxy: HoldingProxy;
+
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), "plumb-status-location-"));
+  bare = join(tmp, "manifests.git");
+  work = join(tmp, "work");
+  await run("git", ["init", "--bare", "-b", "main", bare]);
+  await run("git", ["clone", bare, work]);
+  await git(work, "checkout", "-B", "main");
+  for (const name of NAMES)
+    await writeDoc(
+      join(work, "deployments"),
+      `${name}.yaml`,
+      container(name, `img/${name}:1`, { secrets: [{ name: "TOKEN", valueFrom: { env: "TOKEN" } }] }),
+    );
+  await git(work, "add", ".");
+  await git(work, "commit", "-m", "first");
+  await git(work, "push", "origin", "main");
+  cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
+  proxy = await startHoldingProxy(cp.url);
+});
+afterEach(async () => {
+  await proxy.close();
+  await cp.stop();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const branchFiles = async () =>
+  (await run("git", ["--git-dir", bare, "ls-tree", "-r", "--name-only", BRANCH])).stdout.trim().split("\n");
+
+async function applyFromCi() {
+  const io = captureIo(cp);
+  io.env = { ...io.env, TOKEN: "t-1" };
+  expect(await runApply(join(work, "deployments"), applyFlags({ statusBranch: BRANCH }), io), io.out()).toBe(
+    0,
+  );
+}
+
+async function controllerOnce(checkout: string) {
+  const controller = await startController({
+    source: {
+      kind: "git",
+      url: bare,
+      branch: "main",
+      path: "deployments",
+      workDir: checkout,
+      intervalMs: 3_600_000,
+    },
+    api: { apiUrl: proxy.url, apiKey: DEFAULT_API_KEY, platformUrl: proxy.url },
+    statusBranch: BRANCH,
+    selfHeal: false,
+    concurrency: 2,
+    debounceMs: 10,
+    backoffBaseMs: 50,
+    backoffMaxMs: 200,
+    timeoutMs: 10_000,
+    pollIntervalMs: 10,
+    maxPollIntervalMs: 50,
+    env: { PATH: process.env.PATH, HOME: tmp, TOKEN: "t-1" },
+    logger: memoryLogger().logger,
+  });
+  await waitFor("first reconcile of every object", () => controller.ready());
+  await waitFor("queue idle", () => controller.status().queue.running === 0);
+  await controller.stop(1_000); // publishes the status branch
+}
+
+const writes = () => proxy.requests.filter((r) => r.method !== "GET");
+async function revisions() {
+  const client = api(cp.url);
+  const counts: Record<string, number> = {};
+  for (const d of await client.deployments()) counts[d.name] = (await client.revisions(d.id)).length;
+  return counts;
+}
+const ONE_EACH = Object.fromEntries(NAMES.map((n) => [n, 1]));
+const RECORDS = NAMES.map((n) => `deployments/.plumb/status/deployment.${n}.json`);
+
+describe("one status location for the CLI and the controller", () => {
+  it("apply in CI, then the controller with --path on the same status branch: zero PATCHes", async () => {
+    await applyFromCi();
+    expect(await branchFiles()).toEqual(RECORDS);
+    await controllerOnce(join(tmp, "checkout"));
+    expect(writes()).toEqual([]);
+    expect(await revisions()).toEqual(ONE_EACH);
+    expect(await branchFiles()).toEqual(RECORDS);
+  });
+
+  it("records in the older controller layout (.plumb/status at the branch root) are read and moved once", async () => {
+    await applyFromCi();
+    // The branch as a controller before one status location left it.
+    const status = join(tmp, "status");
+    await run("git", ["clone", "--branch", BRANCH, bare, status]);
+    await git(status, "mv", "deployments/.plumb", ".plumb");
+    await git(status, "commit", "-m", "older layout");
+    await git(status, "push", "origin", BRANCH);
+    expect(await branchFiles()).toEqual(NAMES.map((n) => `.plumb/status/deployment.${n}.json`));
+
+    await controllerOnce(join(tmp, "checkout"));
+    expect(writes()).toEqual([]);
+    expect(await revisions()).toEqual(ONE_EACH);
+    expect(await branchFiles()).toEqual(RECORDS);
+    // Moved once: a fresh controller finds them in the new place and sends nothing either.
+    await controllerOnce(join(tmp, "checkout-2"));
+    expect(writes()).toEqual([]);
+  });
+});
