@@ -93,6 +93,9 @@ async function statusFiles() {
   );
 }
 
+const settled = async (url: string) =>
+  ((await (await fetch(`${url}/status`)).json()) as { settled?: boolean }).settled === true;
+
 describe("plumb controller (built CLI)", () => {
   it("after kill -9 mid-reconcile, a restart converges with no duplicate and no extra revision", async () => {
     await setup(0.3); // each revision state lasts 0.3 s: the kill lands while revisions are in flight
@@ -105,7 +108,8 @@ describe("plumb controller (built CLI)", () => {
 
     const second = spawnController();
     const url = await second.url;
-    await waitFor("ready after restart", async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
+    // /status says settled once every object of the first scan was reconciled (/readyz is 200 earlier).
+    await waitFor("settled after restart", () => settled(url), 20_000);
     const live = await client.deployments();
     expect(live.map((d) => d.name).sort()).toEqual([...names].sort());
     for (const d of live) expect(await client.revisions(d.id)).toHaveLength(1);
@@ -158,7 +162,7 @@ describe("plumb controller (built CLI)", () => {
     await setup(0.05);
     const run = spawnController(["--shutdown-grace", "5s"]);
     const url = await run.url;
-    await waitFor("ready", async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
+    await waitFor("settled", () => settled(url), 20_000);
     await writeDoc(dir, "one.yaml", container("one", "img/one:2"));
     const started = Date.now();
     run.child.kill("SIGTERM");
