@@ -73,7 +73,10 @@ export async function run(): Promise<string[]> {
     const leader = await start("pod-a");
     if (!(await until(ready(leader.port), 30_000))) return ["the leader never became ready"];
     const standby = await start("pod-b");
-    await until(async () => (await fetch(`http://127.0.0.1:${standby.port}/readyz`)).status === 503, 30_000);
+    // It answers 503 from the start; the body says "standby" once it waits for the lock.
+    const role = async () =>
+      ((await (await fetch(`http://127.0.0.1:${standby.port}/readyz`)).json()) as { role?: string }).role;
+    await until(async () => (await role()) === "standby", 30_000);
     leader.child.kill("SIGKILL");
     const killed = performance.now();
     const took = await until(ready(standby.port), 60_000);
