@@ -108,7 +108,7 @@ const appliedTime = (record: ObjectStatus): number =>
  * the file holds a later apply than the writer knew of (a slow writer), that apply's fields kept
  * (digest, fingerprints, applied spec, upload), so an older writer never erases a newer secret change.
  */
-export function nextRecord(status: ObjectStatus, current: ObjectStatus | null): ObjectStatus {
+function nextRecord(status: ObjectStatus, current: ObjectStatus | null): ObjectStatus {
   const seq = Math.max(current?.seq ?? 0, status.seq ?? 0) + 1;
   if (!current || appliedTime(current) <= appliedTime(status)) return { ...status, seq };
   return {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runApply } from "../../src/cli/apply.js";
+import { runDrift } from "../../src/cli/drift.js";
 import { startController } from "../../src/controller/controller.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
@@ -65,6 +66,11 @@ async function applyFromCi() {
 }
 
 async function controllerOnce(checkout: string) {
+  const controller = await startLeader(checkout);
+  await controller.stop(1_000); // publishes the status branch
+}
+
+async function startLeader(checkout: string) {
   const controller = await startController({
     source: {
       kind: "git",
@@ -89,7 +95,7 @@ async function controllerOnce(checkout: string) {
   });
   await waitFor("first reconcile of every object", () => controller.ready());
   await waitFor("queue idle", () => controller.status().queue.running === 0);
-  await controller.stop(1_000); // publishes the status branch
+  return controller;
 }
 
 const writes = () => proxy.requests.filter((r) => r.method !== "GET");
@@ -129,5 +135,25 @@ describe("one status location for the CLI and the controller", () => {
     // Moved once: a fresh controller finds them in the new place and sends nothing either.
     await controllerOnce(join(tmp, "checkout-2"));
     expect(writes()).toEqual([]);
+  });
+
+  it("drift while the controller holds the status branch's lease reports only: nothing pushed", async () => {
+    await applyFromCi();
+    const leader = await startLeader(join(tmp, "checkout"));
+    try {
+      const head = async () => (await run("git", ["--git-dir", bare, "rev-parse", BRANCH])).stdout.trim();
+      const before = await head();
+      await api(cp.url).call("PATCH", `/v2/deployments/${(await api(cp.url).deployment("a")).id}`, {
+        source_revision_config: { image_uri: "img/a:ui" },
+      });
+      const io = captureIo(cp);
+      io.env = { ...io.env, TOKEN: "t-1" };
+      const flags = { output: "text" as const, target: [], statusBranch: BRANCH };
+      expect(await runDrift(join(work, "deployments"), flags, io)).toBe(2);
+      expect(io.err()).toContain("plumb drift reports only: status records not written");
+      expect(await head()).toBe(before);
+    } finally {
+      await leader.stop(1_000);
+    }
   });
 });
