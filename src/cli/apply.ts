@@ -43,7 +43,7 @@ import { checkStatusDirWritable, removeObjectStatus, saveObjectStatus } from "..
 import { count } from "../report/plural.js";
 import { positiveInt } from "./flag-values.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
-import { withStateLock } from "./with-state-lock.js";
+import { type StateLockTiming, withStateLock } from "./with-state-lock.js";
 import type { StateLock } from "../lock/index.js";
 import { listenForStop } from "./apply-stop.js";
 
@@ -52,6 +52,8 @@ export type ApplyIo = SessionIo & {
   confirm?: (question: string) => Promise<boolean>;
   /** Where Ctrl-C / SIGTERM come from; default the process. */
   signals?: Pick<NodeJS.Process, "once" | "removeListener">;
+  /** The state lock's lease and clocks; injected by tests (a short lease, a paused process). */
+  lock?: StateLockTiming;
 };
 
 type Flags = ConnectionFlags & {
@@ -134,7 +136,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
   // One writer per status store: the lock is held from before the store is read until the end.
-  return withStateLock(path, flags, "plumb apply", (lock) => runApplyLocked(path, flags, io, lock));
+  return withStateLock(path, flags, "plumb apply", (lock) => runApplyLocked(path, flags, io, lock), io.lock);
 }
 
 async function runApplyLocked(

@@ -1,5 +1,8 @@
-import { acquireStateLock, lockTargetOf, type StateLock } from "../lock/index.js";
+import { acquireStateLock, type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import type { ConnectionFlags } from "./options.js";
+
+/** The lease and clocks of the lock (tests inject a short lease and a monotonic clock they move). */
+export type StateLockTiming = Pick<LockOptions, "leaseMs" | "monotonic" | "clock" | "retryMs">;
 
 /**
  * Runs `work` holding the state lock of PATH's status store (--status-dir, --status-branch), taken
@@ -11,9 +14,10 @@ export async function withStateLock<T>(
   flags: Pick<ConnectionFlags, "statusDir" | "statusBranch"> & { lockTimeout?: number | undefined },
   command: string,
   work: (lock: Pick<StateLock, "lost" | "assertHeld">) => Promise<T>,
+  timing: StateLockTiming = {},
 ): Promise<T> {
   const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });
-  const lock = await acquireStateLock(target, { command, timeoutMs: flags.lockTimeout ?? 0 });
+  const lock = await acquireStateLock(target, { ...timing, command, timeoutMs: flags.lockTimeout ?? 0 });
   try {
     return await work(lock);
   } finally {
