@@ -22,7 +22,15 @@ import type { Worker } from "./work-queue.js";
 export function createControllerWorker(
   options: Pick<
     ControllerOptions,
-    "env" | "selfHeal" | "timeoutMs" | "pollIntervalMs" | "maxPollIntervalMs" | "api"
+    | "env"
+    | "selfHeal"
+    | "timeoutMs"
+    | "pollIntervalMs"
+    | "maxPollIntervalMs"
+    | "api"
+    | "statusToken"
+    | "webhookSecret"
+    | "notify"
   >,
   deps: {
     source: ManifestSource;
@@ -43,6 +51,7 @@ export function createControllerWorker(
   // The clients' redactor learns the tokens here and each secret value as a reconcile resolves it.
   const { redactor } = ports;
   redactor.add(tokensOf(options.env));
+  redactor.add([options.statusToken, options.webhookSecret, options.notify?.secret]); // also read from files
   return createReconcileWorker({
     context: {
       root: deps.source.manifestRoot,
