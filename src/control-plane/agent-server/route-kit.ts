@@ -14,7 +14,13 @@ import type { ValidationIssue } from "./validation.js";
 const AGENTS_PREFIX = "/agents/:deploymentId";
 
 /** threadId is undefined on the stateless routes (`/runs/...`). */
-export type Params = { deploymentId: string; threadId: string; runId: string; assistantId: string };
+export type Params = {
+  deploymentId: string;
+  threadId: string;
+  runId: string;
+  assistantId: string;
+  checkpointId: string;
+};
 export type Route = { Params: Params; Querystring: Record<string, string | undefined> };
 export type Req = FastifyRequest<Route>;
 

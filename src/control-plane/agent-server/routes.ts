@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { createRouteKit, type AgentRoutesDeps } from "./route-kit.js";
 import { registerAssistantRoutes } from "./assistant-routes.js";
 import { registerRunRoutes } from "./run-routes.js";
+import { registerStateRoutes } from "./state-routes.js";
 import { registerStreamRoutes } from "./stream-routes.js";
 import { registerThreadRoutes } from "./thread-routes.js";
 
@@ -11,6 +12,7 @@ export { type AgentRoutesDeps } from "./route-kit.js";
 export function registerAgentRoutes(app: FastifyInstance, deps: AgentRoutesDeps): void {
   const kit = createRouteKit(deps);
   registerThreadRoutes(app, deps, kit);
+  registerStateRoutes(app, deps, kit);
   registerAssistantRoutes(app, deps, kit);
   registerRunRoutes(app, deps, kit);
   registerStreamRoutes(app, deps, kit);

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyReply } from "fastify";
+import { findCheckpoint } from "./checkpoints.js";
 import { invalid, notFound, type AgentRoutesDeps, type Params, type RouteKit } from "./route-kit.js";
 import type { RunRecord, ThreadRecord } from "./types.js";
 import { parseRunCreate, type RunCreateBody } from "./validation.js";
@@ -59,6 +60,12 @@ export function createRunCreator(
         `Assistant ${body.assistant_id} not found; name the graph ("agent") or the assistant_id of an assistant of this deployment.`,
       );
     }
+    const forkFrom = body.options.fork_from;
+    if (thread !== undefined && forkFrom !== undefined && findCheckpoint(thread, forkFrom) === undefined)
+      return void notFound(
+        reply,
+        `Checkpoint ${forkFrom} not found in the history of thread ${thread.thread_id}.`,
+      );
     if (thread === undefined) {
       thread = kit.newThread(stateless ? randomUUID() : params.threadId, {});
       if (stateless && body.on_completion === "delete") thread.temporary = true;

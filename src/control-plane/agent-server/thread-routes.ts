@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { RouteFlags } from "../request-guards.js";
 import { GRAPH_ID } from "./graph.js";
+import { applyStateUpdate, parseSupersteps } from "./state-update.js";
 import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "./route-kit.js";
 import { parseThreadCreate, type ValidationIssue } from "./validation.js";
 import { checkpointView, stateView, threadView } from "./views.js";
@@ -38,7 +39,11 @@ export function registerThreadRoutes(
         detail: `Thread ${existing.thread_id} already exists; send if_exists "do_nothing" to reuse it.`,
       });
     }
+    const supersteps = parseSupersteps((request.body as { supersteps?: unknown } | null)?.supersteps);
+    if (!supersteps.ok) return invalid(reply, supersteps.issues);
     const thread = newThread(requestedId ?? randomUUID(), metadata);
+    // A thread created with its past: each update is a checkpoint, as threads.updateState makes.
+    for (const update of supersteps.value) applyStateUpdate(thread, update, kit.iso());
     store.put(deploymentId, thread);
     const view = threadView(thread);
     await ctx.commit();
@@ -125,8 +130,11 @@ export function registerThreadRoutes(
         msg: "Input should be an integer from 1 to 1000",
         type: "int_parsing",
       });
-    const before = body.before as { checkpoint_id?: unknown } | string | null | undefined;
-    const beforeId = typeof before === "string" ? before : before?.checkpoint_id;
+    // A checkpoint id, a checkpoint, or a config (`{configurable: {checkpoint_id}}`, as the SDK sends it).
+    type Before = { checkpoint_id?: unknown; configurable?: { checkpoint_id?: unknown } };
+    const before = body.before as Before | string | null | undefined;
+    const beforeId =
+      typeof before === "string" ? before : (before?.checkpoint_id ?? before?.configurable?.checkpoint_id);
     if (beforeId !== undefined && beforeId !== null && typeof beforeId !== "string")
       issues.push({ loc: ["body", "before"], msg: "Input should be a checkpoint id", type: "string_type" });
     if (issues.length > 0) return invalid(reply, issues);

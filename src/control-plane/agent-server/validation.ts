@@ -94,7 +94,7 @@ export function optionalMetadata(
   return {};
 }
 
-/** Body of POST /threads: `{}` or `{metadata}`; other SDK fields (ttl, supersteps) are accepted and ignored. */
+/** Body of POST /threads: `{}` or `{metadata}`; `supersteps` is read by state-update.ts, `ttl` is accepted and ignored. */
 export function parseThreadCreate(body: unknown): Parsed<ThreadCreateBody> {
   if (body === undefined || body === null) body = {};
   if (!isObject(body)) return { ok: false, issues: [dictIssue(["body"])] };

@@ -91,4 +91,27 @@ describe("interrupts on plumb's agent server", () => {
     expect(history[0]!.parent_checkpoint?.checkpoint_id).toBe(history[1]!.checkpoint.checkpoint_id);
     expect(history[1]!.tasks[0]?.interrupts).toHaveLength(1);
   });
+
+  it("a state update waits for the thread's run (409); a wrong node is 422, a wrong fork point 404", async () => {
+    const thread = await sdk.threads.create();
+    const running = sdk.runs.wait(thread.thread_id, "agent", { input: human("ping") });
+    await expect.poll(() => clock.waiting()).toBe(1);
+    const update = { values: human("late"), asNode: "agent" };
+    await expect(sdk.threads.updateState(thread.thread_id, update)).rejects.toMatchObject({ status: 409 });
+    clock.release();
+    await running;
+    await expect(
+      sdk.threads.updateState(thread.thread_id, { values: human("x"), asNode: "nowhere" }),
+    ).rejects.toMatchObject({ status: 422 });
+    const unknown = "1f000000-0000-6000-8000-000000000000";
+    await expect(
+      sdk.runs.create(thread.thread_id, "agent", { input: null, checkpointId: unknown }),
+    ).rejects.toMatchObject({ status: 404 });
+    await sdk.threads.updateState(thread.thread_id, update);
+    expect(texts((await sdk.threads.getState(thread.thread_id)).values)).toEqual([
+      "human:ping",
+      "ai:pong",
+      "human:late",
+    ]);
+  });
 });
