@@ -39,7 +39,7 @@ export async function readPruneLedger(statusDir: string): Promise<PruneEntry[]> 
 }
 
 /** The entries of a ledger's text (the status branch's copy too). */
-export function parsePruneLedger(text: string): PruneEntry[] {
+function parsePruneLedger(text: string): PruneEntry[] {
   const entries: PruneEntry[] = [];
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
