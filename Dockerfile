@@ -38,4 +38,5 @@ EXPOSE 9400
 HEALTHCHECK --interval=30s --timeout=3s --start-period=20s --retries=3 CMD ["node", "/app/healthcheck.mjs"]
 ENTRYPOINT ["plumb"]
 # Follow PLUMB_GIT_REPO (set it, or override the command with `controller --dir /manifests ...`).
+# It listens on every interface, so it needs PLUMB_STATUS_TOKEN (or --status-token-file).
 CMD ["controller", "--listen", "0.0.0.0:9400", "--workdir", "/work/checkout", "--drift-schedule", "*/10 * * * *"]

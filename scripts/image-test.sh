@@ -33,6 +33,8 @@ tmp=$(mktemp -d /tmp/plumb-image-test.XXXXXX)
 cp_pid="" ctl_pid="" ctr=""
 bh() { buildah --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs "$@"; }
 cleanup() {
+  set +e # undo everything, whatever fails on the way
+  trap - ERR
   # Only the processes this script started, by their ids (the controller's whole process group).
   [ -n "$ctl_pid" ] && kill -TERM -- "-$ctl_pid" 2>/dev/null
   [ -n "$cp_pid" ] && kill -TERM "$cp_pid" 2>/dev/null
@@ -115,10 +117,18 @@ for _ in $(seq 100); do
 done
 [ -n "$api" ] || fail "the local control plane did not start: $(cat "$tmp/cp.log")"
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-# The key is this run's throwaway: it only opens the control plane started above.
+# As examples/kubernetes runs it: on every interface, the API key and the status token read from
+# files mounted read-only (this run's throwaway values: they only open the control plane above).
+mkdir -p "$tmp/secrets"
+printf '%s' "$key" >"$tmp/secrets/api-key"
+token="image-test-token-$RANDOM$RANDOM"
+printf '%s' "$token" >"$tmp/secrets/status-token"
+chmod 0755 "$tmp/secrets" && chmod 0444 "$tmp/secrets"/*
 setsid buildah --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs run \
-  --env "PLUMB_API_URL=$api" --env "PLUMB_API_KEY=$key" --env OPENAI_API_KEY=image-test "$ctr" -- \
-  plumb controller --dir /app/examples/saas --status-dir /work/status --listen "127.0.0.1:$port" \
+  --volume "$tmp/secrets:/etc/plumb/secrets:ro" \
+  --env "PLUMB_API_URL=$api" --env HOME=/tmp --env OPENAI_API_KEY=image-test "$ctr" -- \
+  plumb controller --dir /app/examples/saas --status-dir /work/status --listen "0.0.0.0:$port" \
+  --api-key-file /etc/plumb/secrets/api-key --status-token-file /etc/plumb/secrets/status-token \
   >"$tmp/controller.log" 2>&1 &
 ctl_pid=$!
 probe() { node -e 'fetch(process.argv[1]).then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))' "$1"; }
@@ -138,9 +148,15 @@ done
 for path in /livez /healthz; do
   probe "http://127.0.0.1:$port$path" || fail "the controller in the image does not answer $path 200"
 done
+status_code() {
+  node -e 'fetch(process.argv[1],{headers:process.argv[2]?{authorization:`Bearer ${process.argv[2]}`}:{}})
+    .then(r=>console.log(r.status),()=>console.log(0))' "http://127.0.0.1:$port/status" "${1:-}"
+}
+[ "$(status_code)" = 401 ] || fail "/status answers without the status token"
+[ "$(status_code "$token")" = 200 ] || fail "/status refuses the status token read from its file"
 # The HEALTHCHECK script, in the image, reading the running controller's --listen from its command line.
-plumb_pid=$(pgrep -f -s "$ctl_pid" -- "--listen 127.0.0.1:$port" | head -1) ||
+plumb_pid=$(pgrep -f -s "$ctl_pid" -- "--listen 0.0.0.0:$port" | head -1) ||
   fail "cannot find the controller process"
 bh run "$ctr" -- node /app/healthcheck.mjs "$plumb_pid" || fail "the image's HEALTHCHECK fails on a healthy controller"
-say "controller in the image: /livez /healthz /readyz 200, HEALTHCHECK passes"
+say "controller in the image (secrets from files, 0.0.0.0): /livez /healthz /readyz 200, /status behind the token, HEALTHCHECK passes"
 say "passed in $((SECONDS - start)) s"
