@@ -1,4 +1,5 @@
-import { DeploymentManifest, KINDS, OrganizationAccessManifest } from "../schema/manifest.js";
+import { EnvironmentManifest } from "../schema/environment.js";
+import { DeploymentManifest, DOCUMENT_KINDS, OrganizationAccessManifest } from "../schema/manifest.js";
 
 // Plain draft-07 JSON Schemas built from the TypeBox shapes. The same objects feed ajv and the
 // committed files in schemas/, so what editors check and what `plumb validate` checks cannot differ.
@@ -93,6 +94,13 @@ export const ORGANIZATION_ACCESS_SCHEMA: JsonSchema = ordered({
   description: "A plumb OrganizationAccess manifest: how SSO users join the organization.",
 });
 
+export const ENVIRONMENT_SCHEMA: JsonSchema = ordered({
+  ...asSchema(EnvironmentManifest),
+  $schema: DRAFT_07,
+  $id: `${SCHEMA_BASE}/environment.schema.json`,
+  description: "A plumb Environment manifest: a control plane the deployments run on, and their defaults.",
+});
+
 const definition = (schema: JsonSchema): JsonSchema => withoutKeys(schema, ["$schema", "$id"]);
 
 /** Accepts any plumb document: the kind picks the shape. */
@@ -100,12 +108,15 @@ const PLUMB_SCHEMA: JsonSchema = {
   $schema: DRAFT_07,
   $id: `${SCHEMA_BASE}/plumb.schema.json`,
   title: "plumb manifest",
-  description: "Any plumb/v1 document; `kind` selects Deployment or OrganizationAccess.",
+  description: "Any plumb/v1 document; `kind` selects Deployment, OrganizationAccess or Environment.",
   type: "object",
   required: ["apiVersion", "kind"],
   properties: {
     apiVersion: { const: "plumb/v1", description: "Always plumb/v1." },
-    kind: { enum: [...KINDS], description: "The kind of object: Deployment or OrganizationAccess." },
+    kind: {
+      enum: [...DOCUMENT_KINDS],
+      description: "The kind of object: Deployment, OrganizationAccess or Environment.",
+    },
   },
   allOf: [
     {
@@ -116,10 +127,15 @@ const PLUMB_SCHEMA: JsonSchema = {
       if: { properties: { kind: { const: "OrganizationAccess" } } },
       then: { $ref: "#/definitions/OrganizationAccess" },
     },
+    {
+      if: { properties: { kind: { const: "Environment" } } },
+      then: { $ref: "#/definitions/Environment" },
+    },
   ],
   definitions: {
     Deployment: definition(DEPLOYMENT_SCHEMA),
     OrganizationAccess: definition(ORGANIZATION_ACCESS_SCHEMA),
+    Environment: definition(ENVIRONMENT_SCHEMA),
   },
 };
 
@@ -127,5 +143,6 @@ const PLUMB_SCHEMA: JsonSchema = {
 export const SCHEMA_FILES: Readonly<Record<string, JsonSchema>> = {
   "deployment.schema.json": DEPLOYMENT_SCHEMA,
   "organization-access.schema.json": ORGANIZATION_ACCESS_SCHEMA,
+  "environment.schema.json": ENVIRONMENT_SCHEMA,
   "plumb.schema.json": PLUMB_SCHEMA,
 };

@@ -11,13 +11,18 @@ import {
   problemAt,
   tooLarge,
 } from "./parse.js";
-import type { LoadedManifest, Problem } from "./types.js";
+import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
 import { validateDocuments, validating } from "./validate.js";
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", ".plumb"]);
 const YAML_FILE = /\.ya?ml$/i;
 
-export type LoadResult = { manifests: LoadedManifest[]; problems: Problem[] };
+export type LoadResult = {
+  manifests: LoadedManifest[];
+  /** The `kind: Environment` documents, when the tree has any (docs/environments.md). */
+  environments?: LoadedEnvironment[];
+  problems: Problem[];
+};
 
 /**
  * Loads and validates every *.yaml / *.yml under `root` (or the one file `root` names).

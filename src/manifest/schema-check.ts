@@ -7,17 +7,18 @@ import {
   UUID_PATTERN,
 } from "../schema/common.js";
 import { CPU_FIELDS } from "../schema/resource-spec.js";
-import { DEPLOYMENT_SCHEMA, ORGANIZATION_ACCESS_SCHEMA } from "./json-schema.js";
+import { DEPLOYMENT_SCHEMA, ENVIRONMENT_SCHEMA, ORGANIZATION_ACCESS_SCHEMA } from "./json-schema.js";
 import type { FieldPath } from "./locate.js";
 import { type ParsedDocument, problemAt } from "./parse.js";
 import type { Problem } from "./types.js";
 
-type Kind = "Deployment" | "OrganizationAccess";
+type Kind = "Deployment" | "OrganizationAccess" | "Environment";
 
 type Validators = Record<Kind, ValidateFunction>;
 const compile = (ajv: Ajv): Validators => ({
   Deployment: ajv.compile(DEPLOYMENT_SCHEMA),
   OrganizationAccess: ajv.compile(ORGANIZATION_ACCESS_SCHEMA),
+  Environment: ajv.compile(ENVIRONMENT_SCHEMA),
 });
 // Compiled once per process; the validators are immutable, so sharing them is safe. A quick
 // validator (first error only) clears valid documents; the detailed one explains invalid ones.

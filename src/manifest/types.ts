@@ -1,3 +1,4 @@
+import type { EnvironmentManifest } from "../schema/environment.js";
 import type { Manifest } from "../schema/manifest.js";
 
 /** A position in a manifest file; line and column are 1-based. */
@@ -16,8 +17,12 @@ export type Problem = SourceLocation & {
 };
 
 /** A plumb document read from disk, with what is needed to point back into its source. */
-export type LoadedManifest<M extends Manifest = Manifest> = {
-  manifest: M;
+export type LoadedManifest<M extends Manifest = Manifest> = Located & { manifest: M };
+
+/** A `kind: Environment` document read from disk (docs/environments.md). */
+export type LoadedEnvironment = Located & { manifest: EnvironmentManifest };
+
+type Located = {
   /** Path relative to the manifest root, as shown to users. */
   file: string;
   /** Location of the document start (the `kind` key when present). */

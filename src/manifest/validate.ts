@@ -1,14 +1,17 @@
-import { KINDS, type Manifest } from "../schema/manifest.js";
+import { DOCUMENT_KINDS, type Manifest } from "../schema/manifest.js";
+import { checkEnvironmentDocument, checkEnvironmentReferences } from "./environment-rules.js";
 import { type ParsedDocument, problemAt } from "./parse.js";
 import { checkDeploymentRules } from "./rules.js";
 import { checkSchema, suggest } from "./schema-check.js";
 import { checkAnnotations } from "./annotation-rules.js";
 import { checkTextCharacters } from "./text-rules.js";
-import type { LoadedManifest, Problem, SourceLocation } from "./types.js";
+import type { LoadedEnvironment, LoadedManifest, Problem, SourceLocation } from "./types.js";
 
 export type ValidationResult = {
   /** Documents without any error, in file order; warnings do not exclude a document. */
   manifests: LoadedManifest[];
+  /** The valid `kind: Environment` documents (docs/environments.md); none in most repositories. */
+  environments?: LoadedEnvironment[];
   /** Every problem, sorted by file, line and column. */
   problems: Problem[];
 };
@@ -16,6 +19,7 @@ export type ValidationResult = {
 /** Problems listed per document; the rest are counted in one `too-many-problems` warning. */
 export const MAX_PROBLEMS_PER_DOCUMENT = 100;
 
+const KINDS = DOCUMENT_KINDS;
 const isKind = (kind: unknown): kind is (typeof KINDS)[number] => KINDS.some((k) => k === kind);
 const showLocation = (l: SourceLocation) => `${l.file}:${l.line}:${l.column}`;
 
@@ -54,6 +58,8 @@ export function* validating(
   };
   const names = new Map<string, ParsedDocument>();
   let organizationAccess: ParsedDocument | undefined;
+  const environmentDocs: ParsedDocument[] = [];
+  const deploymentDocs: ParsedDocument[] = [];
 
   for (const doc of sortDocuments(documents)) {
     const kind = doc.value.kind;
@@ -66,7 +72,11 @@ export function* validating(
       continue;
     }
     const schema = checkSchema(doc, kind);
-    const found = [...schema.problems, ...checkTextCharacters(doc), ...checkAnnotations(doc)];
+    const schemaProblems =
+      kind === "Environment" ? checkEnvironmentDocument(doc, schema.problems) : schema.problems;
+    const found = [...schemaProblems, ...checkTextCharacters(doc), ...checkAnnotations(doc)];
+    if (kind === "Environment") environmentDocs.push(doc);
+    if (kind === "Deployment") deploymentDocs.push(doc);
     if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
     const name = nameOf(doc);
     if (kind === "Deployment" && name !== undefined) {
@@ -99,10 +109,14 @@ export function* validating(
     add(doc, found, schema.more);
     yield;
   }
-  const manifests = sortDocuments(documents)
-    .filter((doc) => !failed.has(doc))
-    .map((doc) => toLoaded(doc));
-  return { manifests, problems: sortProblems(problems) };
+  for (const [doc, found] of checkEnvironmentReferences(environmentDocs, deploymentDocs)) add(doc, found);
+  const valid = sortDocuments(documents).filter((doc) => !failed.has(doc));
+  const manifests = valid.filter((doc) => doc.value.kind !== "Environment").map((doc) => toLoaded(doc));
+  if (environmentDocs.length === 0) return { manifests, problems: sortProblems(problems) };
+  const environments = valid
+    .filter((doc) => doc.value.kind === "Environment")
+    .map((doc) => toLoaded(doc) as unknown as LoadedEnvironment);
+  return { manifests, environments, problems: sortProblems(problems) };
 }
 
 const nameOf = (doc: ParsedDocument): string | undefined => {

@@ -7,12 +7,15 @@ import {
   SourceConfig,
   SourceRevisionConfigRequest,
 } from "./deployment.js";
+import { DeploymentEnvironments, DeploymentOverrides } from "./environment.js";
 
 // The manifest format users write (apiVersion plumb/v1). `spec` mirrors the API fields.
 
 export const API_VERSION = "plumb/v1";
 export const KINDS = ["Deployment", "OrganizationAccess"] as const;
 export type ManifestKind = (typeof KINDS)[number];
+/** Every kind of plumb document: the managed objects (KINDS) and the Environments they run in. */
+export const DOCUMENT_KINDS = [...KINDS, "Environment"] as const;
 
 const Metadata = Type.Object(
   {
@@ -119,8 +122,15 @@ export const DeploymentManifest = Type.Object(
   {
     apiVersion: Type.Literal(API_VERSION, { description: "Always plumb/v1." }),
     kind: Type.Literal("Deployment", { description: "An agent-server deployment." }),
-    metadata: Metadata,
+    metadata: Type.Composite(
+      [Metadata, Type.Object({ environments: Type.Optional(DeploymentEnvironments) })],
+      {
+        additionalProperties: false,
+        description: "Identity of the object.",
+      },
+    ),
     spec: DeploymentSpec,
+    environments: Type.Optional(DeploymentOverrides),
   },
   {
     additionalProperties: false,

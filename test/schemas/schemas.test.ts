@@ -32,7 +32,8 @@ describe("committed JSON Schemas", () => {
 
   it.each(Object.keys(SCHEMA_FILES))("%s describes every field", (name) => {
     const all = fields(SCHEMA_FILES[name]);
-    expect(all.length).toBeGreaterThan(name === "organization-access.schema.json" ? 5 : 100);
+    const least = { "organization-access.schema.json": 5, "environment.schema.json": 30 }[name] ?? 100;
+    expect(all.length).toBeGreaterThan(least);
     const missing = all.filter(
       (f) => typeof f.schema.description !== "string" || f.schema.description === "",
     );
@@ -52,6 +53,9 @@ describe("committed JSON Schemas", () => {
     expect(validate({ ...meta, kind: "Deployment", spec: { source: "gitrepo" } })).toBe(true);
     expect(validate({ ...meta, kind: "Deployment", spec: { invites_enabled: true } })).toBe(false);
     expect(validate({ ...meta, kind: "Other", spec: {} })).toBe(false);
+    const environment = { api_url: "http://127.0.0.1:8123", api_key: { env: "KEY" } };
+    expect(validate({ ...meta, kind: "Environment", spec: environment })).toBe(true);
+    expect(validate({ ...meta, kind: "Environment", spec: { ...environment, api_key: "k" } })).toBe(false);
   });
 
   it("keeps the nested shapes of spec 2.4 with their bounds", () => {
