@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ControlPlaneContext, StatefulModule } from "../context.js";
 import { createAssistantStore, type AssistantRecord } from "./assistant-store.js";
+import { createMemoryStore, readStoreItems } from "./memory-store.js";
 import { registerAgentRoutes } from "./routes.js";
 import { createRunEvents } from "./run-events.js";
 import { createScheduler } from "./scheduler.js";
@@ -11,7 +12,7 @@ import { emitRunEnded, emitRunStarted } from "./stream-events.js";
 /**
  * The simulated agent server served for every deployment at `/agents/{deployment_id}`: assistants
  * of the one graph `agent`, threads, runs (streamed or not, on a thread or stateless) with the
- * four multitask strategies, join, cancel, state and history.
+ * four multitask strategies, join, cancel, state and history; interrupts and state edits; the store.
  */
 export function createAgentServerModule(ctx: ControlPlaneContext): {
   register(app: FastifyInstance): void;
@@ -19,6 +20,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
 } {
   const store = createThreadStore();
   const assistants = createAssistantStore();
+  const items = createMemoryStore();
   const events = createRunEvents();
   const openStreams: OpenStreams = new Set();
   const scheduler = createScheduler({
@@ -46,7 +48,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
   let ready = false;
   return {
     register(app) {
-      registerAgentRoutes(app, { ctx, store, scheduler, events, assistants, openStreams });
+      registerAgentRoutes(app, { ctx, store, scheduler, events, assistants, items, openStreams });
       app.addHook("onReady", async () => {
         ready = true;
         scheduler.resume(store.all());
@@ -63,10 +65,12 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
       snapshot: () => ({
         ...store.snapshot(),
         assistants: JSON.parse(JSON.stringify(assistants.snapshot())) as Record<string, AssistantRecord[]>,
+        store: items.snapshot(),
       }),
       restore: (data) => {
         store.restore(data);
         assistants.restore(readAssistants(data));
+        items.restore(readStoreItems(data));
         if (ready) scheduler.resume(store.all());
       },
     },

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ControlPlaneContext } from "../context.js";
 import type { AssistantStore } from "./assistant-store.js";
+import type { MemoryStore } from "./memory-store.js";
 import type { RunEvents } from "./run-events.js";
 import type { Scheduler } from "./scheduler.js";
 import type { OpenStreams } from "./sse.js";
@@ -30,6 +31,8 @@ export type AgentRoutesDeps = {
   scheduler: Scheduler;
   events: RunEvents;
   assistants: AssistantStore;
+  /** Items of the store API (client.store). */
+  items: MemoryStore;
   /** SSE responses in progress, ended when the server closes. */
   openStreams: OpenStreams;
 };

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { createRouteKit, type AgentRoutesDeps } from "./route-kit.js";
 import { registerAssistantRoutes } from "./assistant-routes.js";
+import { registerStoreRoutes } from "./memory-store-routes.js";
 import { registerRunRoutes } from "./run-routes.js";
 import { registerStateRoutes } from "./state-routes.js";
 import { registerStreamRoutes } from "./stream-routes.js";
@@ -16,4 +17,5 @@ export function registerAgentRoutes(app: FastifyInstance, deps: AgentRoutesDeps)
   registerAssistantRoutes(app, deps, kit);
   registerRunRoutes(app, deps, kit);
   registerStreamRoutes(app, deps, kit);
+  registerStoreRoutes(app, deps, kit);
 }

@@ -10,6 +10,8 @@ type AgentServerSnapshot = {
   version: 1;
   deployments: Record<string, ThreadRecord[]>;
   assistants?: Record<string, AssistantRecord[]>;
+  /** Items of the store API (memory-store.ts; absent in snapshots written before it existed). */
+  store?: Record<string, unknown[]>;
 };
 
 export type ThreadStore = {
