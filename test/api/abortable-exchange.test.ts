@@ -1,4 +1,4 @@
-import { getEventListeners } from "node:events";
+import { getEventListeners, setMaxListeners } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { abortableExchange } from "../../src/api/abortable-exchange.js";
 
@@ -35,6 +35,9 @@ describe("abortableExchange", () => {
   it("leaves nothing behind once released: no timer, no listener on the caller's long-lived signal", () => {
     vi.useFakeTimers();
     const caller = new AbortController();
+    // A long-lived signal that every request in flight listens on, as apply's stop signal and the
+    // controller's work queue are: they lift the listener limit (else Node warns at 11 listeners).
+    setMaxListeners(0, caller.signal);
     const exchanges = Array.from({ length: 100 }, () => abortableExchange(30_000, caller.signal));
     expect(vi.getTimerCount()).toBe(100);
     expect(getEventListeners(caller.signal, "abort")).toHaveLength(100);
