@@ -3,13 +3,24 @@ import { UsageError } from "../errors.js";
 type FaultKind = "500" | "503" | "429" | "reset" | "lost-response" | "echo";
 const KINDS: readonly FaultKind[] = ["500", "503", "429", "reset", "lost-response", "echo"];
 
-/** Share of requests failing each way, plus an optional latency range applied to every request. */
+/**
+ * Share of requests failing each way, plus an optional latency range applied to every request.
+ * `methods`: only requests of these methods draw (the others are served as without faults);
+ * `max`: at most this many faults in all, then every request is served.
+ */
 export type FaultSpec = {
   rates: Array<{ kind: FaultKind; share: number }>;
   latency?: { minMs: number; maxMs: number };
+  methods?: string[];
+  max?: number;
 };
 
-/** Parses `500=0.05,503=0.05,429=0.05,reset=0.02,lost-response=0.02,echo=0.1,latency=10-200`. */
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/**
+ * Parses `500=0.05,503=0.05,429=0.05,reset=0.02,lost-response=0.02,echo=0.1,latency=10-200`, with
+ * optionally `methods=PATCH/POST` and `max=N`.
+ */
 export function parseFaultSpec(text: string): FaultSpec {
   const spec: FaultSpec = { rates: [] };
   for (const part of text
@@ -27,8 +38,23 @@ export function parseFaultSpec(text: string): FaultSpec {
       spec.latency = { minMs, maxMs };
       continue;
     }
+    if (name === "methods") {
+      const methods = value.split("/").map((m) => m.trim().toUpperCase());
+      const unknown = methods.find((m) => !METHODS.includes(m));
+      if (unknown !== undefined)
+        throw new UsageError(`--faults: methods takes ${METHODS.join("/")}, got "${unknown}"`);
+      spec.methods = methods;
+      continue;
+    }
+    if (name === "max") {
+      if (!/^\d+$/.test(value)) throw new UsageError(`--faults: max must be a whole number, got "${value}"`);
+      spec.max = Number(value);
+      continue;
+    }
     if (!(KINDS as readonly string[]).includes(name)) {
-      throw new UsageError(`--faults: unknown fault "${name}"; use ${KINDS.join(", ")} or latency`);
+      throw new UsageError(
+        `--faults: unknown fault "${name}"; use ${KINDS.join(", ")}, latency, methods or max`,
+      );
     }
     const share = Number(value);
     if (value === "" || !Number.isFinite(share) || share < 0 || share > 1) {
@@ -55,9 +81,10 @@ function seededRandom(seed: number): () => number {
 
 export type FaultDecision = { kind: FaultKind | undefined; latencyMs: number };
 
-/** Draws the fault (if any) and latency of one request. */
+/** Draws the fault (if any) and latency of one request; no fault once `spec.max` were drawn. */
 export function createFaultPicker(spec: FaultSpec, seed: number): () => FaultDecision {
   const random = seededRandom(seed);
+  let drawn = 0;
   return () => {
     const draw = random();
     let cumulative = 0;
@@ -65,7 +92,8 @@ export function createFaultPicker(spec: FaultSpec, seed: number): () => FaultDec
     for (const rate of spec.rates) {
       cumulative += rate.share;
       if (draw < cumulative) {
-        kind = rate.kind;
+        kind = spec.max === undefined || drawn < spec.max ? rate.kind : undefined;
+        if (kind) drawn += 1;
         break;
       }
     }

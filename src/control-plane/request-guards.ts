@@ -37,7 +37,8 @@ export type RouteFlags = { public?: boolean; faults?: false };
 const flagsOf = (request: FastifyRequest) => request.routeOptions.config as RouteFlags | undefined;
 // Unknown routes are authenticated too (401 before 404), as behind a real API gateway.
 const isPublic = (request: FastifyRequest) => flagsOf(request)?.public === true;
-const takesFaults = (request: FastifyRequest) => flagsOf(request)?.faults !== false;
+const takesFaults = (request: FastifyRequest, methods: string[] | undefined) =>
+  flagsOf(request)?.faults !== false && (methods === undefined || methods.includes(request.method));
 
 /** In order: injected faults, rate limits (spec 8.2), then authentication of the tenant. */
 export function installRequestGuards(app: FastifyInstance, options: GuardOptions): void {
@@ -88,7 +89,7 @@ export function installRequestGuards(app: FastifyInstance, options: GuardOptions
 
   const pick = createFaultPicker(options.faults, options.faultSeed);
   app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!takesFaults(request)) return admit(request);
+    if (!takesFaults(request, options.faults?.methods)) return admit(request);
     const { kind, latencyMs } = pick();
     if (latencyMs > 0) await options.clock.sleep(latencyMs);
     if (kind === "reset") {

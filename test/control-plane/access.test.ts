@@ -141,6 +141,19 @@ describe("faults", () => {
       expect(() => parseFaultSpec(bad), bad).toThrow();
   });
 
+  it("limits faults to methods and to a number in all", () => {
+    const spec = parseFaultSpec("500=1,methods=PATCH/post,max=2");
+    expect(spec).toEqual({ rates: [{ kind: "500", share: 1 }], methods: ["PATCH", "POST"], max: 2 });
+    expect(Array.from({ length: 4 }, createFaultPicker(spec, 1)).map((d) => d.kind)).toEqual([
+      "500",
+      "500",
+      undefined,
+      undefined,
+    ]);
+    for (const bad of ["500=1,methods=TRACE", "500=1,max=-1", "500=1,max=x"])
+      expect(() => parseFaultSpec(bad), bad).toThrow();
+  });
+
   it("is reproducible with a seed", () => {
     const spec = parseFaultSpec("500=0.2,503=0.2,latency=0-50");
     const draw = (seed: number) => Array.from({ length: 50 }, createFaultPicker(spec, seed));

@@ -1,0 +1,213 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createApplyPorts, type ClientPorts } from "../../src/apply/api-adapter.js";
+import type { SendContext } from "../../src/apply/engine-types.js";
+import { sendChange } from "../../src/apply/send-change.js";
+import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
+import type { FaultSpec } from "../../src/control-plane/faults.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import type { PlannedChange } from "../../src/diff/plan-types.js";
+import type { Deployment } from "../../src/schema/deployment.js";
+import { FastClock } from "../reconcile/harness.js";
+
+// sendChange against the local control plane's real answers. Faults hit PATCH only (GETs and the
+// create are served), so each case scripts exactly what happens to the PATCH; what landed is
+// counted on the control plane (its revisions), attempts on the wire.
+
+let cp: RunningControlPlane | undefined;
+afterEach(async () => {
+  await cp?.stop();
+  cp = undefined;
+});
+
+type Setup = { ports: ClientPorts; clock: FastClock; patches: () => number; deployment: Deployment };
+
+/** A control plane with `faults` on PATCH, one deployment, and ports that count PATCHes sent. */
+async function setup(faults: Omit<FaultSpec, "methods"> | undefined, stopAfter = 50): Promise<Setup> {
+  const clock = new FastClock();
+  cp = await startControlPlane({
+    revisionSeconds: 0,
+    deploymentReadySeconds: 0,
+    runSeconds: 0,
+    clock,
+    faults: faults && { ...faults, methods: ["PATCH"] },
+  });
+  let patches = 0;
+  const counting: typeof fetch = (input, init) => {
+    if (init?.method === "PATCH") patches += 1;
+    // Bounded: a send that never gives up fails here instead of hanging the suite.
+    if (patches > stopAfter) throw new Error(`more than ${stopAfter} PATCHes sent`);
+    return fetch(input, init);
+  };
+  const ports = createApplyPorts({
+    clock,
+    api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
+    transport: { fetch: counting, retry: { baseDelayMs: 5, maxDelayMs: 50 }, timeoutMs: 5_000 },
+  });
+  const deployment = await ports.controlPlane.createDeployment({
+    name: "svc",
+    source: "gitrepo",
+    source_config: {
+      integration_id: DEFAULT_INTEGRATION_ID,
+      repo_url: "https://github.com/acme/svc",
+      deployment_type: "dev",
+      build_on_push: false,
+    },
+    source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
+    secrets: [],
+  });
+  return { ports, clock, patches: () => patches, deployment };
+}
+
+const update = (id: string, body: Record<string, unknown>, newRevision: boolean): PlannedChange => ({
+  kind: "Deployment",
+  name: "svc",
+  file: "deployments.yaml",
+  line: 1,
+  action: "update",
+  id,
+  new_revision: newRevision,
+  revision_fields: newRevision ? Object.keys(body) : [],
+  in_place_fields: newRevision ? [] : Object.keys(body),
+  request: { method: "PATCH", path: `/v2/deployments/${id}`, body },
+  diff: [],
+  errors: [],
+  warnings: [],
+  changed_secrets: [],
+});
+
+const newRef = { source_revision_config: { repo_ref: "release" } };
+const context = (clock: FastClock, random = () => 0.5): SendContext => ({ clock, random });
+
+const revisions = async (s: Setup) =>
+  (await s.ports.controlPlane.listRevisions(s.deployment.id, { limit: 100 })).resources;
+
+describe("sendChange", () => {
+  it("sends a revision-creating PATCH once and returns the revision it created", async () => {
+    const s = await setup(undefined);
+    const change = update(s.deployment.id, newRef, true);
+    const sent = await sendChange(s.ports, change, s.deployment, context(s.clock));
+    const all = await revisions(s);
+    expect(all).toHaveLength(2);
+    expect(sent.revisionId).toBe(all[0]?.id);
+    expect(sent.revisionId).not.toBe(s.deployment.latest_revision_id);
+    expect(sent.recovered).toBe(false);
+    expect(s.patches()).toBe(1);
+  });
+
+  it("an in-place PATCH names no revision to wait for", async () => {
+    const s = await setup(undefined);
+    const change = update(s.deployment.id, { source_config: { build_command: "make" } }, false);
+    const sent = await sendChange(s.ports, change, s.deployment, context(s.clock));
+    expect(sent.revisionId).toBeNull();
+    expect(sent.deployment?.source_config.build_command).toBe("make");
+    expect(await revisions(s)).toHaveLength(1);
+  });
+
+  it("a lost response that landed: not resent, and the new revision is returned to wait for", async () => {
+    const s = await setup({ rates: [{ kind: "lost-response", share: 1 }], max: 1 });
+    const change = update(s.deployment.id, newRef, true);
+    const sent = await sendChange(s.ports, change, s.deployment, context(s.clock));
+    const all = await revisions(s);
+    expect(all).toHaveLength(2);
+    expect(s.patches()).toBe(1);
+    // Without the id apply would call it converged without waiting for a revision that may fail.
+    expect(sent.revisionId).toBe(all[0]?.id);
+    expect(sent.deployment?.latest_revision_id).toBe(all[0]?.id);
+    expect(sent.recovered).toBe(true);
+  });
+
+  it("a 5xx that did not land is resent once, from the baseline it reads itself", async () => {
+    const s = await setup({ rates: [{ kind: "500", share: 1 }], max: 1 });
+    const change = update(s.deployment.id, newRef, true);
+    // No deployment given: sendChange reads the baseline before sending.
+    const sent = await sendChange(s.ports, change, null, context(s.clock));
+    const all = await revisions(s);
+    expect(s.patches()).toBe(2);
+    expect(all).toHaveLength(2);
+    expect(sent.revisionId).toBe(all[0]?.id);
+    expect(sent.revisionId).not.toBe(s.deployment.latest_revision_id);
+  });
+
+  it("waits as long as a 503's Retry-After says before sending again", async () => {
+    const s = await setup({ rates: [{ kind: "503", share: 1 }], max: 1 });
+    const started = s.clock.now();
+    const sent = await sendChange(s.ports, update(s.deployment.id, newRef, true), s.deployment, {
+      clock: s.clock,
+      random: () => 0,
+    });
+    expect(s.clock.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(s.patches()).toBe(2);
+    expect(sent.revisionId).toBe((await revisions(s))[0]?.id);
+  });
+
+  it("a lost in-place PATCH is resent (absolute values): one change, no revision", async () => {
+    const s = await setup({ rates: [{ kind: "lost-response", share: 1 }], max: 1 });
+    const change = update(s.deployment.id, { source_config: { build_command: "make again" } }, false);
+    const sent = await sendChange(s.ports, change, s.deployment, context(s.clock));
+    expect(s.patches()).toBe(2);
+    expect(sent.revisionId).toBeNull();
+    expect(sent.deployment?.source_config.build_command).toBe("make again");
+    expect(await revisions(s)).toHaveLength(1);
+  });
+
+  it("a persistent 5xx gives up after a bounded number of attempts, with the server's error", async () => {
+    const s = await setup({ rates: [{ kind: "500", share: 1 }] }, 20);
+    const change = update(s.deployment.id, newRef, true);
+    const started = s.clock.now();
+    await expect(sendChange(s.ports, change, s.deployment, context(s.clock))).rejects.toMatchObject({
+      status: 500,
+    });
+    expect(s.patches()).toBe(8);
+    expect(await revisions(s)).toHaveLength(1);
+    // It waited between attempts (full jitter at 0.5 of each ceiling), never longer than 5 s once.
+    const waited = s.clock.now() - started;
+    expect(waited).toBeGreaterThan(0);
+    expect(waited).toBeLessThanOrEqual(7 * 5_000);
+  });
+
+  it("a deployment deleted meanwhile stops with deployment-vanished", async () => {
+    const s = await setup({ rates: [{ kind: "500", share: 1 }], max: 1 });
+    const change = update(s.deployment.id, newRef, true);
+    await s.ports.controlPlane.deleteDeployment(s.deployment.id);
+    await expect(sendChange(s.ports, change, s.deployment, context(s.clock))).rejects.toMatchObject({
+      code: "deployment-vanished",
+    });
+    expect(s.patches()).toBe(1);
+  });
+
+  it("a refused PATCH (4xx) is not retried", async () => {
+    const s = await setup(undefined);
+    const change = update(s.deployment.id, { source_revision_config: { repo_ref: 7 } }, true);
+    await expect(sendChange(s.ports, change, s.deployment, context(s.clock))).rejects.toMatchObject({
+      status: 422,
+    });
+    expect(s.patches()).toBe(1);
+    expect(await revisions(s)).toHaveLength(1);
+  });
+
+  it("stops at once when its signal is aborted", async () => {
+    const s = await setup({ rates: [{ kind: "500", share: 1 }] });
+    const change = update(s.deployment.id, newRef, true);
+    const abort = new AbortController();
+    const ctx = { ...context(s.clock), signal: abort.signal };
+    const clock = s.clock;
+    // Aborted while it waits after the first failure.
+    ctx.clock = {
+      now: clock.now,
+      sleep: async (ms, signal) => {
+        abort.abort(new Error("stopped"));
+        return clock.sleep(ms, signal);
+      },
+    };
+    await expect(sendChange(s.ports, change, s.deployment, ctx)).rejects.toThrow();
+    expect(s.patches()).toBe(1);
+  });
+
+  it("a change without a request sends nothing", async () => {
+    const s = await setup(undefined);
+    const change = { ...update(s.deployment.id, {}, false), action: "noop" as const, request: null };
+    const sent = await sendChange(s.ports, change, s.deployment, context(s.clock));
+    expect(sent).toEqual({ deployment: s.deployment, revisionId: null, recovered: false });
+    expect(s.patches()).toBe(0);
+  });
+});
