@@ -69,7 +69,7 @@ const cases: Case[] = [
     "status --status-dir /proc/self",
     () => ["status", dir, "--status-dir", "/proc/self"],
     1,
-    "[status-write-failed]",
+    /\[(lock-io-error|status-write-failed)\]/,
   ],
   [
     "apply --status-dir /proc/self",
