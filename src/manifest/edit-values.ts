@@ -1,4 +1,4 @@
-import { Composer, CST, type Document, isScalar, type Node, parse, Parser } from "yaml";
+import { Composer, CST, type Document, isScalar, type Node, parseDocument, Parser } from "yaml";
 import type { FieldPath } from "./locate.js";
 
 // Edits scalar values inside a manifest file through the yaml package's CST: only the edited
@@ -16,12 +16,10 @@ export type EditOutcome = { edit: ValueEdit; line: number; written: boolean; rea
 /** How a value is written into an existing scalar: strings that would read back as something else are quoted. */
 function sourceOf(value: ValueEdit["value"]): { text: string; quote: boolean } {
   if (typeof value !== "string") return { text: value === null ? "null" : String(value), quote: false };
-  let readBack: unknown;
-  try {
-    readBack = parse(value);
-  } catch {
-    readBack = undefined;
-  }
+  // Read back as a node, not as a JS value: a string like "[WIP]: agent" is a mapping with a list
+  // for its key, which converting to JS would stringify (the yaml package warns on stderr).
+  const doc = parseDocument(value);
+  const readBack = doc.errors.length === 0 && isScalar(doc.contents) ? doc.contents.value : undefined;
   return { text: value, quote: readBack !== value };
 }
 
