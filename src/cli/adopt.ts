@@ -15,6 +15,7 @@ import {
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
 import { withStateLock } from "./with-state-lock.js";
+import type { StateLock } from "../lock/index.js";
 
 type Flags = ConnectionFlags & {
   target: string[];
@@ -42,9 +43,14 @@ export function adoptCommand(io: ApplyIo = processIo()): Command {
 }
 
 export const runAdopt = (path: string, flags: Flags, io: ApplyIo): Promise<number> =>
-  withStateLock(path, flags, "plumb adopt", (lock) => adoptLocked(path, flags, io, lock.assertHeld));
+  withStateLock(path, flags, "plumb adopt", (lock) => adoptLocked(path, flags, io, lock));
 
-async function adoptLocked(path: string, flags: Flags, io: ApplyIo, fence: () => void): Promise<number> {
+async function adoptLocked(
+  path: string,
+  flags: Flags,
+  io: ApplyIo,
+  lock: Pick<StateLock, "assertHeld" | "pushFence">,
+): Promise<number> {
   const session = await openSession(path, flags, io);
   await checkStatusDirWritable(session.statusDir);
   const result = await planSession(session, io, flags.target);
@@ -82,7 +88,7 @@ async function adoptLocked(path: string, flags: Flags, io: ApplyIo, fence: () =>
       gitCommit,
       session.clock.now(),
     );
-    fence(); // a lock lost meanwhile (forced): nothing more is recorded
+    lock.assertHeld(); // a lock lost meanwhile (forced): nothing more is recorded
     await saveObjectStatus(session.statusDir, record);
     recorded.push({
       name: d.name,
@@ -90,7 +96,11 @@ async function adoptLocked(path: string, flags: Flags, io: ApplyIo, fence: () =>
       secrets: Object.keys(record.secret_fingerprints?.values ?? {}).length,
     });
   }
-  const published = await publishStatus(session.location, `plumb adopt: ${recorded.length} recorded`, fence);
+  const published = await publishStatus(
+    session.location,
+    `plumb adopt: ${recorded.length} recorded`,
+    lock.pushFence,
+  );
   if (published?.commit)
     log.write(`Status committed to branch ${published.branch} (${published.commit.slice(0, 12)}).\n`);
   const skipped = decisions.filter((d) => !d.adopt).map((d) => ({ name: d.name, reason: d.reason }));

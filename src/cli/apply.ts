@@ -143,7 +143,7 @@ async function runApplyLocked(
   path: string,
   flags: Flags,
   io: ApplyIo,
-  lock: Pick<StateLock, "lost" | "assertHeld">,
+  lock: Pick<StateLock, "lost" | "assertHeld" | "pushFence">,
 ): Promise<number> {
   const lockLost = lock.lost;
   const json = flags.output === "json";
@@ -244,7 +244,7 @@ async function runApplyLocked(
     const published = await publishStatus(
       session.location,
       `plumb apply: ${report.ok ? "converged" : "not converged"}`,
-      lock.assertHeld,
+      lock.pushFence,
     ).catch((error: unknown) => void (publishError = asError(error)));
     if (published?.commit)
       log.write(`Status committed to branch ${published.branch} (${published.commit.slice(0, 12)}).\n`);

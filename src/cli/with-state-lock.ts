@@ -13,7 +13,7 @@ export async function withStateLock<T>(
   path: string,
   flags: Pick<ConnectionFlags, "statusDir" | "statusBranch"> & { lockTimeout?: number | undefined },
   command: string,
-  work: (lock: Pick<StateLock, "lost" | "assertHeld">) => Promise<T>,
+  work: (lock: Pick<StateLock, "lost" | "assertHeld" | "pushFence">) => Promise<T>,
   timing: StateLockTiming = {},
 ): Promise<T> {
   const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });

@@ -78,6 +78,7 @@ export async function startController(options: ControllerOptions): Promise<Contr
       log,
       onChange: (key) => activity.changed(key),
       fence: lock.assertHeld, // a leader that lost the lock records and publishes nothing
+      pushFence: lock.pushFence,
     });
     started.push(() => book.flush());
     const metrics = createControllerMetrics({

@@ -3,6 +3,7 @@ import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from
 import { loadStatusStore, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import { errorMessage } from "./error-message.js";
+import type { PushFence } from "../status/fenced-push.js";
 import type { Timers } from "./work-queue.js";
 
 // The controller's status records: in memory for /status and metrics, each written atomically to
@@ -40,6 +41,8 @@ export type StatusBookOptions = {
    * controller that lost the lock writes no record and publishes nothing.
    */
   fence?: () => void;
+  /** The same lock's hold on status-branch pushes (with a lease: swapped in the same atomic push). */
+  pushFence?: PushFence;
 };
 
 export async function openStatusBook(options: StatusBookOptions): Promise<StatusBook> {
@@ -56,6 +59,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   let moved = false;
 
   const fence = options.fence ?? (() => undefined);
+  const pushFence = options.pushFence ?? { check: fence };
   const held = () => {
     try {
       fence();
@@ -69,13 +73,13 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   const publish = () => {
     cancelPublish = undefined;
     publishing = publishing
-      // Checked again immediately before the push (status-branch.ts).
-      .then(() => publishStatus(location, "plumb controller: status", fence))
+      // Checked again immediately before the push (status/fenced-push.ts).
+      .then(() => publishStatus(location, "plumb controller: status", pushFence))
       // The older layout on the branch loses what moved (it mirrors its directory, which keeps the rest).
       .then(() => {
         if (!moved || !options.legacy) return null;
         moved = false;
-        return publishStatus(options.legacy, "plumb controller: status moved", fence);
+        return publishStatus(options.legacy, "plumb controller: status moved", pushFence);
       })
       .then(
         () => undefined,

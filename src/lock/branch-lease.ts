@@ -9,6 +9,7 @@ import { createFence, type Fence, lapsedError, renewDeadlineOf } from "./fence.j
 import { describeHolder, isDeadLocalHolder } from "./holder.js";
 import { type LockHolder, type Monotonic, systemMonotonic } from "./lock-types.js";
 import { createObserver } from "./observer.js";
+import type { PushFence } from "../status/fenced-push.js";
 
 // The lease of a status branch, held in the git remote itself so that writers on different machines
 // (CI runners, pods) exclude each other: the ref refs/plumb/locks/<branch> points to a commit whose
@@ -131,6 +132,8 @@ export type BranchLease = {
   lost: AbortSignal;
   /** Throws lock-lost unless the lease is still good on this process's monotonic clock. */
   assertHeld(): void;
+  /** A status push that renews the lease in the same atomic push (status/fenced-push.ts). */
+  withLease: NonNullable<PushFence["withLease"]>;
 };
 
 type LeaseOptions = {
@@ -239,13 +242,36 @@ function startRenewing(
     renewing = renewing.then(renew).catch(() => undefined);
   }, options.renewMs);
   timer.unref();
+  const assertHeld = () => {
+    if (lost.signal.aborted) throw lost.signal.reason;
+    fence.check();
+  };
+  // A push carrying the next lease, in turn with the renewals: the lease moves only if it lands.
+  const withLease: BranchLease["withLease"] = (push) => {
+    const run = renewing.then(async () => {
+      assertHeld();
+      const started = monotonic();
+      const next_ = await push({
+        ref: leaseRef(branch),
+        expected: current!,
+        message: JSON.stringify(next()),
+      });
+      if (next_) {
+        current = next_;
+        fence.renewed(started);
+        return;
+      }
+      lose(new PlumbError("lock-lost", `lost the lease of status branch ${branch}: another writer took it`));
+      throw lost.signal.reason;
+    });
+    renewing = run.catch(() => undefined);
+    return run;
+  };
   let released = false;
   return {
     lost: lost.signal,
-    assertHeld: () => {
-      if (lost.signal.aborted) throw lost.signal.reason;
-      fence.check();
-    },
+    assertHeld,
+    withLease,
     async release() {
       if (released) return;
       released = true;

@@ -47,13 +47,15 @@ export async function acquireStateLock(target: LockTarget, options: LockOptions)
       ...(options.monotonic ? { monotonic: options.monotonic } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
+    const assertHeld = () => {
+      local.assertHeld();
+      lease.assertHeld();
+    };
     return {
       holder: local.holder,
       lost: AbortSignal.any([local.lost, lease.lost]),
-      assertHeld() {
-        local.assertHeld();
-        lease.assertHeld();
-      },
+      assertHeld,
+      pushFence: { check: assertHeld, withLease: lease.withLease },
       async release() {
         await lease.release();
         await local.release();

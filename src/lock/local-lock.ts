@@ -135,13 +135,15 @@ function holdLocalLock(
   }, renewMs);
   timer.unref();
   let released = false;
+  const assertHeld = () => {
+    if (lost.signal.aborted) throw lost.signal.reason;
+    fence.check();
+  };
   return {
     holder,
     lost: lost.signal,
-    assertHeld: () => {
-      if (lost.signal.aborted) throw lost.signal.reason;
-      fence.check();
-    },
+    assertHeld,
+    pushFence: { check: assertHeld },
     async release() {
       if (released) return;
       released = true;

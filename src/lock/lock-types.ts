@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import type { PushFence } from "../status/fenced-push.js";
 
 // The state lock's shapes: one writer per status store at a time (apply, adopt, the controller).
 
@@ -50,6 +51,8 @@ export type StateLock = {
    * clock: called immediately before every write leaves (a request, a status record, a push).
    */
   assertHeld(): void;
+  /** Its hold on status-branch pushes: checked first; with a lease, swapped in the same push. */
+  pushFence: PushFence;
   /** Stops renewing and removes the lock (idempotent). */
   release(): Promise<void>;
 };

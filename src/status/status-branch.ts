@@ -5,6 +5,7 @@ import type { SimpleGit } from "simple-git";
 import { simpleGit } from "./simple-git.js";
 import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import { statusGitEnv } from "./git-env.js";
+import { fencedPush, type PushFence } from "./fenced-push.js";
 import { DEFAULT_STATUS_DIR, parseObjectStatus } from "./status-store.js";
 import { type StatusStore, emptyStatusStore, statusKey } from "./status-types.js";
 import { PRUNE_LEDGER_FILE } from "./prune-ledger.js";
@@ -104,16 +105,16 @@ export async function publishStatusBranch(
   target: StatusBranchTarget,
   statusDir: string,
   message: string,
-  beforePush: () => void = () => undefined,
+  fence?: PushFence,
 ): Promise<PublishResult> {
-  beforePush(); // a writer that lost the state lock publishes nothing: the branch is someone else's
+  fence?.check(); // a writer that lost the state lock publishes nothing: the branch is someone else's
   const info = await repoInfo(target);
   assertNotManifestBranch(info, target.branch);
   return withStatusGitEnv(
     info,
     "status-branch-push-failed",
     `could not push status to branch ${target.branch}`,
-    (withCredentials) => publishIn(withCredentials, target, statusDir, message, beforePush),
+    (withCredentials) => publishIn(withCredentials, target, statusDir, message, fence),
   );
 }
 
@@ -158,7 +159,7 @@ async function publishIn(
   target: StatusBranchTarget,
   statusDir: string,
   message: string,
-  beforePush: () => void,
+  fence: PushFence | undefined,
 ): Promise<PublishResult> {
   const tmp = await mkdtemp(join(tmpdir(), "plumb-status-"));
   try {
@@ -166,12 +167,12 @@ async function publishIn(
       const work = join(tmp, `clone-${attempt}`);
       const result = await commitInClone(info, target.branch, statusDir, message, work);
       if (result.commit === null) return { branch: target.branch, commit: null, pushed: false };
-      // Checked again after the clone and commit, immediately before the push leaves.
-      beforePush();
       try {
-        await gitAt(info.gitEnv, work).push("origin", `HEAD:refs/heads/${target.branch}`);
+        // Fenced again after the clone and commit: the lease checked, and swapped in the same push.
+        await fencedPush(gitAt(info.gitEnv, work), target.branch, fence);
         return { branch: target.branch, commit: result.commit, pushed: true };
       } catch (error) {
+        if (error instanceof PlumbError) throw error; // lock-lost: never retried
         if (attempt >= 3) {
           throw gitFailure(
             error,

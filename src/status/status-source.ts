@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import type { PushFence } from "./fenced-push.js";
 import { loadStatusFromBranch, publishStatusBranch, type PublishResult } from "./status-branch.js";
 import { defaultStatusDir, loadStatusStore } from "./status-store.js";
 import { mergePruneLedger } from "./prune-ledger.js";
@@ -53,20 +54,20 @@ export async function loadStatus(location: StatusLocation): Promise<StatusStore>
 }
 
 /**
- * Commits and pushes the directory to the status branch, when one is configured. `beforePush` (the
- * state lock's fence) runs immediately before the push leaves and throws to stop it.
+ * Commits and pushes the directory to the status branch, when one is configured, fenced by the
+ * state lock (status/fenced-push.ts): nothing is pushed once its lease is gone.
  */
 export async function publishStatus(
   location: StatusLocation,
   message: string,
-  beforePush?: () => void,
+  fence?: PushFence,
 ): Promise<PublishResult | null> {
   if (!location.statusBranch) return null;
   return publishStatusBranch(
     { root: manifestDirOf(location.root), branch: location.statusBranch, gitEnv: location.gitEnv },
     resolveStatusDir(location),
     message,
-    beforePush,
+    fence,
   );
 }
 
