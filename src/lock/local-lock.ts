@@ -28,7 +28,7 @@ import { createObserver } from "./observer.js";
 // (kill -9). It lives beside the status directory, never in it: the store and the status branch
 // carry only `*.json` records.
 
-export const MIN_LEASE_MS = 1_000;
+const MIN_LEASE_MS = 1_000;
 
 export const lockPathOf = (target: LockTarget): string => `${target.statusDir.replace(/[/\\]+$/, "")}.lock`;
 

@@ -9,7 +9,7 @@ import type { SimpleGit } from "simple-git";
 // holder's records, however late its push arrives.
 
 /** A compare-and-swap of the lease ref: it must still be `expected`; the new lease says `message`. */
-export type LeaseSwap = { ref: string; expected: string; message: string };
+type LeaseSwap = { ref: string; expected: string; message: string };
 
 export type PushFence = {
   /** Throws lock-lost when the holder's lease lapsed. */
