@@ -4,6 +4,8 @@ import { type AssistantRecord } from "./assistant-store.js";
 import { GRAPH_ID } from "./graph.js";
 import { invalid, notFound, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "./route-kit.js";
 import { parseAssistantCreate, parseAssistantPatch, parseAssistantSearch } from "./assistant-validation.js";
+import { assistantView, keepVersion, versionOf } from "./assistant-versions.js";
+import { pick } from "./select.js";
 
 /**
  * Assistants (docs/control-plane.md "Assistants"): the graph's system assistant and assistants
@@ -34,7 +36,7 @@ export function registerAssistantRoutes(
     const existing =
       body.assistant_id === null ? undefined : assistants.resolve(deploymentId, body.assistant_id);
     if (existing !== undefined) {
-      if (body.if_exists === "do_nothing") return existing;
+      if (body.if_exists === "do_nothing") return assistantView(existing);
       return reply.code(409).send({
         detail: `Assistant ${existing.assistant_id} already exists; send if_exists "do_nothing" to reuse it.`,
       });
@@ -52,9 +54,10 @@ export function registerAssistantRoutes(
       created_at: now,
       updated_at: now,
     };
+    assistant.versions = [versionOf(assistant)];
     assistants.put(deploymentId, assistant);
     await ctx.commit();
-    return assistant;
+    return assistantView(assistant);
   });
 
   const search = (request: Req) => {
@@ -75,8 +78,10 @@ export function registerAssistantRoutes(
   app.post<Route>(path("/assistants/search"), opts, async (request: Req, reply) => {
     const found = search(request);
     if (!found.ok) return invalid(reply, found.issues);
-    void reply.header("x-pagination-total", String(found.matches.length));
-    return found.matches.slice(found.offset, found.offset + found.limit);
+    const { matches, offset, limit } = found;
+    void reply.header("x-pagination-total", String(matches.length));
+    if (offset + limit < matches.length) void reply.header("x-pagination-next", String(offset + limit));
+    return matches.slice(offset, offset + limit).map((a) => pick(assistantView(a), found.select));
   });
 
   app.post<Route>(path("/assistants/count"), opts, async (request: Req, reply) => {
@@ -84,11 +89,10 @@ export function registerAssistantRoutes(
     return found.ok ? found.matches.length : invalid(reply, found.issues);
   });
 
-  app.get<Route>(
-    path("/assistants/:assistantId"),
-    opts,
-    async (request: Req, reply) => find(request, reply) ?? reply,
-  );
+  app.get<Route>(path("/assistants/:assistantId"), opts, async (request: Req, reply) => {
+    const assistant = find(request, reply);
+    return assistant === undefined ? reply : assistantView(assistant);
+  });
 
   app.patch<Route>(path("/assistants/:assistantId"), opts, async (request: Req, reply) => {
     const assistant = find(request, reply);
@@ -108,11 +112,11 @@ export function registerAssistantRoutes(
       ...(patch.name !== undefined && { name: patch.name }),
       ...(patch.description !== undefined && { description: patch.description }),
       metadata: { ...assistant.metadata, ...patch.metadata }, // merged, as the open-source server does
-      version: assistant.version + 1,
       updated_at: iso(),
     });
+    keepVersion(assistant);
     await ctx.commit();
-    return assistant;
+    return assistantView(assistant);
   });
 
   app.delete<Route>(path("/assistants/:assistantId"), opts, async (request: Req, reply) => {

@@ -17,6 +17,8 @@ export type AssistantRecord = {
   version: number;
   created_at: string;
   updated_at: string;
+  /** Every version kept (assistant-versions.ts); absent in records saved before versions were kept. */
+  versions?: Array<Omit<AssistantRecord, "updated_at" | "versions">>;
 };
 
 /** RFC 4122 name-based UUID (SHA-1, version 5). */

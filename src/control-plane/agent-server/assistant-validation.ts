@@ -7,6 +7,7 @@ import {
   type Parsed,
   type ValidationIssue,
 } from "./validation.js";
+import { parseSelect } from "./select.js";
 
 /** Bodies of the assistant routes; fields the simulation does not use are accepted and ignored. */
 
@@ -31,6 +32,7 @@ export type AssistantSearchBody = {
   offset: number;
   sort_by: "assistant_id" | "graph_id" | "name" | "created_at" | "updated_at";
   sort_order: "asc" | "desc";
+  select: string[] | undefined;
 };
 
 const bodyOf = (body: unknown, issues: ValidationIssue[]): Record<string, unknown> => {
@@ -120,6 +122,7 @@ export function parseAssistantPatch(raw: unknown): Parsed<AssistantPatchBody> {
 }
 
 const SORT_FIELDS = ["assistant_id", "graph_id", "name", "created_at", "updated_at"] as const;
+const ASSISTANT_FIELDS = [...SORT_FIELDS, "description", "config", "context", "metadata", "version"];
 
 export function parseAssistantSearch(raw: unknown): Parsed<AssistantSearchBody> {
   const issues: ValidationIssue[] = [];
@@ -132,6 +135,7 @@ export function parseAssistantSearch(raw: unknown): Parsed<AssistantSearchBody> 
     offset: optionalInt(body, "offset", 0, 0, Number.MAX_SAFE_INTEGER, issues),
     sort_by: optionalEnum(body, "sort_by", SORT_FIELDS, "created_at", issues),
     sort_order: optionalEnum(body, "sort_order", ["asc", "desc"] as const, "desc", issues),
+    select: parseSelect(body.select, ASSISTANT_FIELDS, issues),
   };
   return issues.length > 0 ? { ok: false, issues } : { ok: true, value };
 }

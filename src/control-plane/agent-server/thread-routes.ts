@@ -7,7 +7,6 @@ import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } fr
 import { parseThreadCreate, type ValidationIssue } from "./validation.js";
 import { checkpointView, stateView, threadView } from "./views.js";
 
-const SEARCH_STATUSES = ["idle", "busy", "interrupted", "error"];
 const isPlainObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Health, info and thread routes of the simulated agent server: create, search, get, patch, copy, delete, state, history. */
@@ -48,54 +47,6 @@ export function registerThreadRoutes(
     const view = threadView(thread);
     await ctx.commit();
     return view;
-  });
-
-  app.post<Route>(path("/threads/search"), opts, async (request: Req, reply) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const issues: ValidationIssue[] = [];
-    // Absent or null takes the default; any other type is refused, as the open-source server does.
-    const limit = body.limit ?? 10;
-    const offset = body.offset ?? 0;
-    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000)
-      issues.push({
-        loc: ["body", "limit"],
-        msg: "Input should be an integer from 1 to 1000",
-        type: "int_parsing",
-      });
-    if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0)
-      issues.push({
-        loc: ["body", "offset"],
-        msg: "Input should be a non-negative integer",
-        type: "int_parsing",
-      });
-    if (body.status !== undefined && body.status !== null && !SEARCH_STATUSES.includes(body.status as string))
-      issues.push({
-        loc: ["body", "status"],
-        msg: `Input should be ${SEARCH_STATUSES.map((s) => `'${s}'`).join(", ")}`,
-        type: "enum",
-      });
-    if (body.metadata !== undefined && body.metadata !== null && !isPlainObject(body.metadata))
-      issues.push({
-        loc: ["body", "metadata"],
-        msg: "Input should be a valid dictionary",
-        type: "dict_type",
-      });
-    if (issues.length > 0) return invalid(reply, issues);
-    const metadata =
-      typeof body.metadata === "object" && body.metadata !== null
-        ? (body.metadata as Record<string, unknown>)
-        : {};
-    const matches = store
-      .list(request.params.deploymentId)
-      .filter((thread) =>
-        Object.entries(metadata).every(
-          ([key, value]) => JSON.stringify(thread.metadata[key]) === JSON.stringify(value),
-        ),
-      )
-      .map(threadView)
-      .filter((view) => body.status === undefined || body.status === null || view.status === body.status)
-      .sort((a, b) => b.created_at.localeCompare(a.created_at));
-    return matches.slice(offset as number, (offset as number) + (limit as number)); // checked above
   });
 
   app.get<Route>(path("/threads/:threadId"), opts, async (request: Req, reply) => {
