@@ -13,6 +13,7 @@ import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../report
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { asError } from "../errors.js";
 import { publishStatus } from "../status/status-source.js";
+import type { PushFence } from "../status/fenced-push.js";
 import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
@@ -48,7 +49,7 @@ export async function runDrift(path: string, flags: Flags, io: SessionIo): Promi
   // Records are written only under the state lock (taken before the store is read), else not at all.
   const lock = await takeObserverLock(path, flags, "plumb drift", io.stderr);
   try {
-    return await driftLocked(path, flags, io, lock.writes);
+    return await driftLocked(path, flags, io, lock.writes, lock.pushFence);
   } finally {
     await lock.release();
   }
@@ -59,6 +60,7 @@ async function driftLocked(
   flags: Flags,
   io: SessionIo,
   writes: () => boolean,
+  pushFence?: PushFence,
 ): Promise<number> {
   const session = await openSession(path, flags, io);
   // An empty PATH is a mistake unless the status store remembers objects: then they were removed from git.
@@ -79,7 +81,11 @@ async function driftLocked(
   if (writes()) await writeRefreshedStatus(session, { ...result, store });
   // The report is printed even when the status branch cannot be pushed; that error comes after it.
   const publishError = writes()
-    ? await publishStatus(session.location, `plumb drift: ${report.in_sync ? "in sync" : "drift"}`).then(
+    ? await publishStatus(
+        session.location,
+        `plumb drift: ${report.in_sync ? "in sync" : "drift"}`,
+        pushFence,
+      ).then(
         () => null,
         (error: unknown) => asError(error),
       )

@@ -1,5 +1,6 @@
 import { acquireStateLock, lockTargetOf } from "../lock/index.js";
 import { PlumbError } from "../errors.js";
+import type { PushFence } from "../status/fenced-push.js";
 import type { ConnectionFlags } from "./options.js";
 
 // `drift` and `status` refresh the status records, and write them only through the state lock
@@ -10,6 +11,8 @@ export type ObserverLock = {
   /** True while this run holds the lock: records may be written and published. */
   writes: () => boolean;
   release: () => Promise<void>;
+  /** The lock's hold on a status-branch push (renews the lease in the same push); absent: read-only. */
+  pushFence?: PushFence;
 };
 
 /** Takes the state lock for an observer, waiting up to --lock-timeout; held elsewhere → read-only. */
@@ -31,7 +34,7 @@ export async function takeObserverLock(
         return false;
       }
     };
-    return { writes, release: () => lock.release() };
+    return { writes, release: () => lock.release(), pushFence: lock.pushFence };
   } catch (error) {
     if (!(error instanceof PlumbError) || error.code !== "state-locked") throw error;
     stderr.write(
