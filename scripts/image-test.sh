@@ -30,7 +30,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 tmp=$(mktemp -d /tmp/plumb-image-test.XXXXXX)
-cp_pid="" ctl_pid="" ctr=""
+cp_pid="" ctl_pid="" ctr="" ro_root=""
 bh() { buildah --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs "$@"; }
 cleanup() {
   set +e # undo everything, whatever fails on the way
@@ -39,6 +39,7 @@ cleanup() {
   [ -n "$ctl_pid" ] && kill -TERM -- "-$ctl_pid" 2>/dev/null
   [ -n "$cp_pid" ] && kill -TERM "$cp_pid" 2>/dev/null
   wait 2>/dev/null
+  [ -n "$ro_root" ] && umount "$ro_root" 2>/dev/null
   bh rm --all >/dev/null 2>&1
   bh rmi --all --force >/dev/null 2>&1
   rm -rf "$tmp"
@@ -118,15 +119,25 @@ done
 [ -n "$api" ] || fail "the local control plane did not start: $(cat "$tmp/cp.log")"
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 # As examples/kubernetes runs it: on every interface, the API key and the status token read from
-# files mounted read-only (this run's throwaway values: they only open the control plane above).
+# files mounted read-only (this run's throwaway values: they only open the control plane above),
+# the root filesystem read-only with /work and /tmp writable (readOnlyRootFilesystem, emptyDirs).
+ro_ctr=$(bh from localhost/plumb:image-test)
+ro_root=$(bh mount "$ro_ctr")
+# What buildah mounts over must exist before the root turns read-only.
+mkdir -p "$ro_root/etc/plumb/secrets" "$ro_root/run"
+touch "$ro_root/run/.containerenv" "$ro_root/etc/hosts" "$ro_root/etc/resolv.conf" "$ro_root/etc/hostname"
+mount --bind "$ro_root" "$ro_root" && mount -o remount,bind,ro "$ro_root" ||
+  fail "cannot make the container's root filesystem read-only"
+mkdir -p "$tmp/work" "$tmp/tmp"
+chown 10001:10001 "$tmp/work" && chmod 1777 "$tmp/tmp"
 mkdir -p "$tmp/secrets"
 printf '%s' "$key" >"$tmp/secrets/api-key"
 token="image-test-token-$RANDOM$RANDOM"
 printf '%s' "$token" >"$tmp/secrets/status-token"
 chmod 0755 "$tmp/secrets" && chmod 0444 "$tmp/secrets"/*
 setsid buildah --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs run \
-  --volume "$tmp/secrets:/etc/plumb/secrets:ro" \
-  --env "PLUMB_API_URL=$api" --env HOME=/tmp --env OPENAI_API_KEY=image-test "$ctr" -- \
+  --volume "$tmp/secrets:/etc/plumb/secrets:ro" --volume "$tmp/work:/work" --volume "$tmp/tmp:/tmp" \
+  --env "PLUMB_API_URL=$api" --env HOME=/tmp --env OPENAI_API_KEY=image-test "$ro_ctr" -- \
   plumb controller --dir /app/examples/saas --status-dir /work/status --listen "0.0.0.0:$port" \
   --api-key-file /etc/plumb/secrets/api-key --status-token-file /etc/plumb/secrets/status-token \
   >"$tmp/controller.log" 2>&1 &
@@ -158,5 +169,11 @@ status_code() {
 plumb_pid=$(pgrep -f -s "$ctl_pid" -- "--listen 0.0.0.0:$port" | head -1) ||
   fail "cannot find the controller process"
 bh run "$ctr" -- node /app/healthcheck.mjs "$plumb_pid" || fail "the image's HEALTHCHECK fails on a healthy controller"
-say "controller in the image (secrets from files, 0.0.0.0): /livez /healthz /readyz 200, /status behind the token, HEALTHCHECK passes"
+# It wrote its status where Kubernetes gives it room, and reconciled against the control plane.
+for _ in $(seq 150); do
+  ls "$tmp/work/status"/*.json >/dev/null 2>&1 && break
+  sleep 0.2
+done
+ls "$tmp/work/status"/*.json >/dev/null 2>&1 || fail "the controller in the image wrote no status under /work/status"
+say "controller in the image (read-only root, secrets from files, 0.0.0.0): /livez /healthz /readyz 200, /status behind the token, status written, HEALTHCHECK passes"
 say "passed in $((SECONDS - start)) s"
