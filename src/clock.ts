@@ -22,3 +22,24 @@ export const systemClock: Clock = {
       signal?.addEventListener("abort", onAbort, { once: true });
     }),
 };
+
+/**
+ * How retries back off: the first retry's ceiling, multiplied by `factor` (default 2) at each later
+ * one, never above `maxMs`.
+ */
+export type Backoff = { baseMs: number; maxMs: number; factor?: number };
+
+/** The ceiling of the wait before retry `attempt` (1 = the first): min(maxMs, baseMs × factor^(attempt − 1)). */
+export function backoffCeiling(attempt: number, backoff: Backoff): number {
+  const steps = Math.min(Math.max(0, attempt - 1), 30);
+  return Math.min(backoff.maxMs, backoff.baseMs * (backoff.factor ?? 2) ** steps);
+}
+
+/**
+ * Exponential backoff with full jitter, the one formula of every retry in plumb: a whole number of
+ * milliseconds drawn uniformly from [0, ceiling) (backoffCeiling), so clients that failed together
+ * do not retry together. `random` is uniform in [0, 1) (injected so tests can pin it).
+ */
+export function backoffDelay(attempt: number, backoff: Backoff, random: () => number): number {
+  return Math.floor(random() * backoffCeiling(attempt, backoff));
+}

@@ -1,8 +1,8 @@
-import { systemClock } from "../clock.js";
+import { backoffDelay, systemClock } from "../clock.js";
 import { Deployment, type DeploymentCreateRequest } from "../schema/deployment.js";
 import { ApiError } from "./errors.js";
 import type { HttpClient, HttpClientOptions } from "./http.js";
-import { backoffDelay, DEFAULT_RETRY_POLICY } from "./retry.js";
+import { DEFAULT_RETRY_POLICY, retryBackoff } from "./retry.js";
 
 // A deployment created once, even when a response is lost. The create POST has no idempotency key,
 // so it is not resent blindly: after a failure whose outcome is unknown, the name is looked up first.
@@ -56,7 +56,7 @@ export function createDeploymentOnce(
         );
         const found = await findByName(body.name, signal);
         if (found) return found;
-        await clock.sleep(backoffDelay(attempt, policy, random), signal);
+        await clock.sleep(backoffDelay(attempt, retryBackoff(policy), random), signal);
       }
     }
   };

@@ -1,10 +1,10 @@
 import type { TSchema } from "@sinclair/typebox";
-import { type Clock, systemClock } from "../clock.js";
+import { backoffDelay, type Clock, systemClock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { ApiError } from "./errors.js";
 import { createRateLimiter, identityOf, type RateLimiter } from "./rate-limiter.js";
 import {
-  backoffDelay,
+  retryBackoff,
   DEFAULT_RETRY_POLICY,
   IDEMPOTENT_METHODS,
   networkCode,
@@ -218,7 +218,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         failure = error;
       }
       if (!shouldRetry(failure, idempotent) || attemptNo >= policy.maxAttempts) throw failure;
-      const delay = failure.retryAfterMs ?? backoffDelay(attemptNo, policy, random);
+      const delay = failure.retryAfterMs ?? backoffDelay(attemptNo, retryBackoff(policy), random);
       if (clock.now() + delay - started > policy.maxElapsedMs) throw failure;
       if (failure.status === 429)
         limiter.pause({ identity, method: spec.method, path: spec.path }, clock.now() + delay);

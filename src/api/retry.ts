@@ -1,3 +1,5 @@
+import type { Backoff } from "../clock.js";
+
 // Pure parts of the retry policy: which failures are retried, and how long to wait.
 
 /** Statuses worth another attempt: rate limited, or a server/gateway failure that may be transient. */
@@ -36,11 +38,11 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxElapsedMs: 120_000,
 };
 
-/** Exponential backoff with full jitter: uniform in [0, min(max, base × 2^(attempt−1))). */
-export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
-  return Math.floor(random() * ceiling);
-}
+/** The policy's waits for backoffDelay (src/clock.ts: full jitter under a doubling ceiling). */
+export const retryBackoff = (policy: RetryPolicy): Backoff => ({
+  baseMs: policy.baseDelayMs,
+  maxMs: policy.maxDelayMs,
+});
 
 /**
  * `Retry-After` as milliseconds from `now`: delta-seconds ("3", "1.5") or an HTTP date.

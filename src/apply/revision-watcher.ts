@@ -1,5 +1,5 @@
 import pLimit from "p-limit";
-import type { Clock } from "../clock.js";
+import { type Backoff, backoffCeiling, backoffDelay, type Clock } from "../clock.js";
 import type { Deployment } from "../schema/deployment.js";
 import { FAILED_REVISION_STATUSES, type RevisionStatus } from "../schema/revision.js";
 import type { DeploymentsPort } from "./ports.js";
@@ -57,9 +57,16 @@ export function createRevisionWatcher(port: DeploymentsPort, options: WatcherOpt
   // Pages a listing costs; listing pays off only when more waits are open than that.
   let listPages = 1;
 
-  const jittered = (base: number) => Math.floor(base * (0.5 + random() * 0.5));
-  const readDelay = (n: number) =>
-    jittered(Math.min(options.maxPollIntervalMs, options.pollIntervalMs * 2 ** Math.min(n, 20)));
+  // Reads (doubling) and listings (x1.5 per round) back off from the poll interval: half of each
+  // ceiling is fixed, the other half full jitter, so a wait is never under half its ceiling.
+  const half = (factor: number): Backoff => ({
+    baseMs: options.pollIntervalMs / 2,
+    maxMs: options.maxPollIntervalMs / 2,
+    factor,
+  });
+  const halfJittered = (attempt: number, backoff: Backoff) =>
+    Math.floor(backoffCeiling(attempt, backoff)) + backoffDelay(attempt, backoff, random);
+  const readDelay = (n: number) => halfJittered(n + 1, half(2));
 
   const finish = (id: string, entry: Entry, wait: Omit<RevisionWait, "supersededBy">) => {
     pending.delete(id);
@@ -158,7 +165,7 @@ export function createRevisionWatcher(port: DeploymentsPort, options: WatcherOpt
       }
       if (pending.size === 0) return;
       round += 1;
-      const listPause = jittered(Math.min(options.maxPollIntervalMs, options.pollIntervalMs * 1.5 ** round));
+      const listPause = halfJittered(round + 1, half(1.5));
       const nextRead = Math.min(...[...pending.values()].map((e) => e.readAt));
       const until = Math.min(clock.now() + listPause, Math.max(nextRead, clock.now()), options.deadline);
       try {

@@ -1,4 +1,5 @@
 import { ApiError } from "../api/errors.js";
+import { backoffDelay } from "../clock.js";
 import type { SendContext } from "./engine-types.js";
 import { type PlannedChange, UPLOAD_PLACEHOLDER } from "../diff/plan-types.js";
 import { PlumbError } from "../errors.js";
@@ -17,6 +18,8 @@ export type SendResult = {
 };
 
 const MAX_ATTEMPTS = 8;
+/** Waits between attempts: full jitter under 200 ms, doubling, at most 5 s. */
+const BACKOFF = { baseMs: 200, maxMs: 5_000 };
 
 /** The server may have carried the request out: no response, or a 5xx. */
 const isAmbiguous = (error: unknown): boolean =>
@@ -26,8 +29,7 @@ const isRetryable = (error: unknown): boolean => error instanceof ApiError && er
 
 async function backoff(ctx: SendContext, attempt: number, error: unknown): Promise<void> {
   const hinted = error instanceof ApiError ? error.retryAfterMs : undefined;
-  const ceiling = Math.min(5_000, 100 * 2 ** attempt);
-  await ctx.clock.sleep(hinted ?? Math.floor(ctx.random() * ceiling), ctx.signal);
+  await ctx.clock.sleep(hinted ?? backoffDelay(attempt, BACKOFF, ctx.random), ctx.signal);
 }
 
 /**

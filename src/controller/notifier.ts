@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { backoffDelay } from "../clock.js";
 import type { Logger } from "../logger.js";
 import { buildNotifyPayload, type NotifyEvent, type NotifyEventName } from "./notify-payload.js";
 import { originOf, sendNotification } from "./notify-send.js";
@@ -24,6 +25,8 @@ export type NotifierOptions = {
   counted?: (event: NotifyEventName, result: "sent" | "failed" | "dropped") => void;
   retries?: number;
   backoffBaseMs?: number;
+  /** Uniform in [0, 1): the retries' full jitter (default Math.random). */
+  random?: () => number;
   timeoutMs?: number;
 };
 
@@ -51,6 +54,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const send = options.fetch ?? fetch;
   const retries = options.retries ?? 5;
   const baseMs = options.backoffBaseMs ?? 1_000;
+  const random = options.random ?? Math.random;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const lanes: Lane[] = options.urls.map((url) => ({ url, waiting: [], inFlight: 0, pending: 0 }));
   let idle: Array<() => void> = [];
@@ -90,7 +94,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       );
       return finished(lane, delivery, "failed");
     }
-    const delay = Math.min(baseMs * 2 ** delivery.attempt, 60_000);
+    const delay = backoffDelay(delivery.attempt + 1, { baseMs, maxMs: 60_000 }, random);
     timers.setTimeout(() => {
       lane.waiting.push({ ...delivery, attempt: delivery.attempt + 1 });
       pump(lane);

@@ -1,6 +1,8 @@
 // The controller's work schedule as a pure state machine: no timers, no I/O. Time comes in as `now`.
 // The driver (work-queue.ts) asks `take(now)` for what may start and `nextWakeAt()` for when to look again.
 
+import { backoffDelay } from "../clock.js";
+
 /** Why an object is reconciled: its manifest changed (apply it), or a periodic drift check. */
 export type WorkReason = "change" | "drift";
 
@@ -16,9 +18,14 @@ export type ScheduleOptions = {
   concurrency: number;
   /** A change waits this long for more saves; every new save restarts the wait (one reconcile per burst). */
   debounceMs: number;
-  /** First retry delay after a failure; doubles per consecutive failure up to backoffMaxMs. */
+  /**
+   * Retry after a failure: full jitter under a ceiling of backoffBaseMs, doubled per consecutive
+   * failure up to backoffMaxMs, so objects that failed together do not retry together.
+   */
   backoffBaseMs: number;
   backoffMaxMs: number;
+  /** Uniform in [0, 1) (default Math.random): injected so tests can pin the jitter. */
+  random?: () => number;
 };
 
 type Pending = { item: WorkItem; readyAt: number; seq: number };
@@ -111,8 +118,8 @@ export class WorkSchedule {
 
   /** Delay before the next try after `failures` consecutive failures. */
   backoffMs(failures: number): number {
-    const { backoffBaseMs, backoffMaxMs } = this.options;
-    return Math.min(backoffMaxMs, backoffBaseMs * 2 ** Math.max(0, Math.min(failures - 1, 30)));
+    const { backoffBaseMs, backoffMaxMs, random = Math.random } = this.options;
+    return backoffDelay(failures, { baseMs: backoffBaseMs, maxMs: backoffMaxMs }, random);
   }
 
   /** Earliest time a pending, not running item becomes ready; undefined when nothing waits. */

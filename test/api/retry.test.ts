@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
-  backoffDelay,
   DEFAULT_RETRY_POLICY,
   networkCode,
   parseRetryAfter,
+  retryBackoff,
   wasNeverSent,
 } from "../../src/api/retry.js";
+import { backoffDelay } from "../../src/clock.js";
 
 describe("parseRetryAfter", () => {
   const now = Date.parse("2025-01-01T00:00:00Z");
@@ -26,9 +27,9 @@ describe("parseRetryAfter", () => {
   });
 });
 
-describe("backoffDelay", () => {
-  const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000 };
-  it("is full jitter under a doubling ceiling", () => {
+describe("retryBackoff", () => {
+  const policy = retryBackoff({ ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000 });
+  it("gives the policy's base and ceiling to full jitter", () => {
     expect([1, 2, 3, 4, 5, 6].map((a) => backoffDelay(a, policy, () => 0.5))).toEqual([
       50, 100, 200, 400, 500, 500,
     ]);

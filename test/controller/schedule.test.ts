@@ -2,7 +2,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { WorkSchedule } from "../../src/controller/schedule.js";
 
-const options = { concurrency: 2, debounceMs: 100, backoffBaseMs: 1000, backoffMaxMs: 8000 };
+// random 0.5: each retry waits half its ceiling (full jitter pinned).
+const options = {
+  concurrency: 2,
+  debounceMs: 100,
+  backoffBaseMs: 1000,
+  backoffMaxMs: 8000,
+  random: () => 0.5,
+};
 
 describe("WorkSchedule", () => {
   it("debounces a burst of changes into one item, ready after the last save's wait", () => {
@@ -66,7 +73,7 @@ describe("WorkSchedule", () => {
       delays.push(at - now);
       now = at;
     }
-    expect(delays).toEqual([1000, 2000, 4000, 8000, 8000]);
+    expect(delays).toEqual([500, 1000, 2000, 4000, 4000]);
     expect(s.failures("a")).toBe(5);
     expect(s.take(now)[0]).toMatchObject({ key: "a", attempt: 5 });
   });

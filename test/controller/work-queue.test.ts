@@ -3,7 +3,14 @@ import type { WorkItem } from "../../src/controller/schedule.js";
 import { startWorkQueue } from "../../src/controller/work-queue.js";
 import { manualTimers } from "./manual-timers.js";
 
-const base = { concurrency: 2, debounceMs: 100, backoffBaseMs: 1000, backoffMaxMs: 4000 };
+// random 0.5: each retry waits half its ceiling (full jitter pinned).
+const base = {
+  concurrency: 2,
+  debounceMs: 100,
+  backoffBaseMs: 1000,
+  backoffMaxMs: 4000,
+  random: () => 0.5,
+};
 
 function deferred() {
   let resolve!: (ok: boolean) => void;
@@ -37,8 +44,8 @@ describe("startWorkQueue", () => {
       worker: async () => (at.push(timers.now()), false),
     });
     q.enqueue("a", "drift");
-    await timers.advance(8000);
-    expect(at).toEqual([0, 1000, 3000, 7000]);
+    await timers.advance(4000);
+    expect(at).toEqual([0, 500, 1500, 3500]);
     expect(q.failures("a")).toBe(4);
   });
 
@@ -141,6 +148,6 @@ describe("startWorkQueue", () => {
       reached = Math.max(t, next.at);
       next.fn();
     }
-    expect(runs).toEqual([0, 50]);
+    expect(runs).toEqual([0, 25]);
   });
 });
