@@ -6,7 +6,8 @@
 
 /** What the controller may use; the CLI may use that, the controller and the rest. */
 const CONTROLLER = [
-  ...["schema", "manifest", "diff", "api", "status", "lock", "apply", "reconcile", "report", "status-page"],
+  ...["schema", "manifest", "environment", "diff", "api", "status", "lock", "apply", "reconcile", "report"],
+  "status-page",
   ...["clock", "errors", "logger"],
 ];
 
@@ -18,6 +19,8 @@ export const layers = {
   "control-plane": ["schema", "clock", "errors"],
   // Load, parse and validate manifests (pure rules; file reads at its edge).
   manifest: ["schema", "errors"],
+  // Pure: one environment's view of the manifests (defaults and overrides merged, docs/environments.md).
+  environment: ["schema", "manifest", "errors"],
   // Pure: normalise, classify, build bodies and plans.
   diff: ["schema", "manifest", "errors"],
   // HTTP clients: auth, rate limits, retries.
@@ -29,11 +32,23 @@ export const layers = {
   // The apply engine: send, wait, verify, upload, record.
   apply: ["schema", "manifest", "diff", "api", "status", "clock", "errors", "logger"],
   // Sessions that compose plan, apply and status for the commands and the controller.
-  reconcile: ["schema", "manifest", "diff", "api", "status", "lock", "apply", "clock", "errors", "logger"],
+  reconcile: [
+    "schema",
+    "manifest",
+    "environment",
+    "diff",
+    "api",
+    "status",
+    "lock",
+    "apply",
+    "clock",
+    "errors",
+    "logger",
+  ],
   // Import live deployments as manifests.
   import: ["schema", "manifest", "diff", "errors"],
   // Output: plan, apply, drift and status reports (text, JSON, Markdown).
-  report: ["schema", "manifest", "diff", "status", "apply", "reconcile", "import", "errors"],
+  report: ["schema", "manifest", "environment", "diff", "status", "apply", "reconcile", "import", "errors"],
   // The controller's web page: its view models (pure), HTML shell and browser script.
   "status-page": ["status", "report"],
   // The long-lived controller.

@@ -9,6 +9,7 @@ import type { Command } from "commander";
 export const COMMANDS: Record<string, () => Promise<Command>> = {
   validate: async () => (await import("./validate.js")).validateCommand(),
   "control-plane": async () => (await import("./control-plane.js")).controlPlaneCommand(),
+  render: async () => (await import("./render.js")).renderCommand(),
   plan: async () => (await import("./plan.js")).planCommand(),
   diff: async () => (await import("./diff.js")).diffCommand(),
   apply: async () => (await import("./apply.js")).applyCommand(),

@@ -25,6 +25,12 @@ export const targetOption = (help: string) =>
     .argParser((value: string, all: string[] = []) => [...all, value])
     .default([], "every object");
 
+/** `--env <name>` (repeatable): run for these environments (docs/environments.md); all when none. */
+export const envOption = () =>
+  new Option("--env <name>", "only this environment (repeatable; docs/environments.md)")
+    .argParser((value: string, all: string[] = []) => [...all, value])
+    .default([], "every environment");
+
 /** `--replace NAME` (repeatable): allow deleting and re-creating a deployment whose immutable fields changed. */
 export const replaceOption = () =>
   new Option(

@@ -29,4 +29,6 @@ type Located = {
   location: SourceLocation;
   /** Location of a field, e.g. ["spec", "source_config", "build_on_push"]; the nearest existing ancestor when absent. */
   locate(path: readonly (string | number)[]): SourceLocation;
+  /** Location of a field's value (locate points at its key); environments resolve through it. */
+  locateValue?(path: readonly (string | number)[]): SourceLocation;
 };

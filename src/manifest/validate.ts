@@ -152,5 +152,6 @@ function toLoaded(doc: ParsedDocument): LoadedManifest {
       return doc.locators.start;
     },
     locate: doc.locators.key,
+    locateValue: doc.locators.value,
   };
 }

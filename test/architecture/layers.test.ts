@@ -93,6 +93,16 @@ describe("the layers of src/", () => {
     expect(cycles(folderEdges)).toEqual([]);
   });
 
+  it("keeps src/environment pure, between manifest and diff", () => {
+    // It resolves what plan compares: no I/O module, no client, no status, nothing above it.
+    expect(layers.environment).toEqual(["schema", "manifest", "errors"]);
+    expect(layers.manifest).not.toContain("environment");
+    const mine = files.filter((file) => layerOf(relative(SRC, file)) === "environment");
+    expect(mine.length).toBeGreaterThan(0);
+    const io = mine.filter((file) => /from "node:/.test(readFileSync(file, "utf8")));
+    expect(io).toEqual([]);
+  });
+
   it("has no cycle between files", () => {
     expect(cycles(graph)).toEqual([]);
   });

@@ -1,0 +1,49 @@
+import { Command } from "commander";
+import { formatRender, type RenderedEnvironment } from "../environment/format-render.js";
+import { resolveTree } from "../environment/resolve-tree.js";
+import { selectEnvironments } from "../environment/select.js";
+import { formatProblems } from "../manifest/format.js";
+import { loadManifests, noManifests } from "../manifest/load.js";
+import { maxManifestBytesFrom } from "../manifest/parse.js";
+import { sortProblems } from "../manifest/validate.js";
+import { selectTargets } from "../reconcile/targets.js";
+import { envOption, targetOption } from "./options.js";
+
+type Output = { write(text: string): unknown };
+
+/**
+ * `plumb render [PATH] --env NAME [--target NAME]`: each environment's deployments as plain
+ * `kind: Deployment` YAML, merged from defaults, spec and overrides (docs/environments.md). Reads no
+ * secret and calls no API; exit 1 (problems on stderr) when a resolved manifest is invalid.
+ */
+export function renderCommand(stdout: Output = process.stdout, stderr: Output = process.stderr): Command {
+  return new Command("render")
+    .description("Print the manifests of each environment as plan compares them: plain kind: Deployment YAML")
+    .argument("[path]", "directory (or file) of manifests", ".")
+    .addOption(envOption())
+    .addOption(targetOption("render only this object"))
+    .action(async (path: string, flags: { env: string[]; target: string[] }) => {
+      const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(process.env) });
+      const environments = selectEnvironments(tree.environments, flags.env);
+      const rendered: RenderedEnvironment[] = [];
+      let problems = tree.problems;
+      if (environments.length === 0) {
+        rendered.push({ environment: null, manifests: selectTargets(tree.manifests, flags.target) });
+      } else {
+        problems = [];
+        for (const environment of environments) {
+          const name = environment.manifest.metadata.name;
+          const resolved = resolveTree(tree, name, flags.target);
+          problems = [...problems, ...resolved.problems.filter((p) => !problems.includes(p))];
+          rendered.push({ environment: name, manifests: resolved.selected });
+        }
+      }
+      if (problems.length > 0) stderr.write(`${formatProblems(sortProblems(problems))}\n`);
+      if (problems.some((p) => p.severity === "error")) {
+        process.exitCode = 1;
+        return;
+      }
+      if (tree.manifests.length === 0) throw noManifests(path);
+      stdout.write(formatRender(rendered));
+    });
+}
