@@ -6,7 +6,7 @@ import type { RunRecord, ThreadRecord } from "./types.js";
 import { parseRunCreate, type RunCreateBody } from "./validation.js";
 
 /** The record fields of the run's options; breakpoints default to its assistant's config. */
-function runOptionsOf(body: RunCreateBody, config: Record<string, unknown>): Partial<RunRecord> {
+function runOptionsOf(body: RunCreateBody, config: Record<string, unknown>, now: number): Partial<RunRecord> {
   const { options } = body;
   const configured = (field: string) => {
     const value = config[field];
@@ -24,6 +24,9 @@ function runOptionsOf(body: RunCreateBody, config: Record<string, unknown>): Par
     ...(before !== undefined && { interrupt_before: before }),
     ...(after !== undefined && { interrupt_after: after }),
     ...(options.fork_from !== undefined && { fork_from: options.fork_from }),
+    ...(options.after_seconds > 0 && {
+      not_before: new Date(now + options.after_seconds * 1000).toISOString(),
+    }),
     kwargs: options.kwargs,
   };
 }
@@ -82,7 +85,7 @@ export function createRunCreator(
       updated_at: now,
       metadata: body.metadata,
       input_messages: body.input_messages,
-      ...runOptionsOf(body, assistant.config),
+      ...runOptionsOf(body, assistant.config, ctx.clock.now()),
     };
     onCreated(run);
     events.open(deploymentId, thread.thread_id, run.run_id, 1);

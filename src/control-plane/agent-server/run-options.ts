@@ -17,6 +17,8 @@ export type RunOptions = {
   interrupt_before: string[] | undefined;
   interrupt_after: string[] | undefined;
   fork_from: string | undefined;
+  /** Seconds to wait before the run may start (after_seconds). */
+  after_seconds: number;
   kwargs: Record<string, unknown>;
 };
 
@@ -36,7 +38,11 @@ const KWARGS = [
   "resumable",
   "checkpoint_during",
   "durability",
+  "after_seconds",
 ] as const;
+
+/** The longest after_seconds accepted: a day. */
+const MAX_DELAY_SECONDS = 86_400;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -89,6 +95,17 @@ function forkPoint(body: Record<string, unknown>, issues: Issue[]): string | und
   return undefined;
 }
 
+function delay(raw: unknown, issues: Issue[]): number {
+  if (raw === undefined || raw === null) return 0;
+  if (typeof raw === "number" && Number.isFinite(raw) && raw >= 0 && raw <= MAX_DELAY_SECONDS) return raw;
+  issues.push({
+    loc: ["body", "after_seconds"],
+    msg: `Input should be a number of seconds from 0 to ${MAX_DELAY_SECONDS}`,
+    type: "float_parsing",
+  });
+  return 0;
+}
+
 export function parseRunOptions(
   body: Record<string, unknown>,
   issues: Issue[],
@@ -102,6 +119,7 @@ export function parseRunOptions(
     interrupt_before: nodeList(body.interrupt_before, "interrupt_before", issues),
     interrupt_after: nodeList(body.interrupt_after, "interrupt_after", issues),
     fork_from: forkPoint(body, issues),
+    after_seconds: delay(body.after_seconds, issues),
     kwargs,
   };
 }

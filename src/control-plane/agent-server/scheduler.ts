@@ -86,11 +86,31 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
     void execute(thread, run, plan, controller.signal);
   };
 
-  /** Starts the oldest pending run when nothing runs on the thread. */
+  /** Threads waiting for a delayed run (after_seconds) to be due. */
+  const delays = new Map<ThreadRecord, AbortController>();
+  const dueAt = (run: RunRecord) => (run.not_before === undefined ? 0 : Date.parse(run.not_before));
+
+  /** Starts the oldest due pending run when nothing runs on the thread; else waits for the next due. */
   const pump = (thread: ThreadRecord) => {
+    delays.get(thread)?.abort(new Error("rescheduled"));
+    delays.delete(thread);
     if (stopped || thread.runs.some((run) => run.status === "running")) return;
-    const next = thread.runs.find((run) => run.status === "pending");
-    if (next !== undefined) start(thread, next);
+    const pending = thread.runs.filter((run) => run.status === "pending");
+    const now = clock.now();
+    const next = pending.find((run) => dueAt(run) <= now);
+    if (next !== undefined) return start(thread, next);
+    if (pending.length === 0) return;
+    const controller = new AbortController();
+    delays.set(thread, controller);
+    const wait = Math.min(...pending.map(dueAt)) - now;
+    clock.sleep(wait, controller.signal).then(
+      () => {
+        if (delays.get(thread) !== controller) return;
+        pump(thread);
+        onChange();
+      },
+      () => undefined, // rescheduled, or stopped
+    );
   };
 
   const stop = (thread: ThreadRecord, run: RunRecord, action: "interrupt" | "rollback") => {
@@ -140,8 +160,10 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
       });
     },
     resume(threads) {
-      for (const controller of controllers.values()) controller.abort(new Error("state restored"));
+      for (const controller of [...controllers.values(), ...delays.values()])
+        controller.abort(new Error("state restored"));
       controllers.clear();
+      delays.clear();
       stopped = false;
       for (const thread of threads) {
         for (const run of thread.runs.filter((candidate) => candidate.status === "running")) {
@@ -155,8 +177,10 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
     },
     shutdown() {
       stopped = true;
-      for (const controller of controllers.values()) controller.abort(new Error("shutting down"));
+      for (const controller of [...controllers.values(), ...delays.values()])
+        controller.abort(new Error("shutting down"));
       controllers.clear();
+      delays.clear();
       for (const run of [...waiters.keys()]) {
         for (const resolve of waiters.get(run) ?? []) resolve();
       }

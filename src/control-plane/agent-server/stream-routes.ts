@@ -74,6 +74,13 @@ export function registerStreamRoutes(app: FastifyInstance, deps: AgentRoutesDeps
     };
   };
 
+  /** A join without stream_mode gets the run's own modes (["values"] when it named none). */
+  const ownModes = (run: RunRecord): readonly StreamMode[] | undefined => {
+    if (run.kwargs === undefined) return undefined; // a record from before kwargs: every mode
+    const modes = parseStreamModes(run.kwargs.stream_mode, [], []);
+    return modes !== undefined && modes.length > 0 ? modes : ["values"];
+  };
+
   // A run whose log is gone (ended long ago, or before a restart) still answers its outcome.
   const ensureLog = (deploymentId: string, thread: ThreadRecord, run: RunRecord) => {
     if (events.get(run.run_id) !== undefined) return;
@@ -88,7 +95,8 @@ export function registerStreamRoutes(app: FastifyInstance, deps: AgentRoutesDeps
     if (found === undefined) return reply;
     const [thread, run] = found;
     ensureLog(request.params.deploymentId, thread, run);
-    return stream(reply, { thread, run, stateless: false }, connection);
+    const modes = connection.modes ?? ownModes(run);
+    return stream(reply, { thread, run, stateless: false }, { ...connection, modes });
   });
 
   // A stateless run's thread is deleted when it ends; its log still answers a late join.
@@ -110,6 +118,10 @@ export function registerStreamRoutes(app: FastifyInstance, deps: AgentRoutesDeps
         { ...connection, cancelOnDisconnect: false },
       );
     }
-    return stream(reply, { thread, run, stateless: true }, connection);
+    return stream(
+      reply,
+      { thread, run, stateless: true },
+      { ...connection, modes: connection.modes ?? ownModes(run) },
+    );
   });
 }

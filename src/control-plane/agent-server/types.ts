@@ -44,6 +44,8 @@ export type RunRecord = {
   /** Nodes to stop before / after (the run's, else its assistant's config); "*" for every node. */
   interrupt_before?: string[];
   interrupt_after?: string[];
+  /** A run created with after_seconds starts no earlier than this. */
+  not_before?: string;
   /** The checkpoint the run forks from (`checkpoint_id` / `checkpoint` of the request). */
   fork_from?: string;
   /** What the run was created with, as the request sent it (reported as `kwargs`). */

@@ -115,3 +115,20 @@ describe("interrupts on plumb's agent server", () => {
     ]);
   });
 });
+
+describe("joins on plumb's agent server", () => {
+  it("a join without streamMode gets the modes the run was created with", async () => {
+    const thread = await sdk.threads.create();
+    const run = await sdk.runs.create(thread.thread_id, "agent", {
+      input: human("ping"),
+      streamMode: ["updates"],
+    });
+    const events: string[] = [];
+    const joined = (async () => {
+      for await (const part of sdk.runs.joinStream(thread.thread_id, run.run_id)) events.push(part.event);
+    })();
+    await held(joined);
+    expect(events).toContain("updates");
+    expect(events).not.toContain("values");
+  });
+});
