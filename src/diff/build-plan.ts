@@ -1,5 +1,10 @@
 import type { Deployment, Organization, Secret } from "../schema/deployment.js";
-import type { DeploymentManifest, ManifestKind, OrganizationAccessManifest } from "../schema/manifest.js";
+import type {
+  DeploymentManifest,
+  DeploymentSpec,
+  ManifestKind,
+  OrganizationAccessManifest,
+} from "../schema/manifest.js";
 import type { LoadedManifest } from "../manifest/types.js";
 import { buildCreateBody, normaliseCreate } from "./create-body.js";
 import { diffDeployment } from "./diff-deployment.js";
@@ -68,6 +73,7 @@ export function buildPlan({
       : planOrganization(
           object as DesiredObject & { loaded: LoadedManifest<OrganizationAccessManifest> },
           live.organization,
+          applied("OrganizationAccess", manifest.metadata.name),
         );
   });
   const summary = { create: 0, update: 0, noop: 0, refused: 0 };
@@ -143,7 +149,15 @@ function planDeployment(
     change.id = existing.id;
     change.warnings = diff.warnings;
     change.changed_secrets = diff.changedSecrets;
-    change.fields = classifyFields(change, diff.fields, existing, applied("Deployment", name));
+    const liveMoved = (last: Record<string, unknown>) =>
+      diffDeployment({
+        name,
+        spec: last as DeploymentSpec,
+        secrets: undefined,
+        live: existing,
+        fingerprints: undefined,
+      }).fields;
+    change.fields = classifyFields(change, diff.fields, liveMoved, applied("Deployment", name));
     change.diff = diffDocuments(diff.live, diff.desired);
     change.revision_fields = diff.fields.filter((f) => f.class === "revision").map((f) => f.field);
     change.in_place_fields = diff.fields.filter((f) => f.class === "in_place").map((f) => f.field);
@@ -174,6 +188,7 @@ function planDeployment(
 function planOrganization(
   object: DesiredObject & { loaded: LoadedManifest<OrganizationAccessManifest> },
   organization: Organization | undefined,
+  applied: LastApplied | undefined,
 ): PlannedChange {
   const change = baseChange(object.loaded);
   if (!organization) {
@@ -185,7 +200,8 @@ function planOrganization(
   }
   const diff = diffOrganizationAccess(object.loaded.manifest.spec, organization);
   change.id = organization.id;
-  change.fields = diff.fields;
+  const liveMoved = (last: Record<string, unknown>) => diffOrganizationAccess(last, organization).fields;
+  change.fields = classifyFields(change, diff.fields, liveMoved, applied);
   change.in_place_fields = diff.fields.map((f) => f.field);
   change.diff = diffDocuments(diff.live, diff.desired);
   change.effect = diff.effect;

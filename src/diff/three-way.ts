@@ -1,6 +1,3 @@
-import type { Deployment } from "../schema/deployment.js";
-import type { DeploymentSpec } from "../schema/manifest.js";
-import { diffDeployment } from "./diff-deployment.js";
 import {
   type FieldChange,
   type FieldOrigin,
@@ -43,28 +40,21 @@ const uploadOrigin = (upload: PlannedUpload | undefined): FieldOrigin =>
   upload?.reason !== "replaced" ? "change" : upload.previous_digest === upload.digest ? "drift" : "conflict";
 
 /**
- * Each field of an update to an existing deployment with its origin; unchanged (no origin) when
- * nothing was recorded as applied (a record older than applied_spec): then which side moved is not known.
+ * Each field where git and live differ with its origin. `liveMoved` diffs a spec against live by the
+ * plan's own rules (diffDeployment, diffOrganizationAccess): given the last applied spec, it names the
+ * fields live moved. Unchanged (no origin) when nothing was recorded as applied (a record older than
+ * applied_spec): then which side moved is not known.
  */
 export function classifyFields(
-  change: Pick<PlannedChange, "name" | "changed_secrets" | "upload">,
+  change: Pick<PlannedChange, "changed_secrets" | "upload">,
   fields: readonly FieldChange[],
-  live: Deployment,
+  liveMoved: (appliedSpec: Record<string, unknown>) => readonly FieldChange[],
   applied: LastApplied | undefined,
 ): FieldChange[] {
   if (!applied || fields.length === 0) return [...fields];
-  // Live against last-applied, by the same rules as git against live: the fields live moved.
   let moved: Map<string, FieldChange>;
   try {
-    const spec = applied.spec as DeploymentSpec;
-    const diff = diffDeployment({
-      name: change.name,
-      spec,
-      secrets: undefined,
-      live,
-      fingerprints: undefined,
-    });
-    moved = new Map(diff.fields.map((f) => [f.field, f]));
+    moved = new Map(liveMoved(applied.spec).map((f) => [f.field, f]));
   } catch {
     return [...fields]; // a record this version cannot read as a spec: origin unknown
   }

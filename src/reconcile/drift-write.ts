@@ -28,14 +28,14 @@ const isScalar = (v: unknown): v is Scalar =>
 
 /**
  * Only drift is written back (the three-way model, src/diff/three-way.ts): a change in git that
- * is not applied yet, or a conflict, never is. A deployment whose record says nothing of what was
+ * is not applied yet, or a conflict, never is. An object whose record says nothing of what was
  * last applied cannot tell which side moved, so nothing of it is written either.
  */
-function originReason(kind: string, origin: FieldOrigin | undefined): string | null {
+function originReason(origin: FieldOrigin | undefined): string | null {
   if (origin === "change") return "a change in git not applied yet (plumb apply sends it), not drift";
   if (origin === "conflict")
     return "a conflict: git and live both changed since plumb last applied; choose the value by hand";
-  if (origin === undefined && kind === "Deployment")
+  if (origin === undefined)
     return "not known whether git or live changed: no record of what plumb last applied (plumb apply records it)";
   return null;
 }
@@ -49,7 +49,7 @@ export function planDriftEdits(report: DriftReport): { edits: Map<string, DriftE
     for (const f of item.change.fields ?? []) {
       const keep = (reason: string) =>
         kept.push({ file: item.file!, name: item.name, field: f.field, reason });
-      const unwritable = originReason(item.kind, f.origin);
+      const unwritable = originReason(f.origin);
       if (unwritable) keep(unwritable);
       else if (f.sensitive) keep("a secret: its live value cannot be read back");
       else if (f.class === "immutable") keep("immutable: cannot change live either");

@@ -3,7 +3,7 @@ import { buildPlan } from "../../src/diff/build-plan.js";
 import type { PlannedChange } from "../../src/diff/plan-types.js";
 import { withoutDrift } from "../../src/diff/three-way.js";
 import type { DeploymentSpec } from "../../src/schema/manifest.js";
-import { desiredDeployment, liveDeployment } from "./helpers.js";
+import { desiredDeployment, liveDeployment, loadedAccess } from "./helpers.js";
 
 // Three-way: git, live, and what plumb last applied. Each differing field says which side moved.
 
@@ -66,5 +66,18 @@ describe("three-way classification", () => {
     expect(
       (keep.request?.body.source_config as { resource_spec?: unknown } | undefined)?.resource_spec,
     ).toBeUndefined();
+  });
+
+  it("OrganizationAccess settings are classified the same way", () => {
+    const org = { id: "o", name: "acme", jit_provisioning_enabled: true, invites_enabled: true } as never;
+    const change = buildPlan({
+      desired: [{ loaded: loadedAccess({ jit_provisioning_enabled: false, invites_enabled: true }) }],
+      live: { deployments: [], organization: { ...(org as object), invites_enabled: false } as never },
+      applied: () => ({
+        spec: { jit_provisioning_enabled: true, invites_enabled: true },
+        fingerprints: undefined,
+      }),
+    }).changes[0]!;
+    expect(origins(change)).toEqual({ jit_provisioning_enabled: "change", invites_enabled: "drift" });
   });
 });

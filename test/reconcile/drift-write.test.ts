@@ -102,7 +102,9 @@ describe("planDriftEdits", () => {
 
   it("an OrganizationAccess setting is written under spec", () => {
     const { edits } = planDriftEdits(
-      report("OrganizationAccess", [{ field: "invites_enabled", class: "in_place", old: false, new: true }]),
+      report("OrganizationAccess", [
+        { field: "invites_enabled", class: "in_place", old: false, new: true, origin: "drift" },
+      ]),
     );
     expect(edits.get("a.yaml")?.map((e) => [e.path, e.value])).toEqual([
       [["spec", "invites_enabled"], false],
