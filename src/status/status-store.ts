@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, open, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { describeErrno, fileError } from "../errors.js";
 import {
@@ -70,7 +70,8 @@ export async function loadStatusStore(dir: string): Promise<StatusStore> {
 }
 
 /**
- * Temp file, data fsync, rename: a reader sees the old record or the new one, never half of one.
+ * Temp file, data fsync, rename, directory fsync: a reader sees the old record or the new one,
+ * never half of one, and a power loss after it returns keeps the new one.
  * Not write-file-atomic: it resolves the target's real path first (fs.realpath's JS walk, an
  * lstat per path component) and chmods and stats; with three records per object that was most
  * of the controller's file work at 10,000 objects. Status files are ours and never symlinks.
@@ -90,6 +91,21 @@ async function writeRecordFile(file: string, text: string): Promise<void> {
     await rm(temp, { force: true });
     throw error;
   });
+  await syncDirectory(dirname(file));
+}
+
+/**
+ * A rename is durable only once its directory is: without this fsync a power loss can forget it
+ * (the old record, or none, comes back). Windows cannot open a directory to sync it.
+ */
+async function syncDirectory(dir: string): Promise<void> {
+  if (process.platform === "win32") return;
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The record a file holds now; null when there is none (or it cannot be read as one). */
