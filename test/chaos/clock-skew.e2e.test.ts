@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { buildCli, type CliRun, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
 import { freePort } from "../support/free-port.js";
 import { api, container, waitFor, writeDoc } from "../controller/support.js";
 
@@ -28,7 +28,7 @@ let tmp: string;
 let cp: RunningControlPlane;
 const children: CliRun[] = [];
 beforeAll(async () => {
-  if (hasFaketime) await buildCli();
+  if (hasFaketime) assertBuilt();
 }, 120_000);
 beforeEach(async () => {
   tmp = await mkdtemp(join(tmpdir(), "plumb-chaos-skew-"));

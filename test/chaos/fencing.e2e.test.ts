@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeAll, beforeEach, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { buildCli, type CliRun, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
 import { freePort } from "../support/free-port.js";
 import { api, container, waitFor, writeDoc } from "../controller/support.js";
 
@@ -21,7 +21,7 @@ let tmp: string;
 let cp: RunningControlPlane;
 const children: CliRun[] = [];
 const servers: Server[] = [];
-beforeAll(buildCli, 120_000);
+beforeAll(assertBuilt);
 beforeEach(async () => {
   tmp = await mkdtemp(join(tmpdir(), "plumb-chaos-fencing-"));
   cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });

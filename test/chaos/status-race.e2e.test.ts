@@ -6,7 +6,7 @@ import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { acquireStateLock, lockTargetOf } from "../../src/lock/index.js";
 import { api, container, writeDoc } from "../controller/support.js";
-import { buildCli, runCli, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, runCli, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
 
 // Issue 23 item 7: `plumb status` and `plumb drift` refresh records only through the state lock, so
@@ -17,7 +17,7 @@ let cp: RunningControlPlane;
 let proxy: HoldingProxy;
 let dir: string;
 
-beforeAll(buildCli, 120_000);
+beforeAll(assertBuilt);
 afterEach(async () => {
   await proxy?.close();
   await cp?.stop();

@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { buildCli } from "../support/built-cli.js";
+import { assertBuilt } from "../support/built-cli.js";
 import { type ActionFile, readAction, runAction } from "./action-runner.js";
 import { type GitHubStub, startGitHubStub } from "./github-stub.js";
 
@@ -27,7 +27,7 @@ let root: string;
 let workspace: string;
 
 beforeAll(async () => {
-  await buildCli();
+  assertBuilt();
   action = await readAction("action.yml");
   controlPlane = await startControlPlane({
     port: 0,

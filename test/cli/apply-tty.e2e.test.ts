@@ -1,11 +1,12 @@
-import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify, stripVTControlCharacters } from "node:util";
+import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { containerDoc, writeManifests } from "../reconcile/harness.js";
+import { assertBuilt } from "../support/built-cli.js";
 import { startPlane } from "./reconcile-helpers.js";
 
 // `plumb apply` as a user runs it on a terminal: the built CLI in a child process under a
@@ -13,31 +14,16 @@ import { startPlane } from "./reconcile-helpers.js";
 // sending, then show the live progress view (redrawn lines, ✓ per finished object), not log lines.
 
 const hasScript = spawnSync("script", ["--version"]).status === 0;
-const ROOT = process.cwd();
-// A private build (types are checked by tsc --noEmit elsewhere), so a concurrent `npm run build`
-// into dist/ never hands this test a half-written file. Under node_modules so imports resolve.
-const OUT = join(ROOT, "node_modules", ".cache", `plumb-tty-cli-${process.pid}`);
-const MAIN = join(OUT, "src", "cli", "main.js");
+// dist/ is built once per run, before any test file (test/global-setup.ts): nothing rewrites it
+// while this test runs.
+const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 
 let cp: RunningControlPlane;
 let root: string;
 
 beforeAll(async () => {
   if (!hasScript) return;
-  await mkdir(OUT, { recursive: true });
-  await writeFile(
-    join(OUT, "tsconfig.json"),
-    JSON.stringify({
-      extends: "../../../tsconfig.json",
-      compilerOptions: { outDir: ".", rootDir: "../../..", sourceMap: false, noCheck: true },
-      include: ["../../../src"],
-    }),
-  );
-  await promisify(execFile)(process.execPath, [
-    join(ROOT, "node_modules", "typescript", "bin", "tsc"),
-    "-p",
-    join(OUT, "tsconfig.json"),
-  ]);
+  assertBuilt();
   // Each revision state lasts 50 ms, so the view has statuses to show while apply waits.
   ({ cp, root } = await startPlane({ revisionSeconds: 0.05 }));
   await writeManifests(root, [
@@ -48,7 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await cp?.stop();
   if (root) await rm(root, { recursive: true, force: true });
-  await rm(OUT, { recursive: true, force: true });
 });
 
 /** Runs `plumb apply ROOT` on a pseudo-terminal; `answer` is typed once the prompt shows. */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { buildCli } from "../support/built-cli.js";
+import { assertBuilt } from "../support/built-cli.js";
 
 // `plumb --help | head -1`: the reader closes the pipe before plumb writes. plumb must end quietly
 // (no EPIPE stack trace on stderr) with the command's own exit code, not crash with 1.
@@ -12,7 +12,7 @@ const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 let cp: RunningControlPlane;
 
 beforeAll(async () => {
-  await buildCli();
+  assertBuilt();
   cp = await startControlPlane({ port: 0, revisionSeconds: 0 });
 }, 120_000);
 afterAll(async () => cp?.stop());

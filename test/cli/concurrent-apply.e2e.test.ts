@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api, container, writeDoc } from "../controller/support.js";
-import { buildCli, runCli, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, runCli, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
 
 // Two `plumb apply` at once on one repository: the state lock lets one write; the other is refused
@@ -15,7 +15,7 @@ let cp: RunningControlPlane;
 let proxy: HoldingProxy;
 let dir: string;
 
-beforeAll(buildCli, 120_000);
+beforeAll(assertBuilt);
 afterEach(async () => {
   await proxy?.close();
   await cp?.stop();

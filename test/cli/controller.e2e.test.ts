@@ -1,15 +1,15 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
 import { api, container, waitFor, writeDoc } from "../controller/support.js";
+import { assertBuilt } from "../support/built-cli.js";
 
 // The built CLI as users run it: a real process, real signals, kill -9.
 
@@ -18,11 +18,7 @@ let cp: RunningControlPlane;
 let dir: string;
 const children: ChildProcess[] = [];
 
-beforeAll(async () => {
-  // tsc emits even when files elsewhere in the tree have type errors; the test needs only the output.
-  await promisify(execFile)("npx", ["tsc", "-p", "tsconfig.build.json"]).catch(() => undefined);
-  if (!existsSync(MAIN)) throw new Error("build failed: dist/src/cli/main.js missing");
-}, 120_000);
+beforeAll(assertBuilt);
 afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
   await cp?.stop();

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { container, writeDoc } from "../controller/support.js";
-import { buildCli, runCli } from "../support/built-cli.js";
+import { assertBuilt, runCli } from "../support/built-cli.js";
 
 // Operator mistakes through the built CLI: each ends with exit 64 (usage) or 1 and an error code
 // that says what to do, never exit 70 (a bug) and never a stack trace.
@@ -17,7 +17,7 @@ let dir: string; // a valid manifest directory
 let file: string; // a regular file where a directory is expected
 
 beforeAll(async () => {
-  await buildCli();
+  assertBuilt();
   cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
   root = await mkdtemp(join(tmpdir(), "plumb-mistakes-"));
   dir = join(root, "manifests");

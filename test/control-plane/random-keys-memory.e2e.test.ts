@@ -4,7 +4,7 @@ import { Agent, request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
-import { buildCli } from "../support/built-cli.js";
+import { assertBuilt } from "../support/built-cli.js";
 
 // Issue 10: 40,000 requests with random 8 KB keys took the server from 84 MB to 384 MB RSS (a
 // rate-limit bucket per key presented). The built server runs in its own process (as in
@@ -21,7 +21,7 @@ const ask = (message: string) =>
   });
 
 beforeAll(async () => {
-  await buildCli();
+  assertBuilt();
   child = fork(join(process.cwd(), "dist", "bench", "control-plane-server.js"), ["memory"], {
     execArgv: ["--expose-gc"],
   });

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { freePort } from "../support/free-port.js";
-import { buildCli, type CliRun, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
 import { useControllerHarness } from "./harness.js";
 import { api, container, waitFor, writeDoc } from "./support.js";
@@ -12,7 +12,7 @@ import { api, container, waitFor, writeDoc } from "./support.js";
 const h = useControllerHarness("plumb-crash-ctl-");
 let proxy: HoldingProxy;
 const children: CliRun[] = [];
-beforeAll(buildCli, 120_000);
+beforeAll(assertBuilt);
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.child.exitCode === null) c.child.kill("SIGKILL");
   await proxy?.close();

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { freePort } from "../support/free-port.js";
-import { buildCli, type CliRun, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
 import { fastControllerOptions, useControllerHarness } from "./harness.js";
 import { api, container, waitFor, writeDoc } from "./support.js";
 
@@ -13,7 +13,7 @@ import { api, container, waitFor, writeDoc } from "./support.js";
 const h = useControllerHarness("plumb-leader-");
 const others: Array<Promise<Controller>> = [];
 const children: CliRun[] = [];
-beforeAll(buildCli, 120_000);
+beforeAll(assertBuilt);
 afterEach(async () => {
   for (const child of children.splice(0)) if (child.child.exitCode === null) child.child.kill("SIGKILL");
   for (const other of others.splice(0)) await (await other.catch(() => null))?.stop(1_000);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadManifests } from "../../src/manifest/load.js";
-import { buildCli } from "../support/built-cli.js";
+import { assertBuilt } from "../support/built-cli.js";
 import { manualTimers } from "./manual-timers.js";
 
 // The controller's loader as built (the worker runs compiled JS): a tree of ordinary files loads in
@@ -18,7 +18,7 @@ const deployment = (name: string, extra = "") =>
   `apiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  source: external_container\n  source_config: {listener_id: 10000000-0000-4000-8000-000000000001}\n  source_revision_config: {image_uri: "img:1"}\n${extra}`;
 
 beforeAll(async () => {
-  await buildCli();
+  assertBuilt();
   const built = join(process.cwd(), "dist", "src", "controller", "manifest-loader.js");
   loader = (await import(pathToFileURL(built).href)) as Loader;
   small = await mkdtemp(join(tmpdir(), "plumb-loader-small-"));

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadManifests } from "../../src/manifest/load.js";
-import { buildCli } from "../support/built-cli.js";
+import { assertBuilt } from "../support/built-cli.js";
 
 // The controller's off-thread loader as built (the worker runs compiled JS): it must give exactly
 // what loading in-thread gives, positions included, and report a missing root the same way.
@@ -14,7 +14,7 @@ let thread: Thread;
 let root: string;
 
 beforeAll(async () => {
-  await buildCli();
+  assertBuilt();
   const built = join(process.cwd(), "dist", "src", "controller", "manifest-thread.js");
   thread = (await import(pathToFileURL(built).href)) as Thread;
   root = await mkdtemp(join(tmpdir(), "plumb-thread-"));

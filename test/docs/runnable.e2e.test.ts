@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildCli } from "../support/built-cli.js";
+import { assertBuilt } from "../support/built-cli.js";
 import { type DocSession, startDocSession } from "./doc-session.js";
 import { buildBlockScript, extractRunnableBlocks } from "./runnable-blocks.js";
 
@@ -14,7 +14,7 @@ const documents = ["README.md", ...readdirSync(new URL("docs/", root)).map((name
   .map((name) => ({ name, blocks: extractRunnableBlocks(name, readFileSync(new URL(name, root), "utf8")) }))
   .filter((document) => document.blocks.length > 0);
 
-beforeAll(async () => buildCli(), 180_000);
+beforeAll(assertBuilt);
 
 it("README.md has runnable blocks", () => {
   expect(documents.find((d) => d.name === "README.md")?.blocks.length).toBeGreaterThanOrEqual(8);

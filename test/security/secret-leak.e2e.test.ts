@@ -13,7 +13,7 @@ import { type RunningControlPlane, startControlPlane } from "../../src/control-p
 import { createLogger } from "../../src/logger.js";
 import { startReceiver } from "../controller/notify-receiver.js";
 import { container, waitFor, writeDoc } from "../controller/support.js";
-import { buildCli, runCli, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, runCli, spawnCli } from "../support/built-cli.js";
 import { startHoldingProxy } from "../support/holding-proxy.js";
 
 // The secret-leak suite (docs/security.md): a unique canary in every secret plumb is given, a
@@ -101,7 +101,7 @@ beforeAll(async () => {
     apiKeys: [{ key: CANARIES.apiKey, tenants: [DEFAULT_TENANT_ID] }],
     faults: parseFaultSpec("echo=1"),
   });
-  await buildCli();
+  assertBuilt();
 }, 180_000);
 afterAll(async () => {
   await cp?.stop();

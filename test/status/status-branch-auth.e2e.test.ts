@@ -9,7 +9,7 @@ import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { type GitHttpServer, startGitHttpServer } from "../controller/git-http-server.js";
 import { container, writeDoc } from "../controller/support.js";
-import { buildCli, runCli } from "../support/built-cli.js";
+import { assertBuilt, runCli } from "../support/built-cli.js";
 
 // --status-branch in CI: a git smart-HTTP server that requires authentication, and checkouts made
 // the way actions/checkout makes them (no credentials in the URL; an http.<url>.extraheader in the
@@ -26,7 +26,7 @@ let server: GitHttpServer;
 let root: string;
 let home: string;
 
-beforeAll(buildCli, 120_000);
+beforeAll(assertBuilt);
 afterEach(async () => {
   await server?.close();
   await cp?.stop();

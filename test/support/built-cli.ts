@@ -1,17 +1,21 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 
 // The built CLI as users run it (a real process: real exit codes, real SIGKILL), for e2e tests.
 
 const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 
-/** Builds dist/ once per test file (tsc emits even if another file has type errors). */
-export async function buildCli(): Promise<void> {
-  await promisify(execFile)("npx", ["tsc", "-p", "tsconfig.build.json"]).catch(() => undefined);
-  await promisify(execFile)("npx", ["tsc", "-p", "tsconfig.page.json"]).catch(() => undefined);
-  if (!existsSync(MAIN)) throw new Error("build failed: dist/src/cli/main.js missing");
+/**
+ * dist/ is built once per run by vitest's globalSetup (test/global-setup.ts), before any test
+ * file; this only checks it is there (a run that bypassed vitest.config.ts would not have it).
+ */
+export function assertBuilt(): void {
+  if (!existsSync(MAIN)) {
+    throw new Error(
+      "dist/src/cli/main.js is missing: run the tests with vitest.config.ts (its globalSetup builds dist/)",
+    );
+  }
 }
 
 export type CliRun = {

@@ -1,0 +1,55 @@
+import { mkdtemp, readFile, rm, symlink, utimes, writeFile, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { buildDist } from "./build-dist.js";
+
+// The suite's one build (test/global-setup.ts) on a one-file project: it may skip only when dist/
+// is provably these sources' build; a stale dist/ must never pass.
+
+let root: string;
+const put = async (file: string, text: string) => {
+  await mkdir(join(root, file, ".."), { recursive: true });
+  await writeFile(join(root, file), text);
+};
+const built = () => readFile(join(root, "dist", "src", "a.js"), "utf8");
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "plumb-build-dist-"));
+  // Only typescript: the stamp goes to the project's own node_modules/.cache, not this one's.
+  await mkdir(join(root, "node_modules"));
+  await symlink(join(process.cwd(), "node_modules", "typescript"), join(root, "node_modules", "typescript"));
+  await put("package.json", JSON.stringify({ type: "module", scripts: { build: "tsc -p tsconfig.json" } }));
+  const compilerOptions = { target: "es2023", module: "nodenext", outDir: "dist", rootDir: ".", types: [] };
+  await put("tsconfig.json", JSON.stringify({ compilerOptions, include: ["src"] }));
+  await put("src/a.ts", "export const a: number = 1;\n");
+});
+afterAll(async () => {
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+it("builds, then skips while the sources and dist/ are unchanged", async () => {
+  expect(await buildDist(root)).toMatch(/^dist\/ built/);
+  expect(await built()).toContain("a = 1");
+  expect(await buildDist(root)).toMatch(/not rebuilt/);
+}, 60_000);
+
+it("builds again after a source edit, even one whose mtime is older than dist/", async () => {
+  await put("src/a.ts", "export const a: number = 2;\n");
+  await utimes(join(root, "src", "a.ts"), new Date("2001-01-01"), new Date("2001-01-01"));
+  expect(await buildDist(root)).toMatch(/^dist\/ built/);
+  expect(await built()).toContain("a = 2");
+}, 60_000);
+
+it("builds again when dist/ changed since its build", async () => {
+  await writeFile(join(root, "dist", "src", "a.js"), "export const a = 1;\n");
+  expect(await buildDist(root)).toMatch(/^dist\/ built/);
+  expect(await built()).toContain("a = 2");
+}, 60_000);
+
+it("ignores type errors (the typecheck's) but fails with tsc's output when it cannot build", async () => {
+  await put("src/a.ts", 'export const a: number = "not a number";\n');
+  expect(await buildDist(root)).toMatch(/^dist\/ built/);
+  await put("src/a.ts", "export const = ;\n");
+  await expect(buildDist(root)).rejects.toThrow(/build for the tests failed[\s\S]*src\/a\.ts[\s\S]*error TS/);
+}, 60_000);

@@ -1,0 +1,113 @@
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+// dist/ for the tests that run the built CLI: `npm run build`'s tsc projects, compiled once per
+// vitest run (test/global-setup.ts). Skipped only when a stamp proves dist/ is what these sources
+// compile to: the hash of every input's content (not mtimes, which a checkout, cp -p or tar can
+// leave older than the output) and the hash of every file in dist/ as that build left it (so a
+// build of other sources, or an edit or deletion in dist/, since then means building again).
+
+const INPUT_DIRS = ["src", "bench", "scripts"];
+const INPUT_FILES = ["package.json", "package-lock.json", "node_modules/typescript/package.json"];
+const STAMP = join("node_modules", ".cache", "plumb-test-build.json");
+
+type Stamp = { inputs: string; outputs: string };
+
+/** The tsc projects of package.json's build script, in order. */
+async function buildConfigs(root: string): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as {
+    scripts: { build: string };
+  };
+  const configs = [...pkg.scripts.build.matchAll(/\btsc\s+-p\s+(\S+)/g)].map((m) => m[1]!);
+  if (configs.length === 0)
+    throw new Error(`no "tsc -p CONFIG" in package.json's build script: update test/support/build-dist.ts`);
+  return configs;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  if (!existsSync(dir)) return [];
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}
+
+/** One hash over the paths and contents of `files` (a missing file hashes as missing). */
+async function hashFiles(root: string, files: string[]): Promise<string> {
+  const hash = createHash("sha256");
+  for (const file of files) {
+    hash.update(`${file}\0`);
+    hash.update(existsSync(join(root, file)) ? await readFile(join(root, file)) : "\0missing");
+    hash.update("\0");
+  }
+  return hash.digest("hex");
+}
+
+async function hashInputs(root: string, configs: string[]): Promise<string> {
+  const dirs = await Promise.all(INPUT_DIRS.map((d) => filesUnder(join(root, d))));
+  const tsconfigs = (await readdir(root)).filter((f) => /^tsconfig.*\.json$/.test(f)).sort();
+  const files = [...INPUT_FILES, ...tsconfigs, ...dirs.flat().map((f) => f.slice(root.length + 1))];
+  return `${configs.join(" ")} ${await hashFiles(root, files)}`;
+}
+
+async function hashOutputs(root: string): Promise<string> {
+  const files = await filesUnder(join(root, "dist"));
+  return hashFiles(
+    root,
+    files.map((f) => f.slice(root.length + 1)),
+  );
+}
+
+async function readStamp(root: string): Promise<Stamp | undefined> {
+  try {
+    return JSON.parse(await readFile(join(root, STAMP), "utf8")) as Stamp;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Compiles each project with --noCheck: type errors are `npm run typecheck`'s to report (and
+ * another change in progress must not stop the tests); any error tsc still reports means it could
+ * not build, and fails with tsc's output.
+ */
+async function compile(root: string, config: string): Promise<void> {
+  const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+  try {
+    await promisify(execFile)(process.execPath, [tsc, "-p", config, "--noCheck"], {
+      cwd: root,
+      maxBuffer: 64 << 20,
+    });
+  } catch (error) {
+    const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
+    const output = `${stdout}${stderr}`.trim() || String(error);
+    throw new Error(
+      `the build for the tests failed (tsc -p ${config} --noCheck); fix it and run again:\n${output}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Builds dist/ unless the stamp shows it is already these sources' build; says which it did. */
+export async function buildDist(root: string): Promise<string> {
+  const configs = await buildConfigs(root);
+  const inputs = await hashInputs(root, configs);
+  const stamp = await readStamp(root);
+  if (stamp?.inputs === inputs && stamp.outputs === (await hashOutputs(root))) {
+    return "dist/ is already the build of these sources (content hashes match): not rebuilt";
+  }
+  const started = performance.now();
+  for (const config of configs) await compile(root, config);
+  const outputs = await hashOutputs(root);
+  // A source changed while tsc ran: leave no stamp, so the next run builds again.
+  if ((await hashInputs(root, configs)) === inputs) {
+    await mkdir(join(root, "node_modules", ".cache"), { recursive: true });
+    await writeFile(join(root, STAMP), JSON.stringify({ inputs, outputs } satisfies Stamp));
+  }
+  return `dist/ built (${configs.map((c) => `tsc -p ${c}`).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(1)} s`;
+}
