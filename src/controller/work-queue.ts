@@ -23,6 +23,7 @@ export type Worker = (item: WorkItem, signal: AbortSignal) => Promise<boolean>;
 export type WorkQueue = {
   enqueue(key: string, reason: WorkReason): void;
   cancel(key: string): void;
+  /** The schedule's counts; `running` is the reconciles the queue holds (its metric and page figure). */
   stats(): ReturnType<WorkSchedule["stats"]>;
   failures(key: string): number;
   /** Resolves when nothing is running or pending-and-ready (test and demo helper). */
@@ -109,7 +110,9 @@ export function startWorkQueue(options: ScheduleOptions & { timers?: Timers; wor
       pump();
     },
     cancel: (key) => schedule.cancel(key),
-    stats: () => schedule.stats(),
+    // Counted from the tasks held, not the schedule: a finished task the queue failed to let go
+    // would show as running for ever (in /metrics and on the page) instead of leaking unseen.
+    stats: () => ({ ...schedule.stats(), running: tasks.size }),
     failures: (key) => schedule.failures(key),
     idle() {
       return new Promise((resolve) => {

@@ -49,6 +49,27 @@ describe("startWorkQueue", () => {
     expect(q.failures("a")).toBe(4);
   });
 
+  it("lets every finished run go: running counts only what is in flight", async () => {
+    const timers = manualTimers();
+    const gate = deferred();
+    const q = startWorkQueue({
+      ...base,
+      concurrency: 4,
+      debounceMs: 0,
+      timers,
+      worker: async (item) => (item.key === "slow" ? gate.promise : true),
+    });
+    for (let i = 0; i < 50; i++) q.enqueue(`k${i}`, "change");
+    q.enqueue("slow", "change");
+    await timers.advance(0);
+    await timers.advance(0);
+    expect(q.stats()).toMatchObject({ running: 1, pending: 0 });
+    gate.resolve(true);
+    await q.idle();
+    await timers.advance(0);
+    expect(q.stats()).toEqual({ pending: 0, running: 0, backingOff: 0 });
+  });
+
   it("treats a thrown error as a failure", async () => {
     const timers = manualTimers();
     let calls = 0;
