@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { acquireStateLock, lockTargetOf } from "../lock/index.js";
 import { PlumbError } from "../errors.js";
 import type { PushFence } from "../status/fenced-push.js";
@@ -22,6 +23,8 @@ export async function takeObserverLock(
   command: string,
   stderr: { write(text: string): unknown },
 ): Promise<ObserverLock> {
+  // A PATH that does not exist is reported as such by the load; the lock must not create it.
+  if (!flags.statusDir && !existsSync(path)) return { writes: () => false, release: async () => undefined };
   const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });
   try {
     const lock = await acquireStateLock(target, { command, timeoutMs: flags.lockTimeout ?? 0 });
