@@ -9,7 +9,11 @@ import { buildBlockScript, extractRunnableBlocks } from "./runnable-blocks.js";
 // wrote are there for later ones), against the local control plane.
 
 const root = new URL("../../", import.meta.url);
-const documents = ["README.md", ...readdirSync(new URL("docs/", root)).map((name) => `docs/${name}`)]
+const documents = [
+  "README.md",
+  "examples/README.md",
+  ...readdirSync(new URL("docs/", root)).map((name) => `docs/${name}`),
+]
   .filter((name) => name.endsWith(".md"))
   .map((name) => ({ name, blocks: extractRunnableBlocks(name, readFileSync(new URL(name, root), "utf8")) }))
   .filter((document) => document.blocks.length > 0);
