@@ -35,14 +35,25 @@ bh() { buildah --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs "
 cleanup() {
   set +e # undo everything, whatever fails on the way
   trap - ERR
-  # Only the processes this script started, by their ids (the controller's whole process group).
-  [ -n "$ctl_pid" ] && kill -TERM -- "-$ctl_pid" 2>/dev/null
+  # Only the processes this script started, by their ids: the control plane, and the buildah run
+  # of the controller with everything in its session (started with setsid below), then whatever
+  # still runs chrooted into this run's directory (the controller, if buildah left it behind).
   [ -n "$cp_pid" ] && kill -TERM "$cp_pid" 2>/dev/null
+  [ -n "$ctl_pid" ] && kill -TERM $(pgrep -s "$ctl_pid") 2>/dev/null
   wait 2>/dev/null
+  for _ in $(seq 50); do
+    local left=()
+    for proc in /proc/[0-9]*; do
+      case "$(readlink "$proc/root" 2>/dev/null)" in "$tmp"/*) left+=("${proc#/proc/}") ;; esac
+    done
+    [ "${#left[@]}" -eq 0 ] && break
+    kill -TERM "${left[@]}" 2>/dev/null
+    sleep 0.2
+  done
   [ -n "$ro_root" ] && umount "$ro_root" 2>/dev/null
   bh rm --all >/dev/null 2>&1
   bh rmi --all --force >/dev/null 2>&1
-  rm -rf "$tmp"
+  rm -rf "$tmp" || { sleep 2 && rm -rf "$tmp"; } || echo "=== image test: could not remove $tmp" >&2
 }
 trap cleanup EXIT
 trap 'echo "=== image test FAILED: line $LINENO: $BASH_COMMAND" >&2' ERR
