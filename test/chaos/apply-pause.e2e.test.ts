@@ -35,13 +35,17 @@ const record = async () =>
     sync?: string;
   };
 
-/** A waiting process's time: every sleep passes at once (it has watched the lease for that long). */
-function waiterTime() {
+/**
+ * A waiting process's time: every sleep passes at once (it has watched the lease for that long), and
+ * passes for the paused apply too (`passes`): both see the same time go by, as two real processes do.
+ */
+function waiterTime(passes: (ms: number) => void) {
   let now = 0;
   const clock: Clock = {
     now: () => now,
     sleep: async (ms) => {
       now += ms;
+      passes(ms);
       await new Promise((resolve) => setImmediate(resolve));
     },
   };
@@ -83,7 +87,7 @@ for (const point of POINTS)
         skew += 10_000; // stopped for 10 s, lease 3 s
         // Meanwhile another apply takes the lock over and applies a newer change.
         await writeDoc(root, "a.yaml", doc(3));
-        const io = captureIo(cp, { lock: waiterTime() });
+        const io = captureIo(cp, { lock: waiterTime((ms) => (skew += ms)) });
         second = await runApply(root, applyFlags({ lockTimeout: 60_000 }), io);
         if (point.answer) return point.answer();
       }
