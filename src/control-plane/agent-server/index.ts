@@ -8,6 +8,7 @@ import { createScheduler } from "./scheduler.js";
 import type { OpenStreams } from "./sse.js";
 import { createThreadStore, readAssistants } from "./store.js";
 import { emitRunEnded, emitRunStarted } from "./stream-events.js";
+import { createWebhookSender } from "./webhook.js";
 
 /**
  * The simulated agent server served for every deployment at `/agents/{deployment_id}`: assistants
@@ -23,6 +24,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
   const items = createMemoryStore();
   const events = createRunEvents();
   const openStreams: OpenStreams = new Set();
+  const webhooks = createWebhookSender();
   const scheduler = createScheduler({
     clock: ctx.clock,
     runSeconds: ctx.runSeconds,
@@ -36,6 +38,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
       },
       ended(thread, run) {
         emitRunEnded(events, thread, run);
+        webhooks.send(thread, run, new Date(ctx.clock.now()).toISOString());
         if (thread.temporary && !thread.runs.some((other) => other !== run && other.status === "pending"))
           store.remove(thread);
       },
@@ -58,6 +61,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
       app.addHook("preClose", async () => {
         for (const end of [...openStreams]) end();
         scheduler.shutdown();
+        webhooks.stop();
       });
     },
     state: {

@@ -1,4 +1,5 @@
 import { NODES } from "./graph.js";
+import { webhookProblem } from "./webhook.js";
 import type { RunCommand, StateMessage } from "./types.js";
 
 /**
@@ -95,6 +96,11 @@ function forkPoint(body: Record<string, unknown>, issues: Issue[]): string | und
   return undefined;
 }
 
+function checkWebhook(raw: unknown, issues: Issue[]): void {
+  const problem = raw === undefined || raw === null ? undefined : webhookProblem(raw);
+  if (problem !== undefined) issues.push({ loc: ["body", "webhook"], msg: problem, type: "url_parsing" });
+}
+
 function delay(raw: unknown, issues: Issue[]): number {
   if (raw === undefined || raw === null) return 0;
   if (typeof raw === "number" && Number.isFinite(raw) && raw >= 0 && raw <= MAX_DELAY_SECONDS) return raw;
@@ -111,6 +117,7 @@ export function parseRunOptions(
   issues: Issue[],
   parseMessages: MessagesParser,
 ): RunOptions {
+  checkWebhook(body.webhook, issues);
   const kwargs: Record<string, unknown> = {};
   for (const field of KWARGS) if (body[field] !== undefined) kwargs[field] = body[field];
   return {

@@ -12,7 +12,7 @@ describe("after_seconds", () => {
     const clock = manualClock();
     const context = testContext({ clock, runSeconds: 1 });
     const app = await buildApp(context, [createAgentServerModule(context)]);
-    const post = async (url: string, payload: unknown) =>
+    const post = async (url: string, payload: object) =>
       (await app.inject({ method: "POST", url: base + url, headers, payload })).json<{
         run_id: string;
         thread_id: string;
