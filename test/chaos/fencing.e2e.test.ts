@@ -145,7 +145,8 @@ it("a leader that lost the lease publishes nothing: the status branch keeps the 
   await git(seed, "commit", "-qm", "m");
   await git(seed, "push", "-q", origin, "main");
   for (const pod of ["pod-a", "pod-b"]) await exec("git", ["clone", "-q", origin, join(tmp, pod)]);
-  const branch = ["--status-branch", "plumb-status"];
+  // A longer lease: its renewals are git pushes, slower on a busy machine (the last --lock-lease wins).
+  const branch = ["--status-branch", "plumb-status", "--lock-lease", "5s"];
   const [portA, portB] = [await freePort(), await freePort()];
   const leader = controller(join(tmp, "pod-a", "deploy"), portA, cp.url, branch);
   await waitFor("leader ready", async () => (await readyz(portA)) === 200, 20_000);
