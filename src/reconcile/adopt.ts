@@ -2,7 +2,7 @@ import type { DesiredObject, LiveState } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
 import { fingerprintSecretsAsync } from "../diff/secret-fingerprint.js";
 import type { Deployment } from "../schema/deployment.js";
-import { manifestDigest } from "../apply/status-record.js";
+import { appliedSpecOf, manifestDigest } from "../apply/status-record.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
 
 // `plumb adopt`: records the state of deployments that already exist live, as if plumb had applied
@@ -69,6 +69,12 @@ export async function buildAdoptedRecord(
     last_error: null,
     ...(previous?.source_upload ? { source_upload: previous.source_upload } : {}),
     manifest_file: desired.loaded.file,
+    // The three-way base (docs/status.md "Three-way"): the manifest, when live matches it.
+    ...(otherFields.length === 0
+      ? { applied_spec: appliedSpecOf(desired.loaded) ?? null }
+      : previous?.applied_spec
+        ? { applied_spec: previous.applied_spec }
+        : {}),
   };
 }
 

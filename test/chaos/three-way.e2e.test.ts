@@ -1,6 +1,7 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { runAdopt } from "../../src/cli/adopt.js";
 import { runApply } from "../../src/cli/apply.js";
 import { runDrift } from "../../src/cli/drift.js";
 import { planCommand } from "../../src/cli/plan.js";
@@ -128,5 +129,17 @@ describe("three-way: change, drift, conflict", () => {
     expect(await runApply(root, applyFlags(), captureIo(cp))).toBe(0);
     expect(await image("both")).toBe("img/both:git");
     expect(await revisions()).toEqual({ both: 3 });
+  });
+
+  it("an adopted deployment that matched its manifest has a base: a later UI edit is drift, written back", async () => {
+    await applied(["kept"]);
+    await rm(join(root, ".plumb"), { recursive: true, force: true }); // a fresh clone: no state
+    expect(await runAdopt(root, { target: [], yes: true, output: "text" }, captureIo(cp))).toBe(0);
+    await editLive("kept", "img/kept:ui");
+    const io = captureIo(cp);
+    expect(await runDrift(root, { output: "text", target: [], write: true }, io)).toBe(2);
+    expect(io.out()).toContain(
+      'wrote kept.yaml:8 kept source_revision_config.image_uri: "img/kept:v1" → "img/kept:ui"',
+    );
   });
 });
