@@ -7,9 +7,12 @@ import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { container, writeDoc } from "../controller/support.js";
 import { assertBuilt, runCli } from "../support/built-cli.js";
+import { runInProcess } from "../support/in-process-cli.js";
 
-// Operator mistakes through the built CLI: each ends with exit 64 (usage) or 1 and an error code
-// that says what to do, never exit 70 (a bug) and never a stack trace.
+// Operator mistakes: each ends with exit 64 (usage) or 1 and an error code that says what to do,
+// never exit 70 (a bug) and never a stack trace. The cases call main() in this process, one at a
+// time (a child process per case added only its start-up); those that need a real process
+// (NEEDS_PROCESS) and the runs at the end go through the built CLI.
 
 let cp: RunningControlPlane;
 let root: string;
@@ -193,8 +196,12 @@ const cases: Case[] = [
   ],
 ];
 
+/** Cases a child process is needed for: its stdin is no terminal whatever runs the tests. */
+const NEEDS_PROCESS = new Set(["apply without --yes off a terminal"]);
+
 describe("operator mistakes end in a clear error, never exit 70", () => {
   const limit = pLimit(4);
+  const inProcess = pLimit(1);
   const results = new Map<string, Promise<{ code: number | null; output: string }>>();
   const env = (extra: Record<string, string> = {}) => ({
     PLUMB_API_URL: cp.url,
@@ -205,7 +212,9 @@ describe("operator mistakes end in a clear error, never exit 70", () => {
     for (const [name, args, , , extra] of cases)
       results.set(
         name,
-        limit(() => runCli(args(), env(extra))),
+        NEEDS_PROCESS.has(name)
+          ? limit(() => runCli(args(), env(extra)))
+          : inProcess(() => runInProcess(args(), env(extra))),
       );
   });
 

@@ -1,0 +1,31 @@
+import { vi } from "vitest";
+import { main } from "../../src/cli/main.js";
+
+// `plumb ARGS` called in the test's own process, for cases where a child process adds nothing but
+// its start-up (the exit code is main()'s return, the message what it writes). stdout, stderr,
+// the environment and process.exitCode are process-wide: run these one at a time. Whatever goes
+// straight to file descriptor 1 (pino's default destination) is not captured.
+
+export async function runInProcess(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; output: string }> {
+  let output = "";
+  const capture = (chunk: string | Uint8Array) => {
+    output += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+    return true;
+  };
+  const stdout = vi.spyOn(process.stdout, "write").mockImplementation(capture);
+  const stderr = vi.spyOn(process.stderr, "write").mockImplementation(capture);
+  for (const [name, value] of Object.entries({ NO_COLOR: "1", ...env })) vi.stubEnv(name, value);
+  process.exitCode = undefined;
+  try {
+    const code = await main([process.execPath, "plumb", ...args]);
+    return { code, output };
+  } finally {
+    stdout.mockRestore();
+    stderr.mockRestore();
+    vi.unstubAllEnvs();
+    process.exitCode = undefined;
+  }
+}
