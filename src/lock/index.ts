@@ -10,9 +10,10 @@ import {
   type StateLock,
 } from "./lock-types.js";
 
-// The state lock: one writer per status store (apply, adopt, the controller); plan and drift,
-// which only read, never take it. The local status directory's lock, plus, with --status-branch, a
-// lease in the git remote (writers on other machines share that store). See docs/status.md.
+// The state lock: one writer per status store (apply, adopt, the controller; drift and status to
+// write the records they refreshed, else they report only); plan never takes it. The local status
+// directory's lock, plus, with --status-branch, a lease in the git remote (writers on other
+// machines share that store). See docs/status.md.
 
 export type { LockHolder, LockOptions, LockTarget, StateLock } from "./lock-types.js";
 export { describeHolder } from "./holder.js";
