@@ -7,6 +7,7 @@ import {
   parseDuration,
   replaceOption,
   targetOption,
+  envOption,
 } from "./options.js";
 import { createInterface } from "node:readline/promises";
 import { Command, Option } from "commander";
@@ -46,6 +47,7 @@ import { reportInvalidManifests } from "../report/report-invalid.js";
 import { type StateLockTiming, withStateLock } from "./with-state-lock.js";
 import type { StateLock } from "../lock/index.js";
 import { listenForStop } from "./apply-stop.js";
+import { forEachEnvironment } from "./environments.js";
 
 export type ApplyIo = SessionIo & {
   /** Asks on the terminal; injected by tests. */
@@ -72,6 +74,7 @@ type Flags = ConnectionFlags & {
   pruneWindow?: number;
   /** Deployments that may be replaced (deleted, then created) for an immutable-field change. */
   replace?: string[];
+  env?: string[];
 };
 
 export async function askOnTerminal(question: string): Promise<boolean> {
@@ -125,12 +128,16 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
       "--plan <file>",
       "apply the plan saved by plumb plan --out FILE: refused as a whole (plan-stale) if a manifest, live deployment or secret changed since",
     )
-    .addOption(outputOption(["text", "json", "markdown"]));
+    .addOption(outputOption(["text", "json", "markdown"]))
+    .addOption(envOption());
   return addConnectionOptions(
     command,
     "also commit the status to this branch of the manifest repository and push",
   ).action(async (path: string, flags: Flags) => {
-    process.exitCode = await runApply(path, flags, io);
+    // Once per environment (--env; docs/environments.md), each under its own state lock; else once.
+    process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) =>
+      runApply(path, f, { ...io, ...envIo }),
+    );
   });
 }
 

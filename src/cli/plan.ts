@@ -1,8 +1,10 @@
 import { useColor } from "./color.js";
 import { Command } from "commander";
+import { forEachEnvironment } from "./environments.js";
 import {
   addConnectionOptions,
   type ConnectionFlags,
+  envOption,
   outputOption,
   replaceOption,
   targetOption,
@@ -30,6 +32,7 @@ type Flags = ConnectionFlags & {
   out?: string;
   prune?: boolean;
   replace?: string[];
+  env?: string[];
 };
 
 /** 1 on any error or refused change; with --detailed-exitcode 2 when something would change. */
@@ -47,6 +50,7 @@ export function planCommand(io: PlanIo = processIo()): Command {
     .addOption(targetOption("plan only this object"))
     .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)")
     .addOption(replaceOption())
+    .addOption(envOption())
     .option("--prune", "plan as apply --prune would: managed deployments removed from git are to be deleted")
     .option(
       "--out <file>",
@@ -54,48 +58,52 @@ export function planCommand(io: PlanIo = processIo()): Command {
     );
   return addConnectionOptions(command, "also read the status committed to this branch").action(
     async (path: string, flags: Flags) => {
-      // Clients (and the API settings they need) are built only once the manifests are valid.
-      const session = await openSession(path, flags, io);
-      const result = await planSession(session, io, flags.target, undefined, {
-        requireManifests: true,
-        prune: flags.prune === true,
-        replace: flags.replace ?? [],
-      });
-      if (!result.ok) {
-        // The validate output; nothing was sent.
-        reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing planned");
-        process.exitCode = 1;
-        return;
-      }
-      if (result.problems.length > 0) io.stderr.write(`${formatProblems(result.problems)}\n`);
-      warnUnknownSecrets(session, result, io);
-      const color = useColor(io);
-      const text =
-        flags.output === "json"
-          ? formatPlanJson(result.plan)
-          : flags.output === "markdown"
-            ? formatPlanMarkdown(
-                result.plan,
-                undefined,
-                await buildReportContext(path, session.connect().api, process.env),
-              )
-            : formatPlanText(result.plan, { color });
-      markPlanPhase("formatted");
-      io.stdout.write(text);
-      if (flags.out !== undefined) {
-        const saved = await buildSavedPlan(
-          result.plan,
-          result.desired,
-          result.live,
-          { targets: flags.target, prune: flags.prune === true, replace: flags.replace ?? [] },
-          session.clock.now(),
-        );
-        await writeSavedPlan(flags.out, saved);
-        io.stderr.write(
-          `Plan saved to ${flags.out}; apply exactly it with: ${formatApplyHint(path, flags.out, flags)}\n`,
-        );
-      }
-      process.exitCode = planExitCode(result.plan, flags.detailedExitcode === true);
+      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) => runPlan(path, f, envIo));
     },
   );
+}
+
+/** One plan (of one environment, when the repository defines environments); returns the exit code. */
+async function runPlan(path: string, flags: Flags, io: PlanIo): Promise<number> {
+  // Clients (and the API settings they need) are built only once the manifests are valid.
+  const session = await openSession(path, flags, io);
+  const result = await planSession(session, io, flags.target, undefined, {
+    requireManifests: true,
+    prune: flags.prune === true,
+    replace: flags.replace ?? [],
+  });
+  if (!result.ok) {
+    // The validate output; nothing was sent.
+    reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing planned");
+    return 1;
+  }
+  if (result.problems.length > 0) io.stderr.write(`${formatProblems(result.problems)}\n`);
+  warnUnknownSecrets(session, result, io);
+  const color = useColor(io);
+  const text =
+    flags.output === "json"
+      ? formatPlanJson(result.plan)
+      : flags.output === "markdown"
+        ? formatPlanMarkdown(
+            result.plan,
+            undefined,
+            await buildReportContext(path, session.connect().api, process.env),
+          )
+        : formatPlanText(result.plan, { color });
+  markPlanPhase("formatted");
+  io.stdout.write(text);
+  if (flags.out !== undefined) {
+    const saved = await buildSavedPlan(
+      result.plan,
+      result.desired,
+      result.live,
+      { targets: flags.target, prune: flags.prune === true, replace: flags.replace ?? [] },
+      session.clock.now(),
+    );
+    await writeSavedPlan(flags.out, saved);
+    io.stderr.write(
+      `Plan saved to ${flags.out}; apply exactly it with: ${formatApplyHint(path, flags.out, flags)}\n`,
+    );
+  }
+  return planExitCode(result.plan, flags.detailedExitcode === true);
 }

@@ -14,6 +14,7 @@ import { secretFilesOf } from "../manifest/source-tree.js";
 import type { Problem } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
+import { resolveForPlan } from "./plan-environment.js";
 import { lastAppliedOf, checkRecordedSecrets, findRefusedCreates, settleRecorded } from "./plan-object.js";
 import type { ServerFactsReader } from "./server-facts.js";
 import { type ObjectStatus, type StatusStore, statusKey } from "../status/status-types.js";
@@ -62,6 +63,8 @@ type PlanBaseOptions = {
    */
   recorded?: RecordLookup;
   signal?: AbortSignal;
+  /** Plan this environment's view of the manifests (docs/environments.md); required when any is defined. */
+  environment?: string;
 };
 
 export type PlanManifestsResult =
@@ -90,9 +93,11 @@ export function recordsFromStatus(store: StatusStore): RecordLookup {
 export async function planManifests(options: PlanManifestsOptions): Promise<PlanManifestsResult> {
   markPlanPhase("start");
   const env = options.env ?? process.env;
-  const { manifests, problems } = await loadManifests(options.root, { maxBytes: maxManifestBytesFrom(env) });
+  const loaded = await loadManifests(options.root, { maxBytes: maxManifestBytesFrom(env) });
+  const resolved = resolveForPlan(loaded, options.environment, options.targets ?? []);
+  const { manifests, problems } = resolved ?? loaded;
   if (problems.some((p) => p.severity === "error")) return { ok: false, problems };
-  const selected = selectTargets(manifests, options.targets ?? []);
+  const selected = resolved ? resolved.selected : selectTargets(manifests, options.targets ?? []);
   // loadManifests also takes one file: its paths (and secret files) are relative to its directory.
   const root = (await stat(options.root)).isDirectory() ? options.root : dirname(options.root);
   // Any manifest's secret file is left out of every upload, not only its own deployment's.

@@ -33,10 +33,18 @@ export type SessionIo = {
   beforeWrite?: () => void;
 };
 
-export type SessionFlags = ApiFlags & { target?: string[]; statusDir?: string; statusBranch?: string };
+export type SessionFlags = ApiFlags & {
+  target?: string[];
+  statusDir?: string;
+  statusBranch?: string;
+  /** The environment planned (docs/environments.md): its deployments resolved; none without Environments. */
+  environment?: string;
+};
 
 export type Session = {
   root: string;
+  /** The environment this session plans (docs/environments.md), when the repository defines any. */
+  environment?: string;
   clock: Clock;
   location: StatusLocation;
   /** The status directory of `location` (derived, so the two cannot disagree). */
@@ -96,6 +104,7 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
   };
   return {
     root,
+    ...(flags.environment !== undefined ? { environment: flags.environment } : {}),
     clock,
     location,
     get statusDir() {
@@ -127,6 +136,7 @@ export async function planSession(
       return { controlPlane: ports.controlPlane, platform, server };
     },
     recorded: recordsFromStatus(session.store),
+    ...(session.environment !== undefined ? { environment: session.environment } : {}),
     ...(options.replace ? { replace: options.replace } : {}),
     ...(signal ? { signal } : {}),
   });

@@ -1,0 +1,113 @@
+import { readFileSync } from "node:fs";
+import { stat } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { selectEnvironments } from "../environment/select.js";
+import { PlumbError, UsageError } from "../errors.js";
+import { loadManifests } from "../manifest/load.js";
+import { maxManifestBytesFrom } from "../manifest/parse.js";
+import type { LoadedEnvironment } from "../manifest/types.js";
+import type { SessionIo } from "../reconcile/session.js";
+import { resolveStatusDir } from "../status/status-source.js";
+import type { ConnectionFlags } from "./options.js";
+
+// `--env NAME` on plan and apply (docs/environments.md): the command runs once per environment,
+// each with the API settings its Environment names, its own status store (.plumb/status/ENV/) and
+// so its own state lock, its output under a heading (JSON: `environment` on the plan and each change).
+
+type EnvFlags = ConnectionFlags & { env?: string[]; mode?: string; output?: string; environment?: string };
+
+const SETTINGS = ["PLUMB_API_URL", "PLUMB_API_KEY", "PLUMB_TENANT_ID", "PLUMB_PLATFORM_URL", "PLUMB_MODE"];
+
+/** Runs `run` for each environment --env selects, or once as before when the tree defines none. */
+export async function forEachEnvironment<F extends EnvFlags>(
+  path: string,
+  flags: F,
+  io: SessionIo,
+  run: (flags: F, io: SessionIo) => Promise<number>,
+): Promise<number> {
+  const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(io.env) });
+  const environments = selectEnvironments(tree.environments, flags.env ?? []);
+  if (environments.length === 0) return run(flags, io);
+  if ((flags as { out?: string }).out !== undefined || (flags as { plan?: string }).plan !== undefined)
+    throw new UsageError("saved plans (--out, --plan) with environments are planned (docs/environments.md)");
+  if (flags.statusBranch)
+    throw new UsageError(
+      "--status-branch with environments is planned (docs/environments.md); use --status-dir",
+    );
+  const root = (await stat(path)).isDirectory() ? path : dirname(path);
+  const json = flags.output === "json";
+  const outputs: unknown[] = [];
+  let code = 0;
+  for (const environment of environments) {
+    const name = environment.manifest.metadata.name;
+    const settings = settingsOf(environment, root, io.env);
+    const captured: string[] = [];
+    const stdout = json ? { write: (text: string) => captured.push(text) } : io.stdout;
+    if (!json) io.stdout.write(`== environment ${name} ==\n`);
+    const envFlags = {
+      ...flags,
+      ...settings.flags,
+      environment: name,
+      statusDir: join(resolveStatusDir({ root: path, statusDir: flags.statusDir }), name),
+    };
+    const result = await run(envFlags, { ...io, stdout, env: settings.env });
+    code = code === 1 || result === 1 ? 1 : Math.max(code, result);
+    if (json) outputs.push(withEnvironment(captured.join(""), name));
+  }
+  if (json) io.stdout.write(`${JSON.stringify({ environments: outputs }, null, 2)}\n`);
+  return code;
+}
+
+/** The command's JSON for one environment, with `environment` on it and on each of its changes. */
+function withEnvironment(text: string, environment: string): unknown {
+  if (text.trim() === "") return { environment };
+  const value = JSON.parse(text) as Record<string, unknown>;
+  const mark = (changes: unknown) =>
+    Array.isArray(changes) ? changes.map((c: object) => ({ ...c, environment })) : changes;
+  const plan = value.plan as Record<string, unknown> | undefined;
+  return {
+    environment,
+    ...value,
+    ...(value.changes ? { changes: mark(value.changes) } : {}),
+    ...(value.results ? { results: mark(value.results) } : {}),
+    ...(plan?.changes ? { plan: { ...plan, changes: mark(plan.changes) } } : {}),
+  };
+}
+
+type Setting = string | { env: string } | { file: string };
+
+/** An Environment's API settings as the flags and variables the session reads (docs/environments.md). */
+function settingsOf(environment: LoadedEnvironment, root: string, env: NodeJS.ProcessEnv) {
+  const { spec, metadata } = environment.manifest;
+  const base = resolve(root, dirname(environment.file));
+  const read = (field: string, setting: Setting): string => {
+    if (typeof setting === "string") return setting;
+    if ("env" in setting) {
+      const value = env[setting.env]?.trim();
+      if (value) return value;
+      throw new PlumbError(
+        "api-config",
+        `environment ${metadata.name}: spec.${field} reads ${setting.env}, which is not set; export it`,
+      );
+    }
+    try {
+      return readFileSync(resolve(base, setting.file), "utf8").trim();
+    } catch {
+      throw new PlumbError(
+        "api-config",
+        `environment ${metadata.name}: cannot read spec.${field} from ${setting.file}; check the file`,
+      );
+    }
+  };
+  const own: NodeJS.ProcessEnv = { ...env };
+  for (const name of SETTINGS) delete own[name];
+  own.PLUMB_API_KEY = read("api_key", spec.api_key);
+  const flags: ConnectionFlags & { mode?: string } = {
+    apiUrl: read("api_url", spec.api_url),
+    apiKeyFile: undefined,
+    tenantId: spec.tenant_id === undefined ? undefined : read("tenant_id", spec.tenant_id),
+    platformUrl: spec.platform_url === undefined ? undefined : read("platform_url", spec.platform_url),
+    mode: spec.mode,
+  };
+  return { flags, env: own };
+}

@@ -1,0 +1,183 @@
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyCommand } from "../../src/cli/apply.js";
+import { planCommand } from "../../src/cli/plan.js";
+import { renderCommand } from "../../src/cli/render.js";
+import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+
+// One definition, two environments, two real control planes (staging and prod, each on a free
+// loopback port with its own API key): apply reaches each with its own client, the override
+// differs, and each control plane is counted.
+
+const STAGING_KEY = "staging-key-0123456789abcdef";
+const PROD_KEY = "prod-key-0123456789abcdef0123";
+
+let staging: RunningControlPlane;
+let prod: RunningControlPlane;
+let dir: string;
+
+const environment = (name: string, url: string, key: string, extra = "") => `apiVersion: plumb/v1
+kind: Environment
+metadata:
+  name: ${name}
+spec:
+  api_url: ${url}
+  api_key: ${key}
+  mode: saas
+${extra}`;
+
+const DEPLOYMENT = `apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: support-agent
+spec:
+  source: gitrepo
+  source_config:
+    integration_id: 20000000-0000-4000-8000-000000000001
+    repo_url: https://github.com/acme/support-agent
+    deployment_type: dev
+  source_revision_config:
+    repo_ref: main
+    graph_config_path: langgraph.json
+  secrets:
+    - name: LOG_LEVEL
+      value: info
+environments:
+  prod:
+    spec:
+      source_config: {deployment_type: prod}
+      source_revision_config: {repo_ref: v1.4.2}
+`;
+
+const ONLY_STAGING = `apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: triage-agent
+  environments: [staging]
+spec:
+  source: gitrepo
+  source_config:
+    integration_id: 20000000-0000-4000-8000-000000000001
+    repo_url: https://github.com/acme/triage-agent
+    deployment_type: dev
+  source_revision_config: {repo_ref: main, graph_config_path: langgraph.json}
+`;
+
+beforeAll(async () => {
+  const grant = (key: string) => ({ apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }] });
+  staging = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0, ...grant(STAGING_KEY) });
+  prod = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0, ...grant(PROD_KEY) });
+  dir = await mkdtemp(join(tmpdir(), "plumb-environments-"));
+  await mkdir(join(dir, "environments"));
+  await writeFile(join(dir, "environments", "prod.key"), `${PROD_KEY}\n`);
+  await writeFile(
+    join(dir, "environments", "staging.yaml"),
+    environment(
+      "staging",
+      "{env: STAGING_API_URL}",
+      "{env: STAGING_API_KEY}",
+      "  defaults:\n    labels: {tier: staging}\n",
+    ),
+  );
+  await writeFile(join(dir, "environments", "prod.yaml"), environment("prod", prod.url, "{file: prod.key}"));
+  await writeFile(join(dir, "support-agent.yaml"), DEPLOYMENT);
+  await writeFile(join(dir, "triage-agent.yaml"), ONLY_STAGING);
+});
+afterAll(async () => {
+  await staging?.stop();
+  await prod?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function run(command: typeof planCommand | typeof applyCommand | typeof renderCommand, args: string[]) {
+  let out = "";
+  let err = "";
+  process.exitCode = 0;
+  const io = {
+    stdout: { write: (t: string) => (out += t) },
+    stderr: { write: (t: string) => (err += t) },
+    // PLUMB_API_URL points nowhere useful: each environment must use its own settings.
+    env: { STAGING_API_URL: staging.url, STAGING_API_KEY: STAGING_KEY, PLUMB_API_URL: "http://127.0.0.1:9" },
+  };
+  const cmd =
+    command === renderCommand ? renderCommand(io.stdout, io.stderr) : (command as typeof planCommand)(io);
+  await cmd.parseAsync(args, { from: "user" });
+  const code = process.exitCode;
+  process.exitCode = 0;
+  return { out, err, code };
+}
+
+type Listed = {
+  name: string;
+  source_revision_config?: { repo_ref?: string };
+  source_config?: Record<string, unknown>;
+};
+async function deploymentsOn(cp: RunningControlPlane, key: string): Promise<Listed[]> {
+  const res = await fetch(`${cp.url}/v2/deployments`, { headers: { "x-api-key": key } });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { resources: Listed[] }).resources;
+}
+
+describe("--env with two control planes", () => {
+  it("render prints each environment's resolved Deployment", async () => {
+    const result = await run(renderCommand, [dir, "--env", "prod", "--target", "support-agent"]);
+    expect(result.code).toBe(0);
+    expect(result.out).toContain("# environment prod, from support-agent.yaml:2");
+    expect(result.out).toContain("repo_ref: v1.4.2");
+    expect(result.out).not.toContain("environments");
+  });
+
+  it("plan groups by environment; JSON marks each change with its environment", async () => {
+    const text = await run(planCommand, [dir]);
+    expect(text.code).toBe(0);
+    expect(text.out.indexOf("== environment prod ==")).toBeGreaterThanOrEqual(0);
+    expect(text.out.indexOf("== environment staging ==")).toBeGreaterThan(
+      text.out.indexOf("== environment prod =="),
+    );
+    const json = await run(planCommand, [dir, "--env", "staging", "--output", "json"]);
+    const parsed = JSON.parse(json.out) as {
+      environments: Array<{ environment: string; changes: Array<{ name: string; environment: string }> }>;
+    };
+    expect(parsed.environments.map((e) => e.environment)).toEqual(["staging"]);
+    expect(parsed.environments[0]!.changes.map((c) => `${c.environment}/${c.name}`).sort()).toEqual([
+      "staging/support-agent",
+      "staging/triage-agent",
+    ]);
+  });
+
+  it("apply sends one definition to both, the override differing, counted on each control plane", async () => {
+    const result = await run(applyCommand, [dir, "--yes"]);
+    expect(result.err).toBe("");
+    expect(result.code).toBe(0);
+    const onStaging = await deploymentsOn(staging, STAGING_KEY);
+    const onProd = await deploymentsOn(prod, PROD_KEY);
+    expect(onStaging.map((d) => d.name).sort()).toEqual(["support-agent", "triage-agent"]);
+    expect(onProd.map((d) => d.name)).toEqual(["support-agent"]);
+    const ref = (list: Listed[]) =>
+      list.find((d) => d.name === "support-agent")?.source_revision_config?.repo_ref;
+    expect(ref(onStaging)).toBe("main");
+    expect(ref(onProd)).toBe("v1.4.2");
+    // Each environment keeps its own status store.
+    expect((await readdir(join(dir, ".plumb", "status"))).sort()).toEqual(["prod", "staging"]);
+    // Nothing left to do in either: the next plan is a no-op per environment.
+    const again = await run(planCommand, [dir, "--detailed-exitcode"]);
+    expect(again.code).toBe(0);
+  });
+
+  it("--env runs only the environments named; an unknown one is a usage error", async () => {
+    const result = await run(planCommand, [dir, "--env", "prod"]);
+    expect(result.out).toContain("== environment prod ==");
+    expect(result.out).not.toContain("staging");
+    await expect(run(planCommand, [dir, "--env", "qa"])).rejects.toThrow(
+      /unknown environment "qa" in --env; defined: prod, staging/,
+    );
+  });
+
+  it("a command without --env yet refuses a repository that defines environments", async () => {
+    const { driftCommand } = await import("../../src/cli/drift.js");
+    await expect(run(driftCommand, [dir])).rejects.toThrow(/does not take --env yet/);
+  });
+});
