@@ -107,3 +107,29 @@ describe("SDK conformance: interrupts", () => {
     });
   });
 });
+
+describe("SDK conformance: checkpoints, tasks, debug and events modes", () => {
+  it("streams each checkpoint, the node's task and its result, debug frames and chain events", async () => {
+    const thread = await sdk.threads.create();
+    const parts: Part[] = [];
+    const streamed = (async () => {
+      for await (const part of sdk.runs.stream(thread.thread_id, "agent", {
+        input: human("ping"),
+        streamMode: ["checkpoints", "tasks", "debug", "events"],
+      }))
+        parts.push(part);
+    })();
+    await held(streamed);
+    const of = (event: string) => parts.filter((part) => part.event === event).map((part) => part.data);
+    const checkpoints = of("checkpoints") as Array<{ next: string[]; values: unknown }>;
+    expect(checkpoints.map((c) => c.next)).toEqual([["__start__"], ["agent"], []]);
+    expect(texts(checkpoints.at(-1)!.values)).toEqual(["human:ping", "ai:pong"]);
+    const tasks = of("tasks") as Array<{ name: string; result?: unknown; error?: unknown }>;
+    expect(tasks.map((t) => t.name)).toEqual(["agent", "agent"]);
+    expect(tasks[1]).toMatchObject({ error: null });
+    const debug = of("debug") as Array<{ type: string }>;
+    expect(new Set(debug.map((d) => d.type))).toEqual(new Set(["checkpoint", "task", "task_result"]));
+    const chain = of("events") as Array<{ event: string }>;
+    expect(chain.map((e) => e.event)).toEqual(expect.arrayContaining(["on_chain_start", "on_chain_end"]));
+  });
+});

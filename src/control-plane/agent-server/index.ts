@@ -8,6 +8,7 @@ import { createScheduler } from "./scheduler.js";
 import type { OpenStreams } from "./sse.js";
 import { createThreadStore, readAssistants } from "./store.js";
 import { emitRunEnded, emitRunStarted } from "./stream-events.js";
+import { createStreamFrames } from "./stream-frames.js";
 import { createWebhookSender } from "./webhook.js";
 
 /**
@@ -25,18 +26,21 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
   const events = createRunEvents();
   const openStreams: OpenStreams = new Set();
   const webhooks = createWebhookSender();
+  const frames = createStreamFrames(events, () => new Date(ctx.clock.now()).toISOString());
   const scheduler = createScheduler({
     clock: ctx.clock,
     runSeconds: ctx.runSeconds,
     observer: {
-      started(thread, run) {
+      started(thread, run, task) {
         // A run resumed after a restart lost its log with the old process: this is its 2nd attempt.
         const deploymentId = store.deploymentOf(thread);
         if (events.get(run.run_id) === undefined && deploymentId !== undefined)
           events.open(deploymentId, thread.thread_id, run.run_id, 2);
         emitRunStarted(events, thread, run);
+        frames.started(thread, run, task);
       },
       ended(thread, run) {
+        frames.ended(thread, run);
         emitRunEnded(events, thread, run);
         webhooks.send(thread, run, new Date(ctx.clock.now()).toISOString());
         if (thread.temporary && !thread.runs.some((other) => other !== run && other.status === "pending"))

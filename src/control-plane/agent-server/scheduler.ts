@@ -2,7 +2,13 @@ import type { Clock } from "../../clock.js";
 import { current, saveCheckpoint } from "./checkpoints.js";
 import { runNode } from "./graph.js";
 import { beginRun, finishRun, type RunPlan } from "./run-plan.js";
-import { isInProgress, type RunRecord, type RunStatus, type ThreadRecord } from "./types.js";
+import {
+  isInProgress,
+  type PendingTask,
+  type RunRecord,
+  type RunStatus,
+  type ThreadRecord,
+} from "./types.js";
 
 /**
  * Runs the simulated graph: one run at a time per thread, the multitask strategies, cancel and
@@ -25,7 +31,8 @@ export type Scheduler = {
 
 /** Told when a run starts (its input is in the state) and when it ends, for streaming. */
 type RunObserver = {
-  started(thread: ThreadRecord, run: RunRecord): void;
+  /** `task`: the node the run is about to run, if any. */
+  started(thread: ThreadRecord, run: RunRecord, task: PendingTask | undefined): void;
   ended(thread: ThreadRecord, run: RunRecord): void;
 };
 
@@ -80,7 +87,7 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
     run.status = "running";
     run.updated_at = iso();
     const plan = beginRun(thread, run, iso());
-    observer?.started(thread, run);
+    observer?.started(thread, run, plan.node === null ? undefined : plan.task);
     const controller = new AbortController();
     controllers.set(run.run_id, controller);
     void execute(thread, run, plan, controller.signal);
