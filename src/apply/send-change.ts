@@ -40,8 +40,9 @@ async function backoff(ctx: SendContext, attempt: number, error: unknown): Promi
  * - update: an upload first when the change carries one (upload-url and PUT may be repeated: only the
  *   object path in the PATCH matters), then one PATCH with every field of the change.
  * - PATCH: one attempt at a time; after an ambiguous failure, GET the deployment: a
- *   revision-creating PATCH took effect when `latest_revision_id` moved, and is then not resent
- *   (a resend would create a second revision). In-place PATCHes carry absolute values, so resending is safe.
+ *   revision-creating PATCH took effect when `latest_revision_id` moved and the deployment holds
+ *   the revision fields it sets (carriesRevisionFields), and is then not resent (a resend would
+ *   create a second revision). In-place PATCHes carry absolute values, so resending is safe.
  * - OrganizationAccess: the platform PATCH (absolute values, idempotent; the client retries it).
  */
 export async function sendChange(
@@ -89,6 +90,22 @@ function withObjectPath(body: Record<string, unknown>, objectPath: string): Reco
   return { ...body, source_revision_config: { ...revision, source_tarball_path: objectPath } };
 }
 
+/**
+ * Whether the deployment as read now holds the revision fields the PATCH sets. latest_revision_id
+ * also moves for a revision someone else made since the plan read the deployment (a push with
+ * build_on_push, a change in the UI): when a field the PATCH sets says otherwise, the PATCH did not
+ * land and is sent again. null leaves a field unchanged and a field the server does not show
+ * proves nothing, so neither counts against it (a change of secrets only is judged by the move).
+ */
+function carriesRevisionFields(body: Record<string, unknown>, now: Deployment): boolean {
+  const wanted = body.source_revision_config;
+  if (typeof wanted !== "object" || wanted === null) return true;
+  const live = now.source_revision_config as Record<string, unknown>;
+  return Object.entries(wanted).every(
+    ([field, value]) => value === null || !(field in live) || live[field] === value,
+  );
+}
+
 async function sendPatch(
   ports: ApplyPorts,
   change: PlannedChange,
@@ -99,7 +116,7 @@ async function sendPatch(
   ctx: SendContext,
 ): Promise<SendResult> {
   const opts = { signal: ctx.signal };
-  const revisionBefore = baseline?.latest_revision_id ?? null;
+  let revisionBefore = baseline?.latest_revision_id ?? null;
   for (let attempt = 1; ; attempt++) {
     try {
       const patched = await ports.deployments.patchDeploymentOnce(id, body, opts);
@@ -114,9 +131,11 @@ async function sendPatch(
         const now = await ports.deployments.getDeployment(id, opts);
         if (!now)
           throw new PlumbError("deployment-vanished", `deployment ${change.name} (${id}) no longer exists`);
-        if (newRevision && now.latest_revision_id !== revisionBefore) {
+        if (newRevision && now.latest_revision_id !== revisionBefore && carriesRevisionFields(body, now)) {
           return { deployment: now, revisionId: now.latest_revision_id, recovered: true };
         }
+        // Not landed (or another writer's revision): the next failure is judged from here.
+        revisionBefore = now.latest_revision_id;
       } else if (!isRetryable(error)) {
         throw error;
       }

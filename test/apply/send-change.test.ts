@@ -1,3 +1,6 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApplyPorts, type ClientPorts } from "../../src/apply/api-adapter.js";
 import type { SendContext } from "../../src/apply/engine-types.js";
@@ -21,14 +24,22 @@ afterEach(async () => {
 
 type Setup = { ports: ClientPorts; clock: FastClock; patches: () => number; deployment: Deployment };
 
-/** A control plane with `faults` on PATCH, one deployment, and ports that count PATCHes sent. */
-async function setup(faults: Omit<FaultSpec, "methods"> | undefined, stopAfter = 50): Promise<Setup> {
+/**
+ * A control plane with `faults` on PATCH, one deployment, and ports that count PATCHes sent.
+ * `data`: a --data directory; with `deployment`, the state of an earlier control plane there.
+ */
+async function setup(
+  faults: Omit<FaultSpec, "methods"> | undefined,
+  stopAfter = 50,
+  data?: { dataDir: string; deployment?: Deployment },
+): Promise<Setup> {
   const clock = new FastClock();
   cp = await startControlPlane({
     revisionSeconds: 0,
     deploymentReadySeconds: 0,
     runSeconds: 0,
     clock,
+    dataDir: data?.dataDir,
     faults: faults && { ...faults, methods: ["PATCH"] },
   });
   let patches = 0;
@@ -43,6 +54,7 @@ async function setup(faults: Omit<FaultSpec, "methods"> | undefined, stopAfter =
     api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
     transport: { fetch: counting, retry: { baseDelayMs: 5, maxDelayMs: 50 }, timeoutMs: 5_000 },
   });
+  if (data?.deployment) return { ports, clock, patches: () => patches, deployment: data.deployment };
   const deployment = await ports.controlPlane.createDeployment({
     name: "svc",
     source: "gitrepo",
@@ -138,6 +150,31 @@ describe("sendChange", () => {
     expect(s.clock.now() - started).toBeGreaterThanOrEqual(1_000);
     expect(s.patches()).toBe(2);
     expect(sent.revisionId).toBe((await revisions(s))[0]?.id);
+  });
+
+  it("a revision someone else made since the plan is not taken for the PATCH's: resent after a 5xx", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "plumb-send-change-"));
+    const planned = await setup(undefined, 50, { dataDir });
+    // After the plan read the deployment, a push (or the UI) made a revision of its own.
+    const hotfix = { source_revision_config: { repo_ref: "hotfix" } };
+    await planned.ports.controlPlane.patchDeployment(planned.deployment.id, hotfix);
+    await cp?.stop();
+    const s = await setup({ rates: [{ kind: "500", share: 1 }], max: 1 }, 50, {
+      dataDir,
+      deployment: planned.deployment,
+    });
+    const sent = await sendChange(
+      s.ports,
+      update(s.deployment.id, newRef, true),
+      s.deployment,
+      context(s.clock),
+    );
+    const all = await revisions(s);
+    expect(s.patches()).toBe(2);
+    expect(all).toHaveLength(3);
+    expect(sent.revisionId).toBe(all[0]?.id);
+    const live = await s.ports.controlPlane.getDeployment(s.deployment.id);
+    expect(live?.source_revision_config.repo_ref).toBe("release");
   });
 
   it("a lost in-place PATCH is resent (absolute values): one change, no revision", async () => {
