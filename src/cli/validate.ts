@@ -7,7 +7,8 @@ import { countProblems, formatProblems, problemsToJson } from "../manifest/forma
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { loadManifests, noManifests } from "../manifest/load.js";
 import { checkSourceEntries } from "../manifest/source-check.js";
-import { PLUMB_VERSION } from "./options.js";
+import { envOption, PLUMB_VERSION } from "./options.js";
+import { environmentProblems } from "./validate-environments.js";
 import { sortProblems } from "../manifest/validate.js";
 import { findEmptiedNearRoot } from "../reconcile/prune-plan.js";
 import { repositoryPaths } from "./report-context.js";
@@ -29,33 +30,41 @@ export function validateCommand(stdout: Output = process.stdout): Command {
         .choices(["text", "json", "github", "sarif"])
         .default("text"),
     )
-    .action(async (path: string, options: { output: "text" | "json" | "github" | "sarif" }) => {
-      const loaded = await loadManifests(path, { maxBytes: maxManifestBytesFrom(process.env) });
-      const { manifests } = loaded;
-      // A file the status store says held managed objects and that now defines none (prune-plan.ts).
-      const emptied = await findEmptiedNearRoot(path, { objects: manifests, problems: loaded.problems });
-      // What an internal_source upload must never hold (a link out of its directory, into a .git).
-      const isFile = await stat(path).then(
-        (info) => info.isFile(),
-        () => false,
-      );
-      const root = isFile ? dirname(path) : path;
-      const extra = [...emptied, ...(await checkSourceEntries(manifests, root))];
-      const problems = extra.length > 0 ? sortProblems([...loaded.problems, ...extra]) : loaded.problems;
-      const { errors, warnings } = countProblems(problems);
-      if (options.output === "json") {
-        stdout.write(`${JSON.stringify(problemsToJson(problems), null, 2)}\n`);
-      } else if (options.output === "sarif") {
-        const tool = { name: "plumb", version: PLUMB_VERSION };
-        stdout.write(`${formatSarif(problems, await repositoryPaths(path, process.env), tool)}\n`);
-      } else {
-        if (options.output === "github" && problems.length > 0)
-          stdout.write(`${formatGithubAnnotations(problems, await repositoryPaths(path, process.env))}\n`);
-        else if (problems.length > 0) stdout.write(`${formatProblems(problems)}\n`);
-        const summary = `${plural(manifests.length, "valid manifest")}, ${plural(errors, "error")}, ${plural(warnings, "warning")}`;
-        stdout.write(`${summary}\n`);
-      }
-      if (manifests.length === 0 && errors === 0) throw noManifests(path);
-      process.exitCode = errors > 0 ? 1 : 0;
-    });
+    .addOption(envOption())
+    .action(
+      async (path: string, options: { output: "text" | "json" | "github" | "sarif"; env: string[] }) => {
+        const loaded = await loadManifests(path, { maxBytes: maxManifestBytesFrom(process.env) });
+        const { manifests } = loaded;
+        // A file the status store says held managed objects and that now defines none (prune-plan.ts).
+        const emptied = await findEmptiedNearRoot(path, { objects: manifests, problems: loaded.problems });
+        // What an internal_source upload must never hold (a link out of its directory, into a .git).
+        const isFile = await stat(path).then(
+          (info) => info.isFile(),
+          () => false,
+        );
+        const root = isFile ? dirname(path) : path;
+        const extra = [
+          ...emptied,
+          ...(await checkSourceEntries(manifests, root)),
+          // Each environment's merged deployments, validated again (docs/environments.md).
+          ...environmentProblems(loaded, options.env),
+        ];
+        const problems = extra.length > 0 ? sortProblems([...loaded.problems, ...extra]) : loaded.problems;
+        const { errors, warnings } = countProblems(problems);
+        if (options.output === "json") {
+          stdout.write(`${JSON.stringify(problemsToJson(problems), null, 2)}\n`);
+        } else if (options.output === "sarif") {
+          const tool = { name: "plumb", version: PLUMB_VERSION };
+          stdout.write(`${formatSarif(problems, await repositoryPaths(path, process.env), tool)}\n`);
+        } else {
+          if (options.output === "github" && problems.length > 0)
+            stdout.write(`${formatGithubAnnotations(problems, await repositoryPaths(path, process.env))}\n`);
+          else if (problems.length > 0) stdout.write(`${formatProblems(problems)}\n`);
+          const summary = `${plural(manifests.length, "valid manifest")}, ${plural(errors, "error")}, ${plural(warnings, "warning")}`;
+          stdout.write(`${summary}\n`);
+        }
+        if (manifests.length === 0 && errors === 0) throw noManifests(path);
+        process.exitCode = errors > 0 ? 1 : 0;
+      },
+    );
 }

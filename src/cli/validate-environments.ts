@@ -1,0 +1,18 @@
+import { resolveTree } from "../environment/resolve-tree.js";
+import { selectEnvironments } from "../environment/select.js";
+import type { LoadResult } from "../manifest/load.js";
+import type { Problem } from "../manifest/types.js";
+
+/**
+ * `validate --env`: the problems of each selected environment's merged deployments (a value an
+ * override or an environment default makes invalid), beyond those of the files themselves.
+ */
+export function environmentProblems(loaded: LoadResult, requested: readonly string[]): Problem[] {
+  const seen = new Set(loaded.problems);
+  const found: Problem[] = [];
+  for (const environment of selectEnvironments(loaded.environments, requested)) {
+    const { problems } = resolveTree(loaded, environment.manifest.metadata.name);
+    found.push(...problems.filter((p) => !seen.has(p)));
+  }
+  return found;
+}
