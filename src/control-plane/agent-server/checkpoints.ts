@@ -19,7 +19,7 @@ export const current = (thread: ThreadRecord): Checkpoint | undefined => thread.
 /** Nodes due from the thread's state (`next`), with the interrupts they raised. */
 export const pendingTasks = (thread: ThreadRecord): PendingTask[] => current(thread)?.tasks ?? [];
 
-export const valuesOf = (thread: ThreadRecord): { messages: StateMessage[] } => ({
+const valuesOf = (thread: ThreadRecord): { messages: StateMessage[] } => ({
   messages: thread.messages.map((stored) => ({ ...stored.message })),
 });
 

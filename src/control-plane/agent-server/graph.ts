@@ -8,7 +8,7 @@ export const NODES = ["agent", "review"] as const;
 export type NodeName = (typeof NODES)[number];
 
 /** The message that routes to `review`, which interrupts until resumed. */
-export const APPROVAL_MARKER = "approve?";
+const APPROVAL_MARKER = "approve?";
 
 export type GraphOutcome =
   | { status: "success"; reply: string | null }

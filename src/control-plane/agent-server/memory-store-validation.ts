@@ -5,7 +5,7 @@ import { isObject, type Parsed, type ValidationIssue } from "./validation.js";
 
 type Loc = ValidationIssue["loc"];
 
-export function parseNamespace(raw: unknown, loc: Loc, issues: ValidationIssue[], allowEmpty = false) {
+function parseNamespace(raw: unknown, loc: Loc, issues: ValidationIssue[], allowEmpty = false) {
   const { labels, labelChars } = STORE_LIMITS;
   if (
     Array.isArray(raw) &&
@@ -22,7 +22,7 @@ export function parseNamespace(raw: unknown, loc: Loc, issues: ValidationIssue[]
   return [];
 }
 
-export function parseKey(raw: unknown, loc: Loc, issues: ValidationIssue[]): string {
+function parseKey(raw: unknown, loc: Loc, issues: ValidationIssue[]): string {
   if (typeof raw === "string" && raw.length > 0 && raw.length <= STORE_LIMITS.keyChars) return raw;
   issues.push({
     loc,

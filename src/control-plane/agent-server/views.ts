@@ -25,7 +25,7 @@ function threadStatus(thread: ThreadRecord): "idle" | "busy" | "error" | "interr
 }
 
 /** Interrupts raised by the due nodes, by task id (a thread's `interrupts`). */
-export const threadInterrupts = (tasks: readonly PendingTask[]) =>
+const threadInterrupts = (tasks: readonly PendingTask[]) =>
   Object.fromEntries(
     tasks.filter((t) => t.interrupts.length > 0).map((t) => [t.id, structuredClone(t.interrupts)]),
   );

@@ -10,7 +10,7 @@ import { outputValues, runError, runView } from "./views.js";
  * followed. Deliveries are not kept across a restart.
  */
 
-export const WEBHOOK_TIMEOUT_MS = 5000;
+const WEBHOOK_TIMEOUT_MS = 5000;
 const ATTEMPTS = 3;
 const PAUSE_MS = 250;
 
