@@ -9,6 +9,7 @@ import {
   releaseLockDir,
   removeLockDir,
   renewLockDir,
+  renewLockDirSync,
   takeOverLockDir,
 } from "./lock-dir.js";
 import {
@@ -109,16 +110,20 @@ function holdLocalLock(
   });
   let n = 0;
   let renewing: Promise<void> = Promise.resolve();
+  let inFlight: number | null = null; // when the async renewal in flight began
   const renew = async () => {
     if (lost.signal.aborted) return;
     // Even late (the event loop was blocked, the process stopped): a renewal that lands proves no
     // one took it meanwhile (a takeover removes this beat); writes wait for it through the fence.
+    const from = n;
     const started = monotonic();
+    inFlight = started;
     try {
-      if (await renewLockDir(lockPath, holder.id, n)) {
-        n += 1;
+      if (await renewLockDir(lockPath, holder.id, from)) {
+        n = from + 1;
         fence.renewed(started);
-      } else
+      } else if (n === from)
+        // (n moved: a renewal on the spot, below, renamed this beat first)
         lose(
           new PlumbError(
             "lock-lost",
@@ -128,6 +133,19 @@ function holdLocalLock(
     } catch {
       // The disk did not answer: try again at the next tick; past the renew deadline it is lost.
       if (!fence.valid()) lose(lapsedError(`the state lock ${lockPath}`, renewDeadlineOf(options.leaseMs)));
+    } finally {
+      inFlight = null;
+    }
+  };
+  // Past the deadline at a write (its event loop was blocked, no renewal ran): a rename on the spot
+  // proves the lock is still its own right now, as the timer's renewal would have. A lock taken
+  // meanwhile has no beat of this holder's: the write is refused and the lock counts as lost.
+  const renewNow = () => {
+    const from = n;
+    const started = inFlight ?? monotonic();
+    if (renewLockDirSync(lockPath, holder.id, from)) {
+      n = from + 1;
+      fence.renewed(started);
     }
   };
   const timer = setInterval(() => {
@@ -137,6 +155,7 @@ function holdLocalLock(
   let released = false;
   const assertHeld = () => {
     if (lost.signal.aborted) throw lost.signal.reason;
+    if (!fence.valid()) renewNow();
     fence.check();
   };
   return {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { existsSync, renameSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { parseHolder } from "./holder.js";
@@ -67,6 +68,19 @@ export async function renewLockDir(lockPath: string, id: string, n: number): Pro
   } catch (error) {
     if (code(error) === "ENOENT") return false;
     throw error;
+  }
+}
+
+/**
+ * renewLockDir on the spot, for a holder whose deadline passed while its event loop was blocked:
+ * true when it renewed now, or when a renewal already in flight had (its beat n+1 is there).
+ */
+export function renewLockDirSync(lockPath: string, id: string, n: number): boolean {
+  try {
+    renameSync(join(lockPath, beat(id, n)), join(lockPath, beat(id, n + 1)));
+    return true;
+  } catch {
+    return existsSync(join(lockPath, beat(id, n + 1)));
   }
 }
 

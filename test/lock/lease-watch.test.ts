@@ -1,11 +1,11 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
 import { createFence } from "../../src/lock/fence.js";
 import { newHolder } from "../../src/lock/holder.js";
-import { acquireStateLock, readStateLock } from "../../src/lock/index.js";
+import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
 import { createLockDir } from "../../src/lock/lock-dir.js";
 import { lockPathOf } from "../../src/lock/local-lock.js";
 import { createObserver } from "../../src/lock/observer.js";
@@ -118,7 +118,7 @@ describe("the local lock under clock skew", () => {
     await lock.release();
   });
 
-  it("a holder paused past its renew deadline refuses to write and reports the lock lost", async () => {
+  it("a holder paused past its renew deadline whose lock was taken refuses to write and reports it lost", async () => {
     const t = virtualTime();
     const lock = await acquireStateLock(target(), {
       command: "plumb controller",
@@ -126,9 +126,29 @@ describe("the local lock under clock skew", () => {
       monotonic: t.monotonic,
     });
     lock.assertHeld();
-    t.advance(2_000); // SIGSTOP for 2 s, then SIGCONT: no renewal began meanwhile
+    t.advance(4_000); // SIGSTOP for 4 s, then SIGCONT: no renewal began meanwhile
+    // Meanwhile another process took the lock over (here: forced, then taken).
+    await forceUnlock(target());
+    const next = await acquireStateLock(target(), { command: "plumb apply" });
     expect(() => lock.assertHeld()).toThrow(expect.objectContaining({ code: "lock-lost" }));
     expect(lock.lost.aborted).toBe(true);
+    await lock.release();
+    expect(await readStateLock(target())).toMatchObject({ command: "plumb apply" });
+    await next.release();
+  });
+
+  it("a holder past its deadline whose lock nobody took renews on the spot (its event loop was blocked)", async () => {
+    const t = virtualTime();
+    const lock = await acquireStateLock(target(), {
+      command: "plumb controller",
+      leaseMs: 3_000,
+      monotonic: t.monotonic,
+    });
+    const before = await readdir(lockPathOf(target()));
+    t.advance(4_000); // no renewal ran: the timer never got the event loop
+    lock.assertHeld(); // the rename of its own beat lands: it still holds the lock
+    expect(await readdir(lockPathOf(target()))).not.toEqual(before);
+    expect(lock.lost.aborted).toBe(false);
     await lock.release();
   });
 });
