@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyReply } from "fastify";
 import { findCheckpoint } from "./checkpoints.js";
-import { invalid, notFound, type AgentRoutesDeps, type Params, type RouteKit } from "./route-kit.js";
+import { type AgentRoutesDeps, type Params, type RouteKit } from "./route-kit.js";
 import type { RunRecord, ThreadRecord } from "./types.js";
 import { parseRunCreate, type RunCreateBody } from "./validation.js";
 
@@ -38,37 +38,53 @@ export type CreatedRun = { thread: ThreadRecord; run: RunRecord; body: RunCreate
  * thread in the path), on a temporary thread deleted when the run ends unless
  * `on_completion: "keep"`. Answers the error itself and returns undefined when it cannot.
  */
-export function createRunCreator(
-  { ctx, store, scheduler, events, assistants }: AgentRoutesDeps,
-  kit: RouteKit,
-) {
+export function createRunCreator(deps: AgentRoutesDeps, kit: RouteKit) {
+  const start = createRunStarter(deps, kit);
   return async (
     params: Params,
     rawBody: unknown,
     reply: FastifyReply,
     onCreated: (run: RunRecord) => void = () => undefined,
   ): Promise<CreatedRun | undefined> => {
+    const result = await start(params, rawBody, onCreated);
+    if ("refused" in result) return void reply.code(result.refused).send(result.body);
+    void reply.header("content-location", runPath({ ...result, stateless: params.threadId === undefined }));
+    return result;
+  };
+}
+
+/** Why a run was not created: the HTTP status and body to answer. */
+type Refusal = { refused: 404 | 409 | 422; body: { detail: unknown } };
+const refuse = (refused: Refusal["refused"], detail: unknown): Refusal => ({ refused, body: { detail } });
+
+/** Creates a run from a request body (or a cron's payload); a refusal says why it could not. */
+export function createRunStarter(
+  { ctx, store, scheduler, events, assistants }: AgentRoutesDeps,
+  kit: RouteKit,
+) {
+  return async (
+    params: Pick<Params, "deploymentId" | "threadId">,
+    rawBody: unknown,
+    onCreated: (run: RunRecord) => void = () => undefined,
+  ): Promise<CreatedRun | Refusal> => {
     const parsed = parseRunCreate(rawBody);
-    if (!parsed.ok) return void invalid(reply, parsed.issues);
+    if (!parsed.ok) return refuse(422, parsed.issues);
     const body = parsed.value;
     const { deploymentId } = params;
     const stateless = params.threadId === undefined;
     let thread = stateless ? undefined : store.get(deploymentId, params.threadId);
     if (!stateless && thread === undefined && body.if_not_exists !== "create")
-      return void notFound(reply, `Thread ${params.threadId} not found.`);
+      return refuse(404, `Thread ${params.threadId} not found.`);
     const assistant = assistants.resolve(deploymentId, body.assistant_id);
     if (assistant === undefined) {
-      return void notFound(
-        reply,
+      return refuse(
+        404,
         `Assistant ${body.assistant_id} not found; name the graph ("agent") or the assistant_id of an assistant of this deployment.`,
       );
     }
     const forkFrom = body.options.fork_from;
     if (thread !== undefined && forkFrom !== undefined && findCheckpoint(thread, forkFrom) === undefined)
-      return void notFound(
-        reply,
-        `Checkpoint ${forkFrom} not found in the history of thread ${thread.thread_id}.`,
-      );
+      return refuse(404, `Checkpoint ${forkFrom} not found in the history of thread ${thread.thread_id}.`);
     if (thread === undefined) {
       thread = kit.newThread(stateless ? randomUUID() : params.threadId, {});
       if (stateless && body.on_completion === "delete") thread.temporary = true;
@@ -91,12 +107,12 @@ export function createRunCreator(
     events.open(deploymentId, thread.thread_id, run.run_id, 1);
     if (scheduler.submit(thread, run) === "conflict") {
       events.drop(run.run_id);
-      return void reply.code(409).send({
-        detail: `Thread ${thread.thread_id} already has a run in progress; wait for it, or create the run with multitask_strategy "interrupt", "rollback" or "enqueue".`,
-      });
+      return refuse(
+        409,
+        `Thread ${thread.thread_id} already has a run in progress; wait for it, or create the run with multitask_strategy "interrupt", "rollback" or "enqueue".`,
+      );
     }
     await ctx.commit();
-    void reply.header("content-location", runPath({ thread, run, stateless }));
     return { thread, run, body };
   };
 }
