@@ -40,12 +40,16 @@ export function checkDriftBranchOptions(
 
 /** Returns the written fields (empty when nothing drifted in a field plumb can write). */
 export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<string[]> {
+  const env = deps.source.gitEnv ?? { ...process.env };
+  // Every GIT_* key of the source's environment: the askpass and the GIT_CONFIG_* entries that
+  // keep credentials to their host (git-credentials.ts) must reach the push too.
+  const allowEnvironment = Object.keys(env).filter((key) => key.startsWith("GIT_"));
   const git = (dir: string) =>
     simpleGit({
       baseDir: dir,
-      unsafe: { allowUnsafeAskPass: true },
-      allowEnvironment: ["GIT_ASKPASS", "GIT_TERMINAL_PROMPT"],
-    }).env(deps.source.gitEnv ?? { ...process.env });
+      unsafe: { allowUnsafeAskPass: true, allowUnsafeConfigEnvCount: true },
+      allowEnvironment,
+    }).env(env);
   return async () => {
     const result = await planManifests({
       root: deps.source.manifestRoot,
