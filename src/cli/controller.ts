@@ -107,11 +107,13 @@ export function controllerCommand(): Command {
       "--status-token-file <path>",
       "GET /status and the status page's data require Authorization: Bearer <token from this file> (else PLUMB_STATUS_TOKEN; unset: open, and --listen must be a loopback address)",
     )
-    .option(
-      "--allowed-host <name>",
-      "also answer requests for this Host (repeatable; always: the --listen host, localhost, IP addresses and the --public-url host; others get 421)",
-      allowedHostName,
-      [],
+    .addOption(
+      new Option(
+        "--allowed-host <name>",
+        "also answer requests for this Host (repeatable; always: the --listen host, localhost, IP addresses and the --public-url host; others get 421)",
+      )
+        .argParser(allowedHostName)
+        .default([], "none"),
     )
     .option(
       "--insecure-status",
@@ -150,7 +152,9 @@ export function controllerCommand(): Command {
   addConnectionOptions(command, "also commit the status to this branch of the manifest repository");
   // There is no PATH argument here: the status store sits in the manifest repository.
   const statusDir = command.options.find((option) => option.long === "--status-dir");
-  if (statusDir) statusDir.description = "status store (default <manifest repo>/.plumb/status)";
+  if (statusDir)
+    statusDir.description =
+      "status store (default <manifest directory (--path)>/.plumb/status, as plan and apply)";
   return command.action(async (flags: Flags, cmd: Command) => {
     flags.branchSet = cmd.getOptionValueSource("branch") === "cli";
     const unapplied = tuneHeapForController(
