@@ -6,6 +6,7 @@ import {
   lockTimeoutOption,
   outputOption,
   targetOption,
+  envOption,
 } from "./options.js";
 import { buildDriftReport } from "../reconcile/drift.js";
 import { writeDriftEdits } from "../reconcile/drift-write.js";
@@ -18,12 +19,14 @@ import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
 import { takeObserverLock } from "./observer-lock.js";
+import { forEachEnvironment } from "./environments.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
   target: string[];
   write?: boolean;
   lockTimeout?: number;
+  env?: string[];
 };
 
 /** `plumb drift [PATH]`: live compared with git, nothing changed; exit 0 in sync, 2 drift, 1 error. */
@@ -34,13 +37,15 @@ export function driftCommand(io: SessionIo = processIo()): Command {
     .addOption(outputOption(["text", "json", "markdown"]))
     .addOption(targetOption("check only this object"))
     .addOption(lockTimeoutOption())
+    .addOption(envOption())
     .option(
       "--write",
       "edit the manifests so they match live for every drifted field they manage (not secrets nor immutable fields), keeping every other byte",
     );
   return addConnectionOptions(command, "also read and commit the status on this branch").action(
     async (path: string, flags: Flags) => {
-      process.exitCode = await runDrift(path, flags, io);
+      // Once per environment (--env; docs/environments.md): 1 if any failed, else 2 if any drifted.
+      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) => runDrift(path, f, envIo));
     },
   );
 }

@@ -30,6 +30,8 @@ export async function forEachEnvironment<F extends EnvFlags>(
   if (environments.length === 0) return run(flags, io);
   if ((flags as { out?: string }).out !== undefined || (flags as { plan?: string }).plan !== undefined)
     throw new UsageError("saved plans (--out, --plan) with environments are planned (docs/environments.md)");
+  if ((flags as { write?: boolean }).write)
+    throw new UsageError("drift --write with environments is planned (docs/environments.md)");
   if (flags.statusBranch)
     throw new UsageError(
       "--status-branch with environments is planned (docs/environments.md); use --status-dir",

@@ -17,7 +17,7 @@ type ResolvedTree = {
 };
 
 /** The environment named `name` of a loaded tree; an unknown name is a usage error. */
-export function environmentOf(tree: EnvironmentTree, name: string): LoadedEnvironment {
+function environmentOf(tree: EnvironmentTree, name: string): LoadedEnvironment {
   const found = tree.environments?.find((e) => e.manifest.metadata.name === name);
   if (found) return found;
   const defined = tree.environments?.map((e) => e.manifest.metadata.name) ?? [];

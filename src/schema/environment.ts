@@ -6,7 +6,7 @@ import { C_IDENTIFIER_PATTERN } from "./common.js";
 // docs/environments.md describes it.
 
 /** Environment names: a lowercase letter first, then lowercase letters, digits and '-'. */
-export const ENVIRONMENT_NAME_PATTERN = "^[a-z][a-z0-9-]{0,30}$";
+const ENVIRONMENT_NAME_PATTERN = "^[a-z][a-z0-9-]{0,30}$";
 
 const EnvironmentName = (description: string) =>
   Type.String({ pattern: ENVIRONMENT_NAME_PATTERN, description });
@@ -46,7 +46,7 @@ const Setting = (what: string, description: string) =>
  * The keys of a Deployment spec, each of any value: a partial spec that is checked only once it
  * is merged (the merged manifest is validated like any other, pointing at the value's source).
  */
-export const partialSpecOf = (keys: readonly string[], description: string) =>
+const partialSpecOf = (keys: readonly string[], description: string) =>
   Type.Object(
     Object.fromEntries(
       keys.map((key): [string, TSchema] => [
@@ -131,7 +131,7 @@ const Promotion = Type.Object(
   { additionalProperties: false, description: "Promotion into this environment (shape only; planned)." },
 );
 
-export const EnvironmentSpec = Type.Object(
+const EnvironmentSpec = Type.Object(
   {
     api_url: Setting("control plane URL", "The control plane this environment deploys to."),
     api_key: FromEnvOrFile("API key"),
@@ -154,7 +154,6 @@ export const EnvironmentSpec = Type.Object(
   },
   { additionalProperties: false, description: "Where and how this environment's deployments run." },
 );
-export type EnvironmentSpec = Static<typeof EnvironmentSpec>;
 
 export const EnvironmentManifest = Type.Object(
   {

@@ -176,8 +176,26 @@ describe("--env with two control planes", () => {
     );
   });
 
-  it("a command without --env yet refuses a repository that defines environments", async () => {
+  it("drift --env checks each environment against its own control plane", async () => {
     const { driftCommand } = await import("../../src/cli/drift.js");
-    await expect(run(driftCommand, [dir])).rejects.toThrow(/does not take --env yet/);
+    const onProd = await deploymentsOn(prod, PROD_KEY);
+    const id = (onProd.find((d) => d.name === "support-agent") as { id?: string } | undefined)?.id;
+    // Someone changes prod in the UI: only prod drifts.
+    const patched = await fetch(`${prod.url}/v2/deployments/${id}`, {
+      method: "PATCH",
+      headers: { "x-api-key": PROD_KEY, "content-type": "application/json" },
+      body: JSON.stringify({ source_revision_config: { repo_ref: "hotfix" } }),
+    });
+    expect(patched.status).toBe(200);
+    expect((await run(driftCommand, [dir, "--env", "staging"])).code).toBe(0);
+    const drift = await run(driftCommand, [dir]);
+    expect(drift.code).toBe(2);
+    expect(drift.out).toContain("== environment prod ==");
+    expect(drift.out).toContain("hotfix");
+  });
+
+  it("a command without --env yet refuses a repository that defines environments", async () => {
+    const { statusCommand } = await import("../../src/cli/status.js");
+    await expect(run(statusCommand, [dir])).rejects.toThrow(/does not take --env yet/);
   });
 });
