@@ -72,6 +72,7 @@ function withEnvironment(text: string, environment: string): unknown {
     ...value,
     ...(value.changes ? { changes: mark(value.changes) } : {}),
     ...(value.results ? { results: mark(value.results) } : {}),
+    ...(value.objects ? { objects: mark(value.objects) } : {}),
     ...(plan?.changes ? { plan: { ...plan, changes: mark(plan.changes) } } : {}),
   };
 }

@@ -1,6 +1,12 @@
 import { useColor } from "./color.js";
 import { Command } from "commander";
-import { addConnectionOptions, type ConnectionFlags, lockTimeoutOption, outputOption } from "./options.js";
+import {
+  addConnectionOptions,
+  type ConnectionFlags,
+  envOption,
+  lockTimeoutOption,
+  outputOption,
+} from "./options.js";
 import { formatStatusJson, formatStatusText } from "../report/format-status.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { writeRefreshedStatus } from "../reconcile/status-write.js";
@@ -9,10 +15,12 @@ import { formatProblems } from "../manifest/format.js";
 import { processIo } from "./process-io.js";
 import { refreshStatuses } from "../reconcile/status-refresh.js";
 import { takeObserverLock } from "./observer-lock.js";
+import { forEachEnvironment } from "./environments.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json";
   lockTimeout?: number;
+  env?: string[];
 };
 
 /** `plumb status [PATH]`: the status store, refreshed against live. */
@@ -21,16 +29,21 @@ export function statusCommand(io: SessionIo = processIo()): Command {
     .description("Show each object's sync and health, refreshed against the control plane")
     .argument("[path]", "directory (or file) of manifests", ".")
     .addOption(outputOption(["text", "json"]))
-    .addOption(lockTimeoutOption());
+    .addOption(lockTimeoutOption())
+    .addOption(envOption());
   return addConnectionOptions(command, "also read the status committed to this branch").action(
     async (path: string, flags: Flags) => {
-      // Records are written only under the state lock (taken before the store is read), else not at all.
-      const lock = await takeObserverLock(path, flags, "plumb status", io.stderr);
-      try {
-        await runStatus(path, flags, io, lock.writes);
-      } finally {
-        await lock.release();
-      }
+      // Once per environment (--env; docs/environments.md), each with its own store and lock.
+      process.exitCode = await forEachEnvironment(path, flags, io, async (f, envIo) => {
+        // Records are written only under the state lock (taken before the store is read), else not at all.
+        const lock = await takeObserverLock(path, f, "plumb status", envIo.stderr);
+        try {
+          await runStatus(path, f, envIo, lock.writes);
+          return 0;
+        } finally {
+          await lock.release();
+        }
+      });
     },
   );
 }

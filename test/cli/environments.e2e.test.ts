@@ -194,8 +194,19 @@ describe("--env with two control planes", () => {
     expect(drift.out).toContain("hotfix");
   });
 
-  it("a command without --env yet refuses a repository that defines environments", async () => {
+  it("status --env refreshes each environment's own records against its control plane", async () => {
     const { statusCommand } = await import("../../src/cli/status.js");
-    await expect(run(statusCommand, [dir])).rejects.toThrow(/does not take --env yet/);
+    const result = await run(statusCommand, [dir, "--output", "json"]);
+    expect(result.code).toBe(0);
+    const parsed = JSON.parse(result.out) as {
+      environments: Array<{ environment: string; objects: Array<{ name: string; environment: string }> }>;
+    };
+    const names = parsed.environments.flatMap((e) => e.objects.map((o) => `${o.environment}/${o.name}`));
+    expect(names.sort()).toEqual(["prod/support-agent", "staging/support-agent", "staging/triage-agent"]);
+  });
+
+  it("a command without --env yet refuses a repository that defines environments", async () => {
+    const { diffCommand } = await import("../../src/cli/diff.js");
+    await expect(run(diffCommand, [dir])).rejects.toThrow(/does not take --env yet/);
   });
 });
