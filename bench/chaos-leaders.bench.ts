@@ -75,10 +75,22 @@ export async function run(): Promise<string[]> {
   const start = (slot: Slot) => {
     const args = [MAIN, "controller", "--dir", dir, "--listen", `127.0.0.1:${slot.port}`];
     const rest = ["--debounce", "20ms", "--poll-interval", "50ms", "--lock-lease", `${LEASE_MS}ms`];
+    // faketime runs the controller as its child: each in its own process group, signalled whole.
     slot.child = slot.skew
-      ? spawn("faketime", ["-f", slot.skew, process.execPath, ...args, ...rest], { env, stdio: "ignore" })
-      : spawn(process.execPath, [...args, ...rest], { env, stdio: "ignore" });
+      ? spawn("faketime", ["-f", slot.skew, process.execPath, ...args, ...rest], {
+          env,
+          stdio: "ignore",
+          detached: true,
+        })
+      : spawn(process.execPath, [...args, ...rest], { env, stdio: "ignore", detached: true });
     slot.stopped = false;
+  };
+  const signal = (slot: Slot, sig: NodeJS.Signals) => {
+    try {
+      if (slot.child?.pid) process.kill(-slot.child.pid, sig);
+    } catch {
+      // already gone
+    }
   };
   const exited = (slot: Slot) => slot.child?.exitCode !== null || slot.child?.signalCode !== null;
   const leading = async (slot: Slot) => {
@@ -105,18 +117,18 @@ export async function run(): Promise<string[]> {
         await writeFile(join(dir, `${name}.yaml`), doc(name, version.get(name)!));
         counts.edits++;
       } else if (kind === "pause" && !exited(slot)) {
-        slot.child!.kill("SIGSTOP");
+        signal(slot, "SIGSTOP");
         slot.stopped = true;
         counts.pauses++;
         await sleep(next() * 2 * LEASE_MS);
-        slot.child!.kill("SIGCONT");
+        signal(slot, "SIGCONT");
         slot.stopped = false;
         await sleep(300); // a resumed leader notices its lapsed lease and exits
       } else if (kind === "kill") {
-        slot.child?.kill("SIGKILL");
+        signal(slot, "SIGKILL");
         counts.kills++;
       } else if (kind === "skew" && skewing) {
-        slot.child?.kill("SIGTERM");
+        signal(slot, "SIGTERM");
         await new Promise((resolve) => (exited(slot) ? resolve(null) : slot.child!.once("exit", resolve)));
         slot.skew = pick([...SKEWS, null]);
         counts.skewed++;
@@ -190,8 +202,8 @@ export async function run(): Promise<string[]> {
     ];
   } finally {
     for (const slot of slots) {
-      slot.child?.kill("SIGCONT");
-      slot.child?.kill("SIGKILL");
+      signal(slot, "SIGCONT");
+      signal(slot, "SIGKILL");
     }
     await cp.stop();
     await rm(dir, { recursive: true, force: true });

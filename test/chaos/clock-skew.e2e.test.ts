@@ -37,8 +37,15 @@ beforeEach(async () => {
 afterEach(async () => {
   for (const child of children.splice(0)) {
     if (child.child.exitCode === null && child.child.signalCode === null) {
-      child.child.kill("SIGCONT");
-      child.child.kill("SIGKILL");
+      const group = (sig: NodeJS.Signals) => {
+        try {
+          process.kill(-child.child.pid!, sig); // faketime's child too
+        } catch {
+          child.child.kill(sig); // not a group leader (spawnCli)
+        }
+      };
+      group("SIGCONT");
+      group("SIGKILL");
       await child.exited;
     }
   }
@@ -54,9 +61,11 @@ const args = (dir: string, port: number) => [
 
 /** The built CLI under faketime: its wall clock `offset` off (e.g. "+1h"). */
 function skewedCli(offset: string, cliArgs: string[]): CliRun {
+  // faketime runs the CLI as its child: a process group of their own, killed whole afterwards.
   const child = spawn("faketime", ["-f", offset, process.execPath, MAIN, ...cliArgs], {
     env: { ...process.env, ...env, PLUMB_API_URL: cp.url },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
   });
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
