@@ -1,6 +1,7 @@
 import type { LoadResult } from "../manifest/load.js";
 import { loadManifests, loadManifestsInSlices } from "../manifest/load.js";
 import { startManifestThread } from "./manifest-thread.js";
+import { refuseEnvironments } from "./refuse-environments.js";
 import type { Timers } from "./work-queue.js";
 
 // How the controller reads its manifests. In its own event loop, in slices of SLICE_MS with a
@@ -53,7 +54,7 @@ export function createManifestLoader(
         maxFileBytes: options.inLoopMaxBytes ?? IN_LOOP_MAX_BYTES,
         sliceMs: options.sliceMs ?? SLICE_MS,
       });
-      return "offThread" in result ? offThread(root) : result;
+      return refuseEnvironments("offThread" in result ? await offThread(root) : result);
     },
     threadRunning: () => thread !== undefined,
     close: stopThread,
