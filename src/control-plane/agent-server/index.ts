@@ -2,7 +2,9 @@ import type { FastifyInstance } from "fastify";
 import type { ControlPlaneContext, StatefulModule } from "../context.js";
 import { createAssistantStore, type AssistantRecord } from "./assistant-store.js";
 import { createMemoryStore, readStoreItems } from "./memory-store.js";
-import { registerAgentRoutes } from "./routes.js";
+import { createCronStore, readCrons } from "./cron-store.js";
+import { createCronTicker } from "./cron-ticker.js";
+import { registerAgentRoutes, type AgentRoutesDeps } from "./routes.js";
 import { createRunEvents } from "./run-events.js";
 import { createScheduler } from "./scheduler.js";
 import type { OpenStreams } from "./sse.js";
@@ -23,6 +25,11 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
   const store = createThreadStore();
   const assistants = createAssistantStore();
   const items = createMemoryStore();
+  const crons = createCronStore();
+  const cronFire = { fire: async () => undefined } as AgentRoutesDeps["cronFire"];
+  const cronTicker = createCronTicker(ctx.clock, crons, (deploymentId, cron) =>
+    cronFire.fire(deploymentId, cron),
+  );
   const events = createRunEvents();
   const openStreams: OpenStreams = new Set();
   const webhooks = createWebhookSender();
@@ -55,10 +62,22 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
   let ready = false;
   return {
     register(app) {
-      registerAgentRoutes(app, { ctx, store, scheduler, events, assistants, items, openStreams });
+      registerAgentRoutes(app, {
+        ctx,
+        store,
+        scheduler,
+        events,
+        assistants,
+        items,
+        crons,
+        cronTicker,
+        cronFire,
+        openStreams,
+      });
       app.addHook("onReady", async () => {
         ready = true;
         scheduler.resume(store.all());
+        cronTicker.armAll();
       });
       // Before connections drain: end open event streams, release waiting joins and stop timers;
       // runs resume on restart.
@@ -66,6 +85,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
         for (const end of [...openStreams]) end();
         scheduler.shutdown();
         webhooks.stop();
+        cronTicker.stop();
       });
     },
     state: {
@@ -74,12 +94,16 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
         ...store.snapshot(),
         assistants: JSON.parse(JSON.stringify(assistants.snapshot())) as Record<string, AssistantRecord[]>,
         store: items.snapshot(),
+        crons: crons.snapshot(),
       }),
       restore: (data) => {
         store.restore(data);
         assistants.restore(readAssistants(data));
         items.restore(readStoreItems(data));
+        cronTicker.stop();
+        crons.restore(readCrons(data));
         if (ready) scheduler.resume(store.all());
+        if (ready) cronTicker.armAll();
       },
     },
   };

@@ -3,6 +3,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ControlPlaneContext } from "../context.js";
 import type { AssistantStore } from "./assistant-store.js";
 import type { MemoryStore } from "./memory-store.js";
+import type { CronRecord, CronStore } from "./cron-store.js";
+import type { CronTicker } from "./cron-ticker.js";
 import type { RunEvents } from "./run-events.js";
 import type { Scheduler } from "./scheduler.js";
 import type { OpenStreams } from "./sse.js";
@@ -21,6 +23,7 @@ export type Params = {
   runId: string;
   assistantId: string;
   checkpointId: string;
+  cronId: string;
 };
 export type Route = { Params: Params; Querystring: Record<string, string | undefined> };
 export type Req = FastifyRequest<Route>;
@@ -33,6 +36,10 @@ export type AgentRoutesDeps = {
   assistants: AssistantStore;
   /** Items of the store API (client.store). */
   items: MemoryStore;
+  crons: CronStore;
+  cronTicker: CronTicker;
+  /** What a cron's tick does: set by the cron routes, which can create runs. */
+  cronFire: { fire: (deploymentId: string, cron: CronRecord) => Promise<void> };
   /** SSE responses in progress, ended when the server closes. */
   openStreams: OpenStreams;
 };

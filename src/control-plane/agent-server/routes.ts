@@ -3,6 +3,7 @@ import { createRouteKit, type AgentRoutesDeps } from "./route-kit.js";
 import { registerAssistantRoutes } from "./assistant-routes.js";
 import { registerAssistantVersionRoutes } from "./assistant-versions.js";
 import { registerStoreRoutes } from "./memory-store-routes.js";
+import { registerCronRoutes } from "./cron-routes.js";
 import { registerRunRoutes } from "./run-routes.js";
 import { registerStateRoutes } from "./state-routes.js";
 import { registerStreamRoutes } from "./stream-routes.js";
@@ -22,4 +23,5 @@ export function registerAgentRoutes(app: FastifyInstance, deps: AgentRoutesDeps)
   registerRunRoutes(app, deps, kit);
   registerStreamRoutes(app, deps, kit);
   registerStoreRoutes(app, deps, kit);
+  registerCronRoutes(app, deps, kit);
 }

@@ -63,7 +63,7 @@ export function createRunStarter(
   kit: RouteKit,
 ) {
   return async (
-    params: Pick<Params, "deploymentId" | "threadId">,
+    params: { deploymentId: string; threadId: string | undefined },
     rawBody: unknown,
     onCreated: (run: RunRecord) => void = () => undefined,
   ): Promise<CreatedRun | Refusal> => {
@@ -71,10 +71,11 @@ export function createRunStarter(
     if (!parsed.ok) return refuse(422, parsed.issues);
     const body = parsed.value;
     const { deploymentId } = params;
-    const stateless = params.threadId === undefined;
-    let thread = stateless ? undefined : store.get(deploymentId, params.threadId);
+    const pathThread = params.threadId;
+    const stateless = pathThread === undefined;
+    let thread = pathThread === undefined ? undefined : store.get(deploymentId, pathThread);
     if (!stateless && thread === undefined && body.if_not_exists !== "create")
-      return refuse(404, `Thread ${params.threadId} not found.`);
+      return refuse(404, `Thread ${pathThread} not found.`);
     const assistant = assistants.resolve(deploymentId, body.assistant_id);
     if (assistant === undefined) {
       return refuse(
@@ -86,7 +87,7 @@ export function createRunStarter(
     if (thread !== undefined && forkFrom !== undefined && findCheckpoint(thread, forkFrom) === undefined)
       return refuse(404, `Checkpoint ${forkFrom} not found in the history of thread ${thread.thread_id}.`);
     if (thread === undefined) {
-      thread = kit.newThread(stateless ? randomUUID() : params.threadId, {});
+      thread = kit.newThread(pathThread ?? randomUUID(), {});
       if (stateless && body.on_completion === "delete") thread.temporary = true;
       store.put(deploymentId, thread);
     }

@@ -21,7 +21,7 @@ export function registerThreadRoutes(
   app.get<Route>(path("/ok"), checks, async () => ({ ok: true }));
   app.get<Route>(path("/info"), checks, async (request: Req) => ({
     version: "plumb-simulated-1",
-    flags: { assistants: true, crons: false, langsmith: false },
+    flags: { assistants: true, crons: true, langsmith: false },
     host: { kind: "plumb-local", deployment_id: request.params.deploymentId },
     graphs: [GRAPH_ID],
   }));

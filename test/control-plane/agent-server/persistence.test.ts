@@ -60,7 +60,13 @@ describe("agent server state across a restart", () => {
   it("starts empty without saved data and refuses unreadable data with an actionable error", () => {
     const module = createAgentServerModule(testContext());
     module.state.restore(undefined);
-    expect(module.state.snapshot()).toEqual({ version: 1, deployments: {}, assistants: {}, store: {} });
+    expect(module.state.snapshot()).toEqual({
+      version: 1,
+      deployments: {},
+      assistants: {},
+      store: {},
+      crons: {},
+    });
     expect(() => module.state.restore({ version: 9 })).toThrow(/move the data directory aside/);
   });
 });
