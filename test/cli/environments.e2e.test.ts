@@ -205,6 +205,21 @@ describe("--env with two control planes", () => {
     expect(names.sort()).toEqual(["prod/support-agent", "staging/support-agent", "staging/triage-agent"]);
   });
 
+  it("a refused change points at the override's line that wrote it", async () => {
+    const changed = DEPLOYMENT.replace(
+      "source_config: {deployment_type: prod}",
+      "source_config: {deployment_type: dev}",
+    );
+    await writeFile(join(dir, "support-agent.yaml"), changed);
+    try {
+      const result = await run(planCommand, [dir, "--env", "prod"]);
+      expect(result.code).toBe(1);
+      expect(result.out).toMatch(/deployment_type cannot change after creation .* at support-agent\.yaml:20/);
+    } finally {
+      await writeFile(join(dir, "support-agent.yaml"), DEPLOYMENT);
+    }
+  });
+
   it("a command without --env yet refuses a repository that defines environments", async () => {
     const { diffCommand } = await import("../../src/cli/diff.js");
     await expect(run(diffCommand, [dir])).rejects.toThrow(/does not take --env yet/);
