@@ -47,6 +47,8 @@ describe("SDK conformance: state and checkpoints", () => {
     expect(after.metadata).toMatchObject({ source: "update" });
     const old = await sdk.threads.getState(tid, before.checkpoint.checkpoint_id!);
     expect(texts(old.values)).toEqual(["human:ping", "ai:pong"]);
+    await sdk.threads.patchState(tid, { reviewed: true });
+    expect((await sdk.threads.getState(tid)).metadata).toMatchObject({ reviewed: true, source: "update" });
     const viaBody = await sdk.threads.getState(tid, { ...before.checkpoint, checkpoint_ns: "" });
     expect(viaBody.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
     await expect(sdk.threads.getState(tid, "1f000000-0000-6000-8000-000000000000")).rejects.toMatchObject({

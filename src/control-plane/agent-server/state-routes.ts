@@ -40,6 +40,26 @@ export function registerStateRoutes(app: FastifyInstance, { ctx }: AgentRoutesDe
     return { checkpoint: checkpointRef(thread, checkpoint.checkpoint_id) };
   });
 
+  // Metadata merged into the newest checkpoint's (SDK threads.patchState).
+  app.patch<Route>(path("/threads/:threadId/state"), opts, async (request: Req, reply) => {
+    const metadata = isObject(request.body) ? request.body.metadata : undefined;
+    if (!isObject(metadata))
+      return invalid(reply, [
+        { loc: ["body", "metadata"], msg: "Input should be a valid dictionary", type: "dict_type" },
+      ]);
+    const thread = findThread(request, reply);
+    if (thread === undefined) return reply;
+    const checkpoint = thread.history?.at(-1);
+    if (checkpoint === undefined)
+      return notFound(
+        reply,
+        `Thread ${thread.thread_id} has no checkpoint yet; run it or update its state first.`,
+      );
+    checkpoint.extra_metadata = { ...checkpoint.extra_metadata, ...metadata };
+    await ctx.commit();
+    return reply.code(204).send();
+  });
+
   const stateAt = (request: Req, reply: FastifyReply, checkpointId: unknown) => {
     if (typeof checkpointId !== "string")
       return invalid(reply, [

@@ -76,6 +76,8 @@ export type Checkpoint = {
   parent_checkpoint_id?: string | null;
   /** What wrote it: `{node: {messages}}` (LangGraph's `writes` metadata). */
   writes?: Record<string, unknown> | null;
+  /** Metadata added by PATCH /threads/{tid}/state (SDK threads.patchState). */
+  extra_metadata?: Record<string, unknown>;
 };
 
 export const HISTORY_KEPT = 100;

@@ -104,6 +104,7 @@ export function checkpointView(thread: ThreadRecord, checkpoint: Checkpoint) {
     tasks: tasks.map(taskView),
     checkpoint: checkpointRef(thread, checkpoint.checkpoint_id),
     metadata: {
+      ...checkpoint.extra_metadata,
       source: checkpoint.source ?? "loop",
       step: checkpoint.step ?? index,
       writes: checkpoint.writes ?? null,
