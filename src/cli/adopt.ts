@@ -11,10 +11,12 @@ import {
   lockTimeoutOption,
   outputOption,
   targetOption,
+  envOption,
 } from "./options.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
 import { withStateLock } from "./with-state-lock.js";
+import { forEachEnvironment } from "./environments.js";
 import type { StateLock } from "../lock/index.js";
 
 type Flags = ConnectionFlags & {
@@ -22,6 +24,7 @@ type Flags = ConnectionFlags & {
   yes?: boolean;
   output: "text" | "json";
   lockTimeout?: number;
+  env?: string[];
 };
 
 /** `plumb adopt [PATH]`: record live deployments as applied with the manifests' current secrets; sends nothing. */
@@ -34,10 +37,14 @@ export function adoptCommand(io: ApplyIo = processIo()): Command {
     .addOption(targetOption("adopt only this object"))
     .option("-y, --yes", "record without asking (required when not on a terminal)")
     .addOption(lockTimeoutOption())
-    .addOption(outputOption(["text", "json"]));
+    .addOption(outputOption(["text", "json"]))
+    .addOption(envOption());
   return addConnectionOptions(command, "also commit the records to this branch and push").action(
     async (path: string, flags: Flags) => {
-      process.exitCode = await runAdopt(path, flags, io);
+      // Once per environment (--env; docs/environments.md), each under its own state lock.
+      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) =>
+        runAdopt(path, f, { ...io, ...envIo }),
+      );
     },
   );
 }

@@ -220,6 +220,18 @@ describe("--env with two control planes", () => {
     }
   });
 
+  it("adopt --env records what one environment's control plane already runs", async () => {
+    const { adoptCommand } = await import("../../src/cli/adopt.js");
+    await rm(join(dir, ".plumb", "status", "prod"), { recursive: true, force: true });
+    const result = await run(adoptCommand, [dir, "--env", "prod", "--yes"]);
+    expect(result.code).toBe(0);
+    expect(result.out).toContain("== environment prod ==");
+    expect(
+      (await readdir(join(dir, ".plumb", "status", "prod"))).some((f) => f.includes("support-agent")),
+    ).toBe(true);
+    expect(result.out).toContain("1 recorded");
+  });
+
   it("a command without --env yet refuses a repository that defines environments", async () => {
     const { diffCommand } = await import("../../src/cli/diff.js");
     await expect(run(diffCommand, [dir])).rejects.toThrow(/does not take --env yet/);
