@@ -24,6 +24,8 @@ export async function forEachEnvironment<F extends EnvFlags>(
   flags: F,
   io: SessionIo,
   run: (flags: F, io: SessionIo) => Promise<number>,
+  /** False for a command that talks to no API (unlock): the Environment's settings are not read. */
+  connects = true,
 ): Promise<number> {
   const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(io.env) });
   const environments = selectEnvironments(tree.environments, flags.env ?? []);
@@ -42,7 +44,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
   let code = 0;
   for (const environment of environments) {
     const name = environment.manifest.metadata.name;
-    const settings = settingsOf(environment, root, io.env);
+    const settings = connects ? settingsOf(environment, root, io.env) : { flags: {}, env: io.env };
     const captured: string[] = [];
     const stdout = json ? { write: (text: string) => captured.push(text) } : io.stdout;
     if (!json) io.stdout.write(`== environment ${name} ==\n`);

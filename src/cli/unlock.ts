@@ -3,8 +3,10 @@ import { PlumbError } from "../errors.js";
 import { describeHolder, forceUnlock, lockTargetOf, readStateLock } from "../lock/index.js";
 import type { SessionIo } from "../reconcile/session.js";
 import { processIo } from "./process-io.js";
+import { forEachEnvironment } from "./environments.js";
+import { envOption } from "./options.js";
 
-type Flags = { force?: boolean; statusDir?: string; statusBranch?: string };
+type Flags = { force?: boolean; statusDir?: string; statusBranch?: string; env?: string[] };
 
 /** `plumb unlock [PATH] [--force]`: shows who holds the state lock; --force removes it. */
 export function unlockCommand(io: SessionIo = processIo()): Command {
@@ -16,8 +18,16 @@ export function unlockCommand(io: SessionIo = processIo()): Command {
     .option("--force", "remove the lock whoever holds it")
     .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
     .option("--status-branch <branch>", "also the lease of this status branch in the git remote")
+    .addOption(envOption())
     .action(async (path: string, flags: Flags) => {
-      process.exitCode = await runUnlock(path, flags, io);
+      // Each environment's own store (--env; docs/environments.md), else the one store.
+      process.exitCode = await forEachEnvironment(
+        path,
+        flags,
+        io,
+        (f, envIo) => runUnlock(path, f, envIo),
+        false,
+      );
     });
 }
 

@@ -232,6 +232,15 @@ describe("--env with two control planes", () => {
     expect(result.out).toContain("1 recorded");
   });
 
+  it("unlock --env names each environment's own store", async () => {
+    const { unlockCommand } = await import("../../src/cli/unlock.js");
+    const result = await run(unlockCommand, [dir, "--env", "staging"]);
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(
+      `The status store ${join(dir, ".plumb", "status", "staging")} is not locked.`,
+    );
+  });
+
   it("a command without --env yet refuses a repository that defines environments", async () => {
     const { diffCommand } = await import("../../src/cli/diff.js");
     await expect(run(diffCommand, [dir])).rejects.toThrow(/does not take --env yet/);
