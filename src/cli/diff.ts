@@ -5,11 +5,12 @@ import { formatPlanText } from "../report/format-text.js";
 import { formatYamlDiff } from "../report/format-yaml-diff.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
 import { useColor } from "./color.js";
-import { addConnectionOptions, type ConnectionFlags, targetOption } from "./options.js";
+import { addConnectionOptions, type ConnectionFlags, envOption, targetOption } from "./options.js";
+import { forEachEnvironment } from "./environments.js";
 import { planExitCode } from "./plan.js";
 import { processIo } from "./process-io.js";
 
-type Flags = ConnectionFlags & { target: string[]; detailedExitcode?: boolean };
+type Flags = ConnectionFlags & { target: string[]; detailedExitcode?: boolean; env?: string[] };
 
 /** `plumb diff FILE`: the plan of one manifest file, and each object as a unified YAML diff. Sends nothing. */
 export function diffCommand(io: SessionIo = processIo()): Command {
@@ -19,22 +20,27 @@ export function diffCommand(io: SessionIo = processIo()): Command {
     )
     .argument("<file>", "a manifest file (or directory)")
     .addOption(targetOption("diff only this object"))
-    .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)");
+    .option("--detailed-exitcode", "exit 2 when there are changes (0: none, 1: error or refused)")
+    .addOption(envOption());
   return addConnectionOptions(command, "also read the status committed to this branch").action(
     async (file: string, flags: Flags) => {
-      const session = await openSession(file, flags, io);
-      const result = await planSession(session, io, flags.target, undefined, { requireManifests: true });
-      if (!result.ok) {
-        reportInvalidManifests(io.stdout, result.problems, "text", "nothing compared");
-        process.exitCode = 1;
-        return;
-      }
-      if (result.problems.length > 0) io.stderr.write(`${formatProblems(result.problems)}\n`);
-      warnUnknownSecrets(session, result, io);
-      const color = useColor(io);
-      io.stdout.write(formatPlanText(result.plan, { color }));
-      io.stdout.write(`\n${formatYamlDiff(result.plan, result.live, { color })}`);
-      process.exitCode = planExitCode(result.plan, flags.detailedExitcode === true);
+      // Once per environment (--env; docs/environments.md): FILE is then the directory holding them.
+      process.exitCode = await forEachEnvironment(file, flags, io, (f, envIo) => runDiff(file, f, envIo));
     },
   );
+}
+
+async function runDiff(file: string, flags: Flags, io: SessionIo): Promise<number> {
+  const session = await openSession(file, flags, io);
+  const result = await planSession(session, io, flags.target, undefined, { requireManifests: true });
+  if (!result.ok) {
+    reportInvalidManifests(io.stdout, result.problems, "text", "nothing compared");
+    return 1;
+  }
+  if (result.problems.length > 0) io.stderr.write(`${formatProblems(result.problems)}\n`);
+  warnUnknownSecrets(session, result, io);
+  const color = useColor(io);
+  io.stdout.write(formatPlanText(result.plan, { color }));
+  io.stdout.write(`\n${formatYamlDiff(result.plan, result.live, { color })}`);
+  return planExitCode(result.plan, flags.detailedExitcode === true);
 }

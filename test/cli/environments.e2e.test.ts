@@ -241,8 +241,12 @@ describe("--env with two control planes", () => {
     );
   });
 
-  it("a command without --env yet refuses a repository that defines environments", async () => {
+  it("diff --env shows prod's live change against its resolved manifest", async () => {
     const { diffCommand } = await import("../../src/cli/diff.js");
-    await expect(run(diffCommand, [dir])).rejects.toThrow(/does not take --env yet/);
+    const result = await run(diffCommand, [dir, "--env", "prod", "--detailed-exitcode"]);
+    expect(result.code).toBe(2);
+    expect(result.out).toContain("== environment prod ==");
+    expect(result.out).toMatch(/-\s*repo_ref: hotfix/);
+    expect(result.out).toMatch(/\+\s*repo_ref: v1\.4\.2/);
   });
 });
