@@ -9,6 +9,7 @@ import type { LoadedEnvironment } from "../manifest/types.js";
 import type { SessionIo } from "../reconcile/session.js";
 import { resolveStatusDir } from "../status/status-source.js";
 import type { ConnectionFlags } from "./options.js";
+import { mayDefineEnvironments } from "./environment-scan.js";
 
 // `--env NAME` on plan and apply (docs/environments.md): the command runs once per environment,
 // each with the API settings its Environment names, its own status store (.plumb/status/ENV/) and
@@ -27,6 +28,8 @@ export async function forEachEnvironment<F extends EnvFlags>(
   /** False for a command that talks to no API (unlock): the Environment's settings are not read. */
   connects = true,
 ): Promise<number> {
+  // Without --env, a tree that holds no Environment document is not loaded twice.
+  if (!flags.env?.length && !mayDefineEnvironments(path)) return run(flags, io);
   const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(io.env) });
   const environments = selectEnvironments(tree.environments, flags.env ?? []);
   if (environments.length === 0) return run(flags, io);
