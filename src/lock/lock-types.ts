@@ -50,7 +50,7 @@ export type StateLock = {
    * Throws lock-lost (and aborts `lost`) unless the lease is still good on this process's monotonic
    * clock: called immediately before every write leaves (a request, a status record, a push).
    */
-  assertHeld(): void;
+  assertHeld: () => void;
   /** Its hold on status-branch pushes: checked first; with a lease, swapped in the same push. */
   pushFence: PushFence;
   /** Stops renewing and removes the lock (idempotent). */
