@@ -50,7 +50,10 @@ export async function forEachEnvironment<F extends EnvFlags>(
     const settings = connects ? settingsOf(environment, root, io.env) : { flags: {}, env: io.env };
     const captured: string[] = [];
     const stdout = json ? { write: (text: string) => captured.push(text) } : io.stdout;
-    if (!json) io.stdout.write(`== environment ${name} ==\n`);
+    if (!json)
+      io.stdout.write(
+        flags.output === "markdown" ? `## Environment ${name}\n\n` : `== environment ${name} ==\n`,
+      );
     const envFlags = {
       ...flags,
       ...settings.flags,

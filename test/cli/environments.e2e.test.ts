@@ -137,6 +137,8 @@ describe("--env with two control planes", () => {
     expect(text.out.indexOf("== environment staging ==")).toBeGreaterThan(
       text.out.indexOf("== environment prod =="),
     );
+    const markdown = await run(planCommand, [dir, "--env", "prod", "--output", "markdown"]);
+    expect(markdown.out.startsWith("## Environment prod\n\n")).toBe(true);
     const json = await run(planCommand, [dir, "--env", "staging", "--output", "json"]);
     const parsed = JSON.parse(json.out) as {
       environments: Array<{ environment: string; changes: Array<{ name: string; environment: string }> }>;
