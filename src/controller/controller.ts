@@ -205,10 +205,8 @@ export async function startController(options: ControllerOptions): Promise<Contr
     const liveAtStart = listedAtStart ? listing.live() : undefined;
     const recordedAtStart = new Map(book.statuses);
     started.push(() => scanner.settled());
-    await scanner.scan("start");
-    starting = false;
-    if (liveAtStart) warnUnknownSecrets(scanner.snapshot(), liveAtStart, recordedAtStart, log);
-
+    // Watching before the first scan: a save between the two is rescanned, not lost (scans run one
+    // at a time); a scheduled drift check waits for the first scan's snapshot.
     const activeTriggers = await startTriggers({
       source,
       intervalMs: options.source.kind === "git" ? options.source.intervalMs : undefined,
@@ -216,10 +214,14 @@ export async function startController(options: ControllerOptions): Promise<Contr
       driftSchedule: options.driftSchedule,
       scan: scanner.scan,
       sync,
-      checkDrift,
+      checkDrift: () => (starting ? Promise.resolve() : checkDrift()),
       timers,
       log,
     });
+    started.push(() => activeTriggers.stop());
+    await scanner.scan("start");
+    starting = false;
+    if (liveAtStart) warnUnknownSecrets(scanner.snapshot(), liveAtStart, recordedAtStart, log);
     schedule.nextDriftCheck = () => activeTriggers.nextDriftCheck();
     const objects = scanner.snapshot().objects.size; // ready (/readyz 200): loaded and watched
     log.info({ objects, settled: readiness.scanned() }, "manifests loaded: ready");
