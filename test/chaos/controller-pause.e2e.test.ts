@@ -1,0 +1,214 @@
+import { createServer, request, type Server } from "node:http";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, beforeEach, expect, it } from "vitest";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
+import { freePort } from "../support/free-port.js";
+import { api, container, waitFor, writeDoc } from "../controller/support.js";
+
+// issue 23 [safety], a paused controller leader at each point of a reconcile: real processes, real
+// SIGSTOP/SIGCONT, a 3 s lease. The leader talks to the control plane through a loopback proxy that
+// notes every request, so the test stops it at a chosen point: (a) with PATCHes queued behind its
+// rate limiter, (b) while it polls a revision, (c) during verify (its agent-server calls). A standby
+// takes over and applies; once resumed, the old leader sends no write (counted at the proxy) and
+// exits lock-lost, and each change has exactly one revision (counted on the control plane).
+
+let tmp: string;
+const planes: RunningControlPlane[] = [];
+const children: CliRun[] = [];
+const servers: Server[] = [];
+beforeAll(assertBuilt);
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), "plumb-chaos-controller-pause-"));
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.child.exitCode === null && child.child.signalCode === null) {
+      child.child.kill("SIGCONT");
+      child.child.kill("SIGKILL");
+      await child.exited;
+    }
+  }
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+  for (const cp of planes.splice(0)) await cp.stop();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+async function plane(options: Parameters<typeof startControlPlane>[0]) {
+  const cp = await startControlPlane({ deploymentReadySeconds: 0, ...options });
+  planes.push(cp);
+  return cp;
+}
+
+function controller(dir: string, port: number, apiUrl: string, extra: string[] = []): CliRun {
+  const args = ["controller", "--dir", dir, "--listen", `127.0.0.1:${port}`, "--debounce", "20ms"];
+  const env = { PLUMB_API_URL: apiUrl, PLUMB_API_KEY: DEFAULT_API_KEY, PLUMB_LOG_LEVEL: "info" };
+  const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "3s", ...extra], env);
+  children.push(run);
+  return run;
+}
+
+const readyz = async (port: number) => (await fetch(`http://127.0.0.1:${port}/readyz`)).status;
+
+type Seen = { method: string; url: string };
+
+/** A loopback proxy to `target` that forwards everything (streams included) and notes each request. */
+async function notingProxy(target: string) {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    seen.push({ method: req.method ?? "GET", url: req.url ?? "/" });
+    const upstream = request(
+      new URL(req.url ?? "/", target),
+      { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  servers.push(server);
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, seen };
+}
+
+const writes = (requests: Seen[]) => requests.filter((r) => r.method !== "GET" && r.method !== "HEAD");
+
+/** Leader (through a noting proxy) and standby (straight to the control plane), both up. */
+async function pair(cp: RunningControlPlane, dir: string, leaderFlags: string[] = []) {
+  const proxy = await notingProxy(cp.url);
+  const [portA, portB] = [await freePort(), await freePort()];
+  const leader = controller(dir, portA, proxy.url, leaderFlags);
+  await waitFor("leader ready", async () => (await readyz(portA)) === 200, 20_000);
+  const standby = controller(dir, portB, cp.url);
+  await waitFor("standby up", async () => (await readyz(portB)) === 503, 20_000);
+  return { proxy, leader, standby, standbyLeads: async () => (await readyz(portB)) === 200 };
+}
+
+/** SIGCONT the old leader: it must send no write after that and exit lock-lost. */
+async function resumeAndExpectSilence(leader: CliRun, proxy: { seen: Seen[] }) {
+  const before = proxy.seen.length;
+  leader.child.kill("SIGCONT");
+  expect(await leader.exited).not.toBe(0);
+  expect(leader.output()).toContain("lock-lost");
+  expect(writes(proxy.seen.slice(before))).toEqual([]);
+}
+
+const revisionsOf = async (cp: RunningControlPlane, name: string) => {
+  const client = api(cp.url);
+  return client.revisions((await client.deployment(name)).id);
+};
+
+const record = async (dir: string, name: string) =>
+  JSON.parse(await readFile(join(dir, ".plumb", "status", `deployment.${name}.json`), "utf8")) as {
+    applied_spec?: { source_revision_config?: { image_uri?: string } };
+    sync?: string;
+  };
+
+const appliedImage = async (dir: string, name: string) => {
+  const r = await record(dir, name).catch(() => undefined);
+  return r?.sync === "Synced" ? r.applied_spec?.source_revision_config?.image_uri : undefined;
+};
+
+it("(a) a leader stopped with PATCHes queued behind its rate limiter sends none after SIGCONT", async () => {
+  const cp = await plane({ revisionSeconds: 0.02 });
+  const dir = join(tmp, "deploy");
+  const names = ["a1", "a2", "a3", "a4"];
+  for (const name of names) await writeDoc(dir, `${name}.yaml`, container(name, `img/${name}:1`));
+  // 10 requests per 2 s: one token every 250 ms, a burst of 1. A burst of changes queues.
+  const { proxy, leader, standby, standbyLeads } = await pair(cp, dir, ["--api-rate-limit", "10/2s"]);
+  await waitFor(
+    "all created",
+    async () => {
+      for (const name of names) if ((await appliedImage(dir, name)) !== `img/${name}:1`) return false;
+      return true;
+    },
+    20_000,
+  );
+
+  for (const name of names) await writeDoc(dir, `${name}.yaml`, container(name, `img/${name}:2`));
+  const patches = () => proxy.seen.filter((r) => r.method === "PATCH").length;
+  await waitFor("the leader's first PATCH", () => patches() >= 1, 20_000);
+  leader.child.kill("SIGSTOP");
+  // The others wait for tokens (one per 250 ms): they were queued in the limiter when it stopped.
+  expect(patches()).toBeLessThan(names.length);
+
+  await waitFor("standby leads", standbyLeads, 20_000);
+  await waitFor(
+    "all applied by the new leader",
+    async () => {
+      for (const name of names) if ((await appliedImage(dir, name)) !== `img/${name}:2`) return false;
+      return true;
+    },
+    20_000,
+  );
+
+  await resumeAndExpectSilence(leader, proxy);
+  for (const name of names) expect(await revisionsOf(cp, name)).toHaveLength(2); // one per change
+  expect(await api(cp.url).deployments()).toHaveLength(names.length);
+  expect(standby.child.exitCode).toBeNull();
+}, 60_000);
+
+it("(b) a leader stopped while it polls a revision sends nothing after SIGCONT", async () => {
+  const cp = await plane({ revisionSeconds: 1 });
+  const dir = join(tmp, "deploy");
+  await mkdir(dir, { recursive: true }); // empty: the first change is the create it polls for
+  const { proxy, leader, standby, standbyLeads } = await pair(cp, dir);
+
+  await writeDoc(dir, "b.yaml", container("beta", "img/beta:1"));
+  const polled = () => proxy.seen.some((r) => r.method === "GET" && /\/revisions\/[^/?]+$/.test(r.url));
+  await waitFor("the leader polls its revision", polled, 20_000);
+  leader.child.kill("SIGSTOP");
+  // Each revision state lasts 1 s: it is still far from DEPLOYED, so the leader is polling it.
+  expect((await revisionsOf(cp, "beta"))[0]?.status).not.toBe("DEPLOYED");
+  await writeDoc(dir, "b.yaml", container("beta", "img/beta:2"));
+
+  await waitFor("standby leads", standbyLeads, 20_000);
+  await waitFor(
+    "applied by the new leader",
+    async () => (await appliedImage(dir, "beta")) === "img/beta:2",
+    30_000,
+  );
+  const recorded = await record(dir, "beta");
+
+  await resumeAndExpectSilence(leader, proxy);
+  expect(await revisionsOf(cp, "beta")).toHaveLength(2); // the leader's create, the standby's PATCH
+  expect(await api(cp.url).deployments()).toHaveLength(1);
+  expect(await record(dir, "beta")).toEqual(recorded); // the old leader recorded nothing
+  expect(standby.child.exitCode).toBeNull();
+}, 60_000);
+
+it("(c) a leader stopped during verify sends nothing after SIGCONT", async () => {
+  const cp = await plane({ revisionSeconds: 0.02, runSeconds: 2 });
+  const dir = join(tmp, "deploy");
+  const verify = { assistant_id: "agent", input: { messages: [{ role: "user", content: "ping" }] } };
+  await writeDoc(dir, "c.yaml", container("gamma", "img/gamma:1"));
+  const { proxy, leader, standby, standbyLeads } = await pair(cp, dir);
+  await waitFor("created", async () => (await appliedImage(dir, "gamma")) === "img/gamma:1", 20_000);
+
+  await writeDoc(dir, "c.yaml", container("gamma", "img/gamma:2", { verify }));
+  await waitFor("the leader verifies", () => proxy.seen.some((r) => r.url.includes("/agents/")), 20_000);
+  leader.child.kill("SIGSTOP");
+  await writeDoc(dir, "c.yaml", container("gamma", "img/gamma:3", { verify }));
+
+  await waitFor("standby leads", standbyLeads, 20_000);
+  await waitFor(
+    "applied by the new leader",
+    async () => (await appliedImage(dir, "gamma")) === "img/gamma:3",
+    30_000,
+  );
+  const recorded = await record(dir, "gamma");
+
+  await resumeAndExpectSilence(leader, proxy);
+  expect(await revisionsOf(cp, "gamma")).toHaveLength(3); // v1, the leader's v2, the standby's v3
+  expect(await record(dir, "gamma")).toEqual(recorded);
+  expect(standby.child.exitCode).toBeNull();
+}, 60_000);
