@@ -58,33 +58,51 @@ const readyz = async (port: number) => (await fetch(`http://127.0.0.1:${port}/re
 
 type Seen = { method: string; url: string };
 
-/** A loopback proxy to `target` that forwards everything (streams included) and notes each request. */
-async function notingProxy(target: string) {
+/**
+ * A loopback proxy to `target` that forwards everything (streams included) and notes each request.
+ * The first request matching `holdAt` is held (not forwarded) until `release()`: the test stops the
+ * leader exactly while it awaits that answer.
+ */
+async function notingProxy(target: string, holdAt: (r: Seen) => boolean = () => false) {
   const seen: Seen[] = [];
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holding = false;
   const server = createServer((req, res) => {
-    seen.push({ method: req.method ?? "GET", url: req.url ?? "/" });
-    const upstream = request(
-      new URL(req.url ?? "/", target),
-      { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on("error", () => res.destroy());
-    req.pipe(upstream);
+    const noted = { method: req.method ?? "GET", url: req.url ?? "/" };
+    seen.push(noted);
+    const forward = () => {
+      const upstream = request(
+        new URL(noted.url, target),
+        { method: noted.method, headers: { ...req.headers, host: new URL(target).host } },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on("error", () => res.destroy());
+      req.pipe(upstream);
+    };
+    if (holding || !holdAt(noted)) return forward();
+    holding = true;
+    void released.then(forward);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   servers.push(server);
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, seen };
+  return { url: `http://127.0.0.1:${port}`, seen, held: () => holding, release };
 }
 
 const writes = (requests: Seen[]) => requests.filter((r) => r.method !== "GET" && r.method !== "HEAD");
 
 /** Leader (through a noting proxy) and standby (straight to the control plane), both up. */
-async function pair(cp: RunningControlPlane, dir: string, leaderFlags: string[] = []) {
-  const proxy = await notingProxy(cp.url);
+async function pair(
+  cp: RunningControlPlane,
+  dir: string,
+  leaderFlags: string[] = [],
+  holdAt?: (r: Seen) => boolean,
+) {
+  const proxy = await notingProxy(cp.url, holdAt);
   const [portA, portB] = [await freePort(), await freePort()];
   const leader = controller(dir, portA, proxy.url, leaderFlags);
   await waitFor("leader ready", async () => (await readyz(portA)) === 200, 20_000);
@@ -161,12 +179,13 @@ it("(b) a leader stopped while it polls a revision sends nothing after SIGCONT",
   const cp = await plane({ revisionSeconds: 1 });
   const dir = join(tmp, "deploy");
   await mkdir(dir, { recursive: true }); // empty: the first change is the create it polls for
-  const { proxy, leader, standby, standbyLeads } = await pair(cp, dir);
+  const polls = (r: Seen) => r.method === "GET" && /\/revisions\/[^/?]+$/.test(r.url);
+  const { proxy, leader, standby, standbyLeads } = await pair(cp, dir, [], polls);
 
   await writeDoc(dir, "b.yaml", container("beta", "img/beta:1"));
-  const polled = () => proxy.seen.some((r) => r.method === "GET" && /\/revisions\/[^/?]+$/.test(r.url));
-  await waitFor("the leader polls its revision", polled, 20_000);
+  await waitFor("the leader polls the revision it created", proxy.held, 20_000);
   leader.child.kill("SIGSTOP");
+  proxy.release();
   // Each revision state lasts 1 s: it is still far from DEPLOYED, so the leader is polling it.
   expect((await revisionsOf(cp, "beta"))[0]?.status).not.toBe("DEPLOYED");
   await writeDoc(dir, "b.yaml", container("beta", "img/beta:2"));
@@ -191,12 +210,15 @@ it("(c) a leader stopped during verify sends nothing after SIGCONT", async () =>
   const dir = join(tmp, "deploy");
   const verify = { assistant_id: "agent", input: { messages: [{ role: "user", content: "ping" }] } };
   await writeDoc(dir, "c.yaml", container("gamma", "img/gamma:1"));
-  const { proxy, leader, standby, standbyLeads } = await pair(cp, dir);
+  // Its first call to the agent server (the thread of the last check): the run would come next.
+  const verifies = (r: Seen) => r.url.includes("/agents/");
+  const { proxy, leader, standby, standbyLeads } = await pair(cp, dir, [], verifies);
   await waitFor("created", async () => (await appliedImage(dir, "gamma")) === "img/gamma:1", 20_000);
 
   await writeDoc(dir, "c.yaml", container("gamma", "img/gamma:2", { verify }));
-  await waitFor("the leader verifies", () => proxy.seen.some((r) => r.url.includes("/agents/")), 20_000);
+  await waitFor("the leader verifies", proxy.held, 20_000);
   leader.child.kill("SIGSTOP");
+  proxy.release();
   await writeDoc(dir, "c.yaml", container("gamma", "img/gamma:3", { verify }));
 
   await waitFor("standby leads", standbyLeads, 20_000);
