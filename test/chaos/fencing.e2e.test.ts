@@ -120,7 +120,11 @@ it("a leader stopped with a PATCH waiting to retry sends nothing after SIGCONT: 
   const statusFile = join(dir, ".plumb", "status", "deployment.alpha.json");
   const record = async () => JSON.parse(await readFile(statusFile, "utf8")) as Record<string, unknown>;
   const newest = (await revisionsOf("alpha"))[0]!.id;
-  await waitFor("the new leader's record", async () => (await record().catch(() => null))?.sync === "Synced");
+  // Its record of that revision, finished (the old leader's record of revision 1 was Synced too).
+  await waitFor("the new leader's record", async () => {
+    const r = await record().catch(() => null);
+    return r?.latest_revision_id === newest && r.sync === "Synced";
+  });
 
   // Resumed past its retry time: the queued PATCH is not sent, and the old leader stops.
   leader.child.kill("SIGCONT");
