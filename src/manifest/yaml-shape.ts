@@ -42,8 +42,10 @@ export function checkYamlShape(doc: Document, at: (offset: number) => SourceLoca
     for (const pair of node.items) {
       if (!isPair(pair)) continue;
       const key = pair.key as Node | null;
-      if (key !== null && !isScalar(key)) {
-        const message = "a mapping key must be a plain string, not a list, mapping or alias";
+      // A scalar can hold an object too (a !!binary key is a Uint8Array): yaml would stringify it
+      // with a process warning.
+      if (key !== null && (!isScalar(key) || (typeof key.value === "object" && key.value !== null))) {
+        const message = "a mapping key must be a plain string, not a list, mapping, alias or binary";
         problems.push(problem(at(offset(key)), "complex-key", message));
       } else {
         const name = String((key?.value as string | number | boolean | null | undefined) ?? "");

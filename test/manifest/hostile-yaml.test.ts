@@ -28,6 +28,19 @@ describe("YAML shape", () => {
     expect(brief(flow.problems)).toEqual(["5:12 error complex-key"]);
   });
 
+  it("a binary key is refused too: no 'Keys with collection values' process warning", () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      const binary = check(`${HEAD}  labels:\n    ? !!binary aGVsbG8=\n    : c\nspec: {}\n`);
+      expect(brief(binary.problems)).toEqual(["6:16 error complex-key"]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it(`nesting past ${MAX_NESTING} levels is too-deep, in flow, block and list form`, () => {
     const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
     expect(brief(check(`${HEAD}spec: {x: ${deep(80)}}\n`).problems)).toEqual(["5:73 error too-deep"]);
