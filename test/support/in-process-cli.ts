@@ -17,7 +17,15 @@ export async function runInProcess(
   };
   const stdout = vi.spyOn(process.stdout, "write").mockImplementation(capture);
   const stderr = vi.spyOn(process.stderr, "write").mockImplementation(capture);
-  for (const [name, value] of Object.entries({ NO_COLOR: "1", ...env })) vi.stubEnv(name, value);
+  // `plumb controller` restarts itself in place with heap flags where Node has process.execve
+  // (22.15+, 24): in-process that would replace the test worker. Flags the user already gives
+  // are not added again, so these say there is nothing to add (cli/heap-tuning.ts).
+  const heapFlags =
+    args[0] === "controller"
+      ? { NODE_OPTIONS: "--max-semi-space-size=4 --max-old-space-size=4096 --optimize-for-size" }
+      : {};
+  for (const [name, value] of Object.entries({ NO_COLOR: "1", ...heapFlags, ...env }))
+    vi.stubEnv(name, value);
   process.exitCode = undefined;
   try {
     const code = await main([process.execPath, "plumb", ...args]);
