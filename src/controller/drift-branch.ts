@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { simpleGit } from "../status/simple-git.js";
+import { gitAt } from "../status/status-branch.js";
 import { PlumbError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { buildDriftReport } from "../reconcile/drift.js";
@@ -40,16 +40,8 @@ export function checkDriftBranchOptions(
 
 /** Returns the written fields (empty when nothing drifted in a field plumb can write). */
 export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<string[]> {
-  const env = deps.source.gitEnv ?? { ...process.env };
-  // Every GIT_* key of the source's environment: the askpass and the GIT_CONFIG_* entries that
-  // keep credentials to their host (git-credentials.ts) must reach the push too.
-  const allowEnvironment = Object.keys(env).filter((key) => key.startsWith("GIT_"));
-  const git = (dir: string) =>
-    simpleGit({
-      baseDir: dir,
-      unsafe: { allowUnsafeAskPass: true, allowUnsafeConfigEnvCount: true },
-      allowEnvironment,
-    }).env(env);
+  // The source's environment (askpass, GIT_CONFIG_* keeping credentials to their host) reaches the push.
+  const git = (dir: string) => gitAt(deps.source.gitEnv, dir);
   return async () => {
     const result = await planManifests({
       root: deps.source.manifestRoot,

@@ -1,7 +1,7 @@
 import { access, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { SimpleGit } from "simple-git";
-import { simpleGit } from "../status/simple-git.js";
+import { gitAt } from "../status/status-branch.js";
 import { PlumbError } from "../errors.js";
 import { createGitCredentials, type GitCredentials } from "../status/git-credentials.js";
 
@@ -65,12 +65,7 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
   const owned = options.credentials ? undefined : await createGitCredentials(options.env, options.url);
   const { env } = options.credentials ?? owned!;
   const cleanup = async () => owned?.dispose();
-  const gitIn = (dir: string): SimpleGit =>
-    simpleGit({
-      baseDir: dir,
-      unsafe: { allowUnsafeAskPass: true, allowUnsafeConfigEnvCount: true },
-      allowEnvironment: Object.keys(env).filter((key) => key.startsWith("GIT_")),
-    }).env(env);
+  const gitIn = (dir: string): SimpleGit => gitAt(env, dir);
   await mkdir(checkoutDir, { recursive: true });
   let git = gitIn(checkoutDir);
   if (!(await exists(join(checkoutDir, ".git")))) {
