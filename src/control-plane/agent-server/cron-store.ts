@@ -1,5 +1,5 @@
 import { Cron } from "croner";
-import { PlumbError } from "../../errors.js";
+import { isRecord, readPerDeployment } from "./snapshot-read.js";
 
 /**
  * Crons of each deployment (docs/control-plane.md "Crons"): a schedule (cron syntax, UTC) and
@@ -79,26 +79,12 @@ export function createCronStore(): CronStore {
   };
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
 /** The crons of a snapshot (absent in snapshots written before crons existed). */
 export function readCrons(data: unknown): Record<string, CronRecord[]> {
-  if (!isRecord(data) || data.crons === undefined) return {};
-  const byDeployment = data.crons;
-  const valid =
-    isRecord(byDeployment) &&
-    Object.values(byDeployment).every(
-      (list) =>
-        Array.isArray(list) &&
-        list.every(
-          (c) => isRecord(c) && typeof c.cron_id === "string" && scheduleProblem(c.schedule) === undefined,
-        ),
-    );
-  if (!valid)
-    throw new PlumbError(
-      "state-corrupt",
-      "The saved crons of the agent server are not readable; move the data directory aside to start empty.",
-    );
-  return byDeployment as Record<string, CronRecord[]>;
+  return readPerDeployment<CronRecord>(
+    data,
+    "crons",
+    "crons",
+    (c) => isRecord(c) && typeof c.cron_id === "string" && scheduleProblem(c.schedule) === undefined,
+  );
 }

@@ -1,4 +1,4 @@
-import { PlumbError } from "../../errors.js";
+import { isRecord, readPerDeployment } from "./snapshot-read.js";
 
 /**
  * The agent server's long-term memory store (SDK client.store): JSON items under a namespace
@@ -70,30 +70,13 @@ export function createMemoryStore(): MemoryStore {
   };
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
 /** The store items of a snapshot (absent in snapshots written before the store existed). */
 export function readStoreItems(data: unknown): Record<string, StoreItem[]> {
-  if (!isRecord(data) || data.store === undefined) return {};
-  const byDeployment = data.store;
-  const valid =
-    isRecord(byDeployment) &&
-    Object.values(byDeployment).every(
-      (list) =>
-        Array.isArray(list) &&
-        list.every(
-          (item) =>
-            isRecord(item) &&
-            Array.isArray(item.namespace) &&
-            typeof item.key === "string" &&
-            isRecord(item.value),
-        ),
-    );
-  if (!valid)
-    throw new PlumbError(
-      "state-corrupt",
-      "The saved store items of the agent server are not readable; move the data directory aside to start empty.",
-    );
-  return byDeployment as Record<string, StoreItem[]>;
+  return readPerDeployment<StoreItem>(
+    data,
+    "store",
+    "store items",
+    (item) =>
+      isRecord(item) && Array.isArray(item.namespace) && typeof item.key === "string" && isRecord(item.value),
+  );
 }

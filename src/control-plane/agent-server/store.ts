@@ -1,5 +1,6 @@
 import { PlumbError } from "../../errors.js";
 import type { AssistantRecord } from "./assistant-store.js";
+import { isRecord, readPerDeployment } from "./snapshot-read.js";
 import type { ThreadRecord } from "./types.js";
 
 /**
@@ -26,9 +27,6 @@ export type ThreadStore = {
   snapshot(): AgentServerSnapshot;
   restore(data: unknown): void;
 };
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 function looksLikeThread(value: unknown): value is ThreadRecord {
   return (
@@ -103,22 +101,10 @@ export function createThreadStore(): ThreadStore {
 
 /** The assistants of a snapshot; checked like its threads, so a damaged file is reported, not half-loaded. */
 export function readAssistants(data: unknown): Record<string, AssistantRecord[]> {
-  if (!isRecord(data) || data.assistants === undefined) return {};
-  const byDeployment = data.assistants;
-  const valid =
-    isRecord(byDeployment) &&
-    Object.values(byDeployment).every(
-      (list) =>
-        Array.isArray(list) &&
-        list.every(
-          (a) => isRecord(a) && typeof a.assistant_id === "string" && typeof a.graph_id === "string",
-        ),
-    );
-  if (!valid) {
-    throw new PlumbError(
-      "state-corrupt",
-      "The saved assistants of the agent server are not readable; move the data directory aside to start empty.",
-    );
-  }
-  return byDeployment as Record<string, AssistantRecord[]>;
+  return readPerDeployment<AssistantRecord>(
+    data,
+    "assistants",
+    "assistants",
+    (a) => isRecord(a) && typeof a.assistant_id === "string" && typeof a.graph_id === "string",
+  );
 }
