@@ -2,7 +2,7 @@ import type { ApiOptions } from "../api/config.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
 import type { ObjectStatus } from "../status/status-types.js";
-import type { Timers } from "./work-queue.js";
+import type { Timers } from "./queue/work-queue.js";
 
 // The controller's public shapes: what starts it, what it answers on /status, what it returns.
 

@@ -11,9 +11,9 @@ import type { Logger } from "../logger.js";
 import { errorMessage } from "./error-message.js";
 import type { StatusLocation } from "../status/status-source.js";
 import { buildObjectPage } from "../status-page/page-model.js";
-import type { ControllerHttp } from "./http-server.js";
-import type { PageRoutes } from "./page-routes.js";
-import { startingHandlers } from "./startup-http.js";
+import type { ControllerHttp } from "./http/http-server.js";
+import type { PageRoutes } from "./http/page-routes.js";
+import { startingHandlers } from "./http/startup-http.js";
 
 // Leader election on the state lock: one controller per status store reconciles; any other stays
 // up as a standby (/healthz 200, /readyz 503, plumb_leader 0), touches nothing, and takes the lock

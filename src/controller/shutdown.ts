@@ -1,9 +1,9 @@
 import type { Logger } from "../logger.js";
-import type { ControllerHttp } from "./http-server.js";
-import type { ManifestSource } from "./manifest-source.js";
-import type { SnapshotScanner } from "./snapshot-scanner.js";
+import type { ControllerHttp } from "./http/http-server.js";
+import type { ManifestSource } from "./source/manifest-source.js";
+import type { SnapshotScanner } from "./snapshot/snapshot-scanner.js";
 import type { StatusBook } from "./status-book.js";
-import type { WorkQueue } from "./work-queue.js";
+import type { WorkQueue } from "./queue/work-queue.js";
 
 // SIGTERM/SIGINT: stop the triggers, let the running scan and reconciles finish (aborting them after
 // graceMs: what was sent is recorded, and they resume on the next start), publish status, close.

@@ -4,7 +4,7 @@ import { loadStatusStore, removeObjectStatus, saveObjectStatus } from "../status
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import { errorMessage } from "./error-message.js";
 import type { PushFence } from "../status/fenced-push.js";
-import type { Timers } from "./work-queue.js";
+import type { Timers } from "./queue/work-queue.js";
 
 // The controller's status records: in memory for /status and metrics, each written atomically to
 // the status directory as soon as it is known (kill -9 loses nothing recorded), and, with

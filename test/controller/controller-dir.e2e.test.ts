@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { type Clock, systemClock } from "../../src/clock.js";
 import { type Controller, startController } from "../../src/controller/controller.js";
-import { signBody } from "../../src/controller/webhook.js";
+import { signBody } from "../../src/controller/source/webhook.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";

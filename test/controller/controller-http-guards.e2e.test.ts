@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { startController } from "../../src/controller/controller.js";
-import { signBody } from "../../src/controller/webhook.js";
+import { signBody } from "../../src/controller/source/webhook.js";
 import { fastControllerOptions, useControllerHarness } from "./harness.js";
 import { container, waitFor, writeDoc } from "./support.js";
 

@@ -1,5 +1,5 @@
-import type { DesiredSnapshot } from "../../src/controller/desired.js";
-import { buildSnapshot } from "../../src/controller/desired.js";
+import type { DesiredSnapshot } from "../../src/controller/snapshot/desired.js";
+import { buildSnapshot } from "../../src/controller/snapshot/desired.js";
 import type { LoadedManifest, Problem } from "../../src/manifest/types.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
 import { container } from "./support.js";

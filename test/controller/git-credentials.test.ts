@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PlumbError } from "../../src/errors.js";
-import { openManifestSource } from "../../src/controller/manifest-source.js";
+import { openManifestSource } from "../../src/controller/source/manifest-source.js";
 import { createGitCredentials } from "../../src/status/git-credentials.js";
 import { memoryLogger } from "./support.js";
 

@@ -1,4 +1,4 @@
-import type { Timers } from "../../src/controller/work-queue.js";
+import type { Timers } from "../../src/controller/queue/work-queue.js";
 
 /** Hand-driven timers: time moves only through advance(), which fires due callbacks in order. */
 export function manualTimers(start = 0): Timers & { advance(ms: number): Promise<void>; pending(): number } {

@@ -2,7 +2,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { startController } from "../../src/controller/controller.js";
-import { signNotification } from "../../src/controller/notifier.js";
+import { signNotification } from "../../src/controller/notify/notifier.js";
 import { fastControllerOptions, useControllerHarness } from "./harness.js";
 import { startReceiver } from "./notify-receiver.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";

@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ControllerHttp, startControllerHttp } from "../../src/controller/http-server.js";
-import { signBody } from "../../src/controller/webhook.js";
+import { type ControllerHttp, startControllerHttp } from "../../src/controller/http/http-server.js";
+import { signBody } from "../../src/controller/source/webhook.js";
 
 // POST /hooks/git on the controller's server: a signed delivery fetches once; the same delivery
 // again is refused (409) and fetches nothing.

@@ -1,0 +1,76 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { loadPageScript } from "../../status-page/page-assets.js";
+import type { ObjectDetail, PageHeader } from "../../status-page/page-header.js";
+import { PAGE_CSS, PAGE_HTML, PAGE_SCRIPT_PATH, PAGE_STYLE_PATH } from "../../status-page/page-html.js";
+import { type ObjectPage, type ObjectQuery, parseObjectQuery } from "../../status-page/page-model.js";
+import type { EventStreams } from "./event-streams.js";
+
+// The status page's routes on the controller's HTTP server: the page, its script and style (no
+// data, served to anyone), and its JSON and live events (behind the status token, like /status).
+
+export type PageRoutes = {
+  header(): PageHeader;
+  objects(query: ObjectQuery): ObjectPage;
+  /** null when no such object is known. */
+  detail(kind: string, name: string): Promise<ObjectDetail | null>;
+  /** `write` gets Server-Sent Event text; returns the function that unsubscribes. */
+  subscribe(write: (text: string) => void): () => void;
+};
+
+type Reply = (res: ServerResponse, code: number, body: unknown, type?: string) => void;
+
+// The page loads only its own script, style and data; nothing inline, no frames.
+const PAGE_HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+const asset = (res: ServerResponse, type: string, body: string) => {
+  res.writeHead(200, { ...PAGE_HEADERS, "content-type": `${type}; charset=utf-8` });
+  res.end(body);
+};
+
+/** The page's public assets; true when `path` was one of them. */
+export function servePageAsset(path: string, res: ServerResponse): boolean {
+  if (path === "/") asset(res, "text/html", PAGE_HTML);
+  else if (path === PAGE_SCRIPT_PATH) asset(res, "text/javascript", loadPageScript());
+  else if (path === PAGE_STYLE_PATH) asset(res, "text/css", PAGE_CSS);
+  else return false;
+  return true;
+}
+
+/**
+ * The page's data routes (the caller checked the token); false when `path` is not one of them.
+ * Live updates go through `streams`, the server's bounded set of open streams.
+ */
+export async function servePageData(
+  routes: PageRoutes,
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  send: Reply,
+  streams: EventStreams,
+): Promise<boolean> {
+  if (path === "/ui/api/header") send(res, 200, routes.header());
+  else if (path === "/ui/api/objects")
+    send(res, 200, routes.objects(parseObjectQuery(new URL(req.url ?? "/", "http://x").searchParams)));
+  else if (path.startsWith("/ui/api/objects/")) {
+    const [kind = "", name = ""] = path.slice("/ui/api/objects/".length).split("/").map(safeDecode);
+    const detail = kind && name ? await routes.detail(kind, name) : null;
+    if (detail) send(res, 200, detail);
+    else send(res, 404, { detail: `no object ${kind}/${name}` });
+  } else if (path === "/ui/events") streams.open(req, res, (write) => routes.subscribe(write));
+  else return false;
+  return true;
+}
+
+const safeDecode = (part: string) => {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return "";
+  }
+};

@@ -1,0 +1,46 @@
+import type { Logger } from "../../logger.js";
+import type { ControllerOptions } from "../controller-types.js";
+import { errorMessage } from "../error-message.js";
+import type { ControllerMetrics } from "../http/metrics.js";
+import { createNotifier, type Notifier } from "./notifier.js";
+import type { Timers } from "../queue/work-queue.js";
+
+// The controller's --notify: a notifier when URLs are given (undefined otherwise), counted in the
+// metrics, and the lock-lost event when the state lock goes.
+
+export function startControllerNotifier(deps: {
+  notify: ControllerOptions["notify"];
+  /** The status page's address for links; read per event (HTTP binds after this starts). */
+  pageUrl: () => string | undefined;
+  lockLost: AbortSignal;
+  metrics: Pick<ControllerMetrics, "notified">;
+  timers: Timers;
+  log: Logger;
+  fetch?: typeof fetch | undefined;
+}): Notifier | undefined {
+  const { notify } = deps;
+  if (!notify?.urls.length) return undefined;
+  const notifier = createNotifier({
+    urls: notify.urls,
+    secret: notify.secret,
+    get pageUrl() {
+      return notify.pageUrl ?? deps.pageUrl();
+    },
+    timers: deps.timers,
+    log: deps.log,
+    fetch: deps.fetch,
+    counted: (event, result) => deps.metrics.notified(event, result),
+    ...(notify.backoffBaseMs ? { backoffBaseMs: notify.backoffBaseMs } : {}),
+  });
+  deps.lockLost.addEventListener("abort", () =>
+    notifier.notify({
+      event: "lock-lost",
+      object: null,
+      id: null,
+      revision: null,
+      fields: [],
+      message: `lost the state lock: stopped reconciling (${errorMessage(deps.lockLost.reason)})`,
+    }),
+  );
+  return notifier;
+}

@@ -1,0 +1,128 @@
+import { access, mkdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { SimpleGit } from "simple-git";
+import { gitAt } from "../../status/status-branch.js";
+import { PlumbError } from "../../errors.js";
+import { createGitCredentials, type GitCredentials } from "../../status/git-credentials.js";
+
+// Follows one branch of a git remote with shallow fetches. Credentials: see git-credentials.ts.
+
+export type GitSourceOptions = {
+  url: string;
+  branch: string;
+  /** Manifest directory inside the repository. */
+  path?: string | undefined;
+  /** Where the checkout lives (reused across restarts). */
+  workDir: string;
+  env: NodeJS.ProcessEnv;
+  /** Shared with other git work (the status branch); when given, the caller disposes of it. */
+  credentials?: GitCredentials | undefined;
+};
+
+export type GitSource = {
+  checkoutDir: string;
+  /** Directory the manifests are loaded from (checkout + --path). */
+  manifestRoot: string;
+  commit(): string;
+  /** Fetches the branch; resolves true when its commit moved (the checkout now shows it). */
+  fetch(): Promise<boolean>;
+  close(): Promise<void>;
+};
+
+/** The URL without user:password, for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.username && !parsed.password) return url;
+    parsed.username = "****";
+    parsed.password = "";
+    return parsed.href;
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, "//****@");
+  }
+}
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+/** Git's own message, with any URL credentials removed. */
+const gitFailure = (what: string, url: string, error: unknown) =>
+  new PlumbError(
+    "git-failed",
+    `${what} ${redactUrl(url)} failed: ${(error instanceof Error ? error.message : String(error))
+      .replace(/\/\/[^/@\s]*@/g, "//****@")
+      .trim()
+      .split("\n")
+      .slice(-3)
+      .join(" ")}`,
+  );
+
+export async function openGitSource(options: GitSourceOptions): Promise<GitSource> {
+  const checkoutDir = resolve(options.workDir);
+  const owned = options.credentials ? undefined : await createGitCredentials(options.env, options.url);
+  const { env } = options.credentials ?? owned!;
+  const cleanup = async () => owned?.dispose();
+  const gitIn = (dir: string): SimpleGit => gitAt(env, dir);
+  await mkdir(checkoutDir, { recursive: true });
+  let git = gitIn(checkoutDir);
+  if (!(await exists(join(checkoutDir, ".git")))) {
+    try {
+      await gitIn(checkoutDir).clone(options.url, checkoutDir, [
+        "--depth",
+        "1",
+        "--branch",
+        options.branch,
+        "--single-branch",
+      ]);
+    } catch (error) {
+      await cleanup();
+      throw gitFailure("cloning", options.url, error);
+    }
+    git = gitIn(checkoutDir);
+  } else {
+    // A checkout from an earlier run: follow the configured remote and branch from here on.
+    await git.remote(["set-url", "origin", options.url]);
+  }
+  let head = (await git.revparse(["HEAD"])).trim();
+  let fetching: Promise<boolean> | null = null;
+  let again = false;
+
+  const fetchOnce = async (): Promise<boolean> => {
+    try {
+      await git.fetch(["--depth", "1", "origin", options.branch]);
+    } catch (error) {
+      throw gitFailure("fetching", options.url, error);
+    }
+    const fetched = (await git.revparse(["FETCH_HEAD"])).trim();
+    if (fetched === head) return false;
+    await git.reset(["--hard", fetched]);
+    head = fetched;
+    return true;
+  };
+
+  return {
+    checkoutDir,
+    manifestRoot: options.path ? join(checkoutDir, options.path) : checkoutDir,
+    commit: () => head,
+    // Overlapping requests (webhook during a poll) share the running fetch plus one more after it.
+    async fetch() {
+      if (fetching) {
+        again = true;
+        return fetching;
+      }
+      fetching = (async () => {
+        let moved = false;
+        do {
+          again = false;
+          moved = (await fetchOnce()) || moved;
+        } while (again);
+        return moved;
+      })().finally(() => (fetching = null));
+      return fetching;
+    },
+    close: cleanup,
+  };
+}

@@ -1,0 +1,83 @@
+import { readdir, stat } from "node:fs/promises";
+import { PlumbError, type PlumbErrorCode } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import type { ControllerSource } from "../controller-types.js";
+import { createGitCredentials } from "../../status/git-credentials.js";
+import { openGitSource, redactUrl } from "./git-source.js";
+
+// Where the manifests come from: a directory as it is, or a shallow checkout of a git branch.
+
+export type ManifestSource = {
+  kind: ControllerSource["kind"];
+  /** Directory the manifests are loaded from. */
+  manifestRoot: string;
+  /** The repository (or directory) the status store belongs to. */
+  repoRoot: string;
+  /** The checked-out commit (git), null for a directory. */
+  commit: () => string | null;
+  /** For /status: the directory, or the repository URL without credentials. */
+  location: string;
+  /** git: fetches and resolves true when a new commit is checked out. Undefined for a directory. */
+  fetch: (() => Promise<boolean>) | undefined;
+  /** git: the environment (credentials) of every git command, status branch included. */
+  gitEnv: Record<string, string> | undefined;
+  close: () => Promise<void>;
+};
+
+export async function openManifestSource(
+  source: ControllerSource,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<ManifestSource> {
+  if (source.kind === "dir") {
+    return {
+      kind: "dir",
+      manifestRoot: source.dir,
+      repoRoot: source.dir,
+      commit: () => null,
+      location: source.dir,
+      fetch: undefined,
+      gitEnv: undefined,
+      close: async () => {},
+    };
+  }
+  const credentials = await createGitCredentials(env, source.url);
+  try {
+    const git = await openGitSource({ ...source, env, credentials });
+    log.info({ repo: redactUrl(source.url), branch: source.branch, revision: git.commit() }, "checked out");
+    return {
+      kind: "git",
+      manifestRoot: git.manifestRoot,
+      repoRoot: git.checkoutDir,
+      commit: () => git.commit(),
+      location: redactUrl(source.url),
+      fetch: () => git.fetch(),
+      gitEnv: credentials.env,
+      async close() {
+        await git.close();
+        await credentials.dispose();
+      },
+    };
+  } catch (error) {
+    await credentials.dispose();
+    throw error;
+  }
+}
+
+/**
+ * At startup the manifest root must exist and be readable: a typo in --dir (or --path) is fatal, not
+ * an empty controller that says "ready". Later a vanished directory is only reported (the scanner).
+ */
+export async function checkManifestRoot(source: ControllerSource, manifestRoot: string): Promise<void> {
+  const flag = source.kind === "dir" ? "--dir" : "--path";
+  const fail = (code: PlumbErrorCode, why: string) =>
+    new PlumbError(code, `manifest directory ${manifestRoot} ${why}; check ${flag}`);
+  const info = await stat(manifestRoot).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT" || error.code === "ENOTDIR") throw fail("path-not-found", "does not exist");
+    throw fail("path-unreadable", `cannot be read (${error.code ?? error.message})`);
+  });
+  if (!info.isDirectory()) throw fail("path-not-directory", "is a file, not a directory");
+  await readdir(manifestRoot).catch((error: NodeJS.ErrnoException) => {
+    throw fail("path-unreadable", `cannot be read (${error.code ?? error.message})`);
+  });
+}

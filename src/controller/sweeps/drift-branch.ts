@@ -1,0 +1,93 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { gitAt } from "../../status/status-branch.js";
+import { PlumbError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import { buildDriftReport } from "../../reconcile/drift.js";
+import { planDriftEdits, writeDriftEdits } from "../../reconcile/drift-write.js";
+import { planManifests, type PlanManifestsOptions } from "../../reconcile/plan-run.js";
+import { type ObjectStatus, statusKey } from "../../status/status-types.js";
+import type { ControllerOptions } from "../controller-types.js";
+import { errorMessage } from "../error-message.js";
+import type { ManifestSource } from "../source/manifest-source.js";
+
+// controller --drift-branch NAME: after a drift check, the live values of drifted fields are
+// written into the manifests (as drift --write does) on branch NAME of the git source, committed
+// with the fields in the message and pushed, so a pull request can be opened from it. The branch
+// is plumb's: it is rebuilt from the checked-out commit each time (force-pushed).
+
+export type DriftBranchDeps = {
+  branch: string;
+  source: Pick<ManifestSource, "repoRoot" | "manifestRoot" | "gitEnv" | "commit">;
+  statuses: ReadonlyMap<string, ObjectStatus>;
+  readers: Pick<Extract<PlanManifestsOptions, { controlPlane: unknown }>, "controlPlane" | "platform">;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+};
+
+/** --drift-branch writes git instead of healing live: it needs a git source and no --self-heal. */
+export function checkDriftBranchOptions(
+  options: Pick<ControllerOptions, "driftBranch" | "source" | "selfHeal">,
+): void {
+  if (options.driftBranch && (options.source.kind !== "git" || options.selfHeal))
+    throw new PlumbError(
+      "usage",
+      "--drift-branch needs a git source (--repo) and no --self-heal: it writes live values back to git instead of healing them",
+      { exitCode: 64 },
+    );
+}
+
+/** Returns the written fields (empty when nothing drifted in a field plumb can write). */
+export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<string[]> {
+  // The source's environment (askpass, GIT_CONFIG_* keeping credentials to their host) reaches the push.
+  const git = (dir: string) => gitAt(deps.source.gitEnv, dir);
+  return async () => {
+    const result = await planManifests({
+      root: deps.source.manifestRoot,
+      env: deps.env,
+      ...deps.readers,
+      recorded: (kind, name) => deps.statuses.get(statusKey(kind, name)),
+    });
+    if (!result.ok) return [];
+    const report = buildDriftReport(
+      result.plan,
+      { objects: new Map(deps.statuses), problems: [] },
+      result.live.deployments,
+    );
+    if (planDriftEdits(report).edits.size === 0) return [];
+    const worktree = await mkdtemp(join(tmpdir(), "plumb-drift-branch-"));
+    const repo = git(deps.source.repoRoot);
+    try {
+      await repo.raw(["worktree", "add", "--force", "-B", deps.branch, worktree, "HEAD"]);
+      const root = join(worktree, relative(deps.source.repoRoot, deps.source.manifestRoot));
+      const { written } = await writeDriftEdits(root, report);
+      if (written.length === 0) return [];
+      const fields = written.map(
+        (w) => `${w.name} ${w.field}: ${JSON.stringify(w.from)} -> ${JSON.stringify(w.to)}`,
+      );
+      const message = `plumb: write back drift found live\n\n${fields.map((f) => `- ${f}`).join("\n")}\n\nBased on ${deps.source.commit() ?? "HEAD"}.`;
+      const tree = git(worktree);
+      await tree.add(["-A"]);
+      await tree.raw([
+        "-c",
+        "user.name=plumb",
+        "-c",
+        "user.email=plumb@localhost",
+        "commit",
+        "--quiet",
+        "-m",
+        message,
+      ]);
+      await tree.raw(["push", "--force", "origin", `HEAD:refs/heads/${deps.branch}`]);
+      deps.log.info({ branch: deps.branch, fields: fields.length }, "drift written back to a branch");
+      return fields;
+    } catch (error) {
+      deps.log.error({ branch: deps.branch, err: errorMessage(error) }, "drift branch not written");
+      return [];
+    } finally {
+      await repo.raw(["worktree", "remove", "--force", worktree]).catch(() => undefined);
+      await rm(worktree, { recursive: true, force: true });
+    }
+  };
+}

@@ -1,0 +1,32 @@
+import type { Logger } from "../../logger.js";
+import type { ControllerOptions } from "../controller-types.js";
+import { createDriftBranchWriter, type DriftBranchDeps } from "./drift-branch.js";
+import { createDriftSweep, type DriftSweepDeps } from "./drift-sweep.js";
+
+// One scheduled drift check: the sweep of every object, then (--drift-branch) the drifted fields
+// written back to a branch of the git source, once the controller is ready.
+
+export function createDriftCheck(
+  options: Pick<ControllerOptions, "driftBranch" | "env">,
+  deps: {
+    sweep: DriftSweepDeps;
+    writeBack: Pick<DriftBranchDeps, "source" | "statuses" | "readers">;
+    /** Not stopping and ready: only then is drift written back. */
+    writing: () => boolean;
+    log: Logger;
+  },
+): () => Promise<void> {
+  const sweep = createDriftSweep(deps.sweep);
+  const writeBack = options.driftBranch
+    ? createDriftBranchWriter({
+        ...deps.writeBack,
+        branch: options.driftBranch,
+        env: options.env,
+        log: deps.log,
+      })
+    : undefined;
+  return async () => {
+    await sweep();
+    if (writeBack && deps.writing()) await writeBack();
+  };
+}

@@ -1,0 +1,137 @@
+import type { Clock } from "../../clock.js";
+import type { Logger } from "../../logger.js";
+import type { PlannedPrune } from "../../diff/plan-types.js";
+import { countInLedger, loadPruneBudget } from "../../reconcile/prune-budget.js";
+import { decidePrune, type LoadedTree } from "../../reconcile/prune-plan.js";
+import {
+  applyPrune,
+  DEFAULT_PRUNE_DELAY_MS,
+  type PrunePort,
+  pruneAllowance,
+  pruneLimitError,
+} from "../../reconcile/prune.js";
+import type { Deployment } from "../../schema/deployment.js";
+import type { ObjectStatus } from "../../status/status-types.js";
+import type { DesiredSnapshot } from "../snapshot/desired.js";
+
+// controller --prune: after each scan, delete the managed deployments whose manifests were removed,
+// decided as apply --prune decides (reconcile/prune-plan.ts: only records inside the manifest root,
+// never one without a record or marked plumb/prune: disabled, nothing while a manifest is invalid
+// or emptied, nothing when the load gave no object at all). Then two guards over time: a removal
+// is deleted only once seen in two scans at least --prune-delay apart, and the deletions stay
+// within --prune-max per --prune-window, counted in the status directory's prune ledger (shared
+// with apply and across restarts). Over budget nothing is deleted: prune-limit is logged and a
+// prune-blocked event names what waits, until the window frees room or an operator runs
+// plumb apply --prune --prune-max M.
+
+export type PruneSweepDeps = {
+  enabled: boolean;
+  max?: number | undefined;
+  windowMs?: number | undefined;
+  delayMs?: number | undefined;
+  /** The manifest root the scans read (a directory). */
+  root: string;
+  /** Where the prune ledger lives (the status directory). */
+  statusDir: string;
+  statuses: ReadonlyMap<string, ObjectStatus>;
+  forget: (kind: string, name: string) => Promise<void>;
+  port: PrunePort;
+  clock: Clock;
+  timeoutMs: number;
+  log: Logger;
+  /** Asks for a scan after `ms` (a removal waiting for --prune-delay is confirmed by it). */
+  rescanAfter: (ms: number) => void;
+  /** Called for each deployment deleted (notifications). */
+  pruned?: (name: string, id: string) => void;
+  /** Called when deletions wait over the budget (once per distinct set of names). */
+  blocked?: (waiting: readonly PlannedPrune[], message: string) => void;
+};
+
+const treeOf = (snapshot: DesiredSnapshot): LoadedTree => ({
+  objects: [...snapshot.objects.values()].map((entry) => entry.loaded),
+  problems: [...snapshot.invalid.values()].flat(),
+});
+
+export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapshot) => Promise<void> {
+  const delayMs = deps.delayMs ?? DEFAULT_PRUNE_DELAY_MS;
+  /** Removals seen, by name: when first seen (the delay counts from there). */
+  const seen = new Map<string, number>();
+  let lastBlocked = "";
+
+  /** Records of deployments no longer in git that a prune could delete (usually none or a few). */
+  const goneFrom = (snapshot: DesiredSnapshot) =>
+    [...deps.statuses.values()].filter(
+      (s) =>
+        s.kind === "Deployment" &&
+        s.id !== null &&
+        s.prune !== "disabled" &&
+        !snapshot.objects.has(`Deployment/${s.name}`),
+    );
+  /** Their live deployments (planPrune matches id and name). */
+  const liveOf = async (gone: readonly ObjectStatus[]): Promise<Deployment[]> => {
+    const found = await Promise.all(gone.map((s) => deps.port.getDeployment(s.id!)));
+    return found.filter((d): d is Deployment => d !== null);
+  };
+
+  return async (snapshot) => {
+    if (!deps.enabled) return;
+    const gone = goneFrom(snapshot);
+    if (gone.length === 0) return void seen.clear();
+    const input = {
+      root: deps.root,
+      records: [...deps.statuses.values()],
+      tree: treeOf(snapshot),
+      prune: true,
+    };
+    const gate = decidePrune({ ...input, live: [] });
+    if (!gate.ok) {
+      seen.clear();
+      const emptied = gate.problems.filter((p) => p.code === "manifest-emptied");
+      for (const p of emptied)
+        deps.log.error({ file: p.file, code: p.code, problem: p.message }, "manifest emptied");
+      deps.log.warn({ reason: gate.reason }, "prune skipped: nothing is judged removed");
+      return;
+    }
+    const decision = decidePrune({ ...input, live: await liveOf(gone) });
+    if (!decision.ok) return;
+    const removed = decision.prune.filter((p) => p.action === "delete");
+    const now = deps.clock.now();
+    for (const name of [...seen.keys()]) if (!removed.some((p) => p.name === name)) seen.delete(name);
+    for (const p of removed) if (!seen.has(p.name)) seen.set(p.name, now);
+    const ready = removed.filter((p) => now - seen.get(p.name)! >= delayMs);
+    const waiting = removed.length - ready.length;
+    if (waiting > 0) {
+      const next = Math.min(...removed.filter((p) => !ready.includes(p)).map((p) => seen.get(p.name)!));
+      deps.log.info(
+        { waiting, delay_ms: delayMs },
+        "prune: removals wait to be seen again after --prune-delay",
+      );
+      deps.rescanAfter(Math.max(1, next + delayMs - now));
+    }
+    if (ready.length === 0) return;
+    const budget = await loadPruneBudget(deps.statusDir, { max: deps.max, windowMs: deps.windowMs }, now);
+    if (ready.length > pruneAllowance(budget)) {
+      const error = pruneLimitError("controller --prune", ready, budget);
+      const names = ready.map((p) => p.name).join(", ");
+      deps.log.error({ code: error.code, names, max: budget.max, used: budget.used }, error.message);
+      if (names !== lastBlocked) deps.blocked?.(ready, error.message);
+      lastBlocked = names;
+      return;
+    }
+    lastBlocked = "";
+    const results = await applyPrune(deps.port, ready, {
+      clock: deps.clock,
+      timeoutMs: deps.timeoutMs,
+      pollIntervalMs: 1000,
+      forget: deps.forget,
+      counted: countInLedger(deps.statusDir, deps.clock),
+    });
+    for (const r of results) {
+      seen.delete(r.name);
+      if (r.outcome === "deleted") {
+        deps.log.info({ kind: "Deployment", object: r.name, id: r.id }, "pruned: manifest removed from git");
+        deps.pruned?.(r.name, r.id);
+      } else deps.log.error({ kind: "Deployment", object: r.name, id: r.id, err: r.message }, "prune failed");
+    }
+  };
+}

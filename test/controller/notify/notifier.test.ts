@@ -1,0 +1,212 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { startControllerNotifier } from "../../../src/controller/notify/start-notifier.js";
+import { createNotifier, signNotification } from "../../../src/controller/notify/notifier.js";
+import type { NotifyEvent } from "../../../src/controller/notify/notify-payload.js";
+import { systemTimers } from "../../../src/controller/queue/work-queue.js";
+import { memoryLogger, waitFor } from "../support.js";
+import { startReceiver } from "../notify-receiver.js";
+
+const event: NotifyEvent = {
+  event: "applied",
+  object: { kind: "Deployment", name: "triage-agent" },
+  id: "dep-1",
+  revision: "rev-2",
+  fields: ["source_revision_config.image_uri"],
+  message: "updated and converged",
+};
+
+const receivers: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const r of receivers.splice(0)) await r.close();
+});
+
+async function receiver(...args: Parameters<typeof startReceiver>) {
+  const r = await startReceiver(...args);
+  receivers.push(r);
+  return r;
+}
+
+function notifier(urls: string[], extra: Partial<Parameters<typeof createNotifier>[0]> = {}) {
+  const log = memoryLogger();
+  const counts: string[] = [];
+  const n = createNotifier({
+    urls,
+    timers: systemTimers,
+    log: log.logger,
+    backoffBaseMs: 5,
+    counted: (e, result) => counts.push(`${e}:${result}`),
+    ...extra,
+  });
+  return { n, log, counts };
+}
+
+describe("--notify deliveries", () => {
+  it("POSTs the event as JSON with a Slack-readable text, a link to the object and an HMAC signature", async () => {
+    const r = await receiver();
+    const { n, counts } = notifier([`${r.url}/hook`], {
+      secret: "notify-s3cret",
+      pageUrl: "https://plumb.example.com/",
+    });
+    n.notify(event);
+    await n.drain(5_000);
+    expect(r.deliveries).toHaveLength(1);
+    const [d] = r.deliveries;
+    expect(d!.path).toBe("/hook");
+    expect(d!.headers["content-type"]).toBe("application/json");
+    expect(d!.headers["x-plumb-signature"]).toBe(signNotification("notify-s3cret", d!.body));
+    expect(d!.json).toMatchObject({
+      source: "plumb",
+      event: "applied",
+      object: { kind: "Deployment", name: "triage-agent" },
+      id: "dep-1",
+      revision: "rev-2",
+      fields: ["source_revision_config.image_uri"],
+      link: "https://plumb.example.com/#/object/Deployment/triage-agent",
+    });
+    expect(d!.json.text).toBe(
+      "✅ plumb: Deployment triage-agent applied (source_revision_config.image_uri): updated and converged",
+    );
+    expect(counts).toEqual(["applied:sent"]);
+  });
+
+  it("sends no signature header without a secret, and one delivery per URL", async () => {
+    const a = await receiver();
+    const b = await receiver();
+    const { n } = notifier([a.url, b.url]);
+    n.notify(event);
+    await n.drain(5_000);
+    expect(a.deliveries).toHaveLength(1);
+    expect(b.deliveries).toHaveLength(1);
+    expect(a.deliveries[0]!.headers["x-plumb-signature"]).toBeUndefined();
+  });
+
+  it("retries 5xx, 429 and no answer with backoff, and gives up on other 4xx at once", async () => {
+    const flaky = await receiver((n) => (n < 2 ? 503 : 200));
+    const refusing = await receiver(() => 404);
+    const { n, counts, log } = notifier([flaky.url, refusing.url, "http://127.0.0.1:1/closed"], {
+      retries: 2,
+    });
+    n.notify(event);
+    await n.drain(10_000);
+    expect(flaky.deliveries).toHaveLength(3);
+    expect(new Set(flaky.deliveries.map((d) => d.body)).size).toBe(1); // the same event each time
+    expect(refusing.deliveries).toHaveLength(1);
+    expect(counts.sort()).toEqual(["applied:failed", "applied:failed", "applied:sent"]);
+    // The log names the receiver's origin only: webhook URLs carry secrets in their path.
+    expect(log.text()).toContain("notification not delivered");
+    expect(log.text()).not.toContain("/closed");
+  });
+
+  it("never follows a redirect: the delivery fails at once, says so, and the other host gets nothing", async () => {
+    const elsewhere = await receiver();
+    const permanent = await receiver(() => ({
+      status: 307,
+      headers: { location: `${elsewhere.url}/stolen` },
+    }));
+    const found = await receiver(() => ({ status: 302, headers: { location: `${elsewhere.url}/stolen` } }));
+    const { n, counts, log } = notifier([permanent.url, found.url], { secret: "notify-s3cret" });
+    n.notify(event);
+    await n.drain(10_000);
+    expect(elsewhere.deliveries).toHaveLength(0); // neither the body nor the signature went there
+    expect(permanent.deliveries).toHaveLength(1); // a redirect is not retried
+    expect(found.deliveries).toHaveLength(1);
+    expect(counts).toEqual(["applied:failed", "applied:failed"]);
+    expect(log.text()).toContain(`HTTP 307 redirect to ${elsewhere.url} not followed`);
+    expect(log.text()).toContain(`HTTP 302 redirect to ${elsewhere.url} not followed`);
+    expect(log.text()).not.toContain("/stolen");
+    expect(log.text()).not.toContain("updated and converged"); // the body stays out of the log
+  });
+
+  it("gives each receiver its own slots: one that never answers delays no other", async () => {
+    const hung = await receiver(() => "hang");
+    const healthy = await receiver();
+    const { n, counts } = notifier([hung.url, healthy.url], { timeoutMs: 60_000, retries: 0 });
+    for (let i = 0; i < 12; i++) n.notify({ ...event, message: `m${i}` });
+    // Every event reaches the healthy receiver while the hung one still holds its 4 slots, long
+    // before its 60 s timeout: nothing of the hung receiver has ended yet.
+    await waitFor("12 deliveries to the healthy receiver, answered", () => counts.length === 12);
+    await waitFor("4 deliveries in flight to the hung receiver", () => hung.deliveries.length === 4);
+    const messages = healthy.events().map((e) => String(e.message));
+    expect(messages.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `m${i}`).sort());
+    expect(hung.deliveries).toHaveLength(4);
+    expect(counts).toEqual(Array.from({ length: 12 }, () => "applied:sent"));
+  });
+
+  it("bounds pending deliveries per receiver: a hung one drops only its own events", async () => {
+    const hung = await receiver(() => "hang");
+    const healthy = await receiver();
+    const { n, counts } = notifier([hung.url, healthy.url], { timeoutMs: 60_000, retries: 0 });
+    for (let i = 0; i < 600; i++) n.notify({ ...event, message: `m${i}` });
+    await waitFor("600 deliveries to the healthy receiver", () => healthy.deliveries.length === 600);
+    expect(counts.filter((c) => c === "applied:dropped")).toHaveLength(0);
+    for (let i = 600; i < 1_010; i++) n.notify({ ...event, message: `m${i}` });
+    await waitFor("1,010 deliveries to the healthy receiver", () => healthy.deliveries.length === 1_010);
+    expect(counts.filter((c) => c === "applied:dropped")).toHaveLength(10); // the hung receiver's
+  });
+
+  it("escapes <, > and & in the Slack text, and only there", async () => {
+    const r = await receiver();
+    const { n } = notifier([r.url]);
+    const message = "bad: <!channel> & <https://evil.example|click here>";
+    n.notify({ ...event, event: "failed", object: { kind: "Deployment", name: "a<b>&c" }, message });
+    await n.drain(5_000);
+    const [sent] = r.events();
+    expect(sent!.text).toBe(
+      "❌ plumb: Deployment a&lt;b&gt;&amp;c failed (source_revision_config.image_uri): bad: &lt;!channel&gt; &amp; &lt;https://evil.example|click here&gt;",
+    );
+    expect(sent!.message).toBe(message);
+    expect(sent!.object).toEqual({ kind: "Deployment", name: "a<b>&c" });
+  });
+
+  it("never blocks its caller and drops what is over the bound, counted, when the receiver hangs", async () => {
+    const hung = await receiver(() => "hang");
+    const { n, counts } = notifier([hung.url], { timeoutMs: 60_000, retries: 0 });
+    const started = Date.now();
+    for (let i = 0; i < 1_010; i++) n.notify({ ...event, message: `m${i}` });
+    expect(Date.now() - started).toBeLessThan(1_000); // notify() returns at once
+    expect(counts.filter((c) => c === "applied:dropped")).toHaveLength(10);
+    await waitFor("4 deliveries in flight", () => hung.deliveries.length === 4);
+    const draining = Date.now();
+    await n.drain(50); // shutdown does not wait for a dead receiver
+    expect(Date.now() - draining).toBeLessThan(5_000);
+  });
+});
+
+describe("the controller's notifier", () => {
+  it("announces a lost state lock (no object) and links the status page", async () => {
+    const r = await receiver();
+    const lost = new AbortController();
+    const counted: string[] = [];
+    const n = startControllerNotifier({
+      notify: { urls: [r.url] },
+      pageUrl: () => "http://127.0.0.1:9400",
+      lockLost: lost.signal,
+      metrics: { notified: (event, result) => counted.push(`${event}:${result}`) },
+      timers: systemTimers,
+      log: memoryLogger().logger,
+    });
+    lost.abort(new Error("another controller took the lock"));
+    await n!.drain(5_000);
+    expect(r.events()).toEqual([
+      expect.objectContaining({
+        event: "lock-lost",
+        object: null,
+        link: "http://127.0.0.1:9400",
+        message: expect.stringContaining("another controller took the lock"),
+      }),
+    ]);
+    expect(counted).toEqual(["lock-lost:sent"]);
+  });
+
+  it("is off without --notify URLs", async () => {
+    const notifier = startControllerNotifier({
+      notify: { urls: [] },
+      pageUrl: () => undefined,
+      lockLost: new AbortController().signal,
+      metrics: { notified: () => undefined },
+      timers: systemTimers,
+      log: memoryLogger().logger,
+    });
+    expect(notifier).toBeUndefined();
+  });
+});

@@ -1,0 +1,104 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type DirectoryWatcher, watchDirectory } from "../../../src/controller/source/directory-source.js";
+
+// The real watcher on a real temporary tree: events arrive from the kernel, so each test waits for
+// the event it needs (bounded), never for a fixed time.
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function tree(files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "plumb-watch-"));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(join(dir, path, ".."), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  return dir;
+}
+
+async function start(dir: string) {
+  const changes: string[] = [];
+  const errors: Error[] = [];
+  const watcher: DirectoryWatcher = watchDirectory(
+    dir,
+    (path) => changes.push(path),
+    (e) => errors.push(e),
+  );
+  cleanups.unshift(() => watcher.close());
+  await watcher.ready;
+  const until = async (what: string, check: () => boolean) => {
+    const deadline = Date.now() + 5_000;
+    while (!check()) {
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}; changes: ${changes.join(", ")}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  return { watcher, changes, errors, until };
+}
+
+describe("watchDirectory", () => {
+  it("keeps one watch per directory, not per file", async () => {
+    const files: Record<string, string> = {};
+    for (const team of ["a", "b", "c"])
+      for (let i = 0; i < 50; i++) files[`${team}/agent-${i}.yaml`] = "x: 1\n";
+    const { watcher, errors } = await start(await tree(files));
+    expect(watcher.watched()).toBe(4); // the root and three team directories, for 150 files
+    expect(errors).toEqual([]);
+  });
+
+  it("reports a save in a nested directory with the file's path", async () => {
+    const dir = await tree({ "team/deep/agent.yaml": "x: 1\n" });
+    const { changes, until } = await start(dir);
+    await writeFile(join(dir, "team/deep/agent.yaml"), "x: 2\n");
+    await until("the save", () => changes.includes(join(dir, "team/deep/agent.yaml")));
+  });
+
+  it("watches a directory created after start, and files written into it", async () => {
+    const dir = await tree({ "agent.yaml": "x: 1\n" });
+    const { watcher, changes, until } = await start(dir);
+    await mkdir(join(dir, "new-team"));
+    await until("the new directory's watch", () => watcher.watched() === 2);
+    const file = join(dir, "new-team", "agent.yaml");
+    await writeFile(file, "x: 1\n");
+    await until("the file in the new directory", () => changes.includes(file));
+  });
+
+  it("drops the watches of a removed directory tree", async () => {
+    const dir = await tree({ "team/one/agent.yaml": "x: 1\n", "team/two/agent.yaml": "x: 1\n" });
+    const { watcher, until } = await start(dir);
+    expect(watcher.watched()).toBe(4);
+    await rm(join(dir, "team"), { recursive: true });
+    await until("the watches to go", () => watcher.watched() === 1);
+  });
+
+  it("does not watch .git, .plumb or node_modules, nor report their creation", async () => {
+    const dir = await tree({
+      ".git/HEAD": "ref\n",
+      "node_modules/x/y.yaml": "x: 1\n",
+      "agent.yaml": "x: 1\n",
+    });
+    const { watcher, changes, until } = await start(dir);
+    expect(watcher.watched()).toBe(1);
+    await writeFile(join(dir, ".git", "HEAD"), "ref2\n");
+    await mkdir(join(dir, ".plumb"));
+    await writeFile(join(dir, "agent.yaml"), "x: 2\n");
+    await until("the manifest's save", () => changes.includes(join(dir, "agent.yaml")));
+    expect(changes.filter((path) => /\.git|\.plumb|node_modules/.test(path))).toEqual([]);
+  });
+
+  it("follows a symlinked directory inside the root, not one pointing outside it", async () => {
+    const outside = await tree({ "elsewhere.yaml": "x: 1\n" });
+    const dir = await tree({ "shared/agent.yaml": "x: 1\n" });
+    await symlink(join(dir, "shared"), join(dir, "linked"));
+    await symlink(outside, join(dir, "escape"));
+    const { watcher } = await start(dir);
+    expect(watcher.watched()).toBe(2); // root and shared once (linked is the same directory), not escape
+  });
+});
