@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { pino } from "pino";
 import { type Controller, startController } from "../src/controller/controller.js";
-import { signBody } from "../src/controller/webhook.js";
+import { signBody } from "../src/controller/source/webhook.js";
 import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 import { startControlPlane, type RunningControlPlane } from "../src/control-plane/server.js";
 import { baselineRatio } from "./baseline.js";

@@ -1,5 +1,5 @@
 import { Registry } from "prom-client";
-import { type ControllerHttp, startControllerHttp } from "../src/controller/http-server.js";
+import { type ControllerHttp, startControllerHttp } from "../src/controller/http/http-server.js";
 import type { PageHeader } from "../src/status-page/page-header.js";
 import { buildObjectPage, buildObjectRow, type PageObject } from "../src/status-page/page-model.js";
 import type { ObjectStatus } from "../src/status/status-types.js";

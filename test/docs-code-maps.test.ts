@@ -15,7 +15,11 @@ function codeMap(markdown: string): string {
   return markdown.slice(start, end === -1 ? undefined : end);
 }
 
-const filesOf = (folder: string) => readdirSync(new URL(folder, root)).filter((name) => name.endsWith(".ts"));
+/** The .ts files of a folder and its subfolders, as paths relative to it ("queue/schedule.ts"). */
+const filesOf = (folder: string) =>
+  readdirSync(new URL(folder, root), { recursive: true, encoding: "utf8" }).filter((name) =>
+    name.endsWith(".ts"),
+  );
 
 describe.each([
   ["docs/controller.md", "src/controller/"],
@@ -29,7 +33,9 @@ describe.each([
 
   it("names no file that is gone", () => {
     const paths = [...map.matchAll(/`(src\/[a-z/-]+\.ts)`/g)].map((match) => match[1]!);
-    const bare = [...map.matchAll(/`([a-z-]+\.ts)`/g)].map((match) => `${folder}${match[1]!}`);
+    const bare = [...map.matchAll(/`((?!src\/)[a-z-]+(?:\/[a-z-]+)*\.ts)`/g)].map(
+      (match) => `${folder}${match[1]!}`,
+    );
     expect([...paths, ...bare].filter((path) => !existsSync(new URL(path, root)))).toEqual([]);
   });
 });

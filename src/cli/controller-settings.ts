@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import type { ControllerSource } from "../controller/controller.js";
-import { hostName, isLoopback } from "../controller/host-check.js";
-import { type Listen, parseListen } from "../controller/http-server.js";
+import { hostName, isLoopback } from "../controller/http/host-check.js";
+import { type Listen, parseListen } from "../controller/http/http-server.js";
 import { PlumbError, UsageError } from "../errors.js";
 import { secretSetting } from "./flag-values.js";
 import type { ConnectionFlags } from "./options.js";

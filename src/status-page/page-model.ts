@@ -11,7 +11,7 @@ import {
 // paged on the server so 10,000 objects never reach the browser at once) and one object's detail.
 // Pure. Never a secret fingerprint, a pending intent or a value: rows are built field by field.
 
-/** The controller's last reconcile of one object (kept in memory, src/controller/activity-book.ts). */
+/** The controller's last reconcile of one object (kept in memory, src/controller/http/activity-book.ts). */
 export type Activity = {
   at: string;
   reason: string;

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openGitSource } from "../../src/controller/git-source.js";
+import { openGitSource } from "../../src/controller/source/git-source.js";
 import { createGitCredentials } from "../../src/status/git-credentials.js";
 import { statusGitEnv } from "../../src/status/git-env.js";
 
