@@ -6,7 +6,9 @@ import ignore, { type Ignore } from "ignore";
 // - `.git` (a directory or a worktree's `.git` file), anywhere: repository metadata holds tokens;
 // - what `.gitignore` files exclude: those from the manifest root down to the source directory and
 //   those inside it, each for the paths under its own directory, a deeper one winning (as git does);
-// - by default `.env*`, `*.pem`, `*.key`, `id_*`;
+// - by default `.env*`, `*.pem`, `*.key`, `id_*` and the package managers' and tools' credential
+//   files (`.npmrc`, `.yarnrc.yml`, `.pypirc`, `.netrc`, `.git-credentials`, `*.p12`, `*.pfx`): an
+//   `.npmrc` usually carries a registry `_authToken`;
 // - what `.plumbignore` at the top of the source directory excludes (read last: `!NAME` there
 //   takes a default back);
 // - installed dependencies and plumb's own status (`node_modules`, `.plumb`), as before.
@@ -17,7 +19,10 @@ const NEVER_PACKED: ReadonlySet<string> = new Set([".git"]);
 /** Directories skipped as before: the build installs dependencies; plumb's status is not source. */
 const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(["node_modules", ".plumb"]);
 /** Credentials by their usual names; `.plumbignore` may re-include one with `!NAME`. */
-const DEFAULT_EXCLUDES = [".env*", "*.pem", "*.key", "id_*"];
+const DEFAULT_EXCLUDES = [
+  ...[".env*", "*.pem", "*.key", "id_*", "*.p12", "*.pfx"],
+  ...[".npmrc", ".yarnrc.yml", ".pypirc", ".netrc", ".git-credentials"],
+];
 
 /** One ignore file's rules; `local` turns a source-relative path into one relative to its directory. */
 type Layer = { rules: Ignore; local: (path: string) => string | null };

@@ -193,13 +193,23 @@ describe("readSourceTree: only the source is packed", () => {
 
   it("leaves out credentials by name (also behind a link), unless .plumbignore takes one back", async () => {
     await put("agent/package.json", "{}");
-    for (const name of [".env", ".env.production", "tls.pem", "sub/server.key", "id_rsa", "id_ed25519.pub"])
-      await put(`agent/${name}`, "secret");
+    const named = [".env", ".env.production", "tls.pem", "sub/server.key", "id_rsa", "id_ed25519.pub"];
+    const toolFiles = [
+      ".npmrc",
+      "sub/.npmrc",
+      ".yarnrc.yml",
+      ".pypirc",
+      ".netrc",
+      ".git-credentials",
+      "client.p12",
+      "a.pfx",
+    ];
+    for (const name of [...named, ...toolFiles]) await put(`agent/${name}`, "secret");
     await put("agent/.env.example", "A=");
     await symlink(".env", join(t.root, "agent/config.txt"));
     expect(await paths()).toEqual(["package.json"]);
-    await put("agent/.plumbignore", "!.env.example\n");
-    expect(await paths()).toEqual([".env.example", ".plumbignore", "package.json"]);
+    await put("agent/.plumbignore", "!.env.example\n!/.npmrc\n");
+    expect(await paths()).toEqual([".env.example", ".npmrc", ".plumbignore", "package.json"]);
   });
 
   it("honours .gitignore and .plumbignore (gitignore syntax) at the top of the source directory", async () => {
