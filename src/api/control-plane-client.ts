@@ -199,11 +199,12 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
       }),
     uploadTarball: async (uploadUrl, bytes, { signal } = {}) => {
       const url = new URL(uploadUrl, `${http.baseUrl}/`);
-      // The path alone names it in errors and metrics: a signed URL's query is a credential.
+      // Errors and metrics name it by its first path segment only: a signed URL carries its
+      // credential in the query or (as the local control plane's /uploads/{token}) in the path.
       await http.request({
         method: "PUT",
         url: url.href,
-        path: url.pathname,
+        path: `/${url.pathname.split("/")[1] ?? ""}/[redacted]`,
         route: "upload",
         rawBody: bytes,
         contentType: "application/gzip",

@@ -213,6 +213,20 @@ describe("other endpoints", () => {
     await client.uploadTarball(upload_url, new TextEncoder().encode("gz"));
   });
 
+  it("names a failed upload without its signed URL's token (path or query)", async () => {
+    const token = "tok-3f9a1c0b7d";
+    nock(BASE).put(`/uploads/${token}`).query(true).reply(500, "upstream error").persist();
+    const error = await make()
+      .uploadTarball(`/uploads/${token}?X-Signature=sig-${token}`, new TextEncoder().encode("gz"))
+      .then(
+        () => undefined,
+        (caught: unknown) => caught as Error,
+      );
+    expect(error).toBeInstanceOf(Error);
+    expect(String(error?.message)).toContain("/uploads/");
+    expect(JSON.stringify(error) + String(error?.message) + String(error?.stack)).not.toContain(token);
+  });
+
   it("lists listeners (paged) and integrations", async () => {
     nock(BASE)
       .get("/v2/listeners")
