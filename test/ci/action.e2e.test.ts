@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { assertBuilt } from "../support/built-cli.js";
+import { copyFlatExample } from "../support/flat-example.js";
 import { type ActionFile, readAction, runAction } from "./action-runner.js";
 import { type GitHubStub, startGitHubStub } from "./github-stub.js";
 
@@ -42,7 +43,7 @@ beforeAll(async () => {
   // The repository of manifests, cloned from its origin as actions/checkout leaves it.
   await git(root, "init", "-q", "--bare", "-b", "main", "origin.git");
   await git(root, "clone", "-q", "origin.git", "workspace");
-  await cp("examples/saas", join(workspace, "deployments"), { recursive: true });
+  await copyFlatExample("saas", join(workspace, "deployments"));
   await git(workspace, "add", "-A");
   await git(
     workspace,
@@ -165,7 +166,6 @@ describe("action.yml", () => {
       "docs-agent",
       "research-agent",
       "support-agent",
-      "support-agent-staging",
       "triage-agent",
     ]);
     const applied = github.comments.filter((c) => c.body.startsWith("<!-- plumb apply -->\n"));

@@ -25,6 +25,8 @@ async function withClosedReader(args: string[]): Promise<{ code: number | null; 
       NO_COLOR: "1",
       PLUMB_API_URL: cp.url,
       PLUMB_API_KEY: DEFAULT_API_KEY,
+      SAAS_API_URL: cp.url,
+      SAAS_API_KEY: DEFAULT_API_KEY,
       OPENAI_API_KEY: "sk-test",
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -41,7 +43,7 @@ describe("a reader that closes the pipe early", () => {
     [["--help"]],
     [["validate", "--help"]],
     [["validate", "examples", "--output", "json"]],
-    [["plan", "examples/saas", "--output", "json"]],
+    [["plan", "examples", "--env", "prod", "--output", "json"]],
   ])("plumb %j ends quietly with exit 0", async (args) => {
     const run = await withClosedReader(args);
     expect(run.stderr).not.toMatch(/EPIPE|at \w|unexpected error/);

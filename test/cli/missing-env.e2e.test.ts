@@ -1,4 +1,4 @@
-import { cp as copy, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +7,7 @@ import { planCommand } from "../../src/cli/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { formatMissingEnv } from "../../src/reconcile/missing-env.js";
+import { copyFlatExample } from "../support/flat-example.js";
 
 // A `valueFrom.env` secret whose variable is not set: said once with the deployments that need it,
 // and never shown as `-NAME` (which reads as deleting the secret).
@@ -16,7 +17,7 @@ let dir: string;
 beforeAll(async () => {
   cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
   dir = await mkdtemp(join(tmpdir(), "plumb-env-"));
-  await copy("examples/saas", dir, { recursive: true });
+  await copyFlatExample("saas", dir);
 });
 afterAll(async () => {
   await cp.stop();
@@ -50,7 +51,7 @@ describe("an unset env variable behind secrets", () => {
     expect(result.code).toBe(1);
     const lines = result.err.split("\n").filter((l) => l.includes("env variable OPENAI_API_KEY not set"));
     expect(lines).toEqual([
-      "plumb: env variable OPENAI_API_KEY not set: secret OPENAI_API_KEY of docs-agent, research-agent, support-agent, support-agent-staging, triage-agent (5 deployments not planned until it is set)",
+      "plumb: env variable OPENAI_API_KEY not set: secret OPENAI_API_KEY of docs-agent, research-agent, support-agent, triage-agent (4 deployments not planned until it is set)",
     ]);
     expect(result.out).not.toMatch(/-\s*OPENAI_API_KEY/); // the existing triage-agent's secret is unknown, not removed
     expect(result.out).toContain("triage-agent.yaml:15:7: secret OPENAI_API_KEY"); // still located per manifest

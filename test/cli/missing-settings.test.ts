@@ -1,8 +1,9 @@
-import { cp as copy, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli/main.js";
+import { copyFlatExample } from "../support/flat-example.js";
 
 // Without PLUMB_API_URL / PLUMB_API_KEY, every command that reads live state says so once and
 // exits 1. The SaaS example includes an OrganizationAccess, so plan reads two things at once: a
@@ -15,7 +16,7 @@ const onRejection = (reason: unknown) => void rejections.push(reason);
 
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "plumb-no-settings-"));
-  await copy(join(process.cwd(), "examples", "saas"), root, { recursive: true });
+  await copyFlatExample("saas", root);
   vi.stubEnv("PLUMB_API_URL", "");
   vi.stubEnv("PLUMB_API_KEY", "");
   vi.stubEnv("OPENAI_API_KEY", "sk-test-not-a-real-key");

@@ -1,10 +1,11 @@
-import { cp as copy, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planCommand } from "../../src/cli/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { copyFlatExample } from "../support/flat-example.js";
 
 // plan knows the installation's fixed create rules (docs/plan.md "Installation rules"): the
 // sources its mode can create, its integrations and listeners. Refused with file:line, after
@@ -28,10 +29,10 @@ afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-async function example(name: string): Promise<string> {
+async function example(name: "saas" | "self-hosted"): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "plumb-rules-"));
   dirs.push(dir);
-  await copy(join("examples", name), dir, { recursive: true });
+  await copyFlatExample(name, dir);
   return dir;
 }
 

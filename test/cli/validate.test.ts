@@ -47,7 +47,7 @@ const run = (...args: string[]) => main(["node", "plumb", "validate", ...args]);
 describe("plumb validate", () => {
   it("exits 0 on the examples", async () => {
     expect(await run(EXAMPLES)).toBe(0);
-    expect(out.join("")).toMatch(/^8 valid manifests, 0 errors, 0 warnings\n$/);
+    expect(out.join("")).toMatch(/^7 valid manifests, 0 errors, 0 warnings\n$/);
   });
 
   it("prints FILE:LINE:COL: severity: message [code] and exits 1 on errors", async () => {

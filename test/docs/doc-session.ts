@@ -5,10 +5,11 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { copyFlatExample } from "../support/flat-example.js";
 
 // A reader's shell for the runnable documentation blocks: a temporary git repository holding a
-// copy of examples/ (and of examples/saas as deployments/, the manifest directory the docs call
-// yours), `plumb` on PATH as the built CLI, and PLUMB_API_URL pointing at a local control plane
+// copy of examples/ (and of examples/saas without its environments as deployments/, the manifest
+// directory the docs call yours: one control plane), `plumb` on PATH as the built CLI, and PLUMB_API_URL pointing at a local control plane
 // on a free loopback port. The docs' address of that server, http://127.0.0.1:8123, is read as it.
 
 const run = promisify(execFile);
@@ -51,7 +52,7 @@ export async function startDocSession(): Promise<DocSession> {
   await writeFile(join(bin, "doctest-live-edit"), LIVE_EDIT);
   await Promise.all(["plumb", "doctest-live-edit"].map((name) => chmod(join(bin, name), 0o755)));
   await cp(join(repo, "examples"), join(root, "examples"), { recursive: true });
-  await cp(join(repo, "examples", "saas"), join(root, "deployments"), { recursive: true });
+  await copyFlatExample("saas", join(root, "deployments"));
   await writeFile(join(root, ".gitignore"), ".bin/\n.home/\n");
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !key.startsWith("PLUMB_")),

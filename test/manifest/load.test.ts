@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { PlumbError } from "../../src/errors.js";
+import { resolveTree } from "../../src/environment/resolve-tree.js";
 import { loadManifests } from "../../src/manifest/load.js";
 import { MAX_MANIFEST_BYTES } from "../../src/manifest/parse.js";
 import { useTempRoots } from "./helpers.js";
@@ -79,10 +80,27 @@ describe("loadManifests", () => {
 });
 
 describe("the examples", () => {
-  it.each(["saas", "self-hosted"])("%s validates cleanly", async (dir) => {
-    const { manifests, problems } = await loadManifests(join(EXAMPLES, dir));
-    expect(problems).toEqual([]);
-    expect(manifests.length).toBeGreaterThanOrEqual(2);
+  it("validate cleanly in each of their three environments", async () => {
+    const tree = await loadManifests(EXAMPLES);
+    expect(tree.problems).toEqual([]);
+    expect(tree.environments?.map((e) => e.manifest.metadata.name).sort()).toEqual([
+      "onprem",
+      "prod",
+      "staging",
+    ]);
+    const names = (env: string) =>
+      resolveTree(tree, env)
+        .selected.map((m) => m.manifest.metadata.name)
+        .sort();
+    expect(resolveTree(tree, "prod").problems).toEqual([]);
+    expect(names("staging")).toEqual([
+      "acme",
+      "docs-agent-staging",
+      "support-agent-staging",
+      "triage-agent-staging",
+    ]);
+    expect(names("prod")).toEqual(["acme", "docs-agent", "research-agent", "support-agent", "triage-agent"]);
+    expect(names("onprem")).toEqual(["acme", "billing-agent", "ops-agent"]);
   });
 
   it("cover every source, an OrganizationAccess and verify blocks", async () => {
