@@ -11,6 +11,7 @@ import type { OpenStreams } from "./sse.js";
 import { createThreadStore, readAssistants } from "./store.js";
 import { emitRunEnded, emitRunStarted } from "./stream-events.js";
 import { createStreamFrames } from "./stream-frames.js";
+import { createThreadEvents } from "./thread-events.js";
 import { createWebhookSender } from "./webhook.js";
 
 /**
@@ -30,7 +31,12 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
   const cronTicker = createCronTicker(ctx.clock, crons, (deploymentId, cron) =>
     cronFire.fire(deploymentId, cron),
   );
-  const events = createRunEvents();
+  const threadEvents = createThreadEvents();
+  const events = createRunEvents(undefined, {
+    event: (deploymentId, threadId, runId, event) =>
+      threadEvents.fromRun(deploymentId, threadId, runId, event),
+    drop: (deploymentId, threadId, runId) => threadEvents.dropRun(deploymentId, threadId, runId),
+  });
   const openStreams: OpenStreams = new Set();
   const webhooks = createWebhookSender();
   const frames = createStreamFrames(events, () => new Date(ctx.clock.now()).toISOString());
@@ -67,6 +73,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
         store,
         scheduler,
         events,
+        threadEvents,
         assistants,
         items,
         crons,

@@ -9,6 +9,7 @@ import type { RunEvents } from "./run-events.js";
 import type { Scheduler } from "./scheduler.js";
 import type { OpenStreams } from "./sse.js";
 import type { ThreadStore } from "./store.js";
+import type { ThreadEvents } from "./thread-events.js";
 import type { RunRecord, ThreadRecord } from "./types.js";
 import type { ValidationIssue } from "./validation.js";
 
@@ -33,6 +34,8 @@ export type AgentRoutesDeps = {
   store: ThreadStore;
   scheduler: Scheduler;
   events: RunEvents;
+  /** What thread streams send (GET /threads/{tid}/stream). */
+  threadEvents: ThreadEvents;
   assistants: AssistantStore;
   /** Items of the store API (client.store). */
   items: MemoryStore;

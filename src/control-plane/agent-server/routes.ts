@@ -8,6 +8,7 @@ import { registerRunRoutes } from "./run-routes.js";
 import { registerStateRoutes } from "./state-routes.js";
 import { registerStreamRoutes } from "./stream-routes.js";
 import { registerThreadRoutes } from "./thread-routes.js";
+import { registerThreadStreamRoutes } from "./thread-stream-routes.js";
 import { registerThreadSearchRoutes } from "./thread-search.js";
 
 export { type AgentRoutesDeps } from "./route-kit.js";
@@ -22,6 +23,7 @@ export function registerAgentRoutes(app: FastifyInstance, deps: AgentRoutesDeps)
   registerAssistantVersionRoutes(app, deps, kit);
   registerRunRoutes(app, deps, kit);
   registerStreamRoutes(app, deps, kit);
+  registerThreadStreamRoutes(app, deps, kit);
   registerStoreRoutes(app, deps, kit);
   registerCronRoutes(app, deps, kit);
 }

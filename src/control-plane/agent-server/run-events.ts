@@ -34,35 +34,47 @@ export type RunEvents = {
 /** Logs of ended runs kept for late joins; older ones are dropped first. */
 const ENDED_LOGS_KEPT = 1000;
 
-export function createRunEvents(keep = ENDED_LOGS_KEPT): RunEvents {
+/** Sees every event logged, and each refused run dropped (the thread streams: thread-events.ts). */
+export type RunEventTap = {
+  event(deploymentId: string, threadId: string, runId: string, event: RunEvent): void;
+  drop(deploymentId: string, threadId: string, runId: string): void;
+};
+
+export function createRunEvents(keep = ENDED_LOGS_KEPT, tap?: RunEventTap): RunEvents {
   const logs = new Map<string, RunLog>();
   const ended: string[] = [];
 
   const wake = (log: RunLog) => {
     for (const listener of [...log.listeners]) listener();
   };
-  const append = (log: RunLog, mode: EventMode, event: string, data: unknown) => {
+  const append = (runId: string, log: RunLog, mode: EventMode, event: string, data: unknown) => {
     if (log.done) return;
-    log.events.push({ id: log.events.length + 1, mode, event, data });
+    const entry = { id: log.events.length + 1, mode, event, data };
+    log.events.push(entry);
+    tap?.event(log.deploymentId, log.threadId, runId, entry);
   };
 
   return {
     open(deploymentId, threadId, runId, attempt) {
       const log: RunLog = { deploymentId, threadId, events: [], done: false, listeners: new Set() };
       logs.set(runId, log);
-      append(log, "always", "metadata", { run_id: runId, attempt });
+      append(runId, log, "always", "metadata", { run_id: runId, attempt });
     },
     emit(runId, mode, event, data) {
       const log = logs.get(runId);
       if (log === undefined) return;
-      append(log, mode, event, data);
+      append(runId, log, mode, event, data);
       wake(log);
     },
-    drop: (runId) => void logs.delete(runId),
+    drop(runId) {
+      const log = logs.get(runId);
+      logs.delete(runId);
+      if (log !== undefined) tap?.drop(log.deploymentId, log.threadId, runId);
+    },
     close(runId) {
       const log = logs.get(runId);
       if (log === undefined || log.done) return;
-      append(log, "always", "end", null);
+      append(runId, log, "always", "end", null);
       log.done = true;
       wake(log);
       ended.push(runId);

@@ -26,8 +26,23 @@ export type SseOptions = {
 export type OpenStreams = Set<() => void>;
 
 /** Every event has a data line (`null` for `end`): an EventSource drops events without data. */
-function formatEvent(event: RunEvent): string {
+export function formatEvent(event: Pick<RunEvent, "id" | "event" | "data">): string {
   return `event: ${event.event}\ndata: ${JSON.stringify(event.data)}\nid: ${event.id}\n\n`;
+}
+
+/** Takes the response over from fastify and sends the headers of an event stream. */
+export function startEventStream(reply: FastifyReply, headers: Record<string, string> = {}) {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+    ...headers,
+  });
+  return res;
 }
 
 export function writeRunStream(
@@ -38,17 +53,7 @@ export function writeRunStream(
 ): void {
   const log = events.get(options.runId);
   if (log === undefined) throw new Error(`no event log for run ${options.runId}`);
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-    "x-accel-buffering": "no",
-    "content-location": options.runPath,
-    location: options.joinPath,
-  });
+  const res = startEventStream(reply, { "content-location": options.runPath, location: options.joinPath });
   let sent = options.after;
   let finished = false;
   const wanted = (event: RunEvent) =>

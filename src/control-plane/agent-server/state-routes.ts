@@ -4,14 +4,18 @@ import { invalid, notFound, type AgentRoutesDeps, type Req, type Route, type Rou
 import { applyStateUpdate, parseStateUpdate } from "./state-update.js";
 import { isInProgress, type ThreadRecord } from "./types.js";
 import { isObject } from "./validation.js";
-import { checkpointView } from "./views.js";
+import { checkpointView, stateView } from "./views.js";
 
 /**
  * State edits and past states (docs/control-plane.md "Thread history"): a state update with
  * `as_node` (SDK threads.updateState), and the state at a checkpoint, by id in the path or as
  * `{checkpoint: {checkpoint_id}}` (SDK threads.getState with a checkpoint).
  */
-export function registerStateRoutes(app: FastifyInstance, { ctx }: AgentRoutesDeps, kit: RouteKit): void {
+export function registerStateRoutes(
+  app: FastifyInstance,
+  { ctx, threadEvents }: AgentRoutesDeps,
+  kit: RouteKit,
+): void {
   const { opts, path, findThread } = kit;
   const checkpointRef = (thread: ThreadRecord, checkpointId: string) => ({
     thread_id: thread.thread_id,
@@ -37,6 +41,7 @@ export function registerStateRoutes(app: FastifyInstance, { ctx }: AgentRoutesDe
     const checkpoint = applyStateUpdate(thread, parsed.value, kit.iso());
     if (checkpoint === undefined) return unknownCheckpoint(reply, thread, parsed.value.checkpoint_id ?? "");
     await ctx.commit();
+    threadEvents.stateUpdated(request.params.deploymentId, thread.thread_id, stateView(thread));
     return { checkpoint: checkpointRef(thread, checkpoint.checkpoint_id) };
   });
 

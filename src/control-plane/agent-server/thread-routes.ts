@@ -12,7 +12,7 @@ const isPlainObject = (v: unknown) => typeof v === "object" && v !== null && !Ar
 /** Health, info and thread routes of the simulated agent server: create, search, get, patch, copy, delete, state, history. */
 export function registerThreadRoutes(
   app: FastifyInstance,
-  { ctx, store, scheduler }: AgentRoutesDeps,
+  { ctx, store, scheduler, threadEvents }: AgentRoutesDeps,
   kit: RouteKit,
 ): void {
   const { opts, path, newThread, findThread } = kit;
@@ -60,6 +60,7 @@ export function registerThreadRoutes(
     scheduler.discard(thread);
     store.delete(request.params.deploymentId, thread.thread_id);
     await ctx.commit();
+    threadEvents.forget(request.params.deploymentId, thread.thread_id);
     return reply.code(204).send();
   });
 
