@@ -1,3 +1,5 @@
+import { stat } from "node:fs/promises";
+import { PlumbError } from "../errors.js";
 import { acquireStateLock, type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import type { ConnectionFlags } from "./options.js";
 
@@ -16,6 +18,9 @@ export async function withStateLock<T>(
   work: (lock: Pick<StateLock, "lost" | "assertHeld" | "pushFence">) => Promise<T>,
   timing: StateLockTiming = {},
 ): Promise<T> {
+  // A missing PATH is said first: taking the lock would create PATH/.plumb/ for nothing.
+  if (!(await stat(path).catch(() => undefined)))
+    throw new PlumbError("path-not-found", `manifest path ${path} does not exist`);
   const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });
   const lock = await acquireStateLock(target, { ...timing, command, timeoutMs: flags.lockTimeout ?? 0 });
   try {

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -92,6 +93,10 @@ const cases: Case[] = [
     1,
     /\[(lock-io-error|path-not-found)\]/,
   ],
+  // A missing PATH is said before the state lock is taken: nothing is created for it (no .plumb/).
+  ["apply missing PATH", () => ["apply", join(root, "missing-apply"), "--yes"], 1, "[path-not-found]"],
+  ["adopt missing PATH", () => ["adopt", join(root, "missing-adopt"), "--yes"], 1, "[path-not-found]"],
+  ["drift missing PATH", () => ["drift", join(root, "missing-drift")], 1, "[path-not-found]"],
   ["apply --timeout not a duration", () => ["apply", dir, "--timeout", "abc"], 64, "is invalid"],
   ["apply --concurrency 0", () => ["apply", dir, "--concurrency", "0"], 64, "is invalid"],
   ["apply --lock-timeout not a duration", () => ["apply", dir, "--lock-timeout", "soon"], 64, "is invalid"],
@@ -232,6 +237,13 @@ describe("operator mistakes end in a clear error, never exit 70", () => {
     },
     60_000,
   );
+
+  it("creates nothing for a missing PATH", async () => {
+    for (const name of ["apply missing PATH", "adopt missing PATH", "drift missing PATH"])
+      await results.get(name);
+    for (const missing of ["missing-apply", "missing-adopt", "missing-drift"])
+      expect(existsSync(join(root, missing)), missing).toBe(false);
+  });
 
   it("a record path that is a directory is reported and ignored, not a crash", async () => {
     const run = await runCli(["plan", dir, "--status-dir", join(root, "record-is-dir")], env());
