@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { runDemo } from "../../src/cli/demo.js";
+import type { DemoPlanes } from "../../src/cli/demo-planes.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+
+// `plumb demo --once` on the examples' three environments: staging and prod land on the hosted
+// control plane (staging's names suffixed), onprem on the self-hosted one, each deployment with
+// the version its environment's override pins. Counted on the two control planes.
+
+type Live = { name: string; source_revision_config: { repo_ref?: string; image_uri?: string } };
+
+async function live(url: string): Promise<Map<string, Live["source_revision_config"]>> {
+  const res = await fetch(`${url}/v2/deployments?limit=100`, { headers: { "x-api-key": DEFAULT_API_KEY } });
+  const body = (await res.json()) as { resources: Live[] };
+  return new Map(body.resources.map((d) => [d.name, d.source_revision_config]));
+}
+
+describe("plumb demo --once", () => {
+  it("applies staging and prod to the hosted control plane and onprem to the self-hosted one", async () => {
+    let out = "";
+    let hosted = new Map<string, Live["source_revision_config"]>();
+    let selfHosted = new Map<string, Live["source_revision_config"]>();
+    const code = await runDemo(
+      {
+        stdout: { write: (t: string) => (out += t) },
+        stderr: { write: (t: string) => (out += t) },
+        // A PLUMB_API_URL of the user's is not where the demo's environments go.
+        env: { PATH: process.env.PATH, PLUMB_API_URL: "http://127.0.0.1:9" },
+        onApplied: async ({ planes }: { planes: DemoPlanes }) => {
+          hosted = await live(planes.hosted.url);
+          selfHosted = await live(planes.selfHosted.url);
+        },
+      },
+      { once: true, revisionSeconds: 0.02 },
+    );
+    expect(code, out).toBe(0);
+    expect([...hosted.keys()].sort()).toEqual([
+      "docs-agent",
+      "docs-agent-staging",
+      "research-agent",
+      "support-agent",
+      "support-agent-staging",
+      "triage-agent",
+      "triage-agent-staging",
+    ]);
+    expect(hosted.get("support-agent-staging")?.repo_ref).toBe("refs/tags/v1.5.0");
+    expect(hosted.get("support-agent")?.repo_ref).toBe("refs/tags/v1.4.2");
+    expect(hosted.get("triage-agent-staging")?.image_uri).toMatch(/:2\.4\.0$/);
+    expect(hosted.get("triage-agent")?.image_uri).toMatch(/:2\.3\.1$/);
+    expect([...selfHosted.keys()].sort()).toEqual(["billing-agent", "ops-agent"]);
+    for (const name of ["staging", "onprem", "prod"]) expect(out).toContain(`== environment ${name} ==`);
+    expect(out).toContain("verify passed");
+    expect(out).not.toContain("sk-demo-not-a-real-key");
+    expect(out).toContain("Stopped cleanly.");
+  }, 90_000);
+});
