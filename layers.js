@@ -51,10 +51,12 @@ export const layers = {
   report: ["schema", "manifest", "environment", "diff", "status", "apply", "reconcile", "import", "errors"],
   // The controller's web page: its view models (pure), HTML shell and browser script.
   "status-page": ["status", "report"],
+  // plumb promote: an environment's verified versions written into another's overrides in git.
+  promote: ["schema", "manifest", "environment", "diff", "status", "reconcile", "errors"],
   // The long-lived controller.
   controller: CONTROLLER,
   // One file per command: parse flags, call the layers below, map errors to exit codes.
-  cli: [...CONTROLLER, "import", "controller", "control-plane"],
+  cli: [...CONTROLLER, "import", "controller", "control-plane", "promote"],
   // Top-level files of src/.
   clock: [],
   errors: [],

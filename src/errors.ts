@@ -38,6 +38,12 @@ export const ERROR_CODES = [
   "deployment-vanished",
   "no-upload-client",
   "no-platform-client",
+  // promotion between environments (plumb promote)
+  "promotion-not-configured",
+  "promotion-blocked",
+  "promotion-unpinned",
+  "promotion-edit-failed",
+  "promotion-branch-failed",
   // API calls (src/api/errors.ts)
   "bad-request",
   "unauthorized",

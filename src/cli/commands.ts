@@ -14,6 +14,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   diff: async () => (await import("./diff.js")).diffCommand(),
   apply: async () => (await import("./apply.js")).applyCommand(),
   drift: async () => (await import("./drift.js")).driftCommand(),
+  promote: async () => (await import("./promote.js")).promoteCommand(),
   adopt: async () => (await import("./adopt.js")).adoptCommand(),
   import: async () => (await import("./import.js")).importCommand(),
   status: async () => (await import("./status.js")).statusCommand(),

@@ -88,7 +88,7 @@ function withEnvironment(text: string, environment: string): unknown {
 type Setting = string | { env: string } | { file: string };
 
 /** An Environment's API settings as the flags and variables the session reads (docs/environments.md). */
-function settingsOf(environment: LoadedEnvironment, root: string, env: NodeJS.ProcessEnv) {
+export function settingsOf(environment: LoadedEnvironment, root: string, env: NodeJS.ProcessEnv) {
   const { spec, metadata } = environment.manifest;
   const base = resolve(root, dirname(environment.file));
   const read = (field: string, setting: Setting): string => {

@@ -72,6 +72,11 @@ export async function startControlPlane(
   const auth = createAuthenticator(apiKeys);
   installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows });
   installRequestLog(app, o.logger);
+  // Every answer's Date is this server's clock, the one its timestamps come from (as on a real
+  // server): plumb promote's soak gate measures from a revision's updated_at to it.
+  app.addHook("onSend", async (_request, reply) => {
+    reply.header("date", new Date(o.clock.now()).toUTCString());
+  });
   let commit: () => Promise<void> = async () => undefined;
   installErrorHandling(app, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
 

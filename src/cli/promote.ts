@@ -1,0 +1,87 @@
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
+import { Command, Option } from "commander";
+import { UsageError } from "../errors.js";
+import { loadManifests } from "../manifest/load.js";
+import { maxManifestBytesFrom } from "../manifest/parse.js";
+import { formatFileChanges } from "../promote/file-changes.js";
+import { formatPromotionJson, formatPromotionText } from "../promote/format-promotion.js";
+import { promotionScope } from "../promote/promotion-pairs.js";
+import { refusal, runPromotion } from "../promote/run-promotion.js";
+import type { SessionIo } from "../reconcile/session.js";
+import { resolveStatusDir } from "../status/status-source.js";
+import { settingsOf } from "./environments.js";
+import { outputOption, targetOption } from "./options.js";
+import { processIo } from "./process-io.js";
+
+type Flags = {
+  to: string;
+  target: string[];
+  dryRun?: boolean;
+  write?: boolean;
+  branch?: string;
+  output: "text" | "json";
+  statusDir?: string;
+};
+
+/**
+ * `plumb promote [PATH] --to ENV`: the version each deployment runs in ENV's promotion.from copied
+ * into its ENV override in git, once every gate holds (docs/environments.md, "Promotion"). Without
+ * --write or --branch nothing is written: the diff is printed. Exit 1 when anything is blocked.
+ */
+export function promoteCommand(io: SessionIo = processIo()): Command {
+  return new Command("promote")
+    .description(
+      "Copy the versions an environment's promotion.from runs into its overrides in git, once the gates hold (prints the diff unless --write or --branch)",
+    )
+    .argument("[path]", "directory of manifests holding the Environment documents", ".")
+    .requiredOption("--to <env>", "the environment promoted to (its spec.promotion names the source)")
+    .addOption(targetOption("promote only this deployment"))
+    .option("--dry-run", "print the diff of the files and write nothing (the default)")
+    .option("--write", "edit the manifest files in place (comments and layout kept)")
+    .option("--branch <branch>", "commit the change on this new branch, with the evidence in its message")
+    .addOption(outputOption(["text", "json"]))
+    .addOption(new Option("--status-dir <dir>", "status stores' directory (default PATH/.plumb/status)"))
+    .action(async (path: string, flags: Flags) => {
+      process.exitCode = await runPromote(path, flags, io);
+    });
+}
+
+async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<number> {
+  if (flags.write && flags.branch !== undefined) throw new UsageError("--write and --branch: choose one");
+  if (flags.dryRun && (flags.write || flags.branch !== undefined))
+    throw new UsageError("--dry-run writes nothing: drop it, or drop --write / --branch");
+  if (!(await stat(path).catch(() => null))?.isDirectory())
+    throw new UsageError(`${path}: promote takes the directory that holds the Environment documents`);
+  const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(io.env) });
+  const scope = promotionScope(tree, flags.to, flags.target);
+  const from = scope.from.manifest.metadata.name;
+  const settings = settingsOf(scope.from, path, io.env);
+  const statusDir = join(resolveStatusDir({ root: path, statusDir: flags.statusDir }), from);
+  const mode = flags.write ? "write" : flags.branch !== undefined ? "branch" : "dry-run";
+  const { report, changes } = await runPromotion({
+    root: path,
+    scope,
+    mode,
+    branch: flags.branch,
+    source: { flags: { ...settings.flags, environment: from, statusDir }, io: { ...io, env: settings.env } },
+  });
+  const diff = formatFileChanges(changes);
+  if (flags.output === "json") io.stdout.write(formatPromotionJson({ ...report, ...(diff ? { diff } : {}) }));
+  else {
+    io.stdout.write(formatPromotionText(report, mode === "dry-run"));
+    if (diff) io.stdout.write(`\n${diff}`);
+    if (report.ok) io.stdout.write(`${footer(report.mode, changes.length, report.commit, report.branch)}\n`);
+  }
+  if (!report.ok) throw refusal(report);
+  return 0;
+}
+
+function footer(mode: string, files: number, commit?: string, branch?: string): string {
+  if (files === 0) return "\nnothing to promote: every deployment is already at its source's version";
+  if (mode === "write")
+    return `\nwrote ${files} file(s); review them, then commit (plumb plan --env shows the change)`;
+  if (mode === "branch")
+    return `\ncommitted ${commit ?? ""} on branch ${branch ?? ""}; push it and open a pull request`;
+  return "\ndry run: nothing written; --write edits the files, --branch NAME commits them on a new branch";
+}

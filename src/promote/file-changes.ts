@@ -1,0 +1,66 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createTwoFilesPatch } from "diff";
+import { fileError, PlumbError } from "../errors.js";
+import type { PromotionItem } from "./decide.js";
+import { setValues } from "./yaml-set.js";
+
+// The promotion as changes of manifest files: each file read once, every promoted deployment's
+// edits applied in place (yaml-set.ts), shown as a unified diff and written only when asked.
+
+export type FileChange = { file: string; before: string; after: string };
+
+/** The new text of every file a promotion edits (relative to `root`); an edit that cannot be made throws. */
+export async function buildFileChanges(root: string, items: readonly PromotionItem[]): Promise<FileChange[]> {
+  const byFile = new Map<string, PromotionItem[]>();
+  for (const item of items)
+    if (item.edits.length > 0) byFile.set(item.file, [...(byFile.get(item.file) ?? []), item]);
+  const changes: FileChange[] = [];
+  for (const [file, fileItems] of byFile) {
+    const path = join(root, file);
+    const before = await readFile(path, "utf8").catch((error: unknown) => {
+      throw fileError("manifest-unreadable", path, error, "promote edits the manifest files under PATH");
+    });
+    const { text, outcomes } = setValues(
+      before,
+      fileItems.flatMap((i) => i.edits),
+    );
+    const failed = outcomes.filter((o) => !o.written);
+    if (failed.length > 0)
+      throw new PlumbError(
+        "promotion-edit-failed",
+        `${file}: ${failed.map((o) => `${o.edit.name} ${o.edit.path.join(".")}: ${o.reason ?? "not written"}`).join("; ")}; nothing was written`,
+      );
+    changes.push({ file, before, after: text });
+  }
+  return changes;
+}
+
+/** Writes the changed files under `root`. */
+export async function writeFileChanges(root: string, changes: readonly FileChange[]): Promise<void> {
+  for (const change of changes) {
+    const path = join(root, change.file);
+    await writeFile(path, change.after).catch((error: unknown) => {
+      throw fileError(
+        "manifest-write-failed",
+        path,
+        error,
+        "promote --write needs to write the manifest files",
+      );
+    });
+  }
+}
+
+/** The changes as one unified diff (a/FILE, b/FILE). */
+export function formatFileChanges(changes: readonly FileChange[]): string {
+  return changes
+    .map((c) =>
+      createTwoFilesPatch(`a/${c.file}`, `b/${c.file}`, c.before, c.after, undefined, undefined, {
+        context: 3,
+      })
+        .split("\n")
+        .filter((line) => !line.startsWith("====="))
+        .join("\n"),
+    )
+    .join("");
+}

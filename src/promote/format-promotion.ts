@@ -1,0 +1,82 @@
+import type { PromotionItem, PromotionOutcome } from "./decide.js";
+
+// A promotion's report as text (per deployment: promoted, blocked with the reasons, already at
+// that version), as JSON, and as the commit message of promote --branch (the evidence). Pure.
+
+export type PromotionReport = {
+  from: string;
+  to: string;
+  /** "dry-run": nothing written; "write": the files were edited; "branch": committed on `branch`. */
+  mode: "dry-run" | "write" | "branch";
+  branch?: string;
+  commit?: string;
+  /** The unified diff of the files changed (or, in a dry run, that would be). */
+  diff?: string;
+  /** True when every deployment is promoted or already current (else nothing was written). */
+  ok: boolean;
+  items: PromotionItem[];
+};
+
+const WORDS: Record<PromotionOutcome, string> = {
+  promoted: "promoted",
+  current: "already at that version",
+  blocked: "blocked",
+  unpinned: "unpinned",
+};
+
+const show = (value: unknown) =>
+  value === null || value === undefined
+    ? "(unset)"
+    : typeof value === "string"
+      ? value
+      : JSON.stringify(value);
+
+function evidenceLines(item: PromotionItem): string[] {
+  const e = item.evidence;
+  const revision = e.revision_id ? `revision ${e.revision_id} (${show(e.revision_status)})` : "no revision";
+  const parts = [`from ${e.environment} ${e.deployment}, ${revision}`];
+  if (e.deployed_at) parts.push(`deployed at ${e.deployed_at}`);
+  if (e.repo_commit_sha) parts.push(`commit ${e.repo_commit_sha}`);
+  if (e.source_digest) parts.push(`source ${e.source_digest}`);
+  return [parts.join(", "), ...item.gates.map((g) => `${g.gate} ${g.ok ? "holds" : "fails"}: ${g.detail}`)];
+}
+
+export function formatPromotionText(report: PromotionReport, wouldWrite: boolean): string {
+  const lines = [`promote ${report.from} → ${report.to}`];
+  for (const item of report.items) {
+    const word =
+      item.outcome !== "promoted"
+        ? WORDS[item.outcome]
+        : !report.ok
+          ? "ready, not written (another deployment is not)"
+          : wouldWrite
+            ? "would be promoted"
+            : WORDS.promoted;
+    lines.push(`  ${item.name}: ${word}`);
+    for (const f of item.fields) lines.push(`      ${f.field}: ${show(f.from)} → ${f.to}`);
+    for (const r of item.reasons) lines.push(`      ! ${r}`);
+    for (const line of evidenceLines(item)) lines.push(`      ${line}`);
+  }
+  const counts = (o: PromotionOutcome) => report.items.filter((i) => i.outcome === o).length;
+  const summary = `${counts("promoted")} to promote, ${counts("current")} already at that version, ${counts("blocked")} blocked, ${counts("unpinned")} unpinned`;
+  lines.push("", summary);
+  return `${lines.join("\n")}\n`;
+}
+
+export function formatPromotionJson(report: PromotionReport): string {
+  const items = report.items.map(({ edits: _edits, ...item }) => item);
+  return `${JSON.stringify({ format_version: "1", ...report, items }, null, 2)}\n`;
+}
+
+/** promote --branch's commit message: what changed and the evidence it rests on. */
+export function formatCommitMessage(report: PromotionReport): string {
+  const promoted = report.items.filter((i) => i.outcome === "promoted");
+  const title = `plumb: promote ${report.from} to ${report.to} (${promoted.map((i) => i.name).join(", ")})`;
+  const body = promoted.map((item) =>
+    [
+      ...item.fields.map((f) => `${item.name} ${f.field}: ${show(f.from)} -> ${f.to}`),
+      ...evidenceLines(item).map((line) => `  ${line}`),
+    ].join("\n"),
+  );
+  return `${title}\n\n${body.join("\n\n")}\n`;
+}

@@ -1,0 +1,134 @@
+import type { FieldChange, PlannedChange } from "../diff/plan-types.js";
+import type { Deployment } from "../schema/deployment.js";
+import type { EnvironmentManifest } from "../schema/environment.js";
+import type { Revision } from "../schema/revision.js";
+import type { RecordedChecks } from "./recorded-checks.js";
+
+// The gates of a promotion (docs/environments.md, "Promotion"), judged on what the source
+// environment's control plane and status records say about its latest revision. Pure.
+//
+// - deployed (on unless `deployed: false`): the latest revision is DEPLOYED and active, and the
+//   source environment's plan is a no-op: no drift, no change in git waiting to be applied, no
+//   write-ahead intent left by an apply in flight;
+// - soak: that revision has been DEPLOYED at least this long, both times from the control plane
+//   (the revision's updated_at, and the Date of its answer);
+// - checks: the agent's checks ran on that very revision and met min_pass_ratio (default 1) and
+//   max_latency_p95_ms.
+
+export type Gates = NonNullable<NonNullable<EnvironmentManifest["spec"]["promotion"]>["gates"]>;
+export type GateName = "deployed" | "soak" | "checks";
+export type GateResult = { gate: GateName; ok: boolean; detail: string };
+
+export type SourceFacts = {
+  deployment: Deployment;
+  /** The deployment's latest revision; null when it has none or it could not be read. */
+  revision: Revision | null;
+  /** The source environment's plan of this deployment (git against live, three-way). */
+  change: Pick<PlannedChange, "action" | "fields" | "revision_fields" | "in_place_fields"> | null;
+  /** The status record still holds a write-ahead intent (an apply in flight or interrupted). */
+  pending: boolean;
+  checks: RecordedChecks | null;
+  /** The control plane's time (its Date header), or the local clock when it sent none. */
+  now: { ms: number; from: "control plane" | "local clock" };
+};
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "30m" as milliseconds (the schema allows digits and ms, s, m or h). */
+export function soakMs(text: string): number {
+  const match = /^(\d+)(ms|s|m|h)$/.exec(text);
+  if (!match) throw new Error(`not a duration: ${text}`);
+  return Number(match[1]) * UNITS[match[2]!]!;
+}
+
+/** "1h 5m", "45s": a duration for people. */
+export function formatDuration(ms: number): string {
+  const s = Math.floor(Math.max(0, ms) / 1000);
+  const [h, m, sec] = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60];
+  const parts = [h ? `${h}h` : "", m ? `${m}m` : "", sec || (!h && !m) ? `${sec}s` : ""];
+  return parts.filter(Boolean).join(" ");
+}
+
+const describeFields = (fields: readonly FieldChange[], origins: readonly string[]) =>
+  fields.filter((f) => origins.includes(f.origin ?? "none")).map((f) => f.field);
+
+function deployedGate(facts: SourceFacts): GateResult {
+  const fail = (detail: string): GateResult => ({ gate: "deployed", ok: false, detail });
+  const { deployment, revision, change } = facts;
+  if (!revision) return fail(`deployment ${deployment.name} has no revision to promote`);
+  if (revision.status !== "DEPLOYED")
+    return fail(`revision ${revision.id} is ${revision.status}, not DEPLOYED`);
+  if (deployment.active_revision_id !== revision.id)
+    return fail(
+      `revision ${revision.id} is not the active one (active: ${deployment.active_revision_id ?? "none"})`,
+    );
+  if (facts.pending)
+    return fail("an apply is in flight or was interrupted (its write-ahead intent is recorded)");
+  if (!change) return fail("not planned in the source environment");
+  if (change.action !== "noop") {
+    const fields = change.fields ?? [];
+    const drift = describeFields(fields, ["drift", "conflict"]);
+    const pending = describeFields(fields, ["change", "conflict"]);
+    const reasons = [
+      drift.length ? `drift in ${drift.join(", ")}` : "",
+      pending.length ? `a change in git not applied yet: ${pending.join(", ")}` : "",
+    ].filter(Boolean);
+    const all = [...change.revision_fields, ...change.in_place_fields];
+    return fail(
+      reasons.length > 0
+        ? reasons.join("; ")
+        : `live differs from git (${change.action}${all.length ? `: ${all.join(", ")}` : ""})`,
+    );
+  }
+  return {
+    gate: "deployed",
+    ok: true,
+    detail: `revision ${revision.id} is DEPLOYED, active and in sync with git`,
+  };
+}
+
+function soakGate(facts: SourceFacts, soak: string): GateResult {
+  const revision = facts.revision;
+  if (!revision || revision.status !== "DEPLOYED")
+    return { gate: "soak", ok: false, detail: `no DEPLOYED revision to soak (${soak} needed)` };
+  const since = Date.parse(revision.updated_at);
+  const soaked = facts.now.ms - since;
+  const ok = Number.isFinite(since) && soaked >= soakMs(soak);
+  const detail = `deployed ${formatDuration(soaked)} ago (at ${revision.updated_at}, ${facts.now.from}); ${soak} needed`;
+  return { gate: "soak", ok, detail };
+}
+
+function checksGate(facts: SourceFacts, gates: NonNullable<Gates["checks"]>): GateResult {
+  const id = facts.revision?.id ?? facts.deployment.latest_revision_id ?? "none";
+  const checks = facts.checks;
+  if (!checks || checks.revision_id !== id)
+    return {
+      gate: "checks",
+      ok: false,
+      detail: `no checks recorded for revision ${id}${checks ? ` (the last ran on ${checks.revision_id})` : ""}`,
+    };
+  const minRatio = gates.min_pass_ratio ?? 1;
+  const maxP95 = gates.max_latency_p95_ms;
+  const failures = [
+    checks.runs === 0 ? "no run" : "",
+    checks.pass_ratio < minRatio ? `pass ratio ${checks.pass_ratio} < ${minRatio}` : "",
+    maxP95 !== undefined && checks.latency_ms.p95 > maxP95
+      ? `p95 ${checks.latency_ms.p95} ms > ${maxP95} ms`
+      : "",
+  ].filter(Boolean);
+  const measured = `${checks.passed}/${checks.runs} passed (ratio ${checks.pass_ratio}), p95 ${checks.latency_ms.p95} ms, at ${checks.at}`;
+  return {
+    gate: "checks",
+    ok: failures.length === 0,
+    detail: failures.length ? `${failures.join("; ")}: ${measured}` : measured,
+  };
+}
+
+/** Each gate the promotion names (deployed unless turned off), judged on the facts. */
+export function evaluateGates(gates: Gates | undefined, facts: SourceFacts): GateResult[] {
+  const results: GateResult[] = [];
+  if (gates?.deployed !== false) results.push(deployedGate(facts));
+  if (gates?.soak !== undefined) results.push(soakGate(facts, gates.soak));
+  if (gates?.checks !== undefined) results.push(checksGate(facts, gates.checks));
+  return results;
+}

@@ -1,0 +1,76 @@
+import { PlumbError } from "../errors.js";
+import { openSession, planSession, type SessionFlags, type SessionIo } from "../reconcile/session.js";
+import { statusKey } from "../status/status-types.js";
+import type { SourceFacts } from "./gates.js";
+import type { PromotionPair } from "./promotion-pairs.js";
+import { recordedChecksOf } from "./recorded-checks.js";
+
+// The source environment as a promotion reads it: its plan of the promoted deployments (git
+// against live, three-way, nothing sent), each one's latest revision, the control plane's time
+// (the Date of that revision's answer) and its status records (write-ahead intent, checks,
+// upload digest). Only reads: no lock is taken and no record is written.
+
+export type SourceRead = { facts: SourceFacts; sourceDigest: string | null };
+
+/** `fetch` that remembers the Date header of the last answer (the control plane's clock). */
+function dateKeepingFetch(inner: typeof fetch) {
+  const seen = { at: null as number | null };
+  const wrapped: typeof fetch = async (input, init) => {
+    const response = await inner(input, init);
+    const date = Date.parse(response.headers.get("date") ?? "");
+    if (Number.isFinite(date)) seen.at = date;
+    return response;
+  };
+  return { fetch: wrapped, seen };
+}
+
+export async function readSource(
+  root: string,
+  flags: SessionFlags,
+  io: SessionIo,
+  pairs: readonly PromotionPair[],
+): Promise<Map<string, SourceRead>> {
+  const dated = dateKeepingFetch(io.fetch ?? fetch);
+  const sourceIo: SessionIo = { ...io, fetch: dated.fetch };
+  const session = await openSession(root, flags, sourceIo);
+  const names = pairs.map((p) => p.source.manifest.metadata.name);
+  const result = await planSession(session, sourceIo, names);
+  if (!result.ok) {
+    const first = result.problems.find((p) => p.severity === "error");
+    throw new PlumbError(
+      "invalid-manifests",
+      `environment ${flags.environment ?? ""}: ${first ? `${first.file}:${first.line}: ${first.message}` : "cannot be planned"}; run plumb plan --env ${flags.environment ?? ""} and fix it`,
+    );
+  }
+  const { controlPlane } = session.connect().ports;
+  const reads = new Map<string, SourceRead>();
+  for (const pair of pairs) {
+    const name = pair.source.manifest.metadata.name;
+    const deployment = result.live.deployments.find((d) => d.name === name);
+    if (!deployment)
+      throw new PlumbError(
+        "promotion-blocked",
+        `${pair.name}: deployment ${name} does not exist in ${flags.environment ?? "the source environment"}; apply it there first (plumb apply --env ${flags.environment ?? ""})`,
+      );
+    const revision = deployment.latest_revision_id
+      ? await controlPlane.getRevision(deployment.id, deployment.latest_revision_id)
+      : null;
+    const now = dated.seen.at;
+    const record = session.store.objects.get(statusKey("Deployment", name));
+    reads.set(pair.name, {
+      facts: {
+        deployment,
+        revision,
+        change: result.plan.changes.find((c) => c.kind === "Deployment" && c.name === name) ?? null,
+        pending: Boolean(record?.pending),
+        checks: recordedChecksOf(record),
+        now:
+          now === null
+            ? { ms: session.clock.now(), from: "local clock" }
+            : { ms: now, from: "control plane" },
+      },
+      sourceDigest: record?.source_upload?.digest ?? null,
+    });
+  }
+  return reads;
+}

@@ -1,0 +1,63 @@
+import { PlumbError } from "../errors.js";
+import type { SessionFlags, SessionIo } from "../reconcile/session.js";
+import { commitOnNewBranch } from "./commit-branch.js";
+import { decidePromotion } from "./decide.js";
+import { buildFileChanges, type FileChange, writeFileChanges } from "./file-changes.js";
+import { formatCommitMessage, type PromotionReport } from "./format-promotion.js";
+import type { PromotionScope } from "./promotion-pairs.js";
+import { readSource } from "./read-source.js";
+
+// plumb promote's steps (docs/environments.md, "Promotion"): read the source environment, decide
+// each deployment, and — only when every one is promoted or already current — build the file
+// changes and write them (--write) or commit them on a new branch (--branch). All or nothing:
+// one blocked or unpinned deployment leaves every file as it was.
+
+export type PromotionRun = {
+  root: string;
+  scope: PromotionScope;
+  mode: PromotionReport["mode"];
+  branch?: string | undefined;
+  /** The source environment's session settings (its API client, its status store). */
+  source: { flags: SessionFlags; io: SessionIo };
+};
+
+export async function runPromotion(
+  run: PromotionRun,
+): Promise<{ report: PromotionReport; changes: FileChange[] }> {
+  const { scope } = run;
+  const from = scope.from.manifest.metadata.name;
+  const to = scope.to.manifest.metadata.name;
+  const reads = await readSource(run.root, run.source.flags, run.source.io, scope.pairs);
+  const items = scope.pairs.map((pair) => {
+    const read = reads.get(pair.name)!;
+    return decidePromotion({ pair, from, to, gates: scope.gates, ...read });
+  });
+  const ok = items.every((i) => i.outcome === "promoted" || i.outcome === "current");
+  const report: PromotionReport = { from, to, mode: run.mode, ok, items };
+  if (!ok) return { report, changes: [] };
+  const changes = await buildFileChanges(run.root, items);
+  if (changes.length === 0 || run.mode === "dry-run") return { report, changes };
+  if (run.mode === "write") await writeFileChanges(run.root, changes);
+  else {
+    const branch = run.branch!;
+    const commit = await commitOnNewBranch(run.root, branch, changes, formatCommitMessage(report));
+    Object.assign(report, { branch, commit });
+  }
+  return { report, changes };
+}
+
+/** The error a refused promotion ends with (after its report): unpinned first, then blocked. */
+export function refusal(report: PromotionReport): PlumbError {
+  const unpinned = report.items.filter((i) => i.outcome === "unpinned");
+  const blocked = report.items.filter((i) => i.outcome === "blocked");
+  const list = (items: typeof unpinned) => items.map((i) => `${i.name} (${i.reasons[0] ?? ""})`).join("; ");
+  if (unpinned.length > 0)
+    return new PlumbError(
+      "promotion-unpinned",
+      `nothing promoted: ${list(unpinned)}; pin the source in ${report.from} (a tag as refs/tags/NAME, a commit id or an image tag or digest), apply it there, then promote`,
+    );
+  return new PlumbError(
+    "promotion-blocked",
+    `nothing promoted: ${list(blocked)}; wait until the gates hold (or use --target to promote the others)`,
+  );
+}
