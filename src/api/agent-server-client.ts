@@ -48,6 +48,14 @@ export type AgentServerClient = {
     body: StreamRunRequest,
     options?: CallOptions & { timeoutMs?: number },
   ): AsyncGenerator<StreamPart>;
+  /**
+   * A stateless run, streamed (POST /runs/stream): the server runs it on a temporary thread and
+   * deletes that thread when the run ends. Same options as streamRun.
+   */
+  streamStatelessRun(
+    body: Omit<StreamRunRequest, "multitask_strategy">,
+    options?: CallOptions & { timeoutMs?: number },
+  ): AsyncGenerator<StreamPart>;
   /** null when the run does not exist (404), e.g. after a rollback deleted it. */
   getRun(threadId: string, runId: string, options?: CallOptions): Promise<Run | null>;
   getState(threadId: string, options?: CallOptions): Promise<ThreadState>;
@@ -96,21 +104,21 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
         timeoutMs,
         signal,
       }),
-    async *streamRun(threadId, body, { signal, timeoutMs } = {}) {
-      // Not retried once sent, as createRun: a new verify starts over with a rollback run.
-      const stream = await http.openStream({
-        method: "POST",
-        path: `/threads/${seg(threadId)}/runs/stream`,
-        route: "/threads/{thread_id}/runs/stream",
-        body,
-        timeoutMs,
-        signal,
-      });
-      const events = stream.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
-      for await (const event of events) {
-        yield { event: event.event ?? "message", data: parseData(event.data), id: event.id };
-      }
-    },
+    // Not retried once sent, as createRun: a new verify starts over with a rollback run.
+    streamRun: (threadId, body, { signal, timeoutMs } = {}) =>
+      readEvents(() =>
+        http.openStream({
+          method: "POST",
+          path: `/threads/${seg(threadId)}/runs/stream`,
+          route: "/threads/{thread_id}/runs/stream",
+          body,
+          timeoutMs,
+          signal,
+        }),
+      ),
+    // Not retried once sent either: a check that failed is counted, not run twice.
+    streamStatelessRun: (body, { signal, timeoutMs } = {}) =>
+      readEvents(() => http.openStream({ method: "POST", path: "/runs/stream", body, timeoutMs, signal })),
     getThread: (threadId, { signal } = {}) =>
       orNull(
         http.request<Thread>({
@@ -140,6 +148,16 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
         signal,
       }),
   };
+}
+
+/** The Server-Sent Events of an opened stream, each with its data parsed. */
+async function* readEvents(open: () => Promise<ReadableStream<Uint8Array>>): AsyncGenerator<StreamPart> {
+  // Opened on the first read, as a generator's body runs: nothing is sent before someone reads.
+  const stream = await open();
+  const events = stream.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+  for await (const event of events) {
+    yield { event: event.event ?? "message", data: parseData(event.data), id: event.id };
+  }
 }
 
 /** An event's data: JSON, or the raw text when a server sends something else; null when empty. */

@@ -90,6 +90,11 @@ function agentServerPort(options: PortsOptions): AgentServerPort {
         signal: o?.signal,
         timeoutMs: 3_600_000,
       }),
+    streamStatelessRun: (url, body, o) =>
+      clientFor(url).streamStatelessRun(body as Parameters<AgentServerClient["streamStatelessRun"]>[0], {
+        signal: o?.signal,
+        timeoutMs: 3_600_000,
+      }),
     getRun: (url, threadId, runId, o) => clientFor(url).getRun(threadId, runId, { signal: o?.signal }),
     getState: async (url, threadId, o) => {
       const state = await clientFor(url).getState(threadId, { signal: o?.signal });

@@ -7,7 +7,7 @@ import { sendChange } from "./send-change.js";
 import { recordIntent, unrecorded } from "./apply-records.js";
 import { buildObjectStatus, pruneSettingOf, appliedSpecOf } from "./status-record.js";
 import type { ObjectStatus } from "../status/status-types.js";
-import { runVerify } from "./verify.js";
+import { runChecks } from "./verify-checks.js";
 import { notSent, outcomeOfWait, sendFailed, skipped } from "./apply-outcomes.js";
 
 // The steps of one object's pipeline in applyPlan: send, wait, verify, finish. Each updates the
@@ -202,16 +202,26 @@ export async function verifyIfDue(engine: Engine, run: ObjectRun, deployedNow: b
   const agent = engine.ports.agentServer;
   const threadId = previous?.verify_thread_id ?? null;
   const { clock, signal } = options;
+  const revisionId =
+    result.revision_id ?? deployment.active_revision_id ?? deployment.latest_revision_id ?? "";
   result.verify =
     url && agent
       ? await engine.verifyLimit(() =>
-          runVerify(url, spec, threadId, { agent, clock, signal, name: result.name }),
+          runChecks(url, spec, threadId, {
+            agent,
+            clock,
+            signal,
+            name: result.name,
+            revisionId,
+            budgetMs: options.timeoutMs - engine.elapsed(),
+          }),
         )
       : {
           ok: false,
           thread_id: threadId,
           run_id: null,
           message: "no agent-server URL (custom_url) to verify against",
+          code: "verify-failed",
         };
   if (!result.verify.ok)
     Object.assign(result, {

@@ -5,6 +5,8 @@ import type { Deployment } from "../schema/deployment.js";
 import type { RevisionStatus } from "../schema/revision.js";
 import type { Verify } from "../schema/manifest.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "../status/status-types.js";
+import type { ChecksRecord } from "../status/checks-record.js";
+import type { CheckRun } from "./verify-stats.js";
 
 /** Where one object ended up. */
 export type ApplyOutcome =
@@ -25,6 +27,12 @@ export type VerifyResult = {
   first_token_ms?: number | null;
   /** The answer's text (cut at 200 characters), when there was one. */
   answer?: string | null;
+  /** The revision's checks: pass ratio, latency percentiles, failures (also kept in its status record). */
+  checks?: ChecksRecord | undefined;
+  /** Every run of the checks: its case, whether it passed, its total time and time to first token. */
+  runs?: CheckRun[] | undefined;
+  /** "verify-failed" when the checks fall below spec.verify's thresholds (or the smoke question failed). */
+  code?: "verify-failed" | undefined;
 };
 
 export type ApplyResult = {

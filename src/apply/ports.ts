@@ -70,6 +70,20 @@ export type AgentServerPort = {
     },
     options?: CallOptions,
   ): AsyncIterable<{ event: string; data: unknown }>;
+  /**
+   * A stateless run (POST /runs/stream): on a temporary thread the server deletes when it ends, so
+   * each check starts a fresh conversation and leaves nothing behind. Yields as streamRun.
+   */
+  streamStatelessRun(
+    baseUrl: string,
+    body: {
+      assistant_id: string;
+      input: Record<string, unknown>;
+      stream_mode: string[];
+      on_disconnect: "cancel";
+    },
+    options?: CallOptions,
+  ): AsyncIterable<{ event: string; data: unknown }>;
   getRun(
     baseUrl: string,
     threadId: string,

@@ -102,6 +102,9 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
       result.outcome === "skipped" ? (previous?.manifest_digest ?? null) : (input.manifestDigest ?? null),
     secret_fingerprints: input.fingerprints ?? previous?.secret_fingerprints ?? null,
     verify_thread_id: result.verify?.thread_id ?? previous?.verify_thread_id ?? null,
+    ...(result.verify?.checks || previous?.checks
+      ? { checks: result.verify?.checks ?? previous?.checks ?? null }
+      : {}),
     applied_at: input.sent ? new Date(input.now).toISOString() : (previous?.applied_at ?? null),
     updated_at: new Date(input.now).toISOString(),
     last_error: failed || result.verify?.ok === false ? result.message : null,

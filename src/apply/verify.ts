@@ -1,7 +1,15 @@
 import type { Clock } from "../clock.js";
 import type { Verify } from "../schema/manifest.js";
 import type { VerifyResult } from "./apply-types.js";
-import type { AgentServerPort, Message } from "./ports.js";
+import type { AgentServerPort } from "./ports.js";
+import { answerText, checkAnswer, readRunStream, type Streamed } from "./verify-stream.js";
+
+/** The smoke question of spec.verify: its top-level input and expect_contains. */
+export type SmokeQuestion = Pick<Verify, "assistant_id" | "expect_contains" | "timeout_seconds"> & {
+  input: Record<string, unknown>;
+};
+
+export { checkAnswer } from "./verify-stream.js";
 
 export type VerifyContext = {
   agent: AgentServerPort;
@@ -10,88 +18,6 @@ export type VerifyContext = {
   /** Name of the deployment, recorded in the thread metadata. */
   name: string;
 };
-
-/** Text of a message's content: a string, or the text parts of a content list. */
-function messageText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((part: unknown) =>
-      typeof part === "string"
-        ? part
-        : part && typeof part === "object" && typeof (part as { text?: unknown }).text === "string"
-          ? (part as { text: string }).text
-          : "",
-    )
-    .join("");
-}
-
-/** Pure: does the thread state hold an `ai` answer after the last human message (containing `expect`)? */
-export function checkAnswer(messages: readonly Message[], expect: string | undefined): string | null {
-  const lastHuman = messages.map((m) => m.type).lastIndexOf("human");
-  const answers = messages.slice(lastHuman + 1).filter((m) => m.type === "ai");
-  if (answers.length === 0) return "no ai message answered";
-  if (expect !== undefined && !answers.some((m) => messageText(m.content).includes(expect))) {
-    return `the ai answer does not contain "${expect}"`;
-  }
-  return null;
-}
-
-/** The answer's text for reports, cut short: an agent's reply may be long. */
-const ANSWER_SHOWN = 200;
-
-function answerText(messages: readonly Message[]): string | null {
-  const lastHuman = messages.map((m) => m.type).lastIndexOf("human");
-  const answer = messages
-    .slice(lastHuman + 1)
-    .filter((m) => m.type === "ai")
-    .map((m) => messageText(m.content))
-    .join("\n");
-  if (answer === "") return null;
-  return answer.length > ANSWER_SHOWN ? `${answer.slice(0, ANSWER_SHOWN)}…` : answer;
-}
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-const textOr = (value: unknown, fallback: string) =>
-  typeof value === "string"
-    ? value
-    : value === null || value === undefined
-      ? fallback
-      : JSON.stringify(value);
-
-/** What the run's event stream said: its id, the last state, an error, and when things arrived. */
-type Streamed = {
-  runId: string | null;
-  messages: Message[] | null;
-  error: string | null;
-  firstEventMs: number | null;
-  firstTokenMs: number | null;
-};
-
-async function readRunStream(
-  events: AsyncIterable<{ event: string; data: unknown }>,
-  clock: Clock,
-): Promise<Streamed> {
-  const started = clock.now();
-  const seen: Streamed = { runId: null, messages: null, error: null, firstEventMs: null, firstTokenMs: null };
-  for await (const { event, data } of events) {
-    seen.firstEventMs ??= clock.now() - started;
-    if (event === "metadata" && isRecord(data) && typeof data.run_id === "string") seen.runId = data.run_id;
-    if (event === "messages") seen.firstTokenMs ??= clock.now() - started;
-    if (event === "values" && isRecord(data) && Array.isArray(data.messages))
-      seen.messages = (data.messages as unknown[])
-        .filter(isRecord)
-        .map((m) => ({ type: String(m.type), content: m.content }));
-    if (event === "error")
-      seen.error = isRecord(data)
-        ? `${textOr(data.error, "Error")}: ${textOr(data.message, "")}`
-        : textOr(data, "the run failed");
-    if (event === "end") break;
-  }
-  return seen;
-}
 
 /**
  * The smoke conversation of spec.verify on one agent server, streamed as a chat UI would
@@ -102,7 +28,7 @@ async function readRunStream(
  */
 export async function runVerify(
   baseUrl: string,
-  spec: Verify,
+  spec: SmokeQuestion,
   previousThreadId: string | null,
   ctx: VerifyContext,
 ): Promise<VerifyResult> {

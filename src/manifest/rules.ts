@@ -4,6 +4,7 @@ import { checkResourceSpec } from "./resource-spec-rules.js";
 import { isRecord, leavesRoot, present, type Raw, type Report } from "./rule-helpers.js";
 import { formatField } from "./schema-check.js";
 import { checkSecrets } from "./secret-rules.js";
+import { checkVerify } from "./verify-rules.js";
 import type { Problem, Severity } from "./types.js";
 
 // Business rules of spec sections 2.2-2.5 that a JSON Schema cannot express. They read the raw
@@ -114,6 +115,7 @@ export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
     );
   }
   checkSecrets(spec, doc.file, report);
+  checkVerify(spec, report);
   if (isRecord(sc.resource_spec)) checkResourceSpec(sc.resource_spec, report);
   return problems;
 }

@@ -75,20 +75,99 @@ const ManifestSecret = Type.Object(
 );
 type ManifestSecret = Static<typeof ManifestSecret>;
 
-export const Verify = Type.Object(
+/** One case of spec.verify.cases: a question and what its answer must (not) hold. */
+export const VerifyCase = Type.Object(
   {
-    assistant_id: Type.String({ minLength: 1, description: "Assistant id or graph name to run." }),
-    input: Type.Record(Type.String(), Type.Unknown(), {
-      description: "Run input, e.g. {messages: [{role: user, content: ping}]}.",
+    name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: "Name of the case, unique in the list; reports and the status record name it.",
     }),
-    expect_contains: Type.Optional(Type.String({ description: "Text the AI answer must contain." })),
-    timeout_seconds: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: "Time allowed for the check." }),
+    input: Type.Union(
+      [
+        Type.String({
+          minLength: 1,
+          description: "The user message, sent as {messages: [{role: user, content}]}.",
+        }),
+        Type.Record(Type.String(), Type.Unknown(), {
+          description: "Run input as the agent server takes it.",
+        }),
+      ],
+      { description: "The question: a user message, or a whole run input such as {messages: [...]}." },
+    ),
+    expect_contains: Type.Optional(
+      Type.String({ minLength: 1, description: "Text the AI answer must contain." }),
+    ),
+    expect_not_contains: Type.Optional(
+      Type.String({ minLength: 1, description: "Text the AI answer must not contain." }),
+    ),
+    expect_regex: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "A JavaScript regular expression the AI answer must match (searched, not anchored).",
+      }),
     ),
   },
   {
     additionalProperties: false,
-    description: "Smoke check run on the agent server after the revision is DEPLOYED.",
+    description: "A case of the agent's checks; every expectation given must hold (none: any answer passes).",
+  },
+);
+export type VerifyCase = Static<typeof VerifyCase>;
+
+export const Verify = Type.Object(
+  {
+    assistant_id: Type.String({ minLength: 1, description: "Assistant id or graph name to run." }),
+    input: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          "The smoke question's run input, e.g. {messages: [{role: user, content: ping}]}: asked on plumb's own thread. Either input or cases (or both).",
+      }),
+    ),
+    expect_contains: Type.Optional(
+      Type.String({ description: "Text the smoke question's AI answer must contain." }),
+    ),
+    timeout_seconds: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 3600, default: 60, description: "Time allowed for each run." }),
+    ),
+    cases: Type.Optional(
+      Type.Array(VerifyCase, {
+        minItems: 1,
+        maxItems: 100,
+        description: "The agent's checks: each case runs `repeat` times, each run on a fresh thread.",
+      }),
+    ),
+    repeat: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 20,
+        default: 1,
+        description: "Runs per case (and of the smoke question).",
+      }),
+    ),
+    min_pass_ratio: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        default: 1,
+        description: "Least share of runs that must pass; below it apply fails (verify-failed).",
+      }),
+    ),
+    max_latency_p95_ms: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          "Largest 95th percentile of the runs' total time, in ms; above it apply fails (verify-failed).",
+      }),
+    ),
+    concurrency: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 16, default: 4, description: "Case runs in flight at once." }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The agent's checks, run on the agent server after each revision is DEPLOYED: a smoke question (input) and/or cases.",
   },
 );
 export type Verify = Static<typeof Verify>;

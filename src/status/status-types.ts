@@ -2,6 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { RecordedSource } from "../diff/diff-source.js";
 import type { SecretFingerprints } from "../diff/secret-fingerprint.js";
 import { Nullable } from "../schema/common.js";
+import { ChecksRecord } from "./checks-record.js";
 import { REVISION_STATUSES } from "../schema/revision.js";
 import { KINDS } from "../schema/manifest.js";
 
@@ -44,6 +45,8 @@ export const ObjectStatus = Type.Object({
   source_upload: Type.Optional(Nullable(Type.Object({ digest: Type.String(), object_path: Type.String() }))),
   /** Thread plumb reuses for spec.verify on this deployment's agent server. */
   verify_thread_id: Type.Optional(Nullable(Type.String())),
+  /** The agent's checks (spec.verify) of the revision named in it: pass ratio, latency (checks-record.ts). */
+  checks: Type.Optional(Nullable(ChecksRecord)),
   /** ISO 8601 time of the last apply that sent this object a request (owner of the fields above). */
   applied_at: Type.Optional(Nullable(Type.String())),
   /**
@@ -138,6 +141,10 @@ function mergeObjectStatus(a: ObjectStatus, b: ObjectStatus): ObjectStatus {
     applied_at: applied.applied_at ?? null,
     ...(applied.applied_spec ? { applied_spec: applied.applied_spec } : {}),
     verify_thread_id: observed.verify_thread_id ?? applied.verify_thread_id ?? null,
+    // The checks measured last, whichever record holds them.
+    ...(a.checks || b.checks
+      ? { checks: time(b.checks?.at) > time(a.checks?.at) ? (b.checks ?? null) : (a.checks ?? null) }
+      : {}),
     // The merge is newer than both: a refresh made from it may replace either (status-store.ts).
     seq: Math.max(a.seq ?? 0, b.seq ?? 0),
   };

@@ -1,0 +1,24 @@
+import { type Static, Type } from "@sinclair/typebox";
+
+// The agent's checks (spec.verify) of one revision, as its status record keeps them: what was
+// measured, never what the agent answered. `plumb promote`'s `checks` gate reads it.
+
+const Percentiles = Type.Object({ p50: Type.Number(), p95: Type.Number() });
+
+export const ChecksRecord = Type.Object({
+  /** The revision the checks ran against (the active one once DEPLOYED). */
+  revision_id: Type.String(),
+  /** ISO 8601 time the checks finished. */
+  at: Type.String(),
+  runs: Type.Integer({ minimum: 0 }),
+  passed: Type.Integer({ minimum: 0 }),
+  /** passed / runs (0 when nothing ran). */
+  pass_ratio: Type.Number({ minimum: 0, maximum: 1 }),
+  /** Total time of a run, from sending it to the end of its stream; nearest-rank percentiles. */
+  latency_ms: Type.Object({ p50: Type.Number(), p95: Type.Number(), max: Type.Number() }),
+  /** Time to the answer's first token, over the runs that streamed one. */
+  first_token_ms: Type.Optional(Percentiles),
+  /** Why runs failed, one entry per case and reason (at most 20); absent when all passed. */
+  failures: Type.Optional(Type.Array(Type.Object({ case: Type.String(), reason: Type.String() }))),
+});
+export type ChecksRecord = Static<typeof ChecksRecord>;
