@@ -38,6 +38,8 @@ export const ERROR_CODES = [
   "deployment-vanished",
   "no-upload-client",
   "no-platform-client",
+  // the agent's checks (spec.verify) after DEPLOYED
+  "verify-failed",
   // promotion between environments (plumb promote)
   "promotion-not-configured",
   "promotion-blocked",
