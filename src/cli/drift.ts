@@ -25,19 +25,30 @@ type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";
   target: string[];
   write?: boolean;
+  failOnPending?: boolean;
   lockTimeout?: number;
   env?: string[];
 };
 
-/** `plumb drift [PATH]`: live compared with git, nothing changed; exit 0 in sync, 2 drift, 1 error. */
+/**
+ * `plumb drift [PATH]`: live compared with git, nothing changed; exit 0 in sync or only pending
+ * changes (git moved since the last apply), 2 drift or conflict (or pending with --fail-on-pending),
+ * 1 error.
+ */
 export function driftCommand(io: SessionIo = processIo()): Command {
   const command = new Command("drift")
-    .description("Report where the control plane differs from git (exit 0 in sync, 2 drift, 1 error)")
+    .description(
+      "Report where the control plane differs from git (exit 0 in sync or only changes pending in git, 2 drift or conflict, 1 error)",
+    )
     .argument("[path]", "directory (or file) of manifests", ".")
     .addOption(outputOption(["text", "json", "markdown"]))
     .addOption(targetOption("check only this object"))
     .addOption(lockTimeoutOption())
     .addOption(envOption())
+    .option(
+      "--fail-on-pending",
+      "exit 2 also when git has changes not applied yet (pending), not only on drift or conflicts",
+    )
     .option(
       "--write",
       "edit the manifests so they match live for every drifted field they manage (not secrets nor immutable fields), keeping every other byte",
@@ -88,7 +99,7 @@ async function driftLocked(
   const publishError = writes()
     ? await publishStatus(
         session.location,
-        `plumb drift: ${report.in_sync ? "in sync" : "drift"}`,
+        `plumb drift: ${report.drifted ? "drift" : report.in_sync ? "in sync" : "pending changes"}`,
         pushFence,
       ).then(
         () => null,
@@ -116,5 +127,5 @@ async function driftLocked(
         : formatDriftText(report, { color }),
   );
   if (publishError) throw publishError;
-  return report.in_sync ? 0 : 2;
+  return report.drifted || (flags.failOnPending && !report.in_sync) ? 2 : 0;
 }

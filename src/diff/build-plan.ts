@@ -15,7 +15,7 @@ import { diffOrganizationAccess, ORGANIZATION_INFO_PATH } from "./organization-a
 import type { ChangeError, Plan, PlannedChange } from "./plan-types.js";
 import type { SecretFingerprints } from "./secret-fingerprint.js";
 import { tagBuildOnPushError } from "./tag-ref.js";
-import { classifyFields, type LastApplied } from "./three-way.js";
+import { type AppliedBase, classifyFields } from "./three-way.js";
 
 /** One manifest to plan, with its secret values already resolved (the only I/O plan needs for it). */
 export type DesiredObject = {
@@ -38,7 +38,7 @@ export type LiveState = {
 type FingerprintLookup = (kind: ManifestKind, name: string) => SecretFingerprints | undefined;
 
 /** What plumb last applied to a deployment (from the status store): the three-way model's base. */
-type AppliedLookup = (kind: ManifestKind, name: string) => LastApplied | undefined;
+type AppliedLookup = (kind: ManifestKind, name: string) => AppliedBase;
 
 /** What plumb last uploaded to a deployment (from the status store). */
 type SourceLookup = (kind: ManifestKind, name: string) => RecordedSource | undefined;
@@ -188,7 +188,7 @@ function planDeployment(
 function planOrganization(
   object: DesiredObject & { loaded: LoadedManifest<OrganizationAccessManifest> },
   organization: Organization | undefined,
-  applied: LastApplied | undefined,
+  applied: AppliedBase,
 ): PlannedChange {
   const change = baseChange(object.loaded);
   if (!organization) {

@@ -29,14 +29,18 @@ export type FieldChange = {
   /** Secrets: old/new hold the names only, never values. */
   sensitive?: boolean;
   /**
-   * Which side moved since plumb last applied (src/diff/three-way.ts): absent when nothing was
-   * recorded as applied (then it is not known) and on creates.
+   * Which side moved since plumb last applied (src/diff/three-way.ts): absent when plumb never
+   * applied the object (no record of it) and on creates; "unknown" when a record says something
+   * was applied but not what (a record older than applied_spec whose digest is not git's).
    */
   origin?: FieldOrigin;
 };
 
-/** change: git moved (apply it); drift: live moved (changed outside plumb); conflict: both moved. */
-export type FieldOrigin = "change" | "drift" | "conflict";
+/**
+ * change: git moved (apply it); drift: live moved (changed outside plumb); conflict: both moved;
+ * unknown: the base is not known, so neither side's value may be written over the other's.
+ */
+export type FieldOrigin = "change" | "drift" | "conflict" | "unknown";
 
 /** The revision field an internal_source upload sets (its value is issued at apply time). */
 export const SOURCE_TARBALL_FIELD = "source_revision_config.source_tarball_path";

@@ -11,7 +11,11 @@ import { deepEqual, isObject, type JsonObject } from "./values.js";
 // The three-way model (docs/status.md "Three-way"): git, live, and what plumb last applied (the
 // status record's applied_spec and secret fingerprints). For a field where git and live differ:
 // git ≠ last-applied and live = last-applied is a change (to apply); git = last-applied and
-// live ≠ last-applied is drift (changed outside plumb); both moved is a conflict. Pure.
+// live ≠ last-applied is drift (changed outside plumb); both moved is a conflict.
+// When a record says something was applied but not what (older than applied_spec, and git no longer
+// is what it applied), the base is unknown: every field where git and live differ is "unknown", and
+// nothing writes one side's value over the other's (drift --write, a controller without --self-heal).
+// Pure.
 
 export type LastApplied = {
   /** The manifest spec as last applied (secret values left out). */
@@ -19,6 +23,9 @@ export type LastApplied = {
   /** Fingerprints of the secret values last applied; their names are the secrets last applied. */
   fingerprints: SecretFingerprints | undefined;
 };
+
+/** The base of an object: what was last applied, "unknown" (applied, but not known what), or undefined (never applied). */
+export type AppliedBase = LastApplied | "unknown" | undefined;
 
 const sameNames = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && [...a].sort().every((name, i) => name === [...b].sort()[i]);
@@ -42,21 +49,23 @@ const uploadOrigin = (upload: PlannedUpload | undefined): FieldOrigin =>
 /**
  * Each field where git and live differ with its origin. `liveMoved` diffs a spec against live by the
  * plan's own rules (diffDeployment, diffOrganizationAccess): given the last applied spec, it names the
- * fields live moved. Unchanged (no origin) when nothing was recorded as applied (a record older than
- * applied_spec): then which side moved is not known.
+ * fields live moved. Unchanged (no origin) when plumb never applied the object; every field
+ * "unknown" when it did but the base is not known (see AppliedBase).
  */
 export function classifyFields(
   change: Pick<PlannedChange, "changed_secrets" | "upload">,
   fields: readonly FieldChange[],
   liveMoved: (appliedSpec: Record<string, unknown>) => readonly FieldChange[],
-  applied: LastApplied | undefined,
+  applied: AppliedBase,
 ): FieldChange[] {
   if (!applied || fields.length === 0) return [...fields];
+  const unknown = () => fields.map((field): FieldChange => ({ ...field, origin: "unknown" }));
+  if (applied === "unknown") return unknown();
   let moved: Map<string, FieldChange>;
   try {
     moved = new Map(liveMoved(applied.spec).map((f) => [f.field, f]));
   } catch {
-    return [...fields]; // a record this version cannot read as a spec: origin unknown
+    return unknown(); // a record this version cannot read as a spec
   }
   return fields.map((field) => {
     let origin: FieldOrigin;
@@ -70,9 +79,12 @@ export function classifyFields(
   });
 }
 
-/** The fields of a change that are drift (live moved, git did not). */
+/**
+ * The fields a change holds back unless asked to heal (--self-heal): drift (live moved, git did not)
+ * and fields whose base is unknown (which side moved cannot be told, so live's value stays).
+ */
 export const driftFields = (change: PlannedChange): FieldChange[] =>
-  (change.fields ?? []).filter((f) => f.origin === "drift");
+  (change.fields ?? []).filter((f) => f.origin === "drift" || f.origin === "unknown");
 
 const RESOURCE_SPEC = "source_config.resource_spec.";
 
@@ -102,13 +114,14 @@ function tidy(body: JsonObject, fields: readonly FieldChange[]): void {
 }
 
 /**
- * The change without its drifted fields (what a controller without --self-heal sends): the request
- * carries only the changes and conflicts, or there is none left to send ("noop"). Pure.
+ * The change without its held fields (driftFields: what a controller without --self-heal sends): the
+ * request carries only the changes and conflicts, or there is none left to send ("noop"). Pure.
  */
 export function withoutDrift(change: PlannedChange): PlannedChange {
   const drift = driftFields(change);
   if (drift.length === 0 || change.action !== "update" || !change.request) return change;
-  const fields = (change.fields ?? []).filter((f) => f.origin !== "drift");
+  const held = new Set(drift);
+  const fields = (change.fields ?? []).filter((f) => !held.has(f));
   const revision = fields.filter((f) => f.class === "revision").map((f) => f.field);
   const inPlace = fields.filter((f) => f.class === "in_place").map((f) => f.field);
   if (revision.length + inPlace.length === 0)

@@ -32,12 +32,13 @@ const isScalar = (v: unknown): v is Scalar =>
  * last applied cannot tell which side moved, so nothing of it is written either.
  */
 function originReason(origin: FieldOrigin | undefined): string | null {
+  if (origin === "drift") return null; // the only origin ever written back
   if (origin === "change") return "a change in git not applied yet (plumb apply sends it), not drift";
   if (origin === "conflict")
     return "a conflict: git and live both changed since plumb last applied; choose the value by hand";
-  if (origin === undefined)
-    return "not known whether git or live changed: no record of what plumb last applied (plumb apply records it)";
-  return null;
+  if (origin === "unknown")
+    return "unknown base: the record is older than applied_spec and git changed since that apply, so it is not known whether git or live changed (plumb apply records it)";
+  return "not known whether git or live changed: no record of what plumb last applied (plumb apply records it)";
 }
 
 /** The edits a drift report asks for, and the fields that stay reported (with why). */

@@ -1,11 +1,14 @@
-import type { Plan, PlannedChange } from "../diff/plan-types.js";
+import type { FieldOrigin, Plan, PlannedChange } from "../diff/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { RevisionStatus } from "../schema/revision.js";
 import type { HealthStatus, ObjectStatus, StatusStore } from "../status/status-types.js";
 import { statusKey } from "../status/status-types.js";
 
 // Drift: the control plane compared with git, nothing changed. The same plan, read the other way
-// round: every change apply would make is a place where live differs from what git says.
+// round: every change apply would make is a place where live differs from what git says. Each such
+// object says which side moved since plumb's last apply (the three-way model, src/diff/three-way.ts):
+// only git ("change": pending, apply sends it), only live ("drift"), both ("conflict"), or not known
+// ("unknown"). Drift, conflicts and unknowns are drift for the exit code; a pending change is not.
 
 export type DriftReason =
   | "differs" // live differs from git; apply would update it
@@ -14,13 +17,20 @@ export type DriftReason =
   | "vanished" // recorded in status, in git, but gone from the control plane
   | "removed-from-git"; // recorded in status and live, but no longer in git
 
+/** Which side moved since plumb last applied: a field's FieldOrigin; "unknown" also when never applied. */
+export type DriftOrigin = FieldOrigin;
+
 export type DriftItem = {
   kind: PlannedChange["kind"];
   name: string;
   id: string | null;
   reason: DriftReason;
+  /** The object's: conflict or unknown if any field is, else drift if any field is, else change (pending). */
+  origin: DriftOrigin;
   /** Dotted API paths that differ. */
   fields: string[];
+  /** Each differing field's origin. */
+  field_origins: Record<string, DriftOrigin>;
   file: string | null;
   line: number | null;
   /** The plan's change (redacted by the caller before printing); null for removed-from-git. */
@@ -29,10 +39,30 @@ export type DriftItem = {
 
 export type DriftReport = {
   format_version: "1";
+  /** Nothing differs at all. */
   in_sync: boolean;
-  summary: Record<DriftReason, number> & { in_sync: number };
+  /** Some object drifted, conflicts or has an unknown base (exit 2); false when all that differs is pending. */
+  drifted: boolean;
+  summary: Record<DriftReason, number> & { in_sync: number; pending: number };
   items: DriftItem[];
 };
+
+const RANK: Record<DriftOrigin, number> = { change: 0, drift: 1, unknown: 2, conflict: 3 };
+const worst = (origins: readonly DriftOrigin[]): DriftOrigin =>
+  origins.reduce<DriftOrigin>((a, b) => (RANK[b] > RANK[a] ? b : a), "change");
+
+/**
+ * Each differing field's origin (a field without one: plumb never applied the object, so which side
+ * moved is not known), and the object's. A create is pending (git added it) unless plumb created it
+ * before (vanished: live moved).
+ */
+function originsOf(change: PlannedChange, reason: DriftReason, fields: readonly string[]) {
+  const byField = new Map((change.fields ?? []).map((f) => [f.field, f.origin ?? "unknown"]));
+  const fallback: DriftOrigin = reason === "missing" ? "change" : reason === "vanished" ? "drift" : "unknown";
+  const field_origins = Object.fromEntries(fields.map((f) => [f, byField.get(f) ?? fallback]));
+  const origin = fields.length === 0 ? fallback : worst(Object.values(field_origins));
+  return { origin, field_origins };
+}
 
 function reasonOf(change: PlannedChange, recorded: ObjectStatus | undefined): DriftReason | null {
   if (change.action === "noop") return null;
@@ -53,16 +83,21 @@ export function buildDriftReport(plan: Plan, store: StatusStore, live: readonly 
       continue;
     }
     const fields = [
-      ...change.revision_fields,
-      ...change.in_place_fields,
-      ...change.errors.map((e) => e.field),
+      ...new Set(
+        [...change.revision_fields, ...change.in_place_fields, ...change.errors.map((e) => e.field)].filter(
+          Boolean,
+        ),
+      ),
     ];
+    // A create lists its fields in the request, not as changed fields: the object is the unit.
+    const listed = change.action === "create" ? [] : fields;
     items.push({
       kind: change.kind,
       name: change.name,
       id: change.id ?? store.objects.get(statusKey(change.kind, change.name))?.id ?? null,
       reason,
-      fields: [...new Set(fields.filter(Boolean))],
+      ...originsOf(change, reason, listed),
+      fields,
       file: change.file,
       line: change.line,
       change,
@@ -84,15 +119,30 @@ export function buildDriftReport(plan: Plan, store: StatusStore, live: readonly 
       name: recorded.name,
       id: still.id,
       reason: "removed-from-git",
+      // git moved (the manifest went away), live is as applied: pending (apply --prune deletes it).
+      origin: "change",
       fields: [],
+      field_origins: {},
       file: null,
       line: null,
       change: null,
     });
   }
-  const summary = { in_sync: inSync, differs: 0, refused: 0, missing: 0, vanished: 0, "removed-from-git": 0 };
-  for (const item of items) summary[item.reason] += 1;
-  return { format_version: "1", in_sync: items.length === 0, summary, items };
+  const summary = {
+    in_sync: inSync,
+    pending: 0,
+    differs: 0,
+    refused: 0,
+    missing: 0,
+    vanished: 0,
+    "removed-from-git": 0,
+  };
+  for (const item of items) {
+    summary[item.reason] += 1;
+    if (item.origin === "change") summary.pending += 1;
+  }
+  const drifted = items.some((item) => item.origin !== "change");
+  return { format_version: "1", in_sync: items.length === 0, drifted, summary, items };
 }
 
 /** Health from live alone: the latest revision is active → Healthy; a failed one → Degraded. */

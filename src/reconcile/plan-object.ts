@@ -1,12 +1,12 @@
 import type { DesiredObject } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
-import type { LastApplied } from "../diff/three-way.js";
+import type { AppliedBase } from "../diff/three-way.js";
 import { type CheckedFingerprints, checkFingerprints } from "../diff/secret-fingerprint.js";
 import { checkServerRules } from "../manifest/server-rules.js";
 import type { LoadedManifest, Problem } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
-import type { DeploymentManifest } from "../schema/manifest.js";
-import { manifestDigest } from "../apply/status-record.js";
+import type { DeploymentManifest, Manifest } from "../schema/manifest.js";
+import { appliedSpecOf, manifestDigest } from "../apply/status-record.js";
 import type { ApplyObject } from "../apply/apply-types.js";
 import { packSource } from "../apply/source-pack.js";
 import { resolvePending } from "../status/pending-intent.js";
@@ -19,10 +19,18 @@ import { readServerFacts, type ServerFactsReader } from "./server-facts.js";
 // against live, check a create against the installation, and turn a planned change into the
 // engine's input.
 
-/** What the record says plumb last applied (the three-way model's base); undefined before applied_spec. */
-export function lastAppliedOf(record: ObjectStatus | undefined): LastApplied | undefined {
-  if (!record?.applied_spec) return undefined;
-  return { spec: record.applied_spec, fingerprints: record.secret_fingerprints ?? undefined };
+/**
+ * What the record says plumb last applied to the object git now defines as `manifest` (the three-way
+ * model's base; docs/status.md "Three-way"). A record older than applied_spec has only the digest of
+ * what was applied: when it is the digest of git's manifest now, the last apply applied exactly what
+ * git says, so git's spec is the base; otherwise the base is "unknown". undefined: nothing applied.
+ */
+export function lastAppliedOf(record: ObjectStatus | undefined, manifest: Manifest): AppliedBase {
+  const fingerprints = record?.secret_fingerprints ?? undefined;
+  if (record?.applied_spec) return { spec: record.applied_spec, fingerprints };
+  if (!record?.manifest_digest) return undefined;
+  if (record.manifest_digest !== manifestDigest(manifest)) return "unknown";
+  return { spec: appliedSpecOf({ manifest })!, fingerprints };
 }
 
 /** Bounds the scrypt checks in flight (libuv's threadpool is shared with DNS and file reads). */

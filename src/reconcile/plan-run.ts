@@ -135,6 +135,9 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     if (refused.length > 0) return { ok: false, problems: [...problems, ...refused] };
   }
   const records = await settleAllRecorded(desired, deployments, options.recorded, fingerprints);
+  const manifestOf = new Map(
+    desired.map(({ loaded: { manifest } }) => [statusKey(manifest.kind, manifest.metadata.name), manifest]),
+  );
   const input = {
     desired,
     live,
@@ -144,7 +147,8 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     },
     sources: (kind: string, name: string) =>
       records.previous.get(statusKey(kind, name))?.source_upload ?? undefined,
-    applied: (kind: string, name: string) => lastAppliedOf(records.previous.get(statusKey(kind, name))),
+    applied: (kind: string, name: string) =>
+      lastAppliedOf(records.previous.get(statusKey(kind, name)), manifestOf.get(statusKey(kind, name))!),
   };
   // Deployments the user allows to be replaced: --replace NAME, or plumb/replace: allowed.
   const replace = new Set(options.replace ?? []);

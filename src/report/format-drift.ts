@@ -13,27 +13,57 @@ const REASON_TEXT: Record<DriftReason, string> = {
   "removed-from-git": "managed by plumb, removed from git, still live",
 };
 
+/** What a pending object is: git moved since the last apply, live did not. */
+export const PENDING_TEXT = "git changed since the last apply; run plumb apply";
+
+const ORIGIN_TEXT: Record<DriftItem["origin"], string> = {
+  change: "pending",
+  drift: "drift",
+  conflict: "conflict: git and live both changed since the last apply",
+  unknown: "unknown base: not known whether git or live changed",
+};
+
 const where = (item: DriftItem) => (item.file ? `${item.file}:${item.line}` : "(not in git)");
+const pendingOf = (report: DriftReport) => report.items.filter((i) => i.origin === "change");
+const driftedOf = (report: DriftReport) => report.items.filter((i) => i.origin !== "change");
+
+/** "live differs from git (drift)"; a pending object says what to run. */
+const itemText = (item: DriftItem) =>
+  item.origin === "change"
+    ? `${REASON_TEXT[item.reason]} (pending: ${PENDING_TEXT}${item.reason === "removed-from-git" ? " --prune" : ""})`
+    : `${REASON_TEXT[item.reason]} (${ORIGIN_TEXT[item.origin]})`;
 
 function summaryText(report: DriftReport): string {
-  if (report.in_sync)
-    return `No drift: ${count(report.summary.in_sync, "object")} ${report.summary.in_sync === 1 ? "matches" : "match"} git.`;
+  const matching = `${count(report.summary.in_sync, "object")} ${report.summary.in_sync === 1 ? "matches" : "match"} git`;
+  const pending = report.summary.pending;
+  const pendingText = pending > 0 ? `${count(pending, "object")} pending (${PENDING_TEXT})` : "";
+  if (!report.drifted) return `No drift: ${[matching, pendingText].filter(Boolean).join("; ")}.`;
+  const drifted = driftedOf(report);
   const parts = (Object.keys(REASON_TEXT) as DriftReason[])
-    .filter((r) => report.summary[r] > 0)
-    .map((r) => `${report.summary[r]} ${r}`);
-  return `Drift: ${count(report.items.length, "object")} (${parts.join(", ")}); ${report.summary.in_sync} in sync.`;
+    .map((r) => [r, drifted.filter((i) => i.reason === r).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([r, n]) => `${n} ${r}`);
+  const tail = [pendingText, `${report.summary.in_sync} in sync`].filter(Boolean).join("; ");
+  return `Drift: ${count(drifted.length, "object")} (${parts.join(", ")}); ${tail}.`;
 }
 
-/** Text: one block per drifted object, the live → git values as plan shows them, secrets by name only. */
+function itemBlock(item: DriftItem, c: ReturnType<typeof createColors>): string {
+  const mark = item.origin === "change" ? c.cyan("→") : c.yellow("≠");
+  const lines = [`${mark} ${item.kind} ${c.bold(item.name)}: ${itemText(item)}  ${c.dim(where(item))}`];
+  if (item.change) for (const line of changeLines(item.change)) lines.push(`    ${line.mark} ${line.text}`);
+  return lines.join("\n");
+}
+
+/**
+ * Text: one block per drifted object, the live → git values as plan shows them, secrets by name
+ * only; then the pending objects under their own heading (git moved, not drift).
+ */
 export function formatDriftText(report: DriftReport, options: { color?: boolean } = {}): string {
   const c = createColors(options.color ?? false);
-  const blocks = report.items.map((item) => {
-    const lines = [
-      `${c.yellow("≠")} ${item.kind} ${c.bold(item.name)}: ${REASON_TEXT[item.reason]}  ${c.dim(where(item))}`,
-    ];
-    if (item.change) for (const line of changeLines(item.change)) lines.push(`    ${line.mark} ${line.text}`);
-    return lines.join("\n");
-  });
+  const blocks = driftedOf(report).map((item) => itemBlock(item, c));
+  const pending = pendingOf(report);
+  if (pending.length > 0)
+    blocks.push([`Pending (${PENDING_TEXT}):`, ...pending.map((item) => itemBlock(item, c))].join("\n\n"));
   return [...blocks, c.bold(summaryText(report))].join("\n\n") + "\n";
 }
 
@@ -53,13 +83,14 @@ export function formatDriftMarkdown(report: DriftReport, limit = MARKDOWN_LIMIT)
   const head = [`### plumb drift`, "", summaryText(report)];
   if (report.in_sync) return `${head.join("\n")}\n`;
   head.push("", "| Object | Drift | Fields | Manifest |", "|---|---|---|---|");
-  for (const item of report.items) {
+  const ordered = [...driftedOf(report), ...pendingOf(report)];
+  for (const item of ordered) {
     head.push(
-      `| ${item.kind} \`${cell(item.name)}\` | ${REASON_TEXT[item.reason]} | ${cell(item.fields.join(", ") || "—")} | ${cell(where(item))} |`,
+      `| ${item.kind} \`${cell(item.name)}\` | ${cell(itemText(item))} | ${cell(item.fields.join(", ") || "—")} | ${cell(where(item))} |`,
     );
   }
   let out = head.join("\n");
-  for (const item of report.items) {
+  for (const item of ordered) {
     if (!item.change) continue;
     const body = changeLines(item.change).map((l) => `${l.mark} ${l.text}`);
     const section = `\n\n<details><summary>${item.kind} ${item.name}</summary>\n\n\`\`\`\`diff\n${body.join("\n")}\n\`\`\`\`\n\n</details>`;

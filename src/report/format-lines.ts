@@ -42,6 +42,7 @@ const ORIGIN_NOTE = {
   change: "",
   drift: " (drift: changed outside plumb since its last apply)",
   conflict: " (conflict: git and live both changed since plumb's last apply)",
+  unknown: " (unknown base: the record does not say what plumb last applied; plumb apply records it)",
 } as const;
 
 function fieldLine(field: FieldChange, changedSecrets: readonly string[], upload?: PlannedUpload): Line {

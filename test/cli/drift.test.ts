@@ -86,7 +86,7 @@ describe("plumb drift", () => {
 
     io = captureIo(cp);
     expect(await runDrift(started.root, driftFlags("markdown"), io)).toBe(2);
-    expect(io.out()).toContain("| Deployment `d-one` | live differs from git |");
+    expect(io.out()).toContain("| Deployment `d-one` | live differs from git (drift) |");
     io = captureIo(cp);
     expect(await runDrift(started.root, driftFlags("text"), io)).toBe(2);
     expect(io.out()).toContain("d-two: applied before, now gone from the control plane");

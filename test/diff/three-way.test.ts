@@ -48,6 +48,22 @@ describe("three-way classification", () => {
     });
   });
 
+  it("an unknown base (applied, but not known what) makes every differing field unknown, held back like drift", () => {
+    const deployment = liveDeployment({
+      name: "a",
+      source: "internal_container",
+      source_revision_config: { image_uri: "img:1" },
+    });
+    const change = buildPlan({
+      desired: [desiredDeployment("a", spec("img:2", 1))],
+      live: { deployments: [deployment] },
+      applied: () => "unknown",
+    }).changes[0]!;
+    expect(Object.values(origins(change)).length).toBeGreaterThan(0);
+    expect(new Set(Object.values(origins(change)))).toEqual(new Set(["unknown"]));
+    expect(withoutDrift(change)).toMatchObject({ action: "noop", request: null });
+  });
+
   it("withoutDrift sends only the changes; only drift leaves nothing to send", () => {
     const applied = spec("img:1", 1, 1);
     const mixed = withoutDrift(plan(spec("img:2", 1, 1), spec("img:1", 5, 3), applied));

@@ -11,14 +11,17 @@ const change = (fields: FieldChange[]) => ({ fields }) as unknown as PlannedChan
 const report = (kind: "Deployment" | "OrganizationAccess", fields: FieldChange[]): DriftReport => ({
   format_version: "1",
   in_sync: false,
-  summary: { in_sync: 0, differs: 1, refused: 0, missing: 0, vanished: 0, "removed-from-git": 0 },
+  drifted: true,
+  summary: { in_sync: 0, pending: 0, differs: 1, refused: 0, missing: 0, vanished: 0, "removed-from-git": 0 },
   items: [
     {
       kind,
       name: "a",
       id: "x",
       reason: "differs",
+      origin: "drift",
       fields: [],
+      field_origins: {},
       file: "a.yaml",
       line: 1,
       change: change(fields),

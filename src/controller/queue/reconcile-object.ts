@@ -109,7 +109,7 @@ export async function reconcileObject(
     live,
     fingerprints: () => checked ?? previous?.secret_fingerprints ?? undefined,
     sources: () => previous?.source_upload ?? undefined,
-    applied: () => lastAppliedOf(previous),
+    applied: () => lastAppliedOf(previous, desired.loaded.manifest),
   });
   const planned = plan.changes[0]!;
   const store = { objects: new Map(previous ? [[key, previous]] : []), problems: [] };
