@@ -1,0 +1,24 @@
+// @ts-check
+// StrykerJS, shared by `npm run mutation` (scripts/mutation.mjs runs one module at a time, each
+// against its own tests) and a one-off `npx stryker run --mutate FILE --testFiles TEST`.
+// docs/testing.md says what is measured and the scores.
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+const config = {
+  testRunner: "vitest",
+  vitest: { configFile: "vitest.mutation.config.mjs", related: false },
+  coverageAnalysis: "perTest",
+  // Two cores shared with everything else: one test runner, mutants reused across runs.
+  concurrency: 1,
+  incremental: true,
+  incrementalFile: "reports/mutation/stryker-incremental.json",
+  ignorePatterns: ["dist", "coverage", "reports", ".plumb", "examples", "bench"],
+  reporters: ["clear-text", "progress", "json"],
+  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  // A mutant that makes a loop endless is judged timed out (detected) this long after its tests' time.
+  timeoutMS: 3_000,
+  thresholds: { high: 90, low: 85, break: 85 },
+  tempDirName: ".stryker-tmp",
+  cleanTempDir: "always",
+};
+
+export default config;
