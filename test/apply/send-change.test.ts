@@ -1,97 +1,12 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { createApplyPorts, type ClientPorts } from "../../src/apply/api-adapter.js";
-import type { SendContext } from "../../src/apply/engine-types.js";
+import { describe, expect, it } from "vitest";
 import { sendChange } from "../../src/apply/send-change.js";
-import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
-import type { FaultSpec } from "../../src/control-plane/faults.js";
-import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import type { PlannedChange } from "../../src/diff/plan-types.js";
-import type { Deployment } from "../../src/schema/deployment.js";
-import { FastClock } from "../reconcile/harness.js";
+import { context, newRef, revisions, setup, stopControlPlane, update } from "./send-change-harness.js";
 
-// sendChange against the local control plane's real answers. Faults hit PATCH only (GETs and the
-// create are served), so each case scripts exactly what happens to the PATCH; what landed is
-// counted on the control plane (its revisions), attempts on the wire.
-
-let cp: RunningControlPlane | undefined;
-afterEach(async () => {
-  await cp?.stop();
-  cp = undefined;
-});
-
-type Setup = { ports: ClientPorts; clock: FastClock; patches: () => number; deployment: Deployment };
-
-/**
- * A control plane with `faults` on PATCH, one deployment, and ports that count PATCHes sent.
- * `data`: a --data directory; with `deployment`, the state of an earlier control plane there.
- */
-async function setup(
-  faults: Omit<FaultSpec, "methods"> | undefined,
-  stopAfter = 50,
-  data?: { dataDir: string; deployment?: Deployment },
-): Promise<Setup> {
-  const clock = new FastClock();
-  cp = await startControlPlane({
-    revisionSeconds: 0,
-    deploymentReadySeconds: 0,
-    runSeconds: 0,
-    clock,
-    dataDir: data?.dataDir,
-    faults: faults && { ...faults, methods: ["PATCH"] },
-  });
-  let patches = 0;
-  const counting: typeof fetch = (input, init) => {
-    if (init?.method === "PATCH") patches += 1;
-    // Bounded: a send that never gives up fails here instead of hanging the suite.
-    if (patches > stopAfter) throw new Error(`more than ${stopAfter} PATCHes sent`);
-    return fetch(input, init);
-  };
-  const ports = createApplyPorts({
-    clock,
-    api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
-    transport: { fetch: counting, retry: { baseDelayMs: 5, maxDelayMs: 50 }, timeoutMs: 5_000 },
-  });
-  if (data?.deployment) return { ports, clock, patches: () => patches, deployment: data.deployment };
-  const deployment = await ports.controlPlane.createDeployment({
-    name: "svc",
-    source: "gitrepo",
-    source_config: {
-      integration_id: DEFAULT_INTEGRATION_ID,
-      repo_url: "https://github.com/acme/svc",
-      deployment_type: "dev",
-      build_on_push: false,
-    },
-    source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
-    secrets: [],
-  });
-  return { ports, clock, patches: () => patches, deployment };
-}
-
-const update = (id: string, body: Record<string, unknown>, newRevision: boolean): PlannedChange => ({
-  kind: "Deployment",
-  name: "svc",
-  file: "deployments.yaml",
-  line: 1,
-  action: "update",
-  id,
-  new_revision: newRevision,
-  revision_fields: newRevision ? Object.keys(body) : [],
-  in_place_fields: newRevision ? [] : Object.keys(body),
-  request: { method: "PATCH", path: `/v2/deployments/${id}`, body },
-  diff: [],
-  errors: [],
-  warnings: [],
-  changed_secrets: [],
-});
-
-const newRef = { source_revision_config: { repo_ref: "release" } };
-const context = (clock: FastClock, random = () => 0.5): SendContext => ({ clock, random });
-
-const revisions = async (s: Setup) =>
-  (await s.ports.controlPlane.listRevisions(s.deployment.id, { limit: 100 })).resources;
+// sendChange against the local control plane's real answers (send-change-harness.ts); the paths
+// that are not about lost responses are in send-change-paths.test.ts.
 
 describe("sendChange", () => {
   it("sends a revision-creating PATCH once and returns the revision it created", async () => {
@@ -154,14 +69,13 @@ describe("sendChange", () => {
 
   it("a revision someone else made since the plan is not taken for the PATCH's: resent after a 5xx", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "plumb-send-change-"));
-    const planned = await setup(undefined, 50, { dataDir });
+    const planned = await setup(undefined, 50, { data: { dataDir } });
     // After the plan read the deployment, a push (or the UI) made a revision of its own.
     const hotfix = { source_revision_config: { repo_ref: "hotfix" } };
     await planned.ports.controlPlane.patchDeployment(planned.deployment.id, hotfix);
-    await cp?.stop();
+    await stopControlPlane();
     const s = await setup({ rates: [{ kind: "500", share: 1 }], max: 1 }, 50, {
-      dataDir,
-      deployment: planned.deployment,
+      data: { dataDir, deployment: planned.deployment },
     });
     const sent = await sendChange(
       s.ports,
@@ -183,6 +97,7 @@ describe("sendChange", () => {
     const sent = await sendChange(s.ports, change, s.deployment, context(s.clock));
     expect(s.patches()).toBe(2);
     expect(sent.revisionId).toBeNull();
+    expect(sent.recovered).toBe(true);
     expect(sent.deployment?.source_config.build_command).toBe("make again");
     expect(await revisions(s)).toHaveLength(1);
   });
