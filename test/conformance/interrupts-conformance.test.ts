@@ -35,8 +35,12 @@ describe("SDK conformance: interrupts", () => {
       input: human("hello"),
       interruptBefore: ["agent"],
     });
-    expect(texts(stopped)).toEqual(["human:hello"]);
-    expect((await sdk.threads.get(thread.thread_id)).status).toBe("interrupted");
+    // The last values frame: the breakpoint's (empty) interrupts, not the state.
+    expect(stopped).toEqual({ __interrupt__: [] });
+    const interrupted = await sdk.threads.get(thread.thread_id);
+    expect(interrupted.status).toBe("interrupted");
+    expect(Object.values(interrupted.interrupts)).toEqual([[]]);
+    expect(texts(interrupted.values)).toEqual(["human:hello"]);
     const state = await sdk.threads.getState(thread.thread_id);
     expect(state.next).toEqual(["agent"]);
     expect(state.tasks.map((task) => task.name)).toEqual(["agent"]);
@@ -46,6 +50,43 @@ describe("SDK conformance: interrupts", () => {
     expect(texts(resumed)).toEqual(["human:hello", "ai:hello"]);
     expect((await sdk.threads.get(thread.thread_id)).status).toBe("idle");
     expect((await sdk.threads.getState(thread.thread_id)).next).toEqual([]);
+  });
+
+  it("interruptAfter on the last node: success, the thread interrupted with nothing due; input null ends it", async () => {
+    const thread = await sdk.threads.create();
+    const tid = thread.thread_id;
+    const stopped = await held(
+      sdk.runs.wait(tid, "agent", { input: human("hello"), interruptAfter: ["agent"] }),
+    );
+    expect(stopped).toEqual({ __interrupt__: [] });
+    const interrupted = await sdk.threads.get(tid);
+    expect(interrupted.status).toBe("interrupted");
+    expect(Object.values(interrupted.interrupts)).toEqual([[]]);
+    // (The open-source server's thread `values` lag here, at the state before the node.)
+    const state = await sdk.threads.getState(tid);
+    expect(texts(state.values)).toEqual(["human:hello", "ai:hello"]);
+    expect([state.next, state.tasks]).toEqual([[], []]);
+    expect((await sdk.runs.list(tid)).map((run) => run.status)).toEqual(["success"]);
+    // Nothing is due: input null runs no node, answers the state and the thread is idle again.
+    const after = await sdk.runs.wait(tid, "agent", { input: null });
+    expect(texts(after)).toEqual(["human:hello", "ai:hello"]);
+    expect((await sdk.threads.get(tid)).status).toBe("idle");
+    // Streamed: the node's update, then the breakpoint's.
+    const parts: Part[] = [];
+    const streamed = (async () => {
+      for await (const part of sdk.runs.stream(tid, "agent", {
+        input: human("ping"),
+        interruptAfter: "*",
+        streamMode: ["updates"],
+      }))
+        parts.push(part);
+    })();
+    await held(streamed);
+    const updates = parts.filter((part) => part.event === "updates").map((part) => part.data);
+    expect(updates).toEqual([
+      { agent: { messages: [expect.objectContaining({ type: "ai", content: "pong" })] } },
+      { __interrupt__: [] },
+    ]);
   });
 
   it("interrupt() in the review node: __interrupt__, thread interrupts, resume with a value", async () => {

@@ -27,6 +27,8 @@ export type ConformanceTarget = {
   cancelledStatus: string;
   /** What GET answers for a run another run rolled back: 404 here (deleted), its status there. */
   rolledBackRun: number | string;
+  /** The state at a checkpoint the thread never had: 404 here, an empty state there. */
+  unknownCheckpoint: 404 | "empty state";
   /** How long a run may take to end once released (polls wait this long). */
   settleMs: number;
   stop(): Promise<void>;
@@ -39,15 +41,17 @@ const external = process.env.CONFORMANCE_URL !== undefined && process.env.CONFOR
  * Calls the open-source agent server (@langchain/langgraph-api 2.0.0) does not serve, each with
  * the reason; their checks are skipped there (docs/control-plane.md "Where we differ").
  */
-const OSS_LACKS = {
+const OSS_LACKS: Record<"crons" | "threadStream" | "patchState" | "beforeConfig", string> = {
   crons: "the dev server answers crons 400/404; plumb serves the hosted service's crons API",
   threadStream: "GET /threads/{tid}/stream is served by the hosted (Python) server only: 404 there",
   patchState:
     "PATCH /threads/{tid}/state (threads.patchState) is served by the hosted server only: 404 there",
-} as const;
+  beforeConfig:
+    "history's `before` as a config object (the SDK's type) is refused (400): it takes an id string",
+};
 
 /** Whether the target lacks a call: skip its check (the reason is in OSS_LACKS). */
-export const lacks = (call: keyof typeof OSS_LACKS): boolean => external && OSS_LACKS[call] !== "";
+export const lacks = (call: keyof typeof OSS_LACKS): boolean => external && OSS_LACKS[call].length > 0;
 
 export async function startTarget(): Promise<ConformanceTarget> {
   if (external) return externalTarget(process.env.CONFORMANCE_URL!);
@@ -67,6 +71,7 @@ export async function startTarget(): Promise<ConformanceTarget> {
     rejectStatus: 409,
     cancelledStatus: "interrupted",
     rolledBackRun: 404,
+    unknownCheckpoint: 404,
     settleMs: 5000,
     stop: () => cp.stop(),
   };
@@ -83,6 +88,7 @@ function externalTarget(apiUrl: string): ConformanceTarget {
     rejectStatus: 422,
     cancelledStatus: "error",
     rolledBackRun: "error",
+    unknownCheckpoint: "empty state",
     settleMs: runMs * 4 + 5000,
     stop: async () => undefined,
   };

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyReply } from "fastify";
 import { findCheckpoint } from "./checkpoints.js";
 import { type AgentRoutesDeps, type Params, type RouteKit } from "./route-kit.js";
-import type { RunRecord, ThreadRecord } from "./types.js";
+import { isInProgress, type RunRecord, type ThreadRecord } from "./types.js";
 import { parseRunCreate, type RunCreateBody } from "./validation.js";
 
 /** The record fields of the run's options; breakpoints default to its assistant's config. */
@@ -91,6 +91,14 @@ export function createRunStarter(
       if (stateless && body.on_completion === "delete") thread.temporary = true;
       store.put(deploymentId, thread);
     }
+    // The thread remembers its graph and assistant, as on the open-source server (a chat UI
+    // searches threads by them); a busy thread keeps what its running run set.
+    if (!thread.runs.some(isInProgress))
+      thread.metadata = {
+        ...thread.metadata,
+        graph_id: assistant.graph_id,
+        assistant_id: assistant.assistant_id,
+      };
     const now = kit.iso();
     const run: RunRecord = {
       run_id: randomUUID(),

@@ -9,8 +9,9 @@ import type { Interrupt, PendingTask, RunRecord, ThreadRecord } from "./types.js
  * to the first node; `input: null` continues the node the thread stopped at (with the resume
  * value of `command`); `command.update` adds messages, `command.goto` picks the node. A breakpoint
  * (`interrupt_before`) stops the run before a node it reached by new input; `interrupt_after`
- * stops it after the node, which changes nothing here (every node leads to END, so nothing is
- * due, as in LangGraph); the `review` node interrupts until resumed.
+ * stops it after the node has written its answer: every node leads to END, so nothing is due,
+ * yet LangGraph raises the breakpoint and the open-source server shows the thread `interrupted`
+ * (`stopped_after`); the `review` node interrupts until resumed.
  */
 
 export type RunPlan = {
@@ -37,6 +38,8 @@ export function beginRun(thread: ThreadRecord, run: RunRecord, at: string): RunP
     forked.parent_checkpoint_id = base.checkpoint_id;
     forked.tasks = structuredClone(base.tasks ?? []);
   }
+  // Nothing continues after interrupt_after (nothing is due): the next run leaves it behind.
+  if (current(thread)?.stopped_after !== undefined) delete current(thread)!.stopped_after;
   const stamp = (messages: RunRecord["input_messages"]) =>
     messages.map((message) => ({ run_id: runId, message }));
 
@@ -93,12 +96,13 @@ export function finishRun(
   const answer =
     outcome.reply === null ? [] : [{ type: "ai" as const, content: outcome.reply, id: randomUUID() }];
   thread.messages.push(...answer.map((message) => ({ run_id: run.run_id, message })));
-  saveCheckpoint(thread, {
+  const written = saveCheckpoint(thread, {
     runId: run.run_id,
     source: "loop",
     next: [],
     at,
     writes: { [plan.node]: { messages: answer } },
   });
+  if (stopsAt(run.interrupt_after, plan.node)) written.stopped_after = plan.task?.id ?? randomUUID();
   return { status: "success", interrupts: [] };
 }

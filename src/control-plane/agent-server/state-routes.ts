@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { findCheckpoint } from "./checkpoints.js";
 import { invalid, notFound, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "./route-kit.js";
 import { applyStateUpdate, parseStateUpdate } from "./state-update.js";
+import { noGraph } from "./thread-routes.js";
 import { isInProgress, type ThreadRecord } from "./types.js";
 import { isObject } from "./validation.js";
 import { checkpointView, stateView } from "./views.js";
@@ -17,11 +18,11 @@ export function registerStateRoutes(
   kit: RouteKit,
 ): void {
   const { opts, path, findThread } = kit;
+  // As the open-source server answers an update: these three fields only.
   const checkpointRef = (thread: ThreadRecord, checkpointId: string) => ({
     thread_id: thread.thread_id,
     checkpoint_ns: "",
     checkpoint_id: checkpointId,
-    checkpoint_map: null,
   });
   const unknownCheckpoint = (reply: FastifyReply, thread: ThreadRecord, id: string) =>
     notFound(
@@ -38,6 +39,7 @@ export function registerStateRoutes(
       return reply.code(409).send({
         detail: `Thread ${thread.thread_id} has a run in progress; update its state once the run has ended.`,
       });
+    if (thread.metadata.graph_id == null) return reply.code(400).send({ detail: noGraph(thread.thread_id) });
     const checkpoint = applyStateUpdate(thread, parsed.value, kit.iso());
     if (checkpoint === undefined) return unknownCheckpoint(reply, thread, parsed.value.checkpoint_id ?? "");
     await ctx.commit();

@@ -2,7 +2,7 @@ import { current } from "./checkpoints.js";
 import { GRAPH_ID, textOf } from "./graph.js";
 import type { RunEvents } from "./run-events.js";
 import type { RunRecord, StateMessage, ThreadRecord } from "./types.js";
-import { runError, stateValues } from "./views.js";
+import { isStopped, runError, stateValues } from "./views.js";
 
 /**
  * What a run streams, in the shapes the open-source agent server sends and the SDK parses:
@@ -28,11 +28,14 @@ export function emitRunStarted(events: RunEvents, thread: ThreadRecord, run: Run
 export function emitRunEnded(events: RunEvents, thread: ThreadRecord, run: RunRecord): void {
   const reply = run.status === "success" ? replyOf(thread, run) : undefined;
   if (reply !== undefined) emitReply(events, thread, run, reply);
-  // A node that called interrupt(): its interrupts, as LangGraph streams them.
+  // Stopped by this run (a breakpoint, or a node that called interrupt()): `__interrupt__` frames,
+  // as LangGraph streams them; a final `values` only when a node wrote the state (not before it).
   const last = current(thread);
-  const raised = last?.run_id === run.run_id ? (last.tasks ?? []).flatMap((task) => task.interrupts) : [];
-  if (run.status === "success") events.emit(run.run_id, "values", "values", stateValues(thread));
-  if (run.status === "success" && raised.length > 0) {
+  const stopped = run.status === "success" && last?.run_id === run.run_id && isStopped(thread);
+  const raised = stopped ? (last.tasks ?? []).flatMap((task) => task.interrupts) : [];
+  if (run.status === "success" && (!stopped || last.stopped_after !== undefined))
+    events.emit(run.run_id, "values", "values", stateValues(thread));
+  if (stopped) {
     events.emit(run.run_id, "updates", "updates", { __interrupt__: structuredClone(raised) });
     events.emit(run.run_id, "values", "values", { __interrupt__: structuredClone(raised) });
   }

@@ -7,6 +7,10 @@ import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } fr
 import { parseThreadCreate, type ValidationIssue } from "./validation.js";
 import { checkpointView, stateView, threadView } from "./views.js";
 
+/** A state update needs the thread's graph: set by its first run, or by graph_id on create. */
+export const noGraph = (threadId: string) =>
+  `Thread ${threadId} has no graph ID: run it first, or create it with metadata.graph_id "agent" (SDK threads.create({graphId: "agent"})).`;
+
 const isPlainObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Health, info and thread routes of the simulated agent server: create, search, get, patch, copy, delete, state, history. */
@@ -40,6 +44,8 @@ export function registerThreadRoutes(
     }
     const supersteps = parseSupersteps((request.body as { supersteps?: unknown } | null)?.supersteps);
     if (!supersteps.ok) return invalid(reply, supersteps.issues);
+    if (supersteps.value.length > 0 && metadata.graph_id == null)
+      return reply.code(400).send({ detail: noGraph(requestedId ?? "(new)") });
     const thread = newThread(requestedId ?? randomUUID(), metadata);
     // A thread created with its past: each update is a checkpoint, as threads.updateState makes.
     for (const update of supersteps.value) applyStateUpdate(thread, update, kit.iso());

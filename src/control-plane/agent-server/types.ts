@@ -78,6 +78,12 @@ export type Checkpoint = {
   writes?: Record<string, unknown> | null;
   /** Metadata added by PATCH /threads/{tid}/state (SDK threads.patchState). */
   extra_metadata?: Record<string, unknown>;
+  /**
+   * `interrupt_after` stopped the run after the node that wrote it: the id of that node's task.
+   * The thread is `interrupted` (with `{task id: []}` as its interrupts) though nothing is due,
+   * as on the open-source server, until the next run or state update.
+   */
+  stopped_after?: string;
 };
 
 export const HISTORY_KEPT = 100;

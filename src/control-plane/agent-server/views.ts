@@ -1,4 +1,4 @@
-import { pendingTasks } from "./checkpoints.js";
+import { current, pendingTasks } from "./checkpoints.js";
 import {
   isInProgress,
   type Checkpoint,
@@ -13,29 +13,41 @@ export const stateValues = (thread: ThreadRecord) => ({
   messages: thread.messages.map((stored) => ({ ...stored.message })),
 });
 
+/** Stopped: nodes are due (a breakpoint before, an interrupt), or interrupt_after stopped it. */
+export const isStopped = (thread: ThreadRecord): boolean =>
+  pendingTasks(thread).length > 0 || current(thread)?.stopped_after !== undefined;
+
 /**
  * busy while a run is pending or running; error when the last run ended in error or timeout;
- * interrupted while nodes are due (a breakpoint or an interrupt stopped the graph); else idle.
+ * interrupted while stopped (a breakpoint or an interrupt stopped the graph); else idle.
  */
 function threadStatus(thread: ThreadRecord): "idle" | "busy" | "error" | "interrupted" {
   if (thread.runs.some(isInProgress)) return "busy";
   const last = thread.runs.at(-1);
   if (last !== undefined && (last.status === "error" || last.status === "timeout")) return "error";
-  return pendingTasks(thread).length > 0 ? "interrupted" : "idle";
+  return isStopped(thread) ? "interrupted" : "idle";
 }
 
-/** Interrupts raised by the due nodes, by task id (a thread's `interrupts`). */
-const threadInterrupts = (tasks: readonly PendingTask[]) =>
-  Object.fromEntries(
-    tasks.filter((t) => t.interrupts.length > 0).map((t) => [t.id, structuredClone(t.interrupts)]),
-  );
+/**
+ * A thread's `interrupts`, by task id: what each due node raised, `[]` for a breakpoint (as the
+ * open-source server lists them), and `[]` for the node interrupt_after stopped behind.
+ */
+function threadInterrupts(thread: ThreadRecord) {
+  const after = current(thread)?.stopped_after;
+  return Object.fromEntries([
+    ...pendingTasks(thread).map((t) => [t.id, structuredClone(t.interrupts)]),
+    ...(after === undefined ? [] : [[after, []]]),
+  ]);
+}
 
 const interruptList = (tasks: readonly PendingTask[]) => structuredClone(tasks.flatMap((t) => t.interrupts));
 
-/** A run's output: the state values, with `__interrupt__` while a node waits for a resume. */
+/**
+ * A run's output (runs.wait, join): the state values; for a stopped thread, as LangGraph's last
+ * `values` frame, only `{__interrupt__: [...]}` (`[]` at a breakpoint).
+ */
 export function outputValues(thread: ThreadRecord) {
-  const interrupts = interruptList(pendingTasks(thread));
-  return interrupts.length > 0 ? { ...stateValues(thread), __interrupt__: interrupts } : stateValues(thread);
+  return isStopped(thread) ? { __interrupt__: interruptList(pendingTasks(thread)) } : stateValues(thread);
 }
 
 const taskView = (task: PendingTask) => ({
@@ -57,7 +69,7 @@ export const threadView = (thread: ThreadRecord) => ({
   metadata: { ...thread.metadata },
   status: threadStatus(thread),
   values: stateValues(thread),
-  interrupts: threadInterrupts(pendingTasks(thread)),
+  interrupts: threadInterrupts(thread),
 });
 
 export const runView = (run: RunRecord) => ({
