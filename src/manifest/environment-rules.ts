@@ -20,6 +20,40 @@ export function checkEnvironmentDocument(doc: ParsedDocument, schemaProblems: Pr
   ];
 }
 
+const FROM = ["spec", "promotion", "from"] as const;
+
+const promotedFrom = (doc: ParsedDocument): string | undefined => {
+  const spec = isRecord(doc.value.spec) ? doc.value.spec : {};
+  const promotion = isRecord(spec.promotion) ? spec.promotion : {};
+  return typeof promotion.from === "string" ? promotion.from : undefined;
+};
+
+/**
+ * Environments whose promotion.from chain comes back to them (prod from staging from prod, or
+ * one promoted from itself): a version would have no first place to be verified in. Each
+ * environment of a cycle is reported, naming the whole cycle.
+ */
+function promotionCycles(defined: ReadonlyMap<string, ParsedDocument>): Map<ParsedDocument, string> {
+  const found = new Map<ParsedDocument, string>();
+  for (const [name, doc] of defined) {
+    const chain = [name];
+    let next = promotedFrom(doc);
+    while (next !== undefined && defined.has(next) && !chain.includes(next) && chain.length <= defined.size) {
+      chain.push(next);
+      next = promotedFrom(defined.get(next)!);
+    }
+    if (next !== name) continue;
+    const cycle = [...chain, name].join(" <- ");
+    found.set(
+      doc,
+      chain.length === 1
+        ? `environment ${name} is promoted from itself; name the environment its versions are verified in first`
+        : `promotion.from makes a cycle (${cycle}); one environment of it must be promoted from none or from another`,
+    );
+  }
+  return found;
+}
+
 const nameOf = (doc: ParsedDocument): string | undefined => {
   const metadata = isRecord(doc.value.metadata) ? doc.value.metadata : {};
   return typeof metadata.name === "string" ? metadata.name : undefined;
@@ -66,6 +100,8 @@ export function checkEnvironmentReferences(
     if (typeof promotion.from === "string")
       unknown(doc, ["spec", "promotion", "from"], promotion.from, "value");
   }
+  for (const [doc, message] of promotionCycles(defined))
+    add(doc, problemAt(doc.locators.value([...FROM]), "error", "promotion-cycle", FROM.join("."), message));
   for (const doc of deployments) {
     const metadata = isRecord(doc.value.metadata) ? doc.value.metadata : {};
     const listed = Array.isArray(metadata.environments) ? metadata.environments : [];

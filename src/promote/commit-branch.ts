@@ -48,13 +48,16 @@ export async function commitOnNewBranch(
     ? []
     : ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
   const worktree = await mkdtemp(join(tmpdir(), "plumb-promote-"));
+  let committed = false;
   try {
     await git.raw(["worktree", "add", "--quiet", "-b", branch, worktree, "HEAD"]);
     for (const [i, change] of changes.entries()) await writeFile(join(worktree, paths[i]!), change.after);
     const tree = gitAt(undefined, worktree);
     await tree.raw(["add", "--", ...paths]);
     await tree.raw([...identity, "commit", "--quiet", "-m", message, "--", ...paths]);
-    return (await tree.revparse(["HEAD"])).trim();
+    const commit = (await tree.revparse(["HEAD"])).trim();
+    committed = true;
+    return commit;
   } catch (error) {
     if (error instanceof PlumbError) throw error;
     throw failed(
@@ -64,5 +67,7 @@ export async function commitOnNewBranch(
   } finally {
     await git.raw(["worktree", "remove", "--force", worktree]).catch(() => undefined);
     await rm(worktree, { recursive: true, force: true });
+    // A branch made for a commit that failed is not left behind (a retry would find it taken).
+    if (!committed) await git.raw(["branch", "-D", branch]).catch(() => undefined);
   }
 }

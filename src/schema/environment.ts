@@ -99,12 +99,16 @@ const Promotion = Type.Object(
       Type.Object(
         {
           deployed: Type.Optional(
-            Type.Boolean({ description: "The source revision must be DEPLOYED and active, with no drift." }),
+            Type.Boolean({
+              description:
+                "The source revision must be DEPLOYED and active, with no drift and no change pending (default true).",
+            }),
           ),
           soak: Type.Optional(
             Type.String({
               pattern: "^\\d+(ms|s|m|h)$",
-              description: "How long the source revision must have been deployed, e.g. 30m.",
+              description:
+                "How long the source revision must have been DEPLOYED, by its control plane's clock, e.g. 30m.",
             }),
           ),
           checks: Type.Optional(
@@ -121,14 +125,21 @@ const Promotion = Type.Object(
             ),
           ),
         },
-        { additionalProperties: false, description: "What must hold before a promotion (planned)." },
+        {
+          additionalProperties: false,
+          description: "What must hold before plumb promote writes anything (deployed is on unless false).",
+        },
       ),
     ),
     auto: Type.Optional(
       Type.Boolean({ description: "The controller opens the promotion branch itself (planned)." }),
     ),
   },
-  { additionalProperties: false, description: "Promotion into this environment (shape only; planned)." },
+  {
+    additionalProperties: false,
+    description:
+      "Promotion into this environment: plumb promote --to NAME copies the versions that hold the gates in `from` into this environment's overrides.",
+  },
 );
 
 const EnvironmentSpec = Type.Object(

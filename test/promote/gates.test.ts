@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import type { Deployment } from "../../src/schema/deployment.js";
+import type { Revision } from "../../src/schema/revision.js";
+import { evaluateGates, formatDuration, type SourceFacts, soakMs } from "../../src/promote/gates.js";
+
+const DEPLOYED_AT = "2026-11-25T10:00:00.000Z";
+const revision: Revision = {
+  id: "rev-2",
+  status: "DEPLOYED",
+  source: "gitrepo",
+  created_at: "2026-11-25T09:58:00.000Z",
+  updated_at: DEPLOYED_AT,
+  source_revision_config: { repo_ref: "refs/tags/v1.5.0", graph_config_path: "langgraph.json" },
+  status_message: null,
+};
+const deployment = {
+  id: "d-1",
+  name: "support-agent",
+  latest_revision_id: "rev-2",
+  active_revision_id: "rev-2",
+} as Deployment;
+const checks = {
+  revision_id: "rev-2",
+  at: DEPLOYED_AT,
+  runs: 10,
+  passed: 10,
+  pass_ratio: 1,
+  latency_ms: { p50: 300, p95: 900, max: 1000 },
+};
+const facts = (over: Partial<SourceFacts> = {}): SourceFacts => ({
+  deployment,
+  revision,
+  change: { action: "noop", fields: [], revision_fields: [], in_place_fields: [] },
+  pending: false,
+  checks,
+  now: { ms: Date.parse(DEPLOYED_AT) + 45 * 60_000, from: "control plane" },
+  ...over,
+});
+const ALL = { deployed: true, soak: "30m", checks: { min_pass_ratio: 0.9, max_latency_p95_ms: 2000 } };
+const failing = (f: SourceFacts, gates: Parameters<typeof evaluateGates>[0] = ALL) =>
+  evaluateGates(gates, f)
+    .filter((g) => !g.ok)
+    .map((g) => `${g.gate}: ${g.detail}`);
+
+describe("promotion gates", () => {
+  it("all hold on a DEPLOYED, active, in-sync, soaked and checked revision", () => {
+    expect(failing(facts())).toEqual([]);
+    expect(evaluateGates(ALL, facts()).map((g) => g.detail)).toEqual([
+      "revision rev-2 is DEPLOYED, active and in sync with git",
+      `deployed 45m ago (at ${DEPLOYED_AT}, control plane); 30m needed`,
+      `10/10 passed (ratio 1), p95 900 ms, at ${DEPLOYED_AT}`,
+    ]);
+  });
+
+  it("deployed fails on a revision not DEPLOYED, not active, an intent in flight, drift or a change in git", () => {
+    expect(failing(facts({ revision: { ...revision, status: "BUILDING" } }))[0]).toBe(
+      "deployed: revision rev-2 is BUILDING, not DEPLOYED",
+    );
+    expect(failing(facts({ deployment: { ...deployment, active_revision_id: "rev-1" } }))).toEqual([
+      "deployed: revision rev-2 is not the active one (active: rev-1)",
+    ]);
+    expect(failing(facts({ pending: true }))[0]).toContain("an apply is in flight");
+    const change = (origin: "drift" | "change" | "conflict" | undefined) => ({
+      action: "update" as const,
+      revision_fields: ["source_revision_config.repo_ref"],
+      in_place_fields: [],
+      fields: [
+        {
+          field: "source_revision_config.repo_ref",
+          class: "revision" as const,
+          old: 1,
+          new: 2,
+          ...(origin ? { origin } : {}),
+        },
+      ],
+    });
+    expect(failing(facts({ change: change("drift") }))).toEqual([
+      "deployed: drift in source_revision_config.repo_ref",
+    ]);
+    expect(failing(facts({ change: change("change") }))).toEqual([
+      "deployed: a change in git not applied yet: source_revision_config.repo_ref",
+    ]);
+    expect(failing(facts({ change: change("conflict") }))[0]).toBe(
+      "deployed: drift in source_revision_config.repo_ref; a change in git not applied yet: source_revision_config.repo_ref",
+    );
+    expect(failing(facts({ change: change(undefined) }))).toEqual([
+      "deployed: live differs from git (update: source_revision_config.repo_ref)",
+    ]);
+  });
+
+  it("soak is measured on the control plane's clock, to the millisecond", () => {
+    const at = (ms: number) => facts({ now: { ms: Date.parse(DEPLOYED_AT) + ms, from: "control plane" } });
+    expect(failing(at(30 * 60_000))).toEqual([]);
+    expect(failing(at(30 * 60_000 - 1))).toEqual([
+      `soak: deployed 29m 59s ago (at ${DEPLOYED_AT}, control plane); 30m needed`,
+    ]);
+    expect(
+      failing(facts({ revision: { ...revision, status: "DEPLOYING" } }), { deployed: false, soak: "1s" }),
+    ).toEqual(["soak: no DEPLOYED revision to soak (1s needed)"]);
+  });
+
+  it("checks must be of this very revision and meet both thresholds (min_pass_ratio defaults to 1)", () => {
+    expect(failing(facts({ checks: null }))).toEqual(["checks: no checks recorded for revision rev-2"]);
+    expect(failing(facts({ checks: { ...checks, revision_id: "rev-1" } }))).toEqual([
+      "checks: no checks recorded for revision rev-2 (the last ran on rev-1)",
+    ]);
+    const worse = { ...checks, passed: 8, pass_ratio: 0.8, latency_ms: { p50: 1, p95: 2001, max: 3000 } };
+    expect(failing(facts({ checks: worse }))).toEqual([
+      `checks: pass ratio 0.8 < 0.9; p95 2001 ms > 2000 ms: 8/10 passed (ratio 0.8), p95 2001 ms, at ${DEPLOYED_AT}`,
+    ]);
+    const nine = { ...checks, passed: 9, pass_ratio: 0.9 };
+    expect(failing(facts({ checks: nine }), { checks: {} })).toEqual([
+      `checks: pass ratio 0.9 < 1: 9/10 passed (ratio 0.9), p95 900 ms, at ${DEPLOYED_AT}`,
+    ]);
+    expect(
+      failing(facts({ checks: { ...checks, runs: 0, passed: 0, pass_ratio: 0 } }), {
+        deployed: false,
+        checks: { min_pass_ratio: 0 },
+      })[0],
+    ).toContain("no run");
+  });
+
+  it("deployed is on unless turned off; soak and checks only when named", () => {
+    expect(evaluateGates(undefined, facts()).map((g) => g.gate)).toEqual(["deployed"]);
+    expect(evaluateGates({ deployed: false }, facts())).toEqual([]);
+  });
+
+  it("durations", () => {
+    expect([soakMs("500ms"), soakMs("90s"), soakMs("30m"), soakMs("2h")]).toEqual([
+      500, 90_000, 1_800_000, 7_200_000,
+    ]);
+    expect([formatDuration(0), formatDuration(59_999), formatDuration(3_723_000)]).toEqual([
+      "0s",
+      "59s",
+      "1h 2m 3s",
+    ]);
+  });
+});
