@@ -77,8 +77,10 @@ export class WorkSchedule {
     for (const state of this.keys.values()) {
       if (state.running || !state.pending || this.readyAt(state) > now) continue;
       const pending = state.pending;
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, the skip only saves the insertion below, and before() is never 0 (seq is unique)
       if (best.length === free && before(pending, best[free - 1]!) >= 0) continue;
       let at = best.length;
+      // Stryker disable next-line EqualityOperator: equivalent, before() is never 0 (seq is unique)
       while (at > 0 && before(pending, best[at - 1]!) < 0) at--;
       best.splice(at, 0, pending);
       if (best.length > free) best.pop();
@@ -113,6 +115,7 @@ export class WorkSchedule {
         };
       }
     }
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent through the API, a failure always leaves a retry pending, and a key kept with nothing pending and no failures reads as one forgotten (only its memory differs)
     if (!state.pending && state.failures === 0) this.keys.delete(item.key);
   }
 
