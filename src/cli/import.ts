@@ -3,17 +3,19 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
-import { PlumbError } from "../errors.js";
+import { PlumbError, UsageError } from "../errors.js";
 import {
   type BuiltManifest,
   buildDeploymentManifest,
   buildOrganizationManifest,
 } from "../import/build-manifest.js";
 import { formatManifest } from "../import/format-manifest.js";
+import { environmentImport, refuseEnvironments } from "./import-environment.js";
 import { openSession } from "../reconcile/session.js";
 import { type ApplyIo } from "./apply.js";
 import { runAdopt } from "./adopt.js";
-import { addConnectionOptions, type ConnectionFlags } from "./options.js";
+import { forEachEnvironment } from "./environments.js";
+import { addConnectionOptions, type ConnectionFlags, envOption } from "./options.js";
 import { processIo } from "./process-io.js";
 
 type Flags = ConnectionFlags & {
@@ -22,6 +24,9 @@ type Flags = ConnectionFlags & {
   organization?: boolean;
   force?: boolean;
   adopt?: boolean;
+  env?: string[];
+  /** Set by forEachEnvironment: the environment whose control plane is read (--env). */
+  environment?: string;
 };
 
 /** `plumb import`: one manifest per live deployment (and the organization's access settings). */
@@ -38,13 +43,24 @@ export function importCommand(io: ApplyIo = processIo()): Command {
     )
     .option("--organization", "also write organization-access.yaml from the organization's SSO settings")
     .option("--force", "overwrite files that exist (default: refuse, writing nothing)")
+    .addOption(envOption().default([], "none: a repository without environments"))
     .option(
       "--adopt",
       "then record the secrets' fingerprints from their env variables, as plumb adopt --yes does, so the first plan is a complete no-op",
     );
   return addConnectionOptions(command, "with --adopt: also commit the records to this branch").action(
     async (flags: Flags) => {
-      process.exitCode = await runImport(flags, io);
+      if (!flags.env?.length) {
+        process.exitCode = await runImport(flags, io);
+        return;
+      }
+      if (flags.env.length > 1)
+        throw new UsageError("import reads one environment's control plane: give --env once");
+      // The Environment documents are read from --out, the repository the manifests go into.
+      // (--out is not passed through: to forEachEnvironment it is plan's saved plan, refused there.)
+      process.exitCode = await forEachEnvironment(flags.out, { ...flags, out: undefined }, io, (f, envIo) =>
+        runImport({ ...f, out: flags.out }, { ...io, ...envIo }),
+      );
     },
   );
 }
@@ -60,6 +76,7 @@ function schemaComment(out: string): string[] {
 
 export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const out = flags.out;
+  if (flags.environment === undefined) await refuseEnvironments(out);
   const session = await openSession(out, flags, io);
   const { ports, platform } = session.connect();
   const live = await ports.controlPlane.listDeployments();
@@ -68,14 +85,21 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
     throw new PlumbError("not-found", `no live deployment named ${missing.join(", ")}; nothing was written`, {
       exitCode: 1,
     });
-  const chosen = flags.name.length > 0 ? live.filter((d) => flags.name.includes(d.name)) : live;
+  const named = flags.name.length > 0 ? live.filter((d) => flags.name.includes(d.name)) : live;
   const when = new Date(session.clock.now()).toISOString();
-  const files: Array<{ file: string; what: string; built: BuiltManifest; header: string[] }> = chosen.map(
-    (d) => ({
-      file: `${d.name}.yaml`,
-      what: `Deployment ${d.name} (${d.id})`,
-      built: buildDeploymentManifest(d),
-      header: [...schemaComment(out), `Imported by plumb import from deployment ${d.id} on ${when}.`],
+  const built = named.map((d) => ({ liveName: d.name, id: d.id, built: buildDeploymentManifest(d) }));
+  // With --env: into the repository's environments (docs/import.md), else one file per deployment.
+  const kept =
+    flags.environment === undefined
+      ? built.map((b) => ({ ...b, name: b.liveName }))
+      : await environmentImport(out, flags.environment, built, io.stdout);
+  const chosen = named.filter((d) => kept.some((k) => k.liveName === d.name));
+  const files: Array<{ file: string; what: string; built: BuiltManifest; header: string[] }> = kept.map(
+    (k) => ({
+      file: `${k.name}.yaml`,
+      what: `Deployment ${k.liveName} (${k.id})`,
+      built: k.built,
+      header: [...schemaComment(out), `Imported by plumb import from deployment ${k.id} on ${when}.`],
     }),
   );
   if (flags.organization) {

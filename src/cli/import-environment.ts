@@ -1,0 +1,59 @@
+import { existsSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
+import { mergeSpecs } from "../environment/merge-spec.js";
+import { UsageError } from "../errors.js";
+import type { BuiltManifest } from "../import/build-manifest.js";
+import { planEnvironmentImport } from "../import/environment-import.js";
+import { loadManifests } from "../manifest/load.js";
+
+// `plumb import --env NAME` (docs/import.md): the repository at --out is read for its
+// Environment documents and the deployments it already defines; what is written runs only in NAME.
+
+type Built = { liveName: string; id: string; built: BuiltManifest };
+
+/** The deployments of `built` to write into the repository at `out`, for environment `name`. */
+export async function environmentImport(
+  out: string,
+  name: string,
+  built: readonly Built[],
+  stdout: { write(text: string): unknown },
+): Promise<Array<Built & { name: string }>> {
+  const tree = await loadManifests(out);
+  const environment = tree.environments?.find((e) => e.manifest.metadata.name === name);
+  if (!environment) throw new UsageError(`unknown environment "${name}" under ${out}`);
+  const defined = new Map(
+    tree.manifests
+      .filter((m) => m.manifest.kind === "Deployment")
+      .map((m) => [m.manifest.metadata.name, `${m.file}:${m.location.line}`] as const),
+  );
+  const defaults = environment.manifest.spec.defaults?.spec;
+  const plan = planEnvironmentImport(
+    built,
+    {
+      name,
+      nameSuffix: environment.manifest.spec.name_suffix,
+      addedByDefaults: (spec) => {
+        if (!defaults) return [];
+        const merged = mergeSpecs([defaults, spec]).spec;
+        return Object.keys(merged).filter((key) => !isDeepStrictEqual(merged[key], spec[key]));
+      },
+    },
+    defined,
+  );
+  for (const skipped of plan.skipped) stdout.write(`skipped ${skipped.liveName}: ${skipped.reason}\n`);
+  return plan.write.map((w) => ({ ...built.find((b) => b.liveName === w.liveName)!, ...w }));
+}
+
+/**
+ * Without --env, a repository that defines environments is refused: a manifest written without
+ * metadata.environments would run in every environment, each control plane's deployment in all.
+ */
+export async function refuseEnvironments(out: string): Promise<void> {
+  if (!existsSync(out)) return;
+  const tree = await loadManifests(out).catch(() => undefined);
+  const names = tree?.environments?.map((e) => e.manifest.metadata.name) ?? [];
+  if (names.length > 0)
+    throw new UsageError(
+      `${out} defines environments (${names.join(", ")}): say whose control plane this is with --env NAME (docs/import.md)`,
+    );
+}
