@@ -2,6 +2,7 @@ import { current, pendingTasks } from "./checkpoints.js";
 import {
   isInProgress,
   type Checkpoint,
+  type Interrupt,
   type PendingTask,
   type RunRecord,
   type ThreadRecord,
@@ -32,12 +33,14 @@ function threadStatus(thread: ThreadRecord): "idle" | "busy" | "error" | "interr
  * A thread's `interrupts`, by task id: what each due node raised, `[]` for a breakpoint (as the
  * open-source server lists them), and `[]` for the node interrupt_after stopped behind.
  */
-function threadInterrupts(thread: ThreadRecord) {
+function threadInterrupts(thread: ThreadRecord): Record<string, Interrupt[]> {
   const after = current(thread)?.stopped_after;
-  return Object.fromEntries([
-    ...pendingTasks(thread).map((t) => [t.id, structuredClone(t.interrupts)]),
-    ...(after === undefined ? [] : [[after, []]]),
+  const entries: Array<[string, Interrupt[]]> = pendingTasks(thread).map((t) => [
+    t.id,
+    structuredClone(t.interrupts),
   ]);
+  if (after !== undefined) entries.push([after, []]);
+  return Object.fromEntries(entries);
 }
 
 const interruptList = (tasks: readonly PendingTask[]) => structuredClone(tasks.flatMap((t) => t.interrupts));
