@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,6 +41,15 @@ async function openRemote(target: LeaseTarget) {
     source: info.source,
     git,
     tree,
+    /** git run synchronously, for a renewal on the spot (renewNow): the same environment. */
+    gitSync: (args: string[], timeoutMs: number) =>
+      execFileSync("git", args, {
+        cwd: scratch,
+        env: env.env,
+        timeout: Math.max(1, Math.floor(timeoutMs)),
+        stdio: ["ignore", "pipe", "pipe"],
+        encoding: "utf8",
+      }).trim(),
     close: async () => {
       await env.dispose();
       await rm(scratch, { recursive: true, force: true });
@@ -95,17 +105,23 @@ async function readLeaseUnchecked(
   }
 }
 
-/** CAS: points the lease ref at a new lease commit if it still is `expected` (null: absent). */
+const IDENTITY = ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
+
+/**
+ * CAS: points the lease ref at a new lease commit if it still is `expected` (null: absent).
+ * `onCommit` learns the new commit before the push leaves (a renewal in flight, see renewNow).
+ */
 async function writeLease(
   remote: Remote,
   branch: string,
   lease: Lease,
   expected: string | null,
+  onCommit?: (commit: string) => void,
 ): Promise<string | null> {
-  const identity = ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
   const commit = (
-    await remote.git.raw([...identity, "commit-tree", remote.tree, "-m", JSON.stringify(lease)])
+    await remote.git.raw([...IDENTITY, "commit-tree", remote.tree, "-m", JSON.stringify(lease)])
   ).trim();
+  onCommit?.(commit);
   const ref = leaseRef(branch);
   try {
     await remote.git.raw([
@@ -220,14 +236,21 @@ function startRenewing(
     what: `the lease of status branch ${branch}`,
     onLapse: lose,
   });
+  let inFlight: { commit: string; started: number } | null = null; // the async renewal's push
   const renew = async () => {
     if (!current || lost.signal.aborted) return;
     // Even late: a compare-and-swap that lands proves no one took it meanwhile (fence.ts).
+    const from = current;
     const started = monotonic();
     try {
-      current = await writeLease(remote, branch, next(), current);
-      if (current) fence.renewed(started);
-      else
+      const landed = await writeLease(remote, branch, next(), from, (commit) => {
+        inFlight = { commit, started };
+      });
+      if (landed) {
+        if (current === from) current = landed;
+        fence.renewed(started);
+      } else if (current === from)
+        // (current moved: a renewal on the spot, below, swapped it first)
         lose(
           new PlumbError("lock-lost", `lost the lease of status branch ${branch}: another writer took it`),
         );
@@ -235,6 +258,42 @@ function startRenewing(
       // The remote did not answer: try again at the next tick; past the renew deadline it is lost.
       if (!fence.valid())
         lose(lapsedError(`the lease of status branch ${branch}`, renewDeadlineOf(options.leaseMs)));
+    } finally {
+      inFlight = null;
+    }
+  };
+  // Past the renew deadline at a write while the lease itself has not run out on this process's
+  // monotonic clock (its event loop was blocked, no renewal ran): one compare-and-swap push on the
+  // spot, synchronous so that nothing is sent before it answers. It landing proves the lease is
+  // still this holder's; failing (someone else moved the ref) leaves the deadline passed, and the
+  // write is refused as before. A renewal in flight that landed first counts as this one.
+  const renewNow = () => {
+    const from = current;
+    const left = options.leaseMs - fence.sinceRenewal();
+    if (!from || left <= 0) return;
+    const started = monotonic();
+    const ref = leaseRef(branch);
+    try {
+      const message = JSON.stringify(next());
+      const commit = remote.gitSync([...IDENTITY, "commit-tree", remote.tree, "-m", message], left);
+      remote.gitSync(
+        ["push", "--quiet", `--force-with-lease=${ref}:${from}`, remote.source, `${commit}:${ref}`],
+        options.leaseMs - fence.sinceRenewal(),
+      );
+      current = commit;
+      fence.renewed(started);
+    } catch {
+      const pending: { commit: string; started: number } | null = inFlight;
+      if (!pending) return;
+      try {
+        const now = remote.gitSync(["ls-remote", remote.source, ref], options.leaseMs - fence.sinceRenewal());
+        if (now.split(/\s+/)[0] === pending.commit) {
+          current = pending.commit;
+          fence.renewed(pending.started);
+        }
+      } catch {
+        // No answer: the deadline stays passed.
+      }
     }
   };
   // A renewMs past the renew deadline loses the lease between renewals (tests: a holder that is gone).
@@ -244,6 +303,7 @@ function startRenewing(
   timer.unref();
   const assertHeld = () => {
     if (lost.signal.aborted) throw lost.signal.reason;
+    if (!fence.valid()) renewNow();
     fence.check();
   };
   // A push carrying the next lease, in turn with the renewals: the lease moves only if it lands.

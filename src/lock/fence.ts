@@ -13,6 +13,8 @@ export type Fence = {
   renewed(startedAt: number): void;
   /** Whether the lease is still good on this process's monotonic clock. */
   valid(): boolean;
+  /** Monotonic ms since the start of the last successful renewal (or the acquisition). */
+  sinceRenewal(): number;
   /** Throws lock-lost (and calls onLapse once) when it is not. */
   check(): void;
 };
@@ -36,6 +38,7 @@ export function createFence(options: {
       last = Math.max(last, startedAt);
     },
     valid,
+    sinceRenewal: () => options.monotonic() - last,
     check() {
       if (valid()) return;
       const error = lapsedError(options.what, deadline);

@@ -48,9 +48,11 @@ export async function acquireStateLock(target: LockTarget, options: LockOptions)
       ...(options.monotonic ? { monotonic: options.monotonic } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
+    // The lease first: a renewal on the spot there is a push (branch-lease.ts renewNow); the local
+    // lock's, a rename, is then checked closest to the write.
     const assertHeld = () => {
-      local.assertHeld();
       lease.assertHeld();
+      local.assertHeld();
     };
     return {
       holder: local.holder,
