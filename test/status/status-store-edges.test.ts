@@ -1,0 +1,136 @@
+import { mkdir, mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  checkStatusDirWritable,
+  defaultStatusDir,
+  formatObjectStatus,
+  loadStatusStore,
+  removeObjectStatus,
+  removeObservedStatus,
+  saveObjectStatus,
+  saveObservedStatus,
+} from "../../src/status/status-store.js";
+import { sampleStatus } from "../reconcile/fixtures.js";
+
+// The status store's edges on a real temp directory: what each problem says, missing and damaged
+// files, sequence numbers of observations and removals, the writable check.
+
+const tempDir = async () => join(await mkdtemp(join(tmpdir(), "plumb-st-edges-")), "status");
+const record = async (dir: string, name: string) =>
+  JSON.parse(await readFile(join(dir, `deployment.${name}.json`), "utf8")) as Record<string, unknown>;
+
+describe("status store edges", () => {
+  it("lives under .plumb/status of the manifest root, one pretty-printed JSON document a file", () => {
+    expect(defaultStatusDir("/repo")).toBe("/repo/.plumb/status");
+    const status = sampleStatus("a");
+    expect(formatObjectStatus(status)).toBe(`${JSON.stringify(status, null, 2)}\n`);
+  });
+
+  it("says what is wrong with each damaged file, in file-name order", async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, "c-dir.json"), { recursive: true });
+    await writeFile(join(dir, "b-json.json"), "{not json");
+    await writeFile(join(dir, "a-root.json"), "42");
+    await writeFile(join(dir, "d-field.json"), JSON.stringify({ ...sampleStatus("d"), sync: 7 }));
+    const { problems } = await loadStatusStore(dir);
+    expect(problems.map((p) => p.file)).toEqual(
+      ["a-root.json", "b-json.json", "c-dir.json", "d-field.json"].map((f) => join(dir, f)),
+    );
+    const [root, json, directory, field] = problems.map((p) => p.message);
+    expect(root).toMatch(/^not a status record: \/ \S/);
+    expect(json).toMatch(/^not JSON: \S/);
+    expect(directory).toMatch(/^not readable: \S/);
+    expect(field).toMatch(/^not a status record: \/sync \S/);
+  });
+
+  it("a status directory that cannot be listed is status-unreadable, with the fix", async () => {
+    const parent = await mkdtemp(join(tmpdir(), "plumb-st-edges-"));
+    await writeFile(join(parent, "file"), "");
+    await expect(loadStatusStore(join(parent, "file"))).rejects.toMatchObject({
+      code: "status-unreadable",
+      message: expect.stringContaining("pass --status-dir"),
+    });
+  });
+
+  it("a record whose rename fails leaves no temp file behind", async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, "deployment.a.json"), { recursive: true });
+    await expect(saveObjectStatus(dir, sampleStatus("a"))).rejects.toMatchObject({
+      code: "status-write-failed",
+    });
+    expect(await readdir(dir)).toEqual(["deployment.a.json"]);
+  });
+
+  it("a newer apply replaces the applied fields; an older one keeps the file's, spec and upload included", async () => {
+    const dir = await tempDir();
+    const upload = { digest: "sha256:src", object_path: "uploads/x.tar.gz" };
+    const first = sampleStatus("a", {
+      applied_at: "2026-01-02T00:00:00Z",
+      manifest_digest: "sha256:first",
+      applied_spec: { source: "internal_source" },
+      source_upload: upload,
+    });
+    await saveObjectStatus(dir, first);
+    const later = sampleStatus("a", { applied_at: "2026-01-03T00:00:00Z", manifest_digest: "sha256:later" });
+    await saveObjectStatus(dir, later);
+    expect(await record(dir, "a")).toMatchObject({ manifest_digest: "sha256:later", seq: 2 });
+    expect(await record(dir, "a")).not.toHaveProperty("source_upload");
+
+    const b = { ...first, name: "b" };
+    await saveObjectStatus(dir, b);
+    const slow = sampleStatus("b", { applied_at: "2026-01-01T00:00:00Z", manifest_digest: "sha256:slow" });
+    await saveObjectStatus(dir, slow);
+    expect(await record(dir, "b")).toMatchObject({
+      manifest_digest: "sha256:first",
+      applied_at: "2026-01-02T00:00:00Z",
+      applied_spec: { source: "internal_source" },
+      source_upload: upload,
+      seq: 2,
+    });
+  });
+
+  it("an observation over a damaged file is written, numbered after its base", async () => {
+    const dir = await tempDir();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "deployment.a.json"), "{damaged");
+    expect(await saveObservedStatus(dir, sampleStatus("a"), null)).toBe(true);
+    expect(await record(dir, "a")).toMatchObject({ seq: 1 });
+    expect(await saveObservedStatus(dir, sampleStatus("b"), 5)).toBe(true);
+    expect(await record(dir, "b")).toMatchObject({ seq: 6 });
+  });
+
+  it("an observation made from no record is dropped over a record without a sequence number", async () => {
+    const dir = await tempDir();
+    await mkdir(dir, { recursive: true });
+    const { seq: _seq, ...unnumbered } = sampleStatus("a", { sync: "Synced" });
+    await writeFile(join(dir, "deployment.a.json"), JSON.stringify(unnumbered));
+    expect(await saveObservedStatus(dir, sampleStatus("a", { sync: "OutOfSync" }), null)).toBe(false);
+    expect(await record(dir, "a")).toMatchObject({ sync: "Synced" });
+  });
+
+  it("a removal made from the record the file holds removes it; a missing record is removed already", async () => {
+    const dir = await tempDir();
+    await saveObjectStatus(dir, sampleStatus("a"));
+    await saveObjectStatus(dir, sampleStatus("a"));
+    const current = (await loadStatusStore(dir)).objects.get("Deployment/a")!;
+    expect(current.seq).toBe(2);
+    expect(await removeObservedStatus(dir, current)).toBe(true);
+    expect(await readdir(dir)).toEqual([]);
+    expect(await removeObservedStatus(dir, current)).toBe(true);
+    await expect(removeObjectStatus(dir, "Deployment", "a")).resolves.toBeUndefined();
+  });
+
+  it("checks a status directory is writable: creates it, leaves nothing, and names the fix when it cannot", async () => {
+    const parent = await mkdtemp(join(tmpdir(), "plumb-st-edges-"));
+    const dir = join(parent, "a", "b");
+    await checkStatusDirWritable(dir);
+    expect(await readdir(dir)).toEqual([]);
+    await writeFile(join(parent, "file"), "");
+    await expect(checkStatusDirWritable(join(parent, "file", "status"))).rejects.toMatchObject({
+      code: "status-write-failed",
+      message: expect.stringContaining("pass --status-dir to a writable directory"),
+    });
+  });
+});
