@@ -1,4 +1,5 @@
 import type { ApplyOutcome, ApplyReport, ApplyResult } from "../apply/apply-types.js";
+import { formatChecksLine } from "../apply/verify-stats.js";
 import type { Plan, PlannedChange } from "../diff/plan-types.js";
 import type { PruneResult } from "../reconcile/prune.js";
 import { changeLines, headline } from "./format-lines.js";
@@ -29,6 +30,9 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function verifyCell(r: ApplyResult): string {
   if (!r.verify) return "—";
+  const checks = r.verify.checks;
+  if (checks && checks.runs > 1)
+    return `${r.verify.ok ? "passed" : "failed"} ${checks.passed}/${checks.runs} (p95 ${checks.latency_ms.p95} ms)`;
   const latency = r.verify.first_token_ms ?? r.verify.first_event_ms;
   return `${r.verify.ok ? "passed" : "failed"}${latency === null || latency === undefined ? "" : ` (${latency} ms)`}`;
 }
@@ -37,6 +41,9 @@ function section(r: ApplyResult, change: PlannedChange | undefined, where: strin
   const lines = change ? changeLines(change).map((l) => `${l.mark} ${l.text}`) : [];
   if (r.message && r.outcome !== "converged") lines.push(`! ${r.outcome}: ${r.message}`);
   if (r.verify?.answer) lines.push(`  verify answered: ${JSON.stringify(r.verify.answer)}`);
+  if (r.verify?.checks) lines.push(`  checks: ${formatChecksLine(r.verify.checks)}`);
+  for (const f of r.verify?.checks?.failures ?? []) lines.push(`! check ${f.case}: ${f.reason}`);
+  if (r.verify?.code) lines.push(`! [${r.verify.code}]`);
   const fence = "`".repeat(
     Math.max(
       3,

@@ -2,6 +2,7 @@ import { createColors } from "picocolors";
 import type { Plan } from "../diff/plan-types.js";
 import { redactPlan } from "../diff/redact.js";
 import type { ApplyOutcome, ApplyReport, ApplyResult, ProgressEvent } from "../apply/apply-types.js";
+import { formatChecksLine } from "../apply/verify-stats.js";
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
@@ -10,12 +11,17 @@ function formatResultLine(r: ApplyResult): string {
   const revision = r.revision_id ? ` revision ${r.revision_id} ${r.revision_status ?? ""}`.trimEnd() : "";
   const superseded = r.superseded_by ? ` (superseded, followed ${r.superseded_by})` : "";
   const verify = r.verify ? ` verify ${r.verify.ok ? "passed" : "failed"}${verifyDetail(r.verify)}` : "";
-  const message = r.message && r.outcome !== "converged" ? `: ${r.message}` : "";
+  const code = r.verify?.code ? ` [${r.verify.code}]` : "";
+  const message = r.message && r.outcome !== "converged" ? `: ${r.message}${code}` : "";
   return `${r.kind} ${r.name} ${r.outcome}${revision}${superseded}${verify} in ${seconds(r.elapsed_ms)}${message}`;
 }
 
-/** ` (first token 120 ms: "pong")`: how fast and what the agent answered. */
+/**
+ * ` (first token 120 ms: "pong")`: how fast and what the agent answered; with several runs (cases,
+ * repeat), the checks instead: ` (9 of 9 runs passed (1), latency p50 …)`.
+ */
 function verifyDetail(verify: NonNullable<ApplyResult["verify"]>): string {
+  if (verify.checks && verify.checks.runs > 1) return ` (${formatChecksLine(verify.checks)})`;
   const latency = verify.first_token_ms ?? verify.first_event_ms;
   if (latency === null || latency === undefined) return "";
   const what =

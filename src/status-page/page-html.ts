@@ -28,6 +28,15 @@ export const PAGE_HTML = `<!doctype html>
     <button type="submit">Show status</button>
     <p id="login-error" role="alert"></p>
   </form>
+  <section id="matrix" aria-labelledby="matrix-title" hidden>
+    <h2 id="matrix-title">Environments</h2>
+    <p id="matrix-count" aria-live="polite"></p>
+    <label><input id="matrix-lagging" type="checkbox"> Only deployments where an environment lags</label>
+    <table>
+      <thead id="matrix-head"></thead>
+      <tbody id="matrix-rows"></tbody>
+    </table>
+  </section>
   <section id="list" aria-labelledby="list-title" hidden>
     <h2 id="list-title">Objects</h2>
     <div id="problems" role="alert"></div>
@@ -53,6 +62,9 @@ export const PAGE_HTML = `<!doctype html>
     <p><a href="#">← all objects</a></p>
     <h2 id="detail-title"></h2>
     <dl id="detail-facts"></dl>
+    <h3>Checks</h3>
+    <dl id="detail-checks"></dl>
+    <ul id="detail-check-failures"></ul>
     <h3>Last plan</h3>
     <pre id="detail-plan"></pre>
     <h3>Revisions</h3>
@@ -72,7 +84,7 @@ export const PAGE_CSS = `
 body { margin: 0 1.5rem 2rem; }
 header { border-bottom: 1px solid #d0d7de; padding-bottom: .5rem; }
 h1 { font-size: 1.4rem; margin: 1rem 0 .25rem; }
-#facts, #detail-facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .5rem 0; }
+#facts, #detail-facts, #detail-checks { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .5rem 0; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 #live { margin: 0; font-size: .9rem; color: #57606a; }
 #live.on::before { content: "● "; color: #1a7f37; }
@@ -88,6 +100,8 @@ td code, dd code { font-size: .85rem; }
 .Failed, .Refused, .Degraded { color: #a40e26; background: #ffebe9; }
 .Unknown { color: #424a53; background: #f6f8fa; }
 .error { color: #a40e26; }
+#matrix td.lags { background: #fff8c5; border-left: 4px solid #9a6700; }
+#matrix td small { color: #57606a; }
 pre { background: #f6f8fa; padding: .75rem; overflow-x: auto; }
 a:focus, button:focus, input:focus, select:focus { outline: 3px solid #0969da; outline-offset: 1px; }
 nav { margin: .75rem 0; display: flex; gap: .5rem; }

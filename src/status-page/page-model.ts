@@ -1,4 +1,5 @@
 import type { Line } from "../report/format-lines.js";
+import type { ChecksRecord } from "../status/checks-record.js";
 import {
   HEALTH_STATUSES,
   type HealthStatus,
@@ -51,6 +52,8 @@ export type ObjectRow = {
   last_reconcile: Omit<Activity, "plan" | "drift_fields"> | null;
   last_error: string | null;
   drift_fields: string[];
+  /** The agent's checks of the revision they name (spec.verify); null before any ran. */
+  checks: ChecksRecord | null;
 };
 
 export type ObjectQuery = { sync?: string; health?: string; q?: string; offset?: number; limit?: number };
@@ -95,6 +98,7 @@ export function buildObjectRow(object: PageObject): ObjectRow {
       : null,
     last_error: status?.last_error ?? null,
     drift_fields: activity?.drift_fields ?? [],
+    checks: status?.checks ?? null,
   };
 }
 

@@ -13,9 +13,27 @@ const HEALTH = ["Healthy", "Progressing", "Degraded", "Unknown"];
 /** @typedef {{ kind: string, name: string, sync: string, health: string, id: string|null,
  *   latest_revision_id: string|null, active_revision_id: string|null, revision_status: string|null,
  *   updated_at: string|null, git_commit: string|null, file: string|null, line: number|null,
- *   last_reconcile: Reconcile|null, last_error: string|null, drift_fields: string[] }} Row */
+ *   last_reconcile: Reconcile|null, last_error: string|null, drift_fields: string[], checks: Checks|null }} Row */
+/** @typedef {{ revision_id: string, at: string, runs: number, passed: number, pass_ratio: number,
+ *   latency_ms: { p50: number, p95: number, max: number }, first_token_ms?: { p50: number, p95: number },
+ *   failures?: Array<{ case: string, reason: string }> }} Checks */
 
-const state = { sync: "", health: "", q: "", offset: 0, matched: 0, refreshing: false, again: false };
+/** @typedef {{ name: string, revision_id: string|null, revision_status: string|null, version: string|null,
+ *   sync: string, health: string, checks: { passed: number, runs: number, pass_ratio: number, p95_ms: number }|null,
+ *   lags_behind: string|null }} Cell */
+/** @typedef {{ environments: string[], upstream: Array<string|null>, total: number, matched: number,
+ *   lagging: number, rows: Array<{ deployment: string, cells: Array<Cell|null>, lagging: boolean }> }} Matrix */
+
+const state = {
+  sync: "",
+  health: "",
+  q: "",
+  offset: 0,
+  matched: 0,
+  lagging: false,
+  refreshing: false,
+  again: false,
+};
 
 /** @param {string} id */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -204,6 +222,63 @@ async function loadList() {
   /** @type {HTMLButtonElement} */ ($("next")).disabled = last >= page.matched;
 }
 
+/** One cell of the matrix: version, revision, sync and health, checks, and whether it lags. @param {Cell|null} c */
+function renderCell(c) {
+  if (!c) return el("td", "not deployed here");
+  const td = el("td");
+  td.append(el("strong", c.version ?? "unknown version"), el("br"));
+  td.append(el("small", `${short(c.revision_id)} ${c.revision_status ?? ""}`), el("br"));
+  td.append(badge(c.sync), " ", badge(c.health));
+  if (c.checks)
+    td.append(
+      el("br"),
+      el("small", `checks ${c.checks.passed}/${c.checks.runs} · p95 ${c.checks.p95_ms} ms`),
+    );
+  if (c.lags_behind) {
+    td.className = "lags";
+    td.append(el("br"), el("small", `behind ${c.lags_behind}`));
+  }
+  return td;
+}
+
+/** The deployment × environment matrix, shown when the controller has more than one environment. */
+async function loadMatrix() {
+  const section = $("matrix");
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const response = await fetch(`/ui/api/matrix?limit=200${state.lagging ? "&lagging=1" : ""}`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  // A controller without environments has no matrix (404): the page is the object list alone.
+  if (!response.ok) {
+    section.hidden = true;
+    return;
+  }
+  const m = /** @type {Matrix} */ (await response.json());
+  section.hidden = m.environments.length < 2;
+  if (section.hidden) return;
+  const head = el("tr");
+  head.append(el("th", "Deployment"));
+  m.environments.forEach((name, i) => {
+    const th = el("th", name);
+    th.setAttribute("scope", "col");
+    const from = m.upstream[i];
+    if (from) th.append(el("br"), el("small", `promoted from ${from}`));
+    head.append(th);
+  });
+  $("matrix-head").replaceChildren(head);
+  $("matrix-rows").replaceChildren(
+    ...m.rows.map((row) => {
+      const tr = el("tr");
+      const name = el("th", row.deployment);
+      name.setAttribute("scope", "row");
+      tr.append(name, ...row.cells.map(renderCell));
+      return tr;
+    }),
+  );
+  $("matrix-count").textContent =
+    `${m.rows.length} of ${m.matched} deployments shown (${m.total} in all); ${m.lagging} with an environment behind the one it is promoted from`;
+}
+
 /** @param {string} kind @param {string} name */
 async function loadDetail(kind, name) {
   const d = await api(`/ui/api/objects/${encodeURIComponent(kind)}/${encodeURIComponent(name)}`);
@@ -231,6 +306,7 @@ async function loadDetail(kind, name) {
     ["Last error", o.last_error ?? "none"],
     ["Drifted fields", o.drift_fields.join(", ") || "none"],
   ]);
+  renderChecks(o);
   $("detail-plan").textContent = d.last_plan.length
     ? d.last_plan.map((/** @type {{mark: string, text: string}} */ l) => `${l.mark} ${l.text}`).join("\n")
     : "no changes";
@@ -239,6 +315,29 @@ async function loadDetail(kind, name) {
   if (d.revisions_error) revisions.append(row4(d.revisions_error, "", "", ""));
   for (const r of d.revisions ?? [])
     revisions.append(row4(r.id, r.status, `${r.created_at} (${age(r.created_at)})`, r.status_message ?? ""));
+}
+
+/** The agent's checks of one revision: pass ratio, latency, and why runs failed. @param {Row} o */
+function renderChecks(o) {
+  const c = o.checks;
+  const failures = $("detail-check-failures");
+  failures.replaceChildren();
+  if (!c) {
+    renderFacts($("detail-checks"), [["Checks", "none recorded (spec.verify runs them after DEPLOYED)"]]);
+    return;
+  }
+  const stale = c.revision_id !== o.active_revision_id ? " (not the active revision)" : "";
+  renderFacts($("detail-checks"), [
+    ["Revision", `${c.revision_id}${stale}`],
+    ["Checked", `${c.at} (${age(c.at)})`],
+    ["Passed", `${c.passed} of ${c.runs} runs (${Math.round(c.pass_ratio * 100)}%)`],
+    ["Latency", `p50 ${c.latency_ms.p50} ms, p95 ${c.latency_ms.p95} ms, max ${c.latency_ms.max} ms`],
+    [
+      "First token",
+      c.first_token_ms ? `p50 ${c.first_token_ms.p50} ms, p95 ${c.first_token_ms.p95} ms` : "—",
+    ],
+  ]);
+  for (const f of c.failures ?? []) failures.append(el("li", `${f.case}: ${f.reason}`, "error"));
 }
 
 /** @param {string[]} cells */
@@ -268,8 +367,9 @@ async function refresh() {
     const target = route();
     $("list").hidden = target !== null;
     $("detail").hidden = target === null;
+    if (target) $("matrix").hidden = true;
     if (target) await loadDetail(target.kind, target.name);
-    else await loadList();
+    else await Promise.all([loadList(), loadMatrix()]);
   } catch (error) {
     if (String(error) !== "Error: unauthorized") $("live").textContent = `could not load: ${String(error)}`;
   } finally {
@@ -356,6 +456,10 @@ function start() {
   });
   $("next").addEventListener("click", () => {
     if (state.offset + PAGE_SIZE < state.matched) state.offset += PAGE_SIZE;
+    void refresh();
+  });
+  $("matrix-lagging").addEventListener("change", (event) => {
+    state.lagging = /** @type {HTMLInputElement} */ (event.target).checked;
     void refresh();
   });
   window.addEventListener("hashchange", () => void refresh());

@@ -1,0 +1,152 @@
+import { describe, expect, it } from "vitest";
+import { buildObjectRow } from "../../src/status-page/page-model.js";
+import {
+  buildEnvironmentMatrix,
+  type MatrixEnvironment,
+  promotionOrder,
+  versionOf,
+} from "../../src/status-page/matrix-model.js";
+import type { ObjectStatus } from "../../src/status/status-types.js";
+import { status } from "../controller/fixtures.js";
+
+const gitrepo = (name: string, ref: string, extra: Partial<ObjectStatus> = {}) =>
+  status(name, { applied_spec: { source: "gitrepo", source_revision_config: { repo_ref: ref } }, ...extra });
+const image = (name: string, uri: string) =>
+  status(name, {
+    applied_spec: { source: "internal_container", source_revision_config: { image_uri: uri } },
+  });
+
+const checks = (revision: string) => ({
+  revision_id: revision,
+  at: "2026-11-25T19:00:00.000Z",
+  runs: 4,
+  passed: 3,
+  pass_ratio: 0.75,
+  latency_ms: { p50: 100, p95: 400, max: 400 },
+});
+
+describe("promotionOrder", () => {
+  it("puts each environment right after the one it is promoted from; the rest by name", () => {
+    expect(
+      promotionOrder([
+        { name: "prod", promotion_from: "staging" },
+        { name: "onprem", promotion_from: "staging" },
+        { name: "staging", promotion_from: "dev" },
+        { name: "dev" },
+        { name: "alpha" },
+      ]),
+    ).toEqual(["alpha", "dev", "staging", "onprem", "prod"]);
+  });
+
+  it("orders by name without promotion, and survives a cycle or an unknown source", () => {
+    expect(promotionOrder([{ name: "b" }, { name: "c" }, { name: "a" }])).toEqual(["a", "b", "c"]);
+    expect(
+      promotionOrder([
+        { name: "y", promotion_from: "x" },
+        { name: "x", promotion_from: "y" },
+        { name: "z", promotion_from: "nowhere" },
+      ]),
+    ).toEqual(["z", "x", "y"]);
+  });
+});
+
+describe("versionOf", () => {
+  it("is repo_ref, image_uri or the uploaded digest", () => {
+    expect(versionOf(gitrepo("a", "v1.4.2"))).toBe("v1.4.2");
+    expect(versionOf(image("a", "registry/a:2"))).toBe("registry/a:2");
+    expect(versionOf(status("a", { source_upload: { digest: "sha256:ab", object_path: "p" } }))).toBe(
+      "sha256:ab",
+    );
+    expect(versionOf(status("a"))).toBeNull();
+  });
+});
+
+describe("buildEnvironmentMatrix", () => {
+  const environments: MatrixEnvironment[] = [
+    {
+      name: "prod",
+      promotion_from: "staging",
+      records: [gitrepo("support-agent", "v1.4.1"), image("billing", "reg/billing:7")],
+    },
+    {
+      name: "staging",
+      name_suffix: "-staging",
+      records: [
+        gitrepo("support-agent-staging", "v1.4.2", { checks: checks("rev-support-agent-staging") }),
+        image("billing-staging", "reg/billing:7"),
+        gitrepo("experiment-staging", "main"),
+        { ...status("acme"), kind: "OrganizationAccess" },
+      ],
+    },
+  ];
+
+  it("has a row per deployment (suffixes taken off), environments in promotion order", () => {
+    const matrix = buildEnvironmentMatrix(environments);
+    expect(matrix.environments).toEqual(["staging", "prod"]);
+    expect(matrix.upstream).toEqual([null, "staging"]);
+    expect(matrix.rows.map((r) => r.deployment)).toEqual(["billing", "experiment", "support-agent"]);
+    const support = matrix.rows[2]!;
+    expect(support.cells[0]).toEqual({
+      name: "support-agent-staging",
+      revision_id: "rev-support-agent-staging",
+      revision_status: "DEPLOYED",
+      version: "v1.4.2",
+      sync: "Synced",
+      health: "Healthy",
+      checks: { passed: 3, runs: 4, pass_ratio: 0.75, p95_ms: 400 },
+      lags_behind: null,
+    });
+    expect(support.cells[1]).toMatchObject({ name: "support-agent", version: "v1.4.1", checks: null });
+  });
+
+  it("marks where an environment runs another version than the one it is promoted from", () => {
+    const matrix = buildEnvironmentMatrix(environments);
+    const [billing, experiment, support] = matrix.rows;
+    expect(support!.cells[1]!.lags_behind).toBe("staging");
+    expect(support!.lagging).toBe(true);
+    expect(billing!.cells[1]!.lags_behind).toBeNull(); // same image in both
+    expect(billing!.lagging).toBe(false);
+    expect(experiment!.cells).toEqual([expect.objectContaining({ version: "main" }), null]); // not in prod
+    expect(experiment!.lagging).toBe(false);
+    expect(matrix.lagging).toBe(1);
+  });
+
+  it("without any promotion, compares each environment with the one before it by name", () => {
+    const matrix = buildEnvironmentMatrix([
+      { name: "b-prod", records: [gitrepo("a", "v1")] },
+      { name: "a-dev", records: [gitrepo("a", "v2")] },
+      { name: "c-dr", records: [gitrepo("a", "v1")] },
+    ]);
+    expect(matrix.upstream).toEqual([null, "a-dev", "b-prod"]);
+    expect(matrix.rows[0]!.cells.map((c) => c?.lags_behind)).toEqual([null, "a-dev", null]);
+  });
+
+  it("shows checks only when they are of the active revision", () => {
+    const old = gitrepo("a", "v1", { checks: checks("rev-older") });
+    const matrix = buildEnvironmentMatrix([{ name: "dev", records: [old] }]);
+    expect(matrix.rows[0]!.cells[0]!.checks).toBeNull();
+  });
+});
+
+describe("the object row", () => {
+  it("carries the record's checks for the detail view", () => {
+    expect(
+      buildObjectRow({
+        kind: "Deployment",
+        name: "a",
+        status: status("a", { checks: checks("r") }),
+        manifest: undefined,
+        activity: undefined,
+      }).checks,
+    ).toEqual(checks("r"));
+    expect(
+      buildObjectRow({
+        kind: "Deployment",
+        name: "a",
+        status: undefined,
+        manifest: undefined,
+        activity: undefined,
+      }).checks,
+    ).toBeNull();
+  });
+});
