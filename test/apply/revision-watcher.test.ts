@@ -1,0 +1,191 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type ClientPorts, createApplyPorts } from "../../src/apply/api-adapter.js";
+import { createRevisionWatcher, type WatcherOptions } from "../../src/apply/revision-watcher.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import type { RevisionStatus } from "../../src/schema/revision.js";
+import { FastClock } from "../reconcile/harness.js";
+import { gitDeployment } from "./send-change-harness.js";
+
+// The revision watcher against the local control plane, sharing its clock: each revision state
+// lasts one second of it, a repo_ref containing fail-build fails the build, a newer revision skips
+// an older one still building. Requests are counted on the wire by path.
+
+let cp: RunningControlPlane | undefined;
+afterEach(async () => {
+  await cp?.stop();
+  cp = undefined;
+});
+
+async function setup() {
+  const clock = new FastClock();
+  cp = await startControlPlane({ revisionSeconds: 1, deploymentReadySeconds: 0, runSeconds: 0, clock });
+  const calls = { list: 0, revision: 0, deployment: 0 };
+  const counting: typeof fetch = (input, init) => {
+    const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
+    if (init?.method === "GET" || init?.method === undefined) {
+      if (path === "/v2/deployments") calls.list += 1;
+      else if (path.includes("/revisions/")) calls.revision += 1;
+      else if (/^\/v2\/deployments\/[^/]+$/.test(path)) calls.deployment += 1;
+    }
+    return fetch(input, init);
+  };
+  const ports: ClientPorts = createApplyPorts({
+    clock,
+    api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
+    transport: { fetch: counting, retry: { baseDelayMs: 5, maxDelayMs: 50 }, timeoutMs: 5_000 },
+  });
+  const statuses: Array<[string, RevisionStatus]> = [];
+  const watcher = (over: Partial<WatcherOptions> = {}) =>
+    createRevisionWatcher(ports.deployments, {
+      clock,
+      random: () => 0.5,
+      deadline: clock.now() + 600_000,
+      pollIntervalMs: 500,
+      maxPollIntervalMs: 2_000,
+      onStatus: (id, status) => statuses.push([id, status]),
+      ...over,
+    });
+  const create = (name: string, repoRef = "main") =>
+    ports.controlPlane.createDeployment({
+      ...gitDeployment(name),
+      source_revision_config: { repo_ref: repoRef, graph_config_path: "langgraph.json" },
+    });
+  return { clock, ports, calls, statuses, watcher, create };
+}
+
+describe("revision watcher against the control plane", () => {
+  it("follows one revision to DEPLOYED, telling each status it read", async () => {
+    const s = await setup();
+    const d = await s.create("one");
+    const wait = await s.watcher().wait(d.id, d.latest_revision_id!);
+    expect(wait).toEqual({
+      status: "DEPLOYED",
+      revisionId: d.latest_revision_id,
+      supersededBy: null,
+      statusMessage: null,
+    });
+    const seen = s.statuses.filter(([id]) => id === d.id).map(([, status]) => status);
+    expect(seen.at(-1)).toBe("DEPLOYED");
+    expect(seen.length).toBeGreaterThan(1);
+    expect(s.calls.list).toBe(0);
+  });
+
+  it("a failed build ends the wait with its status and message", async () => {
+    const s = await setup();
+    const d = await s.create("broken", "fail-build");
+    const wait = await s.watcher().wait(d.id, d.latest_revision_id!);
+    expect(wait).toMatchObject({ status: "BUILD_FAILED", statusMessage: "Forced failure: fail-build" });
+  });
+
+  it("a revision skipped by a newer one is followed to the end of the newer one", async () => {
+    const s = await setup();
+    const d = await s.create("moved");
+    const newer = await s.ports.controlPlane.patchDeployment(d.id, {
+      source_revision_config: { repo_ref: "release" },
+    });
+    expect(newer.latest_revision_id).not.toBe(d.latest_revision_id);
+    const wait = await s.watcher().wait(d.id, d.latest_revision_id!);
+    expect(wait).toEqual({
+      status: "DEPLOYED",
+      revisionId: newer.latest_revision_id,
+      supersededBy: newer.latest_revision_id,
+      statusMessage: null,
+    });
+  });
+
+  it("a newer revision that fails: the follow ends with its failure", async () => {
+    const s = await setup();
+    const d = await s.create("moved");
+    const newer = await s.ports.controlPlane.patchDeployment(d.id, {
+      source_revision_config: { repo_ref: "fail-build" },
+    });
+    const wait = await s.watcher().wait(d.id, d.latest_revision_id!);
+    expect(wait).toMatchObject({
+      status: "BUILD_FAILED",
+      revisionId: newer.latest_revision_id,
+      supersededBy: newer.latest_revision_id,
+    });
+  });
+
+  it("many waits are answered by listings; a deployment deleted meanwhile ends VANISHED", async () => {
+    const s = await setup();
+    const ds = await Promise.all(["a", "b", "c", "d"].map((n) => s.create(n)));
+    const gone = ds[3]!;
+    await s.ports.controlPlane.deleteDeployment(gone.id);
+    const watcher = s.watcher({ listThreshold: 2 });
+    const waits = await Promise.all(ds.map((d) => watcher.wait(d.id, d.latest_revision_id!)));
+    expect(waits.slice(0, 3).map((w) => w.status)).toEqual(["DEPLOYED", "DEPLOYED", "DEPLOYED"]);
+    expect(waits[3]).toMatchObject({ status: "VANISHED", statusMessage: "deployment was deleted" });
+    expect(s.calls.list).toBeGreaterThan(0);
+    // The listing says DEPLOYED: far fewer revision reads than one per wait per round.
+    expect(s.calls.revision).toBeLessThan(s.calls.list * 3);
+  });
+
+  it("a few waits read their revisions and never list", async () => {
+    const s = await setup();
+    const ds = await Promise.all(["a", "b"].map((n) => s.create(n)));
+    const watcher = s.watcher({ listThreshold: 2 });
+    const waits = await Promise.all(ds.map((d) => watcher.wait(d.id, d.latest_revision_id!)));
+    expect(waits.map((w) => w.status)).toEqual(["DEPLOYED", "DEPLOYED"]);
+    expect(s.calls.list).toBe(0);
+  });
+
+  it("ends open waits ABORTED when the signal aborts, and TIMEOUT at the deadline", async () => {
+    const s = await setup();
+    const d = await s.create("slow");
+    const aborted = s.watcher({ signal: AbortSignal.abort(new Error("stopped")) });
+    expect(await aborted.wait(d.id, d.latest_revision_id!)).toMatchObject({ status: "ABORTED" });
+    const abort = new AbortController();
+    const midway = s.watcher({ signal: abort.signal, onStatus: () => abort.abort(new Error("stopped")) });
+    expect(await midway.wait(d.id, d.latest_revision_id!)).toMatchObject({ status: "ABORTED" });
+    const late = s.watcher({ deadline: s.clock.now() + 1_000 });
+    const e = await s.create("slower");
+    expect(await late.wait(e.id, e.latest_revision_id!)).toMatchObject({
+      status: "TIMEOUT",
+      revisionId: e.latest_revision_id,
+    });
+  });
+
+  it("waits registered after the loop ended start a new one", async () => {
+    const s = await setup();
+    const watcher = s.watcher();
+    const first = await s.create("first");
+    expect((await watcher.wait(first.id, first.latest_revision_id!)).status).toBe("DEPLOYED");
+    const second = await s.create("second");
+    expect((await watcher.wait(second.id, second.latest_revision_id!)).status).toBe("DEPLOYED");
+  });
+
+  it("backs off its reads: a revision that takes a minute is read far fewer than once per poll interval", async () => {
+    const s = await setup();
+    await cp?.stop();
+    cp = await startControlPlane({
+      revisionSeconds: 10,
+      deploymentReadySeconds: 0,
+      runSeconds: 0,
+      clock: s.clock,
+    });
+    const ports = createApplyPorts({
+      clock: s.clock,
+      api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
+    });
+    const d = await ports.controlPlane.createDeployment(gitDeployment("slow"));
+    let reads = 0;
+    const started = s.clock.now();
+    const watcher = createRevisionWatcher(ports.deployments, {
+      clock: s.clock,
+      random: () => 0.5,
+      deadline: started + 600_000,
+      pollIntervalMs: 500,
+      maxPollIntervalMs: 8_000,
+      onStatus: () => (reads += 1),
+    });
+    expect((await watcher.wait(d.id, d.latest_revision_id!)).status).toBe("DEPLOYED");
+    const took = s.clock.now() - started;
+    expect(took).toBeGreaterThanOrEqual(50_000);
+    // At 500 ms a read it would be over 100; doubling to 8 s, about a dozen.
+    expect(reads).toBeLessThan(20);
+    // Never later than the longest read pause after it was ready.
+    expect(took).toBeLessThan(70_000 + 8_000);
+  });
+});
