@@ -41,6 +41,8 @@ export type Flags = ConnectionFlags & {
   publicUrl?: string;
   allowedHost: string[];
   insecureStatus?: boolean;
+  /** --env NAME (repeatable): only these environments (docs/environments.md). */
+  env?: string[];
 };
 
 export const webhookSecret = (flags: Flags, env: NodeJS.ProcessEnv) =>

@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import { readApiOptions } from "../api/config.js";
 import { startController } from "../controller/controller.js";
 import { PlumbError } from "../errors.js";
+import type { LoadedEnvironment } from "../manifest/types.js";
 import { createLogger } from "../logger.js";
 import { type ControllerRestart, tuneHeapForController } from "./heap-tuning.js";
 import { memoryLimitFrom } from "./memory-limit.js";
@@ -17,7 +18,8 @@ import {
 } from "./controller-settings.js";
 import { buildLogStream } from "./log-stream.js";
 import { cronExpression, leaseDuration, parseRateLimit, positiveInt } from "./flag-values.js";
-import { addConnectionOptions, parseDuration } from "./options.js";
+import { addConnectionOptions, envOption, parseDuration } from "./options.js";
+import { settingsOf } from "./environments.js";
 
 /** `plumb controller`: keeps the control plane in step with a directory or a git branch, all day. */
 export function controllerCommand(): Command {
@@ -149,6 +151,7 @@ export function controllerCommand(): Command {
       "the key's request budget the controller keeps under (default 1000/10s, the API's default)",
       parseRateLimit,
     );
+  command.addOption(envOption());
   addConnectionOptions(command, "also commit the status to this branch of the manifest repository");
   // There is no PATH argument here: the status store sits in the manifest repository.
   const statusDir = command.options.find((option) => option.long === "--status-dir");
@@ -174,7 +177,13 @@ async function runController(
 ): Promise<void> {
   const source = sourceOf(flags, env);
   const listen = listenSettings(flags, statusToken(flags, env));
-  const api = readApiOptions(env, flags);
+  // Read when the tree turns out to define no environment (each environment has its own settings).
+  const api = () => readApiOptions(env, flags);
+  // An Environment's api_url, api_key, tenant_id, mode and platform_url, as plan --env reads them.
+  const environmentApi = (environment: LoadedEnvironment, root: string) => {
+    const settings = settingsOf(environment, root, env);
+    return readApiOptions(settings.env, { ...flags, ...settings.flags });
+  };
   // Readable lines on a terminal, JSON lines for log collectors (PLUMB_LOG_FORMAT overrides).
   const logger = createLogger({ name: "plumb-controller" }, buildLogStream({ stdout: process.stdout, env }));
   if (unappliedHeapSettings)
@@ -202,6 +211,8 @@ async function runController(
     controller = await startController({
       source,
       api,
+      environments: flags.env,
+      environmentApi,
       statusDir: flags.statusDir,
       statusBranch: flags.statusBranch,
       listen,

@@ -9,7 +9,7 @@ import type { LoadedEnvironment } from "../manifest/types.js";
 import type { SessionIo } from "../reconcile/session.js";
 import { resolveStatusDir } from "../status/status-source.js";
 import type { ConnectionFlags } from "./options.js";
-import { mayDefineEnvironments } from "./environment-scan.js";
+import { mayDefineEnvironments } from "../manifest/environment-scan.js";
 
 // `--env NAME` on plan and apply (docs/environments.md): the command runs once per environment,
 // each with the API settings its Environment names, its own status store (.plumb/status/ENV/) and

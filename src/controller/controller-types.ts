@@ -1,6 +1,7 @@
 import type { ApiOptions } from "../api/config.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
+import type { LoadedEnvironment } from "../manifest/types.js";
 import type { ObjectStatus } from "../status/status-types.js";
 import type { Timers } from "./queue/work-queue.js";
 
@@ -73,8 +74,41 @@ export type ControllerOptions = {
   fetch?: typeof fetch;
 };
 
+/**
+ * What starts a controller: ControllerOptions, except that the API settings may be read late (the
+ * CLI defers them: a tree with environments takes each environment's from its Environment), plus
+ * the environment settings (docs/environments.md "The controller").
+ */
+export type ControllerStartOptions = Omit<ControllerOptions, "api"> & {
+  api: ApiOptions | (() => ApiOptions);
+  /** --env NAME (repeatable): the environments reconciled; none given: every one. */
+  environments?: readonly string[] | undefined;
+  /** An Environment's API settings (its api_url, api_key, … read from the variables or files it names). */
+  environmentApi?: ((environment: LoadedEnvironment, root: string) => ApiOptions) | undefined;
+  /** This replica's name in the replicas' heartbeats (default: host, pid and a random part). */
+  replicaId?: string | undefined;
+};
+
 /** A status record as /status shows it: no secret fingerprints, not even salted ones. */
-export type PublicObjectStatus = Omit<ObjectStatus, "secret_fingerprints" | "pending">;
+export type PublicObjectStatus = Omit<ObjectStatus, "secret_fingerprints" | "pending"> & {
+  /** With environments: the environment whose store holds it. */
+  environment?: string;
+};
+
+export type EnvironmentStatusJson = {
+  environment: string;
+  /** leader: reconciled here; standby: another replica holds its lock; failed: could not start here. */
+  role: "leader" | "standby" | "starting" | "failed";
+  /** Who holds its lock when this replica stands by. */
+  leader?: string | undefined;
+  /** Why it could not start (role failed), e.g. its api_key variable is not set. */
+  error?: string | undefined;
+  /** Its manifests are loaded (role leader). */
+  ready: boolean;
+  /** Every object of its first scan was reconciled once (role leader). */
+  settled: boolean;
+  objects: number;
+};
 
 export type ControllerStatusJson = {
   /** /readyz: the leader has loaded its manifests (whatever the control plane's state). */
@@ -88,6 +122,13 @@ export type ControllerStatusJson = {
     problems: Array<{ line: number; column: number; code: string; message: string }>;
   }>;
   queue: { pending: number; running: number; backingOff: number };
+  /**
+   * With environments: each one's role on this replica and its own status (the fields above are
+   * then the sum of those this replica leads, each object with its `environment`).
+   */
+  environments?: EnvironmentStatusJson[];
+  /** With environments: this replica's name, the live replicas it sees, and its share of the environments. */
+  replicas?: { self: string; live: number; share: number };
 };
 
 export type Controller = {

@@ -1,263 +1,53 @@
 import { systemClock } from "../clock.js";
-import { resolveStatusDir, type StatusLocation } from "../status/status-source.js";
-import { createControllerClients } from "./api-clients.js";
-import { createDriftCheck } from "./sweeps/drift-check.js";
-import { serveControllerHttp } from "./http/serve-http.js";
-import { createControllerScanner } from "./snapshot/sliced-scanner.js";
-import { createControllerWorker } from "./queue/worker-context.js";
-import { checkDriftBranchOptions } from "./sweeps/drift-branch.js";
-import { createSync, startTriggers } from "./source/triggers.js";
-import type { Controller, ControllerOptions } from "./controller-types.js";
-import { waitToLead } from "./leadership.js";
-import { warnUnknownSecrets } from "./sweeps/unknown-secrets-warning.js";
-import { createLiveListing } from "./sweeps/live-listing.js";
-import { checkManifestRoot, openManifestSource } from "./source/manifest-source.js";
-import { createControllerMetrics } from "./http/metrics.js";
-import { createReadiness } from "./readiness.js";
+import type { Controller, ControllerStartOptions } from "./controller-types.js";
 import { listenEarly } from "./http/startup-http.js";
-import { stopController } from "./shutdown.js";
-import { openStatusBook } from "./status-book.js";
-import { legacyStatusLocation } from "../status/status-source.js";
-import { statusReader } from "./http/status-view.js";
-import { createActivityBook } from "./http/activity-book.js";
-import { createPageEvents } from "./http/page-events.js";
-import { createRequestWindow } from "./http/request-window.js";
-import { startControllerNotifier } from "./notify/start-notifier.js";
-import { DEFAULT_API_KEY_CATEGORY } from "../api/rate-limiter.js";
-import { startWorkQueue, systemTimers } from "./queue/work-queue.js";
+import { checkManifestRoot, openManifestSource } from "./source/manifest-source.js";
+import { checkDriftBranchOptions } from "./sweeps/drift-branch.js";
+import { startStore } from "./store.js";
+import { definedEnvironments } from "./environments/environment-set.js";
+import { startEnvironmentController } from "./environments/environment-controller.js";
 
-export type { Controller, ControllerOptions, ControllerSource } from "./controller-types.js";
+export type {
+  Controller,
+  ControllerOptions,
+  ControllerSource,
+  ControllerStartOptions,
+} from "./controller-types.js";
 
 // `plumb controller`: wires the parts together. Manifests come from a source (directory or git) into
 // a snapshot scanner; changes and drift sweeps queue work; the worker reconciles one object with the
-// apply engine and records status; triggers and HTTP say when to look again.
+// apply engine and records status; triggers and HTTP say when to look again (store.ts). A tree that
+// defines environments gets one such store per environment (environments/, docs/environments.md).
 // Startup checks what can fail (manifest root, listen port) before any reconcile or watcher starts,
 // and a failure stops whatever was started, so the process exits with the error instead of running on.
 
-export async function startController(options: ControllerOptions): Promise<Controller> {
-  const clock = options.clock ?? systemClock;
-  const timers = options.timers ?? systemTimers;
+export async function startController(options: ControllerStartOptions): Promise<Controller> {
   const log = options.logger;
-  let stopping = false;
-  // What to undo, newest first, when startup fails half-way.
-  const started: Array<() => Promise<unknown>> = [];
-
   checkDriftBranchOptions(options);
   const http = await listenEarly(options.listen, options.statusToken); // probes answer during the clone
-  if (http) started.push(() => http.close());
+  const source = await openManifestSource(options.source, options.env, log).catch(async (error: unknown) => {
+    await http?.close();
+    throw error;
+  });
   try {
-    const source = await openManifestSource(options.source, options.env, log);
-    started.push(() => source.close());
     await checkManifestRoot(options.source, source.manifestRoot);
-    // Status lives beside the manifests (--path), where plan, apply and drift look (docs/status.md).
-    const location: StatusLocation = {
-      root: source.manifestRoot,
-      statusDir: options.statusDir,
-      statusBranch: options.statusBranch,
-      gitEnv: source.gitEnv, // the status branch is pushed with the same credentials as fetches
-    };
-    // One leader per status store: a second controller waits here as a standby.
-    const lock = await waitToLead({
-      location,
-      http,
-      statusToken: options.statusToken,
-      leaseMs: options.lockLeaseMs,
-      log,
-      signal: options.signal,
-    });
-    started.push(() => lock.release());
-    // The status page hears of every record and reconcile through the activity book.
-    const activity = createActivityBook();
-    const pageEvents = createPageEvents(timers);
-    started.push(async () => pageEvents.close());
-    activity.listen((key) => pageEvents.changed(key));
-    const book = await openStatusBook({
-      location,
-      legacy: legacyStatusLocation(location, source.repoRoot),
-      timers,
-      log,
-      onChange: (key) => activity.changed(key),
-      fence: lock.assertHeld, // a leader that lost the lock records and publishes nothing
-      pushFence: lock.pushFence,
-    });
-    started.push(() => book.flush());
-    const metrics = createControllerMetrics({
-      statuses: () => book.statuses.values(),
-      invalidFiles: () => scanner.snapshot().invalid.size,
-      queue: () => queue.stats(),
-    });
-    const notifier = startControllerNotifier({
-      notify: options.notify,
-      pageUrl: () => http?.url,
-      lockLost: lock.lost,
-      metrics,
-      timers,
-      log,
-      fetch: options.fetch,
-    });
-    const budget = options.apiRateLimit ?? DEFAULT_API_KEY_CATEGORY;
-    const requests = createRequestWindow(budget.windowMs);
-    const { controlPlane, ports, platform } = createControllerClients({
-      api: options.api,
-      clock,
-      onResponse: (e) => {
-        metrics.onResponse(e);
-        requests.sent(clock.now());
-      },
-      fetch: options.fetch,
-      rateLimit: options.apiRateLimit,
-      beforeWrite: lock.assertHeld, // checked after the limiter's and retries' waits
-    });
-    const listing = createLiveListing(() => controlPlane.deploymentPages(), log, timers);
-    const readiness = createReadiness();
-    metrics.leading(true);
-    // Ready once the manifests are loaded: the control plane's health is in metrics and /status.
-    const ready = readiness.ready;
-
-    // Queue and scanner do nothing until the first scan below.
-    const queue = startWorkQueue({
-      concurrency: options.concurrency,
-      debounceMs: 0, // file events are debounced before the rescan
-      backoffBaseMs: options.backoffBaseMs,
-      backoffMaxMs: options.backoffMaxMs,
-      timers,
-      worker: createControllerWorker(options, {
+    const environments = await definedEnvironments(source.manifestRoot, options);
+    if (environments)
+      return await startEnvironmentController(options, {
         source,
-        clients: { ports, platform },
-        book,
-        snapshot: () => scanner.snapshot(),
-        listing,
-        metrics,
-        failures: (key) => queue.failures(key),
-        activity,
-        notifier,
-        settled: (key) => {
-          if (readiness.settle(key))
-            log.info({ objects: scanner.snapshot().objects.size }, "first reconcile finished");
-        },
-        clock,
-        log,
-      }),
-    });
-    started.push(() => queue.stop(1_000));
-
-    // The first scan queues everything in git against one listing of live; later changes look up afresh.
-    let starting = true;
-    let listedAtStart = false;
-    const { scanner, loader } = createControllerScanner(options, {
-      source,
-      book,
-      statusDir: resolveStatusDir(location),
-      activity,
-      controlPlane,
-      notifier,
-      metrics,
-      changed(key) {
-        if (starting) readiness.expect(key);
-        if (starting && listedAtStart) listing.use(key);
-        else listing.forget(key);
-        queue.enqueue(key, "change");
-      },
-      removed: (key) => {
-        queue.cancel(key);
-        listing.forget(key);
-      },
-      stopping: () => stopping,
-      clock,
-      timers,
-      log,
-    });
-    started.push(() => loader.close());
-    const sync = createSync({ source, scan: scanner.scan, metrics, log, stopping: () => stopping });
-    const working = () => !stopping && readiness.settled();
-    const checkDrift = createDriftCheck(options, {
-      sweep: {
-        snapshot: scanner.snapshot,
-        statuses: book.statuses,
-        listing,
-        enqueue: (key) => queue.enqueue(key, "drift"),
-        metrics,
-        log,
-        active: working,
-        synced: () => metrics.synced(clock.now()),
-      },
-      writeBack: { source, statuses: book.statuses, readers: { controlPlane, platform } },
-      writing: working,
-      log,
-    });
-    const status = statusReader({ ready, settled: readiness.settled, source, book, scanner, queue });
-    // Filled in once the triggers start (after the first scan); the page asks before that too.
-    const schedule = { nextDriftCheck: (): Date | null => null };
-    serveControllerHttp(options, {
-      ...{ http, ready, metrics, status, sync, source, scanner, book, queue, activity, controlPlane },
-      header: {
-        requests: () => requests.count(clock.now()),
-        budget,
-        nextDriftCheck: () => schedule.nextDriftCheck(),
-      },
-      events: pageEvents,
-      clock,
-      log,
-    });
-    if (http) log.info({ url: http.url }, "serving the status page at / and /livez /readyz /metrics /status");
-    listedAtStart = await listing.refresh();
-    // Reconciles take entries from the listing as they start: keep the startup view for the warning.
-    const liveAtStart = listedAtStart ? listing.live() : undefined;
-    const recordedAtStart = new Map(book.statuses);
-    started.push(() => scanner.settled());
-    // Watching before the first scan: a save between the two is rescanned, not lost (scans run one
-    // at a time); a scheduled drift check waits for the first scan's snapshot.
-    const activeTriggers = await startTriggers({
-      source,
-      intervalMs: options.source.kind === "git" ? options.source.intervalMs : undefined,
-      debounceMs: options.debounceMs,
-      driftSchedule: options.driftSchedule,
-      scan: scanner.scan,
-      sync,
-      checkDrift: () => (starting ? Promise.resolve() : checkDrift()),
-      timers,
-      log,
-    });
-    started.push(() => activeTriggers.stop());
-    await scanner.scan("start");
-    starting = false;
-    if (liveAtStart) warnUnknownSecrets(scanner.snapshot(), liveAtStart, recordedAtStart, log);
-    schedule.nextDriftCheck = () => activeTriggers.nextDriftCheck();
-    const objects = scanner.snapshot().objects.size; // ready (/readyz 200): loaded and watched
-    log.info({ objects, settled: readiness.scanned() }, "manifests loaded: ready");
-
-    return {
-      url: http?.url,
-      manifestRoot: source.manifestRoot,
-      ready: readiness.settled,
-      status,
-      lockLost: lock.lost,
-      rescan: () => scanner.scan("manual"),
-      sync: () => sync("manual"),
-      checkDrift,
-      async stop(graceMs = 10_000) {
-        if (stopping) return;
-        stopping = true;
-        listing.close(); // a drift sweep waiting for the queue to take its listing ends
-        await stopController({
-          graceMs,
-          log,
-          triggers: activeTriggers,
-          scanner,
-          queue,
-          book,
-          lock,
-          http,
-          source,
-        });
-        await loader.close();
-        // Notifications of the last reconciles get a moment; a dead receiver does not hold shutdown.
-        await notifier?.drain(2_000);
-      },
-    };
+        http,
+        environments,
+        clock: options.clock ?? systemClock,
+      });
+    const { environments: _none, environmentApi: _unused, replicaId: _single, ...single } = options;
+    return await startStore({ ...single, api: apiOf(options) }, { source, http });
   } catch (error) {
-    stopping = true;
-    for (const undo of started.reverse()) await undo().catch(() => undefined);
+    await source.close().catch(() => undefined);
+    await http?.close().catch(() => undefined);
     throw error;
   }
 }
+
+/** The API settings without environments: given, or read now (the CLI defers a missing PLUMB_API_URL). */
+const apiOf = (options: ControllerStartOptions) =>
+  typeof options.api === "function" ? options.api() : options.api;

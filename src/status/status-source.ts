@@ -16,6 +16,12 @@ export type StatusLocation = {
   statusBranch?: string | undefined;
   /** Environment of the status branch's git commands (credentials); default: this process's. */
   gitEnv?: Record<string, string> | undefined;
+  /**
+   * With environments (docs/environments.md): the environment whose store this is. Its records live
+   * in `ENV/` under the status directory (statusDir names it) and under `.plumb/status/ENV/` on the
+   * status branch, with a lease of its own.
+   */
+  environment?: string | undefined;
 };
 
 /** The directory of the manifests: PATH itself, or the directory of a single manifest file. */

@@ -13,7 +13,9 @@ import { createWebhookGuard, type WebhookVerdict } from "../source/webhook.js";
 
 export type HttpHandlers = {
   ready(): boolean;
-  registry: Registry;
+  /** More of /readyz's 200 body (with environments: the role of each). */
+  readyBody?(): Record<string, unknown>;
+  registry: Pick<Registry, "metrics" | "contentType">;
   status(): unknown;
   /** Shared webhook secret; undefined disables POST /hooks/git (404). */
   webhookSecret: string | undefined;
@@ -106,7 +108,7 @@ async function handle(
       return send(res, 200, { ok: true });
     case "/readyz":
       return h.ready()
-        ? send(res, 200, { ready: true })
+        ? send(res, 200, { ready: true, ...h.readyBody?.() })
         : send(res, 503, { ready: false, ...h.notReady?.() });
     case "/metrics":
       return send(res, 200, await h.registry.metrics(), h.registry.contentType);

@@ -9,12 +9,15 @@ import type { EventStreams } from "./event-streams.js";
 // data, served to anyone), and its JSON and live events (behind the status token, like /status).
 
 export type PageRoutes = {
-  header(): PageHeader;
-  objects(query: ObjectQuery): ObjectPage;
+  /** `environment`: with environments, the one shown (`?env=NAME`); otherwise unused. */
+  header(environment?: string): PageHeader;
+  objects(query: ObjectQuery, environment?: string): ObjectPage;
   /** null when no such object is known. */
-  detail(kind: string, name: string): Promise<ObjectDetail | null>;
+  detail(kind: string, name: string, environment?: string): Promise<ObjectDetail | null>;
   /** `write` gets Server-Sent Event text; returns the function that unsubscribes. */
   subscribe(write: (text: string) => void): () => void;
+  /** With environments: each one's role and records (GET /ui/api/environments). */
+  environments?(): unknown;
 };
 
 type Reply = (res: ServerResponse, code: number, body: unknown, type?: string) => void;
@@ -54,12 +57,15 @@ export async function servePageData(
   send: Reply,
   streams: EventStreams,
 ): Promise<boolean> {
-  if (path === "/ui/api/header") send(res, 200, routes.header());
-  else if (path === "/ui/api/objects")
-    send(res, 200, routes.objects(parseObjectQuery(new URL(req.url ?? "/", "http://x").searchParams)));
+  const params = new URL(req.url ?? "/", "http://x").searchParams;
+  const environment = params.get("env") ?? undefined;
+  if (path === "/ui/api/header") send(res, 200, routes.header(environment));
+  else if (path === "/ui/api/objects") send(res, 200, routes.objects(parseObjectQuery(params), environment));
+  else if (path === "/ui/api/environments" && routes.environments)
+    send(res, 200, { environments: routes.environments() });
   else if (path.startsWith("/ui/api/objects/")) {
     const [kind = "", name = ""] = path.slice("/ui/api/objects/".length).split("/").map(safeDecode);
-    const detail = kind && name ? await routes.detail(kind, name) : null;
+    const detail = kind && name ? await routes.detail(kind, name, environment) : null;
     if (detail) send(res, 200, detail);
     else send(res, 404, { detail: `no object ${kind}/${name}` });
   } else if (path === "/ui/events") streams.open(req, res, (write) => routes.subscribe(write));

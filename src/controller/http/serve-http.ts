@@ -3,23 +3,23 @@ import type { Logger } from "../../logger.js";
 import type { ControlPlaneClient } from "../../api/control-plane-client.js";
 import type { ActivityBook } from "./activity-book.js";
 import type { ControllerOptions } from "../controller-types.js";
-import type { ControllerHttp } from "./http-server.js";
+import type { HttpHandlers } from "./http-server.js";
 import type { ManifestSource } from "../source/manifest-source.js";
 import type { ControllerMetrics } from "./metrics.js";
 import type { PageEvents } from "./page-events.js";
 import type { SnapshotScanner } from "../snapshot/snapshot-scanner.js";
 import type { StatusBook } from "../status-book.js";
 import { createStatusPageRoutes, type HeaderSources } from "./status-page-source.js";
-import { serveHttp } from "../source/triggers.js";
+import { httpHandlers } from "../source/triggers.js";
 
 // The controller's HTTP side when --listen is given: the status page at /, the probes (with why
 // it is not ready), /metrics, /status and the git webhook. The socket is bound before the clone
-// (startup-http.ts); the leader takes it over here, before any reconcile.
+// (startup-http.ts); the leader takes it over with these handlers, before any reconcile (with
+// environments, environments/environment-http.ts composes each environment's).
 
-export function serveControllerHttp(
+export function controllerHandlers(
   options: Pick<ControllerOptions, "source" | "api" | "statusToken" | "webhookSecret">,
   deps: {
-    http: ControllerHttp | undefined;
     ready: () => boolean;
     metrics: ControllerMetrics;
     status: () => unknown;
@@ -35,8 +35,7 @@ export function serveControllerHttp(
     clock: Clock;
     log: Logger;
   },
-): ControllerHttp | undefined {
-  if (!deps.http) return undefined;
+): HttpHandlers {
   const { metrics } = deps;
   const page = createStatusPageRoutes({
     header: {
@@ -55,7 +54,7 @@ export function serveControllerHttp(
     events: deps.events,
     clock: deps.clock,
   });
-  return serveHttp(deps.http, {
+  return httpHandlers({
     ready: deps.ready,
     // Ready once the manifests are loaded; the control plane's health is in /metrics and /status.
     notReady: () => ({ reason: "loading the manifests" }),

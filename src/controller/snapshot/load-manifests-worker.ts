@@ -9,11 +9,12 @@ const { maxBytes } = workerData as { maxBytes: number };
 
 parentPort?.on("message", ({ id, root }: Request) => {
   loadManifests(root, { maxBytes }).then(
-    ({ manifests, problems }) =>
+    ({ manifests, environments, problems }) =>
       parentPort?.postMessage({
         id,
         // The start position goes along (cheap for a one-document file): every plan line needs it.
         manifests: manifests.map(({ manifest, file, location }) => ({ manifest, file, location })),
+        environments: environments?.map(({ manifest, file, location }) => ({ manifest, file, location })),
         problems,
       }),
     (error: unknown) =>

@@ -16,7 +16,10 @@ const IN_LOOP_MAX_BYTES = 32 * 1024;
 const WORKER_IDLE_MS = 30_000;
 
 export type ManifestLoader = {
+  /** The tree, refused when it defines environments (refuse-environments.ts). */
   load(root: string): Promise<LoadResult>;
+  /** The tree with its Environment documents (the environment controller resolves each one's view). */
+  loadTree(root: string): Promise<LoadResult>;
   /** Whether a worker thread is running now (tests, and the idle stop). */
   threadRunning(): boolean;
   close(): Promise<void>;
@@ -47,15 +50,17 @@ export function createManifestLoader(
       cancelIdleStop = timers.setTimeout(() => void stopThread(), options.idleMs ?? WORKER_IDLE_MS);
     }
   };
+  const loadTree = async (root: string) => {
+    const result = await loadManifestsInSlices(root, {
+      maxBytes,
+      maxFileBytes: options.inLoopMaxBytes ?? IN_LOOP_MAX_BYTES,
+      sliceMs: options.sliceMs ?? SLICE_MS,
+    });
+    return "offThread" in result ? await offThread(root) : result;
+  };
   return {
-    async load(root) {
-      const result = await loadManifestsInSlices(root, {
-        maxBytes,
-        maxFileBytes: options.inLoopMaxBytes ?? IN_LOOP_MAX_BYTES,
-        sliceMs: options.sliceMs ?? SLICE_MS,
-      });
-      return refuseEnvironments("offThread" in result ? await offThread(root) : result);
-    },
+    load: async (root) => refuseEnvironments(await loadTree(root)),
+    loadTree,
     threadRunning: () => thread !== undefined,
     close: stopThread,
   };

@@ -4,7 +4,7 @@ import { Worker } from "node:worker_threads";
 import { isErrorCode, PlumbError } from "../../errors.js";
 import type { LoadResult } from "../../manifest/load.js";
 import type { Problem } from "../../manifest/types.js";
-import type { LoadedManifest } from "../../manifest/types.js";
+import type { LoadedEnvironment, LoadedManifest } from "../../manifest/types.js";
 import { locatorsOnDisk } from "./compact-manifest.js";
 
 // The controller parses manifests on a worker thread: a hostile file (1 MiB of keys, deep nesting)
@@ -16,6 +16,7 @@ type Reply =
   | {
       id: number;
       manifests: Array<Pick<LoadedManifest, "manifest" | "file" | "location">>;
+      environments?: Array<Pick<LoadedEnvironment, "manifest" | "file" | "location">>;
       problems: Problem[];
     }
   | { id: number; error: { message: string; code?: unknown } };
@@ -67,7 +68,18 @@ export function startManifestThread(maxBytes: number): ManifestThread | undefine
         const { message, code } = reply.error;
         throw isErrorCode(code) ? new PlumbError(code, message) : new Error(message);
       }
-      return { manifests: reply.manifests.map((m) => fromThread(m, root)), problems: reply.problems };
+      const environments = reply.environments?.map(
+        (e) =>
+          fromThread(
+            e as unknown as Pick<LoadedManifest, "manifest" | "file" | "location">,
+            root,
+          ) as unknown as LoadedEnvironment,
+      );
+      return {
+        manifests: reply.manifests.map((m) => fromThread(m, root)),
+        ...(environments ? { environments } : {}),
+        problems: reply.problems,
+      };
     },
     async close() {
       const stopping = worker;

@@ -1,6 +1,7 @@
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
 import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import type { LoadResult } from "../../manifest/load.js";
 import type { ControllerOptions } from "../controller-types.js";
 import type { ManifestSource } from "../source/manifest-source.js";
 import { createManifestLoader, type ManifestLoader } from "./manifest-loader.js";
@@ -24,6 +25,8 @@ export function createControllerScanner(
   >,
   deps: {
     source: ManifestSource;
+    /** With environments: the environment's view of the tree (environments/environment-load.ts). */
+    load?: ((root: string) => Promise<LoadResult>) | undefined;
     book: StatusBook;
     controlPlane: PruneSweepDeps["port"];
     notifier: Notifier | undefined;
@@ -45,7 +48,7 @@ export function createControllerScanner(
   let rescanning: (() => void) | undefined;
   const scanner: SnapshotScanner = createSnapshotScanner({
     root: deps.source.manifestRoot,
-    load: (root) => loader.load(root),
+    load: deps.load ?? ((root) => loader.load(root)),
     afterScan: createPruneSweep({
       enabled: options.prune === true,
       max: options.pruneMax,

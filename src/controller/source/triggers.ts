@@ -3,7 +3,7 @@ import type { Logger } from "../../logger.js";
 import { watchDirectory } from "./directory-source.js";
 import { errorMessage } from "../error-message.js";
 import { createFileDebounce } from "./file-debounce.js";
-import type { ControllerHttp } from "../http/http-server.js";
+import type { HttpHandlers } from "../http/http-server.js";
 import type { ManifestSource } from "./manifest-source.js";
 import type { ControllerMetrics } from "../http/metrics.js";
 import type { PageRoutes } from "../http/page-routes.js";
@@ -87,22 +87,19 @@ export async function startTriggers(
 }
 
 /** The leader's /livez /readyz /metrics /status, and POST /hooks/git that fetches at once. */
-export function serveHttp(
-  http: ControllerHttp,
-  options: {
-    ready: () => boolean;
-    notReady?: () => Record<string, unknown>;
-    status: () => unknown;
-    statusToken?: string | undefined;
-    webhookSecret: string | undefined;
-    sync: (trigger: string) => Promise<void>;
-    metrics: Pick<ControllerMetrics, "registry" | "scanned">;
-    page: PageRoutes;
-    log: Logger;
-  },
-): ControllerHttp {
+export function httpHandlers(options: {
+  ready: () => boolean;
+  notReady?: () => Record<string, unknown>;
+  status: () => unknown;
+  statusToken?: string | undefined;
+  webhookSecret: string | undefined;
+  sync: (trigger: string) => Promise<void>;
+  metrics: Pick<ControllerMetrics, "registry" | "scanned">;
+  page: PageRoutes;
+  log: Logger;
+}): HttpHandlers {
   const { log, metrics } = options;
-  http.use({
+  return {
     ready: options.ready,
     notReady: options.notReady,
     registry: metrics.registry,
@@ -118,6 +115,5 @@ export function serveHttp(
       metrics.scanned("webhook", "error");
       log.warn({ reason }, "webhook rejected"); // signature, stale or replayed
     },
-  });
-  return http;
+  };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { refuseEnvironments } from "../../../src/controller/snapshot/refuse-environments.js";
 import { checkFiles } from "../../manifest/helpers.js";
 
-// The controller does not reconcile environments yet: a tree defining them fails the scan rather
+// A controller started without environments: a tree that defines them later fails the scan rather
 // than sending every deployment's base spec to the one control plane it knows.
 
 const ENVIRONMENT = `apiVersion: plumb/v1
@@ -31,14 +31,14 @@ describe("the controller and environments", () => {
 
   it("refuses a tree that defines environments", () => {
     expect(() => refuseEnvironments(checkFiles({ "e.yaml": ENVIRONMENT, "a.yaml": DEPLOYMENT }))).toThrow(
-      /defines environments \(prod\)/,
+      /now define environments \(prod\); restart the controller/,
     );
   });
 
   it("refuses a Deployment naming environments even when the Environment documents did not come back", () => {
     const tree = checkFiles({ "e.yaml": ENVIRONMENT, "a.yaml": `${DEPLOYMENT}environments: {prod: {}}\n` });
     expect(() => refuseEnvironments({ ...tree, environments: undefined })).toThrow(
-      /a\.yaml: the manifests define environments/,
+      /a\.yaml: the manifests now define environments/,
     );
   });
 });

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mayDefineEnvironments } from "../../src/cli/environment-scan.js";
+import { mayDefineEnvironments } from "../../src/manifest/environment-scan.js";
 
 let dir: string;
 beforeAll(async () => {

@@ -1,0 +1,114 @@
+import type { Registry } from "prom-client";
+import type { Logger } from "../../logger.js";
+import { buildObjectPage } from "../../status-page/page-model.js";
+import type { ControllerStatusJson } from "../controller-types.js";
+import type { HttpHandlers } from "../http/http-server.js";
+import type { PageRoutes } from "../http/page-routes.js";
+import type { EnvironmentClaim } from "./environment-claim.js";
+import { environmentRecords } from "./environment-records.js";
+import { mergeMetricsText } from "./merge-metrics.js";
+
+// The HTTP side of a controller of environments: one socket, each environment's answers composed.
+// /readyz is 200 while this replica leads at least one environment and each it leads has loaded its
+// manifests (a replica leading none is a standby: 503), its body the role of each; /metrics is every
+// led environment's registry labelled `environment` (standbys: plumb_leader 0); /status the sum and
+// each environment's; the page shows one environment at a time (`?env=NAME`, else the first led)
+// and /ui/api/environments the per-environment records (environment-records.ts).
+
+export function environmentHandlers(deps: {
+  claims: () => readonly EnvironmentClaim[];
+  status: () => ControllerStatusJson;
+  statusToken: string | undefined;
+  webhookSecret: string | undefined;
+  sync: (trigger: string) => Promise<void>;
+  scanned: (source: string, result: "ok" | "invalid" | "error") => void;
+  log: Logger;
+}): HttpHandlers {
+  const { claims, log } = deps;
+  const leaders = () => claims().filter((c) => c.role() === "leader" && c.store());
+  const roles = () =>
+    claims().map((c) => ({
+      environment: c.name,
+      role: c.role(),
+      ready: c.role() === "leader" && (c.store()?.loaded() ?? false),
+      ...(c.leader() && c.role() !== "leader" ? { leader: c.leader() } : {}),
+      ...(c.error() ? { error: c.error() } : {}),
+    }));
+  const ready = () => leaders().length > 0 && leaders().every((c) => c.store()!.loaded());
+  const registry: Pick<Registry, "metrics" | "contentType"> = {
+    contentType: "text/plain; version=0.0.4; charset=utf-8",
+    metrics: async () =>
+      mergeMetricsText(
+        await Promise.all(
+          claims().map((c) => {
+            const store = c.store();
+            return c.role() === "leader" && store
+              ? store.registry.metrics()
+              : Promise.resolve(standbyMetrics(c.name));
+          }),
+        ),
+      ),
+  };
+  return {
+    ready,
+    readyBody: () => ({ environments: roles() }),
+    notReady: () => ({
+      reason: leaders().length === 0 ? "standby: this replica leads no environment" : "loading the manifests",
+      environments: roles(),
+    }),
+    registry,
+    status: deps.status,
+    statusToken: deps.statusToken,
+    webhookSecret: deps.webhookSecret,
+    page: environmentPage(claims),
+    onWebhook: () => {
+      log.info({}, "webhook received: fetching now");
+      void deps.sync("webhook");
+    },
+    onBadWebhook: (reason) => {
+      deps.scanned("webhook", "error");
+      log.warn({ reason }, "webhook rejected");
+    },
+  };
+}
+
+const standbyMetrics = (environment: string) =>
+  `# HELP plumb_leader 1 while this controller leads, 0 on standby\n# TYPE plumb_leader gauge\nplumb_leader{environment="${environment}"} 0\n`;
+
+function environmentPage(claims: () => readonly EnvironmentClaim[]): PageRoutes {
+  const pageOf = (environment: string | undefined) => {
+    const led = claims().filter((c) => c.role() === "leader" && c.store()?.handlers?.page);
+    const claim = environment ? led.find((c) => c.name === environment) : led[0];
+    return claim ? { name: claim.name, page: claim.store()!.handlers!.page! } : undefined;
+  };
+  const summary = () => claims().map((c) => ({ environment: c.name, role: c.role() }));
+  return {
+    header(environment) {
+      const led = pageOf(environment);
+      if (led) return { ...led.page.header(), environment: led.name, environments: summary() };
+      return {
+        ready: false,
+        role: "standby",
+        source: { kind: "standby", location: "", commit: null },
+        control_plane: "(no environment led here)",
+        api: "unknown",
+        rate_limit: { used: 0, limit: 0, window_seconds: 0 },
+        next_drift_check: null,
+        queue: { pending: 0, running: 0, backingOff: 0 },
+        invalid: [],
+        now: new Date().toISOString(),
+        environments: summary(),
+      };
+    },
+    objects: (query, environment) => pageOf(environment)?.page.objects(query) ?? buildObjectPage([], query),
+    detail: async (kind, name, environment) => (await pageOf(environment)?.page.detail(kind, name)) ?? null,
+    subscribe(write) {
+      const stops = claims().flatMap((c) => {
+        const page = c.role() === "leader" ? c.store()?.handlers?.page : undefined;
+        return page ? [page.subscribe(write)] : [];
+      });
+      return () => stops.forEach((stop) => stop());
+    },
+    environments: () => environmentRecords(claims()),
+  };
+}

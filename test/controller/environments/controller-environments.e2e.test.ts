@@ -1,0 +1,150 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+import { startController } from "../../../src/controller/controller.js";
+import { freePort } from "../../support/free-port.js";
+import { waitFor } from "../support.js";
+import {
+  environmentOptions,
+  imageOn,
+  namesOn,
+  PROD_KEY,
+  revisionsOn,
+  STAGING_KEY,
+  useEnvironmentsHarness,
+  writeAlpha,
+  writeTree,
+} from "./fixture.js";
+
+// One controller over a tree with two environments, against two real control planes: each
+// environment's deployments are created once on its own control plane, an override's edit is one
+// revision in that environment only, and a control plane that is down leaves the other converging.
+// Counted on the control planes.
+
+const h = useEnvironmentsHarness("plumb-ctl-envs-");
+const same = (a: Record<string, number>, b: Record<string, number>) =>
+  JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
+it("reconciles every environment on its own control plane; an edit is one revision there only", async () => {
+  await writeTree(h);
+  const port = await freePort();
+  const controller = await startController(environmentOptions(h, { listen: { host: "127.0.0.1", port } }));
+  h.controllers.push(controller);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor("both settled", () => controller.ready(), 20_000);
+
+  expect(await namesOn(h.staging, STAGING_KEY)).toEqual(["alpha", "beta"]);
+  expect(await namesOn(h.prod, PROD_KEY)).toEqual(["alpha"]);
+  expect(await revisionsOn(h.staging, STAGING_KEY)).toEqual({ alpha: 1, beta: 1 });
+  expect(await revisionsOn(h.prod, PROD_KEY)).toEqual({ alpha: 1 });
+  expect(await imageOn(h.prod, PROD_KEY, "alpha")).toBe("img/alpha:prod-1");
+  expect(await imageOn(h.staging, STAGING_KEY, "alpha")).toBe("img/alpha:1");
+  // Each environment's own status store, where plan --env and apply --env look.
+  for (const env of ["staging", "prod"])
+    expect(existsSync(join(h.dir, ".plumb", "status", env, "deployment.alpha.json"))).toBe(true);
+
+  // prod's override moves: one revision in prod, none in staging.
+  await writeAlpha(h, "img/alpha:prod-2");
+  await waitFor("prod edited", async () => (await revisionsOn(h.prod, PROD_KEY)).alpha === 2, 20_000);
+  await waitFor(
+    "prod recorded",
+    () => controller.status().objects.find((o) => o.environment === "prod")?.revision_status === "DEPLOYED",
+  );
+  await waitFor("queue idle", () => controller.status().queue.running === 0);
+  expect(await revisionsOn(h.prod, PROD_KEY)).toEqual({ alpha: 2 });
+  expect(await revisionsOn(h.staging, STAGING_KEY)).toEqual({ alpha: 1, beta: 1 });
+  expect(await imageOn(h.prod, PROD_KEY, "alpha")).toBe("img/alpha:prod-2");
+
+  // /status, /readyz, /metrics and the page's records say it per environment.
+  const status = controller.status();
+  expect(status.environments?.map((e) => [e.environment, e.role, e.objects])).toEqual([
+    ["prod", "leader", 1],
+    ["staging", "leader", 2],
+  ]);
+  expect(status.objects.map((o) => `${o.environment}/${o.name}`).sort()).toEqual([
+    "prod/alpha",
+    "staging/alpha",
+    "staging/beta",
+  ]);
+  const readyz = await fetch(`${url}/readyz`);
+  expect(readyz.status).toBe(200);
+  expect(await readyz.json()).toMatchObject({
+    ready: true,
+    environments: [
+      { environment: "prod", role: "leader", ready: true },
+      { environment: "staging", role: "leader", ready: true },
+    ],
+  });
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  expect(metrics).toMatch(/^plumb_leader\{environment="prod"\} 1$/m);
+  expect(metrics).toMatch(/^plumb_leader\{environment="staging"\} 1$/m);
+  expect(metrics.match(/^# TYPE plumb_leader gauge$/gm)).toHaveLength(1); // one family, two samples
+  expect(metrics).toMatch(/^plumb_objects\{sync="Synced",health="Healthy",environment="staging"\} 2$/m);
+  const records = (await (await fetch(`${url}/ui/api/environments`)).json()) as {
+    environments: Array<{ environment: string; objects: Array<{ name: string; version: unknown }> }>;
+  };
+  expect(records.environments.find((e) => e.environment === "prod")?.objects).toMatchObject([
+    { name: "alpha", version: { image_uri: "img/alpha:prod-2" } },
+  ]);
+  const header = (await (await fetch(`${url}/ui/api/header?env=staging`)).json()) as Record<string, unknown>;
+  expect(header).toMatchObject({ environment: "staging", role: "leader" });
+  expect(header.control_plane).toBe(h.staging.url);
+}, 60_000);
+
+it("a control plane that is down fails its environment only: the other converges", async () => {
+  const down = `http://127.0.0.1:${await freePort()}`; // nothing listens there
+  await writeTree(h, down);
+  const controller = await startController(environmentOptions(h, { timeoutMs: 2_000 }));
+  h.controllers.push(controller);
+  await waitFor(
+    "staging converged",
+    async () => same(await revisionsOn(h.staging, STAGING_KEY), { alpha: 1, beta: 1 }),
+    20_000,
+  );
+  await waitFor(
+    "prod's failure recorded",
+    () => controller.status().objects.find((o) => o.environment === "prod")?.last_error,
+    20_000,
+  );
+  expect(controller.status().objects.find((o) => o.environment === "prod")).toMatchObject({
+    name: "alpha",
+    sync: "Unknown",
+  });
+  // Staging keeps converging while prod stays down.
+  await writeAlpha(h, "img/alpha:prod-1", "img/alpha:2");
+  await waitFor(
+    "staging edited",
+    async () => (await revisionsOn(h.staging, STAGING_KEY)).alpha === 2,
+    20_000,
+  );
+  expect(await revisionsOn(h.staging, STAGING_KEY)).toEqual({ alpha: 2, beta: 1 });
+  expect(await namesOn(h.prod, PROD_KEY)).toEqual([]);
+}, 60_000);
+
+it("--env reconciles only the environments named", async () => {
+  await writeTree(h);
+  const controller = await startController(environmentOptions(h, { environments: ["prod"] }));
+  h.controllers.push(controller);
+  await waitFor("prod settled", () => controller.ready(), 20_000);
+  expect(await revisionsOn(h.prod, PROD_KEY)).toEqual({ alpha: 1 });
+  expect(await namesOn(h.staging, STAGING_KEY)).toEqual([]);
+  expect(controller.status().environments?.map((e) => e.environment)).toEqual(["prod"]);
+}, 60_000);
+
+it("an environment whose API key is not set fails alone, and says why", async () => {
+  await writeTree(h);
+  const { PROD_KEY: _unset, ...env } = { ...process.env, STAGING_KEY, PROD_KEY };
+  const controller = await startController(environmentOptions(h, {}, env));
+  h.controllers.push(controller);
+  await waitFor(
+    "staging converged",
+    async () => same(await revisionsOn(h.staging, STAGING_KEY), { alpha: 1, beta: 1 }),
+    20_000,
+  );
+  await waitFor("prod failed", () => controller.status().environments?.find((e) => e.role === "failed"));
+  expect(controller.status().environments?.find((e) => e.environment === "prod")).toMatchObject({
+    role: "failed",
+    error: expect.stringContaining("PROD_KEY, which is not set"),
+  });
+  expect(await namesOn(h.prod, PROD_KEY)).toEqual([]);
+}, 60_000);

@@ -1,0 +1,130 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach } from "vitest";
+import { readApiOptions } from "../../../src/api/config.js";
+import { settingsOf } from "../../../src/cli/environments.js";
+import type { Controller, ControllerStartOptions } from "../../../src/controller/controller.js";
+import { DEFAULT_TENANT_ID } from "../../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../../src/control-plane/server.js";
+import type { LoadedEnvironment } from "../../../src/manifest/types.js";
+import { fastControllerOptions } from "../harness.js";
+import { api, memoryLogger, writeDoc } from "../support.js";
+import { createLogger } from "../../../src/logger.js";
+
+// Two real control planes on loopback, staging and prod, each with its own API key, and a manifest
+// tree defining both environments: the frame of the controller-per-environment tests.
+
+export const STAGING_KEY = "staging-key-0123456789abcdef";
+export const PROD_KEY = "prod-key-0123456789abcdef0123";
+
+export type EnvironmentsHarness = {
+  dir: string;
+  staging: RunningControlPlane;
+  prod: RunningControlPlane;
+  controllers: Controller[];
+};
+
+export function useEnvironmentsHarness(prefix: string): EnvironmentsHarness {
+  const h = { controllers: [] } as unknown as EnvironmentsHarness;
+  const grant = (key: string) => ({ apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }] });
+  beforeEach(async () => {
+    h.dir = await mkdtemp(join(tmpdir(), prefix));
+    h.staging = await startControlPlane({
+      revisionSeconds: 0.02,
+      deploymentReadySeconds: 0,
+      ...grant(STAGING_KEY),
+    });
+    h.prod = await startControlPlane({
+      revisionSeconds: 0.02,
+      deploymentReadySeconds: 0,
+      ...grant(PROD_KEY),
+    });
+  });
+  afterEach(async () => {
+    for (const c of h.controllers.splice(0)) await c.stop(1_000);
+    await h.staging.stop();
+    await h.prod.stop();
+    await rm(h.dir, { recursive: true, force: true });
+  });
+  return h;
+}
+
+export const environmentDoc = (name: string, url: string, keyVar: string) => `apiVersion: plumb/v1
+kind: Environment
+metadata:
+  name: ${name}
+spec:
+  api_url: ${url}
+  api_key: {env: ${keyVar}}
+`;
+
+/** alpha runs everywhere (prod pins its own image), beta in staging only. */
+export async function writeTree(
+  h: EnvironmentsHarness,
+  prodUrl = h.prod.url,
+  prodImage = "img/alpha:prod-1",
+) {
+  await writeDoc(h.dir, "env-staging.yaml", environmentDoc("staging", h.staging.url, "STAGING_KEY"));
+  await writeDoc(h.dir, "env-prod.yaml", environmentDoc("prod", prodUrl, "PROD_KEY"));
+  await writeAlpha(h, prodImage);
+  await writeDoc(h.dir, "beta.yaml", {
+    apiVersion: "plumb/v1",
+    kind: "Deployment",
+    metadata: { name: "beta", environments: ["staging"] },
+    spec: { source: "internal_container", source_revision_config: { image_uri: "img/beta:1" } },
+  });
+}
+
+export const writeAlpha = (h: EnvironmentsHarness, prodImage: string, baseImage = "img/alpha:1") =>
+  writeDoc(h.dir, "alpha.yaml", {
+    apiVersion: "plumb/v1",
+    kind: "Deployment",
+    metadata: { name: "alpha" },
+    spec: { source: "internal_container", source_revision_config: { image_uri: baseImage } },
+    environments: { prod: { spec: { source_revision_config: { image_uri: prodImage } } } },
+  });
+
+/** Controller options as `plumb controller` builds them, each environment's API read from its Environment. */
+export function environmentOptions(
+  h: EnvironmentsHarness,
+  extra: Partial<ControllerStartOptions> = {},
+  env: NodeJS.ProcessEnv = { ...process.env, STAGING_KEY, PROD_KEY },
+): ControllerStartOptions {
+  const base = fastControllerOptions(h.staging, { source: { kind: "dir", dir: h.dir } });
+  return {
+    ...base,
+    api: () => {
+      throw new Error("a tree with environments must not read PLUMB_API_URL");
+    },
+    env,
+    logger: process.env.DEBUG_ENV_TEST ? createLogger({ level: "debug" }) : memoryLogger().logger,
+    environmentApi: (environment: LoadedEnvironment, root: string) => {
+      const settings = settingsOf(environment, root, env);
+      return readApiOptions(settings.env, settings.flags);
+    },
+    ...extra,
+  };
+}
+
+/** Revisions per deployment name on one control plane. */
+export async function revisionsOn(cp: RunningControlPlane, key: string): Promise<Record<string, number>> {
+  const client = api(cp.url, key);
+  const counts: Record<string, number> = {};
+  for (const d of await client.deployments()) counts[d.name] = (await client.revisions(d.id)).length;
+  return counts;
+}
+
+/** Deployment names on one control plane, each once per deployment (duplicates would show twice). */
+export async function namesOn(cp: RunningControlPlane, key: string): Promise<string[]> {
+  return (await api(cp.url, key).deployments()).map((d) => d.name).sort();
+}
+
+export async function imageOn(
+  cp: RunningControlPlane,
+  key: string,
+  name: string,
+): Promise<string | undefined> {
+  const d = await api(cp.url, key).deployment(name);
+  return (d as { source_revision_config?: { image_uri?: string } }).source_revision_config?.image_uri;
+}
