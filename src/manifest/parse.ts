@@ -1,10 +1,9 @@
-import { CORE_SCHEMA, loadAll } from "js-yaml";
 import { LineCounter, parseAllDocuments } from "yaml";
 import { PlumbError } from "../errors.js";
 import { classifyDocument } from "./document-kind.js";
 import { buildLocators, type DocumentLocators } from "./locate.js";
 import type { Problem, Severity, SourceLocation } from "./types.js";
-import { checkYamlShape, hopelessNestingAt, MAX_NESTING, tooDeep, valueDepth } from "./yaml-shape.js";
+import { checkYamlShape, hopelessNestingAt, tooDeep } from "./yaml-shape.js";
 import { emptiedTextWarning } from "./emptied-rules.js";
 
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
@@ -93,83 +92,19 @@ export function parseManifestText(text: string, file: string): ParseResult {
     const at = { file, line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
     return { documents: [], problems: [tooDeep(at)] };
   }
-  const result = parseFast(text, file) ?? parseWithPositions(text, file);
+  const result = parseWithPositions(text, file);
   const emptied = emptiedTextWarning(text, file, result.documents.length);
   if (emptied) result.problems.push(emptied);
   return result;
 }
 
-// Anchors and aliases are rare in manifests; any hint of them takes the guarded path (alias limit).
-const MAY_HAVE_ALIASES = /(^|[\s[{,])[&*]/m;
-// So are complex keys (`? [a, b]`, `[a, b]: c`), which js-yaml would silently turn into strings.
-const MAY_HAVE_COMPLEX_KEYS = /^\s*(- +)*\?(\s|$)|[\]}]\s*:(\s|$)/m;
-
 /**
- * The common case, about five times faster: js-yaml (YAML 1.2 core schema) reads the values and
- * source positions are computed only when something asks for one. Anything unusual (an error,
- * a duplicate key, a tag, an alias) returns undefined, and the positional parser takes over.
+ * Parses every document with the `yaml` package (the one YAML parser: alias limits, exact error
+ * positions). Field positions are not kept: they are read again from the text when first asked for
+ * (a problem, a diff line), so a loaded file holds its values and its text, not its YAML tree (~9 KB
+ * per manifest, held by the controller's snapshot). `allDocuments`: every document that is a
+ * mapping or list, unclassified, with its positions at hand (compact-manifest.ts reads one back).
  */
-function parseFast(text: string, file: string): ParseResult | undefined {
-  if (MAY_HAVE_ALIASES.test(text) || MAY_HAVE_COMPLEX_KEYS.test(text)) return undefined;
-  const values: unknown[] = [];
-  try {
-    loadAll(text, (doc) => values.push(doc), { schema: CORE_SCHEMA });
-  } catch {
-    return undefined;
-  }
-  if (values.some((value) => valueDepth(value) > MAX_NESTING)) return undefined;
-  let positions: ParsedDocument[] | undefined;
-  const locatorsOf = (index: number) => () => {
-    positions ??= parseWithPositions(text, file, true).documents;
-    return positions.find((d) => d.index === index)?.locators ?? fallbackLocators(file);
-  };
-  const documents: ParsedDocument[] = [];
-  const problems: Problem[] = [];
-  // Every plan line names its document's line (the kind key): for a one-document file a text scan
-  // finds it, so positions are parsed only when a problem or a diff needs one.
-  const knownStart = values.length === 1 ? kindKeyStart(text, file) : undefined;
-  values.forEach((value, index) => {
-    const locators = lazyLocators(locatorsOf(index), knownStart);
-    const kind = classifyDocument(value, locators);
-    if (kind === "plumb") documents.push({ file, index, value: value as Record<string, unknown>, locators });
-    else if (kind) problems.push(kind);
-  });
-  return { documents, problems };
-}
-
-const lazyLocators = (load: () => DocumentLocators, knownStart?: SourceLocation): DocumentLocators => {
-  let loaded: DocumentLocators | undefined;
-  const get = () => (loaded ??= load());
-  return {
-    key: (path) => get().key(path),
-    value: (path) => get().value(path),
-    get start() {
-      return knownStart ?? get().start;
-    },
-  };
-};
-
-const KIND_KEY = /^kind[ \t]*:/gm;
-
-/**
- * Where the top-level `kind:` key of a one-document file is, when a line starts with it exactly
- * once (a key at column 1 can only be a top-level key); undefined otherwise (the parser decides).
- */
-function kindKeyStart(text: string, file: string): SourceLocation | undefined {
-  const found = [...text.matchAll(KIND_KEY)];
-  if (found.length !== 1) return undefined;
-  let line = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < found[0]!.index; i = text.indexOf("\n", i + 1)) line++;
-  return { file, line, column: 1 };
-}
-
-const fallbackLocators = (file: string): DocumentLocators => ({
-  key: () => fileStart(file),
-  value: () => fileStart(file),
-  start: fileStart(file),
-});
-
-/** The guarded path: the `yaml` parser with a line counter, alias limits and precise errors. */
 export function parseWithPositions(text: string, file: string, allDocuments = false): ParseResult {
   const problems: Problem[] = [];
   const lineCounter = new LineCounter();
@@ -179,14 +114,14 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
   };
   let docs;
   try {
-    // uniqueKeys is quadratic in the keys of a mapping: checkYamlShape finds duplicates instead.
-    docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+    docs = parseYaml(text, lineCounter);
   } catch (error) {
     problems.push(
       problemAt(fileStart(file), "error", "yaml-syntax", "", `cannot parse YAML: ${reason(error)}`),
     );
     return { documents: [], problems };
   }
+  const positions = rereader(text, file);
   const documents: ParsedDocument[] = [];
   docs.forEach((doc, index) => {
     // The parser catches its own stack overflow on deep nesting, once per level: say it once.
@@ -204,23 +139,51 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
     const shape = checkYamlShape(doc, at);
     problems.push(...shape);
     if (shape.length > 0) return;
-    const locators = buildLocators(doc, lineCounter, file);
+    const eager = buildLocators(doc, lineCounter, file);
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (error) {
-      problems.push(aliasProblem(error, locators.start));
+      problems.push(aliasProblem(error, eager.start));
       return;
     }
-    // Lazy positions (parseFast) need every document, a list too (manifest-in-list points into it).
-    if (allDocuments && typeof value === "object" && value !== null)
-      documents.push({ file, index, value: value as Record<string, unknown>, locators });
-    if (allDocuments) return;
+    if (allDocuments) {
+      // A list too: manifest-in-list points into it.
+      if (typeof value === "object" && value !== null)
+        documents.push({ file, index, value: value as Record<string, unknown>, locators: eager });
+      return;
+    }
+    const locators = lazyLocators(eager.start, () => positions(index));
     const kind = classifyDocument(value, locators);
     if (kind === "plumb") documents.push({ file, index, value: value as Record<string, unknown>, locators });
     else if (kind) problems.push(kind);
   });
   return { documents, problems };
+}
+
+// uniqueKeys is quadratic in the keys of a mapping: checkYamlShape finds duplicates instead.
+const parseYaml = (text: string, lineCounter: LineCounter) =>
+  parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+
+/** The locators of each document of `text`, parsed again on the first call and kept. */
+function rereader(text: string, file: string): (index: number) => DocumentLocators | undefined {
+  let all: DocumentLocators[] | undefined;
+  return (index) => {
+    if (!all) {
+      const lineCounter = new LineCounter();
+      all = parseYaml(text, lineCounter).map((doc) => buildLocators(doc, lineCounter, file));
+    }
+    return all[index];
+  };
+}
+
+/** Locators that know the document's start and parse the rest only when asked. */
+function lazyLocators(start: SourceLocation, load: () => DocumentLocators | undefined): DocumentLocators {
+  return {
+    key: (path) => load()?.key(path) ?? start,
+    value: (path) => load()?.value(path) ?? start,
+    start,
+  };
 }
 
 const STACK_OVERFLOW = /Maximum call stack size exceeded/;

@@ -61,29 +61,6 @@ export function checkYamlShape(doc: Document, at: (offset: number) => SourceLoca
   return problems;
 }
 
-/** The depth of a plain value (from js-yaml or JSON), iteratively; stops counting past `limit`. */
-export function valueDepth(value: unknown, limit = MAX_NESTING): number {
-  if (typeof value !== "object" || value === null) return 0;
-  let deepest = 0;
-  // Two parallel stacks of containers only: scalars (most of a file) are never pushed.
-  const values: object[] = [value];
-  const depths: number[] = [1];
-  while (values.length > 0) {
-    const current = values.pop()!;
-    const depth = depths.pop()!;
-    if (depth > deepest) deepest = depth;
-    if (deepest > limit) return deepest;
-    for (const key in current) {
-      const child = (current as Record<string, unknown>)[key];
-      if (typeof child === "object" && child !== null) {
-        values.push(child);
-        depths.push(depth + 1);
-      }
-    }
-  }
-  return deepest;
-}
-
 /** Far past MAX_NESTING, where the parsers' recursion gets slow and then overflows. */
 const HOPELESS_DEPTH = 1000;
 
