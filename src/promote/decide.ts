@@ -11,7 +11,7 @@ import type { SetEdit } from "./yaml-set.js";
 // directory it packs (spec.source_path), whose content digest the source's status record holds.
 // Pure.
 
-export type PromotedField = { field: string; from: unknown; to: string };
+type PromotedField = { field: string; from: unknown; to: string };
 
 export type PromotionOutcome =
   | "promoted" // every gate holds; the fields are (or, in a dry run, would be) written

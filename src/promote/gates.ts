@@ -16,7 +16,7 @@ import type { RecordedChecks } from "./recorded-checks.js";
 //   max_latency_p95_ms.
 
 export type Gates = NonNullable<NonNullable<EnvironmentManifest["spec"]["promotion"]>["gates"]>;
-export type GateName = "deployed" | "soak" | "checks";
+type GateName = "deployed" | "soak" | "checks";
 export type GateResult = { gate: GateName; ok: boolean; detail: string };
 
 export type SourceFacts = {
