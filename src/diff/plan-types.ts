@@ -103,6 +103,17 @@ export type PlannedChange = {
    * deployment `id`, whose immutable `fields` differ. Downtime, and a new id.
    */
   replaces?: { id: string; fields: string[] };
+  /** A Deployment with spec.verify: the checks apply runs after DEPLOYED, and the last ones recorded. */
+  checks?: PlannedChecks;
+};
+
+export type PlannedChecks = {
+  /** Runs per apply: (cases + the smoke question) × repeat. */
+  runs: number;
+  min_pass_ratio: number;
+  max_latency_p95_ms: number | null;
+  /** The status record's checks, when any ran (of the revision named). */
+  last: { revision_id: string; runs: number; passed: number; pass_ratio: number; p95_ms: number } | null;
 };
 
 /**

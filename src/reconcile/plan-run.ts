@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import { withPlannedChecks } from "../apply/verify-plan.js";
 import { availableParallelism } from "node:os";
 import pLimit from "p-limit";
 import { dirname } from "node:path";
@@ -161,7 +162,12 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
           "plumb/replace"
         ] === "allowed",
     );
-  const plan = planReplacements(buildPlan(input), input, allowed);
+  // What apply will check after DEPLOYED (spec.verify) and what was measured last.
+  const plan = withPlannedChecks(
+    planReplacements(buildPlan(input), input, allowed),
+    manifestOf,
+    records.previous,
+  );
   markPlanPhase("built");
   return { ok: true, plan, desired, live, problems, root };
 }

@@ -103,7 +103,18 @@ export function changeLines(plain: PlannedChange): Line[] {
     lines.push({ mark: "!", text: `warning: ${formatChangeError(warning)}` });
   if (change.effect && change.action !== "noop")
     lines.push({ mark: "~", text: `after this change: ${change.effect}` });
+  if (change.checks && (change.action === "create" || change.action === "update"))
+    lines.push({ mark: "=", text: checksLine(change.checks) });
   return lines;
+}
+
+/** `checks after DEPLOYED: 6 runs, min_pass_ratio 0.9, max p95 2000 ms; last: 5 of 6 passed on rev…`. */
+function checksLine(checks: NonNullable<PlannedChange["checks"]>): string {
+  const p95 = checks.max_latency_p95_ms === null ? "" : `, max p95 ${checks.max_latency_p95_ms} ms`;
+  const last = checks.last
+    ? `; last: ${checks.last.passed} of ${checks.last.runs} passed, p95 ${checks.last.p95_ms} ms on ${checks.last.revision_id}`
+    : "";
+  return `checks after DEPLOYED: ${checks.runs} runs, min_pass_ratio ${checks.min_pass_ratio}${p95}${last}`;
 }
 
 /** Changes that are "refused" in JSON because of an error, not an immutable field (see not_planned). */

@@ -1,6 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { formatPlanMarkdown } from "../../src/report/format-markdown.js";
+import { formatPlanText } from "../../src/report/format-text.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { statusFileName } from "../../src/status/status-types.js";
 import { type Env, call, gitrepoDoc, startEnv, writeManifests } from "../reconcile/harness.js";
@@ -107,6 +109,27 @@ describe("verify cases after DEPLOYED", () => {
       outcome: "failed",
       verify: { code: "verify-failed" },
     });
+
+    // The next plan says what apply will check, and what was measured last (text, Markdown, JSON).
+    const changed = gitrepoDoc("failing", { verify });
+    changed.spec.source_revision_config = { repo_ref: "v2", graph_config_path: "langgraph.json" };
+    await writeManifests(env.root, [changed]);
+    const { plan } = await env.plan();
+    expect(plan.changes[0]!.checks).toEqual({
+      runs: 4,
+      min_pass_ratio: 1,
+      max_latency_p95_ms: null,
+      last: {
+        revision_id: result.revision_id,
+        runs: 4,
+        passed: 2,
+        pass_ratio: 0.5,
+        p95_ms: expect.any(Number),
+      },
+    });
+    const line = `= checks after DEPLOYED: 4 runs, min_pass_ratio 1; last: 2 of 4 passed, p95 ${plan.changes[0]!.checks!.last!.p95_ms} ms on ${result.revision_id}`;
+    expect(formatPlanText(plan)).toContain(`    ${line}\n`);
+    expect(formatPlanMarkdown(plan)).toContain(line);
   });
 
   it("passes at or above min_pass_ratio; fails a p95 above max_latency_p95_ms", async () => {
