@@ -17,6 +17,7 @@ import type { ControllerHttp, HttpHandlers } from "./http/http-server.js";
 import type { LoadResult } from "../manifest/load.js";
 import type { StateLock } from "../lock/index.js";
 import type { Registry } from "prom-client";
+import type { ObjectStatus } from "../status/status-types.js";
 import { stopController } from "./shutdown.js";
 import { openStatusBook } from "./status-book.js";
 import { legacyStatusLocation } from "../status/status-source.js";
@@ -44,6 +45,8 @@ export type Store = Controller & {
   /** Whether the first scan is done (/readyz). */
   loaded: () => boolean;
   registry: Registry;
+  /** Its status records (the environment matrix). */
+  statuses: ReadonlyMap<string, ObjectStatus>;
   /** Counts a scan (the shared triggers' fetch errors). */
   scanned: (source: string, result: "ok" | "invalid" | "error") => void;
 };
@@ -265,6 +268,7 @@ export async function startStore(options: ControllerOptions, shared: StoreShared
       scan: scanner.scan,
       loaded: () => scanDone,
       registry: metrics.registry,
+      statuses: book.statuses,
       scanned: (trigger, result) => metrics.scanned(trigger, result),
       manifestRoot: source.manifestRoot,
       ready: readiness.settled,

@@ -139,6 +139,8 @@ export async function startEnvironmentController(
   http?.use(
     environmentHandlers({
       claims: () => claims,
+      environments: shared.environments,
+      statusDirOf: (name) => join(base, name),
       status,
       statusToken: options.statusToken,
       webhookSecret: options.webhookSecret,

@@ -1,6 +1,10 @@
 import type { Registry } from "prom-client";
 import type { Logger } from "../../logger.js";
 import { buildObjectPage } from "../../status-page/page-model.js";
+import { buildMatrixPage, type MatrixPage, type MatrixQuery } from "../../status-page/matrix-model.js";
+import type { LoadedEnvironment } from "../../manifest/types.js";
+import { loadStatusStore } from "../../status/status-store.js";
+import { emptyStatusStore } from "../../status/status-types.js";
 import type { ControllerStatusJson } from "../controller-types.js";
 import type { HttpHandlers } from "../http/http-server.js";
 import type { PageRoutes } from "../http/page-routes.js";
@@ -13,10 +17,14 @@ import { mergeMetricsText } from "./merge-metrics.js";
 // manifests (a replica leading none is a standby: 503), its body the role of each; /metrics is every
 // led environment's registry labelled `environment` (standbys: plumb_leader 0); /status the sum and
 // each environment's; the page shows one environment at a time (`?env=NAME`, else the first led)
-// and /ui/api/environments the per-environment records (environment-records.ts).
+// and /ui/api/environments the per-environment records (environment-records.ts); /ui/api/matrix the
+// deployment × environment matrix of every environment, led here or not.
 
 export function environmentHandlers(deps: {
   claims: () => readonly EnvironmentClaim[];
+  /** Every environment reconciled, and where its status store is (the matrix reads those led elsewhere). */
+  environments: readonly LoadedEnvironment[];
+  statusDirOf: (environment: string) => string;
   status: () => ControllerStatusJson;
   statusToken: string | undefined;
   webhookSecret: string | undefined;
@@ -60,7 +68,7 @@ export function environmentHandlers(deps: {
     status: deps.status,
     statusToken: deps.statusToken,
     webhookSecret: deps.webhookSecret,
-    page: environmentPage(claims),
+    page: environmentPage(claims, (query) => matrixOf(deps, query)),
     onWebhook: () => {
       log.info({}, "webhook received: fetching now");
       void deps.sync("webhook");
@@ -75,7 +83,38 @@ export function environmentHandlers(deps: {
 const standbyMetrics = (environment: string) =>
   `# HELP plumb_leader 1 while this controller leads, 0 on standby\n# TYPE plumb_leader gauge\nplumb_leader{environment="${environment}"} 0\n`;
 
-function environmentPage(claims: () => readonly EnvironmentClaim[]): PageRoutes {
+/**
+ * The deployment × environment matrix (src/status-page/matrix-model.ts): the records of environments
+ * led here from memory, the others' from their status stores (written by the replica leading them).
+ */
+async function matrixOf(
+  deps: Pick<Parameters<typeof environmentHandlers>[0], "claims" | "environments" | "statusDirOf">,
+  query: MatrixQuery,
+): Promise<MatrixPage> {
+  const claims = deps.claims();
+  const environments = await Promise.all(
+    deps.environments.map(async ({ manifest }) => {
+      const name = manifest.metadata.name;
+      const claim = claims.find((c) => c.name === name);
+      const led = claim?.role() === "leader" ? claim.store() : undefined;
+      const records = led
+        ? led.statuses.values()
+        : (await loadStatusStore(deps.statusDirOf(name)).catch(() => emptyStatusStore())).objects.values();
+      return {
+        name,
+        promotion_from: manifest.spec.promotion?.from ?? null,
+        name_suffix: manifest.spec.name_suffix ?? null,
+        records,
+      };
+    }),
+  );
+  return buildMatrixPage(environments, query);
+}
+
+function environmentPage(
+  claims: () => readonly EnvironmentClaim[],
+  matrix: (query: MatrixQuery) => Promise<MatrixPage>,
+): PageRoutes {
   const pageOf = (environment: string | undefined) => {
     const led = claims().filter((c) => c.role() === "leader" && c.store()?.handlers?.page);
     const claim = environment ? led.find((c) => c.name === environment) : led[0];
@@ -110,5 +149,6 @@ function environmentPage(claims: () => readonly EnvironmentClaim[]): PageRoutes 
       return () => stops.forEach((stop) => stop());
     },
     environments: () => environmentRecords(claims()),
+    matrix,
   };
 }

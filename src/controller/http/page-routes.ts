@@ -4,6 +4,12 @@ import type { ObjectDetail, PageHeader } from "../../status-page/page-header.js"
 import { PAGE_CSS, PAGE_HTML, PAGE_SCRIPT_PATH, PAGE_STYLE_PATH } from "../../status-page/page-html.js";
 import { type ObjectPage, type ObjectQuery, parseObjectQuery } from "../../status-page/page-model.js";
 import type { EventStreams } from "./event-streams.js";
+import {
+  MATRIX_API_PATH,
+  type MatrixPage,
+  type MatrixQuery,
+  parseMatrixQuery,
+} from "../../status-page/matrix-model.js";
 
 // The status page's routes on the controller's HTTP server: the page, its script and style (no
 // data, served to anyone), and its JSON and live events (behind the status token, like /status).
@@ -18,6 +24,8 @@ export type PageRoutes = {
   subscribe(write: (text: string) => void): () => void;
   /** With environments: each one's role and records (GET /ui/api/environments). */
   environments?(): unknown;
+  /** With environments: the deployment × environment matrix (GET /ui/api/matrix; 404 without). */
+  matrix?(query: MatrixQuery): Promise<MatrixPage>;
 };
 
 type Reply = (res: ServerResponse, code: number, body: unknown, type?: string) => void;
@@ -63,6 +71,8 @@ export async function servePageData(
   else if (path === "/ui/api/objects") send(res, 200, routes.objects(parseObjectQuery(params), environment));
   else if (path === "/ui/api/environments" && routes.environments)
     send(res, 200, { environments: routes.environments() });
+  else if (path === MATRIX_API_PATH && routes.matrix)
+    send(res, 200, await routes.matrix(parseMatrixQuery(params)));
   else if (path.startsWith("/ui/api/objects/")) {
     const [kind = "", name = ""] = path.slice("/ui/api/objects/".length).split("/").map(safeDecode);
     const detail = kind && name ? await routes.detail(kind, name, environment) : null;

@@ -86,6 +86,16 @@ it("reconciles every environment on its own control plane; an edit is one revisi
   expect(records.environments.find((e) => e.environment === "prod")?.objects).toMatchObject([
     { name: "alpha", version: { image_uri: "img/alpha:prod-2" } },
   ]);
+  // The status page's deployment × environment matrix, from each environment's records.
+  const matrix = (await (await fetch(`${url}/ui/api/matrix`)).json()) as {
+    environments: string[];
+    rows: Array<{ deployment: string; cells: Array<{ version: string | null } | null> }>;
+  };
+  expect(matrix.environments).toEqual(["prod", "staging"]);
+  expect(matrix.rows.map((r) => [r.deployment, ...r.cells.map((c) => c?.version ?? null)])).toEqual([
+    ["alpha", "img/alpha:prod-2", "img/alpha:1"],
+    ["beta", null, "img/beta:1"],
+  ]);
   const header = (await (await fetch(`${url}/ui/api/header?env=staging`)).json()) as Record<string, unknown>;
   expect(header).toMatchObject({ environment: "staging", role: "leader" });
   expect(header.control_plane).toBe(h.staging.url);
