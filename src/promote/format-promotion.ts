@@ -31,15 +31,22 @@ const show = (value: unknown) =>
       ? value
       : JSON.stringify(value);
 
-function evidenceLines(item: PromotionItem): string[] {
+/** Where the version comes from: environment, deployment, revision, when deployed, what was built. */
+function sourceLine(item: PromotionItem): string {
   const e = item.evidence;
   const revision = e.revision_id ? `revision ${e.revision_id} (${show(e.revision_status)})` : "no revision";
   const parts = [`from ${e.environment} ${e.deployment}, ${revision}`];
   if (e.deployed_at) parts.push(`deployed at ${e.deployed_at}`);
   if (e.repo_commit_sha) parts.push(`commit ${e.repo_commit_sha}`);
   if (e.source_digest) parts.push(`source ${e.source_digest}`);
-  return [parts.join(", "), ...item.gates.map((g) => `${g.gate} ${g.ok ? "holds" : "fails"}: ${g.detail}`)];
+  return parts.join(", ");
 }
+
+const gateLine = (g: PromotionItem["gates"][number]) => `${g.gate} ${g.ok ? "holds" : "fails"}: ${g.detail}`;
+
+/** The reasons that are not a failed gate's (shown with the gates): unpinned, unlike sources. */
+const otherReasons = (item: PromotionItem) =>
+  item.reasons.filter((r) => !item.gates.some((g) => !g.ok && r === `${g.gate}: ${g.detail}`));
 
 export function formatPromotionText(report: PromotionReport, wouldWrite: boolean): string {
   const lines = [`promote ${report.from} → ${report.to}`];
@@ -54,8 +61,9 @@ export function formatPromotionText(report: PromotionReport, wouldWrite: boolean
             : WORDS.promoted;
     lines.push(`  ${item.name}: ${word}`);
     for (const f of item.fields) lines.push(`      ${f.field}: ${show(f.from)} → ${f.to}`);
-    for (const r of item.reasons) lines.push(`      ! ${r}`);
-    for (const line of evidenceLines(item)) lines.push(`      ${line}`);
+    for (const r of otherReasons(item)) lines.push(`      ! ${r}`);
+    for (const g of item.gates) lines.push(`      ${g.ok ? "✓" : "✗"} ${gateLine(g)}`);
+    lines.push(`      ${sourceLine(item)}`);
   }
   const counts = (o: PromotionOutcome) => report.items.filter((i) => i.outcome === o).length;
   const summary = `${counts("promoted")} to promote, ${counts("current")} already at that version, ${counts("blocked")} blocked, ${counts("unpinned")} unpinned`;
@@ -75,7 +83,8 @@ export function formatCommitMessage(report: PromotionReport): string {
   const body = promoted.map((item) =>
     [
       ...item.fields.map((f) => `${item.name} ${f.field}: ${show(f.from)} -> ${f.to}`),
-      ...evidenceLines(item).map((line) => `  ${line}`),
+      `  ${sourceLine(item)}`,
+      ...item.gates.map((g) => `  ${gateLine(g)}`),
     ].join("\n"),
   );
   return `${title}\n\n${body.join("\n\n")}\n`;

@@ -146,7 +146,7 @@ async function applyStaging(ref: string) {
   return (await deployment(staging, STAGING_KEY, "support-agent")).latest_revision_id;
 }
 
-const blockedGates = (out: string) => [...out.matchAll(/! (deployed|soak|checks): /g)].map((m) => m[1]);
+const blockedGates = (out: string) => [...out.matchAll(/✗ (deployed|soak|checks) fails: /g)].map((m) => m[1]);
 
 beforeAll(async () => {
   const grant = (key: string) => ({ apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }] });
@@ -210,7 +210,7 @@ describe("plumb promote --to prod", () => {
     expect(patched.status).toBe(200);
     const result = await promote("--target", "support-agent");
     expect(result.error?.code).toBe("promotion-blocked");
-    expect(result.out).toMatch(/! deployed: drift in source_revision_config\.repo_ref/);
+    expect(result.out).toMatch(/✗ deployed fails: drift in source_revision_config\.repo_ref/);
   });
 
   it("soak: a revision deployed a minute ago (by staging's clock) blocks, alone", async () => {
@@ -221,7 +221,9 @@ describe("plumb promote --to prod", () => {
     const result = await promote("--target", "support-agent");
     expect(result.error?.code).toBe("promotion-blocked");
     expect(blockedGates(result.out)).toEqual(["soak"]);
-    expect(result.out).toMatch(/! soak: deployed (59s|1m( \d+s)?) ago \(at .*, control plane\); 30m needed/);
+    expect(result.out).toMatch(
+      /✗ soak fails: deployed (59s|1m( \d+s)?) ago \(at .*, control plane\); 30m needed/,
+    );
   });
 
   it("checks: none recorded for the revision, then below the thresholds, block alone", async () => {
