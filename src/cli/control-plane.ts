@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { Command, Option } from "commander";
 import { UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
@@ -19,6 +20,7 @@ type Flags = {
   runSeconds: string;
   faults?: string;
   faultSeed: string;
+  webhookAllowHost?: string[];
 };
 
 const number = (text: string, flag: string, integer = false): number => {
@@ -57,6 +59,17 @@ export function formatStartup(
     // Injected faults make clients fail on purpose: say so where the operator looks first.
     ...(faults ? [`  faults injected: ${faults} (requests fail on purpose)`] : []),
   ];
+}
+
+/** A host name or IP address, as a URL writes it: no scheme, port, path or credentials. */
+export function webhookHost(text: string): string {
+  const host = text.trim();
+  const ipv6 = isIP(host.replace(/^\[|\]$/g, "")) === 6;
+  if (host === "" || (!ipv6 && /[/:@?#\s]/.test(host)))
+    throw new UsageError(
+      `--webhook-allow-host takes a host name or IP address (e.g. hooks.example.com), got "${text}"`,
+    );
+  return host;
 }
 
 const untilSignal = () =>
@@ -100,6 +113,11 @@ export function controlPlaneCommand(
       "inject faults, e.g. 500=0.05,503=0.05,429=0.05,reset=0.02,lost-response=0.02,latency=10-200",
     )
     .option("--fault-seed <n>", "seed of the fault generator (reproducible runs)", "1")
+    .option(
+      "--webhook-allow-host <host>",
+      "a host, beyond loopback, that agent-server run webhooks may call (repeatable)",
+      (host: string, hosts: string[] = []) => [...hosts, webhookHost(host)],
+    )
     .action(async (flags: Flags) => {
       const logger = createLogger({ name: "control-plane" }, process.stderr);
       const warning = commandLineKeyWarning(flags.apiKey, DEFAULT_API_KEY);
@@ -116,6 +134,7 @@ export function controlPlaneCommand(
         runSeconds: number(flags.runSeconds, "--run-seconds"),
         faults: flags.faults === undefined ? undefined : parseFaultSpec(flags.faults),
         faultSeed: number(flags.faultSeed, "--fault-seed", true),
+        webhookAllowHosts: flags.webhookAllowHost,
         logger,
         ...organizationsOptionsFromEnv(env),
       });

@@ -13,6 +13,8 @@ export type ControlPlaneContext = {
   runSeconds: number;
   /** Seconds between keep-alive comments on an idle event stream. */
   streamHeartbeatSeconds: number;
+  /** Hosts, beyond loopback, that run webhooks may call (`--webhook-allow-host`). */
+  webhookAllowHosts: readonly string[];
   /** Tenant of the authenticated caller; the auth hook has already answered 401/403 otherwise. */
   tenantOf(request: FastifyRequest): string;
   /** True when the deployment exists and belongs to the tenant (agent server routes answer 404 otherwise). */

@@ -29,6 +29,11 @@ export type ControlPlaneOptions = {
   runSeconds: number;
   /** Seconds between `: heartbeat` comments on an idle agent-server event stream. */
   streamHeartbeatSeconds: number;
+  /**
+   * Host names (or IP addresses) beyond loopback that agent-server run webhooks may call, matched
+   * exactly against the URL's host, case-insensitively (`--webhook-allow-host`); default none.
+   */
+  webhookAllowHosts: string[];
   /** Seconds a deployment stays AWAITING_DATABASE (and AWAITING_DELETE after a delete). */
   deploymentReadySeconds: number;
   faults: FaultSpec | undefined;

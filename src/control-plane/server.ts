@@ -40,6 +40,7 @@ function resolveOptions(options: Partial<ControlPlaneOptions> = {}): ControlPlan
     revisionSeconds: 1,
     runSeconds: 1,
     streamHeartbeatSeconds: 15,
+    webhookAllowHosts: [],
     deploymentReadySeconds: 1,
     faults: undefined,
     faultSeed: 1,
@@ -89,6 +90,7 @@ export async function startControlPlane(
     region: o.region,
     runSeconds: o.runSeconds,
     streamHeartbeatSeconds: o.streamHeartbeatSeconds,
+    webhookAllowHosts: o.webhookAllowHosts,
     tenantOf: (request) => request.tenantId,
     deploymentExists: (tenantId, id) => {
       const record = store.get(tenantId, id, o.clock.now());

@@ -51,7 +51,7 @@ export function registerCronRoutes(app: FastifyInstance, deps: AgentRoutesDeps, 
     const payload = Object.fromEntries(
       Object.entries(body).filter(([k]) => !(CRON_FIELDS as readonly string[]).includes(k)),
     );
-    const run = parseRunCreate(payload);
+    const run = parseRunCreate(payload, ctx.webhookAllowHosts);
     if (!run.ok) issues.push(...run.issues);
     if (issues.length > 0 || !run.ok) return invalid(reply, issues);
     const { deploymentId } = request.params;

@@ -38,7 +38,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
     drop: (deploymentId, threadId, runId) => threadEvents.dropRun(deploymentId, threadId, runId),
   });
   const openStreams: OpenStreams = new Set();
-  const webhooks = createWebhookSender();
+  const webhooks = createWebhookSender(ctx.webhookAllowHosts);
   const frames = createStreamFrames(events, () => new Date(ctx.clock.now()).toISOString());
   const scheduler = createScheduler({
     clock: ctx.clock,

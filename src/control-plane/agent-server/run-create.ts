@@ -67,7 +67,7 @@ export function createRunStarter(
     rawBody: unknown,
     onCreated: (run: RunRecord) => void = () => undefined,
   ): Promise<CreatedRun | Refusal> => {
-    const parsed = parseRunCreate(rawBody);
+    const parsed = parseRunCreate(rawBody, ctx.webhookAllowHosts);
     if (!parsed.ok) return refuse(422, parsed.issues);
     const body = parsed.value;
     const { deploymentId } = params;

@@ -96,8 +96,8 @@ function forkPoint(body: Record<string, unknown>, issues: Issue[]): string | und
   return undefined;
 }
 
-function checkWebhook(raw: unknown, issues: Issue[]): void {
-  const problem = raw === undefined || raw === null ? undefined : webhookProblem(raw);
+function checkWebhook(raw: unknown, issues: Issue[], allowHosts: readonly string[]): void {
+  const problem = raw === undefined || raw === null ? undefined : webhookProblem(raw, allowHosts);
   if (problem !== undefined) issues.push({ loc: ["body", "webhook"], msg: problem, type: "url_parsing" });
 }
 
@@ -116,8 +116,9 @@ export function parseRunOptions(
   body: Record<string, unknown>,
   issues: Issue[],
   parseMessages: MessagesParser,
+  webhookHosts: readonly string[] = [],
 ): RunOptions {
-  checkWebhook(body.webhook, issues);
+  checkWebhook(body.webhook, issues, webhookHosts);
   const kwargs: Record<string, unknown> = {};
   for (const field of KWARGS) if (body[field] !== undefined) kwargs[field] = body[field];
   return {

@@ -46,7 +46,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: AgentRoutesDeps, k
     if (!Array.isArray(bodies) || bodies.length === 0)
       return invalid(reply, [{ loc: ["body"], msg: "Input should be a non-empty list", type: "list_type" }]);
     const issues = bodies.flatMap((body: unknown, index) => {
-      const parsed = parseRunCreate(body);
+      const parsed = parseRunCreate(body, ctx.webhookAllowHosts);
       return parsed.ok
         ? []
         : parsed.issues.map((issue) => ({ ...issue, loc: ["body", index, ...issue.loc.slice(1)] }));

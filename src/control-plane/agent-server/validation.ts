@@ -161,7 +161,7 @@ export function parseMessages(
 }
 
 /** Body of POST /threads/{tid}/runs; fields the SDK sends that the simulation does not use are ignored. */
-export function parseRunCreate(body: unknown): Parsed<RunCreateBody> {
+export function parseRunCreate(body: unknown, webhookHosts: readonly string[] = []): Parsed<RunCreateBody> {
   if (!isObject(body)) {
     if (body === undefined || body === null)
       return { ok: false, issues: [{ loc: ["body"], msg: "Field required", type: "missing" }] };
@@ -191,7 +191,7 @@ export function parseRunCreate(body: unknown): Parsed<RunCreateBody> {
     issues,
   );
   const onCompletion = optionalEnum(body, "on_completion", ["delete", "keep"] as const, "delete", issues);
-  const options = parseRunOptions(body, issues, parseMessages);
+  const options = parseRunOptions(body, issues, parseMessages, webhookHosts);
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,

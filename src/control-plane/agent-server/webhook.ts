@@ -1,13 +1,14 @@
 import { isIP } from "node:net";
 import type { RunRecord, ThreadRecord } from "./types.js";
-import { outputValues, runError, runView } from "./views.js";
+import { runError, runView, stateValues } from "./views.js";
 
 /**
  * A run's `webhook` (docs/control-plane.md "Webhooks"): POSTed once the run ends with the run,
- * its outcome and the thread's values, as the open-source server sends it. Loopback URLs only:
- * the local control plane must not be made to call other hosts. Each attempt has a timeout; a
- * network error, 429 or 5xx is retried, a few times, with a growing pause; redirects are not
- * followed. Deliveries are not kept across a restart.
+ * its outcome and the thread's values, as the open-source server sends it. Loopback URLs, and
+ * the hosts the operator allowed (`--webhook-allow-host`), only: the local control plane must
+ * not be made to call any other host. Each attempt has a timeout; a network error, 429 or 5xx is
+ * retried, a few times, with a growing pause; redirects are not followed (a redirect could lead
+ * to any host). Deliveries are not kept across a restart.
  */
 
 const WEBHOOK_TIMEOUT_MS = 5000;
@@ -16,8 +17,14 @@ const PAUSE_MS = 250;
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
+/** An allowed host as the URL parser writes it: lower case, IPv6 in brackets. */
+const hostForm = (host: string) => {
+  const lower = host.trim().toLowerCase();
+  return isIP(lower) === 6 ? `[${lower}]` : lower;
+};
+
 /** Why a webhook URL is refused, or undefined when it may be called. */
-export function webhookProblem(raw: unknown): string | undefined {
+export function webhookProblem(raw: unknown, allowHosts: readonly string[] = []): string | undefined {
   if (typeof raw !== "string") return "Input should be a URL string";
   let url: URL;
   try {
@@ -31,9 +38,10 @@ export function webhookProblem(raw: unknown): string | undefined {
   const host = url.hostname;
   const loopback =
     LOOPBACK_NAMES.has(host) || (isIP(host) === 4 && host.startsWith("127.")) || host === "[::1]";
-  if (!loopback)
-    return "plumb's local agent server calls loopback webhooks only (localhost, 127.0.0.0/8, [::1]); point the webhook at a local receiver";
-  return undefined;
+  if (loopback || allowHosts.some((allowed) => hostForm(allowed) === host)) return undefined;
+  return allowHosts.length === 0
+    ? "plumb's local agent server calls loopback webhooks only (localhost, 127.0.0.0/8, [::1]); point the webhook at a local receiver, or start it with --webhook-allow-host HOST"
+    : `plumb's local agent server calls loopback webhooks and the hosts of --webhook-allow-host only (${allowHosts.join(", ")}); ${host} is not one of them`;
 }
 
 export type WebhookSender = {
@@ -42,7 +50,7 @@ export type WebhookSender = {
   stop(): void;
 };
 
-export function createWebhookSender(): WebhookSender {
+export function createWebhookSender(allowHosts: readonly string[] = []): WebhookSender {
   const inFlight = new Set<AbortController>();
   const deliver = async (url: string, body: string, stop: AbortController) => {
     for (let attempt = 1; attempt <= ATTEMPTS && !stop.signal.aborted; attempt++) {
@@ -66,13 +74,13 @@ export function createWebhookSender(): WebhookSender {
   return {
     send(thread, run, at) {
       const url = run.kwargs?.webhook;
-      if (typeof url !== "string" || webhookProblem(url) !== undefined) return;
+      if (typeof url !== "string" || webhookProblem(url, allowHosts) !== undefined) return;
       const failed = run.status === "error" || run.status === "timeout";
       const body = JSON.stringify({
         ...runView(run),
         run_ended_at: at,
         webhook_sent_at: new Date().toISOString(),
-        values: outputValues(thread),
+        values: stateValues(thread), // the state's values, as the open-source server sends them
         ...(failed && { error: runError(run).message }),
       });
       const stop = new AbortController();

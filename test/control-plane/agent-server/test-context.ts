@@ -57,6 +57,7 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     region: "us",
     runSeconds: options.runSeconds ?? 1,
     streamHeartbeatSeconds: options.streamHeartbeatSeconds ?? 15,
+    webhookAllowHosts: [],
     tenantOf: (request: FastifyRequest) => String(request.headers["x-api-key"]).replace(/^key-/, ""),
     deploymentExists: (tenant, id) => deployments.has(`${tenant}/${id}`),
     commits: [],
