@@ -141,7 +141,9 @@ describe("run webhooks", () => {
         input: human("ping"),
         webhook: "http://hooks.invalid/run-ended",
       });
-      expect((run as unknown as { kwargs: unknown }).kwargs).toMatchObject({ webhook: "http://hooks.invalid/run-ended" });
+      expect((run as unknown as { kwargs: unknown }).kwargs).toMatchObject({
+        webhook: "http://hooks.invalid/run-ended",
+      });
       await expect(
         client.runs.create(thread.thread_id, "agent", {
           input: human("x"),
