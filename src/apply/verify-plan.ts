@@ -6,7 +6,7 @@ import { statusKey } from "../status/status-types.js";
 // Pure: what a plan says of each Deployment's checks (spec.verify): how many runs apply will make
 // after DEPLOYED, the thresholds, and what the status record measured last.
 
-export function plannedChecks(
+function plannedChecks(
   manifest: Manifest,
   record: ObjectStatus | undefined,
 ): PlannedChecks | undefined {

@@ -84,7 +84,7 @@ export function judgeChecks(checks: ChecksRecord, thresholds: Thresholds): strin
 }
 
 /** 0.875 → "0.88"; 1 → "1". */
-export const formatRatio = (ratio: number): string => String(Math.round(ratio * 100) / 100);
+const formatRatio = (ratio: number): string => String(Math.round(ratio * 100) / 100);
 
 /** One line for reports: `7 of 8 runs passed (0.88), latency p50 120 ms, p95 410 ms, first token p95 90 ms`. */
 export function formatChecksLine(checks: ChecksRecord): string {

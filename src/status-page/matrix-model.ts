@@ -21,7 +21,7 @@ export type MatrixEnvironment = {
   records: Iterable<ObjectStatus>;
 };
 
-export type MatrixCell = {
+type MatrixCell = {
   /** The deployed name in this environment (with its suffix). */
   name: string;
   revision_id: string | null;
@@ -36,7 +36,7 @@ export type MatrixCell = {
   lags_behind: string | null;
 };
 
-export type MatrixRow = {
+type MatrixRow = {
   /** The deployment's name without any environment's suffix. */
   deployment: string;
   /** One per environment, in `environments` order; null where the deployment does not run. */

@@ -5,7 +5,9 @@ import { formatPlanMarkdown } from "../../src/report/format-markdown.js";
 import { formatPlanText } from "../../src/report/format-text.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { statusFileName } from "../../src/status/status-types.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type Env, call, gitrepoDoc, startEnv, writeManifests } from "../reconcile/harness.js";
+import { runInProcess } from "../support/in-process-cli.js";
 
 // spec.verify's cases against the real local control plane. Its `agent` graph answers "pong" to
 // "ping" and echoes anything else, so each case passes or fails by its text alone.
@@ -190,5 +192,31 @@ describe("verify cases after DEPLOYED", () => {
     // The smoke question kept plumb's own thread; the cases left none.
     expect(status.verify_thread_id).toBe(result.verify!.thread_id);
     expect(await threadsOf(status.id!)).toHaveLength(1);
+  });
+
+  it("plumb apply exits 1 and names verify-failed, with the checks in its text and JSON", async () => {
+    env = await startEnv();
+    const verify = {
+      assistant_id: "agent",
+      cases: [
+        { name: "ok", input: "ping", expect_contains: "pong" },
+        { name: "wrong", input: "ping", expect_contains: "refund" },
+      ],
+    };
+    await writeManifests(env.root, [gitrepoDoc("cli", { verify })]);
+    const settings = { PLUMB_API_URL: env.cp.url, PLUMB_API_KEY: DEFAULT_API_KEY };
+    const text = await runInProcess(["apply", env.root, "--yes"], settings);
+    expect(text.code).toBe(1);
+    expect(text.output).toMatch(/verify failed \(1 of 2 runs passed \(0\.5\), latency p50 \d+ ms/);
+    expect(text.output).toContain('wrong: the answer does not contain "refund" [verify-failed]');
+    const json = await runInProcess(["apply", env.root, "--yes", "--output", "json"], settings);
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.output.slice(json.output.indexOf("{\n"))) as {
+      results: Array<{ verify: { code: string; checks: { runs: number; passed: number } } }>;
+    };
+    expect(report.results[0]!.verify).toMatchObject({
+      code: "verify-failed",
+      checks: { runs: 2, passed: 1 },
+    });
   });
 });
