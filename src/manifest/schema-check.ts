@@ -6,6 +6,7 @@ import {
   DNS_LABEL_PATTERN,
   UUID_PATTERN,
 } from "../schema/common.js";
+import { sharedAjv } from "../schema/compile-shape.js";
 import { CPU_FIELDS } from "../schema/resource-spec.js";
 import { DEPLOYMENT_SCHEMA, ENVIRONMENT_SCHEMA, ORGANIZATION_ACCESS_SCHEMA } from "./json-schema.js";
 import type { FieldPath } from "./locate.js";
@@ -21,7 +22,8 @@ const compile = (ajv: Ajv): Validators => ({
   Environment: ajv.compile(ENVIRONMENT_SCHEMA),
 });
 // Compiled once per process; the validators are immutable, so sharing them is safe. A quick
-// validator (first error only) clears valid documents; the detailed one explains invalid ones.
+// validator (first error only, on the ajv every shape shares) clears valid documents; the detailed
+// one explains invalid ones.
 let quick: Validators | undefined;
 let detailed: Validators | undefined;
 const options = { strict: true, strictTypes: false } as const;
@@ -31,7 +33,7 @@ const options = { strict: true, strictTypes: false } as const;
  * Only the first LOCATED_PROBLEMS are located (a hostile file may have 50,000); `more` counts the rest.
  */
 export function checkSchema(doc: ParsedDocument, kind: Kind): { problems: Problem[]; more: number } {
-  quick ??= compile(new Ajv(options));
+  quick ??= compile(sharedAjv());
   if (quick[kind](doc.value)) return { problems: [], more: 0 };
   detailed ??= compile(new Ajv({ ...options, allErrors: true, verbose: true }));
   const validate = detailed[kind];

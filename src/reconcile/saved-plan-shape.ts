@@ -1,5 +1,5 @@
 import { type TSchema, Type } from "@sinclair/typebox";
-import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
+import { compileShape } from "../schema/compile-shape.js";
 
 // The shape of a saved plan as `plumb plan --out` writes it (saved-plan.ts), checked whole before
 // apply --plan reads any of it: a hand-edited file (an object as a salt, a number as a name) is
@@ -32,16 +32,9 @@ const SavedPlanShape = Type.Object({
   }),
 });
 
-let check: TypeCheck<typeof SavedPlanShape> | undefined;
+const check = compileShape(SavedPlanShape);
 
-/** Up to three `path: problem` lines where `value` is not a saved plan's shape; [] when it is. */
+/** The `path: problem` line where `value` is not a saved plan's shape; [] when it is. */
 export function savedPlanProblems(value: unknown): string[] {
-  check ??= TypeCompiler.Compile(SavedPlanShape);
-  if (check.Check(value)) return [];
-  const problems: string[] = [];
-  for (const error of check.Errors(value)) {
-    problems.push(`${error.path || "/"}: ${error.message}`);
-    if (problems.length === 3) break;
-  }
-  return problems;
+  return check(value);
 }

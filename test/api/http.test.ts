@@ -238,10 +238,11 @@ describe("response shape", () => {
   });
 
   it("raises unexpected-response for a wrong shape or a non-JSON body", async () => {
-    nock(BASE).get("/x").reply(200, { id: 5 }).get("/y").reply(200, "<html>");
+    // The first problem only (ajv stops there: a hostile answer costs one error, not millions).
+    nock(BASE).get("/x").reply(200, { id: 5, n: 1 }).get("/y").reply(200, "<html>");
     const wrong = await caught(client().http.request({ method: "GET", path: "/x", schema: Shape }));
     expect(wrong.code).toBe("unexpected-response");
-    expect(wrong.message).toContain("/id");
+    expect(wrong.message).toContain("(/id: must be string)");
     const html = await caught(client().http.request({ method: "GET", path: "/y", schema: Shape }));
     expect(html.code).toBe("unexpected-response");
   });
