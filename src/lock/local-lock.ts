@@ -1,10 +1,19 @@
+import { rm } from "node:fs/promises";
 import { systemClock } from "../clock.js";
 import { fileError, PlumbError } from "../errors.js";
 import { createFence, lapsedError, renewDeadlineOf } from "./fence.js";
 import { describeHolder, isDeadLocalHolder, newHolder } from "./holder.js";
 import {
+  legacyLockedError,
+  legacyStale,
+  legacyStaleMs,
+  removeLegacyMarker,
+  writeLegacyMarker,
+} from "./legacy-lock.js";
+import {
   createLockDir,
   type DirLease,
+  legacyHolderPath,
   readLockDir,
   releaseLockDir,
   removeLockDir,
@@ -51,11 +60,21 @@ const lockIoError = (error: unknown, lockPath: string) =>
         "the state lock lives beside the status directory: check PATH, or pass --status-dir to a writable directory",
       );
 
-/** May a waiter remove this lock now? Released, its local process gone, or seen unrenewed for a lease. */
-const stale = (seen: DirLease, expired: (token: string, leaseMs: number) => boolean, leaseMs: number) =>
-  seen.released ||
-  (seen.holder !== null && isDeadLocalHolder(seen.holder)) ||
-  expired(seen.token, seen.holder?.lease_ms ?? leaseMs);
+/**
+ * May a waiter remove this lock now? Released, its local process gone, or seen unrenewed for a lease;
+ * an older plumb's lock by proper-lockfile's rule (legacy-lock.ts).
+ */
+const stale = (
+  seen: DirLease,
+  expired: (token: string, leaseMs: number) => boolean,
+  leaseMs: number,
+  now: number,
+) =>
+  seen.legacy
+    ? legacyStale(seen, now, legacyStaleMs(leaseMs))
+    : seen.released ||
+      (seen.holder !== null && isDeadLocalHolder(seen.holder)) ||
+      expired(seen.token, seen.holder?.lease_ms ?? leaseMs);
 
 export async function acquireLocalLock(target: LockTarget, options: LockOptions): Promise<StateLock> {
   const clock = options.clock ?? systemClock;
@@ -69,10 +88,17 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
     const startedAt = monotonic();
     let seen: DirLease | null;
     try {
-      if (await createLockDir(lockPath, holder, leaseMs))
-        return holdLocalLock(lockPath, holder, { ...options, leaseMs }, startedAt);
+      if (await createLockDir(lockPath, holder, leaseMs)) {
+        const held = holdLocalLock(lockPath, holder, { ...options, leaseMs }, startedAt);
+        // For an older plumb on this store: its lock's holder record, naming this holder.
+        await writeLegacyMarker(lockPath, holder).catch(async (error: unknown) => {
+          await held.release();
+          throw error;
+        });
+        return held;
+      }
       seen = await readLockDir(lockPath);
-      if (seen && stale(seen, observer.expired, leaseMs)) {
+      if (seen && stale(seen, observer.expired, leaseMs, clock.now())) {
         await takeOverLockDir(lockPath, seen.token);
         continue;
       }
@@ -81,7 +107,10 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
     }
     if (!seen) continue; // released between the two looks: try again at once
     if (options.signal?.aborted) throw options.signal.reason;
-    if (clock.now() >= deadline) throw stateLockedError(seen.holder, target.statusDir);
+    if (clock.now() >= deadline)
+      throw seen.legacy
+        ? legacyLockedError(seen, lockPath, target.statusDir, clock.now())
+        : stateLockedError(seen.holder, target.statusDir);
     await clock.sleep(
       Math.min(options.retryMs ?? 1_000, Math.max(1, deadline - clock.now())),
       options.signal,
@@ -170,6 +199,7 @@ function holdLocalLock(
       await renewing;
       // Only its own lock: one taken over meanwhile is the next holder's and stays.
       await releaseLockDir(lockPath, holder.id, n).catch(() => undefined);
+      await removeLegacyMarker(lockPath, holder.id).catch(() => undefined);
     },
   };
 }
@@ -187,5 +217,6 @@ export async function readLocalLock(target: LockTarget): Promise<LockHolder | nu
 export async function forceLocalUnlock(target: LockTarget): Promise<LockHolder | null> {
   const holder = await readLocalLock(target);
   await removeLockDir(lockPathOf(target));
+  await rm(legacyHolderPath(lockPathOf(target)), { force: true }); // an older plumb's record too
   return holder;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, renameSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { parseHolder } from "./holder.js";
 import type { LockHolder } from "./lock-types.js";
@@ -8,16 +8,24 @@ import type { LockHolder } from "./lock-types.js";
 // The lock directory `<statusDir>.lock` on disk, every change an atomic rename:
 //   holder.json             who holds it and its lease (lease_ms), written before the lock appears
 //   beat-<holder id>-<n>    an empty file the holder renames to n+1 at every renewal
-// Taking it: a prepared directory renamed onto the path (fails while one is there). Renewing: the
+// Taking it: the path claimed by mkdir (fails while any lock is there, as an older plumb's
+// proper-lockfile lock does), then a prepared directory renamed onto that empty claim. Renewing: the
 // rename of its own beat, which fails once the directory is someone else's (a compare-and-swap, so a
-// holder that wakes up after a takeover cannot renew the new holder's lock). Taking over a stale one:
-// the directory renamed aside, kept only if it still holds the beat that was watched expire.
+// holder that wakes up after a takeover cannot renew the new holder's lock); it also refreshes the
+// directory's mtime, which is what an older plumb watches. Taking over a stale one: the directory
+// renamed aside, kept only if it still holds the beat that was watched expire.
+//
+// An older plumb's lock (proper-lockfile, before the lease-watching lock) is the same path as an
+// empty directory whose mtime its holder refreshes, and `<statusDir>.lock.json` naming the holder:
+// read here as `legacy` (legacy-lock.ts says when it is stale).
 
 export type DirLease = {
   holder: (LockHolder & { lease_ms?: number }) | null;
   /** Changes at every renewal: what a waiter watches (observer.ts). */
   token: string;
   released: boolean;
+  /** An older plumb's lock: no holder.json nor beat inside; its directory's mtime (ms). */
+  legacy?: { mtimeMs: number };
 };
 
 const HOLDER_FILE = "holder.json";
@@ -35,7 +43,17 @@ export async function createLockDir(lockPath: string, holder: LockHolder, leaseM
     const record = { ...holder, lease_ms: leaseMs };
     await writeFile(join(fresh, HOLDER_FILE), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 });
     await writeFile(join(fresh, beat(holder.id, 0)), "");
-    await rename(fresh, lockPath);
+    // Claimed by mkdir first: rename() would replace an empty directory, an older plumb's lock.
+    try {
+      await mkdir(lockPath);
+    } catch (error) {
+      if (code(error) === "EEXIST") return false;
+      throw error;
+    }
+    await rename(fresh, lockPath).catch(async (error: unknown) => {
+      await rmdir(lockPath).catch(() => undefined); // the empty claim, not anyone's lock
+      throw error;
+    });
     return true;
   } catch (error) {
     if (HELD.has(code(error) ?? "")) return false;
@@ -55,10 +73,20 @@ export async function readLockDir(lockPath: string): Promise<DirLease | null> {
     if (code(error) === "ENOTDIR") return { holder: null, token: "not-a-directory", released: false };
     throw error;
   }
-  const token = names.find((n) => n.startsWith("beat-")) ?? "no-beat";
+  const beatName = names.find((n) => n.startsWith("beat-"));
+  if (!beatName && !names.includes(HOLDER_FILE)) {
+    const mtimeMs = (await stat(lockPath).catch(() => null))?.mtimeMs;
+    if (mtimeMs === undefined) return null; // gone meanwhile
+    const text = await readFile(legacyHolderPath(lockPath), "utf8").catch(() => "");
+    return { holder: parseHolder(text), token: `legacy-${mtimeMs}`, released: false, legacy: { mtimeMs } };
+  }
+  const token = beatName ?? "no-beat";
   const text = await readFile(join(lockPath, HOLDER_FILE), "utf8").catch(() => "");
   return { holder: parseHolder(text), token, released: token.endsWith("-released") };
 }
+
+/** The holder record an older plumb keeps beside its lock, and plumb writes too while it holds one. */
+export const legacyHolderPath = (lockPath: string): string => `${lockPath}.json`;
 
 /** The holder's renewal n → n+1; false when the lock is no longer its own (taken over, forced). */
 export async function renewLockDir(lockPath: string, id: string, n: number): Promise<boolean> {
@@ -109,7 +137,8 @@ export async function takeOverLockDir(lockPath: string, token: string): Promise<
     throw error;
   }
   const seen = await readLockDir(aside);
-  if (seen?.token === token) {
+  // An older plumb's lock: its mtime may move with the rename itself; still empty is still the one.
+  if (seen?.token === token || (seen?.legacy && token.startsWith("legacy-"))) {
     await rm(aside, { recursive: true, force: true });
     return true;
   }

@@ -1,0 +1,56 @@
+import { randomUUID } from "node:crypto";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { PlumbError } from "../errors.js";
+import { describeHolder, isDeadLocalHolder, parseHolder } from "./holder.js";
+import { type DirLease, legacyHolderPath } from "./lock-dir.js";
+import type { LockHolder } from "./lock-types.js";
+
+// An older plumb on the same store (before the lease-watching lock) locked it with proper-lockfile:
+// the directory `<statusDir>.lock`, created by mkdir and left empty, its mtime refreshed every third
+// of its lease, plus `<statusDir>.lock.json` naming the holder. Both versions must exclude each other:
+// - its lock stops this one: held while its mtime is fresh by proper-lockfile's own rule (stale once
+//   older than the stale period, the older plumb's lease: 30 s unless --lock-lease said more, so the
+//   larger of 30 s and this process's lease), or at once when its holder is a process of this host
+//   that is gone;
+// - this one's stops it: the same path is a directory (its mkdir fails), whose mtime every renewal
+//   refreshes (the beat's rename), and which it cannot remove (rmdir of a directory with files
+//   fails); the holder record beside it is written too, so the older plumb names who holds it.
+
+/** The older plumb's default lease, its proper-lockfile stale period. */
+const LEGACY_STALE_MS = 30_000;
+
+export const legacyStaleMs = (leaseMs: number): number => Math.max(LEGACY_STALE_MS, leaseMs);
+
+/** proper-lockfile's rule: stale once the mtime is older than the stale period (wall clock of this host). */
+export const legacyStale = (seen: DirLease, now: number, staleMs: number): boolean =>
+  !!seen.legacy &&
+  ((seen.holder !== null && isDeadLocalHolder(seen.holder)) || seen.legacy.mtimeMs < now - staleMs);
+
+export function legacyLockedError(seen: DirLease, lockPath: string, statusDir: string, now: number) {
+  const who = seen.holder ? `, held by ${describeHolder(seen.holder)}` : "";
+  const ago = Math.max(0, Math.round((now - (seen.legacy?.mtimeMs ?? now)) / 1000));
+  return new PlumbError(
+    "state-locked",
+    `the status store ${statusDir} is locked by an older plumb: ${lockPath} is its lock (proper-lockfile's format, renewed ${ago}s ago${who}); wait for it to finish (--lock-timeout to wait), or if no older plumb uses this store any more remove it: plumb unlock --force (same PATH/--status-dir), or rm -r ${lockPath} ${legacyHolderPath(lockPath)}`,
+  );
+}
+
+/** The holder record an older plumb reads (`<lock>.json`), written atomically while this one holds. */
+export async function writeLegacyMarker(lockPath: string, holder: LockHolder): Promise<void> {
+  const path = legacyHolderPath(lockPath);
+  const temp = `${path}.${randomUUID()}.tmp`;
+  await writeFile(temp, `${JSON.stringify(holder, null, 2)}\n`, { mode: 0o644 });
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Removes the record if it is still this holder's (a next holder may have written its own). */
+export async function removeLegacyMarker(lockPath: string, id: string): Promise<void> {
+  const path = legacyHolderPath(lockPath);
+  const text = await readFile(path, "utf8").catch(() => "");
+  if (parseHolder(text)?.id === id) await rm(path, { force: true });
+}
