@@ -3,6 +3,13 @@ import type { ObjectStatus } from "../status/status-types.js";
 
 const pad = (text: string, width: number) => text + " ".repeat(Math.max(0, width - text.length));
 
+/** `8/9 p95 1290ms`: the agent's checks of the active revision; `-` when none ran on it. */
+function checksCell(s: ObjectStatus): string {
+  const checks = s.checks;
+  if (!checks || checks.revision_id !== s.active_revision_id) return "-";
+  return `${checks.passed}/${checks.runs} p95 ${checks.latency_ms.p95}ms`;
+}
+
 /** `plumb status` text: one row per object (sync, health, revisions, when, last error). */
 export function formatStatusText(
   records: readonly ObjectStatus[],
@@ -20,10 +27,20 @@ export function formatStatusText(
       s.active_revision_id === s.latest_revision_id
         ? (s.active_revision_id ?? "-")
         : `${s.active_revision_id ?? "-"} → ${s.latest_revision_id ?? "-"}`,
+      checksCell(s),
       s.updated_at,
       s.last_error ?? "",
     ]);
-  const header = ["OBJECT", "SYNC", "HEALTH", "REVISION", "ACTIVE → LATEST", "UPDATED", "LAST ERROR"];
+  const header = [
+    "OBJECT",
+    "SYNC",
+    "HEALTH",
+    "REVISION",
+    "ACTIVE → LATEST",
+    "CHECKS",
+    "UPDATED",
+    "LAST ERROR",
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const paint = (value: string) =>
     ["Synced", "Healthy"].includes(value)

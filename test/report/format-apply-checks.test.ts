@@ -3,6 +3,8 @@ import type { ApplyReport, ApplyResult, VerifyResult } from "../../src/apply/app
 import { buildPlan } from "../../src/diff/build-plan.js";
 import { formatApplyMarkdown } from "../../src/report/format-apply-markdown.js";
 import { formatApplyJson, formatApplySummary, plainProgress } from "../../src/report/format-apply.js";
+import { formatStatusText } from "../../src/report/format-status.js";
+import { sampleStatus } from "../reconcile/fixtures.js";
 
 // The agent's checks in apply's output: the text line, the Markdown row and section, and JSON.
 
@@ -101,5 +103,23 @@ describe("checks in apply output", () => {
     const json = JSON.parse(formatApplyJson(report(result({})), plan)) as ApplyReport;
     expect(json.results[0]!.verify).toMatchObject({ code: "verify-failed", checks: { passed: 2, runs: 4 } });
     expect(json.results[0]!.verify!.runs).toHaveLength(1);
+  });
+
+  it("plumb status: the active revision's checks in a CHECKS column, - for none or another revision's", () => {
+    const checked = sampleStatus("a", {
+      active_revision_id: "rev-1",
+      latest_revision_id: "rev-1",
+      checks: failedVerify.checks!,
+    });
+    const older = sampleStatus("b", {
+      active_revision_id: "rev-2",
+      latest_revision_id: "rev-2",
+      checks: failedVerify.checks!,
+    });
+    const lines = formatStatusText([checked, older, sampleStatus("c")]).split("\n");
+    expect(lines[0]).toMatch(/ACTIVE → LATEST\s+CHECKS\s+UPDATED/);
+    expect(lines[1]).toMatch(/^Deployment\/a .* rev-1\s+2\/4 p95 410ms\s/);
+    expect(lines[2]).toMatch(/^Deployment\/b .* rev-2\s+-\s/);
+    expect(lines[3]).toMatch(/\s-\s/);
   });
 });
