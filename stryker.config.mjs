@@ -7,6 +7,9 @@ const config = {
   testRunner: "vitest",
   vitest: { configFile: "vitest.mutation.config.mjs", related: false },
   coverageAnalysis: "perTest",
+  // vitest strips types without checking them; by default Stryker would also prepend // @ts-nocheck
+  // to every test/**/*.ts, fixtures included (a source tree's file sizes and digest then change).
+  disableTypeChecks: false,
   // Two cores shared with everything else: one test runner, mutants reused across runs.
   concurrency: 1,
   incremental: true,

@@ -159,6 +159,15 @@ describe("startWorkQueue edges", () => {
     await timers.advance(10_000);
     expect(timers.pending()).toBe(0);
   });
+  it("stop cancels the retry timer and sets none in its place, only its grace timer", async () => {
+    const { timers, set } = countingTimers();
+    const q = startWorkQueue({ ...base, timers, worker: async () => false });
+    q.enqueue("a", "drift");
+    await timers.advance(0);
+    expect(set()).toBe(1); // a's retry
+    expect(await q.stop(100)).toBe(true);
+    expect(set()).toBe(2); // stop's grace period, nothing else
+  });
 });
 
 describe("systemTimers", () => {
