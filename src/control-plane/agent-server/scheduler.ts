@@ -85,7 +85,7 @@ export function createScheduler({ clock, runSeconds, observer, onChange }: Sched
 
   const start = (thread: ThreadRecord, run: RunRecord) => {
     run.status = "running";
-    run.updated_at = iso();
+    run.updated_at = run.started_at = iso();
     const plan = beginRun(thread, run, iso());
     observer?.started(thread, run, plan.node === null ? undefined : plan.task);
     const controller = new AbortController();

@@ -37,6 +37,8 @@ export type RunRecord = {
   input_messages: StateMessage[];
   /** Why the run ended in error or timeout. */
   error?: string;
+  /** When it last started running (its webhook's run_started_at). */
+  started_at?: string;
   /** Input was null: the run continues the thread's pending nodes (absent in older records). */
   continues?: true;
   /** `command` of the run: a resume value, a state update, a node to go to. */

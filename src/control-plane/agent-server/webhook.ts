@@ -78,6 +78,7 @@ export function createWebhookSender(allowHosts: readonly string[] = []): Webhook
       const failed = run.status === "error" || run.status === "timeout";
       const body = JSON.stringify({
         ...runView(run),
+        run_started_at: run.started_at ?? run.created_at,
         run_ended_at: at,
         webhook_sent_at: new Date().toISOString(),
         values: stateValues(thread), // the state's values, as the open-source server sends them
