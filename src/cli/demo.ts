@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Command } from "commander";
 import { createColors } from "picocolors";
+import { readApiOptions } from "../api/config.js";
 import { useColor } from "./color.js";
 import { type Controller, startController } from "../controller/controller.js";
 import { DEFAULT_API_KEY } from "../control-plane/options.js";
@@ -11,6 +12,7 @@ import { createLogger } from "../logger.js";
 import { applyEnvironment } from "./demo-apply.js";
 import { copyExamples } from "./demo-examples.js";
 import { demoLogStream } from "./demo-log.js";
+import { settingsOf } from "./environments.js";
 import { type DemoPlanes, demoEnv, startDemoPlanes, stopDemoPlanes } from "./demo-planes.js";
 
 // `plumb demo` (npm start): two local control planes in this process (hosted: staging and prod;
@@ -93,7 +95,13 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
     say("  It first checks every object once (all in sync after the apply), then reacts to saves.");
     controller = await startController({
       source: { kind: "dir", dir },
-      api: { apiUrl: planes.hosted.url, apiKey: DEFAULT_API_KEY, platformUrl: planes.hosted.url },
+      // Unused: the tree defines environments, each with its own control plane.
+      api: () => readApiOptions(env),
+      // Each environment's api_url and api_key, read from the variables its Environment names.
+      environmentApi: (environment, root) => {
+        const settings = settingsOf(environment, root, env);
+        return readApiOptions(settings.env, settings.flags);
+      },
       listen: { host: "127.0.0.1", port: 0 },
       selfHeal: true,
       driftSchedule: "*/1 * * * *",
@@ -109,7 +117,7 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
     });
     say();
     row("Watching", dir, "a save is reconciled about 200 ms later");
-    row("Status page", `${controller.url}/`, "open in a browser: every object, live");
+    row("Status page", `${controller.url}/`, "open in a browser: deployment × environment, live");
     row("Status", `${controller.url}/status`, "JSON: every object's sync, health, revision");
     row("Metrics", `${controller.url}/metrics`, "Prometheus");
     row("Drift", "checked every minute; changes made behind plumb's back are put back");
