@@ -37,10 +37,6 @@ export async function forEachEnvironment<F extends EnvFlags>(
     throw new UsageError("saved plans (--out, --plan) with environments are planned (docs/environments.md)");
   if ((flags as { write?: boolean }).write)
     throw new UsageError("drift --write with environments is planned (docs/environments.md)");
-  if (flags.statusBranch)
-    throw new UsageError(
-      "--status-branch with environments is planned (docs/environments.md); use --status-dir",
-    );
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   const json = flags.output === "json";
   const outputs: unknown[] = [];

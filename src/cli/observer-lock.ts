@@ -19,13 +19,20 @@ export type ObserverLock = {
 /** Takes the state lock for an observer, waiting up to --lock-timeout; held elsewhere → read-only. */
 export async function takeObserverLock(
   path: string,
-  flags: Pick<ConnectionFlags, "statusDir" | "statusBranch"> & { lockTimeout?: number | undefined },
+  flags: Pick<ConnectionFlags, "statusDir" | "statusBranch" | "environment"> & {
+    lockTimeout?: number | undefined;
+  },
   command: string,
   stderr: { write(text: string): unknown },
 ): Promise<ObserverLock> {
   // A PATH that does not exist is reported as such by the load; the lock must not create it.
   if (!flags.statusDir && !existsSync(path)) return { writes: () => false, release: async () => undefined };
-  const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });
+  const target = lockTargetOf({
+    root: path,
+    statusDir: flags.statusDir,
+    statusBranch: flags.statusBranch,
+    environment: flags.environment,
+  });
   try {
     const lock = await acquireStateLock(target, { command, timeoutMs: flags.lockTimeout ?? 0 });
     // The lock's fence: a run paused past its lease (or whose lock was forced) writes nothing more.

@@ -13,6 +13,8 @@ export type ConnectionFlags = {
   platformUrl?: string;
   statusDir?: string;
   statusBranch?: string;
+  /** Set per environment by --env (environments.ts): its store's place on the status branch. */
+  environment?: string;
 };
 
 /** `-o, --output <format>` limited to `formats`, defaulting to text. */

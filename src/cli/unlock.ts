@@ -6,7 +6,13 @@ import { processIo } from "./process-io.js";
 import { forEachEnvironment } from "./environments.js";
 import { envOption } from "./options.js";
 
-type Flags = { force?: boolean; statusDir?: string; statusBranch?: string; env?: string[] };
+type Flags = {
+  force?: boolean;
+  statusDir?: string;
+  statusBranch?: string;
+  env?: string[];
+  environment?: string;
+};
 
 /** `plumb unlock [PATH] [--force]`: shows who holds the state lock; --force removes it. */
 export function unlockCommand(io: SessionIo = processIo()): Command {
@@ -32,7 +38,12 @@ export function unlockCommand(io: SessionIo = processIo()): Command {
 }
 
 export async function runUnlock(path: string, flags: Flags, io: Pick<SessionIo, "stdout">): Promise<number> {
-  const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });
+  const target = lockTargetOf({
+    root: path,
+    statusDir: flags.statusDir,
+    statusBranch: flags.statusBranch,
+    environment: flags.environment,
+  });
   if (!flags.force) {
     const holder = await readStateLock(target);
     if (!holder) {

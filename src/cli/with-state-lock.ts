@@ -13,7 +13,9 @@ export type StateLockTiming = Pick<LockOptions, "leaseMs" | "monotonic" | "clock
  */
 export async function withStateLock<T>(
   path: string,
-  flags: Pick<ConnectionFlags, "statusDir" | "statusBranch"> & { lockTimeout?: number | undefined },
+  flags: Pick<ConnectionFlags, "statusDir" | "statusBranch" | "environment"> & {
+    lockTimeout?: number | undefined;
+  },
   command: string,
   work: (lock: Pick<StateLock, "lost" | "assertHeld" | "pushFence">) => Promise<T>,
   timing: StateLockTiming = {},
@@ -21,7 +23,12 @@ export async function withStateLock<T>(
   // A missing PATH is said first: taking the lock would create PATH/.plumb/ for nothing.
   if (!(await stat(path).catch(() => undefined)))
     throw new PlumbError("path-not-found", `manifest path ${path} does not exist`);
-  const target = lockTargetOf({ root: path, statusDir: flags.statusDir, statusBranch: flags.statusBranch });
+  const target = lockTargetOf({
+    root: path,
+    statusDir: flags.statusDir,
+    statusBranch: flags.statusBranch,
+    environment: flags.environment,
+  });
   const lock = await acquireStateLock(target, { ...timing, command, timeoutMs: flags.lockTimeout ?? 0 });
   try {
     return await work(lock);

@@ -23,11 +23,18 @@ export const lockTargetOf = (location: StatusLocation): LockTarget => ({
   root: manifestDirOf(location.root),
   statusBranch: location.statusBranch,
   gitEnv: location.gitEnv,
+  environment: location.environment,
 });
 
+// An environment's store has a lease of its own (refs/plumb/locks/BRANCH@ENV): applies to staging
+// and prod, and the controller replicas leading them, do not exclude each other.
 const branchOf = (target: LockTarget) =>
   target.statusBranch && target.root
-    ? { root: target.root, branch: target.statusBranch, gitEnv: target.gitEnv }
+    ? {
+        root: target.root,
+        branch: target.environment ? `${target.statusBranch}@${target.environment}` : target.statusBranch,
+        gitEnv: target.gitEnv,
+      }
     : undefined;
 
 /** Takes the lock (waiting up to options.timeoutMs) and renews it until released; state-locked otherwise. */

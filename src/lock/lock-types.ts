@@ -19,6 +19,8 @@ export type LockTarget = {
   /** With a status branch, a lease in its remote is held too (branch-lease.ts). */
   statusBranch?: string | undefined;
   gitEnv?: Record<string, string> | undefined;
+  /** With environments: the environment's store, whose branch lease is its own (`BRANCH@ENV`). */
+  environment?: string | undefined;
 };
 
 export type LockOptions = {

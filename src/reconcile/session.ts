@@ -86,7 +86,12 @@ export async function gitCommitOf(root: string): Promise<string | null> {
 
 export async function openSession(root: string, flags: SessionFlags, io: SessionIo): Promise<Session> {
   const clock = io.clock ?? systemClock;
-  const location: StatusLocation = { root, statusDir: flags.statusDir, statusBranch: flags.statusBranch };
+  const location: StatusLocation = {
+    root,
+    statusDir: flags.statusDir,
+    statusBranch: flags.statusBranch,
+    environment: flags.environment, // ENV/ on the status branch, with its own lease
+  };
   const store = await loadStatus(location);
   for (const problem of store.problems) {
     io.stderr.write(`plumb: ignoring status file ${problem.file}: ${problem.message}\n`);

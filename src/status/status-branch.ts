@@ -25,6 +25,8 @@ export type StatusBranchTarget = {
    * remote); without it they inherit this process's environment.
    */
   gitEnv?: Record<string, string> | undefined;
+  /** With environments: the environment's records are under `.plumb/status/ENV/` on the branch. */
+  environment?: string | undefined;
 };
 
 /** simple-git in `baseDir`, with `env` (its GIT_* keys explicitly allowed) when given. */
@@ -63,7 +65,11 @@ export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
   const remotes = await git.getRemotes(true);
   const remote = remotes.find((r) => r.name === remoteName);
   const rel = relative(await realTop(top), resolve(target.root));
-  const pathOnBranch = join(rel.startsWith("..") || isAbsolute(rel) ? "" : rel, DEFAULT_STATUS_DIR);
+  const pathOnBranch = join(
+    rel.startsWith("..") || isAbsolute(rel) ? "" : rel,
+    DEFAULT_STATUS_DIR,
+    target.environment ?? "",
+  );
   return {
     top,
     current,

@@ -50,6 +50,7 @@ export async function loadStatus(location: StatusLocation): Promise<StatusStore>
     root: manifestDirOf(location.root),
     branch: location.statusBranch,
     gitEnv: location.gitEnv,
+    environment: location.environment,
   });
   // The branch's prune ledger joins the directory's: --prune-max counts earlier runs' deletions. A
   // place that cannot be written is left as it is: plan and status only read, and apply refuses an
@@ -70,7 +71,12 @@ export async function publishStatus(
 ): Promise<PublishResult | null> {
   if (!location.statusBranch) return null;
   return publishStatusBranch(
-    { root: manifestDirOf(location.root), branch: location.statusBranch, gitEnv: location.gitEnv },
+    {
+      root: manifestDirOf(location.root),
+      branch: location.statusBranch,
+      gitEnv: location.gitEnv,
+      environment: location.environment,
+    },
     resolveStatusDir(location),
     message,
     fence,
