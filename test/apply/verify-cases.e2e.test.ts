@@ -219,4 +219,25 @@ describe("verify cases after DEPLOYED", () => {
       checks: { runs: 2, passed: 1 },
     });
   });
+
+  it("a case run that times out fails as such, and the server cancels it and drops its thread", async () => {
+    env = await startEnv({ runSeconds: 30 });
+    const verify = { assistant_id: "agent", timeout_seconds: 1, cases: [{ name: "slow", input: "hello" }] };
+    await writeManifests(env.root, [gitrepoDoc("slow-case", { verify })]);
+    const report = await env.apply();
+    const result = report.results[0]!;
+    expect(result).toMatchObject({ outcome: "failed", verify: { code: "verify-failed" } });
+    expect(result.verify!.runs).toEqual([
+      {
+        case: "slow",
+        ok: false,
+        reason: "no answer within 1s",
+        total_ms: expect.any(Number),
+        first_token_ms: null,
+      },
+    ]);
+    expect(result.verify!.runs![0]!.total_ms).toBeGreaterThanOrEqual(1_000);
+    const status = await record("slow-case");
+    await expect.poll(() => threadsOf(status.id!)).toEqual([]);
+  });
 });
