@@ -240,4 +240,23 @@ describe("verify cases after DEPLOYED", () => {
     const status = await record("slow-case");
     await expect.poll(() => threadsOf(status.id!)).toEqual([]);
   });
+
+  it("keeps at most `concurrency` case runs in flight", async () => {
+    env = await startEnv({ runSeconds: 0.2 });
+    const cases = [
+      { name: "a", input: "a" },
+      { name: "b", input: "b" },
+      { name: "c", input: "c" },
+    ];
+    await writeManifests(env.root, [
+      gitrepoDoc("bounded", { verify: { assistant_id: "agent", repeat: 2, concurrency: 2, cases } }),
+    ]);
+    const at: Record<string, number> = {};
+    const report = await env.apply({
+      onProgress: (event) => void (at[event.phase] ??= Date.now()),
+    });
+    expect(report.results[0]!.verify).toMatchObject({ ok: true, checks: { runs: 6, passed: 6 } });
+    // Six runs of 200 ms, two at a time: three rounds at least (all at once would take one).
+    expect(at.done! - at.verifying!).toBeGreaterThanOrEqual(600);
+  });
 });
