@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { createEnvironmentLoad } from "../../../src/controller/environments/environment-load.js";
+import type { LoadResult } from "../../../src/manifest/load.js";
+import { checkFiles } from "../../manifest/helpers.js";
+
+// One read of the tree serves each environment's scan of one trigger; a scan that is not part of
+// a trigger's round (a prune-delay rescan, a second scan of the same environment) reads afresh.
+
+const TREE = {
+  "env-staging.yaml": `apiVersion: plumb/v1
+kind: Environment
+metadata: {name: staging}
+spec: {api_url: "http://127.0.0.1:1", api_key: {env: K}, name_suffix: -staging}
+`,
+  "env-prod.yaml": `apiVersion: plumb/v1
+kind: Environment
+metadata: {name: prod}
+spec: {api_url: "http://127.0.0.1:2", api_key: {env: K}}
+`,
+  "a.yaml": `apiVersion: plumb/v1
+kind: Deployment
+metadata: {name: alpha}
+spec:
+  source: internal_container
+  source_revision_config: {image_uri: "img:1"}
+environments:
+  prod: {spec: {source_revision_config: {image_uri: "img:prod"}}}
+`,
+};
+
+describe("createEnvironmentLoad", () => {
+  it("shares one read between environments of a trigger and resolves each one's view", async () => {
+    let reads = 0;
+    const load = createEnvironmentLoad(async (): Promise<LoadResult> => {
+      reads++;
+      return checkFiles(TREE);
+    });
+    load.next();
+    const staging = await load.forEnvironment("staging")("/root");
+    const prod = await load.forEnvironment("prod")("/root");
+    expect(reads).toBe(1);
+    expect(staging.manifests.map((m) => m.manifest.metadata.name)).toEqual(["alpha-staging"]);
+    const image = (r: LoadResult) =>
+      (r.manifests[0]!.manifest.spec as { source_revision_config: { image_uri: string } })
+        .source_revision_config.image_uri;
+    expect(image(prod)).toBe("img:prod");
+    expect(image(staging)).toBe("img:1");
+    // staging scans again without a trigger (its prune delay): the tree is read afresh.
+    await load.forEnvironment("staging")("/root");
+    expect(reads).toBe(2);
+    // A trigger: the next scans read afresh once.
+    load.next();
+    await load.forEnvironment("prod")("/root");
+    await load.forEnvironment("staging")("/root");
+    expect(reads).toBe(3);
+  });
+});
