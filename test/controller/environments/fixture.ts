@@ -50,7 +50,7 @@ export function useEnvironmentsHarness(prefix: string): EnvironmentsHarness {
   return h;
 }
 
-export const environmentDoc = (name: string, url: string, keyVar: string) => `apiVersion: plumb/v1
+const environmentDoc = (name: string, url: string, keyVar: string) => `apiVersion: plumb/v1
 kind: Environment
 metadata:
   name: ${name}
