@@ -17,9 +17,20 @@ afterEach(async () => {
   cp = undefined;
 });
 
-async function setup() {
+/** `failedReads`: that many GETs answered 500 first (the client does not retry them here). */
+async function setup(failedReads = 0) {
   const clock = new FastClock();
-  cp = await startControlPlane({ revisionSeconds: 1, deploymentReadySeconds: 0, runSeconds: 0, clock });
+  const faults =
+    failedReads > 0
+      ? { rates: [{ kind: "500" as const, share: 1 }], max: failedReads, methods: ["GET"] }
+      : undefined;
+  cp = await startControlPlane({
+    revisionSeconds: 1,
+    deploymentReadySeconds: 0,
+    runSeconds: 0,
+    clock,
+    faults,
+  });
   const calls = { list: 0, revision: 0, deployment: 0 };
   const counting: typeof fetch = (input, init) => {
     const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
@@ -33,7 +44,11 @@ async function setup() {
   const ports: ClientPorts = createApplyPorts({
     clock,
     api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
-    transport: { fetch: counting, retry: { baseDelayMs: 5, maxDelayMs: 50 }, timeoutMs: 5_000 },
+    transport: {
+      fetch: counting,
+      retry: { baseDelayMs: 5, maxDelayMs: 50, maxAttempts: failedReads > 0 ? 1 : 6 },
+      timeoutMs: 5_000,
+    },
   });
   const statuses: Array<[string, RevisionStatus]> = [];
   const watcher = (over: Partial<WatcherOptions> = {}) =>
@@ -117,6 +132,7 @@ describe("revision watcher against the control plane", () => {
     const waits = await Promise.all(ds.map((d) => watcher.wait(d.id, d.latest_revision_id!)));
     expect(waits.slice(0, 3).map((w) => w.status)).toEqual(["DEPLOYED", "DEPLOYED", "DEPLOYED"]);
     expect(waits[3]).toMatchObject({ status: "VANISHED", statusMessage: "deployment was deleted" });
+    for (const d of ds.slice(0, 3)) expect(s.statuses).toContainEqual([d.id, "DEPLOYED"]);
     expect(s.calls.list).toBeGreaterThan(0);
     // The listing says DEPLOYED: far fewer revision reads than one per wait per round.
     expect(s.calls.revision).toBeLessThan(s.calls.list * 3);
@@ -187,5 +203,46 @@ describe("revision watcher against the control plane", () => {
     expect(reads).toBeLessThan(20);
     // Never later than the longest read pause after it was ready.
     expect(took).toBeLessThan(70_000 + 8_000);
+  });
+
+  it("follows at most five newer revisions, then ends SKIPPED with the server's message", async () => {
+    const s = await setup();
+    const d = await s.create("busy");
+    // Someone makes a newer revision before each read of ours: each read finds it SKIPPED.
+    let pushes = 0;
+    const port = {
+      ...s.ports.deployments,
+      getRevision: async (id: string, revisionId: string) => {
+        if (pushes < 10) {
+          pushes += 1;
+          await s.ports.controlPlane.patchDeployment(id, {
+            source_revision_config: { repo_ref: `v${pushes}` },
+          });
+        }
+        return s.ports.deployments.getRevision(id, revisionId);
+      },
+    };
+    const watcher = createRevisionWatcher(port, {
+      clock: s.clock,
+      random: () => 0.5,
+      deadline: s.clock.now() + 600_000,
+      pollIntervalMs: 500,
+      maxPollIntervalMs: 2_000,
+    });
+    const wait = await watcher.wait(d.id, d.latest_revision_id!);
+    const all = (await s.ports.controlPlane.listRevisions(d.id, { limit: 100 })).resources;
+    expect(pushes).toBe(6);
+    // Revisions newest first: the sixth read found the fifth one followed skipped by the sixth push.
+    expect(wait.status).toBe("SKIPPED");
+    expect(wait.revisionId).toBe(all[1]?.id);
+    expect(wait.supersededBy).toBe(all[1]?.id);
+    expect(wait.statusMessage).toContain(`Superseded by revision ${all[0]?.id}`);
+  });
+
+  it("a round that fails is tried again after a pause", async () => {
+    const s = await setup(2);
+    const d = await s.create("flaky");
+    const wait = await s.watcher().wait(d.id, d.latest_revision_id!);
+    expect(wait.status).toBe("DEPLOYED");
   });
 });

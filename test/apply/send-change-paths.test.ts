@@ -21,7 +21,7 @@ const internalCreate = (name: string): PlannedChange => ({
   ...update("", {}, true),
   name,
   action: "create",
-  id: undefined,
+  id: null,
   upload,
   request: {
     method: "POST",
@@ -45,7 +45,7 @@ describe("sendChange: creates and uploads", () => {
       ...update("", {}, true),
       name: "fresh",
       action: "create",
-      id: undefined,
+      id: null,
       request: { method: "POST", path: "/v2/deployments", body: gitDeployment("fresh") },
     };
     const sent = await sendChange(s.ports, change, null, context(s.clock));
@@ -110,7 +110,7 @@ describe("sendChange: creates and uploads", () => {
 
   it("an update without a deployment id is refused: plan-invalid, naming the deployment", async () => {
     const s = await setup(undefined);
-    const change = { ...update(s.deployment.id, newRef, true), id: undefined };
+    const change = { ...update(s.deployment.id, newRef, true), id: null };
     await expect(sendChange(s.ports, change, s.deployment, context(s.clock))).rejects.toMatchObject({
       code: "plan-invalid",
       message: expect.stringContaining("update of svc has no deployment id"),
@@ -124,7 +124,7 @@ describe("sendChange: OrganizationAccess", () => {
     ...update("", {}, false),
     kind: "OrganizationAccess",
     name: "org",
-    id: undefined,
+    id: null,
     request: { method: "PATCH", path: "/api/v1/orgs/current", body: { invites_enabled: invites } },
   });
 
