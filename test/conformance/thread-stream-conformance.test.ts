@@ -63,10 +63,15 @@ describe.skipIf(lacks("threadStream"))("SDK conformance: thread stream", () => {
     await expect.poll(() => runDone(first.run_id)(all.parts), { timeout: target.settleMs }).toBe(true);
     const second = await sdk.runs.create(tid, "agent", { input: human("hello"), streamMode: ["updates"] });
     await target.untilHeld(1);
+    // A run refused on the busy thread never shows on its stream.
+    const refused = sdk.runs.create(tid, "agent", { input: human("no"), multitaskStrategy: "reject" });
+    await expect(refused).rejects.toMatchObject({ status: target.rejectStatus });
     target.release();
     await expect.poll(() => runDone(second.run_id)(all.parts), { timeout: target.settleMs }).toBe(true);
     await all.stop();
 
+    const runIds = all.parts.map((part) => (part.data as { run_id?: string } | null)?.run_id);
+    expect(new Set(runIds.filter((id) => id !== undefined))).toEqual(new Set([first.run_id, second.run_id]));
     const events = all.parts.map((part) => part.event);
     expect(events).not.toContain("end");
     expect(all.parts[0]).toMatchObject({ event: "metadata", data: { run_id: first.run_id, attempt: 1 } });
@@ -122,6 +127,23 @@ describe.skipIf(lacks("threadStream"))("SDK conformance: thread stream", () => {
     expect(edits.parts[0]).toMatchObject({ event: "state_update", data: { thread_id: tid } });
     const state = (edits.parts[0]!.data as { state: { values: unknown } }).state;
     expect(texts(state.values)).toEqual(["human:ping", "ai:pong", "ai:edited"]);
+  });
+
+  it("ends when the thread is deleted", async () => {
+    const thread = await sdk.threads.create();
+    const run = await sdk.runs.create(thread.thread_id, "agent", { input: human("ping") });
+    await target.untilHeld(1);
+    target.release();
+    await sdk.runs.join(thread.thread_id, run.run_id);
+    const parts: Part[] = [];
+    const reading = (async () => {
+      for await (const part of sdk.threads.joinStream(thread.thread_id, { lastEventId: "0" }))
+        parts.push(part);
+    })();
+    await expect.poll(() => runDone(run.run_id)(parts), { timeout: target.settleMs }).toBe(true);
+    await sdk.threads.delete(thread.thread_id);
+    await reading; // the response ended
+    expect(parts.length).toBeGreaterThan(0);
   });
 
   it("an unknown thread is 404; an unknown mode 422", async () => {
