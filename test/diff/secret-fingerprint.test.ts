@@ -140,9 +140,13 @@ describe("secret fingerprints", () => {
     expect(Object.values(fp.values)).not.toContain(fp.set);
   });
 
-  it("are modest in cost: 100 fingerprints in well under a second", () => {
-    const started = performance.now();
-    fingerprintSecrets(Array.from({ length: 100 }, (_, i) => ({ name: `S${i}`, value: `v${i}` })));
-    expect(performance.now() - started).toBeLessThan(1000);
-  });
+  // Not under npm run mutation: Stryker's instrumented code on a shared machine measures nothing.
+  it.skipIf(process.env.STRYKER_MUTATOR_WORKER !== undefined)(
+    "are modest in cost: 100 fingerprints in well under a second",
+    () => {
+      const started = performance.now();
+      fingerprintSecrets(Array.from({ length: 100 }, (_, i) => ({ name: `S${i}`, value: `v${i}` })));
+      expect(performance.now() - started).toBeLessThan(1000);
+    },
+  );
 });
