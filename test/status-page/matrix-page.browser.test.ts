@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -139,6 +140,9 @@ describe.skipIf(!haveBrowser)("the environment matrix in Chromium", () => {
     expect(await page.locator("#matrix-count").textContent()).toBe(
       "2 of 2 deployments shown (2 in all); 1 with an environment behind the one it is promoted from",
     );
+    // PLUMB_UPDATE_SCREENSHOTS=1 refreshes the one docs/environments.md shows.
+    if (process.env.PLUMB_UPDATE_SCREENSHOTS)
+      await page.screenshot({ path: join("docs", "images", "status-page-matrix.png"), fullPage: true });
     await page.getByLabel("Only deployments where an environment lags").check();
     await expect.poll(() => page.locator("#matrix-rows tr").count()).toBe(1);
     expect(await page.locator("#matrix-rows").textContent()).toContain("support-agent");
