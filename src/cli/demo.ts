@@ -12,6 +12,7 @@ import { createLogger } from "../logger.js";
 import { applyEnvironment } from "./demo-apply.js";
 import { copyExamples } from "./demo-examples.js";
 import { demoLogStream } from "./demo-log.js";
+import { promoteToProd, skipSoak } from "./demo-promote.js";
 import { settingsOf } from "./environments.js";
 import { type DemoPlanes, demoEnv, startDemoPlanes, stopDemoPlanes } from "./demo-planes.js";
 
@@ -84,14 +85,37 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
       return 1;
     if (!(await apply("onprem", "4. apply --env onprem: the self-hosted agents, on the other control plane")))
       return 1;
-    if (!(await apply("prod", "5. apply --env prod: the versions prod's overrides pin"))) return 1;
+    if (!(await apply("prod", "5. apply --env prod: the versions prod's overrides pin today"))) return 1;
+
+    step("6. promote --to prod: staging's checked versions into prod's overrides, once the gates hold");
+    say("  environments/prod.yaml: promotion from staging when its revision is DEPLOYED (no drift,");
+    say("  nothing pending), has soaked 30 minutes, and its checks passed (ratio 0.9, p95 2 s).");
+    say();
+    const blocked = await promoteToProd(dir, [], commandIo);
+    say();
+    say(
+      blocked === 0
+        ? c.yellow("  (the gates held already)")
+        : "  Refused, as it should be: staging's revisions are seconds old. The demo's copy sets soak: 0s",
+    );
+    if (blocked !== 0) {
+      say("  in environments/prod.yaml so that the other gates decide now:");
+      await skipSoak(dir);
+    }
+    say();
+    if ((await promoteToProd(dir, ["--write"], commandIo)) !== 0) {
+      say(c.red("promote --to prod did not pass its gates; see above"));
+      return 1;
+    }
+    if (!(await apply("prod", "7. apply --env prod: the promoted versions, then prod's own checks")))
+      return 1;
     await io.onApplied?.({ dir, planes });
     if (options.once) {
       step("Done (--once): both control planes now match the manifests of their environments");
       return 0;
     }
 
-    step("6. The controller: keeps the control planes matching the directory (`plumb controller`)");
+    step("8. The controller: keeps the control planes matching the directory (`plumb controller`)");
     say("  It first checks every object once (all in sync after the apply), then reacts to saves.");
     controller = await startController({
       source: { kind: "dir", dir },
@@ -123,9 +147,9 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
     row("Drift", "checked every minute; changes made behind plumb's back are put back");
     say();
     say(c.bold("Try it:"));
-    say(`  1. In ${resolve(dir, "saas", "triage-agent.yaml")}`);
-    say("     change the image tag 2.3.1 to 2.3.2 and save: only prod's triage-agent gets a new");
-    say("     revision (staging's override pins 2.4.0).");
+    say(`  1. In ${resolve(dir, "saas", "support-agent.yaml")}`);
+    say("     change LOG_LEVEL's value info to warning and save: prod's support-agent gets a new");
+    say("     revision; staging's keeps its override's debug, so nothing is sent there.");
     say(`  2. In ${resolve(dir, "saas", "docs-agent", "src", "agent.ts")}`);
     say("     change anything and save: plumb packs and uploads the new source, one new revision");
     say("     in staging and one in prod.");

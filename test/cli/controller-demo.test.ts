@@ -26,7 +26,7 @@ async function revisionCounts(url: string): Promise<Record<string, number>> {
 }
 
 describe("plumb demo", () => {
-  it("applies the examples' environments, then reconciles an edited file in prod, and stops cleanly", async () => {
+  it("applies the examples' environments, then promotes to prod, reconciles an edit of the base spec in prod only, and stops cleanly", async () => {
     let out = "";
     let watching: { dir: string; controller: Controller } | undefined;
     let hosted = "";
@@ -46,7 +46,8 @@ describe("plumb demo", () => {
     const { dir, controller } = await waitFor("controller watching", () => watching, 30_000);
     expect(out).toContain("DEPLOYED");
     expect(out).toContain("verify passed");
-    expect(out).toContain(join(dir, "saas", "triage-agent.yaml"));
+    expect(out).toContain(join(dir, "saas", "support-agent.yaml"));
+    expect(out).toMatch(/support-agent: promoted/);
     // The copy's schema comments point at plumb's schemas, which exist (not at ../../schemas).
     const comment = /\$schema=(\S+)/.exec(
       await readFile(join(dir, "saas", "triage-agent.yaml"), "utf8"),
@@ -76,18 +77,21 @@ describe("plumb demo", () => {
     expect(out).not.toMatch(/\w(https?:\/\/|\/tmp)/);
     expect(out).not.toContain("(change)");
 
-    const file = join(dir, "saas", "triage-agent.yaml");
-    await writeFile(file, (await readFile(file, "utf8")).replace("triage-agent:2.3.1", "triage-agent:2.3.2"));
+    // The base spec's LOG_LEVEL changes prod only: staging's override sets its own.
+    const before = await revisionCounts(hosted);
+    const file = join(dir, "saas", "support-agent.yaml");
+    await writeFile(file, (await readFile(file, "utf8")).replace("value: info", "value: warning"));
     await waitFor(
       "edited deployment reconciled",
-      () => /Deployment\/triage-agent: update applied/.test(out),
+      () => /Deployment\/support-agent: update applied/.test(out),
       30_000,
     );
     expect(
-      controller.status().objects.find((o) => o.name === "triage-agent" && o.environment === "prod"),
+      controller.status().objects.find((o) => o.name === "support-agent" && o.environment === "prod"),
     ).toMatchObject({ sync: "Synced" });
-    // Only prod's triage-agent took the edit: staging's override pins its own image.
-    expect(await revisionCounts(hosted)).toMatchObject({ "triage-agent": 2, "triage-agent-staging": 1 });
+    const after = await revisionCounts(hosted);
+    expect(after["support-agent"]).toBe(before["support-agent"]! + 1);
+    expect(after["support-agent-staging"]).toBe(before["support-agent-staging"]);
     // The status page's matrix: each agent across the three environments, with its version there.
     const matrix = (await (await fetch(`${watching!.controller.url}/ui/api/matrix`)).json()) as {
       environments: string[];
@@ -96,7 +100,8 @@ describe("plumb demo", () => {
     expect([...matrix.environments].sort()).toEqual(["onprem", "prod", "staging"]);
     const support = matrix.rows.find((r) => r.deployment === "support-agent");
     const versionIn = (env: string) => support?.cells[matrix.environments.indexOf(env)]?.version;
-    expect([versionIn("staging"), versionIn("prod")]).toEqual(["refs/tags/v1.5.0", "refs/tags/v1.4.2"]);
+    // staging's release candidate, promoted to prod by the demo.
+    expect([versionIn("staging"), versionIn("prod")]).toEqual(["refs/tags/v1.5.0", "refs/tags/v1.5.0"]);
     expect(out).not.toContain("sk-demo-not-a-real-key");
     stop("SIGINT"); // Ctrl-C: exit code 130, as the README says
     expect(await done).toBe(130);

@@ -5,7 +5,8 @@ import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 
 // `plumb demo --once` on the examples' three environments: staging and prod land on the hosted
 // control plane (staging's names suffixed), onprem on the self-hosted one, each deployment with
-// the version its environment's override pins. Counted on the two control planes.
+// the version its environment's override pins; promote --to prod then copies staging's checked
+// versions into prod's overrides, and prod runs them. Counted on the two control planes.
 
 type Live = { name: string; source_revision_config: { repo_ref?: string; image_uri?: string } };
 
@@ -16,7 +17,7 @@ async function live(url: string): Promise<Map<string, Live["source_revision_conf
 }
 
 describe("plumb demo --once", () => {
-  it("applies staging and prod to the hosted control plane and onprem to the self-hosted one", async () => {
+  it("applies staging and onprem, promotes staging's versions to prod, applies prod", async () => {
     let out = "";
     let hosted = new Map<string, Live["source_revision_config"]>();
     let selfHosted = new Map<string, Live["source_revision_config"]>();
@@ -44,12 +45,17 @@ describe("plumb demo --once", () => {
       "triage-agent-staging",
     ]);
     expect(hosted.get("support-agent-staging")?.repo_ref).toBe("refs/tags/v1.5.0");
-    expect(hosted.get("support-agent")?.repo_ref).toBe("refs/tags/v1.4.2");
+    // Promoted: prod now runs what staging ran and checked.
+    expect(hosted.get("support-agent")?.repo_ref).toBe("refs/tags/v1.5.0");
     expect(hosted.get("triage-agent-staging")?.image_uri).toMatch(/:2\.4\.0$/);
-    expect(hosted.get("triage-agent")?.image_uri).toMatch(/:2\.3\.1$/);
+    expect(hosted.get("triage-agent")?.image_uri).toMatch(/:2\.4\.0$/);
     expect([...selfHosted.keys()].sort()).toEqual(["billing-agent", "ops-agent"]);
     for (const name of ["staging", "onprem", "prod"]) expect(out).toContain(`== environment ${name} ==`);
     expect(out).toContain("verify passed");
+    // promote --to prod: first refused by prod's soak gate, then (soak 0s in the copy) promoted.
+    expect(out).toMatch(/✗ soak fails: deployed \d+s ago .*; 30m needed/);
+    expect(out).toMatch(/support-agent: promoted\n/);
+    expect(out).toContain("+      source_revision_config: { repo_ref: refs/tags/v1.5.0 }");
     expect(out).not.toContain("sk-demo-not-a-real-key");
     expect(out).toContain("Stopped cleanly.");
   }, 90_000);
