@@ -1,6 +1,6 @@
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTarget, type ConformanceTarget } from "./target.js";
+import { slowSchemasMs, startTarget, type ConformanceTarget } from "./target.js";
 
 // Every @langchain/langgraph-sdk call a chat UI or a deploy script makes, against an agent server
 // (docs/control-plane.md "SDK conformance"). The graph answers "ping" with "pong", echoes other
@@ -214,19 +214,23 @@ describe("SDK conformance: stateless runs", () => {
 });
 
 describe("SDK conformance: assistants", () => {
-  it("search, get, graph and schemas of the graph's assistant", async () => {
-    const found = await sdk.assistants.search({ graphId: "agent" });
-    const system = found.find((a) => a.metadata?.created_by === "system");
-    expect(system).toMatchObject({ graph_id: "agent", assistant_id: expect.any(String) });
-    expect(await sdk.assistants.get(system!.assistant_id)).toMatchObject({ graph_id: "agent" });
-    const graph = await sdk.assistants.getGraph(system!.assistant_id);
-    expect(graph.nodes.map((node) => node.id)).toEqual(expect.arrayContaining(["__start__", "__end__"]));
-    const schemas = await sdk.assistants.getSchemas(system!.assistant_id);
-    expect(schemas.graph_id).toBe("agent");
-    await expect(sdk.assistants.get("00000000-0000-4000-8000-00000000dead")).rejects.toMatchObject({
-      status: 404,
-    });
-  });
+  it(
+    "search, get, graph and schemas of the graph's assistant",
+    async () => {
+      const found = await sdk.assistants.search({ graphId: "agent" });
+      const system = found.find((a) => a.metadata?.created_by === "system");
+      expect(system).toMatchObject({ graph_id: "agent", assistant_id: expect.any(String) });
+      expect(await sdk.assistants.get(system!.assistant_id)).toMatchObject({ graph_id: "agent" });
+      const graph = await sdk.assistants.getGraph(system!.assistant_id);
+      expect(graph.nodes.map((node) => node.id)).toEqual(expect.arrayContaining(["__start__", "__end__"]));
+      const schemas = await sdk.assistants.getSchemas(system!.assistant_id);
+      expect(schemas.graph_id).toBe("agent");
+      await expect(sdk.assistants.get("00000000-0000-4000-8000-00000000dead")).rejects.toMatchObject({
+        status: 404,
+      });
+    },
+    slowSchemasMs,
+  );
 
   it("create, update, run by assistant id, delete", async () => {
     const created = await sdk.assistants.create({
