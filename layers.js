@@ -8,6 +8,7 @@
 const CONTROLLER = [
   ...["schema", "manifest", "environment", "diff", "api", "status", "lock", "apply", "reconcile", "report"],
   "status-page",
+  "promote",
   ...["clock", "errors", "logger"],
 ];
 
@@ -52,11 +53,11 @@ export const layers = {
   // The controller's web page: its view models (pure), HTML shell and browser script.
   "status-page": ["status", "report"],
   // plumb promote: an environment's verified versions written into another's overrides in git.
-  promote: ["schema", "manifest", "environment", "diff", "status", "reconcile", "errors"],
+  promote: ["schema", "manifest", "environment", "diff", "api", "status", "reconcile", "errors"],
   // The long-lived controller.
   controller: CONTROLLER,
   // One file per command: parse flags, call the layers below, map errors to exit codes.
-  cli: [...CONTROLLER, "import", "controller", "control-plane", "promote"],
+  cli: [...CONTROLLER, "import", "controller", "control-plane"],
   // Top-level files of src/.
   clock: [],
   errors: [],

@@ -27,6 +27,7 @@ export type Flags = ConnectionFlags & {
   pruneWindow?: number;
   pruneDelay?: number;
   driftBranch?: string;
+  promoteBranchPrefix?: string;
   concurrency: number;
   debounce: number;
   timeout: number;

@@ -54,6 +54,10 @@ export function controllerCommand(): Command {
       "with --repo: after each drift check, commit the live values of drifted fields to this branch and push it (for a pull request) instead of only reporting them",
     )
     .option(
+      "--promote-branch-prefix <prefix>",
+      "with --repo and environments: after each drift check, open the promotion of every environment with promotion.auto: true as branch PREFIX+ENV once its gates hold, and notify promotion-ready",
+    )
+    .option(
       "--prune",
       "delete deployments plumb manages whose manifests were removed (never unmanaged ones, never plumb/prune: disabled; nothing while a manifest is invalid)",
     )
@@ -221,6 +225,7 @@ async function runController(
       selfHeal: Boolean(flags.selfHeal),
       prune: Boolean(flags.prune),
       driftBranch: flags.driftBranch,
+      promoteBranchPrefix: flags.promoteBranchPrefix,
       pruneMax: flags.pruneMax,
       pruneWindowMs: flags.pruneWindow,
       pruneDelayMs: flags.pruneDelay,

@@ -37,6 +37,11 @@ export type ControllerOptions = {
   selfHeal: boolean;
   /** After each drift check, write drifted fields back to this branch of the git source (drift-branch.ts). */
   driftBranch?: string | undefined;
+  /**
+   * With environments: an environment whose spec.promotion.auto is true gets its promotions opened
+   * on branch PREFIX + its name of the git source after each drift check (promotion-branch.ts).
+   */
+  promoteBranchPrefix?: string | undefined;
   /** Delete managed deployments whose manifests were removed (prune-sweep.ts); default off. */
   prune?: boolean | undefined;
   /** At most this many prune deletions per pruneWindowMs (default 5), counted in the prune ledger. */

@@ -3,6 +3,7 @@ import type { Controller, ControllerStartOptions } from "./controller-types.js";
 import { listenEarly } from "./http/startup-http.js";
 import { checkManifestRoot, openManifestSource } from "./source/manifest-source.js";
 import { checkDriftBranchOptions } from "./sweeps/drift-branch.js";
+import { checkPromoteBranchOptions } from "./sweeps/promotion-branch.js";
 import { startStore } from "./store.js";
 import { definedEnvironments } from "./environments/environment-set.js";
 import { startEnvironmentController } from "./environments/environment-controller.js";
@@ -24,6 +25,7 @@ export type {
 export async function startController(options: ControllerStartOptions): Promise<Controller> {
   const log = options.logger;
   checkDriftBranchOptions(options);
+  checkPromoteBranchOptions(options);
   const http = await listenEarly(options.listen, options.statusToken); // probes answer during the clone
   const source = await openManifestSource(options.source, options.env, log).catch(async (error: unknown) => {
     await http?.close();

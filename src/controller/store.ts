@@ -2,6 +2,8 @@ import { systemClock } from "../clock.js";
 import { resolveStatusDir, type StatusLocation } from "../status/status-source.js";
 import { createControllerClients } from "./api-clients.js";
 import { createDriftCheck } from "./sweeps/drift-check.js";
+import { createPromotionBranchSweep } from "./sweeps/promotion-branch.js";
+import type { AutoPromotionDeps } from "../promote/auto-promotion.js";
 import { controllerHandlers } from "./http/serve-http.js";
 import { createControllerScanner } from "./snapshot/sliced-scanner.js";
 import { createControllerWorker } from "./queue/worker-context.js";
@@ -62,6 +64,8 @@ export type StoreShared = {
     load: (root: string) => Promise<LoadResult>;
     /** The shared drift schedule's next run (the page's header). */
     nextDriftCheck: () => Date | null;
+    /** promotion.auto with --promote-branch-prefix: what opens its promotions (promotion-branch.ts). */
+    promotion?: AutoPromotionDeps | undefined;
   };
   /** The state lock is taken by the caller (an environment's claim) rather than waited for here. */
   lock?: StateLock;
@@ -215,6 +219,9 @@ export async function startStore(options: ControllerOptions, shared: StoreShared
       },
       writeBack: { source, statuses: book.statuses, readers: { controlPlane, platform } },
       writing: working,
+      promote: environment?.promotion
+        ? createPromotionBranchSweep({ ...environment.promotion, notifier, log })
+        : undefined,
       log,
     });
     const status = statusReader({ ready, settled: readiness.settled, source, book, scanner, queue });

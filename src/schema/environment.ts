@@ -132,7 +132,10 @@ const Promotion = Type.Object(
       ),
     ),
     auto: Type.Optional(
-      Type.Boolean({ description: "The controller opens the promotion branch itself (planned)." }),
+      Type.Boolean({
+        description:
+          "The controller opens the promotion as a branch itself (plumb controller --promote-branch-prefix).",
+      }),
     ),
   },
   {

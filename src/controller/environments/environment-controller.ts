@@ -19,6 +19,7 @@ import { environmentHandlers } from "./environment-http.js";
 import { createEnvironmentLoad } from "./environment-load.js";
 import { environmentsStatus } from "./environment-status.js";
 import { createRebalance } from "./rebalance.js";
+import type { AutoPromotionDeps } from "../../promote/auto-promotion.js";
 import { defaultReplicaId, startReplicas } from "./replicas.js";
 
 // `plumb controller` on a tree that defines environments (docs/environments.md "The controller"):
@@ -88,6 +89,27 @@ export async function startEnvironmentController(
     log,
   });
 
+  // promotion.auto with --promote-branch-prefix: the environment's promotions opened as branches.
+  const promotionOf = (environment: LoadedEnvironment): AutoPromotionDeps | undefined => {
+    const name = environment.manifest.metadata.name;
+    if (options.promoteBranchPrefix === undefined || environment.manifest.spec.promotion?.auto !== true)
+      return undefined;
+    const byName = (env: string) => shared.environments.find((e) => e.manifest.metadata.name === env);
+    return {
+      source: { repoRoot: source.repoRoot, manifestRoot: source.manifestRoot, gitEnv: source.gitEnv },
+      to: name,
+      branch: `${options.promoteBranchPrefix}${name}`,
+      apiOf: (env) => {
+        const found = byName(env);
+        if (!found) throw new PlumbError("promotion-not-configured", `environment ${env} is not defined`);
+        return environmentApi(found, source.manifestRoot);
+      },
+      statusDirOf: (env) => join(base, env),
+      env: options.env,
+      fetch: options.fetch,
+    };
+  };
+
   for (const environment of shared.environments) {
     const name = environment.manifest.metadata.name;
     const envLog = log.child({ environment: name });
@@ -118,6 +140,7 @@ export async function startEnvironmentController(
                 location,
                 load: tree.forEnvironment(name),
                 nextDriftCheck: () => triggers.nextDriftCheck(),
+                promotion: promotionOf(environment),
               },
             },
           );

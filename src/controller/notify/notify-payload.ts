@@ -2,7 +2,14 @@
 // object on the status page and the time. Pure.
 
 export type NotifyEventName =
-  "applied" | "failed" | "drift-detected" | "drift-healed" | "pruned" | "prune-blocked" | "lock-lost";
+  | "applied"
+  | "failed"
+  | "drift-detected"
+  | "drift-healed"
+  | "pruned"
+  | "prune-blocked"
+  | "lock-lost"
+  | "promotion-ready";
 
 export type NotifyEvent = {
   event: NotifyEventName;
@@ -24,6 +31,7 @@ const ICON: Record<NotifyEventName, string> = {
   pruned: "🗑️",
   "prune-blocked": "⛔",
   "lock-lost": "🔒",
+  "promotion-ready": "🚀",
 };
 
 /**

@@ -13,6 +13,8 @@ export function createDriftCheck(
     writeBack: Pick<DriftBranchDeps, "source" | "statuses" | "readers">;
     /** Not stopping and ready: only then is drift written back. */
     writing: () => boolean;
+    /** promotion.auto: the promotion opened on a branch after the check (promotion-branch.ts). */
+    promote?: (() => Promise<void>) | undefined;
     log: Logger;
   },
 ): () => Promise<void> {
@@ -28,5 +30,6 @@ export function createDriftCheck(
   return async () => {
     await sweep();
     if (writeBack && deps.writing()) await writeBack();
+    if (deps.promote && deps.writing()) await deps.promote();
   };
 }

@@ -1,0 +1,102 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import type { ApiOptions } from "../api/config.js";
+import { loadManifests } from "../manifest/load.js";
+import { maxManifestBytesFrom } from "../manifest/parse.js";
+import { gitAt } from "../status/status-branch.js";
+import { formatCommitMessage, type PromotionReport } from "./format-promotion.js";
+import { promotionScope } from "./promotion-pairs.js";
+import { runPromotion } from "./run-promotion.js";
+
+// promotion.auto (docs/environments.md "Promotion"): the controller, after a drift check of an
+// environment promoted automatically, runs the promotion itself and, when every gate holds and a
+// version is to be promoted, opens it as branch BRANCH of its git source (rebuilt from the
+// checked-out commit, force-pushed: the branch is plumb's, as --drift-branch's is) for review.
+// A branch that already holds exactly that change is not pushed again, so each promotion is
+// announced once.
+
+export type AutoPromotionDeps = {
+  source: { repoRoot: string; manifestRoot: string; gitEnv: Record<string, string> | undefined };
+  /** The environment promoted to, and the branch its promotions are opened on. */
+  to: string;
+  branch: string;
+  /** The API settings of an environment (the controller's reader of Environment documents). */
+  apiOf: (environment: string) => ApiOptions;
+  /** Status directory of an environment's records. */
+  statusDirOf: (environment: string) => string;
+  env: NodeJS.ProcessEnv;
+  fetch?: typeof fetch | undefined;
+};
+
+export type OpenedPromotion = { report: PromotionReport; branch: string; commit: string };
+
+const quiet = { write: () => true };
+
+/** Runs the promotion; the opened branch, or null when nothing was opened (blocked, current, already open). */
+export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<OpenedPromotion | null> {
+  const root = deps.source.manifestRoot;
+  const tree = await loadManifests(root, { maxBytes: maxManifestBytesFrom(deps.env) });
+  const scope = promotionScope(tree, deps.to, []);
+  const from = scope.from.manifest.metadata.name;
+  const api = deps.apiOf(from);
+  const { report, changes } = await runPromotion({
+    root,
+    scope,
+    mode: "dry-run",
+    source: {
+      flags: {
+        apiUrl: api.apiUrl,
+        platformUrl: api.platformUrl,
+        ...(api.tenantId ? { tenantId: api.tenantId } : {}),
+        ...(api.mode ? { mode: api.mode.mode } : {}),
+        environment: from,
+        statusDir: deps.statusDirOf(from),
+      },
+      io: {
+        stdout: quiet,
+        stderr: quiet,
+        env: { ...deps.env, PLUMB_API_KEY: api.apiKey },
+        ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      },
+    },
+  });
+  if (!report.ok || changes.length === 0) return null;
+  const git = (dir: string) => gitAt(deps.source.gitEnv, dir);
+  const repo = git(deps.source.repoRoot);
+  const worktree = await mkdtemp(join(tmpdir(), "plumb-promote-branch-"));
+  try {
+    await repo.raw(["worktree", "add", "--force", "-B", deps.branch, worktree, "HEAD"]);
+    const base = join(worktree, relative(deps.source.repoRoot, root));
+    for (const change of changes) await writeFile(join(base, change.file), change.after);
+    const tree = git(worktree);
+    await tree.add(changes.map((c) => join(base, c.file)));
+    const branchReport = { ...report, mode: "branch" as const, branch: deps.branch };
+    await tree.raw([
+      ...["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"],
+      ...["commit", "--quiet", "-m", formatCommitMessage(branchReport)],
+    ]);
+    if (await sameAsRemote(tree, deps.branch)) return null;
+    await tree.raw(["push", "--force", "origin", `HEAD:refs/heads/${deps.branch}`]);
+    const commit = (await tree.revparse(["HEAD"])).trim();
+    return { report: { ...branchReport, commit }, branch: deps.branch, commit };
+  } finally {
+    await repo.raw(["worktree", "remove", "--force", worktree]).catch(() => undefined);
+    await rm(worktree, { recursive: true, force: true });
+  }
+}
+
+/** True when the remote's branch already holds this commit's tree (the promotion is open already). */
+async function sameAsRemote(tree: ReturnType<typeof gitAt>, branch: string): Promise<boolean> {
+  const local = `refs/plumb/promotion/${branch}`;
+  const fetched = await tree.raw(["fetch", "--quiet", "origin", `+refs/heads/${branch}:${local}`]).then(
+    () => true,
+    () => false, // no such branch yet
+  );
+  if (!fetched) return false;
+  const [remote, mine] = await Promise.all([
+    tree.revparse([`${local}^{tree}`]),
+    tree.revparse(["HEAD^{tree}"]),
+  ]);
+  return remote.trim() === mine.trim();
+}

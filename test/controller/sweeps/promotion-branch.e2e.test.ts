@@ -1,0 +1,177 @@
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { readApiOptions } from "../../../src/api/config.js";
+import { settingsOf } from "../../../src/cli/environments.js";
+import { type Controller, startController } from "../../../src/controller/controller.js";
+import { DEFAULT_TENANT_ID } from "../../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../../src/control-plane/server.js";
+import type { LoadedEnvironment } from "../../../src/manifest/types.js";
+import { fastControllerOptions } from "../harness.js";
+import { startReceiver } from "../notify-receiver.js";
+import { api, waitFor } from "../support.js";
+
+// controller --promote-branch-prefix: prod has promotion.auto; once staging runs a pinned version
+// that prod does not, the controller opens the promotion as branch PREFIX+prod of its git source
+// (only prod's override line changes, the evidence in the message), notifies promotion-ready once,
+// and does not push or notify again while the branch already holds that change. main is untouched.
+
+const run = promisify(execFile);
+const git = (cwd: string, ...args: string[]) =>
+  run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
+
+const STAGING_KEY = "staging-key-0123456789abcdef";
+const PROD_KEY = "prod-key-0123456789abcdef0123";
+
+const environment = (name: string, url: string, keyVar: string, extra = "") => `apiVersion: plumb/v1
+kind: Environment
+metadata:
+  name: ${name}
+spec:
+  api_url: ${url}
+  api_key: {env: ${keyVar}}
+${extra}`;
+
+const ALPHA = `# The alpha agent.
+apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: alpha
+spec:
+  source: internal_container
+  source_revision_config:
+    image_uri: img/alpha:2.0.0 # the release candidate
+environments:
+  prod:
+    spec:
+      source_revision_config:
+        image_uri: img/alpha:1.0.0 # what prod runs
+`;
+
+let tmp: string;
+let bare: string;
+let staging: RunningControlPlane;
+let prod: RunningControlPlane;
+let controller: Controller | undefined;
+const closers: Array<() => Promise<void>> = [];
+const grant = (key: string) => ({ apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }] });
+
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), "plumb-ctl-promote-"));
+  staging = await startControlPlane({
+    revisionSeconds: 0.02,
+    deploymentReadySeconds: 0,
+    ...grant(STAGING_KEY),
+  });
+  prod = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0, ...grant(PROD_KEY) });
+  bare = join(tmp, "manifests.git");
+  const work = join(tmp, "work");
+  await run("git", ["init", "--bare", "-b", "main", bare]);
+  await run("git", ["clone", bare, work]);
+  await git(work, "checkout", "-B", "main");
+  await mkdir(join(work, "deploy"), { recursive: true });
+  await writeFile(join(work, "deploy", "staging.yaml"), environment("staging", staging.url, "STAGING_KEY"));
+  await writeFile(
+    join(work, "deploy", "prod.yaml"),
+    environment(
+      "prod",
+      prod.url,
+      "PROD_KEY",
+      "  promotion: {from: staging, gates: {deployed: true}, auto: true}\n",
+    ),
+  );
+  await writeFile(join(work, "deploy", "alpha.yaml"), ALPHA);
+  await git(work, "add", ".");
+  await git(work, "commit", "-m", "first");
+  await git(work, "push", "origin", "main");
+});
+afterEach(async () => {
+  await controller?.stop(1_000);
+  controller = undefined;
+  for (const close of closers.splice(0)) await close();
+  await staging.stop();
+  await prod.stop();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const start = async (notifyUrl: string) => {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, STAGING_KEY, PROD_KEY };
+  controller = await startController({
+    ...fastControllerOptions(staging, {
+      source: {
+        kind: "git",
+        url: bare,
+        branch: "main",
+        path: "deploy",
+        workDir: join(tmp, "checkout"),
+        intervalMs: 3_600_000,
+      },
+      promoteBranchPrefix: "plumb/promote/",
+      notify: { urls: [notifyUrl] },
+      env,
+    }),
+    api: () => {
+      throw new Error("a tree with environments must not read PLUMB_API_URL");
+    },
+    environmentApi: (e: LoadedEnvironment, root: string) => {
+      const settings = settingsOf(e, root, env);
+      return readApiOptions(settings.env, settings.flags);
+    },
+  });
+  return controller;
+};
+
+it("opens prod's promotion as a branch once staging's version is deployed, and announces it once", async () => {
+  const receiver = await startReceiver();
+  closers.push(() => receiver.close());
+  const c = await start(receiver.url);
+  await waitFor("both environments reconciled", async () => {
+    const [s, p] = await Promise.all([
+      api(staging.url, STAGING_KEY).deployments(),
+      api(prod.url, PROD_KEY).deployments(),
+    ]);
+    return s.length === 1 && p.length === 1 && c.ready();
+  });
+  const promoted = () => receiver.events().filter((e) => e.event === "promotion-ready");
+  await waitFor("promotion opened", async () => {
+    await c.checkDrift();
+    return promoted().length === 1;
+  });
+  const show = async (ref: string) => (await run("git", ["--git-dir", bare, "show", ref])).stdout;
+  expect(await show("plumb/promote/prod:deploy/alpha.yaml")).toBe(
+    ALPHA.replace(
+      "image_uri: img/alpha:1.0.0 # what prod runs",
+      "image_uri: img/alpha:2.0.0 # what prod runs",
+    ),
+  );
+  expect(await show("main:deploy/alpha.yaml")).toBe(ALPHA);
+  const message = (await run("git", ["--git-dir", bare, "log", "-1", "--format=%B", "plumb/promote/prod"]))
+    .stdout;
+  expect(message).toContain("plumb: promote staging to prod (alpha)");
+  expect(message).toContain("alpha source_revision_config.image_uri: img/alpha:1.0.0 -> img/alpha:2.0.0");
+  expect(message).toMatch(/from staging alpha, revision [0-9a-f-]+ \(DEPLOYED\), deployed at /);
+  expect(promoted()[0]).toMatchObject({
+    fields: ["alpha source_revision_config.image_uri"],
+    message: "staging to prod: alpha on branch plumb/promote/prod; review and merge it",
+  });
+  // The branch already holds that change: a later check neither pushes nor announces it again.
+  const head = (await run("git", ["--git-dir", bare, "rev-parse", "plumb/promote/prod"])).stdout;
+  await c.checkDrift();
+  expect((await run("git", ["--git-dir", bare, "rev-parse", "plumb/promote/prod"])).stdout).toBe(head);
+  expect(promoted()).toHaveLength(1);
+  // prod itself still runs its own version: the promotion waits for review.
+  expect((await api(prod.url, PROD_KEY).deployment("alpha")).source_revision_config.image_uri).toBe(
+    "img/alpha:1.0.0",
+  );
+});
+
+it("needs a git source", async () => {
+  await expect(
+    startController(
+      fastControllerOptions(staging, { source: { kind: "dir", dir: tmp }, promoteBranchPrefix: "p/" }),
+    ),
+  ).rejects.toMatchObject({ code: "usage" });
+});
