@@ -36,8 +36,11 @@ describe("createEnvironmentLoad", () => {
       return checkFiles(TREE);
     });
     load.next();
-    const staging = await load.forEnvironment("staging")("/root");
-    const prod = await load.forEnvironment("prod")("/root");
+    // A trigger's scans start together (the controller's scanAll): one read.
+    const [staging, prod] = await Promise.all([
+      load.forEnvironment("staging")("/root"),
+      load.forEnvironment("prod")("/root"),
+    ]);
     expect(reads).toBe(1);
     expect(staging.manifests.map((m) => m.manifest.metadata.name)).toEqual(["alpha-staging"]);
     const image = (r: LoadResult) =>
@@ -50,8 +53,12 @@ describe("createEnvironmentLoad", () => {
     expect(reads).toBe(2);
     // A trigger: the next scans read afresh once.
     load.next();
-    await load.forEnvironment("prod")("/root");
-    await load.forEnvironment("staging")("/root");
+    await Promise.all([load.forEnvironment("prod")("/root"), load.forEnvironment("staging")("/root")]);
     expect(reads).toBe(3);
+    // A scan of another environment after the read was parsed reads again: no parse is kept alive.
+    await load
+      .forEnvironment("dev")("/root")
+      .catch(() => undefined);
+    expect(reads).toBe(4);
   });
 });
