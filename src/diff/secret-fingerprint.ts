@@ -1,4 +1,4 @@
-import { randomBytes, scrypt, scryptSync, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, scrypt, scryptSync, timingSafeEqual } from "node:crypto";
 
 // Secret values cannot be read back from the control plane (they come back as ********), so apply
 // records a salted, slow fingerprint of each value it sent and plan compares the desired values
@@ -156,20 +156,59 @@ export async function matchesFingerprintAsync(
   return timingSafeEqual(key, recorded.expected);
 }
 
+type Limit = <T>(task: () => Promise<T>) => Promise<T>;
+
+/**
+ * scrypt results of one run started ahead of their check (plan starts each object's whole-list check
+ * while the manifests are still being parsed), looked up by their exact input: salt, parameters,
+ * names and values. A check whose input was started ahead awaits that result instead of deriving
+ * it again; a wrong guess costs only its time. Keys are digests, so no value is kept as text.
+ */
+export type DerivedAhead = Map<string, Promise<Buffer | undefined>>;
+
+const aheadKey = (secrets: readonly { name: string; value: string }[], salt: string, params: ScryptParams) =>
+  createHash("sha256")
+    .update(`${params.N}$${params.r}$${params.p}\0${salt}\0${setValue(secrets)}`)
+    .digest("base64url");
+
+/** Starts the whole-list check of `secrets` against the record's `set` fingerprint, into `ahead`. */
+export function deriveSetAhead(
+  ahead: DerivedAhead,
+  fingerprints: SecretFingerprints,
+  secrets: readonly { name: string; value: string }[],
+  limit: Limit,
+): void {
+  const set = parseRecorded(fingerprints.set);
+  if (!set || secrets.length === 0) return;
+  const key = aheadKey(secrets, fingerprints.salt, set.params);
+  if (ahead.has(key)) return;
+  const value = setValue(secrets);
+  // Never rejects: a failure here is a miss, and the check derives again (and reports it).
+  ahead.set(
+    key,
+    limit(() => deriveAsync(SET_NAME, value, fingerprints.salt, set.params)).catch(() => undefined),
+  );
+}
+
 /**
  * Checks the desired values against the recorded fingerprints off the main thread, so the pure plan
- * (which calls matchesFingerprint) finds every answer ready. `limit` bounds the scrypt calls in flight.
+ * (which calls matchesFingerprint) finds every answer ready. `limit` bounds the scrypt calls in flight;
+ * a whole-list check already started in `ahead` (deriveSetAhead) is awaited, not derived again.
  */
 export async function checkFingerprints(
   fingerprints: SecretFingerprints,
   secrets: readonly { name: string; value: string }[],
-  limit: <T>(task: () => Promise<T>) => Promise<T> = (task) => task(),
+  limit: Limit = (task) => task(),
+  ahead?: DerivedAhead,
 ): Promise<CheckedFingerprints> {
   const checked = new Map<string, { value: string; match: boolean | undefined }>();
   // One scrypt proves the whole list unchanged (the common case); only a mismatch checks each value.
   const set = parseRecorded(fingerprints.set);
   if (set) {
-    const key = await limit(() => deriveAsync(SET_NAME, setValue(secrets), fingerprints.salt, set.params));
+    const early = ahead?.get(aheadKey(secrets, fingerprints.salt, set.params));
+    const key =
+      (await early) ??
+      (await limit(() => deriveAsync(SET_NAME, setValue(secrets), fingerprints.salt, set.params)));
     if (timingSafeEqual(key, set.expected)) {
       for (const { name, value } of secrets) checked.set(name, { value, match: true });
       return { ...fingerprints, checked };

@@ -1,7 +1,11 @@
 import type { DesiredObject } from "../diff/build-plan.js";
 import type { PlannedChange } from "../diff/plan-types.js";
 import type { AppliedBase } from "../diff/three-way.js";
-import { type CheckedFingerprints, checkFingerprints } from "../diff/secret-fingerprint.js";
+import {
+  type CheckedFingerprints,
+  checkFingerprints,
+  type DerivedAhead,
+} from "../diff/secret-fingerprint.js";
 import { checkServerRules } from "../manifest/server-rules.js";
 import type { LoadedManifest, Problem } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
@@ -44,11 +48,12 @@ export async function checkRecordedSecrets(
   desired: DesiredObject,
   recorded: ObjectStatus | undefined,
   limit?: TaskLimit,
+  ahead?: DerivedAhead,
 ): Promise<CheckedFingerprints | undefined> {
   const fingerprints = recorded?.secret_fingerprints;
   if (desired.loaded.manifest.kind !== "Deployment" || !fingerprints || !desired.secrets?.length)
     return undefined;
-  return checkFingerprints(fingerprints, desired.secrets, limit);
+  return checkFingerprints(fingerprints, desired.secrets, limit, ahead);
 }
 
 /**
