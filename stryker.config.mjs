@@ -2,7 +2,6 @@
 // StrykerJS, shared by `npm run mutation` (scripts/mutation.mjs runs one module at a time, each
 // against its own tests) and a one-off `npx stryker run --mutate FILE --testFiles TEST`.
 // docs/testing.md says what is measured and the scores.
-/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 const config = {
   testRunner: "vitest",
   vitest: { configFile: "vitest.mutation.config.mjs", related: false },

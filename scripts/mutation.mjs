@@ -34,10 +34,8 @@ const MODULES = {
   },
 };
 
-/** @typedef {import('@stryker-mutator/api/core').MutantResult} MutantResult */
-
 /** Stryker's mutation score: detected (killed, timed out) over detected and undetected. */
-function score(/** @type {MutantResult[]} */ results) {
+function score(/** @type {Array<{ status: string }>} */ results) {
   const count = (/** @type {string[]} */ statuses) =>
     results.filter((r) => statuses.includes(r.status)).length;
   const killed = count(["Killed"]);
