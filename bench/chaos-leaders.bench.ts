@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 import { startControlPlane } from "../src/control-plane/server.js";
+import { random } from "./chaos-support.js";
 
 // `npm run bench -- chaos`: two controllers (the built CLI) on one status store under random events
 // (issue 23 [safety], item 9 for fencing and clock skew): edits, SIGSTOP/SIGCONT of either for up to
@@ -19,18 +20,6 @@ const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 const NAMES = ["alpha", "beta", "gamma"];
 const LEASE_MS = 2_000;
 const SKEWS = ["+1h", "-1h", "+60s", "-60s"];
-
-/** mulberry32: seeded, so a failing run can be replayed with its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const doc = (name: string, n: number) =>

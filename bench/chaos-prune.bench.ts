@@ -7,6 +7,7 @@ import { startControlPlane } from "../src/control-plane/server.js";
 import { type Controller, startController } from "../src/controller/controller.js";
 import { createLogger } from "../src/logger.js";
 import { readPruneLedger } from "../src/status/prune-ledger.js";
+import { random } from "./chaos-support.js";
 
 // `npm run bench -- chaos`: controller --prune under random events (issue 23 [safety], item 9 for
 // prune): files removed, emptied (0 bytes, comments, ---, a git-lfs pointer, a conflict marker) and
@@ -28,18 +29,6 @@ const EMPTIED = [
 ];
 
 type State = "present" | "removed" | "emptied";
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed with its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const doc = (name: string) =>
   `apiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  source: internal_container\n  source_revision_config:\n    image_uri: img/${name}:1\n`;
