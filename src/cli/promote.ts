@@ -22,6 +22,7 @@ type Flags = {
   branch?: string;
   output: "text" | "json";
   statusDir?: string;
+  statusBranch?: string;
 };
 
 /**
@@ -42,6 +43,12 @@ export function promoteCommand(io: SessionIo = processIo()): Command {
     .option("--branch <branch>", "commit the change on this new branch, with the evidence in its message")
     .addOption(outputOption(["text", "json"]))
     .addOption(new Option("--status-dir <dir>", "status stores' directory (default PATH/.plumb/status)"))
+    .addOption(
+      new Option(
+        "--status-branch <branch>",
+        "also read the source environment's records (its checks) from this branch, as apply --env writes them there",
+      ),
+    )
     .action(async (path: string, flags: Flags) => {
       process.exitCode = await runPromote(path, flags, io);
     });
@@ -64,7 +71,10 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
     scope,
     mode,
     branch: flags.branch,
-    source: { flags: { ...settings.flags, environment: from, statusDir }, io: { ...io, env: settings.env } },
+    source: {
+      flags: { ...settings.flags, environment: from, statusDir, statusBranch: flags.statusBranch },
+      io: { ...io, env: settings.env },
+    },
   });
   const diff = formatFileChanges(changes);
   if (flags.output === "json") io.stdout.write(formatPromotionJson({ ...report, ...(diff ? { diff } : {}) }));

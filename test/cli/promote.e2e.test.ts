@@ -336,4 +336,21 @@ describe("plumb promote --to prod", () => {
       "triage-agent:unpinned",
     ]);
   });
+
+  it("--status-branch reads the source's records from the status branch (a fresh clone has none locally)", async () => {
+    const published = await run(applyCommand, [
+      dir,
+      "--env",
+      "staging",
+      "--yes",
+      "--status-branch",
+      "plumb-status",
+    ]);
+    expect(published.code).toBe(0);
+    await rm(join(dir, ".plumb", "status", "staging"), { recursive: true, force: true });
+    const without = await promote("--target", "support-agent");
+    expect(without.out).toMatch(/✗ checks fails: no checks recorded for revision/);
+    const withBranch = await promote("--target", "support-agent", "--status-branch", "plumb-status");
+    expect(withBranch.out).toContain("✓ checks holds: 10/10 passed");
+  });
 });
