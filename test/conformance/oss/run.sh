@@ -19,6 +19,9 @@ cp "$here/agent.ts" "$here/langgraph.json" "$here/package.json" "$work/"
 port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
 # Runs take this long there (they end on their own: there is no clock to hold them).
 export CONFORMANCE_RUN_MS="${CONFORMANCE_RUN_MS:-1500}"
+# The server extracts the graph's schemas by compiling it with TypeScript, giving up after 30 s
+# (a 500); on a shared 2-core machine that can take longer.
+export LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS="${LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS:-110000}"
 setsid bash -c "cd '$work' && exec npx langgraphjs dev --host 127.0.0.1 --port $port --no-browser --config langgraph.json" \
   >"$work/server.log" 2>&1 &
 server=$!
