@@ -17,7 +17,7 @@ import { deepEqual, isObject, type JsonObject } from "./values.js";
 // nothing writes one side's value over the other's (drift --write, a controller without --self-heal).
 // Pure.
 
-export type LastApplied = {
+type LastApplied = {
   /** The manifest spec as last applied (secret values left out). */
   spec: Record<string, unknown>;
   /** Fingerprints of the secret values last applied; their names are the secrets last applied. */

@@ -18,7 +18,7 @@ export type DriftReason =
   | "removed-from-git"; // recorded in status and live, but no longer in git
 
 /** Which side moved since plumb last applied: a field's FieldOrigin; "unknown" also when never applied. */
-export type DriftOrigin = FieldOrigin;
+type DriftOrigin = FieldOrigin;
 
 export type DriftItem = {
   kind: PlannedChange["kind"];

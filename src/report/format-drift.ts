@@ -14,7 +14,7 @@ const REASON_TEXT: Record<DriftReason, string> = {
 };
 
 /** What a pending object is: git moved since the last apply, live did not. */
-export const PENDING_TEXT = "git changed since the last apply; run plumb apply";
+const PENDING_TEXT = "git changed since the last apply; run plumb apply";
 
 const ORIGIN_TEXT: Record<DriftItem["origin"], string> = {
   change: "pending",
