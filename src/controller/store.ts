@@ -64,6 +64,8 @@ export type StoreShared = {
     load: (root: string) => Promise<LoadResult>;
     /** The shared drift schedule's next run (the page's header). */
     nextDriftCheck: () => Date | null;
+    /** The shared HTTP side's address (links in notifications). */
+    pageUrl: () => string | undefined;
     /** promotion.auto with --promote-branch-prefix: what opens its promotions (promotion-branch.ts). */
     promotion?: AutoPromotionDeps | undefined;
   };
@@ -123,8 +125,9 @@ export async function startStore(options: ControllerOptions, shared: StoreShared
     });
     const notifier = startControllerNotifier({
       notify: options.notify,
-      pageUrl: () => http?.url,
+      pageUrl: () => http?.url ?? environment?.pageUrl(),
       lockLost: lock.lost,
+      environment: environment?.name,
       metrics,
       timers,
       log,

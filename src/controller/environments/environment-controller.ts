@@ -140,6 +140,7 @@ export async function startEnvironmentController(
                 location,
                 load: tree.forEnvironment(name),
                 nextDriftCheck: () => triggers.nextDriftCheck(),
+                pageUrl: () => http?.url,
                 promotion: promotionOf(environment),
               },
             },

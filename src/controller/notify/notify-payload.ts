@@ -19,6 +19,8 @@ export type NotifyEvent = {
   /** Fields that changed or drifted (dotted API paths); never values. */
   fields: string[];
   message: string;
+  /** With environments: the environment whose store the object is in. */
+  environment?: string;
 };
 
 type NotifyPayload = NotifyEvent & { text: string; link: string | null; at: string; source: "plumb" };
@@ -48,7 +50,8 @@ export function buildNotifyPayload(
   pageUrl: string | undefined,
   now: number,
 ): NotifyPayload {
-  const what = event.object ? `${event.object.kind} ${event.object.name}` : "controller";
+  const where = event.environment ? ` in ${event.environment}` : "";
+  const what = `${event.object ? `${event.object.kind} ${event.object.name}` : "controller"}${where}`;
   const fields = event.fields.length > 0 ? ` (${event.fields.join(", ")})` : "";
   const link =
     pageUrl && event.object

@@ -13,6 +13,8 @@ export function startControllerNotifier(deps: {
   /** The status page's address for links; read per event (HTTP binds after this starts). */
   pageUrl: () => string | undefined;
   lockLost: AbortSignal;
+  /** With environments: the environment whose events these are (on each event and in its text). */
+  environment?: string | undefined;
   metrics: Pick<ControllerMetrics, "notified">;
   timers: Timers;
   log: Logger;
@@ -20,7 +22,7 @@ export function startControllerNotifier(deps: {
 }): Notifier | undefined {
   const { notify } = deps;
   if (!notify?.urls.length) return undefined;
-  const notifier = createNotifier({
+  const created = createNotifier({
     urls: notify.urls,
     secret: notify.secret,
     get pageUrl() {
@@ -32,6 +34,10 @@ export function startControllerNotifier(deps: {
     counted: (event, result) => deps.metrics.notified(event, result),
     ...(notify.backoffBaseMs ? { backoffBaseMs: notify.backoffBaseMs } : {}),
   });
+  const { environment } = deps;
+  const notifier: Notifier = environment
+    ? { notify: (event) => created.notify({ ...event, environment }), drain: (ms) => created.drain(ms) }
+    : created;
   deps.lockLost.addEventListener("abort", () =>
     notifier.notify({
       event: "lock-lost",

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { expect, it } from "vitest";
 import { startController } from "../../../src/controller/controller.js";
 import { freePort } from "../../support/free-port.js";
+import { startReceiver } from "../notify-receiver.js";
 import { waitFor } from "../support.js";
 import {
   environmentOptions,
@@ -104,8 +105,25 @@ it("reconciles every environment on its own control plane; an edit is one revisi
 it("a control plane that is down fails its environment only: the other converges", async () => {
   const down = `http://127.0.0.1:${await freePort()}`; // nothing listens there
   await writeTree(h, down);
-  const controller = await startController(environmentOptions(h, { timeoutMs: 2_000 }));
+  const receiver = await startReceiver();
+  const controller = await startController(
+    environmentOptions(h, { timeoutMs: 2_000, notify: { urls: [receiver.url] } }),
+  ).catch(async (error: unknown) => {
+    await receiver.close();
+    throw error;
+  });
   h.controllers.push(controller);
+  // The failure is announced as prod's; staging's creates as staging's.
+  await waitFor("events", () =>
+    receiver.events().some((e) => e.event === "failed" && e.environment === "prod"),
+  );
+  await waitFor("staging applied", () =>
+    receiver.events().some((e) => e.event === "applied" && e.environment === "staging"),
+  );
+  expect(receiver.events().find((e) => e.event === "failed")?.text).toContain(
+    "Deployment alpha in prod failed",
+  );
+  await receiver.close();
   await waitFor(
     "staging converged",
     async () => same(await revisionsOn(h.staging, STAGING_KEY), { alpha: 1, beta: 1 }),
