@@ -27,13 +27,13 @@ const flowOf = (keys: readonly string[], value: string): string =>
   keys.length === 1 ? `${keys[0]}: ${scalarText(value)}` : `${keys[0]}: {${flowOf(keys.slice(1), value)}}`;
 
 /** The block lines of the keys still missing, the first at `indent`, each level `step` deeper. */
-const blockOf = (keys: readonly string[], value: string, indent: number, step: number): string =>
+const blockOf = (keys: readonly string[], value: string, indent: number, step: number, eol: string): string =>
   keys
     .map((key, i) => {
       const pad = " ".repeat(indent + i * step);
       return i === keys.length - 1 ? `${pad}${key}: ${scalarText(value)}` : `${pad}${key}:`;
     })
-    .join("\n");
+    .join(eol);
 
 function columnOf(text: string, offset: number): number {
   return offset - (text.lastIndexOf("\n", offset - 1) + 1);
@@ -71,10 +71,13 @@ function insertInto(text: string, map: YAMLMap, root: YAMLMap, keys: readonly st
   // The end of the mapping's last value, then the end of that line (past a trailing comment).
   let end = range[1];
   while (end > 0 && /\s/.test(text[end - 1]!)) end--;
-  const newline = text.indexOf("\n", end);
-  const lines = blockOf(keys, value, indent, stepOf(text, root));
-  if (newline < 0) return `${text}\n${lines}\n`;
-  return `${text.slice(0, newline)}\n${lines}${text.slice(newline)}`;
+  // The file's own line ending (CRLF files stay CRLF); the new lines go before the one that ends it.
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  let newline = text.indexOf("\n", end);
+  if (newline > 0 && text[newline - 1] === "\r") newline--;
+  const lines = blockOf(keys, value, indent, stepOf(text, root), eol);
+  if (newline < 0) return `${text}${eol}${lines}${eol}`;
+  return `${text.slice(0, newline)}${eol}${lines}${text.slice(newline)}`;
 }
 
 /** Applies one edit to `text`; the new text, or why it was not made. */

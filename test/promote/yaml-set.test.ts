@@ -99,4 +99,14 @@ spec: {source: gitrepo}
       "no Deployment missing in the file",
     ]);
   });
+
+  it("keeps a CRLF file CRLF", () => {
+    const crlf =
+      "kind: Deployment\r\nmetadata:\r\n  name: support-agent\r\nenvironments:\r\n  prod:\r\n    spec:\r\n      source_config: {x: 1}\r\n";
+    const { text, outcomes } = setValues(crlf, [
+      edit("environments.prod.spec.source_revision_config.repo_ref", "v2"),
+    ]);
+    expect(outcomes[0]!.written).toBe(true);
+    expect(text).toBe(`${crlf}      source_revision_config:\r\n        repo_ref: v2\r\n`);
+  });
 });
