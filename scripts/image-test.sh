@@ -5,7 +5,7 @@
 # Debian's packages (debootstrap: Debian 12 minbase) plus the Node 24 binary of the npm registry's
 # `node` package and npm from the registry, then builds the Dockerfile on it with buildah (Debian's
 # package; vfs storage, chroot isolation: no daemon, no overlay, no user namespaces) and runs:
-#   plumb --version, plumb validate examples/saas, and the controller against a local control plane
+#   plumb --version, plumb validate examples, and the controller against a local control plane
 #   (/livez, /healthz, /readyz answering; the image's HEALTHCHECK script passing).
 # Every build-time file lives in a temporary directory removed at the end: nothing is cached.
 # Needs root (debootstrap, buildah). Fails loudly, never skips: exit 0 only when all of it passed.
@@ -110,11 +110,11 @@ version=$(bh run "$ctr" -- plumb --version) || fail "plumb --version failed in t
 say "plumb --version: $version"
 user=$(bh run "$ctr" -- id -u)
 [ "$user" = 10001 ] || fail "the image runs as uid $user, not 10001"
-bh run --workingdir /app "$ctr" -- plumb validate examples/saas >"$tmp/validate.log" 2>&1 || {
+bh run --workingdir /app "$ctr" -- plumb validate examples >"$tmp/validate.log" 2>&1 || {
   cat "$tmp/validate.log"
-  fail "plumb validate examples/saas failed in the image"
+  fail "plumb validate examples failed in the image"
 }
-say "plumb validate examples/saas: ok"
+say "plumb validate examples: ok"
 
 # The controller in the image against a local control plane on the host (chroot isolation shares
 # the host's network, so both reach each other on loopback).
@@ -141,6 +141,12 @@ mount --bind "$ro_root" "$ro_root" && mount -o remount,bind,ro "$ro_root" ||
   fail "cannot make the container's root filesystem read-only"
 mkdir -p "$tmp/work" "$tmp/tmp"
 chown 10001:10001 "$tmp/work" && chmod 1777 "$tmp/tmp"
+# One control plane, so a repository without environments: examples/' prod as plumb render prints
+# it (plain Deployments), with the secret file and the source directory its manifests name.
+mkdir -p "$tmp/work/deployments"
+node dist/src/cli/main.js render examples --env prod >"$tmp/work/deployments/prod.yaml" ||
+  fail "plumb render examples --env prod failed"
+cp -r examples/saas/secrets examples/saas/docs-agent "$tmp/work/deployments/"
 mkdir -p "$tmp/secrets"
 printf '%s' "$key" >"$tmp/secrets/api-key"
 token="image-test-token-$RANDOM$RANDOM"
@@ -149,7 +155,7 @@ chmod 0755 "$tmp/secrets" && chmod 0444 "$tmp/secrets"/*
 setsid buildah --root "$tmp/storage" --runroot "$tmp/run" --storage-driver vfs run \
   --volume "$tmp/secrets:/etc/plumb/secrets:ro" --volume "$tmp/work:/work" --volume "$tmp/tmp:/tmp" \
   --env "PLUMB_API_URL=$api" --env HOME=/tmp --env OPENAI_API_KEY=image-test "$ro_ctr" -- \
-  plumb controller --dir /app/examples/saas --status-dir /work/status --listen "0.0.0.0:$port" \
+  plumb controller --dir /work/deployments --status-dir /work/status --listen "0.0.0.0:$port" \
   --api-key-file /etc/plumb/secrets/api-key --status-token-file /etc/plumb/secrets/status-token \
   >"$tmp/controller.log" 2>&1 &
 ctl_pid=$!
