@@ -2,7 +2,7 @@ import type { FieldChange, PlannedChange } from "../diff/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { EnvironmentManifest } from "../schema/environment.js";
 import type { Revision } from "../schema/revision.js";
-import type { RecordedChecks } from "./recorded-checks.js";
+import type { ChecksRecord } from "../status/checks-record.js";
 
 // The gates of a promotion (docs/environments.md, "Promotion"), judged on what the source
 // environment's control plane and status records say about its latest revision. Pure.
@@ -27,7 +27,8 @@ export type SourceFacts = {
   change: Pick<PlannedChange, "action" | "fields" | "revision_fields" | "in_place_fields"> | null;
   /** The status record still holds a write-ahead intent (an apply in flight or interrupted). */
   pending: boolean;
-  checks: RecordedChecks | null;
+  /** The status record's checks (apply's verify: src/status/checks-record.ts); null when none. */
+  checks: ChecksRecord | null;
   /** The control plane's time (its Date header), or the local clock when it sent none. */
   now: { ms: number; from: "control plane" | "local clock" };
 };

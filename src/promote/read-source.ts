@@ -3,7 +3,6 @@ import { openSession, planSession, type SessionFlags, type SessionIo } from "../
 import { statusKey } from "../status/status-types.js";
 import type { SourceFacts } from "./gates.js";
 import type { PromotionPair } from "./promotion-pairs.js";
-import { recordedChecksOf } from "./recorded-checks.js";
 
 // The source environment as a promotion reads it: its plan of the promoted deployments (git
 // against live, three-way, nothing sent), each one's latest revision, the control plane's time
@@ -63,7 +62,7 @@ export async function readSource(
         revision,
         change: result.plan.changes.find((c) => c.kind === "Deployment" && c.name === name) ?? null,
         pending: Boolean(record?.pending),
-        checks: recordedChecksOf(record),
+        checks: record?.checks ?? null,
         now:
           now === null
             ? { ms: session.clock.now(), from: "local clock" }
