@@ -69,6 +69,7 @@ export function startClaim(deps: ClaimDeps): EnvironmentClaim {
       const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
+        stopping.signal.removeEventListener("abort", done); // a standby naps all day: no listener piles up
         napping = undefined;
         resolve();
       }
@@ -100,10 +101,15 @@ export function startClaim(deps: ClaimDeps): EnvironmentClaim {
         : lock.lost.addEventListener("abort", () => resolve("lost"), { once: true }),
     );
     const handOver = new Promise<"hand-over">((resolve) => (handingOver = () => resolve("hand-over")));
-    const ended = new Promise<"stop">((resolve) =>
-      stopping.signal.addEventListener("abort", () => resolve("stop"), { once: true }),
-    );
+    let onStop = () => undefined as void;
+    const ended = new Promise<"stop">((resolve) => {
+      onStop = () => resolve("stop");
+      if (stopping.signal.aborted)
+        onStop(); // stopped while it was starting
+      else stopping.signal.addEventListener("abort", onStop, { once: true });
+    });
     const why = await Promise.race([lost, handOver, ended]);
+    stopping.signal.removeEventListener("abort", onStop);
     handingOver = undefined;
     if (why === "stop") return; // stop() stops the store
     const leading = store;
