@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { startController } from "../../../src/controller/controller.js";
+import { acquireStateLock } from "../../../src/lock/index.js";
 import { freePort } from "../../support/free-port.js";
 import { startReceiver } from "../notify-receiver.js";
 import { waitFor } from "../support.js";
@@ -175,4 +176,32 @@ it("an environment whose API key is not set fails alone, and says why", async ()
     error: expect.stringContaining("PROD_KEY, which is not set"),
   });
   expect(await namesOn(h.prod, PROD_KEY)).toEqual([]);
+}, 60_000);
+
+it("a lock held elsewhere for prod does not stop staging; prod starts once it is released", async () => {
+  await writeTree(h);
+  // Another writer (an apply --env prod) holds prod's state lock.
+  const held = await acquireStateLock(
+    { statusDir: join(h.dir, ".plumb", "status", "prod") },
+    { command: "plumb apply" },
+  );
+  const controller = await startController(environmentOptions(h)).catch(async (error: unknown) => {
+    await held.release();
+    throw error;
+  });
+  h.controllers.push(controller);
+  await waitFor(
+    "staging converged",
+    async () => same(await revisionsOn(h.staging, STAGING_KEY), { alpha: 1, beta: 1 }),
+    20_000,
+  );
+  expect(controller.status().environments?.find((e) => e.environment === "prod")).toMatchObject({
+    role: "standby",
+    leader: expect.stringContaining("plumb apply"),
+  });
+  expect(await namesOn(h.prod, PROD_KEY)).toEqual([]);
+  await held.release();
+  await waitFor("prod converged", async () => (await revisionsOn(h.prod, PROD_KEY)).alpha === 1, 20_000);
+  await waitFor("prod leads", () => controller.ready());
+  expect(await revisionsOn(h.prod, PROD_KEY)).toEqual({ alpha: 1 });
 }, 60_000);
