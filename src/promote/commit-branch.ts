@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { PlumbError } from "../errors.js";
@@ -20,13 +20,16 @@ export async function commitOnNewBranch(
   changes: readonly FileChange[],
   message: string,
 ): Promise<string> {
-  const git = gitAt(undefined, root);
-  const top = await git.revparse(["--show-toplevel"]).then(
-    (t) => t.trim(),
-    () => {
-      throw failed(`${root} is not inside a git repository; use --write, or run git init and commit first`);
-    },
-  );
+  const top = await gitAt(undefined, root)
+    .revparse(["--show-toplevel"])
+    .then(
+      (t) => t.trim(),
+      () => {
+        throw failed(`${root} is not inside a git repository; use --write, or run git init and commit first`);
+      },
+    );
+  // Every path below is relative to the repository's top (PATH may be a folder of it).
+  const git = gitAt(undefined, top);
   await git.raw(["check-ref-format", "--branch", branch]).catch(() => {
     throw failed(`--branch ${branch}: not a valid branch name`);
   });
@@ -38,7 +41,8 @@ export async function commitOnNewBranch(
     throw failed(
       `branch ${branch} already exists; name a new branch (or delete it: git branch -D ${branch})`,
     );
-  const paths = changes.map((c) => relative(top, resolve(root, c.file)));
+  const realRoot = await realpath(root);
+  const paths = changes.map((c) => relative(top, resolve(realRoot, c.file)));
   const dirty = (await git.raw(["status", "--porcelain", "--", ...paths])).trim();
   if (dirty)
     throw failed(

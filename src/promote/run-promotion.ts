@@ -27,6 +27,9 @@ export async function runPromotion(
   const { scope } = run;
   const from = scope.from.manifest.metadata.name;
   const to = scope.to.manifest.metadata.name;
+  // Nothing runs in both: nothing to read from the source's control plane.
+  if (scope.pairs.length === 0)
+    return { report: { from, to, mode: run.mode, ok: true, items: [] }, changes: [] };
   const reads = await readSource(run.root, run.source.flags, run.source.io, scope.pairs);
   const items = scope.pairs.map((pair) => {
     const read = reads.get(pair.name)!;

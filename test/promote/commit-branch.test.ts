@@ -1,0 +1,62 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { commitOnNewBranch } from "../../src/promote/commit-branch.js";
+
+// promote --branch in a real repository whose manifests are a folder of it: the commit lands on a
+// new branch, the working tree, its branch and its other files untouched; taken branches and
+// files that differ from HEAD are refused, leaving no branch behind.
+
+let repo: string;
+const git = (...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], {
+    cwd: repo,
+    encoding: "utf8",
+  });
+const BEFORE = "kind: Deployment\nmetadata:\n  name: a # kept\n";
+const AFTER = `${BEFORE}environments:\n  prod:\n    spec:\n      source_revision_config:\n        repo_ref: refs/tags/v2\n`;
+const change = [{ file: "a.yaml", before: BEFORE, after: AFTER }];
+
+beforeEach(async () => {
+  repo = await mkdtemp(join(tmpdir(), "plumb-promote-branch-"));
+  await mkdir(join(repo, "deploy"));
+  await writeFile(join(repo, "deploy", "a.yaml"), BEFORE);
+  git("init", "-q", "-b", "main");
+  git("add", ".");
+  git("commit", "-qm", "first");
+});
+afterEach(() => rm(repo, { recursive: true, force: true }));
+
+describe("commitOnNewBranch", () => {
+  it("commits the change on a new branch from HEAD; the checkout stays as it was", async () => {
+    const commit = await commitOnNewBranch(
+      join(repo, "deploy"),
+      "promote/prod",
+      change,
+      "plumb: promote\n\nevidence",
+    );
+    expect(git("rev-parse", "promote/prod").trim()).toBe(commit);
+    expect(git("show", "promote/prod:deploy/a.yaml")).toBe(AFTER);
+    expect(git("log", "-1", "--format=%B", "promote/prod").trim()).toBe("plumb: promote\n\nevidence");
+    expect(git("rev-parse", "--abbrev-ref", "HEAD").trim()).toBe("main");
+    expect(await readFile(join(repo, "deploy", "a.yaml"), "utf8")).toBe(BEFORE);
+    expect(git("worktree", "list").trim().split("\n")).toHaveLength(1);
+    await expect(commitOnNewBranch(join(repo, "deploy"), "promote/prod", change, "m")).rejects.toMatchObject({
+      code: "promotion-branch-failed",
+      message: expect.stringContaining("branch promote/prod already exists") as string,
+    });
+  });
+
+  it("refuses files that differ from HEAD and bad branch names, and makes no branch", async () => {
+    await writeFile(join(repo, "deploy", "a.yaml"), `${BEFORE}# edited\n`);
+    await expect(commitOnNewBranch(join(repo, "deploy"), "p", change, "m")).rejects.toThrow(
+      /these files differ from it:\n\s*M deploy\/a\.yaml/,
+    );
+    await expect(commitOnNewBranch(join(repo, "deploy"), "bad..name", change, "m")).rejects.toThrow(
+      "--branch bad..name: not a valid branch name",
+    );
+    expect(git("branch", "--list").trim()).toBe("* main");
+  });
+});
