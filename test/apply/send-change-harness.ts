@@ -38,6 +38,8 @@ export type SetupOptions = {
   data?: { dataDir: string; deployment?: Deployment };
   /** fetch's answer to the first PATCH instead of sending it (a network failure). */
   firstPatchFails?: () => Error;
+  /** Attempts the HTTP client makes itself (default 6): 1 hands every failure to sendChange. */
+  clientAttempts?: number;
 };
 
 /** A control plane with `faults` on PATCH, one deployment, and ports that count requests sent. */
@@ -46,7 +48,7 @@ export async function setup(
   stopAfter = 50,
   options: SetupOptions = {},
 ): Promise<Setup> {
-  const { data, firstPatchFails } = options;
+  const { data, firstPatchFails, clientAttempts = 6 } = options;
   const clock = new FastClock();
   cp = await startControlPlane({
     revisionSeconds: 0,
@@ -71,7 +73,11 @@ export async function setup(
   const ports = createApplyPorts({
     clock,
     api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
-    transport: { fetch: counting, retry: { baseDelayMs: 5, maxDelayMs: 50 }, timeoutMs: 5_000 },
+    transport: {
+      fetch: counting,
+      retry: { baseDelayMs: 5, maxDelayMs: 50, maxAttempts: clientAttempts },
+      timeoutMs: 5_000,
+    },
   });
   const counts = { patches: () => patches, gets: () => gets };
   if (data?.deployment) return { ports, clock, ...counts, deployment: data.deployment };

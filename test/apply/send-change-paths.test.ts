@@ -1,9 +1,20 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sendChange } from "../../src/apply/send-change.js";
 import { buildTarball } from "../../src/apply/tarball.js";
 import { type PlannedChange, UPLOAD_PLACEHOLDER } from "../../src/diff/plan-types.js";
 import type { Deployment } from "../../src/schema/deployment.js";
-import { context, gitDeployment, newRef, revisions, setup, update } from "./send-change-harness.js";
+import {
+  context,
+  gitDeployment,
+  newRef,
+  revisions,
+  setup,
+  stopControlPlane,
+  update,
+} from "./send-change-harness.js";
 
 // sendChange's other paths against the local control plane: creates, uploads, the platform's
 // OrganizationAccess, changes judged by the revision's move alone, 429s and network failures.
@@ -104,6 +115,11 @@ describe("sendChange: creates and uploads", () => {
       code: "plan-invalid",
       message: expect.stringContaining("uploaded source"),
     });
+    // Nor one whose body has no source_revision_config at all.
+    const noRevision = { ...update(s.deployment.id, { secrets: [] }, true), upload };
+    await expect(
+      sendChange(s.ports, noRevision, s.deployment, { ...context(s.clock), source }),
+    ).rejects.toMatchObject({ code: "plan-invalid" });
     expect(s.patches()).toBe(0);
     expect(await revisions(s)).toHaveLength(1);
   });
@@ -204,9 +220,36 @@ describe("sendChange: judged by the revision's move", () => {
   });
 });
 
+describe("sendChange: another writer's revision", () => {
+  it("matching one field the PATCH sets is not enough: every field must hold, else it is resent", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "plumb-send-change-"));
+    const planned = await setup(undefined, 50, { data: { dataDir } });
+    // After the plan, someone else's revision sets one of the PATCH's two fields, not the other.
+    await planned.ports.controlPlane.patchDeployment(planned.deployment.id, {
+      source_revision_config: { graph_config_path: "agent.json" },
+    });
+    await stopControlPlane();
+    const s = await setup({ rates: [{ kind: "500", share: 1 }], max: 1 }, 50, {
+      data: { dataDir, deployment: planned.deployment },
+    });
+    const body = { source_revision_config: { repo_ref: "release", graph_config_path: "agent.json" } };
+    const sent = await sendChange(
+      s.ports,
+      update(s.deployment.id, body, true),
+      s.deployment,
+      context(s.clock),
+    );
+    const all = await revisions(s);
+    expect(s.patches()).toBe(2);
+    expect(all).toHaveLength(3);
+    expect(sent.revisionId).toBe(all[0]?.id);
+    expect(sent.deployment?.source_revision_config.repo_ref).toBe("release");
+  });
+});
+
 describe("sendChange: failures that are not the server's work", () => {
-  it("a 429 is waited out and sent again", async () => {
-    const s = await setup({ rates: [{ kind: "429", share: 1 }], max: 1 });
+  it("a 429 the client gave up on is waited out and sent again", async () => {
+    const s = await setup({ rates: [{ kind: "429", share: 1 }], max: 1 }, 50, { clientAttempts: 1 });
     const sent = await sendChange(
       s.ports,
       update(s.deployment.id, newRef, true),
@@ -214,7 +257,7 @@ describe("sendChange: failures that are not the server's work", () => {
       context(s.clock),
     );
     const all = await revisions(s);
-    expect(s.patches()).toBeGreaterThanOrEqual(2);
+    expect(s.patches()).toBe(2);
     expect(all).toHaveLength(2);
     expect(sent.revisionId).toBe(all[0]?.id);
   });
@@ -224,7 +267,8 @@ describe("sendChange: failures that are not the server's work", () => {
       new TypeError("fetch failed", {
         cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
       });
-    const s = await setup(undefined, 50, { firstPatchFails: refused });
+    // The client does not retry it itself: sendChange judges it (no response: it checks first).
+    const s = await setup(undefined, 50, { firstPatchFails: refused, clientAttempts: 1 });
     // A GET first, so the client knows this server answers (a refusal is then a restart, not a wrong URL).
     await s.ports.controlPlane.getDeployment(s.deployment.id);
     const sent = await sendChange(

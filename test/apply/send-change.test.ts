@@ -123,6 +123,7 @@ describe("sendChange", () => {
     await s.ports.controlPlane.deleteDeployment(s.deployment.id);
     await expect(sendChange(s.ports, change, s.deployment, context(s.clock))).rejects.toMatchObject({
       code: "deployment-vanished",
+      message: `deployment svc (${s.deployment.id}) no longer exists`,
     });
     expect(s.patches()).toBe(1);
   });
