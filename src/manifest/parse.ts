@@ -153,13 +153,19 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
         documents.push({ file, index, value: value as Record<string, unknown>, locators: eager });
       return;
     }
-    const locators = lazyLocators(eager.start, () => positions(index));
+    // A big file is rare and hostile more often than not (50,000 unknown keys): its problems need
+    // positions, and parsing it again would double its cost. Keep its tree instead.
+    const locators =
+      text.length > KEEP_TREE_OVER_CHARS ? eager : lazyLocators(eager.start, () => positions(index));
     const kind = classifyDocument(value, locators);
     if (kind === "plumb") documents.push({ file, index, value: value as Record<string, unknown>, locators });
     else if (kind) problems.push(kind);
   });
   return { documents, problems };
 }
+
+/** Files past this many characters keep their positional tree (see parseWithPositions). */
+const KEEP_TREE_OVER_CHARS = 64 * 1024;
 
 // uniqueKeys is quadratic in the keys of a mapping: checkYamlShape finds duplicates instead.
 const parseYaml = (text: string, lineCounter: LineCounter) =>
