@@ -184,7 +184,7 @@ describe("action.yml", () => {
       "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: Broken}\nspek: {}\n",
     );
     const result = await runOn("pull_request");
-    expect(result.code).toBe(1);
+    expect(result.code, result.log).toBe(1);
     expect(result.outputs.plumb).toMatchObject({ command: "plan", exit: "1" });
     expect(result.log).toMatch(/::error file=deployments\/broken\.yaml,line=\d+/);
     expect(result.log).toContain("::error::plumb plan exited 1");
