@@ -87,6 +87,10 @@ export async function startEnvironmentController(
     checkDrift,
     timers,
     log,
+  }).catch(async (error: unknown) => {
+    await replicas.stop(); // startup failed: this replica is not one of the live ones
+    await loader.close();
+    throw error;
   });
 
   // promotion.auto with --promote-branch-prefix: the environment's promotions opened as branches.
