@@ -13,10 +13,12 @@ const compiled = new WeakMap<object, ValidateFunction>();
 /**
  * The shared ajv instance: strict about the schemas (an unknown keyword is a bug here), not about
  * unions of types TypeBox writes as anyOf. First error only: a hostile answer with a million wrong
- * items costs one error object, not a million.
+ * items costs one error object, not a million. Without ajv's optimising passes over the code it
+ * generates: they took half of compiling a shape (the API's Deployment: 241 against 86 ms on the
+ * shared machine) for code that validates 10,000 manifests 3% faster.
  */
 export function sharedAjv(): Ajv {
-  ajv ??= new Ajv({ strict: true, strictTypes: false });
+  ajv ??= new Ajv({ strict: true, strictTypes: false, code: { optimize: false } });
   return ajv;
 }
 
