@@ -103,6 +103,19 @@ describe("the examples", () => {
     expect(names("onprem")).toEqual(["acme", "billing-agent", "ops-agent"]);
   });
 
+  it("define each agent once: no file is a copy of another with a few lines changed", async () => {
+    const { manifests } = await loadManifests(EXAMPLES);
+    const sources = manifests.flatMap((m) => {
+      if (m.manifest.kind !== "Deployment") return [];
+      const { source_config: config, source_revision_config: revision } = m.manifest.spec;
+      return [
+        config?.repo_url ?? revision?.image_uri?.replace(/:[^:/]+$/, "") ?? m.manifest.spec.source_path,
+      ];
+    });
+    expect(sources.every((s) => s !== undefined)).toBe(true);
+    expect(new Set(sources).size).toBe(sources.length);
+  });
+
   it("cover every source, an OrganizationAccess and verify blocks", async () => {
     const { manifests } = await loadManifests(EXAMPLES);
     const sources = new Set(
