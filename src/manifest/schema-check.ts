@@ -15,28 +15,42 @@ import type { Problem } from "./types.js";
 
 type Kind = "Deployment" | "OrganizationAccess" | "Environment";
 
-type Validators = Record<Kind, ValidateFunction>;
-const compile = (ajv: Ajv): Validators => ({
-  Deployment: ajv.compile(DEPLOYMENT_SCHEMA),
-  OrganizationAccess: ajv.compile(ORGANIZATION_ACCESS_SCHEMA),
-  Environment: ajv.compile(ENVIRONMENT_SCHEMA),
-});
-// Compiled once per process; the validators are immutable, so sharing them is safe. A quick
-// validator (first error only, on the ajv every shape shares) clears valid documents; the detailed
-// one explains invalid ones.
-let quick: Validators | undefined;
-let detailed: Validators | undefined;
-const options = { strict: true, strictTypes: false } as const;
+const SCHEMAS: Record<Kind, object> = {
+  Deployment: DEPLOYMENT_SCHEMA,
+  OrganizationAccess: ORGANIZATION_ACCESS_SCHEMA,
+  Environment: ENVIRONMENT_SCHEMA,
+};
+// Each kind compiled once per process, when a document of that kind is first checked (a repository
+// without environments never pays for their schema); the validators are immutable, so sharing them
+// is safe. A quick validator (first error only, on the ajv every shape shares) clears valid
+// documents; the detailed one explains invalid ones.
+const quick = new Map<Kind, ValidateFunction>();
+const detailed = new Map<Kind, ValidateFunction>();
+let detailedAjv: Ajv | undefined;
+const options = { strict: true, strictTypes: false, code: { optimize: false } } as const;
+
+function validator(compiled: Map<Kind, ValidateFunction>, ajv: () => Ajv, kind: Kind): ValidateFunction {
+  let validate = compiled.get(kind);
+  if (!validate) {
+    const schema = SCHEMAS[kind] as { $id?: string };
+    // The shared instance may hold it already (compileShape): ajv refuses the same $id twice.
+    validate = (schema.$id ? ajv().getSchema(schema.$id) : undefined) ?? ajv().compile(schema);
+    compiled.set(kind, validate);
+  }
+  return validate;
+}
 
 /**
  * Checks one document against the JSON Schema of its kind; problems point at the key or value.
  * Only the first LOCATED_PROBLEMS are located (a hostile file may have 50,000); `more` counts the rest.
  */
 export function checkSchema(doc: ParsedDocument, kind: Kind): { problems: Problem[]; more: number } {
-  quick ??= compile(sharedAjv());
-  if (quick[kind](doc.value)) return { problems: [], more: 0 };
-  detailed ??= compile(new Ajv({ ...options, allErrors: true, verbose: true }));
-  const validate = detailed[kind];
+  if (validator(quick, sharedAjv, kind)(doc.value)) return { problems: [], more: 0 };
+  const validate = validator(
+    detailed,
+    () => (detailedAjv ??= new Ajv({ ...options, allErrors: true, verbose: true })),
+    kind,
+  );
   if (validate(doc.value)) return { problems: [], more: 0 };
   const errors = collapseUnions(validate.errors ?? []);
   const problems = errors.slice(0, LOCATED_PROBLEMS).map((error) => toProblem(doc, error));

@@ -27,7 +27,10 @@ export function compileShape(schema: object): ShapeCheck {
   return (value) => {
     let validate = compiled.get(schema);
     if (!validate) {
-      validate = sharedAjv().compile(schema);
+      // A schema with an $id is compiled once per instance: ajv refuses the same $id twice.
+      const id = (schema as { $id?: unknown }).$id;
+      validate =
+        (typeof id === "string" ? sharedAjv().getSchema(id) : undefined) ?? sharedAjv().compile(schema);
       compiled.set(schema, validate);
     }
     if (validate(value)) return [];

@@ -3,6 +3,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { checkShape } from "../../src/api/shape-check.js";
+import { ORGANIZATION_ACCESS_SCHEMA } from "../../src/manifest/json-schema.js";
+import { compileShape } from "../../src/schema/compile-shape.js";
+import { check } from "../manifest/helpers.js";
 import { Integration, Listener, PageOf, UploadUrl } from "../../src/api/shapes.js";
 import { savedPlanProblems } from "../../src/reconcile/saved-plan-shape.js";
 import { Deployment } from "../../src/schema/deployment.js";
@@ -60,5 +63,16 @@ describe("one validator: ajv for every shape", () => {
     const upload = { upload_url: "https://storage.example/u", object_path: "o/1", extra: 1 };
     expect(checkShape(UploadUrl, upload)).toBeNull();
     expect(checkShape(UploadUrl, { ...upload, upload_url: 5 })?.[0]).toMatch(/^\/upload_url: /);
+  });
+});
+
+describe("one ajv instance for manifests and shapes", () => {
+  it("a manifest schema checked as a shape too is compiled once (ajv refuses an $id twice)", () => {
+    const good = { apiVersion: "plumb/v1", kind: "OrganizationAccess", metadata: { name: "a" }, spec: {} };
+    expect(
+      check(`apiVersion: plumb/v1\nkind: OrganizationAccess\nmetadata: {name: a}\nspec: {}\n`).problems,
+    ).toEqual([]);
+    expect(compileShape(ORGANIZATION_ACCESS_SCHEMA)(good)).toEqual([]);
+    expect(compileShape(ORGANIZATION_ACCESS_SCHEMA)({ ...good, kind: 1 })).not.toEqual([]);
   });
 });
