@@ -12,6 +12,7 @@ import { createLogger } from "../logger.js";
 import { applyEnvironment } from "./demo-apply.js";
 import { copyExamples } from "./demo-examples.js";
 import { demoLogStream } from "./demo-log.js";
+import { fetchMatrix, formatMatrix, waitSettled } from "./demo-matrix.js";
 import { promoteToProd, skipSoak } from "./demo-promote.js";
 import { settingsOf } from "./environments.js";
 import { type DemoPlanes, demoEnv, startDemoPlanes, stopDemoPlanes } from "./demo-planes.js";
@@ -146,6 +147,11 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
     row("Metrics", `${controller.url}/metrics`, "Prometheus");
     row("Drift", "checked every minute; changes made behind plumb's back are put back");
     say();
+    if (controller.url && (await waitSettled(() => controller!.status(), 3, 60_000))) {
+      say(c.bold("Deployment × environment, as the status page shows it (each agent's version there):"));
+      say(formatMatrix(await fetchMatrix(controller.url)));
+      say();
+    }
     say(c.bold("Try it:"));
     say(`  1. In ${resolve(dir, "saas", "support-agent.yaml")}`);
     say("     change LOG_LEVEL's value info to warning and save: prod's support-agent gets a new");

@@ -48,6 +48,14 @@ describe("plumb demo", () => {
     expect(out).toContain("verify passed");
     expect(out).toContain(join(dir, "saas", "support-agent.yaml"));
     expect(out).toMatch(/support-agent: promoted/);
+    // The matrix in the terminal: support-agent at v1.5.0 in staging and prod, billing-agent in onprem.
+    expect(out).toMatch(
+      /\n {2}deployment +(staging|prod|onprem) +(staging|prod|onprem) +(staging|prod|onprem)\n/,
+    );
+    expect(out).toMatch(/\n {2}support-agent +(v1\.5\.0 +v1\.5\.0 +-|- +v1\.5\.0 +v1\.5\.0)\n/);
+    expect(out).toMatch(
+      /\n {2}billing-agent +.*agents\/billing-agent:3\.8\.0|\n {2}billing-agent +.*billing-agent:3\.8\.0/,
+    );
     // The copy's schema comments point at plumb's schemas, which exist (not at ../../schemas).
     const comment = /\$schema=(\S+)/.exec(
       await readFile(join(dir, "saas", "triage-agent.yaml"), "utf8"),
