@@ -172,6 +172,38 @@ describe("plumb import --env", () => {
     expect(await readFile(join(dir, "billing-agent.yaml"), "utf8")).toMatch(/environments:\n\s+- prod\n/);
   }, 60_000);
 
+  it("with --adopt records the secrets in the environment's own store: the first plan there is a no-op", async () => {
+    await create(staging, {
+      ...gitrepo("adopted-agent-staging", "refs/tags/v1.0.0"),
+      secrets: [{ name: "API_TOKEN", value: "live-token" }],
+    });
+    const captured = io();
+    captured.env = { ...captured.env, API_TOKEN: "live-token" } as typeof captured.env;
+    process.exitCode = 0;
+    await importCommand(captured).parseAsync(
+      ["--out", dir, "--env", "staging", "--name", "adopted-agent-staging", "--adopt"],
+      {
+        from: "user",
+      },
+    );
+    expect(process.exitCode, captured.err()).toBe(0);
+    expect(await readdir(join(dir, ".plumb", "status", "staging"))).toContain(
+      "deployment.adopted-agent-staging.json",
+    );
+    const planned = io();
+    planned.env = { ...planned.env, API_TOKEN: "live-token" } as typeof planned.env;
+    process.exitCode = 0;
+    await planCommand(planned).parseAsync(
+      [dir, "--env", "staging", "--target", "adopted-agent", "--output", "json"],
+      {
+        from: "user",
+      },
+    );
+    process.exitCode = 0;
+    const plan = JSON.parse(planned.out()) as { environments: Array<{ changes: Array<{ action: string }> }> };
+    expect(plan.environments[0]!.changes.map((c) => c.action)).toEqual(["noop"]);
+  }, 60_000);
+
   it("refuses a repository with environments without --env, and --env twice", async () => {
     await expect(run(importCommand, ["--out", dir])).rejects.toSatisfy(
       (e) =>
