@@ -6,10 +6,7 @@ import { statusKey } from "../status/status-types.js";
 // Pure: what a plan says of each Deployment's checks (spec.verify): how many runs apply will make
 // after DEPLOYED, the thresholds, and what the status record measured last.
 
-function plannedChecks(
-  manifest: Manifest,
-  record: ObjectStatus | undefined,
-): PlannedChecks | undefined {
+function plannedChecks(manifest: Manifest, record: ObjectStatus | undefined): PlannedChecks | undefined {
   if (manifest.kind !== "Deployment" || !manifest.spec.verify) return undefined;
   const verify = manifest.spec.verify;
   const asked = (verify.cases?.length ?? 0) + (verify.input ? 1 : 0);

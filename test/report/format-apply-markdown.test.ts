@@ -77,7 +77,11 @@ describe("apply as a pull-request comment", () => {
     const md = formatApplyMarkdown(
       report([
         result("agent-0"),
-        result("agent-1", { outcome: "failed", revision_status: "DEPLOY_FAILED", message: "image pull backoff" }),
+        result("agent-1", {
+          outcome: "failed",
+          revision_status: "DEPLOY_FAILED",
+          message: "image pull backoff",
+        }),
       ]),
       plan(2),
       { elapsedMs: 1_000 },

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { createWebhookGuard, signBody, signStandard, verifySignature } from "../../../src/controller/source/webhook.js";
+import {
+  createWebhookGuard,
+  signBody,
+  signStandard,
+  verifySignature,
+} from "../../../src/controller/source/webhook.js";
 
 const body = Buffer.from('{"ref":"refs/heads/main"}');
 
