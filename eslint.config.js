@@ -10,6 +10,9 @@ export default defineConfig(
       "dist/",
       "node_modules/",
       "coverage/",
+      // npm run mutation's sandboxes and reports (kept out of git)
+      ".stryker-tmp/",
+      "reports/",
       "eslint.config.js",
       "examples/",
       ".plumb/",
