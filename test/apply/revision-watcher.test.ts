@@ -32,12 +32,20 @@ async function setup(failedReads = 0) {
     faults,
   });
   const calls = { list: 0, revision: 0, deployment: 0 };
+  // Rounds are told apart by the watcher's sleeps; `beforeGet` runs as a GET leaves.
+  let sleeps = 0;
+  const sleep = clock.sleep;
+  clock.sleep = (ms, signal) => ((sleeps += 1), sleep(ms, signal));
+  const reads: Array<{ at: number; round: number }> = [];
+  const hooks: { beforeGet?: (kind: keyof typeof calls) => void } = {};
   const counting: typeof fetch = (input, init) => {
     const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
     if (init?.method === "GET" || init?.method === undefined) {
-      if (path === "/v2/deployments") calls.list += 1;
-      else if (path.includes("/revisions/")) calls.revision += 1;
-      else if (/^\/v2\/deployments\/[^/]+$/.test(path)) calls.deployment += 1;
+      const kind =
+        path === "/v2/deployments" ? "list" : path.includes("/revisions/") ? "revision" : "deployment";
+      calls[kind] += 1;
+      if (kind === "revision") reads.push({ at: clock.now(), round: sleeps });
+      hooks.beforeGet?.(kind);
     }
     return fetch(input, init);
   };
@@ -66,7 +74,7 @@ async function setup(failedReads = 0) {
       ...gitDeployment(name),
       source_revision_config: { repo_ref: repoRef, graph_config_path: "langgraph.json" },
     });
-  return { clock, ports, calls, statuses, watcher, create };
+  return { clock, ports, calls, reads, hooks, statuses, watcher, create };
 }
 
 describe("revision watcher against the control plane", () => {
@@ -246,5 +254,75 @@ describe("revision watcher against the control plane", () => {
     const d = await s.create("flaky");
     const wait = await s.watcher().wait(d.id, d.latest_revision_id!);
     expect(wait.status).toBe("DEPLOYED");
+  });
+
+  it("reads a new revision first after its initial pause, not at once", async () => {
+    const s = await setup();
+    const d = await s.create("one");
+    const started = s.clock.now();
+    await s.watcher().wait(d.id, d.latest_revision_id!);
+    // 500 ms interval: half of 250 fixed plus half of it jittered at 0.5.
+    expect(s.reads[0]!.at - started).toBe(375);
+  });
+
+  it("a read or a listing cut short by the signal ends the wait ABORTED, nothing taken from it", async () => {
+    for (const kind of ["revision", "list", "deployment"] as const) {
+      const s = await setup();
+      const ds = await Promise.all(["a", "b", "c"].map((n) => s.create(n)));
+      if (kind === "deployment") await s.ports.controlPlane.deleteDeployment(ds[2]!.id);
+      s.clock.t += 60_000; // every revision DEPLOYED by now
+      const abort = new AbortController();
+      s.hooks.beforeGet = (k) => {
+        if (k === kind) abort.abort(new Error("stopped"));
+      };
+      const watcher = s.watcher({ signal: abort.signal, listThreshold: kind === "revision" ? 10 : 2 });
+      const waits = await Promise.all(ds.map((d) => watcher.wait(d.id, d.latest_revision_id!)));
+      // The deployment read is the deleted one's only: the listing answered the others.
+      const expected =
+        kind === "deployment" ? ["DEPLOYED", "DEPLOYED", "ABORTED"] : ["ABORTED", "ABORTED", "ABORTED"];
+      expect(waits.map((w) => w.status)).toEqual(expected);
+    }
+  });
+
+  it("a skipped revision whose deployment read is cut short is not taken as followed", async () => {
+    const s = await setup();
+    const d = await s.create("moved");
+    await s.ports.controlPlane.patchDeployment(d.id, { source_revision_config: { repo_ref: "release" } });
+    const abort = new AbortController();
+    s.hooks.beforeGet = (k) => {
+      if (k === "deployment") abort.abort(new Error("stopped"));
+    };
+    const wait = await s.watcher({ signal: abort.signal }).wait(d.id, d.latest_revision_id!);
+    expect(wait).toMatchObject({ status: "ABORTED", supersededBy: null, revisionId: d.latest_revision_id });
+  });
+
+  it("an aborted signal sends no request at all", async () => {
+    const s = await setup();
+    const d = await s.create("one");
+    const wait = await s.watcher({ signal: AbortSignal.abort() }).wait(d.id, d.latest_revision_id!);
+    expect(wait.status).toBe("ABORTED");
+    expect(s.calls).toEqual({ list: 0, revision: 0, deployment: 0 });
+  });
+
+  it("reads at most maxReadsPerRound revisions a round", async () => {
+    const s = await setup();
+    const ds = await Promise.all(["a", "b", "c"].map((n) => s.create(n)));
+    s.clock.t += 60_000;
+    const watcher = s.watcher({ maxReadsPerRound: 1, listThreshold: 10 });
+    const waits = await Promise.all(ds.map((d) => watcher.wait(d.id, d.latest_revision_id!)));
+    expect(waits.map((w) => w.status)).toEqual(["DEPLOYED", "DEPLOYED", "DEPLOYED"]);
+    const rounds = s.reads.map((r) => r.round);
+    expect(rounds).toHaveLength(3);
+    expect(new Set(rounds).size).toBe(3);
+  });
+
+  it("reads no deployment when the listing or the revision says enough", async () => {
+    const s = await setup();
+    const ds = await Promise.all(["a", "b", "c"].map((n) => s.create(n)));
+    const watcher = s.watcher({ listThreshold: 2 });
+    await Promise.all(ds.map((d) => watcher.wait(d.id, d.latest_revision_id!)));
+    const few = await s.create("d");
+    await s.watcher().wait(few.id, few.latest_revision_id!);
+    expect(s.calls.deployment).toBe(0);
   });
 });
