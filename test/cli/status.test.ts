@@ -70,7 +70,7 @@ describe("plumb status", () => {
     const text = captureIo(cp);
     await statusCommand(text).parseAsync(["node", "status", started.root]);
     expect(text.out()).not.toContain("DEPLOYED");
-    expect(text.out()).toMatch(/Deployment\/s-gone\s+OutOfSync\s+Unknown\s+-\s+-\s+\S+\s+missing: /);
+    expect(text.out()).toMatch(/Deployment\/s-gone\s+OutOfSync\s+Unknown\s+-\s+-\s+-\s+\S+\s+missing: /);
 
     // Apply creates it again; the missing note goes with the next refresh.
     expect(await runApply(started.root, applyFlags(), captureIo(cp))).toBe(0);
