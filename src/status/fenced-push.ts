@@ -26,6 +26,13 @@ const leaseRejected = (error: unknown, ref: string): boolean =>
     .split("\n")
     .some((line) => line.includes(ref) && /stale info|remote rejected/.test(line));
 
+const atomicAmbiguous = (error: unknown): boolean =>
+  String((error as Error).message ?? error).includes("atomic transaction failed");
+
+/** The commit `ref` names on the remote now ("" when it does not exist). */
+const remoteRef = async (git: SimpleGit, ref: string): Promise<string> =>
+  (await git.raw(["ls-remote", "origin", ref])).split(/\s/)[0] ?? "";
+
 /** Pushes the clone's HEAD to `branch`; with a lease, atomically with the lease's renewal. */
 export async function fencedPush(
   git: SimpleGit,
@@ -48,8 +55,12 @@ export async function fencedPush(
       ]);
       return commit;
     } catch (error) {
-      if (leaseRejected(error, lease.ref)) return null;
-      throw error;
+      if (!leaseRejected(error, lease.ref)) throw error;
+      // A server refusing an atomic push marks every ref "atomic transaction failed", whichever
+      // one failed: a status push racing another environment's push to the same branch (each
+      // with a lease of its own) reads like a taken lease. The lease ref itself decides.
+      if (atomicAmbiguous(error) && (await remoteRef(git, lease.ref)) === lease.expected) throw error;
+      return null;
     }
   });
 }

@@ -50,7 +50,9 @@ it("publishes each environment's records under ENV/ on the status branch, each w
     }),
   );
   h.controllers.push(controller);
-  await waitFor("settled", () => controller.ready(), 30_000);
+  // ready() holds once the environments led so far are settled: wait until both are led here.
+  const led = () => (controller.status().environments ?? []).filter((e) => e.role === "leader").length;
+  await waitFor("both environments settled", () => led() === 2 && controller.ready(), 30_000);
   const leases = (await git(bare, "for-each-ref", "--format=%(refname)", "refs/plumb/locks/")).stdout;
   expect(leases.split("\n").filter(Boolean).sort()).toEqual([
     "refs/plumb/locks/plumb-status@prod",
