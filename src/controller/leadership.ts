@@ -11,6 +11,7 @@ import type { Logger } from "../logger.js";
 import { errorMessage } from "./error-message.js";
 import type { StatusLocation } from "../status/status-source.js";
 import { buildObjectPage } from "../status-page/page-model.js";
+import { buildStandbyHeader } from "../status-page/page-header.js";
 import type { ControllerHttp } from "./http/http-server.js";
 import type { PageRoutes } from "./http/page-routes.js";
 import { startingHandlers } from "./http/startup-http.js";
@@ -84,17 +85,8 @@ function serveStandby(http: ControllerHttp, options: LeadershipOptions, leader: 
   // The status page says whose it is: this one reconciles nothing until it takes over.
   const page: PageRoutes = {
     header: () => ({
-      ready: false,
-      role: "standby",
+      ...buildStandbyHeader(options.location.root, "(not connected on standby)", new Date()),
       leader,
-      source: { kind: "standby", location: options.location.root, commit: null },
-      control_plane: "(not connected on standby)",
-      api: "unknown",
-      rate_limit: { used: 0, limit: 0, window_seconds: 0 },
-      next_drift_check: null,
-      queue: { pending: 0, running: 0, backingOff: 0 },
-      invalid: [],
-      now: new Date().toISOString(),
     }),
     objects: (query) => buildObjectPage([], query),
     detail: async () => null,

@@ -21,6 +21,20 @@ export type PageHeader = {
   now: string;
 };
 
+/** A standby's header: it reconciles nothing, so it has no queue, budget or control plane to show. */
+export const buildStandbyHeader = (location: string, controlPlane: string, now: Date): PageHeader => ({
+  ready: false,
+  role: "standby",
+  source: { kind: "standby", location, commit: null },
+  control_plane: controlPlane,
+  api: "unknown",
+  rate_limit: { used: 0, limit: 0, window_seconds: 0 },
+  next_drift_check: null,
+  queue: { pending: 0, running: 0, backingOff: 0 },
+  invalid: [],
+  now: now.toISOString(),
+});
+
 type RevisionSummary = { id: string; status: string; created_at: string; status_message: string | null };
 
 export type ObjectDetail = {

@@ -1,6 +1,7 @@
 import type { Registry } from "prom-client";
 import type { Logger } from "../../logger.js";
 import { buildObjectPage } from "../../status-page/page-model.js";
+import { buildStandbyHeader } from "../../status-page/page-header.js";
 import { buildMatrixPage, type MatrixPage, type MatrixQuery } from "../../status-page/matrix-model.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
 import { loadStatusStore } from "../../status/status-store.js";
@@ -125,19 +126,7 @@ function environmentPage(
     header(environment) {
       const led = pageOf(environment);
       if (led) return { ...led.page.header(), environment: led.name, environments: summary() };
-      return {
-        ready: false,
-        role: "standby",
-        source: { kind: "standby", location: "", commit: null },
-        control_plane: "(no environment led here)",
-        api: "unknown",
-        rate_limit: { used: 0, limit: 0, window_seconds: 0 },
-        next_drift_check: null,
-        queue: { pending: 0, running: 0, backingOff: 0 },
-        invalid: [],
-        now: new Date().toISOString(),
-        environments: summary(),
-      };
+      return { ...buildStandbyHeader("", "(no environment led here)", new Date()), environments: summary() };
     },
     objects: (query, environment) => pageOf(environment)?.page.objects(query) ?? buildObjectPage([], query),
     detail: async (kind, name, environment) => (await pageOf(environment)?.page.detail(kind, name)) ?? null,
