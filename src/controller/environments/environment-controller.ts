@@ -185,7 +185,11 @@ export async function startEnvironmentController(
   return {
     url: http?.url,
     manifestRoot: source.manifestRoot,
-    ready: () => leaders().length > 0 && leaders().every((c) => c.store()!.ready()),
+    // Settled: every environment led here has reconciled its first scan, and none is still starting.
+    ready: () =>
+      leaders().length > 0 &&
+      leaders().every((c) => c.store()!.ready()) &&
+      !claims.some((c) => c.role() === "starting"),
     status,
     // Each environment's lock is its own: losing one stands that environment by (environment-claim.ts).
     lockLost: new AbortController().signal,
