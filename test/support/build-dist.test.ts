@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, symlink, utimes, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,6 +45,16 @@ it("builds again after a source edit, even one whose mtime is older than dist/",
 it("builds again when dist/ changed since its build", async () => {
   await writeFile(join(root, "dist", "src", "a.js"), "export const a = 1;\n");
   expect(await buildDist(root)).toMatch(/^dist\/ built/);
+  expect(await built()).toContain("a = 2");
+}, 60_000);
+
+it("leaves no output of a source that is gone (a moved or deleted file)", async () => {
+  await put("src/old.ts", "export const old = 1;\n");
+  expect(await buildDist(root)).toMatch(/^dist\/ built/);
+  expect(existsSync(join(root, "dist", "src", "old.js"))).toBe(true);
+  await rm(join(root, "src", "old.ts"));
+  expect(await buildDist(root)).toMatch(/^dist\/ built/);
+  expect(existsSync(join(root, "dist", "src", "old.js"))).toBe(false);
   expect(await built()).toContain("a = 2");
 }, 60_000);
 

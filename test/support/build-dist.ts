@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -102,6 +102,9 @@ export async function buildDist(root: string): Promise<string> {
     return "dist/ is already the build of these sources (content hashes match): not rebuilt";
   }
   const started = performance.now();
+  // From an empty dist/: tsc never deletes the output of a source that was moved or removed, and
+  // a test loading dist/ by path would pass against that stale file (as two did after a move).
+  await rm(join(root, "dist"), { recursive: true, force: true });
   for (const config of configs) await compile(root, config);
   const outputs = await hashOutputs(root);
   // A source changed while tsc ran: leave no stamp, so the next run builds again.

@@ -19,7 +19,7 @@ const deployment = (name: string, extra = "") =>
 
 beforeAll(async () => {
   assertBuilt();
-  const built = join(process.cwd(), "dist", "src", "controller", "manifest-loader.js");
+  const built = join(process.cwd(), "dist", "src", "controller", "snapshot", "manifest-loader.js");
   loader = (await import(pathToFileURL(built).href)) as Loader;
   small = await mkdtemp(join(tmpdir(), "plumb-loader-small-"));
   large = await mkdtemp(join(tmpdir(), "plumb-loader-large-"));

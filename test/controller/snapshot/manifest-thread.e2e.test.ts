@@ -15,7 +15,7 @@ let root: string;
 
 beforeAll(async () => {
   assertBuilt();
-  const built = join(process.cwd(), "dist", "src", "controller", "manifest-thread.js");
+  const built = join(process.cwd(), "dist", "src", "controller", "snapshot", "manifest-thread.js");
   thread = (await import(pathToFileURL(built).href)) as Thread;
   root = await mkdtemp(join(tmpdir(), "plumb-thread-"));
   await mkdir(join(root, "team"));
