@@ -6,7 +6,7 @@
 
 /** What the controller may use; the CLI may use that, the controller and the rest. */
 const CONTROLLER = [
-  ...["schema", "manifest", "environment", "diff", "api", "status", "lock", "apply", "reconcile", "report"],
+  ...["schema", "manifest", "environment", "diff", "api", "status", "git", "lock", "apply", "reconcile", "report"],
   "status-page",
   "promote",
   ...["clock", "errors", "logger"],
@@ -28,8 +28,10 @@ export const layers = {
   api: ["schema", "clock", "errors", "logger"],
   // The status records on disk and on the git status branch.
   status: ["schema", "diff", "errors", "clock"],
+  // Every git call: the status branch and its fenced push, credentials, the controller's remote source.
+  git: ["schema", "diff", "status", "clock", "errors"],
   // The state lock: a local lock file or a lease on the status branch.
-  lock: ["status", "clock", "errors"],
+  lock: ["status", "git", "clock", "errors"],
   // The apply engine: send, wait, verify, upload, record.
   apply: ["schema", "manifest", "diff", "api", "status", "clock", "errors", "logger"],
   // Sessions that compose plan, apply and status for the commands and the controller.
@@ -40,6 +42,7 @@ export const layers = {
     "diff",
     "api",
     "status",
+    "git",
     "lock",
     "apply",
     "clock",
@@ -53,7 +56,7 @@ export const layers = {
   // The controller's web page: its view models (pure), HTML shell and browser script.
   "status-page": ["status", "report"],
   // plumb promote: an environment's verified versions written into another's overrides in git.
-  promote: ["schema", "manifest", "environment", "diff", "api", "status", "reconcile", "errors"],
+  promote: ["schema", "manifest", "environment", "diff", "api", "status", "git", "reconcile", "errors"],
   // The long-lived controller.
   controller: CONTROLLER,
   // One file per command: parse flags, call the layers below, map errors to exit codes.

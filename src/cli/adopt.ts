@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { PlumbError } from "../errors.js";
 import { adoptKey, buildAdoptedRecord, decideAdoption } from "../reconcile/adopt.js";
 import { gitCommitOf, openSession, planSession } from "../reconcile/session.js";
-import { publishStatus } from "../status/status-source.js";
+import { publishStatus } from "../git/status-source.js";
 import { checkStatusDirWritable, saveObjectStatus } from "../status/status-store.js";
 import { askOnTerminal, type ApplyIo } from "./apply.js";
 import {

@@ -39,7 +39,7 @@ import {
   type SessionIo,
   warnUnknownSecrets,
 } from "../reconcile/session.js";
-import { publishStatus } from "../status/status-source.js";
+import { publishStatus } from "../git/status-source.js";
 import { checkStatusDirWritable, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
 import { count } from "../report/plural.js";
 import { positiveInt } from "./flag-values.js";

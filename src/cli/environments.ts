@@ -7,7 +7,7 @@ import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
 import type { SessionIo } from "../reconcile/session.js";
-import { resolveStatusDir } from "../status/status-source.js";
+import { resolveStatusDir } from "../git/status-source.js";
 import type { ConnectionFlags } from "./options.js";
 import { mayDefineEnvironments } from "../manifest/environment-scan.js";
 

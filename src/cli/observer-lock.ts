@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { acquireStateLock, lockTargetOf } from "../lock/index.js";
 import { PlumbError } from "../errors.js";
-import type { PushFence } from "../status/fenced-push.js";
+import type { PushFence } from "../git/fenced-push.js";
 import type { ConnectionFlags } from "./options.js";
 
 // `drift` and `status` refresh the status records, and write them only through the state lock

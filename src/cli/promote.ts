@@ -9,7 +9,7 @@ import { formatPromotionJson, formatPromotionText } from "../promote/format-prom
 import { promotionScope } from "../promote/promotion-pairs.js";
 import { refusal, runPromotion } from "../promote/run-promotion.js";
 import type { SessionIo } from "../reconcile/session.js";
-import { resolveStatusDir } from "../status/status-source.js";
+import { resolveStatusDir } from "../git/status-source.js";
 import { settingsOf } from "./environments.js";
 import { outputOption, targetOption } from "./options.js";
 import { processIo } from "./process-io.js";

@@ -9,7 +9,7 @@ import {
 } from "../lock/index.js";
 import type { Logger } from "../logger.js";
 import { errorMessage } from "./error-message.js";
-import type { StatusLocation } from "../status/status-source.js";
+import type { StatusLocation } from "../git/status-source.js";
 import { buildObjectPage } from "../status-page/page-model.js";
 import { buildStandbyHeader } from "../status-page/page-header.js";
 import type { ControllerHttp } from "./http/http-server.js";

@@ -1,9 +1,9 @@
 import type { Logger } from "../logger.js";
-import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from "../status/status-source.js";
+import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
 import { loadStatusStore, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import { errorMessage } from "./error-message.js";
-import type { PushFence } from "../status/fenced-push.js";
+import type { PushFence } from "../git/fenced-push.js";
 import type { Timers } from "./queue/work-queue.js";
 
 // The controller's status records: in memory for /status and metrics, each written atomically to

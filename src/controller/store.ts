@@ -1,5 +1,5 @@
 import { systemClock } from "../clock.js";
-import { resolveStatusDir, type StatusLocation } from "../status/status-source.js";
+import { resolveStatusDir, type StatusLocation } from "../git/status-source.js";
 import { createControllerClients } from "./api-clients.js";
 import { createDriftCheck } from "./sweeps/drift-check.js";
 import { createPromotionBranchSweep } from "./sweeps/promotion-branch.js";
@@ -22,7 +22,7 @@ import type { Registry } from "prom-client";
 import type { ObjectStatus } from "../status/status-types.js";
 import { stopController } from "./shutdown.js";
 import { openStatusBook } from "./status-book.js";
-import { legacyStatusLocation } from "../status/status-source.js";
+import { legacyStatusLocation } from "../git/status-source.js";
 import { statusReader } from "./http/status-view.js";
 import { createActivityBook } from "./http/activity-book.js";
 import { createPageEvents } from "./http/page-events.js";

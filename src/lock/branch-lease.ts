@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
-import { statusGitEnv } from "../status/git-env.js";
-import { gitAt, gitFailure, repoInfo } from "../status/status-branch.js";
+import { statusGitEnv } from "../git/git-env.js";
+import { gitAt, gitFailure, repoInfo } from "../git/status-branch.js";
 import { createFence, type Fence, lapsedError, renewDeadlineOf } from "./fence.js";
 import { describeHolder, isDeadLocalHolder } from "./holder.js";
 import { type LockHolder, type Monotonic, systemMonotonic } from "./lock-types.js";
 import { createObserver } from "./observer.js";
-import type { PushFence } from "../status/fenced-push.js";
+import type { PushFence } from "../git/fenced-push.js";
 
 // The lease of a status branch, held in the git remote itself so that writers on different machines
 // (CI runners, pods) exclude each other: the ref refs/plumb/locks/<branch> points to a commit whose

@@ -1,5 +1,5 @@
 import { systemClock } from "../clock.js";
-import { manifestDirOf, resolveStatusDir, type StatusLocation } from "../status/status-source.js";
+import { manifestDirOf, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
 import { acquireBranchLease, forceBranchUnlock, readBranchLease } from "./branch-lease.js";
 import { acquireLocalLock, forceLocalUnlock, readLocalLock } from "./local-lock.js";
 import {

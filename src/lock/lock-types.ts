@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import type { PushFence } from "../status/fenced-push.js";
+import type { PushFence } from "../git/fenced-push.js";
 
 // The state lock's shapes: one writer per status store at a time (apply, adopt, the controller).
 

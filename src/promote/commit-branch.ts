@@ -2,7 +2,7 @@ import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { PlumbError } from "../errors.js";
-import { gitAt } from "../status/status-branch.js";
+import { gitAt } from "../git/status-branch.js";
 import type { FileChange } from "./file-changes.js";
 
 // promote --branch NAME: the promotion committed on a new branch NAME of the repository holding

@@ -5,7 +5,7 @@ import type { PlannedPrune } from "../diff/plan-types.js";
 import { checkEmptiedFiles } from "../manifest/emptied-rules.js";
 import type { Problem } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
-import { manifestDirOf, resolveStatusDir } from "../status/status-source.js";
+import { manifestDirOf, resolveStatusDir } from "../git/status-source.js";
 import { loadStatusStore } from "../status/status-store.js";
 import { statusKey } from "../status/status-types.js";
 

@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { simpleGit } from "../status/simple-git.js";
+import { simpleGit } from "../git/simple-git.js";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
 import { createSecretRedactor, type SecretRedactor, tokensOf } from "../api/secret-redactor.js";
 import type { PlatformClient } from "../api/platform-client.js";
@@ -10,7 +10,7 @@ import { type Clock, systemClock } from "../clock.js";
 import type { Deployment } from "../schema/deployment.js";
 import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
 import type { ApplyObject } from "../apply/apply-types.js";
-import { type StatusLocation, loadStatus, resolveStatusDir } from "../status/status-source.js";
+import { type StatusLocation, loadStatus, resolveStatusDir } from "../git/status-source.js";
 import { resolveStorePending } from "../status/pending-intent.js";
 import { findMissingEnv, formatMissingEnv } from "./missing-env.js";
 import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
-import { redactUrl } from "../../src/controller/source/git-source.js";
+import { redactUrl } from "../../src/git/git-source.js";
 import { signBody } from "../../src/controller/source/webhook.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";

@@ -6,7 +6,7 @@ import { DEFAULT_LEASE_MS } from "../../lock/lock-types.js";
 import { lockTargetOf } from "../../lock/index.js";
 import { maxManifestBytesFrom } from "../../manifest/parse.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
-import { resolveStatusDir, type StatusLocation } from "../../status/status-source.js";
+import { resolveStatusDir, type StatusLocation } from "../../git/status-source.js";
 import type { Controller, ControllerStartOptions } from "../controller-types.js";
 import type { ControllerHttp } from "../http/http-server.js";
 import { systemTimers } from "../queue/work-queue.js";

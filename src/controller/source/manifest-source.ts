@@ -2,8 +2,8 @@ import { readdir, stat } from "node:fs/promises";
 import { PlumbError, type PlumbErrorCode } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { ControllerSource } from "../controller-types.js";
-import { createGitCredentials } from "../../status/git-credentials.js";
-import { openGitSource, redactUrl } from "./git-source.js";
+import { createGitCredentials } from "../../git/git-credentials.js";
+import { openGitSource, redactUrl } from "../../git/git-source.js";
 
 // Where the manifests come from: a directory as it is, or a shallow checkout of a git branch.
 

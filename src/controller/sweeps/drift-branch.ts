@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { gitAt } from "../../status/status-branch.js";
+import { gitAt } from "../../git/status-branch.js";
 import { PlumbError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { buildDriftReport } from "../../reconcile/drift.js";

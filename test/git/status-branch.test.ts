@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { loadStatus, publishStatus } from "../../src/status/status-source.js";
+import { loadStatus, publishStatus } from "../../src/git/status-source.js";
 import { saveObjectStatus } from "../../src/status/status-store.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 

@@ -1,9 +1,9 @@
 import { access, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { SimpleGit } from "simple-git";
-import { gitAt } from "../../status/status-branch.js";
-import { PlumbError } from "../../errors.js";
-import { createGitCredentials, type GitCredentials } from "../../status/git-credentials.js";
+import { gitAt } from "./status-branch.js";
+import { PlumbError } from "../errors.js";
+import { createGitCredentials, type GitCredentials } from "./git-credentials.js";
 
 // Follows one branch of a git remote with shallow fetches. Credentials: see git-credentials.ts.
 

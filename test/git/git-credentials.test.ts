@@ -6,8 +6,8 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PlumbError } from "../../src/errors.js";
 import { openManifestSource } from "../../src/controller/source/manifest-source.js";
-import { createGitCredentials } from "../../src/status/git-credentials.js";
-import { memoryLogger } from "./support.js";
+import { createGitCredentials } from "../../src/git/git-credentials.js";
+import { memoryLogger } from "../controller/support.js";
 
 const run = promisify(execFile);
 const REPO = "https://Git.Example.com:443/acme/manifests.git";

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { acquireStateLock, forceUnlock } from "../../src/lock/index.js";
 import { leaseRef } from "../../src/lock/branch-lease.js";
-import { publishStatus } from "../../src/status/status-source.js";
+import { publishStatus } from "../../src/git/status-source.js";
 
 // A status-branch push carries the state lock's lease: one atomic push moves the status branch and
 // the lease ref from the commit the holder holds to its renewal. A holder whose lease was taken

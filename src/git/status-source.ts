@@ -2,9 +2,9 @@ import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { PushFence } from "./fenced-push.js";
 import { loadStatusFromBranch, publishStatusBranch, type PublishResult } from "./status-branch.js";
-import { defaultStatusDir, loadStatusStore } from "./status-store.js";
-import { mergePruneLedger } from "./prune-ledger.js";
-import { type StatusStore, mergeStatusStores } from "./status-types.js";
+import { defaultStatusDir, loadStatusStore } from "../status/status-store.js";
+import { mergePruneLedger } from "../status/prune-ledger.js";
+import { type StatusStore, mergeStatusStores } from "../status/status-types.js";
 
 /** Where a command reads and writes status: `--status-dir` and `--status-branch`, shared by all commands. */
 export type StatusLocation = {

@@ -6,9 +6,9 @@ import { simpleGit } from "./simple-git.js";
 import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import { statusGitEnv } from "./git-env.js";
 import { fencedPush, type PushFence } from "./fenced-push.js";
-import { DEFAULT_STATUS_DIR, parseObjectStatus } from "./status-store.js";
-import { type StatusStore, emptyStatusStore, statusKey } from "./status-types.js";
-import { PRUNE_LEDGER_FILE } from "./prune-ledger.js";
+import { DEFAULT_STATUS_DIR, parseObjectStatus } from "../status/status-store.js";
+import { type StatusStore, emptyStatusStore, statusKey } from "../status/status-types.js";
+import { PRUNE_LEDGER_FILE } from "../status/prune-ledger.js";
 
 // `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository
 // and pushed, so a pull-request check in a fresh clone can read them. The work happens in a

@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openGitSource } from "../../src/controller/source/git-source.js";
-import { createGitCredentials } from "../../src/status/git-credentials.js";
-import { statusGitEnv } from "../../src/status/git-env.js";
+import { openGitSource } from "../../src/git/git-source.js";
+import { createGitCredentials } from "../../src/git/git-credentials.js";
+import { statusGitEnv } from "../../src/git/git-env.js";
 
 // PLUMB_GIT_TOKEN goes to the configured repository's origin only. Two servers on loopback: A (the
 // configured --repo) answers 302 to B, B answers 401 and counts Authorization headers. A real git
