@@ -6,7 +6,19 @@
 
 /** What the controller may use; the CLI may use that, the controller and the rest. */
 const CONTROLLER = [
-  ...["schema", "manifest", "environment", "diff", "api", "status", "git", "lock", "apply", "reconcile", "report"],
+  ...[
+    "schema",
+    "manifest",
+    "environment",
+    "diff",
+    "api",
+    "status",
+    "git",
+    "lock",
+    "apply",
+    "reconcile",
+    "report",
+  ],
   "status-page",
   "promote",
   ...["clock", "errors", "logger"],
