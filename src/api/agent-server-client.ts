@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { orNull } from "./errors.js";
-import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
+import { createHttpClient, type HttpClient, type HttpClientOptions } from "./transport/http.js";
 import type { CallOptions } from "./control-plane-client.js";
 import { Run, Thread, ThreadState } from "./shapes.js";
 

@@ -9,8 +9,8 @@ import {
 import { Revision } from "../schema/revision.js";
 import { createDeploymentOnce } from "./create-once.js";
 import { orNull } from "./errors.js";
-import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
-import { createPagedList } from "./paged-list.js";
+import { createHttpClient, type HttpClient, type HttpClientOptions } from "./transport/http.js";
+import { createPagedList } from "./transport/paged-list.js";
 import { Integration, Listener, PageOf, UploadUrl } from "./shapes.js";
 
 /** Connection settings (see config.ts) plus the transport's injectables (fetch, clock, limiter, hooks). */

@@ -1,8 +1,8 @@
 import { backoffDelay, systemClock } from "../clock.js";
 import { Deployment, type DeploymentCreateRequest } from "../schema/deployment.js";
 import { ApiError } from "./errors.js";
-import type { HttpClient, HttpClientOptions } from "./http.js";
-import { DEFAULT_RETRY_POLICY, retryBackoff } from "./retry.js";
+import type { HttpClient, HttpClientOptions } from "./transport/http.js";
+import { DEFAULT_RETRY_POLICY, retryBackoff } from "./transport/retry.js";
 
 // A deployment created once, even when a response is lost. The create POST has no idempotency key,
 // so it is not resent blindly: after a failure whose outcome is unknown, the name is looked up first.

@@ -1,5 +1,5 @@
 import { Organization } from "../schema/deployment.js";
-import { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
+import { createHttpClient, type HttpClient, type HttpClientOptions } from "./transport/http.js";
 import type { CallOptions } from "./control-plane-client.js";
 
 export type PlatformClientOptions = Omit<HttpClientOptions, "baseUrl" | "auth"> & {

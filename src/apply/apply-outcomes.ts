@@ -1,5 +1,5 @@
-import { formatChangeErrors } from "../diff/change-error.js";
-import type { PlannedChange } from "../diff/plan-types.js";
+import { formatChangeErrors } from "../diff/plan/change-error.js";
+import type { PlannedChange } from "../diff/plan/plan-types.js";
 import type { ApplyResult } from "./apply-types.js";
 import type { RevisionWait } from "./revision-watcher.js";
 import type { ObjectStatus } from "../status/status-types.js";

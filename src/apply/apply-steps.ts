@@ -7,7 +7,7 @@ import { sendChange } from "./send-change.js";
 import { recordIntent, unrecorded } from "./apply-records.js";
 import { buildObjectStatus, pruneSettingOf, appliedSpecOf } from "./status-record.js";
 import type { ObjectStatus } from "../status/status-types.js";
-import { runChecks } from "./verify-checks.js";
+import { runChecks } from "./verify/verify-checks.js";
 import { notSent, outcomeOfWait, sendFailed, skipped } from "./apply-outcomes.js";
 
 // The steps of one object's pipeline in applyPlan: send, wait, verify, finish. Each updates the

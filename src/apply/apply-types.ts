@@ -1,12 +1,12 @@
 import type { Clock } from "../clock.js";
-import type { PlannedChange } from "../diff/plan-types.js";
+import type { PlannedChange } from "../diff/plan/plan-types.js";
 import type { LoadedManifest } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { RevisionStatus } from "../schema/revision.js";
 import type { Verify } from "../schema/manifest.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "../status/status-types.js";
 import type { ChecksRecord } from "../status/checks-record.js";
-import type { CheckRun } from "./verify-stats.js";
+import type { CheckRun } from "./verify/verify-stats.js";
 
 /** Where one object ended up. */
 export type ApplyOutcome =

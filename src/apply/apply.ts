@@ -1,5 +1,5 @@
 import pLimit from "p-limit";
-import type { PlannedChange } from "../diff/plan-types.js";
+import type { PlannedChange } from "../diff/plan/plan-types.js";
 import { PlumbError } from "../errors.js";
 import type { Deployment } from "../schema/deployment.js";
 import { sentNotAwaited } from "./apply-outcomes.js";

@@ -1,7 +1,7 @@
 import type { LimitFunction } from "p-limit";
 import type { Clock } from "../clock.js";
-import type { PlannedChange } from "../diff/plan-types.js";
-import type { SecretFingerprints } from "../diff/secret-fingerprint.js";
+import type { PlannedChange } from "../diff/plan/plan-types.js";
+import type { SecretFingerprints } from "../diff/secrets/secret-fingerprint.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { ObjectStatus, PendingIntent } from "../status/status-types.js";
 import type { ApplyObject, ApplyOptions, ApplyResult } from "./apply-types.js";

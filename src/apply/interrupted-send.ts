@@ -1,4 +1,4 @@
-import type { PlannedChange } from "../diff/plan-types.js";
+import type { PlannedChange } from "../diff/plan/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { ApplyPorts } from "./ports.js";
 

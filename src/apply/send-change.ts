@@ -1,11 +1,11 @@
 import { ApiError } from "../api/errors.js";
 import { backoffDelay } from "../clock.js";
 import type { SendContext } from "./engine-types.js";
-import { type PlannedChange, UPLOAD_PLACEHOLDER } from "../diff/plan-types.js";
+import { type PlannedChange, UPLOAD_PLACEHOLDER } from "../diff/plan/plan-types.js";
 import { PlumbError } from "../errors.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { ApplyPorts } from "./ports.js";
-import { packChangeSource, uploadSource } from "./upload-source.js";
+import { packChangeSource, uploadSource } from "./upload/upload-source.js";
 
 /** What one sent change produced. `revisionId` is the revision this apply created, if any. */
 export type SendResult = {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type SecretFingerprints, fingerprintSecretsAsync } from "../diff/secret-fingerprint.js";
+import { type SecretFingerprints, fingerprintSecretsAsync } from "../diff/secrets/secret-fingerprint.js";
 import type { Manifest } from "../schema/manifest.js";
 import type { ApplyResult } from "./apply-types.js";
 import type { ObjectStatus } from "../status/status-types.js";

@@ -22,9 +22,9 @@ import {
   formatPruneResult,
   plannedDeletes,
   removeReplaced,
-} from "../reconcile/prune.js";
-import { countInLedger, loadPruneBudget } from "../reconcile/prune-budget.js";
-import { readSavedPlan, refuseStalePlan, savedPlanFlags } from "../reconcile/saved-plan.js";
+} from "../reconcile/prune/prune.js";
+import { countInLedger, loadPruneBudget } from "../reconcile/prune/prune-budget.js";
+import { readSavedPlan, refuseStalePlan, savedPlanFlags } from "../reconcile/plan/saved-plan.js";
 import { applyPlan } from "../apply/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../apply/apply-types.js";
 import { formatApplyJson, formatApplySummary, plainProgress, ttyProgress } from "../report/format-apply.js";

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { formatProblems } from "../manifest/format.js";
+import { formatProblems } from "../manifest/format/format.js";
 import { openSession, planSession, type SessionIo, warnUnknownSecrets } from "../reconcile/session.js";
 import { formatPlanText } from "../report/format-text.js";
 import { formatYamlDiff } from "../report/format-yaml-diff.js";

@@ -10,14 +10,14 @@ import {
   targetOption,
 } from "./options.js";
 import { formatPlanJson } from "../report/format-json.js";
-import { markPlanPhase } from "../reconcile/plan-run.js";
+import { markPlanPhase } from "../reconcile/plan/plan-run.js";
 import { formatPlanMarkdown } from "../report/format-markdown.js";
 import { buildReportContext } from "./report-context.js";
 import { formatPlanText } from "../report/format-text.js";
-import type { Plan } from "../diff/plan-types.js";
+import type { Plan } from "../diff/plan/plan-types.js";
 import { openSession, planSession, warnUnknownSecrets, type SessionIo } from "../reconcile/session.js";
-import { formatProblems } from "../manifest/format.js";
-import { buildSavedPlan, writeSavedPlan } from "../reconcile/saved-plan.js";
+import { formatProblems } from "../manifest/format/format.js";
+import { buildSavedPlan, writeSavedPlan } from "../reconcile/plan/saved-plan.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
 import { formatApplyHint } from "./apply-hint.js";

@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { formatRender, type RenderedEnvironment } from "../environment/format-render.js";
 import { resolveTree } from "../environment/resolve-tree.js";
 import { selectEnvironments } from "../environment/select.js";
-import { formatProblems } from "../manifest/format.js";
+import { formatProblems } from "../manifest/format/format.js";
 import { loadManifests, noManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { sortProblems } from "../manifest/validate.js";

@@ -11,7 +11,7 @@ import { formatStatusJson, formatStatusText } from "../report/format-status.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { writeRefreshedStatus } from "../reconcile/status-write.js";
 import { PlumbError } from "../errors.js";
-import { formatProblems } from "../manifest/format.js";
+import { formatProblems } from "../manifest/format/format.js";
 import { processIo } from "./process-io.js";
 import { refreshStatuses } from "../reconcile/status-refresh.js";
 import { takeObserverLock } from "./observer-lock.js";

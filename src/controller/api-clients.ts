@@ -1,8 +1,8 @@
 import type { ApiOptions } from "../api/config.js";
 import { createControlPlaneClient } from "../api/control-plane-client.js";
-import type { ResponseEvent } from "../api/http.js";
+import type { ResponseEvent } from "../api/transport/http.js";
 import { createPlatformClient } from "../api/platform-client.js";
-import { createRateLimiter, DEFAULT_API_KEY_CATEGORY } from "../api/rate-limiter.js";
+import { createRateLimiter, DEFAULT_API_KEY_CATEGORY } from "../api/transport/rate-limiter.js";
 import { createSecretRedactor } from "../api/secret-redactor.js";
 import type { Clock } from "../clock.js";
 import { createApplyPorts } from "../apply/api-adapter.js";

@@ -28,7 +28,7 @@ import { createActivityBook } from "./http/activity-book.js";
 import { createPageEvents } from "./http/page-events.js";
 import { createRequestWindow } from "./http/request-window.js";
 import { startControllerNotifier } from "./notify/start-notifier.js";
-import { DEFAULT_API_KEY_CATEGORY } from "../api/rate-limiter.js";
+import { DEFAULT_API_KEY_CATEGORY } from "../api/transport/rate-limiter.js";
 import { startWorkQueue, systemTimers } from "./queue/work-queue.js";
 
 // One status store's reconciler: the state lock, the status book, the API clients and their rate

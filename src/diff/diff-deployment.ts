@@ -1,7 +1,7 @@
 import type { Deployment, ListenerConfig, Secret } from "../schema/deployment.js";
 import type { DeploymentSpec } from "../schema/manifest.js";
 import { diffResourceSpec } from "./diff-resource-spec.js";
-import { diffSecrets } from "./diff-secrets.js";
+import { diffSecrets } from "./secrets/diff-secrets.js";
 import { type DesiredSource, planUpload, type RecordedSource, uploadField } from "./diff-source.js";
 import {
   cannotClear,
@@ -9,8 +9,8 @@ import {
   IMMUTABLE_SOURCE_CONFIG,
   LISTENER_NAMESPACE_FIELD,
 } from "./fields.js";
-import { type ChangeError, type PlannedUpload, UPLOAD_PLACEHOLDER } from "./plan-types.js";
-import type { SecretFingerprints } from "./secret-fingerprint.js";
+import { type ChangeError, type PlannedUpload, UPLOAD_PLACEHOLDER } from "./plan/plan-types.js";
+import type { SecretFingerprints } from "./secrets/secret-fingerprint.js";
 import { deepEqual, isAbsent, type JsonObject, sortByName } from "./values.js";
 
 /** Desired against live for one existing deployment: normalised states, changed fields, PATCH body. */

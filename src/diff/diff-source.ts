@@ -1,11 +1,11 @@
-import { shortDigest } from "../manifest/source-digest.js";
+import { shortDigest } from "../manifest/source/source-digest.js";
 import {
   type FieldChange,
   type PlannedUpload,
   SOURCE_TARBALL_FIELD,
   type UploadFile,
   type UploadReason,
-} from "./plan-types.js";
+} from "./plan/plan-types.js";
 
 // internal_source content: the live source_tarball_path is an opaque object path, so plumb compares
 // the digest of spec.source_path with the digest it recorded after its last upload to that very

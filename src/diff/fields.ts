@@ -1,6 +1,6 @@
-import type { ChangeError } from "./plan-types.js";
+import type { ChangeError } from "./plan/plan-types.js";
 
-export type { FieldChange } from "./plan-types.js";
+export type { FieldChange } from "./plan/plan-types.js";
 
 // Classification of deployment fields (spec 4.1): rule 2 lists the fields a PATCH cannot change;
 // rule 1 (the revision fields) lives in src/schema/revision-fields.ts, shared with the API client.

@@ -1,5 +1,5 @@
 import { CPU_FIELDS } from "../schema/resource-spec.js";
-import { roundCpu } from "../manifest/cpu.js";
+import { roundCpu } from "../manifest/rules/cpu.js";
 import { deepEqual, isAbsent, type JsonObject, withoutAbsent } from "./values.js";
 
 // The server's treatment of resource_spec (decisions.md): CPU fields rounded half up to one

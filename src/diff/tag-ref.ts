@@ -1,6 +1,6 @@
 import type { SourceLocation } from "../manifest/types.js";
 import type { Deployment } from "../schema/deployment.js";
-import type { ChangeError } from "./plan-types.js";
+import type { ChangeError } from "./plan/plan-types.js";
 import { isObject, type JsonObject } from "./values.js";
 
 // Spec rule 3: build_on_push cannot be true while repo_ref is a tag (refs/tags/...). The server

@@ -4,8 +4,8 @@ import {
   type PlannedChange,
   type PlannedUpload,
   SOURCE_TARBALL_FIELD,
-} from "./plan-types.js";
-import type { SecretFingerprints } from "./secret-fingerprint.js";
+} from "./plan/plan-types.js";
+import type { SecretFingerprints } from "./secrets/secret-fingerprint.js";
 import { deepEqual, isObject, type JsonObject } from "./values.js";
 
 // The three-way model (docs/status.md "Three-way"): git, live, and what plumb last applied (the

@@ -6,7 +6,7 @@ import type { Monotonic } from "./lock-types.js";
 // A waiter takes over only after seeing the same renewal for a whole lease (observer.ts), and the
 // deadline is shorter than the lease (as Kubernetes leader election's renewDeadline < leaseDuration),
 // so a holder that cannot renew (paused by SIGSTOP, a stalled disk or remote, a long GC) stops writing
-// before anyone else may start: every write first asks check() (src/api/http.ts beforeWrite).
+// before anyone else may start: every write first asks check() (src/api/transport/http.ts beforeWrite).
 
 export type Fence = {
   /** A renewal that started at `startedAt` (monotonic ms) succeeded. */

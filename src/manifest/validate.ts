@@ -1,10 +1,10 @@
 import { DOCUMENT_KINDS, type Manifest } from "../schema/manifest.js";
-import { checkEnvironmentDocument, checkEnvironmentReferences } from "./environment-rules.js";
+import { checkEnvironmentDocument, checkEnvironmentReferences } from "./rules/environment-rules.js";
 import { type ParsedDocument, problemAt } from "./parse.js";
-import { checkDeploymentRules } from "./rules.js";
+import { checkDeploymentRules } from "./rules/rules.js";
 import { checkSchema, suggest } from "./schema-check.js";
-import { checkAnnotations } from "./annotation-rules.js";
-import { checkTextCharacters } from "./text-rules.js";
+import { checkAnnotations } from "./rules/annotation-rules.js";
+import { checkTextCharacters } from "./rules/text-rules.js";
 import type { LoadedEnvironment, LoadedManifest, Problem, SourceLocation } from "./types.js";
 
 export type ValidationResult = {

@@ -1,4 +1,4 @@
-import type { FieldChange, PlannedChange } from "../diff/plan-types.js";
+import type { FieldChange, PlannedChange } from "../diff/plan/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { EnvironmentManifest } from "../schema/environment.js";
 import type { Revision } from "../schema/revision.js";

@@ -1,6 +1,6 @@
-import type { DesiredObject, LiveState } from "../diff/build-plan.js";
-import type { PlannedChange } from "../diff/plan-types.js";
-import { fingerprintSecretsAsync } from "../diff/secret-fingerprint.js";
+import type { DesiredObject, LiveState } from "../diff/plan/build-plan.js";
+import type { PlannedChange } from "../diff/plan/plan-types.js";
+import { fingerprintSecretsAsync } from "../diff/secrets/secret-fingerprint.js";
 import type { Deployment } from "../schema/deployment.js";
 import { appliedSpecOf, manifestDigest } from "../apply/status-record.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";

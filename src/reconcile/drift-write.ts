@@ -1,6 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type FieldOrigin, SOURCE_TARBALL_FIELD } from "../diff/plan-types.js";
+import { type FieldOrigin, SOURCE_TARBALL_FIELD } from "../diff/plan/plan-types.js";
 import { fileError } from "../errors.js";
 import { editValues, type ValueEdit } from "../manifest/edit-values.js";
 import type { DriftReport } from "./drift.js";

@@ -1,4 +1,4 @@
-import type { FieldOrigin, Plan, PlannedChange } from "../diff/plan-types.js";
+import type { FieldOrigin, Plan, PlannedChange } from "../diff/plan/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { RevisionStatus } from "../schema/revision.js";
 import type { HealthStatus, ObjectStatus, StatusStore } from "../status/status-types.js";

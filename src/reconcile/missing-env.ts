@@ -1,4 +1,4 @@
-import type { DesiredObject } from "../diff/build-plan.js";
+import type { DesiredObject } from "../diff/plan/build-plan.js";
 
 /**
  * Environment variables that `valueFrom.env` secrets read and that are not set, each with the

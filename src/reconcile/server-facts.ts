@@ -1,9 +1,9 @@
 import { ApiConfigError, type ServerModeSetting } from "../api/config.js";
 import type { ControlPlaneClient } from "../api/control-plane-client.js";
-import type { ServerFacts } from "../manifest/server-rules.js";
+import type { ServerFacts } from "../manifest/rules/server-rules.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 
-/** What plan reads to check the installation's create rules (src/manifest/server-rules.ts). */
+/** What plan reads to check the installation's create rules (src/manifest/rules/server-rules.ts). */
 export type ServerFactsReader = {
   client: Pick<ControlPlaneClient, "getServerMode" | "listIntegrations" | "listListeners">;
   /** PLUMB_MODE / --mode, for a server that does not report its mode. */

@@ -4,7 +4,7 @@ import { simpleGit } from "../git/simple-git.js";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
 import { createSecretRedactor, type SecretRedactor, tokensOf } from "../api/secret-redactor.js";
 import type { PlatformClient } from "../api/platform-client.js";
-import { planManifests, type PlanManifestsResult, recordsFromStatus } from "./plan-run.js";
+import { planManifests, type PlanManifestsResult, recordsFromStatus } from "./plan/plan-run.js";
 import { noManifests } from "../manifest/load.js";
 import { type Clock, systemClock } from "../clock.js";
 import type { Deployment } from "../schema/deployment.js";
@@ -14,10 +14,10 @@ import { type StatusLocation, loadStatus, resolveStatusDir } from "../git/status
 import { resolveStorePending } from "../status/pending-intent.js";
 import { findMissingEnv, formatMissingEnv } from "./missing-env.js";
 import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";
-import { buildApplyObject } from "./plan-object.js";
-import { withPrune } from "../diff/plan-prune.js";
+import { buildApplyObject } from "./plan/plan-object.js";
+import { withPrune } from "../diff/plan/plan-prune.js";
 import { sortProblems } from "../manifest/validate.js";
-import { decidePrune, findEmptiedManifests } from "./prune-plan.js";
+import { decidePrune, findEmptiedManifests } from "./prune/prune-plan.js";
 import { type StatusStore, statusKey } from "../status/status-types.js";
 
 // The I/O edge shared by apply, drift and status: API settings, clients, the status store, the plan.

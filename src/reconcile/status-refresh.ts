@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import type { Plan, PlannedChange } from "../diff/plan-types.js";
+import type { Plan, PlannedChange } from "../diff/plan/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { RevisionStatus } from "../schema/revision.js";
 import { liveHealth } from "./drift.js";

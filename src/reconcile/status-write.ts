@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RevisionStatus } from "../schema/revision.js";
-import type { PlanManifestsResult } from "./plan-run.js";
+import type { PlanManifestsResult } from "./plan/plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";
 import { formatObjectStatus, removeObservedStatus, saveObservedStatus } from "../status/status-store.js";

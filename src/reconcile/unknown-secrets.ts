@@ -1,4 +1,4 @@
-import type { DesiredObject } from "../diff/build-plan.js";
+import type { DesiredObject } from "../diff/plan/build-plan.js";
 import type { Deployment } from "../schema/deployment.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
 

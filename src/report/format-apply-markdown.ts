@@ -1,7 +1,7 @@
 import type { ApplyOutcome, ApplyReport, ApplyResult } from "../apply/apply-types.js";
-import { formatChecksLine } from "../apply/verify-stats.js";
-import type { Plan, PlannedChange } from "../diff/plan-types.js";
-import type { PruneResult } from "../reconcile/prune.js";
+import { formatChecksLine } from "../apply/verify/verify-stats.js";
+import type { Plan, PlannedChange } from "../diff/plan/plan-types.js";
+import type { PruneResult } from "../reconcile/prune/prune.js";
 import { changeLines, headline } from "./format-lines.js";
 import { MARKDOWN_LIMIT } from "./format-markdown.js";
 import { count } from "./plural.js";

@@ -1,8 +1,8 @@
 import { createColors } from "picocolors";
-import type { Plan } from "../diff/plan-types.js";
-import { redactPlan } from "../diff/redact.js";
+import type { Plan } from "../diff/plan/plan-types.js";
+import { redactPlan } from "../diff/secrets/redact.js";
 import type { ApplyOutcome, ApplyReport, ApplyResult, ProgressEvent } from "../apply/apply-types.js";
-import { formatChecksLine } from "../apply/verify-stats.js";
+import { formatChecksLine } from "../apply/verify/verify-stats.js";
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 

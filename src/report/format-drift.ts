@@ -1,7 +1,7 @@
 import { createColors } from "picocolors";
 import { changeLines } from "./format-lines.js";
 import { MARKDOWN_LIMIT } from "./format-markdown.js";
-import { redactChange } from "../diff/redact.js";
+import { redactChange } from "../diff/secrets/redact.js";
 import type { DriftItem, DriftReason, DriftReport } from "../reconcile/drift.js";
 import { count } from "./plural.js";
 

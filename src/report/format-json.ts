@@ -1,5 +1,5 @@
-import type { Plan } from "../diff/plan-types.js";
-import { redactPlan } from "../diff/redact.js";
+import type { Plan } from "../diff/plan/plan-types.js";
+import { redactPlan } from "../diff/secrets/redact.js";
 
 /** The stable JSON contract (format_version "1"), every secret value redacted. */
 export function formatPlanJson(plan: Plan): string {

@@ -1,4 +1,4 @@
-import { formatChangeError } from "../diff/change-error.js";
+import { formatChangeError } from "../diff/plan/change-error.js";
 import { describeUpload, describeUploadContents } from "../diff/diff-source.js";
 import {
   type FieldChange,
@@ -7,8 +7,8 @@ import {
   type PlannedPrune,
   type PlannedUpload,
   SOURCE_TARBALL_FIELD,
-} from "../diff/plan-types.js";
-import { redactChange } from "../diff/redact.js";
+} from "../diff/plan/plan-types.js";
+import { redactChange } from "../diff/secrets/redact.js";
 import { isObject, type JsonObject } from "../diff/values.js";
 
 // What the text and Markdown formatters share: the headline and the field lines of one change.

@@ -1,5 +1,5 @@
 import { changeLines, headline, notPlannedCount, pruneLine, shownChanges } from "./format-lines.js";
-import type { Plan, PlannedChange } from "../diff/plan-types.js";
+import type { Plan, PlannedChange } from "../diff/plan/plan-types.js";
 import { count } from "./plural.js";
 import { formatContextLine, type ReportContext } from "./report-context.js";
 

@@ -1,6 +1,6 @@
 import { createColors } from "picocolors";
 import { changeLines, headline, type Mark, pruneLine, shownChanges, summaryLine } from "./format-lines.js";
-import type { Plan } from "../diff/plan-types.js";
+import type { Plan } from "../diff/plan/plan-types.js";
 
 export type TextFormatOptions = {
   /** Decided once at the edge: a TTY and no NO_COLOR. */

@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from "diff";
 import { createColors } from "picocolors";
-import type { LiveState } from "../diff/build-plan.js";
-import type { FieldChange, Plan, PlannedChange } from "../diff/plan-types.js";
+import type { LiveState } from "../diff/plan/build-plan.js";
+import type { FieldChange, Plan, PlannedChange } from "../diff/plan/plan-types.js";
 import { isObject, type JsonObject } from "../diff/values.js";
 import { buildDeploymentManifest, buildOrganizationManifest } from "../import/build-manifest.js";
 import { formatManifest } from "../import/format-manifest.js";

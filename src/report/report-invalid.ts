@@ -1,4 +1,4 @@
-import { countProblems, formatProblems, problemsToJson } from "../manifest/format.js";
+import { countProblems, formatProblems, problemsToJson } from "../manifest/format/format.js";
 import { sortProblems } from "../manifest/validate.js";
 import type { Problem } from "../manifest/types.js";
 import { count } from "./plural.js";

@@ -1,4 +1,4 @@
-import type { SecretFingerprints } from "../diff/secret-fingerprint.js";
+import type { SecretFingerprints } from "../diff/secrets/secret-fingerprint.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { ObjectStatus, PendingIntent, StatusStore } from "./status-types.js";
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { RecordedSource } from "../diff/diff-source.js";
-import type { SecretFingerprints } from "../diff/secret-fingerprint.js";
+import type { SecretFingerprints } from "../diff/secrets/secret-fingerprint.js";
 import { Nullable } from "../schema/common.js";
 import { ChecksRecord } from "./checks-record.js";
 import { REVISION_STATUSES } from "../schema/revision.js";
@@ -28,7 +28,7 @@ export const ObjectStatus = Type.Object({
   /** sha256 of the manifest document as applied (canonical JSON, secret values excluded). */
   manifest_digest: Nullable(Type.String()),
   /**
-   * Salted slow fingerprints of the secret values last applied (src/diff/secret-fingerprint.ts).
+   * Salted slow fingerprints of the secret values last applied (src/diff/secrets/secret-fingerprint.ts).
    * Same shape as SecretFingerprints; the store never holds a value.
    */
   secret_fingerprints: Nullable(
@@ -98,7 +98,7 @@ export const ObjectStatus = Type.Object({
 export type ObjectStatus = Static<typeof ObjectStatus>;
 export type PendingIntent = NonNullable<ObjectStatus["pending"]>;
 
-// The record's fingerprints are exactly what src/diff/secret-fingerprint.ts produces and reads.
+// The record's fingerprints are exactly what src/diff/secrets/secret-fingerprint.ts produces and reads.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const _sameFingerprints: Same<NonNullable<ObjectStatus["secret_fingerprints"]>, SecretFingerprints> = true;
 void _sameFingerprints;

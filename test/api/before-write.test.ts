@@ -1,7 +1,7 @@
 import nock from "nock";
 import { expect, it } from "vitest";
-import { createHttpClient } from "../../src/api/http.js";
-import { createRateLimiter } from "../../src/api/rate-limiter.js";
+import { createHttpClient } from "../../src/api/transport/http.js";
+import { createRateLimiter } from "../../src/api/transport/rate-limiter.js";
 import { PlumbError } from "../../src/errors.js";
 import { BASE, fakeClock, KEY, useStrictNock } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { createHttpClient } from "../../src/api/http.js";
+import { createHttpClient } from "../../src/api/transport/http.js";
 
 // A URL on a port fetch refuses outright (the Fetch standard's "bad ports": 1, 22, 25, 6000, ...)
 // fails at once with words that say so: no retries for five seconds behind "connection failed".

@@ -4,7 +4,7 @@ import {
   createControlPlaneClient,
   type ControlPlaneClientOptions,
 } from "../../src/api/control-plane-client.js";
-import { wrongApiUrl } from "../../src/api/paged-list.js";
+import { wrongApiUrl } from "../../src/api/transport/paged-list.js";
 import { createsRevision } from "../../src/schema/revision-fields.js";
 import { ApiError } from "../../src/api/errors.js";
 import type { DeploymentCreateRequest } from "../../src/schema/deployment.js";

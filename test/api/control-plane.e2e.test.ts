@@ -4,9 +4,9 @@ import {
   createControlPlaneClient,
   type ControlPlaneClientOptions,
 } from "../../src/api/control-plane-client.js";
-import type { ResponseEvent } from "../../src/api/http.js";
+import type { ResponseEvent } from "../../src/api/transport/http.js";
 import { createPlatformClient } from "../../src/api/platform-client.js";
-import { createRateLimiter } from "../../src/api/rate-limiter.js";
+import { createRateLimiter } from "../../src/api/transport/rate-limiter.js";
 import { systemClock } from "../../src/clock.js";
 import type { ControlPlaneOptions } from "../../src/control-plane/options.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";

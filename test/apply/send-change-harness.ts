@@ -4,7 +4,7 @@ import type { SendContext } from "../../src/apply/engine-types.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
 import type { FaultSpec } from "../../src/control-plane/faults.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import type { PlannedChange } from "../../src/diff/plan-types.js";
+import type { PlannedChange } from "../../src/diff/plan/plan-types.js";
 import type { Deployment } from "../../src/schema/deployment.js";
 import { FastClock } from "../reconcile/harness.js";
 

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sendChange } from "../../src/apply/send-change.js";
-import { buildTarball } from "../../src/apply/tarball.js";
-import { type PlannedChange, UPLOAD_PLACEHOLDER } from "../../src/diff/plan-types.js";
+import { buildTarball } from "../../src/apply/upload/tarball.js";
+import { type PlannedChange, UPLOAD_PLACEHOLDER } from "../../src/diff/plan/plan-types.js";
 import type { Deployment } from "../../src/schema/deployment.js";
 import {
   context,

@@ -3,7 +3,7 @@ import type { Deployment } from "../../src/schema/deployment.js";
 import type { Revision, RevisionStatus } from "../../src/schema/revision.js";
 import type { DeploymentsPort } from "../../src/apply/ports.js";
 import { createRevisionWatcher } from "../../src/apply/revision-watcher.js";
-import { checkAnswer } from "../../src/apply/verify.js";
+import { checkAnswer } from "../../src/apply/verify/verify.js";
 import { FastClock } from "../reconcile/harness.js";
 
 // A scripted control plane (the external boundary): revision i is DEPLOYED after `readyAt[i]` ms,

@@ -7,7 +7,7 @@ import { createControlPlaneClient, type ControlPlaneClient } from "../../src/api
 import { planCommand } from "../../src/cli/plan.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { fingerprintSecrets } from "../../src/diff/secret-fingerprint.js";
+import { fingerprintSecrets } from "../../src/diff/secrets/secret-fingerprint.js";
 
 // plumb plan end to end against the real local control plane: deployments created through the API,
 // manifests on disk, the command run with its flags; every request it sends is counted.

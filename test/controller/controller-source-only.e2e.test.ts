@@ -2,7 +2,7 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startController } from "../../src/controller/controller.js";
-import { digestSource } from "../../src/manifest/source-digest.js";
+import { digestSource } from "../../src/manifest/source/source-digest.js";
 import { fastControllerOptions, useControllerHarness } from "./harness.js";
 import { container, memoryLogger, waitFor, writeDoc } from "./support.js";
 

@@ -1,14 +1,14 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildPlan, type LiveState } from "../../src/diff/build-plan.js";
+import { buildPlan, type LiveState } from "../../src/diff/plan/build-plan.js";
 import type { RecordedSource } from "../../src/diff/diff-source.js";
 import { formatPlanJson } from "../../src/report/format-json.js";
 import { formatPlanMarkdown } from "../../src/report/format-markdown.js";
 import { formatPlanText } from "../../src/report/format-text.js";
-import { fingerprintSecrets } from "../../src/diff/secret-fingerprint.js";
+import { fingerprintSecrets } from "../../src/diff/secrets/secret-fingerprint.js";
 import { loadManifests } from "../../src/manifest/load.js";
-import { resolveDesiredObject } from "../../src/reconcile/resolve-desired.js";
+import { resolveDesiredObject } from "../../src/reconcile/plan/resolve-desired.js";
 
 // Golden cases: test/fixtures/plan/<case>/ holds desired.yaml, live.json ({deployments,
 // organization?}) and optionally recorded.json ({"Deployment/NAME": [{name, value}]}: the secret

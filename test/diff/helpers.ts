@@ -1,4 +1,4 @@
-import type { DesiredObject } from "../../src/diff/build-plan.js";
+import type { DesiredObject } from "../../src/diff/plan/build-plan.js";
 import type { LoadedManifest } from "../../src/manifest/types.js";
 import type { Deployment } from "../../src/schema/deployment.js";
 import type { DeploymentSpec, OrganizationAccessSpec } from "../../src/schema/manifest.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planExitCode } from "../../src/cli/plan.js";
-import { buildPlan } from "../../src/diff/build-plan.js";
+import { buildPlan } from "../../src/diff/plan/build-plan.js";
 import { formatPlanJson } from "../../src/report/format-json.js";
 import { formatPlanMarkdown } from "../../src/report/format-markdown.js";
 import { formatPlanText } from "../../src/report/format-text.js";

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildPlan } from "../../src/diff/build-plan.js";
+import { buildPlan } from "../../src/diff/plan/build-plan.js";
 import { fillResourceDefaults } from "../../src/diff/resource-spec.js";
-import { fingerprintSecrets, type SecretFingerprints } from "../../src/diff/secret-fingerprint.js";
+import { fingerprintSecrets, type SecretFingerprints } from "../../src/diff/secrets/secret-fingerprint.js";
 import type { JsonObject } from "../../src/diff/values.js";
 import { type Deployment, MASKED_SECRET_VALUE } from "../../src/schema/deployment.js";
 import type { DeploymentSpec } from "../../src/schema/manifest.js";

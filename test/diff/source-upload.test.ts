@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { buildPlan } from "../../src/diff/build-plan.js";
+import { buildPlan } from "../../src/diff/plan/build-plan.js";
 import { describeUpload, describeUploadContents, planUpload } from "../../src/diff/diff-source.js";
-import { UPLOAD_PLACEHOLDER } from "../../src/diff/plan-types.js";
+import { UPLOAD_PLACEHOLDER } from "../../src/diff/plan/plan-types.js";
 import type { DeploymentSpec } from "../../src/schema/manifest.js";
 import { desiredDeployment, liveDeployment } from "./helpers.js";
 

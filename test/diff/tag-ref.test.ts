@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildPlan } from "../../src/diff/build-plan.js";
+import { buildPlan } from "../../src/diff/plan/build-plan.js";
 import type { DeploymentSpec } from "../../src/schema/manifest.js";
 import { desiredDeployment, liveDeployment } from "./helpers.js";
 

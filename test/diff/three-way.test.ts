@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildPlan } from "../../src/diff/build-plan.js";
-import type { PlannedChange } from "../../src/diff/plan-types.js";
+import { buildPlan } from "../../src/diff/plan/build-plan.js";
+import type { PlannedChange } from "../../src/diff/plan/plan-types.js";
 import { withoutDrift } from "../../src/diff/three-way.js";
 import type { DeploymentSpec } from "../../src/schema/manifest.js";
 import { desiredDeployment, liveDeployment, loadedAccess } from "./helpers.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { FieldChange, PlannedChange } from "../../src/diff/plan-types.js";
-import { SOURCE_TARBALL_FIELD } from "../../src/diff/plan-types.js";
+import type { FieldChange, PlannedChange } from "../../src/diff/plan/plan-types.js";
+import { SOURCE_TARBALL_FIELD } from "../../src/diff/plan/plan-types.js";
 import type { DriftReport } from "../../src/reconcile/drift.js";
 import { planDriftEdits } from "../../src/reconcile/drift-write.js";
 

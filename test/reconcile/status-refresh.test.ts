@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Plan, PlannedChange } from "../../src/diff/plan-types.js";
+import type { Plan, PlannedChange } from "../../src/diff/plan/plan-types.js";
 import { refreshStatuses } from "../../src/reconcile/status-refresh.js";
 import { emptyStatusStore, type StatusStore } from "../../src/status/status-types.js";
 import { liveDeployment } from "../diff/helpers.js";

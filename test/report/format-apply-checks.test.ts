@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ApplyReport, ApplyResult, VerifyResult } from "../../src/apply/apply-types.js";
-import { buildPlan } from "../../src/diff/build-plan.js";
+import { buildPlan } from "../../src/diff/plan/build-plan.js";
 import { formatApplyMarkdown } from "../../src/report/format-apply-markdown.js";
 import { formatApplyJson, formatApplySummary, plainProgress } from "../../src/report/format-apply.js";
 import { formatStatusText } from "../../src/report/format-status.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ApplyReport, ApplyResult } from "../../src/apply/apply-types.js";
-import { buildPlan } from "../../src/diff/build-plan.js";
+import { buildPlan } from "../../src/diff/plan/build-plan.js";
 import { APPLY_COMMENT_MARKER, formatApplyMarkdown } from "../../src/report/format-apply-markdown.js";
 import { formatPlanMarkdown, PLAN_COMMENT_MARKER } from "../../src/report/format-markdown.js";
 import type { ReportContext } from "../../src/report/report-context.js";

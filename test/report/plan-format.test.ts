@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildPlan } from "../../src/diff/build-plan.js";
+import { buildPlan } from "../../src/diff/plan/build-plan.js";
 import { formatPlanMarkdown, MARKDOWN_LIMIT } from "../../src/report/format-markdown.js";
 import { formatPlanText } from "../../src/report/format-text.js";
 import { desiredDeployment } from "../diff/helpers.js";

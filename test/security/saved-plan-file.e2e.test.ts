@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { planCommand } from "../../src/cli/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
-import { readSavedPlan } from "../../src/reconcile/saved-plan.js";
+import { readSavedPlan } from "../../src/reconcile/plan/saved-plan.js";
 import { container, writeDoc } from "../controller/support.js";
 import { captureIo, startPlane } from "../cli/reconcile-helpers.js";
 

@@ -1,18 +1,18 @@
 import type { FastifyInstance } from "fastify";
 import type { ControlPlaneContext, StatefulModule } from "../context.js";
-import { createAssistantStore, type AssistantRecord } from "./assistant-store.js";
-import { createMemoryStore, readStoreItems } from "./memory-store.js";
-import { createCronStore, readCrons } from "./cron-store.js";
-import { createCronTicker } from "./cron-ticker.js";
+import { createAssistantStore, type AssistantRecord } from "./assistants/assistant-store.js";
+import { createMemoryStore, readStoreItems } from "./memory/memory-store.js";
+import { createCronStore, readCrons } from "./crons/cron-store.js";
+import { createCronTicker } from "./crons/cron-ticker.js";
 import { registerAgentRoutes, type AgentRoutesDeps } from "./routes.js";
-import { createRunEvents } from "./run-events.js";
-import { createScheduler } from "./scheduler.js";
-import type { OpenStreams } from "./sse.js";
+import { createRunEvents } from "./runs/run-events.js";
+import { createScheduler } from "./runs/scheduler.js";
+import type { OpenStreams } from "./streaming/sse.js";
 import { createThreadStore, readAssistants } from "./store.js";
-import { emitRunEnded, emitRunStarted } from "./stream-events.js";
-import { createStreamFrames } from "./stream-frames.js";
-import { createThreadEvents } from "./thread-events.js";
-import { createWebhookSender } from "./webhook.js";
+import { emitRunEnded, emitRunStarted } from "./streaming/stream-events.js";
+import { createStreamFrames } from "./streaming/stream-frames.js";
+import { createThreadEvents } from "./threads/thread-events.js";
+import { createWebhookSender } from "./runs/webhook.js";
 
 /**
  * The simulated agent server served for every deployment at `/agents/{deployment_id}`: assistants

@@ -1,15 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ControlPlaneContext } from "../context.js";
-import type { AssistantStore } from "./assistant-store.js";
-import type { MemoryStore } from "./memory-store.js";
-import type { CronRecord, CronStore } from "./cron-store.js";
-import type { CronTicker } from "./cron-ticker.js";
-import type { RunEvents } from "./run-events.js";
-import type { Scheduler } from "./scheduler.js";
-import type { OpenStreams } from "./sse.js";
+import type { AssistantStore } from "./assistants/assistant-store.js";
+import type { MemoryStore } from "./memory/memory-store.js";
+import type { CronRecord, CronStore } from "./crons/cron-store.js";
+import type { CronTicker } from "./crons/cron-ticker.js";
+import type { RunEvents } from "./runs/run-events.js";
+import type { Scheduler } from "./runs/scheduler.js";
+import type { OpenStreams } from "./streaming/sse.js";
 import type { ThreadStore } from "./store.js";
-import type { ThreadEvents } from "./thread-events.js";
+import type { ThreadEvents } from "./threads/thread-events.js";
 import type { RunRecord, ThreadRecord } from "./types.js";
 import type { ValidationIssue } from "./validation.js";
 

@@ -1,15 +1,15 @@
 import type { FastifyInstance } from "fastify";
 import { createRouteKit, type AgentRoutesDeps } from "./route-kit.js";
-import { registerAssistantRoutes } from "./assistant-routes.js";
-import { registerAssistantVersionRoutes } from "./assistant-versions.js";
-import { registerStoreRoutes } from "./memory-store-routes.js";
-import { registerCronRoutes } from "./cron-routes.js";
-import { registerRunRoutes } from "./run-routes.js";
-import { registerStateRoutes } from "./state-routes.js";
-import { registerStreamRoutes } from "./stream-routes.js";
-import { registerThreadRoutes } from "./thread-routes.js";
-import { registerThreadStreamRoutes } from "./thread-stream-routes.js";
-import { registerThreadSearchRoutes } from "./thread-search.js";
+import { registerAssistantRoutes } from "./assistants/assistant-routes.js";
+import { registerAssistantVersionRoutes } from "./assistants/assistant-versions.js";
+import { registerStoreRoutes } from "./memory/memory-store-routes.js";
+import { registerCronRoutes } from "./crons/cron-routes.js";
+import { registerRunRoutes } from "./runs/run-routes.js";
+import { registerStateRoutes } from "./threads/state-routes.js";
+import { registerStreamRoutes } from "./streaming/stream-routes.js";
+import { registerThreadRoutes } from "./threads/thread-routes.js";
+import { registerThreadStreamRoutes } from "./threads/thread-stream-routes.js";
+import { registerThreadSearchRoutes } from "./threads/thread-search.js";
 
 export { type AgentRoutesDeps } from "./route-kit.js";
 

@@ -1,6 +1,6 @@
 import { PlumbError } from "../../errors.js";
-import type { AssistantRecord } from "./assistant-store.js";
-import { isRecord, readPerDeployment } from "./snapshot-read.js";
+import type { AssistantRecord } from "./assistants/assistant-store.js";
+import { isRecord, readPerDeployment } from "./threads/snapshot-read.js";
 import type { ThreadRecord } from "./types.js";
 
 /**

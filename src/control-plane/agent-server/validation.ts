@@ -5,7 +5,7 @@ import {
   type MultitaskStrategy,
   type StateMessage,
 } from "./types.js";
-import { parseRunOptions, type RunOptions } from "./run-options.js";
+import { parseRunOptions, type RunOptions } from "./runs/run-options.js";
 
 /** One entry of an HTTPValidationError (spec 2.6). */
 export type ValidationIssue = { loc: Array<string | number>; msg: string; type: string };

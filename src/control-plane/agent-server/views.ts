@@ -1,4 +1,4 @@
-import { current, pendingTasks } from "./checkpoints.js";
+import { current, pendingTasks } from "./threads/checkpoints.js";
 import {
   isInProgress,
   type Checkpoint,

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { ResponseEvent } from "../../api/http.js";
+import type { ResponseEvent } from "../../api/transport/http.js";
 import type { ObjectStatus } from "../../status/status-types.js";
 import { HEALTH_STATUSES, SYNC_STATUSES } from "../../status/status-types.js";
 

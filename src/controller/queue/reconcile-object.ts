@@ -2,8 +2,8 @@ import type { ControlPlaneClient } from "../../api/control-plane-client.js";
 import type { PlatformClient } from "../../api/platform-client.js";
 import type { SecretRedactor } from "../../api/secret-redactor.js";
 import type { Clock } from "../../clock.js";
-import { buildPlan } from "../../diff/build-plan.js";
-import type { PlannedChange } from "../../diff/plan-types.js";
+import { buildPlan } from "../../diff/plan/build-plan.js";
+import type { PlannedChange } from "../../diff/plan/plan-types.js";
 import { driftFields, withoutDrift } from "../../diff/three-way.js";
 import type { Logger } from "../../logger.js";
 import { PlumbError } from "../../errors.js";
@@ -16,12 +16,12 @@ import {
   findRefusedCreates,
   settleRecorded,
   type TaskLimit,
-} from "../../reconcile/plan-object.js";
+} from "../../reconcile/plan/plan-object.js";
 import { applyPlan } from "../../apply/apply.js";
 import type { ApplyResult } from "../../apply/apply-types.js";
 import { buildDriftReport, type DriftReason } from "../../reconcile/drift.js";
 import type { ApplyPorts } from "../../apply/ports.js";
-import { resolveDesiredObject } from "../../reconcile/resolve-desired.js";
+import { resolveDesiredObject } from "../../reconcile/plan/resolve-desired.js";
 import { refreshStatuses } from "../../reconcile/status-refresh.js";
 import { type ObjectStatus, statusKey } from "../../status/status-types.js";
 import type { Deployment } from "../../schema/deployment.js";

@@ -8,7 +8,7 @@ import { buildSnapshot, type DesiredSnapshot, emptySnapshot } from "./desired.js
 import { errorMessage } from "../error-message.js";
 import type { ControllerMetrics } from "../http/metrics.js";
 import { planScan } from "./scan-changes.js";
-import { secretFilesOf } from "../../manifest/source-tree.js";
+import { secretFilesOf } from "../../manifest/source/source-tree.js";
 import { digestSourceContents } from "../source/source-contents.js";
 
 // Holds what the manifests say (the snapshot) and rescans them: load (and digest internal_source

@@ -1,4 +1,4 @@
-import { readSourceTree } from "../../manifest/source-tree.js";
+import { readSourceTree } from "../../manifest/source/source-tree.js";
 import type { LoadedManifest } from "../../manifest/types.js";
 import { statusKey } from "../../status/status-types.js";
 import type { DeploymentManifest } from "../../schema/manifest.js";

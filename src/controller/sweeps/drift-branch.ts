@@ -6,7 +6,7 @@ import { PlumbError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { buildDriftReport } from "../../reconcile/drift.js";
 import { planDriftEdits, writeDriftEdits } from "../../reconcile/drift-write.js";
-import { planManifests, type PlanManifestsOptions } from "../../reconcile/plan-run.js";
+import { planManifests, type PlanManifestsOptions } from "../../reconcile/plan/plan-run.js";
 import { type ObjectStatus, statusKey } from "../../status/status-types.js";
 import type { ControllerOptions } from "../controller-types.js";
 import { errorMessage } from "../error-message.js";

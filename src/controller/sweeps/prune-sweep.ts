@@ -1,15 +1,15 @@
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
-import type { PlannedPrune } from "../../diff/plan-types.js";
-import { countInLedger, loadPruneBudget } from "../../reconcile/prune-budget.js";
-import { decidePrune, type LoadedTree } from "../../reconcile/prune-plan.js";
+import type { PlannedPrune } from "../../diff/plan/plan-types.js";
+import { countInLedger, loadPruneBudget } from "../../reconcile/prune/prune-budget.js";
+import { decidePrune, type LoadedTree } from "../../reconcile/prune/prune-plan.js";
 import {
   applyPrune,
   DEFAULT_PRUNE_DELAY_MS,
   type PrunePort,
   pruneAllowance,
   pruneLimitError,
-} from "../../reconcile/prune.js";
+} from "../../reconcile/prune/prune.js";
 import type { Deployment } from "../../schema/deployment.js";
 import type { ObjectStatus } from "../../status/status-types.js";
 import type { DesiredSnapshot } from "../snapshot/desired.js";

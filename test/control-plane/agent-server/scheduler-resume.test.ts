@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createScheduler } from "../../../src/control-plane/agent-server/scheduler.js";
+import { createScheduler } from "../../../src/control-plane/agent-server/runs/scheduler.js";
 import type { ThreadRecord } from "../../../src/control-plane/agent-server/types.js";
 import { manualClock } from "./test-context.js";
 

@@ -3,7 +3,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createMemoryStore, STORE_LIMITS } from "../../../src/control-plane/agent-server/memory-store.js";
+import {
+  createMemoryStore,
+  STORE_LIMITS,
+} from "../../../src/control-plane/agent-server/memory/memory-store.js";
 import { DEFAULT_API_KEY } from "../../../src/control-plane/options.js";
 import { startControlPlane, type RunningControlPlane } from "../../../src/control-plane/server.js";
 import { createAgentDeployment } from "./test-context.js";

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SYSTEM_ASSISTANT_ID, uuid5 } from "../../../src/control-plane/agent-server/assistant-store.js";
-import { splitIntoChunks } from "../../../src/control-plane/agent-server/stream-events.js";
+import {
+  SYSTEM_ASSISTANT_ID,
+  uuid5,
+} from "../../../src/control-plane/agent-server/assistants/assistant-store.js";
+import { splitIntoChunks } from "../../../src/control-plane/agent-server/streaming/stream-events.js";
 import { DEFAULT_API_KEY } from "../../../src/control-plane/options.js";
 import { startControlPlane, type RunningControlPlane } from "../../../src/control-plane/server.js";
 import { createAgentDeployment, gatedClock } from "./test-context.js";

@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SYSTEM_ASSISTANT_ID } from "../../../src/control-plane/agent-server/assistant-store.js";
+import { SYSTEM_ASSISTANT_ID } from "../../../src/control-plane/agent-server/assistants/assistant-store.js";
 import { createAgentServerModule } from "../../../src/control-plane/agent-server/index.js";
 import { buildApp, manualClock, testContext, type ManualClock, type TestContext } from "./test-context.js";
 

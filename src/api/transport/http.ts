@@ -1,0 +1,244 @@
+import type { TSchema } from "@sinclair/typebox";
+import { backoffDelay, type Clock, systemClock } from "../../clock.js";
+import type { Logger } from "../../logger.js";
+import { ApiError } from "../errors.js";
+import { createRateLimiter, identityOf, type RateLimiter } from "./rate-limiter.js";
+import {
+  retryBackoff,
+  DEFAULT_RETRY_POLICY,
+  IDEMPOTENT_METHODS,
+  networkCode,
+  RETRYABLE_STATUSES,
+  type RetryPolicy,
+  wasNeverSent,
+} from "./retry.js";
+import { errorFromResponse, parseSuccess, unexpectedResponse } from "./response-body.js";
+import { abortableExchange } from "./abortable-exchange.js";
+import { createSecretRedactor, type SecretRedactor } from "../secret-redactor.js";
+
+type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** `api-key`: X-Api-Key (control plane, agent server); `bearer`: Authorization: Bearer (platform). */
+type Auth = { scheme: "api-key" | "bearer"; apiKey: string; tenantId?: string | undefined };
+
+/** One HTTP exchange, for metrics. `route` is the low-cardinality template, e.g. /v2/deployments/{id}. */
+export type ResponseEvent = {
+  method: string;
+  path: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  attempt: number;
+  waitedMs: number;
+};
+
+export type HttpClientOptions = {
+  baseUrl: string;
+  auth: Auth;
+  fetch?: typeof fetch;
+  clock?: Clock;
+  /** Uniform in [0, 1); injected so backoff is testable. */
+  random?: () => number;
+  /** Shared between clients using the same key, so they draw from one budget. */
+  limiter?: RateLimiter;
+  /** Per attempt, from sending to the end of the body; default 30 s. */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  onResponse?: (event: ResponseEvent) => void;
+  logger?: Logger;
+  /** The run's secrets, removed from every error text the server sends (the API key is added to it). */
+  redactor?: SecretRedactor;
+  /**
+   * Called immediately before a request that may change something (any method but GET) leaves,
+   * after every rate-limiter and retry wait; throwing aborts it unsent. The state lock's fence
+   * (StateLock.assertHeld): a holder whose lease lapsed while it waited sends nothing.
+   */
+  beforeWrite?: () => void;
+};
+
+type RequestSpec = {
+  method: HttpMethod;
+  /** Path under baseUrl, without query. */
+  path: string;
+  route?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** JSON body. */
+  body?: unknown;
+  /** Raw body (uploads); sent as-is with `contentType`. */
+  rawBody?: Uint8Array;
+  contentType?: string;
+  /** Absolute URL overriding baseUrl + path (uploads); credentials are sent only to baseUrl's origin. */
+  url?: string;
+  /** Shape the 2xx body must have; else an `unexpected-response` error. */
+  schema?: TSchema;
+  /** Overrides the method's default (see IDEMPOTENT_METHODS). */
+  idempotent?: boolean;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Resolve to the body of a 2xx `text/event-stream` answer, unread (see HttpClient.openStream). */
+  stream?: boolean;
+};
+
+export type HttpClient = {
+  /** Sends with retries; resolves to the parsed JSON body (undefined for an empty body). */
+  request<T = unknown>(spec: RequestSpec): Promise<T>;
+  /**
+   * Same sending rules as request (a POST is retried only on 429 or when never sent), but resolves
+   * to the open body of a 2xx `text/event-stream` answer. `timeoutMs` bounds the whole stream.
+   */
+  openStream(spec: Omit<RequestSpec, "stream" | "schema">): Promise<ReadableStream<Uint8Array>>;
+  readonly baseUrl: string;
+  readonly limiter: RateLimiter;
+  /** Removes the run's secrets (and the key) from text this server sent, before it is kept anywhere. */
+  redact(text: string): string;
+};
+
+/** fetch refuses some ports outright (the "bad ports" of the Fetch standard, e.g. 1, 22, 25, 6000). */
+const BLOCKED_PORT = "port blocked by fetch (the Fetch standard's bad ports); use another port";
+const blockedPort = (error: unknown): string | undefined =>
+  error instanceof Error && error.cause instanceof Error && error.cause.message === "bad port"
+    ? BLOCKED_PORT
+    : undefined;
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const limiter = options.limiter ?? createRateLimiter({ clock });
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const origin = new URL(baseUrl).origin;
+  const { auth, logger } = options;
+  const identity = identityOf(auth.apiKey);
+  const redactor = options.redactor ?? createSecretRedactor();
+  redactor.add([auth.apiKey]);
+  const scrub = (text: string) => redactor.redact(text);
+
+  const headersFor = (spec: RequestSpec, url: URL): Record<string, string> => {
+    const headers: Record<string, string> = { accept: "application/json", "user-agent": "plumb" };
+    if (spec.body !== undefined) headers["content-type"] = "application/json";
+    if (spec.rawBody !== undefined) headers["content-type"] = spec.contentType ?? "application/octet-stream";
+    if (url.origin !== origin) return headers; // never hand our key to a third party (signed upload URLs)
+    if (auth.scheme === "bearer") headers.authorization = `Bearer ${auth.apiKey}`;
+    else headers["x-api-key"] = auth.apiKey;
+    if (auth.tenantId) headers["x-tenant-id"] = auth.tenantId;
+    return headers;
+  };
+
+  const urlFor = (spec: RequestSpec): URL => {
+    const url = new URL(spec.url ?? `${baseUrl}${spec.path}`);
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  };
+
+  async function attempt(spec: RequestSpec, attemptNo: number): Promise<unknown> {
+    const url = urlFor(spec);
+    const headers = headersFor(spec, url);
+    const permit = { identity, method: spec.method, path: spec.path, signal: spec.signal };
+    return limiter.schedule(permit, async (waitedMs) => {
+      if (spec.method !== "GET") options.beforeWrite?.();
+      const exchange = abortableExchange(spec.timeoutMs ?? options.timeoutMs ?? 30_000, spec.signal);
+      const signal = exchange.signal;
+      const started = clock.now();
+      const transportError = (error: unknown): unknown => {
+        if (spec.signal?.aborted) return spec.signal.reason; // the caller cancelled: not ours to retry
+        const timedOut = exchange.timedOut();
+        return new ApiError({
+          code: timedOut ? "timeout" : "network",
+          status: 0,
+          method: spec.method,
+          path: spec.path,
+          detail: timedOut ? null : (networkCode(error) ?? blockedPort(error) ?? "connection failed"),
+          url: url.origin,
+          ambiguous: timedOut || !wasNeverSent(error),
+          cause: error,
+        });
+      };
+      let status = 0;
+      let text = "";
+      let retryAfter: string | null;
+      let stream: ReadableStream<Uint8Array> | null = null;
+      try {
+        const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
+        const response = await fetchImpl(url, { method: spec.method, headers, body, signal });
+        status = response.status;
+        answered = true;
+        retryAfter = response.headers.get("retry-after");
+        const eventStream = response.headers.get("content-type")?.startsWith("text/event-stream") === true;
+        if (spec.stream && status >= 200 && status < 300 && eventStream && response.body)
+          stream = response.body;
+        else text = await response.text();
+      } catch (error) {
+        throw transportError(error);
+      } finally {
+        // A stream's body is read after this returns: its timeout keeps bounding the whole stream.
+        if (!stream) exchange.release();
+        const event = {
+          method: spec.method,
+          path: spec.path,
+          route: spec.route ?? spec.path,
+          status,
+          durationMs: clock.now() - started,
+          attempt: attemptNo,
+          waitedMs,
+        };
+        options.onResponse?.(event);
+        logger?.debug(event, "api response");
+      }
+      if (status < 200 || status >= 300)
+        throw errorFromResponse(spec, { status, text, retryAfter }, clock, scrub);
+      if (spec.stream) return stream ?? Promise.reject(unexpectedResponse(spec, ["not text/event-stream"]));
+      return parseSuccess(spec, text);
+    });
+  }
+
+  // Whether this server has answered anything yet. A refused connection before that is a wrong URL
+  // or a server that is not running: said at once. After it, a restart: retried as usual.
+  let answered = false;
+
+  const shouldRetry = (error: ApiError, idempotent: boolean): boolean => {
+    if (error.status === 429) return true; // refused before any work: safe for every method
+    if (error.detail === "ECONNREFUSED" && !answered) return false;
+    if (error.detail === BLOCKED_PORT) return false; // fetch refuses the port itself: never better later
+    if (error.code === "network" || error.code === "timeout") return idempotent || !error.ambiguous;
+    return idempotent && RETRYABLE_STATUSES.has(error.status);
+  };
+
+  async function request<T>(spec: RequestSpec): Promise<T> {
+    const idempotent = spec.idempotent ?? IDEMPOTENT_METHODS.has(spec.method);
+    const started = clock.now();
+    for (let attemptNo = 1; ; attemptNo += 1) {
+      let failure: ApiError;
+      try {
+        return (await attempt(spec, attemptNo)) as T;
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        failure = error;
+      }
+      if (!shouldRetry(failure, idempotent) || attemptNo >= policy.maxAttempts) throw failure;
+      const delay = failure.retryAfterMs ?? backoffDelay(attemptNo, retryBackoff(policy), random);
+      if (clock.now() + delay - started > policy.maxElapsedMs) throw failure;
+      if (failure.status === 429)
+        limiter.pause({ identity, method: spec.method, path: spec.path }, clock.now() + delay);
+      logger?.warn(
+        {
+          method: spec.method,
+          path: spec.path,
+          status: failure.status,
+          code: failure.code,
+          attempt: attemptNo,
+          delayMs: delay,
+        },
+        "api call failed, retrying",
+      );
+      await clock.sleep(delay, spec.signal);
+    }
+  }
+
+  const openStream: HttpClient["openStream"] = (spec) =>
+    request<ReadableStream<Uint8Array>>({ ...spec, stream: true });
+
+  return { request, openStream, baseUrl, limiter, redact: scrub };
+}

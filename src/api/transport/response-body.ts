@@ -1,0 +1,91 @@
+import type { TSchema } from "@sinclair/typebox";
+import type { Clock } from "../../clock.js";
+import { ApiError, codeForStatus, type ErrorDetail, type ValidationIssue } from "../errors.js";
+import { parseRetryAfter } from "./retry.js";
+import { checkShape } from "./shape-check.js";
+
+// Reading what the server answered: a 2xx body as JSON of the expected shape, an error body as the
+// server's `detail`. Apart from http.ts, which keeps the sending and the retry rules.
+
+/** What names a request in its errors, and the shape its 2xx body must have. */
+type Exchange = { method: string; path: string; schema?: TSchema };
+
+/** An answer that is not what the caller expects (wrong shape, not JSON, not an event stream). */
+export const unexpectedResponse = (spec: Exchange, problems: string[]) =>
+  new ApiError({
+    code: "unexpected-response",
+    status: 200,
+    method: spec.method,
+    path: spec.path,
+    detail: `response does not have the expected shape (${problems.join("; ")})`,
+  });
+
+/** A 2xx body: parsed JSON checked against `spec.schema`; undefined for an empty body without one. */
+export function parseSuccess(spec: Exchange, text: string): unknown {
+  if (text.trim() === "") {
+    if (spec.schema) throw unexpectedResponse(spec, ["empty body"]);
+    return undefined;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // Not the parser's error as cause: its message quotes the body, which may echo a secret.
+    throw unexpectedResponse(spec, ["not JSON"]);
+  }
+  const problems = spec.schema ? checkShape(spec.schema, value) : null;
+  if (problems) throw unexpectedResponse(spec, problems);
+  return value;
+}
+
+/** The status and body of an answer outside 2xx. */
+type ErrorAnswer = { status: number; text: string; retryAfter: string | null };
+
+/** A non-2xx answer as an ApiError; the server's wait (429, 503) read from Retry-After. */
+export function errorFromResponse(
+  spec: Exchange,
+  { status, text, retryAfter }: ErrorAnswer,
+  clock: Clock,
+  scrub: (text: string) => string,
+): ApiError {
+  const retryAfterMs =
+    status === 429 || status === 503 ? parseRetryAfter(retryAfter, clock.now()) : undefined;
+  return new ApiError({
+    code: codeForStatus(status),
+    status,
+    method: spec.method,
+    path: spec.path,
+    detail: parseDetail(text, scrub),
+    ambiguous: status >= 500,
+    retryAfterMs,
+  });
+}
+
+/**
+ * The server's `detail`, or a short excerpt of a non-JSON error body, with the run's secrets (and
+ * the key) redacted: a server may echo the request body. Of a 422 issue only `loc`, `msg` and `type`
+ * are kept (FastAPI adds `input`, the value itself).
+ */
+function parseDetail(text: string, scrub: (text: string) => string): ErrorDetail {
+  if (text.trim() === "") return null;
+  try {
+    const body = JSON.parse(text) as { detail?: unknown };
+    if (typeof body.detail === "string") return scrub(body.detail);
+    if (Array.isArray(body.detail)) {
+      return body.detail.filter(isIssue).map((issue) => ({
+        loc: issue.loc.map((part) => (typeof part === "string" ? scrub(part) : part)),
+        msg: scrub(issue.msg),
+        type: typeof issue.type === "string" ? scrub(issue.type) : "",
+      }));
+    }
+  } catch {
+    // not JSON: fall through to the excerpt
+  }
+  return scrub(text.slice(0, 200));
+}
+
+const isIssue = (value: unknown): value is ValidationIssue =>
+  typeof value === "object" &&
+  value !== null &&
+  Array.isArray((value as ValidationIssue).loc) &&
+  typeof (value as ValidationIssue).msg === "string";

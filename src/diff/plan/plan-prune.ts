@@ -1,0 +1,64 @@
+import type { Deployment } from "../../schema/deployment.js";
+import type { Plan, PlannedPrune } from "./plan-types.js";
+
+// Objects plumb manages (they have a status record: plumb created or adopted them) whose manifests
+// are gone from git. plan always lists them; with --prune they are to be deleted, otherwise they
+// are orphans, kept. A deployment without a record is never touched: plumb did not create it.
+// Only records inside the scope that was read count: a plan of one file judges only the objects
+// recorded in that file, never the rest of the store. Pure.
+
+export type ManagedRecord = {
+  kind: string;
+  name: string;
+  id: string | null;
+  prune?: "disabled" | null | undefined;
+  /** The manifest file that last defined it, relative to the manifest directory. */
+  manifest_file?: string | null | undefined;
+};
+
+/**
+ * What was read: the whole manifest directory (`file: null`), or the one file PATH named (its path
+ * relative to the manifest directory, i.e. its name).
+ */
+export type PruneScope = { file: string | null };
+
+/** True when the record's manifest lies inside what was read, so its absence means removal. */
+function insideScope(record: ManagedRecord, scope: PruneScope): boolean {
+  // A record written before files were recorded is judged only by a read of the whole directory.
+  if (scope.file === null) return true;
+  return record.manifest_file === scope.file;
+}
+
+export function planPrune(
+  managed: Iterable<ManagedRecord>,
+  desired: ReadonlySet<string>,
+  live: readonly Deployment[],
+  prune: boolean,
+  scope: PruneScope = { file: null },
+): PlannedPrune[] {
+  const byId = new Map(live.map((d) => [d.id, d]));
+  const out: PlannedPrune[] = [];
+  for (const record of managed) {
+    // An organization cannot be deleted; a record without an id was never created.
+    if (record.kind !== "Deployment" || record.id === null || desired.has(`Deployment/${record.name}`))
+      continue;
+    if (!insideScope(record, scope)) continue;
+    const still = byId.get(record.id);
+    if (!still || still.name !== record.name) continue; // already gone (or not the one plumb made)
+    const refused = record.prune === "disabled" ? "its manifest said plumb/prune: disabled" : undefined;
+    out.push({
+      kind: "Deployment",
+      name: record.name,
+      id: record.id,
+      action: prune && !refused ? "delete" : "orphan",
+      ...(refused ? { refused } : {}),
+    });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The plan with its prune list and their counts in the summary. */
+export function withPrune(plan: Plan, prune: PlannedPrune[]): Plan {
+  const count = (action: PlannedPrune["action"]) => prune.filter((p) => p.action === action).length;
+  return { ...plan, summary: { ...plan.summary, orphan: count("orphan"), delete: count("delete") }, prune };
+}

@@ -1,0 +1,45 @@
+import { MASKED_SECRET_VALUE, type Secret } from "../../schema/deployment.js";
+import type { ChangeError } from "../plan/plan-types.js";
+import { matchesFingerprint, type SecretFingerprints } from "./secret-fingerprint.js";
+import { sortByName } from "../values.js";
+
+/** The secret list of one deployment compared by name plus the fingerprints of the last applied values. */
+export type SecretsDiff = {
+  /** Normalised live list: a value is the desired one when its fingerprint matches, else masked. */
+  live: Secret[];
+  desired: Secret[];
+  changed: boolean;
+  /** Names added, or whose value changed or is unknown. */
+  changedNames: string[];
+  warnings: ChangeError[];
+};
+
+const SECRETS_UNKNOWN = "secret values unknown, will be sent";
+
+export function diffSecrets(
+  desired: readonly Secret[],
+  live: readonly Secret[],
+  fingerprints: SecretFingerprints | undefined,
+): SecretsDiff {
+  const wanted = new Map(desired.map((secret) => [secret.name, secret.value]));
+  let unknown = false;
+  const normalisedLive = sortByName(live).map(({ name }) => {
+    const value = wanted.get(name);
+    if (value === undefined) return { name, value: MASKED_SECRET_VALUE };
+    const match = fingerprints ? matchesFingerprint(fingerprints, name, value) : undefined;
+    if (match === undefined) unknown = true;
+    return { name, value: match === true ? value : MASKED_SECRET_VALUE };
+  });
+  const liveValues = new Map(normalisedLive.map((secret) => [secret.name, secret.value]));
+  const changedNames = sortByName(desired)
+    .filter((secret) => liveValues.get(secret.name) !== secret.value)
+    .map((secret) => secret.name);
+  const changed = changedNames.length > 0 || live.some((secret) => !wanted.has(secret.name));
+  return {
+    live: normalisedLive,
+    desired: sortByName(desired).map(({ name, value }) => ({ name, value })),
+    changed,
+    changedNames,
+    warnings: unknown ? [{ field: "secrets", message: SECRETS_UNKNOWN }] : [],
+  };
+}

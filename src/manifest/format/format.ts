@@ -1,0 +1,33 @@
+import type { Problem } from "../types.js";
+import { sortProblems } from "../validate.js";
+
+/** One line per problem: `FILE:LINE:COL: error|warning: message [code]`, sorted by file and line. */
+export function formatProblems(problems: readonly Problem[]): string {
+  return sortProblems(problems)
+    .map((p) => `${p.file}:${p.line}:${p.column}: ${p.severity}: ${p.message} [${p.code}]`)
+    .join("\n");
+}
+
+export type ProblemsJson = {
+  problems: Array<Pick<Problem, "file" | "line" | "column" | "severity" | "code" | "field" | "message">>;
+};
+
+/** The `--output json` shape, with a fixed key order. */
+export function problemsToJson(problems: readonly Problem[]): ProblemsJson {
+  return {
+    problems: sortProblems(problems).map(({ file, line, column, severity, code, field, message }) => ({
+      file,
+      line,
+      column,
+      severity,
+      code,
+      field,
+      message,
+    })),
+  };
+}
+
+export const countProblems = (problems: readonly Problem[]) => ({
+  errors: problems.filter((p) => p.severity === "error").length,
+  warnings: problems.filter((p) => p.severity === "warning").length,
+});

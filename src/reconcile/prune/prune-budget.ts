@@ -1,0 +1,42 @@
+import type { Clock } from "../../clock.js";
+import type { PlannedPrune } from "../../diff/plan/plan-types.js";
+import { deletionsWithin, readPruneLedger, recordPruneDeletion } from "../../status/prune-ledger.js";
+import { DEFAULT_PRUNE_MAX, DEFAULT_PRUNE_WINDOW_MS, type PruneBudget } from "./prune.js";
+
+// The deletion budget of --prune: --prune-max per --prune-window, read from and counted in the
+// prune ledger of the status directory (status/prune-ledger.ts), shared by apply and the controller.
+
+export type PruneLimits = {
+  /** --prune-max; undefined: the default. */
+  max?: number | undefined;
+  /** --prune-window in ms; undefined: the default (1h). */
+  windowMs?: number | undefined;
+  /**
+   * An operator's explicit `apply --prune --prune-max M`: this run may delete up to M whatever the
+   * window already holds (its deletions are still counted).
+   */
+  lift?: boolean;
+};
+
+/** The budget now: the limits and the deletions the ledger holds within the window. */
+export async function loadPruneBudget(
+  statusDir: string,
+  limits: PruneLimits,
+  now: number,
+): Promise<PruneBudget> {
+  const max = limits.max ?? DEFAULT_PRUNE_MAX;
+  const windowMs = limits.windowMs ?? DEFAULT_PRUNE_WINDOW_MS;
+  if (limits.lift) return { max, windowMs, used: 0 };
+  return { max, windowMs, used: deletionsWithin(await readPruneLedger(statusDir), now, windowMs).length };
+}
+
+/** Counts each deletion in the ledger (applyPrune's `counted`). */
+export const countInLedger =
+  (statusDir: string, clock: Clock) =>
+  (deleted: PlannedPrune): Promise<void> =>
+    recordPruneDeletion(statusDir, {
+      at: new Date(clock.now()).toISOString(),
+      kind: deleted.kind,
+      name: deleted.name,
+      id: deleted.id,
+    });

@@ -1,0 +1,92 @@
+import { existsSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { type ManagedRecord, planPrune, type PruneScope } from "../../diff/plan/plan-prune.js";
+import type { PlannedPrune } from "../../diff/plan/plan-types.js";
+import { checkEmptiedFiles } from "../../manifest/rules/emptied-rules.js";
+import type { Problem } from "../../manifest/types.js";
+import type { Deployment } from "../../schema/deployment.js";
+import { manifestDirOf, resolveStatusDir } from "../../git/status-source.js";
+import { loadStatusStore } from "../../status/status-store.js";
+import { statusKey } from "../../status/status-types.js";
+
+// Which managed deployments are removed from git: one computation for plan/apply --prune (session.ts)
+// and controller --prune (prune-sweep.ts). Only records inside the PATH read count; an emptied file
+// (manifest-emptied) or a load with no object at all means nothing is removed.
+
+/** What a load gave: the valid objects (kind, name, file) and every problem. */
+export type LoadedTree = {
+  objects: ReadonlyArray<{ manifest: { kind: string; metadata: { name: string } }; file: string }>;
+  problems: readonly Problem[];
+};
+
+/** The one file PATH names (relative to its directory, as loaded), or the whole directory. */
+function pruneScopeOf(root: string): PruneScope {
+  try {
+    return statSync(resolve(root)).isFile() ? { file: basename(resolve(root)) } : { file: null };
+  } catch {
+    return { file: null };
+  }
+}
+
+const keysOf = (tree: LoadedTree) =>
+  new Set(tree.objects.map((o) => statusKey(o.manifest.kind, o.manifest.metadata.name)));
+
+/**
+ * manifest-emptied errors for the files under `root` that still exist, held recorded objects, and
+ * gave no object now (empty, comments only, a git-lfs pointer, a conflict marker, other kinds only).
+ */
+export function findEmptiedManifests(
+  root: string,
+  records: Iterable<ManagedRecord>,
+  tree: LoadedTree,
+): Problem[] {
+  const dir = manifestDirOf(root);
+  const scope = pruneScopeOf(root);
+  const definedFiles = new Set([
+    ...tree.objects.map((o) => o.file),
+    ...tree.problems.filter((p) => p.severity === "error").map((p) => p.file),
+  ]);
+  return checkEmptiedFiles(
+    records,
+    { definedFiles, desired: keysOf(tree) },
+    (file) => existsSync(join(dir, file)),
+    (file) => scope.file === null || scope.file === file,
+  );
+}
+
+/**
+ * manifest-emptied for `plumb validate`: against the records of the default status directory of
+ * `root` (none there: nothing to compare, the no-documents warnings stand alone).
+ */
+export async function findEmptiedNearRoot(root: string, tree: LoadedTree): Promise<Problem[]> {
+  const store = await loadStatusStore(resolveStatusDir({ root })).catch(() => undefined);
+  return store ? findEmptiedManifests(root, store.objects.values(), tree) : [];
+}
+
+export type PruneDecision =
+  | { ok: true; prune: PlannedPrune[] }
+  /** Nothing may be judged removed: why (invalid or emptied manifests, or no object at all). */
+  | { ok: false; reason: string; problems: Problem[] };
+
+/**
+ * The managed deployments removed from git under `root`, as plan lists them (`delete` with prune,
+ * else `orphan`), after the checks that stop any prune: an invalid or emptied manifest, a load that
+ * yields no object at all. `live`: the deployments as listed (only those still live are listed).
+ */
+export function decidePrune(input: {
+  root: string;
+  records: Iterable<ManagedRecord>;
+  tree: LoadedTree;
+  live: readonly Deployment[];
+  prune: boolean;
+}): PruneDecision {
+  const records = [...input.records];
+  const errors = input.tree.problems.filter((p) => p.severity === "error");
+  const emptied = findEmptiedManifests(input.root, records, input.tree);
+  if (errors.length > 0 || emptied.length > 0)
+    return { ok: false, reason: "invalid or emptied manifests", problems: [...errors, ...emptied] };
+  if (input.tree.objects.length === 0)
+    return { ok: false, reason: "the manifests define no object", problems: [] };
+  const scope = pruneScopeOf(input.root);
+  return { ok: true, prune: planPrune(records, keysOf(input.tree), input.live, input.prune, scope) };
+}
