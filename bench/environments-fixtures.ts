@@ -2,11 +2,11 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { createControlPlaneClient } from "../src/api/control-plane-client.js";
-import { createRateLimiter } from "../src/api/rate-limiter.js";
+import { createRateLimiter } from "../src/api/transport/rate-limiter.js";
 import { systemClock } from "../src/clock.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../src/control-plane/server.js";
-import { fingerprintSecretsAsync } from "../src/diff/secret-fingerprint.js";
+import { fingerprintSecretsAsync } from "../src/diff/secrets/secret-fingerprint.js";
 
 // The environments benches' tree, as examples/ is shaped: staging and prod on one hosted control
 // plane (staging's names suffixed -staging), onprem on a second one; COUNT Deployment files, each

@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { createControlPlaneClient } from "../src/api/control-plane-client.js";
-import { createRateLimiter } from "../src/api/rate-limiter.js";
+import { createRateLimiter } from "../src/api/transport/rate-limiter.js";
 import { systemClock } from "../src/clock.js";
 import { planCommand } from "../src/cli/plan.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../src/control-plane/options.js";
 import { startControlPlane } from "../src/control-plane/server.js";
-import { fingerprintSecretsAsync } from "../src/diff/secret-fingerprint.js";
+import { fingerprintSecretsAsync } from "../src/diff/secrets/secret-fingerprint.js";
 import { baselineRatio } from "./baseline.js";
 
 // `plumb plan` over 1,000 deployments against the local control plane: wall time and API requests.
