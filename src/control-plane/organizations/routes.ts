@@ -22,10 +22,31 @@ export type OrganizationRoutesDeps = {
   selfHostedJitProvisioningEnabled: boolean;
 };
 
-export function registerOrganizationRoutes(
-  app: FastifyInstance,
-  { ctx, store, selfHostedJitProvisioningEnabled }: OrganizationRoutesDeps,
-): void {
+/** What every organization route shares: the tenant's state, its access rules and the replies. */
+type OrgRouteKit = {
+  ctx: ControlPlaneContext;
+  iso: () => string;
+  stateOf: (request: FastifyRequest) => Promise<OrgState>;
+  isDefault: (state: OrgState) => boolean;
+  accessOf: (state: OrgState) => ReturnType<typeof effectiveAccess>;
+  info: (state: OrgState) => Record<string, unknown>;
+  newMember: NewMember;
+  valid: <T>(parsed: Parsed<T>, reply: FastifyReply) => T | undefined;
+  conflict: (reply: FastifyReply, detail: string) => FastifyReply;
+};
+
+export function registerOrganizationRoutes(app: FastifyInstance, deps: OrganizationRoutesDeps): void {
+  const kit = orgRouteKit(deps);
+  for (const prefix of ORGANIZATION_PREFIXES) {
+    registerSettingsRoutes(app, prefix, kit);
+    registerInviteRoutes(app, prefix, kit);
+    registerMemberRoutes(app, prefix, kit);
+    registerScimRoute(app, prefix, kit);
+    registerSignInRoute(app, prefix, kit);
+  }
+}
+
+function orgRouteKit({ ctx, store, selfHostedJitProvisioningEnabled }: OrganizationRoutesDeps): OrgRouteKit {
   const iso = () => new Date(ctx.clock.now()).toISOString();
   // Creating the organization on first use is a write like any other: persist it before answering.
   const stateOf = async (request: FastifyRequest) => {
@@ -64,137 +85,168 @@ export function registerOrganizationRoutes(
     return undefined;
   };
   const conflict = (reply: FastifyReply, detail: string) => reply.code(409).send({ detail });
+  return { ctx, iso, stateOf, isDefault, accessOf, info, newMember, valid, conflict };
+}
 
-  for (const prefix of ORGANIZATION_PREFIXES) {
-    // The organization itself (read by real tooling; not shown in the spec): the same as /info.
-    app.get(prefix, async (request) => info(await stateOf(request)));
-    app.get(`${prefix}/info`, async (request) => {
-      const state = await stateOf(request);
-      return info(state);
-    });
+/** The organization, its onboarding settings and its SSO defaults. */
+function registerSettingsRoutes(
+  app: FastifyInstance,
+  prefix: string,
+  { ctx, stateOf, isDefault, info, valid }: OrgRouteKit,
+): void {
+  // The organization itself (read by real tooling; not shown in the spec): the same as /info.
+  app.get(prefix, async (request) => info(await stateOf(request)));
+  app.get(`${prefix}/info`, async (request) => {
+    const state = await stateOf(request);
+    return info(state);
+  });
 
-    app.patch(`${prefix}/info`, async (request, reply) => {
-      const patch = valid(parseSettingsPatch(request.body), reply);
-      if (patch === undefined) return reply;
-      const state = await stateOf(request);
-      if (ctx.mode === "self-hosted" && !isDefault(state) && Object.keys(patch).length > 0) {
-        return reply.code(400).send({
-          detail: `On a self-hosted installation the SSO onboarding settings apply only to the default organization (default_sso_provision = true); organization ${state.organization.display_name} uses invites only.`,
-        });
-      }
-      Object.assign(state.organization, patch);
-      await ctx.commit();
-      return info(state);
-    });
+  app.patch(`${prefix}/info`, async (request, reply) => {
+    const patch = valid(parseSettingsPatch(request.body), reply);
+    if (patch === undefined) return reply;
+    const state = await stateOf(request);
+    if (ctx.mode === "self-hosted" && !isDefault(state) && Object.keys(patch).length > 0) {
+      return reply.code(400).send({
+        detail: `On a self-hosted installation the SSO onboarding settings apply only to the default organization (default_sso_provision = true); organization ${state.organization.display_name} uses invites only.`,
+      });
+    }
+    Object.assign(state.organization, patch);
+    await ctx.commit();
+    return info(state);
+  });
 
-    app.get(`${prefix}/sso-settings`, async (request) => ({ ...(await stateOf(request)).sso }));
+  app.get(`${prefix}/sso-settings`, async (request) => ({ ...(await stateOf(request)).sso }));
 
-    app.patch(`${prefix}/sso-settings`, async (request, reply) => {
-      const patch = valid(parseSsoDefaultsPatch(request.body), reply);
-      if (patch === undefined) return reply;
-      const state = await stateOf(request);
-      Object.assign(state.sso, patch);
-      await ctx.commit();
-      return { ...state.sso };
-    });
+  app.patch(`${prefix}/sso-settings`, async (request, reply) => {
+    const patch = valid(parseSsoDefaultsPatch(request.body), reply);
+    if (patch === undefined) return reply;
+    const state = await stateOf(request);
+    Object.assign(state.sso, patch);
+    await ctx.commit();
+    return { ...state.sso };
+  });
+}
 
-    app.get(`${prefix}/invites`, async (request) => (await stateOf(request)).invites);
+function registerInviteRoutes(
+  app: FastifyInstance,
+  prefix: string,
+  { ctx, iso, stateOf, accessOf, valid, conflict }: OrgRouteKit,
+): void {
+  app.get(`${prefix}/invites`, async (request) => (await stateOf(request)).invites);
 
-    app.post(`${prefix}/invites`, async (request, reply) => {
-      const body = valid(parsePerson(request.body), reply);
-      if (body === undefined) return reply;
-      const state = await stateOf(request);
-      if (!accessOf(state).invites) {
-        return reply.code(400).send({
-          detail: `Invites are disabled for organization ${state.organization.display_name}: enable them with PATCH /api/v1/orgs/current/info {"invites_enabled": true}, or provision ${body.email} through SCIM.`,
-        });
-      }
-      if (state.members.some((member) => member.email === body.email)) {
-        return conflict(
-          reply,
-          `${body.email} is already a member of organization ${state.organization.display_name}.`,
-        );
-      }
-      if (state.invites.some((invite) => invite.email === body.email)) {
-        return conflict(reply, `${body.email} already has a pending invite; delete it first to change it.`);
-      }
-      const invite = { id: randomUUID(), ...body, created_at: iso() };
-      state.invites.push(invite);
-      await ctx.commit();
-      return reply.code(201).send(invite);
-    });
+  app.post(`${prefix}/invites`, async (request, reply) => {
+    const body = valid(parsePerson(request.body), reply);
+    if (body === undefined) return reply;
+    const state = await stateOf(request);
+    if (!accessOf(state).invites) {
+      return reply.code(400).send({
+        detail: `Invites are disabled for organization ${state.organization.display_name}: enable them with PATCH /api/v1/orgs/current/info {"invites_enabled": true}, or provision ${body.email} through SCIM.`,
+      });
+    }
+    if (state.members.some((member) => member.email === body.email)) {
+      return conflict(
+        reply,
+        `${body.email} is already a member of organization ${state.organization.display_name}.`,
+      );
+    }
+    if (state.invites.some((invite) => invite.email === body.email)) {
+      return conflict(reply, `${body.email} already has a pending invite; delete it first to change it.`);
+    }
+    const invite = { id: randomUUID(), ...body, created_at: iso() };
+    state.invites.push(invite);
+    await ctx.commit();
+    return reply.code(201).send(invite);
+  });
 
-    app.delete<{ Params: { inviteId: string } }>(`${prefix}/invites/:inviteId`, async (request, reply) => {
-      const state = await stateOf(request);
-      const before = state.invites.length;
-      state.invites = state.invites.filter((invite) => invite.id !== request.params.inviteId);
-      if (state.invites.length === before) {
-        return reply.code(404).send({ detail: `Invite ${request.params.inviteId} not found.` });
-      }
-      await ctx.commit();
-      return reply.code(204).send();
-    });
+  app.delete<{ Params: { inviteId: string } }>(`${prefix}/invites/:inviteId`, async (request, reply) => {
+    const state = await stateOf(request);
+    const before = state.invites.length;
+    state.invites = state.invites.filter((invite) => invite.id !== request.params.inviteId);
+    if (state.invites.length === before) {
+      return reply.code(404).send({ detail: `Invite ${request.params.inviteId} not found.` });
+    }
+    await ctx.commit();
+    return reply.code(204).send();
+  });
+}
 
-    app.get(`${prefix}/members`, async (request) => (await stateOf(request)).members);
+function registerMemberRoutes(
+  app: FastifyInstance,
+  prefix: string,
+  { ctx, stateOf, newMember, valid, conflict }: OrgRouteKit,
+): void {
+  app.get(`${prefix}/members`, async (request) => (await stateOf(request)).members);
 
-    // An administrator adds a user directly (always allowed, whatever the onboarding settings).
-    app.post(`${prefix}/members`, async (request, reply) => {
-      const body = valid(parsePerson(request.body), reply);
-      if (body === undefined) return reply;
-      const state = await stateOf(request);
-      if (state.members.some((member) => member.email === body.email)) {
-        return conflict(
-          reply,
-          `${body.email} is already a member of organization ${state.organization.display_name}.`,
-        );
-      }
-      const member = newMember({ ...body, provisioned_by: "admin" });
+  // An administrator adds a user directly (always allowed, whatever the onboarding settings).
+  app.post(`${prefix}/members`, async (request, reply) => {
+    const body = valid(parsePerson(request.body), reply);
+    if (body === undefined) return reply;
+    const state = await stateOf(request);
+    if (state.members.some((member) => member.email === body.email)) {
+      return conflict(
+        reply,
+        `${body.email} is already a member of organization ${state.organization.display_name}.`,
+      );
+    }
+    const member = newMember({ ...body, provisioned_by: "admin" });
+    state.members.push(member);
+    state.invites = state.invites.filter((invite) => invite.email !== body.email);
+    await ctx.commit();
+    return reply.code(201).send(member);
+  });
+}
+
+/** SCIM provisioning: creates the member, or updates the workspaces of an existing one. */
+function registerScimRoute(
+  app: FastifyInstance,
+  prefix: string,
+  { ctx, iso, stateOf, newMember, valid }: OrgRouteKit,
+): void {
+  app.post(`${prefix}/scim/users`, async (request, reply) => {
+    const body = valid(parseScimUser(request.body), reply);
+    if (body === undefined) return reply;
+    const state = await stateOf(request);
+    const existing = state.members.find((member) => member.email === body.email);
+    let member: Member;
+    if (existing === undefined) {
+      member = {
+        ...newMember({
+          email: body.email,
+          org_role: "Organization User",
+          workspaces: body.groups,
+          provisioned_by: "scim",
+        }),
+        scim_managed: true,
+      };
       state.members.push(member);
       state.invites = state.invites.filter((invite) => invite.email !== body.email);
-      await ctx.commit();
-      return reply.code(201).send(member);
-    });
+    } else {
+      member = existing;
+      member.workspaces = applyScimGroups(member.workspaces, body.groups);
+      member.scim_managed = true;
+      member.updated_at = iso();
+    }
+    await ctx.commit();
+    return reply.code(existing === undefined ? 201 : 200).send(member);
+  });
+}
 
-    app.post(`${prefix}/scim/users`, async (request, reply) => {
-      const body = valid(parseScimUser(request.body), reply);
-      if (body === undefined) return reply;
-      const state = await stateOf(request);
-      const existing = state.members.find((member) => member.email === body.email);
-      let member: Member;
-      if (existing === undefined) {
-        member = {
-          ...newMember({
-            email: body.email,
-            org_role: "Organization User",
-            workspaces: body.groups,
-            provisioned_by: "scim",
-          }),
-          scim_managed: true,
-        };
-        state.members.push(member);
-        state.invites = state.invites.filter((invite) => invite.email !== body.email);
-      } else {
-        member = existing;
-        member.workspaces = applyScimGroups(member.workspaces, body.groups);
-        member.scim_managed = true;
-        member.updated_at = iso();
-      }
-      await ctx.commit();
-      return reply.code(existing === undefined ? 201 : 200).send(member);
-    });
-
-    app.post(`${prefix}/sso/sign-in`, async (request, reply) => {
-      const body = valid(parseSignIn(request.body), reply);
-      if (body === undefined) return reply;
-      const state = await stateOf(request);
-      const decision = decideSignIn(state, body.email, accessOf(state), newMember);
-      if (decision.decision === "denied") return reply.code(403).send({ detail: decision.detail });
-      if (decision.decision === "signed_in") return decision;
-      state.members.push(decision.member);
-      if (decision.via === "invite")
-        state.invites = state.invites.filter((invite) => invite.id !== decision.invite.id);
-      await ctx.commit();
-      return decision;
-    });
-  }
+function registerSignInRoute(
+  app: FastifyInstance,
+  prefix: string,
+  { ctx, stateOf, accessOf, newMember, valid }: OrgRouteKit,
+): void {
+  app.post(`${prefix}/sso/sign-in`, async (request, reply) => {
+    const body = valid(parseSignIn(request.body), reply);
+    if (body === undefined) return reply;
+    const state = await stateOf(request);
+    const decision = decideSignIn(state, body.email, accessOf(state), newMember);
+    if (decision.decision === "denied") return reply.code(403).send({ detail: decision.detail });
+    if (decision.decision === "signed_in") return decision;
+    state.members.push(decision.member);
+    if (decision.via === "invite")
+      state.invites = state.invites.filter((invite) => invite.id !== decision.invite.id);
+    await ctx.commit();
+    return decision;
+  });
 }
