@@ -3,12 +3,14 @@ import type { PlannedChange } from "../diff/plan/plan-types.js";
 import type { ApplyResult } from "./apply-types.js";
 import type { RevisionWait } from "./revision-watcher.js";
 import type { ObjectStatus } from "../status/status-types.js";
+import { decideHealth } from "../status/health.js";
 
-// Pure: how each way an object's apply can end reads in its result.
+// Pure: how each way an object's apply can end reads in its result (health: src/status/health.ts).
 
 type Outcome = Pick<ApplyResult, "outcome" | "sync" | "health" | "message">;
 
-const healthBefore = (previous: ObjectStatus | undefined) => previous?.health ?? "Unknown";
+/** Nothing was sent: nothing new is known of the object's health. */
+const healthBefore = (previous: ObjectStatus | undefined) => decideHealth({ seen: "nothing-sent", previous });
 
 /** Refused or invalid: nothing sent. */
 export const skipped = (change: PlannedChange, previous: ObjectStatus | undefined): Outcome => ({
@@ -37,17 +39,20 @@ export const sendFailed = (previous: ObjectStatus | undefined, message: string):
 export const sentNotAwaited: Pick<ApplyResult, "outcome" | "sync" | "health"> = {
   outcome: "accepted",
   sync: "Progressing",
-  health: "Progressing",
+  health: decideHealth({ seen: "sent" }),
 };
 
 /** Maps the end of a revision wait onto the result fields. */
 export function outcomeOfWait(wait: RevisionWait): Outcome & Pick<ApplyResult, "revision_status"> {
+  return { ...waitFields(wait), health: decideHealth({ seen: "wait", end: wait.status }) };
+}
+
+function waitFields(wait: RevisionWait): Omit<Outcome, "health"> & Pick<ApplyResult, "revision_status"> {
   switch (wait.status) {
     case "DEPLOYED":
       return {
         outcome: "converged",
         sync: "Synced",
-        health: "Healthy",
         message: null,
         revision_status: "DEPLOYED",
       };
@@ -55,7 +60,6 @@ export function outcomeOfWait(wait: RevisionWait): Outcome & Pick<ApplyResult, "
       return {
         outcome: "timeout",
         sync: "Progressing",
-        health: "Progressing",
         message: "timed out waiting for the revision",
         revision_status: null,
       };
@@ -63,7 +67,6 @@ export function outcomeOfWait(wait: RevisionWait): Outcome & Pick<ApplyResult, "
       return {
         outcome: "interrupted",
         sync: "Progressing",
-        health: "Progressing",
         message: "interrupted while waiting",
         revision_status: null,
       };
@@ -71,7 +74,6 @@ export function outcomeOfWait(wait: RevisionWait): Outcome & Pick<ApplyResult, "
       return {
         outcome: "failed",
         sync: "Failed",
-        health: "Unknown",
         message: wait.statusMessage,
         revision_status: null,
       };
@@ -79,7 +81,6 @@ export function outcomeOfWait(wait: RevisionWait): Outcome & Pick<ApplyResult, "
       return {
         outcome: "failed",
         sync: "Failed",
-        health: "Degraded",
         message: `revision ${wait.revisionId} ${wait.status}${wait.statusMessage ? `: ${wait.statusMessage}` : ""}`,
         revision_status: wait.status,
       };

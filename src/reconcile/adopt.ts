@@ -4,6 +4,7 @@ import { fingerprintSecretsAsync } from "../diff/secrets/secret-fingerprint.js";
 import type { Deployment } from "../schema/deployment.js";
 import { appliedSpecOf, manifestDigest } from "../apply/status-record.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
+import { decideHealth } from "../status/health.js";
 
 // `plumb adopt`: records the state of deployments that already exist live, as if plumb had applied
 // the manifests' current secret values, without sending anything. It is the operator's assertion
@@ -59,7 +60,7 @@ export async function buildAdoptedRecord(
     active_revision_id: live.active_revision_id,
     revision_status: deployed ? "DEPLOYED" : (previous?.revision_status ?? null),
     sync: otherFields.length === 0 ? "Synced" : "OutOfSync",
-    health: deployed ? "Healthy" : "Unknown",
+    health: decideHealth({ seen: "adopted", deployment: live }),
     git_commit: gitCommit,
     manifest_digest: manifestDigest(desired.loaded.manifest),
     secret_fingerprints: fingerprints,

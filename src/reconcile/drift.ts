@@ -1,7 +1,6 @@
 import type { FieldOrigin, Plan, PlannedChange } from "../diff/plan/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
-import type { RevisionStatus } from "../schema/revision.js";
-import type { HealthStatus, ObjectStatus, StatusStore } from "../status/status-types.js";
+import type { ObjectStatus, StatusStore } from "../status/status-types.js";
 import { statusKey } from "../status/status-types.js";
 
 // Drift: the control plane compared with git, nothing changed. The same plan, read the other way
@@ -143,25 +142,4 @@ export function buildDriftReport(plan: Plan, store: StatusStore, live: readonly 
   }
   const drifted = items.some((item) => item.origin !== "change");
   return { format_version: "1", in_sync: items.length === 0, drifted, summary, items };
-}
-
-/** Health from live alone: the latest revision is active → Healthy; a failed one → Degraded. */
-export function liveHealth(
-  deployment: Deployment,
-  latestStatus: RevisionStatus | null,
-  previous: ObjectStatus | undefined,
-): HealthStatus {
-  if (deployment.latest_revision_id && deployment.latest_revision_id === deployment.active_revision_id) {
-    // A failed verify on this very revision keeps it Degraded until a check passes.
-    const verifiedBad =
-      previous?.health === "Degraded" && previous.active_revision_id === deployment.active_revision_id;
-    return verifiedBad ? "Degraded" : "Healthy";
-  }
-  if (
-    latestStatus &&
-    ["CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED", "INTERRUPTED"].includes(latestStatus)
-  ) {
-    return "Degraded";
-  }
-  return deployment.latest_revision_id ? "Progressing" : "Unknown";
 }

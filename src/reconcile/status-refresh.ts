@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Plan, PlannedChange } from "../diff/plan/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { RevisionStatus } from "../schema/revision.js";
-import { liveHealth } from "./drift.js";
+import { decideHealth } from "../status/health.js";
 import type { ObjectStatus, StatusStore, SyncStatus } from "../status/status-types.js";
 import { blankObjectStatus, statusKey } from "../status/status-types.js";
 
@@ -38,7 +38,7 @@ function missing(base: ObjectStatus): ObjectStatus {
     latest_revision_id: null,
     active_revision_id: null,
     revision_status: null,
-    health: "Unknown",
+    health: decideHealth({ seen: "gone" }),
     last_error: base.id ? missingError(base.id) : base.last_error,
   };
 }
@@ -59,7 +59,7 @@ function fromLive(base: ObjectStatus, deployment: Deployment, input: RefreshInpu
     latest_revision_id: latest,
     active_revision_id: deployment.active_revision_id,
     revision_status: revisionStatus,
-    health: liveHealth(deployment, read ?? null, base),
+    health: decideHealth({ seen: "live", deployment, latestStatus: read ?? null, previous: base }),
   };
 }
 
@@ -90,7 +90,7 @@ export function refreshStatuses(input: RefreshInput): Refreshed {
       const deployment = byName.get(change.name);
       next = deployment ? fromLive(next, deployment, input) : missing(next);
     } else {
-      next.health = "Healthy";
+      next.health = decideHealth({ seen: "no-revisions" });
     }
     if (next.sync === "Synced" && next.health === "Healthy") next.last_error = null;
     records.push(stamped(next, recorded, stamp));

@@ -2,6 +2,7 @@ import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
 import { changeLines } from "../../report/format-lines.js";
 import { blankObjectStatus, type ObjectStatus } from "../../status/status-types.js";
+import { decideHealth } from "../../status/health.js";
 import type { DesiredSnapshot } from "../snapshot/desired.js";
 import { errorMessage } from "../error-message.js";
 import type { ActivityBook } from "../http/activity-book.js";
@@ -163,7 +164,7 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
 const failedRecord = (previous: ObjectStatus, error: unknown, now: number): ObjectStatus => ({
   ...previous,
   sync: "Unknown",
-  health: previous.health === "Degraded" ? "Degraded" : "Unknown",
+  health: decideHealth({ seen: "error", previous }),
   last_error: errorMessage(error),
   updated_at: new Date(now).toISOString(),
 });
