@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply } from "fastify";
-import { type AssistantRecord } from "./assistant-store.js";
+import { type AssistantRecord, type AssistantStore } from "./assistant-store.js";
 import { GRAPH_ID } from "../graph.js";
 import {
   invalid,
@@ -19,21 +19,28 @@ import { pick } from "../select.js";
  * clients create for it with their own config and metadata. A path may name the graph instead of
  * an id, as on the open-source server.
  */
-export function registerAssistantRoutes(
+export function registerAssistantRoutes(app: FastifyInstance, deps: AgentRoutesDeps, kit: RouteKit): void {
+  registerAssistantCreate(app, deps, kit);
+  registerAssistantSearch(app, deps, kit);
+  registerAssistantItem(app, deps, kit);
+  registerAssistantGraph(app, deps, kit);
+}
+
+/** The assistant a path names (by id or graph), or undefined once 404 is sent. */
+function find(assistants: AssistantStore, request: Req, reply: FastifyReply): AssistantRecord | undefined {
+  const found = assistants.resolve(request.params.deploymentId, request.params.assistantId);
+  if (found === undefined) void notFound(reply, `Assistant ${request.params.assistantId} not found.`);
+  return found;
+}
+
+const unknownGraph = (reply: FastifyReply, graphId: string) =>
+  notFound(reply, `Graph ${graphId} not found; this deployment serves one graph: "${GRAPH_ID}".`);
+
+function registerAssistantCreate(
   app: FastifyInstance,
   { ctx, assistants }: AgentRoutesDeps,
-  kit: RouteKit,
+  { opts, path, iso }: RouteKit,
 ): void {
-  const { opts, path, iso } = kit;
-
-  const find = (request: Req, reply: FastifyReply): AssistantRecord | undefined => {
-    const found = assistants.resolve(request.params.deploymentId, request.params.assistantId);
-    if (found === undefined) void notFound(reply, `Assistant ${request.params.assistantId} not found.`);
-    return found;
-  };
-  const unknownGraph = (reply: FastifyReply, graphId: string) =>
-    notFound(reply, `Graph ${graphId} not found; this deployment serves one graph: "${GRAPH_ID}".`);
-
   app.post<Route>(path("/assistants"), opts, async (request: Req, reply) => {
     const parsed = parseAssistantCreate(request.body);
     if (!parsed.ok) return invalid(reply, parsed.issues);
@@ -66,24 +73,31 @@ export function registerAssistantRoutes(
     await ctx.commit();
     return assistantView(assistant);
   });
+}
 
-  const search = (request: Req) => {
-    const query = parseAssistantSearch(request.body);
-    if (!query.ok) return query;
-    const { graph_id, metadata, name, sort_by, sort_order } = query.value;
-    const matches = assistants
-      .list(request.params.deploymentId)
-      .filter((a) => graph_id === undefined || a.graph_id === graph_id)
-      .filter((a) => name === undefined || a.name.toLowerCase().includes(name.toLowerCase()))
-      .filter((a) =>
-        Object.entries(metadata).every(([k, v]) => JSON.stringify(a.metadata[k]) === JSON.stringify(v)),
-      )
-      .sort((a, b) => String(a[sort_by]).localeCompare(String(b[sort_by])) * (sort_order === "asc" ? 1 : -1));
-    return { ok: true as const, matches, ...query.value };
-  };
+/** The assistants a search body selects, sorted as it asks; or the body's issues. */
+function searchAssistants(assistants: AssistantStore, request: Req) {
+  const query = parseAssistantSearch(request.body);
+  if (!query.ok) return query;
+  const { graph_id, metadata, name, sort_by, sort_order } = query.value;
+  const matches = assistants
+    .list(request.params.deploymentId)
+    .filter((a) => graph_id === undefined || a.graph_id === graph_id)
+    .filter((a) => name === undefined || a.name.toLowerCase().includes(name.toLowerCase()))
+    .filter((a) =>
+      Object.entries(metadata).every(([k, v]) => JSON.stringify(a.metadata[k]) === JSON.stringify(v)),
+    )
+    .sort((a, b) => String(a[sort_by]).localeCompare(String(b[sort_by])) * (sort_order === "asc" ? 1 : -1));
+  return { ok: true as const, matches, ...query.value };
+}
 
+function registerAssistantSearch(
+  app: FastifyInstance,
+  { assistants }: AgentRoutesDeps,
+  { opts, path }: RouteKit,
+): void {
   app.post<Route>(path("/assistants/search"), opts, async (request: Req, reply) => {
-    const found = search(request);
+    const found = searchAssistants(assistants, request);
     if (!found.ok) return invalid(reply, found.issues);
     const { matches, offset, limit } = found;
     void reply.header("x-pagination-total", String(matches.length));
@@ -92,17 +106,24 @@ export function registerAssistantRoutes(
   });
 
   app.post<Route>(path("/assistants/count"), opts, async (request: Req, reply) => {
-    const found = search(request);
+    const found = searchAssistants(assistants, request);
     return found.ok ? found.matches.length : invalid(reply, found.issues);
   });
+}
 
+/** One assistant: read, change (merging metadata) and delete; the system assistant stays as it is. */
+function registerAssistantItem(
+  app: FastifyInstance,
+  { ctx, assistants }: AgentRoutesDeps,
+  { opts, path, iso }: RouteKit,
+): void {
   app.get<Route>(path("/assistants/:assistantId"), opts, async (request: Req, reply) => {
-    const assistant = find(request, reply);
+    const assistant = find(assistants, request, reply);
     return assistant === undefined ? reply : assistantView(assistant);
   });
 
   app.patch<Route>(path("/assistants/:assistantId"), opts, async (request: Req, reply) => {
-    const assistant = find(request, reply);
+    const assistant = find(assistants, request, reply);
     if (assistant === undefined) return reply;
     if (assistant.metadata.created_by === "system")
       return reply.code(409).send({
@@ -127,7 +148,7 @@ export function registerAssistantRoutes(
   });
 
   app.delete<Route>(path("/assistants/:assistantId"), opts, async (request: Req, reply) => {
-    const assistant = find(request, reply);
+    const assistant = find(assistants, request, reply);
     if (assistant === undefined) return reply;
     if (assistant.metadata.created_by === "system")
       return reply.code(409).send({
@@ -137,15 +158,21 @@ export function registerAssistantRoutes(
     await ctx.commit();
     return reply.code(204).send();
   });
+}
 
+function registerAssistantGraph(
+  app: FastifyInstance,
+  { assistants }: AgentRoutesDeps,
+  { opts, path }: RouteKit,
+): void {
   app.get<Route>(path("/assistants/:assistantId/graph"), opts, async (request: Req, reply) =>
-    find(request, reply) === undefined ? reply : GRAPH_DRAWING,
+    find(assistants, request, reply) === undefined ? reply : GRAPH_DRAWING,
   );
   app.get<Route>(path("/assistants/:assistantId/subgraphs"), opts, async (request: Req, reply) =>
-    find(request, reply) === undefined ? reply : {},
+    find(assistants, request, reply) === undefined ? reply : {},
   );
   app.get<Route>(path("/assistants/:assistantId/schemas"), opts, async (request: Req, reply) =>
-    find(request, reply) === undefined ? reply : GRAPH_SCHEMAS,
+    find(assistants, request, reply) === undefined ? reply : GRAPH_SCHEMAS,
   );
 }
 
