@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   "plan-duplicate",
   "plan-unreadable",
   "plan-write-failed",
+  "plan-environment-mismatch",
   "create-refused",
   "apply-needs-confirmation",
   "adopt-needs-confirmation",

@@ -4,7 +4,12 @@ import type { ConnectionFlags } from "./options.js";
 // control plane as the plan (else apply reads another status store or tenant), --prune and
 // --replace again (apply --plan asks for them as consent), and no --target (the plan names them).
 
-export type PlanHintFlags = ConnectionFlags & { mode?: string; prune?: boolean; replace?: string[] };
+export type PlanHintFlags = ConnectionFlags & {
+  mode?: string;
+  prune?: boolean;
+  replace?: string[];
+  env?: string[];
+};
 
 /** A word as the shell reads it back: bare when safe, else in single quotes. */
 const shellWord = (word: string) =>
@@ -25,5 +30,6 @@ export function formatApplyHint(path: string, planFile: string, flags: PlanHintF
   for (const [flag, value] of pairs) if (value !== undefined) words.push(flag, value);
   if (flags.prune) words.push("--prune");
   for (const name of flags.replace ?? []) words.push("--replace", name);
+  for (const name of flags.env ?? []) words.push("--env", name);
   return words.map(shellWord).join(" ");
 }

@@ -24,7 +24,12 @@ import {
   removeReplaced,
 } from "../reconcile/prune/prune.js";
 import { countInLedger, loadPruneBudget } from "../reconcile/prune/prune-budget.js";
-import { readSavedPlan, refuseStalePlan, savedPlanFlags } from "../reconcile/plan/saved-plan.js";
+import { refuseStalePlan, savedPlanFlags } from "../reconcile/plan/saved-plan.js";
+import {
+  readSavedPlanFor,
+  savedPlanEnvironments,
+  targetOf,
+} from "../reconcile/plan/saved-plan-environments.js";
 import { applyPlan } from "../apply/apply.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../apply/apply-types.js";
 import { formatApplyJson, formatApplySummary, plainProgress, ttyProgress } from "../report/format-apply.js";
@@ -48,6 +53,7 @@ import { type StateLockTiming, withStateLock } from "./with-state-lock.js";
 import type { StateLock } from "../lock/index.js";
 import { listenForStop } from "./apply-stop.js";
 import { forEachEnvironment } from "./environments.js";
+import { mayDefineEnvironments } from "../manifest/environment-scan.js";
 
 export type ApplyIo = SessionIo & {
   /** Asks on the terminal; injected by tests. */
@@ -75,6 +81,8 @@ type Flags = ConnectionFlags & {
   /** Deployments that may be replaced (deleted, then created) for an immutable-field change. */
   replace?: string[];
   env?: string[];
+  /** Set by forEachEnvironment: the environment this run applies. */
+  environment?: string;
 };
 
 export async function askOnTerminal(question: string): Promise<boolean> {
@@ -135,7 +143,12 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     "also commit the status to this branch of the manifest repository and push",
   ).action(async (path: string, flags: Flags) => {
     // Once per environment (--env; docs/environments.md), each under its own state lock; else once.
-    process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) =>
+    // A saved plan of environments applies the environments it holds (--env: those of them named).
+    const env =
+      flags.plan !== undefined && !flags.env?.length && mayDefineEnvironments(path)
+        ? await savedPlanEnvironments(flags.plan)
+        : flags.env;
+    process.exitCode = await forEachEnvironment(path, { ...flags, env }, io, (f, envIo) =>
       runApply(path, f, { ...io, ...envIo }),
     );
   });
@@ -161,7 +174,10 @@ async function runApplyLocked(
   const session = await openSession(path, flags, { ...io, beforeWrite: lock.assertHeld });
   // Nothing is sent when its record could not be written (e.g. --status-dir on a read-only place).
   await checkStatusDirWritable(session.statusDir);
-  const saved = flags.plan === undefined ? undefined : await readSavedPlan(flags.plan);
+  // With environments, this environment's part, made against the control plane its client reaches.
+  const target = () => targetOf(session.connect().api);
+  const saved =
+    flags.plan === undefined ? undefined : await readSavedPlanFor(flags.plan, flags.environment, target);
   const given = { targets: flags.target, prune: flags.prune === true, replace: flags.replace ?? [] };
   const run = saved ? savedPlanFlags(saved, given) : given;
   const result = await planSession(session, io, run.targets, undefined, {

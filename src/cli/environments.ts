@@ -33,8 +33,6 @@ export async function forEachEnvironment<F extends EnvFlags>(
   const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(io.env) });
   const environments = selectEnvironments(tree.environments, flags.env ?? []);
   if (environments.length === 0) return run(flags, io);
-  if ((flags as { out?: string }).out !== undefined || (flags as { plan?: string }).plan !== undefined)
-    throw new UsageError("saved plans (--out, --plan) with environments are planned (docs/environments.md)");
   if ((flags as { write?: boolean }).write)
     throw new UsageError("drift --write with environments is planned (docs/environments.md)");
   const root = (await stat(path)).isDirectory() ? path : dirname(path);

@@ -17,7 +17,12 @@ import { formatPlanText } from "../report/format-text.js";
 import type { Plan } from "../diff/plan/plan-types.js";
 import { openSession, planSession, warnUnknownSecrets, type SessionIo } from "../reconcile/session.js";
 import { formatProblems } from "../manifest/format/format.js";
-import { buildSavedPlan, writeSavedPlan } from "../reconcile/plan/saved-plan.js";
+import { buildSavedPlan, type SavedPlan, writeSavedPlan } from "../reconcile/plan/saved-plan.js";
+import {
+  buildSavedEnvironmentPlans,
+  type PlanTarget,
+  targetOf,
+} from "../reconcile/plan/saved-plan-environments.js";
 import { processIo } from "./process-io.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
 import { formatApplyHint } from "./apply-hint.js";
@@ -33,6 +38,14 @@ type Flags = ConnectionFlags & {
   prune?: boolean;
   replace?: string[];
   env?: string[];
+  /** Set by forEachEnvironment: the environment this run plans. */
+  environment?: string;
+};
+
+/** With environments, each environment's saved plan, written into one --out file after the last. */
+type SavedParts = {
+  planned: string[];
+  parts: Array<{ environment: string; target: PlanTarget; saved: SavedPlan }>;
 };
 
 /** 1 on any error or refused change; with --detailed-exitcode 2 when something would change. */
@@ -58,13 +71,18 @@ export function planCommand(io: PlanIo = processIo()): Command {
     );
   return addConnectionOptions(command, "also read the status committed to this branch").action(
     async (path: string, flags: Flags) => {
-      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) => runPlan(path, f, envIo));
+      const saved: SavedParts = { planned: [], parts: [] };
+      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) =>
+        runPlan(path, f, envIo, saved),
+      );
+      if (flags.out !== undefined && saved.planned.length > 0) await saveEnvironments(path, flags, io, saved);
     },
   );
 }
 
 /** One plan (of one environment, when the repository defines environments); returns the exit code. */
-async function runPlan(path: string, flags: Flags, io: PlanIo): Promise<number> {
+async function runPlan(path: string, flags: Flags, io: PlanIo, saved: SavedParts): Promise<number> {
+  if (flags.environment !== undefined) saved.planned.push(flags.environment);
   // Clients (and the API settings they need) are built only once the manifests are valid.
   const session = await openSession(path, flags, io);
   const result = await planSession(session, io, flags.target, undefined, {
@@ -93,17 +111,39 @@ async function runPlan(path: string, flags: Flags, io: PlanIo): Promise<number> 
   markPlanPhase("formatted");
   io.stdout.write(text);
   if (flags.out !== undefined) {
-    const saved = await buildSavedPlan(
+    const plan = await buildSavedPlan(
       result.plan,
       result.desired,
       result.live,
       { targets: flags.target, prune: flags.prune === true, replace: flags.replace ?? [] },
       session.clock.now(),
     );
-    await writeSavedPlan(flags.out, saved);
-    io.stderr.write(
-      `Plan saved to ${flags.out}; apply exactly it with: ${formatApplyHint(path, flags.out, flags)}\n`,
-    );
+    if (flags.environment !== undefined) {
+      // Saved with the others once every environment is planned (saveEnvironments).
+      const target = targetOf(session.connect().api);
+      saved.parts.push({ environment: flags.environment, target, saved: plan });
+    } else {
+      await writeSavedPlan(flags.out, plan);
+      io.stderr.write(
+        `Plan saved to ${flags.out}; apply exactly it with: ${formatApplyHint(path, flags.out, flags)}\n`,
+      );
+    }
   }
   return planExitCode(result.plan, flags.detailedExitcode === true);
+}
+
+/** One file for every environment planned, or none when one of them could not be planned. */
+async function saveEnvironments(path: string, flags: Flags, io: PlanIo, saved: SavedParts): Promise<void> {
+  const done = new Set(saved.parts.map((p) => p.environment));
+  const missing = saved.planned.filter((name) => !done.has(name));
+  if (missing.length > 0) {
+    io.stderr.write(
+      `plumb: the plan was not saved to ${flags.out}: environment ${missing.join(", ")} could not be planned; fix it and plan again\n`,
+    );
+    return;
+  }
+  await writeSavedPlan(flags.out!, buildSavedEnvironmentPlans(saved.parts));
+  io.stderr.write(
+    `Plan of environment ${[...done].join(", ")} saved to ${flags.out}; apply exactly it with: ${formatApplyHint(path, flags.out!, flags)}\n`,
+  );
 }

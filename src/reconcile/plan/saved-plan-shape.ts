@@ -34,6 +34,25 @@ const SavedPlanShape = Type.Object({
 
 const check = compileShape(SavedPlanShape);
 
+// A saved plan of environments (saved-plan-environments.ts): one plan as above per environment,
+// each with its name and the control plane it was computed against.
+const SavedEnvironmentsShape = Type.Object({
+  format_version: Type.Literal("1"),
+  environments: Type.Array(
+    Type.Object({
+      environment: Str,
+      target: Type.Object({ api_url: Str, tenant_id: Nullable(Str) }),
+    }),
+  ),
+});
+
+const checkEnvironments = compileShape(SavedEnvironmentsShape);
+
+/** The `path: problem` lines where `value` is not a saved plan of environments' outer shape; [] when it is. */
+export function savedEnvironmentsProblems(value: unknown): string[] {
+  return checkEnvironments(value);
+}
+
 /** The `path: problem` line where `value` is not a saved plan's shape; [] when it is. */
 export function savedPlanProblems(value: unknown): string[] {
   return check(value);

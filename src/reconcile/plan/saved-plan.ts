@@ -132,7 +132,7 @@ export function savedPlanFlags(saved: SavedPlan, given: PlanFlags): PlanFlags {
 }
 
 /** Written owner-only (0600), an existing file included: it holds salted fingerprints of secret values. */
-export async function writeSavedPlan(file: string, saved: SavedPlan): Promise<void> {
+export async function writeSavedPlan(file: string, saved: object): Promise<void> {
   const text = `${JSON.stringify(saved, null, 2)}\n`;
   await writeFileAtomic(file, text, { mode: 0o600 }).catch((error: unknown) => {
     throw fileError("plan-write-failed", file, error, "choose a writable --out path");
@@ -140,28 +140,37 @@ export async function writeSavedPlan(file: string, saved: SavedPlan): Promise<vo
 }
 
 export async function readSavedPlan(file: string): Promise<SavedPlan> {
+  return checkSavedPlan(file, await readSavedPlanJson(file));
+}
+
+/** The file's JSON, unchecked (a saved plan of one run, or of environments: saved-plan-environments.ts). */
+export async function readSavedPlanJson(file: string): Promise<unknown> {
   const text = await readFile(file, "utf8").catch((error: unknown) => {
     throw fileError("plan-unreadable", file, error, "pass the file plumb plan --out wrote");
   });
-  let saved: SavedPlan;
   try {
-    saved = JSON.parse(text) as SavedPlan;
+    return JSON.parse(text) as unknown;
   } catch {
     throw new PlumbError("plan-invalid", `${file} is not JSON: pass the file plumb plan --out wrote`, {
       exitCode: 1,
     });
   }
+}
+
+/** `value` as a saved plan of one run, checked whole; `where` names the part of the file (an environment). */
+export function checkSavedPlan(file: string, value: unknown, where = ""): SavedPlan {
+  const saved = value as SavedPlan;
   if (saved?.format_version !== "1" || saved.saved?.version !== SAVED_PLAN_VERSION)
     throw new PlumbError(
       "plan-invalid",
-      `${file} is not a saved plan of this plumb (format_version 1, saved.version ${SAVED_PLAN_VERSION}); run plumb plan --out again`,
+      `${file}${where} is not a saved plan of this plumb (format_version 1, saved.version ${SAVED_PLAN_VERSION}); run plumb plan --out again`,
       { exitCode: 1 },
     );
   const problems = savedPlanProblems(saved);
   if (problems.length > 0)
     throw new PlumbError(
       "plan-invalid",
-      `${file} is not a saved plan as plumb wrote it (${problems.join("; ")}); was it edited? Run plumb plan --out again`,
+      `${file}${where} is not a saved plan as plumb wrote it (${problems.join("; ")}); was it edited? Run plumb plan --out again`,
       { exitCode: 1 },
     );
   return saved;
