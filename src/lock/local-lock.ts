@@ -17,6 +17,7 @@ import {
   readLockDir,
   releaseLockDir,
   removeLockDir,
+  removePrepared,
   renewLockDir,
   renewLockDirSync,
   takeOverLockDir,
@@ -217,6 +218,8 @@ export async function readLocalLock(target: LockTarget): Promise<LockHolder | nu
 export async function forceLocalUnlock(target: LockTarget): Promise<LockHolder | null> {
   const holder = await readLocalLock(target);
   await removeLockDir(lockPathOf(target));
+  // A crashed claim's prepared directory beside it (lock-dir.ts).
+  if (holder?.id) await removePrepared(lockPathOf(target), holder.id);
   await rm(legacyHolderPath(lockPathOf(target)), { force: true }); // an older plumb's record too
   return holder;
 }

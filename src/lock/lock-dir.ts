@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, renameSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { parseHolder } from "./holder.js";
 import type { LockHolder } from "./lock-types.js";
 
@@ -18,6 +18,13 @@ import type { LockHolder } from "./lock-types.js";
 // An older plumb's lock (proper-lockfile, before the lease-watching lock) is the same path as an
 // empty directory whose mtime its holder refreshes, and `<statusDir>.lock.json` naming the holder:
 // read here as `legacy` (legacy-lock.ts says when it is stale).
+//
+// A plumb that crashed between its mkdir claim and the rename leaves that same empty directory, and
+// beside it the prepared `<statusDir>.lock.new-<holder id>` naming it (written before the claim, so
+// the claim is never visible without it): read as `claim`, that holder's lock (a dead local one is
+// stale at once; token `claim-<id>`), not as an older plumb's. Only a prepared record the claim followed within
+// CLAIM_WINDOW_MS (both mtimes of the same filesystem) counts: one left by a crash long before an
+// older plumb locked the store does not name that lock.
 
 export type DirLease = {
   holder: (LockHolder & { lease_ms?: number }) | null;
@@ -28,6 +35,9 @@ export type DirLease = {
   legacy?: { mtimeMs: number };
 };
 
+/** How soon after its prepared record a claim is made: two writes and a mkdir apart. */
+const CLAIM_WINDOW_MS = 5_000;
+
 const HOLDER_FILE = "holder.json";
 const beat = (id: string, n: number | "released") => `beat-${id}-${n}`;
 /** rename() onto a lock that is there: a directory with files (EEXIST/ENOTEMPTY), or a file. */
@@ -37,7 +47,7 @@ const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
 /** Creates the lock for `holder`; false when there is one already. */
 export async function createLockDir(lockPath: string, holder: LockHolder, leaseMs: number): Promise<boolean> {
   await mkdir(dirname(lockPath), { recursive: true });
-  const fresh = `${lockPath}.new-${randomUUID()}`;
+  const fresh = preparedPathOf(lockPath, holder.id);
   await mkdir(fresh);
   try {
     const record = { ...holder, lease_ms: leaseMs };
@@ -77,12 +87,32 @@ export async function readLockDir(lockPath: string): Promise<DirLease | null> {
   if (!beatName && !names.includes(HOLDER_FILE)) {
     const mtimeMs = (await stat(lockPath).catch(() => null))?.mtimeMs;
     if (mtimeMs === undefined) return null; // gone meanwhile
+    const claim = await claimOf(lockPath, mtimeMs);
+    if (claim) return claim;
     const text = await readFile(legacyHolderPath(lockPath), "utf8").catch(() => "");
     return { holder: parseHolder(text), token: `legacy-${mtimeMs}`, released: false, legacy: { mtimeMs } };
   }
   const token = beatName ?? "no-beat";
   const text = await readFile(join(lockPath, HOLDER_FILE), "utf8").catch(() => "");
   return { holder: parseHolder(text), token, released: token.endsWith("-released") };
+}
+
+const preparedPathOf = (lockPath: string, id: string) => `${lockPath}.new-${id}`;
+
+/** The empty lock directory as the claim of the plumb whose prepared directory it followed. */
+async function claimOf(lockPath: string, mtimeMs: number): Promise<DirLease | undefined> {
+  const prefix = `${basename(lockPath)}.new-`;
+  const names = await readdir(dirname(lockPath)).catch(() => []);
+  for (const name of names.filter((n) => n.startsWith(prefix)).sort()) {
+    const prepared = join(dirname(lockPath), name);
+    const record = join(prepared, HOLDER_FILE);
+    const written = (await stat(record).catch(() => null))?.mtimeMs;
+    if (written === undefined || written > mtimeMs || mtimeMs - written > CLAIM_WINDOW_MS) continue;
+    const holder = parseHolder(await readFile(record, "utf8").catch(() => ""));
+    if (holder && prepared === preparedPathOf(lockPath, holder.id))
+      return { holder, token: `claim-${holder.id}`, released: false };
+  }
+  return undefined;
 }
 
 /** The holder record an older plumb keeps beside its lock, and plumb writes too while it holds one. */
@@ -137,9 +167,12 @@ export async function takeOverLockDir(lockPath: string, token: string): Promise<
     throw error;
   }
   const seen = await readLockDir(aside);
-  // An older plumb's lock: its mtime may move with the rename itself; still empty is still the one.
-  if (seen?.token === token || (seen?.legacy && token.startsWith("legacy-"))) {
+  // An older plumb's lock or a crashed claim: its mtime may move with the rename itself; still empty
+  // is still the one. A claim's prepared directory goes with it.
+  const empty = seen?.legacy && (token.startsWith("legacy-") || token.startsWith("claim-"));
+  if (seen?.token === token || empty) {
     await rm(aside, { recursive: true, force: true });
+    if (token.startsWith("claim-")) await removePrepared(lockPath, token.slice("claim-".length));
     return true;
   }
   // Not the one watched: put it back; if a new lock appeared meanwhile, its holder will find its
@@ -147,6 +180,10 @@ export async function takeOverLockDir(lockPath: string, token: string): Promise<
   await rename(aside, lockPath).catch(() => rm(aside, { recursive: true, force: true }));
   return false;
 }
+
+/** A crashed claimant's prepared directory (named by its holder id, as claimOf found it). */
+export const removePrepared = (lockPath: string, id: string) =>
+  rm(preparedPathOf(lockPath, id), { recursive: true, force: true });
 
 /** Removes the lock whoever holds it (plumb unlock --force). */
 export const removeLockDir = (lockPath: string) => rm(lockPath, { recursive: true, force: true });
