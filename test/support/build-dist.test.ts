@@ -6,7 +6,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildDist } from "./build-dist.js";
 
 // The suite's one build (test/global-setup.ts) on a one-file project: it may skip only when dist/
-// is provably these sources' build; a stale dist/ must never pass.
+// is provably these sources' build; a stale dist/ must never pass; a rebuild never leaves another
+// run without dist/.
 
 let root: string;
 const put = async (file: string, text: string) => {
@@ -58,9 +59,26 @@ it("leaves no output of a source that is gone (a moved or deleted file)", async 
   expect(await built()).toContain("a = 2");
 }, 60_000);
 
+it("swaps the new build in whole: dist/ is there, old or new, at every moment of a rebuild", async () => {
+  await put("src/a.ts", "export const a: number = 3;\n");
+  let done = false;
+  const build = buildDist(root).finally(() => (done = true));
+  const seen = new Set<string>();
+  while (!done) {
+    seen.add(
+      existsSync(join(root, "dist", "src", "a.js")) ? await built().catch(() => "missing") : "missing",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  expect(await build).toMatch(/^dist\/ built/);
+  expect([...seen].filter((text) => !/a = [23]/.test(text))).toEqual([]);
+  expect(await built()).toContain("a = 3");
+}, 60_000);
+
 it("ignores type errors (the typecheck's) but fails with tsc's output when it cannot build", async () => {
   await put("src/a.ts", 'export const a: number = "not a number";\n');
   expect(await buildDist(root)).toMatch(/^dist\/ built/);
   await put("src/a.ts", "export const = ;\n");
   await expect(buildDist(root)).rejects.toThrow(/build for the tests failed[\s\S]*src\/a\.ts[\s\S]*error TS/);
+  expect(await built()).toContain("not a number"); // the last good build stays
 }, 60_000);

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -76,10 +76,10 @@ async function readStamp(root: string): Promise<Stamp | undefined> {
  * another change in progress must not stop the tests); any error tsc still reports means it could
  * not build, and fails with tsc's output.
  */
-async function compile(root: string, config: string): Promise<void> {
+async function compile(root: string, config: string, outDir: string): Promise<void> {
   const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
   try {
-    await promisify(execFile)(process.execPath, [tsc, "-p", config, "--noCheck"], {
+    await promisify(execFile)(process.execPath, [tsc, "-p", config, "--noCheck", "--outDir", outDir], {
       cwd: root,
       maxBuffer: 64 << 20,
     });
@@ -93,6 +93,33 @@ async function compile(root: string, config: string): Promise<void> {
   }
 }
 
+/**
+ * Replaces `dist` with `staging` by renames: dist/ is missing only between two of them. A build
+ * swapping in at the same moment can take the place first: then move that one aside too. Where
+ * node_modules/ is another file system (EXDEV), dist/ is deleted and copied instead.
+ */
+async function swapIn(staging: string, dist: string): Promise<void> {
+  const aside = `${staging}-old`;
+  const errno = (error: unknown) => (error as NodeJS.ErrnoException).code;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await rename(dist, aside);
+    } catch (error) {
+      if (errno(error) === "EXDEV") await rm(dist, { recursive: true, force: true });
+      else if (errno(error) !== "ENOENT") throw error;
+    }
+    try {
+      await rename(staging, dist);
+      return;
+    } catch (error) {
+      if (errno(error) === "EXDEV") return await cp(staging, dist, { recursive: true });
+      if ((errno(error) !== "ENOTEMPTY" && errno(error) !== "EEXIST") || attempt === 5) throw error;
+    } finally {
+      await rm(aside, { recursive: true, force: true });
+    }
+  }
+}
+
 /** Builds dist/ unless the stamp shows it is already these sources' build; says which it did. */
 export async function buildDist(root: string): Promise<string> {
   const configs = await buildConfigs(root);
@@ -102,14 +129,23 @@ export async function buildDist(root: string): Promise<string> {
     return "dist/ is already the build of these sources (content hashes match): not rebuilt";
   }
   const started = performance.now();
-  // From an empty dist/: tsc never deletes the output of a source that was moved or removed, and
-  // a test loading dist/ by path would pass against that stale file (as two did after a move).
-  await rm(join(root, "dist"), { recursive: true, force: true });
-  for (const config of configs) await compile(root, config);
+  // From an empty directory: tsc never deletes the output of a source that was moved or removed,
+  // and a test loading dist/ by path would pass against that stale file (as two did after a move).
+  // Built beside dist/ and swapped in whole: another vitest run using dist/ meanwhile (a second
+  // terminal, watch mode) sees the old build or the new one, never a missing or half-written one;
+  // a failed build leaves the old one.
+  const cache = join(root, "node_modules", ".cache");
+  await mkdir(cache, { recursive: true });
+  const staging = await mkdtemp(join(cache, "plumb-test-build-"));
+  try {
+    for (const config of configs) await compile(root, config, staging);
+    await swapIn(staging, join(root, "dist"));
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
   const outputs = await hashOutputs(root);
   // A source changed while tsc ran: leave no stamp, so the next run builds again.
   if ((await hashInputs(root, configs)) === inputs) {
-    await mkdir(join(root, "node_modules", ".cache"), { recursive: true });
     await writeFile(join(root, STAMP), JSON.stringify({ inputs, outputs } satisfies Stamp));
   }
   return `dist/ built (${configs.map((c) => `tsc -p ${c}`).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(1)} s`;
