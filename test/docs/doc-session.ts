@@ -10,12 +10,14 @@ import { copyFlatExample } from "../support/flat-example.js";
 // A reader's shell for the runnable documentation blocks: a temporary git repository holding a
 // copy of examples/ (and of examples/saas without its environments as deployments/, the manifest
 // directory the docs call yours: one control plane), `plumb` on PATH as the built CLI, and PLUMB_API_URL pointing at a local control plane
-// on a free loopback port. The docs' address of that server, http://127.0.0.1:8123, is read as it.
+// on a free loopback port. The docs' address of that server, http://127.0.0.1:8123, is read as it;
+// `plumb demo` runs with revision states of 0.02 s.
 
 const run = promisify(execFile);
 const repo = process.cwd();
 const MAIN = join(repo, "dist", "src", "cli", "main.js");
 const DOCUMENTED_URL = "http://127.0.0.1:8123";
+const DEMO_REVISION_SECONDS = 0.02;
 
 /** `doctest-live-edit NAME JSON`: PATCHes deployment NAME live, as a change made in the UI would. */
 const LIVE_EDIT = `#!/usr/bin/env node
@@ -91,7 +93,13 @@ export async function startDocSession(): Promise<DocSession> {
     root,
     controlPlane,
     bash,
-    rewrite: (text) => text.replaceAll(DOCUMENTED_URL, controlPlane.url),
+    rewrite: (text) =>
+      text
+        .replaceAll(DOCUMENTED_URL, controlPlane.url)
+        // The demo's control planes take --revision-seconds (default 1) per revision state: 47 s
+        // for `plumb demo --once` on a loaded machine, 10 s at the 0.02 s its own test uses
+        // (test/cli/demo-environments.test.ts); every step runs all the same.
+        .replace(/^plumb demo\b/gm, `plumb demo --revision-seconds ${DEMO_REVISION_SECONDS}`),
     close: async () => {
       await controlPlane.stop();
       await rm(root, { recursive: true, force: true });
