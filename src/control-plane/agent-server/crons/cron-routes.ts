@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply } from "fastify";
-import { scheduleProblem, type CronRecord } from "./cron-store.js";
+import { scheduleProblem, type CronRecord, type CronStore } from "./cron-store.js";
 import { createRunStarter } from "../runs/run-create.js";
 import {
   invalid,
@@ -43,69 +43,85 @@ function parseCronFields(body: Record<string, unknown>, issues: ValidationIssue[
 }
 
 export function registerCronRoutes(app: FastifyInstance, deps: AgentRoutesDeps, kit: RouteKit): void {
-  const { ctx, crons, cronTicker, store, assistants } = deps;
   const { opts, path } = kit;
   const start = createRunStarter(deps, kit);
   deps.cronFire.fire = async (deploymentId, cron) => {
     const body = { ...cron.payload, on_completion: cron.on_run_completed };
     await start({ deploymentId, threadId: cron.thread_id ?? undefined }, body);
   };
-
-  const create = async (request: Req, reply: FastifyReply, threadId: string | null) => {
-    const body = isObject(request.body) ? request.body : {};
-    const issues: ValidationIssue[] = [];
-    const { onCompleted } = parseCronFields(body, issues, true);
-    const payload = Object.fromEntries(
-      Object.entries(body).filter(([k]) => !(CRON_FIELDS as readonly string[]).includes(k)),
-    );
-    const run = parseRunCreate(payload, ctx.webhookAllowHosts);
-    if (!run.ok) issues.push(...run.issues);
-    if (issues.length > 0 || !run.ok) return invalid(reply, issues);
-    const { deploymentId } = request.params;
-    if (threadId !== null && store.get(deploymentId, threadId) === undefined)
-      return notFound(reply, `Thread ${threadId} not found.`);
-    const assistant = assistants.resolve(deploymentId, run.value.assistant_id);
-    if (assistant === undefined) return notFound(reply, `Assistant ${run.value.assistant_id} not found.`);
-    const now = kit.iso();
-    const cron: CronRecord = {
-      cron_id: randomUUID(),
-      assistant_id: assistant.assistant_id,
-      thread_id: threadId,
-      schedule: body.schedule as string,
-      payload,
-      metadata: isObject(body.metadata) ? body.metadata : {},
-      end_time: typeof body.end_time === "string" ? new Date(body.end_time).toISOString() : null,
-      enabled: body.enabled !== false,
-      on_run_completed: onCompleted,
-      user_id: null,
-      created_at: now,
-      updated_at: now,
-      next_run_date: null,
-    };
-    crons.put(deploymentId, cron);
-    cronTicker.arm(deploymentId, cron);
-    await ctx.commit();
-    return structuredClone(cron);
-  };
-
-  app.post<Route>(path("/runs/crons"), opts, (request: Req, reply) => create(request, reply, null));
-  app.post<Route>(path("/threads/:threadId/runs/crons"), opts, (request: Req, reply) =>
-    create(request, reply, request.params.threadId),
+  app.post<Route>(path("/runs/crons"), opts, (request: Req, reply) =>
+    createCron(deps, kit.iso, request, reply, null),
   );
+  app.post<Route>(path("/threads/:threadId/runs/crons"), opts, (request: Req, reply) =>
+    createCron(deps, kit.iso, request, reply, request.params.threadId),
+  );
+  registerCronItemRoutes(app, deps, kit);
+  registerCronSearchRoutes(app, deps, kit);
+}
 
-  const findCron = (request: Req, reply: FastifyReply) => {
-    const { cronId } = request.params;
-    const cron = crons.get(request.params.deploymentId, cronId);
-    if (cron === undefined) void notFound(reply, `Cron ${cronId} not found.`);
-    return cron;
+/** POST /runs/crons (threadId null) and /threads/{tid}/runs/crons: checks, stores and arms the cron. */
+async function createCron(
+  { ctx, crons, cronTicker, store, assistants }: AgentRoutesDeps,
+  iso: () => string,
+  request: Req,
+  reply: FastifyReply,
+  threadId: string | null,
+) {
+  const body = isObject(request.body) ? request.body : {};
+  const issues: ValidationIssue[] = [];
+  const { onCompleted } = parseCronFields(body, issues, true);
+  const payload = Object.fromEntries(
+    Object.entries(body).filter(([k]) => !(CRON_FIELDS as readonly string[]).includes(k)),
+  );
+  const run = parseRunCreate(payload, ctx.webhookAllowHosts);
+  if (!run.ok) issues.push(...run.issues);
+  if (issues.length > 0 || !run.ok) return invalid(reply, issues);
+  const { deploymentId } = request.params;
+  if (threadId !== null && store.get(deploymentId, threadId) === undefined)
+    return notFound(reply, `Thread ${threadId} not found.`);
+  const assistant = assistants.resolve(deploymentId, run.value.assistant_id);
+  if (assistant === undefined) return notFound(reply, `Assistant ${run.value.assistant_id} not found.`);
+  const now = iso();
+  const cron: CronRecord = {
+    cron_id: randomUUID(),
+    assistant_id: assistant.assistant_id,
+    thread_id: threadId,
+    schedule: body.schedule as string,
+    payload,
+    metadata: isObject(body.metadata) ? body.metadata : {},
+    end_time: typeof body.end_time === "string" ? new Date(body.end_time).toISOString() : null,
+    enabled: body.enabled !== false,
+    on_run_completed: onCompleted,
+    user_id: null,
+    created_at: now,
+    updated_at: now,
+    next_run_date: null,
   };
+  crons.put(deploymentId, cron);
+  cronTicker.arm(deploymentId, cron);
+  await ctx.commit();
+  return structuredClone(cron);
+}
 
+function findCron(crons: CronStore, request: Req, reply: FastifyReply): CronRecord | undefined {
+  const { cronId } = request.params;
+  const cron = crons.get(request.params.deploymentId, cronId);
+  if (cron === undefined) void notFound(reply, `Cron ${cronId} not found.`);
+  return cron;
+}
+
+/** PATCH and DELETE of one cron; both re-arm or disarm its ticker. */
+function registerCronItemRoutes(
+  app: FastifyInstance,
+  { ctx, crons, cronTicker }: AgentRoutesDeps,
+  { opts, path, iso }: RouteKit,
+): void {
   app.patch<Route>(path("/runs/crons/:cronId"), opts, async (request: Req, reply) => {
     const body = isObject(request.body) ? request.body : {};
     const issues: ValidationIssue[] = [];
     parseCronFields(body, issues, false);
     if (issues.length > 0) return invalid(reply, issues);
-    const cron = findCron(request, reply);
+    const cron = findCron(crons, request, reply);
     if (cron === undefined) return reply;
     if (typeof body.schedule === "string") cron.schedule = body.schedule;
     if (body.end_time !== undefined)
@@ -116,32 +132,40 @@ export function registerCronRoutes(app: FastifyInstance, deps: AgentRoutesDeps, 
     if (isObject(body.metadata)) cron.metadata = { ...cron.metadata, ...body.metadata };
     for (const field of ["input", "config", "context", "webhook", "interrupt_before", "interrupt_after"])
       if (body[field] !== undefined) cron.payload[field] = body[field];
-    cron.updated_at = kit.iso();
+    cron.updated_at = iso();
     cronTicker.arm(request.params.deploymentId, cron);
     await ctx.commit();
     return structuredClone(cron);
   });
 
   app.delete<Route>(path("/runs/crons/:cronId"), opts, async (request: Req, reply) => {
-    const cron = findCron(request, reply);
+    const cron = findCron(crons, request, reply);
     if (cron === undefined) return reply;
     cronTicker.disarm(cron.cron_id);
     crons.delete(request.params.deploymentId, cron.cron_id);
     await ctx.commit();
     return reply.code(204).send();
   });
+}
 
-  const matching = (request: Req, body: Record<string, unknown>) =>
-    crons
-      .list(request.params.deploymentId)
-      .filter(
-        (c) =>
-          typeof body.assistant_id !== "string" ||
-          c.assistant_id === assistants.resolve(request.params.deploymentId, body.assistant_id)?.assistant_id,
-      )
-      .filter((c) => typeof body.thread_id !== "string" || c.thread_id === body.thread_id)
-      .filter((c) => typeof body.enabled !== "boolean" || c.enabled === body.enabled);
+/** The crons a search or count body selects (by assistant, thread, enabled), in store order. */
+function matchingCrons({ crons, assistants }: AgentRoutesDeps, request: Req, body: Record<string, unknown>) {
+  return crons
+    .list(request.params.deploymentId)
+    .filter(
+      (c) =>
+        typeof body.assistant_id !== "string" ||
+        c.assistant_id === assistants.resolve(request.params.deploymentId, body.assistant_id)?.assistant_id,
+    )
+    .filter((c) => typeof body.thread_id !== "string" || c.thread_id === body.thread_id)
+    .filter((c) => typeof body.enabled !== "boolean" || c.enabled === body.enabled);
+}
 
+function registerCronSearchRoutes(
+  app: FastifyInstance,
+  deps: AgentRoutesDeps,
+  { opts, path }: RouteKit,
+): void {
   app.post<Route>(path("/runs/crons/search"), opts, async (request: Req, reply) => {
     const body = isObject(request.body) ? request.body : {};
     const issues: ValidationIssue[] = [];
@@ -152,7 +176,7 @@ export function registerCronRoutes(app: FastifyInstance, deps: AgentRoutesDeps, 
     const limit = typeof body.limit === "number" ? body.limit : 10;
     const offset = typeof body.offset === "number" ? body.offset : 0;
     if (issues.length > 0) return invalid(reply, issues);
-    return matching(request, body)
+    return matchingCrons(deps, request, body)
       .map((cron, index) => ({ cron, index }))
       .sort(
         (a, b) => (String(a.cron[sortBy]).localeCompare(String(b.cron[sortBy])) || a.index - b.index) * order,
@@ -164,6 +188,6 @@ export function registerCronRoutes(app: FastifyInstance, deps: AgentRoutesDeps, 
   app.post<Route>(
     path("/runs/crons/count"),
     opts,
-    async (request: Req) => matching(request, isObject(request.body) ? request.body : {}).length,
+    async (request: Req) => matchingCrons(deps, request, isObject(request.body) ? request.body : {}).length,
   );
 }
