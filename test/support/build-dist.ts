@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -137,6 +137,7 @@ export async function buildDist(root: string): Promise<string> {
   const cache = join(root, "node_modules", ".cache");
   await mkdir(cache, { recursive: true });
   const staging = await mkdtemp(join(cache, "plumb-test-build-"));
+  await chmod(staging, 0o755); // dist/'s mode as tsc makes it (mkdtemp's is 0700)
   try {
     for (const config of configs) await compile(root, config, staging);
     await swapIn(staging, join(root, "dist"));
