@@ -108,6 +108,11 @@ export type EnvironmentStatusJson = {
   leader?: string | undefined;
   /** Why it could not start (role failed), e.g. its api_key variable is not set. */
   error?: string | undefined;
+  /**
+   * Its Environment document in git is invalid (file:line: message): the last valid one still runs,
+   * until the document is fixed.
+   */
+  invalid?: string | undefined;
   /** Its manifests are loaded (role leader). */
   ready: boolean;
   /** Every object of its first scan was reconciled once (role leader). */

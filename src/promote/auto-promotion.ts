@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import type { ApiOptions } from "../api/config.js";
+import type { LoadedEnvironment } from "../manifest/types.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { gitAt } from "../git/status-branch.js";
@@ -14,17 +15,25 @@ import { runPromotion } from "./run-promotion.js";
 // version is to be promoted, opens it as branch BRANCH of its git source (rebuilt from the
 // checked-out commit, force-pushed: the branch is plumb's, as --drift-branch's is) for review.
 // A branch that already holds exactly that change is not pushed again, so each promotion is
-// announced once.
+// announced once. The source's records (its checks, its write-ahead intents) are read where they
+// are authoritative: the status branch when one is set, else the status directory.
 
 export type AutoPromotionDeps = {
   source: { repoRoot: string; manifestRoot: string; gitEnv: Record<string, string> | undefined };
   /** The environment promoted to, and the branch its promotions are opened on. */
   to: string;
   branch: string;
+  /** Whether the environment promoted to still has promotion.auto (its Environment as followed now). */
+  enabled?: () => boolean;
   /** The API settings of an environment (the controller's reader of Environment documents). */
-  apiOf: (environment: string) => ApiOptions;
+  apiOf: (environment: LoadedEnvironment) => ApiOptions;
   /** Status directory of an environment's records. */
   statusDirOf: (environment: string) => string;
+  /**
+   * --status-branch: the source's records are read from ENV/ on this branch of the git source (the
+   * replica leading the source publishes them there), merged with its status directory's.
+   */
+  statusBranch?: string | undefined;
   env: NodeJS.ProcessEnv;
   fetch?: typeof fetch | undefined;
 };
@@ -39,7 +48,7 @@ export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<Open
   const tree = await loadManifests(root, { maxBytes: maxManifestBytesFrom(deps.env) });
   const scope = promotionScope(tree, deps.to, []);
   const from = scope.from.manifest.metadata.name;
-  const api = deps.apiOf(from);
+  const api = deps.apiOf(scope.from);
   const { report, changes } = await runPromotion({
     root,
     scope,
@@ -52,6 +61,7 @@ export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<Open
         ...(api.mode ? { mode: api.mode.mode } : {}),
         environment: from,
         statusDir: deps.statusDirOf(from),
+        ...(deps.statusBranch ? { statusBranch: deps.statusBranch, gitEnv: deps.source.gitEnv } : {}),
       },
       io: {
         stdout: quiet,

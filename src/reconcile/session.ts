@@ -37,6 +37,8 @@ export type SessionFlags = ApiFlags & {
   target?: string[];
   statusDir?: string;
   statusBranch?: string;
+  /** Credentials for the status branch's fetches (the controller's git source), when it needs any. */
+  gitEnv?: Record<string, string> | undefined;
   /** The environment planned (docs/environments.md): its deployments resolved; none without Environments. */
   environment?: string;
 };
@@ -90,6 +92,7 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
     root,
     statusDir: flags.statusDir,
     statusBranch: flags.statusBranch,
+    ...(flags.gitEnv ? { gitEnv: flags.gitEnv } : {}),
     environment: flags.environment, // ENV/ on the status branch, with its own lease
   };
   const store = await loadStatus(location);

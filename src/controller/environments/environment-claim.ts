@@ -14,6 +14,7 @@ import type { Store } from "../store.js";
 // to waiting when the lock is lost (another replica took it) or when this replica hands it over
 // because it leads more than its share. A failure here (its api_key variable is not set, its store
 // cannot be opened) is this environment's alone: it is retried, and meanwhile another replica may take it.
+// restart() (its Environment's API settings changed in git) drains the store and starts it again.
 
 export type EnvironmentRole = "starting" | "standby" | "leader" | "failed";
 
@@ -32,6 +33,8 @@ export type EnvironmentClaim = {
   stopWaiting(): void;
   /** Stop leading it gracefully, releasing the lock, and stand by. */
   handOver(): void;
+  /** Drain its store and start it again (new API settings), taking the lock again. */
+  restart(): void;
   /** Ends the claim: the store stops within graceMs and the lock is released. */
   stop(graceMs: number): Promise<void>;
 };
@@ -52,137 +55,176 @@ export type ClaimDeps = {
   log: Logger;
 };
 
+type Ending = "lost" | "hand-over" | "restart" | "stop";
+
+/** The claim's mutable state, shared by its loop, its leading and its methods. */
+type ClaimState = {
+  role: EnvironmentRole;
+  leader: string | undefined;
+  error: string | undefined;
+  store: Store | undefined;
+  since: number;
+  waiting: AbortController | undefined;
+  napping: (() => void) | undefined;
+  ending: ((why: Ending) => void) | undefined;
+  /** restart() while the store was starting: restarted once it has started. */
+  restartAsked: boolean;
+  stopping: AbortController;
+};
+
 export function startClaim(deps: ClaimDeps): EnvironmentClaim {
-  const { log } = deps;
-  const stopping = new AbortController();
-  let role: EnvironmentRole = "standby";
-  let leader: string | undefined;
-  let error: string | undefined;
-  let store: Store | undefined;
-  let since = 0;
-  let waiting: AbortController | undefined;
-  let napping: (() => void) | undefined;
-  let handingOver: (() => void) | undefined;
-
-  const nap = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        stopping.signal.removeEventListener("abort", done); // a standby naps all day: no listener piles up
-        napping = undefined;
-        resolve();
-      }
-      napping = done;
-      stopping.signal.addEventListener("abort", done, { once: true });
-    });
-
-  const fail = (reason: unknown, what: string) => {
-    role = "failed";
-    error = errorMessage(reason);
-    log.error({ err: error }, what);
+  const state: ClaimState = {
+    ...{ role: "standby", leader: undefined, error: undefined, store: undefined, since: 0 },
+    ...{ waiting: undefined, napping: undefined, ending: undefined, restartAsked: false },
+    stopping: new AbortController(),
   };
-
-  async function lead(lock: StateLock): Promise<void> {
-    role = "starting";
-    try {
-      store = await deps.start(lock);
-    } catch (reason) {
-      fail(reason, "environment not started: retrying");
-      return nap(deps.retryMs);
-    }
-    role = "leader";
-    error = undefined;
-    since = performance.now();
-    deps.changed();
-    const lost = new Promise<"lost">((resolve) =>
-      lock.lost.aborted
-        ? resolve("lost")
-        : lock.lost.addEventListener("abort", () => resolve("lost"), { once: true }),
-    );
-    const handOver = new Promise<"hand-over">((resolve) => (handingOver = () => resolve("hand-over")));
-    let onStop = () => undefined as void;
-    const ended = new Promise<"stop">((resolve) => {
-      onStop = () => resolve("stop");
-      if (stopping.signal.aborted)
-        onStop(); // stopped while it was starting
-      else stopping.signal.addEventListener("abort", onStop, { once: true });
-    });
-    const why = await Promise.race([lost, handOver, ended]);
-    stopping.signal.removeEventListener("abort", onStop);
-    handingOver = undefined;
-    if (why === "stop") return; // stop() stops the store
-    const leading = store;
-    if (why === "lost") log.error({}, "lost this environment's state lock: standing by");
-    else log.info({}, "handing this environment over: this replica leads more than its share");
-    await leading.stop(why === "lost" ? 0 : deps.graceMs);
-    store = undefined;
-    role = "standby";
-    deps.changed();
-  }
-
-  async function loop(): Promise<void> {
-    while (!stopping.signal.aborted) {
-      try {
-        deps.check();
-      } catch (reason) {
-        fail(reason, "environment cannot run: retrying");
-        await nap(deps.retryMs);
-        continue;
-      }
-      if (role === "failed") role = "standby";
-      if (!deps.mayTake()) {
-        await nap(deps.retryMs);
-        continue;
-      }
-      const wait = (waiting = new AbortController());
-      void readStateLock(deps.target)
-        .then((holder) => (leader = holder ? describeHolder(holder) : undefined))
-        .catch(() => undefined);
-      let lock: StateLock;
-      try {
-        lock = await acquireStateLock(deps.target, {
-          command: "plumb controller",
-          timeoutMs: Number.POSITIVE_INFINITY,
-          signal: AbortSignal.any([wait.signal, stopping.signal]),
-          ...(deps.leaseMs ? { leaseMs: deps.leaseMs } : {}),
-        });
-      } catch (reason) {
-        if (wait.signal.aborted || stopping.signal.aborted) continue;
-        fail(reason, "cannot take this environment's state lock: retrying");
-        await nap(deps.retryMs);
-        continue;
-      } finally {
-        waiting = undefined;
-      }
-      leader = undefined;
-      if (stopping.signal.aborted || !deps.mayTake()) {
-        await lock.release(); // another environment took the last place meanwhile
-        continue;
-      }
-      log.info({}, "took this environment's state lock: leading");
-      await lead(lock);
-    }
-  }
-
-  const running = loop().catch((reason: unknown) => fail(reason, "environment claim failed"));
+  const running = loop(deps, state).catch((reason: unknown) =>
+    fail(deps, state, reason, "environment claim failed"),
+  );
   return {
     name: deps.name,
-    role: () => role,
-    leader: () => leader,
-    error: () => error,
-    store: () => store,
-    since: () => since,
-    wake: () => napping?.(),
-    stopWaiting: () => waiting?.abort(),
-    handOver: () => handingOver?.(),
+    role: () => state.role,
+    leader: () => state.leader,
+    error: () => state.error,
+    store: () => state.store,
+    since: () => state.since,
+    wake: () => state.napping?.(),
+    stopWaiting: () => state.waiting?.abort(),
+    handOver: () => state.ending?.("hand-over"),
+    restart() {
+      if (state.role === "starting") state.restartAsked = true;
+      else if (state.ending) state.ending("restart");
+      else state.napping?.(); // failed or waiting: the next look reads the new settings
+    },
     async stop(graceMs) {
-      stopping.abort();
-      waiting?.abort();
+      state.stopping.abort();
+      state.waiting?.abort();
       await running;
-      const leading = store;
-      store = undefined;
+      const leading = state.store;
+      state.store = undefined;
       await leading?.stop(graceMs);
     },
   };
+}
+
+function fail(deps: ClaimDeps, state: ClaimState, reason: unknown, what: string): void {
+  state.role = "failed";
+  state.error = errorMessage(reason);
+  deps.log.error({ err: state.error }, what);
+}
+
+/** Sleeps ms, or less when stopped or woken; a standby naps all day: no listener piles up. */
+function nap(state: ClaimState, ms: number): Promise<void> {
+  const { signal } = state.stopping;
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      state.napping = undefined;
+      resolve();
+    }
+    state.napping = done;
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+async function loop(deps: ClaimDeps, state: ClaimState): Promise<void> {
+  const { signal } = state.stopping;
+  while (!signal.aborted) {
+    try {
+      deps.check();
+    } catch (reason) {
+      fail(deps, state, reason, "environment cannot run: retrying");
+      await nap(state, deps.retryMs);
+      continue;
+    }
+    if (state.role === "failed") state.role = "standby";
+    if (!deps.mayTake()) {
+      await nap(state, deps.retryMs);
+      continue;
+    }
+    const lock = await takeLock(deps, state);
+    if (!lock) continue;
+    state.leader = undefined;
+    if (signal.aborted || !deps.mayTake()) {
+      await lock.release(); // another environment took the last place meanwhile
+      continue;
+    }
+    deps.log.info({}, "took this environment's state lock: leading");
+    await lead(deps, state, lock);
+  }
+}
+
+/** Waits for the lock; undefined when the wait was called off or failed (after a nap). */
+async function takeLock(deps: ClaimDeps, state: ClaimState): Promise<StateLock | undefined> {
+  const { signal } = state.stopping;
+  const wait = (state.waiting = new AbortController());
+  void readStateLock(deps.target)
+    .then((holder) => (state.leader = holder ? describeHolder(holder) : undefined))
+    .catch(() => undefined);
+  try {
+    return await acquireStateLock(deps.target, {
+      command: "plumb controller",
+      timeoutMs: Number.POSITIVE_INFINITY,
+      signal: AbortSignal.any([wait.signal, signal]),
+      ...(deps.leaseMs ? { leaseMs: deps.leaseMs } : {}),
+    });
+  } catch (reason) {
+    if (wait.signal.aborted || signal.aborted) return undefined;
+    fail(deps, state, reason, "cannot take this environment's state lock: retrying");
+    await nap(state, deps.retryMs);
+    return undefined;
+  } finally {
+    state.waiting = undefined;
+  }
+}
+
+async function lead(deps: ClaimDeps, state: ClaimState, lock: StateLock): Promise<void> {
+  state.role = "starting";
+  try {
+    state.store = await deps.start(lock);
+  } catch (reason) {
+    state.restartAsked = false; // the next start reads the settings afresh
+    fail(deps, state, reason, "environment not started: retrying");
+    return nap(state, deps.retryMs);
+  }
+  state.role = "leader";
+  state.error = undefined;
+  state.since = performance.now();
+  deps.changed();
+  const why = await leadingEnds(state, lock);
+  if (why === "stop") return; // stop() stops the store
+  const leading = state.store;
+  if (why === "lost") deps.log.error({}, "lost this environment's state lock: standing by");
+  else if (why === "restart")
+    deps.log.info({}, "this environment's API settings changed: draining its store and starting it again");
+  else deps.log.info({}, "handing this environment over: this replica leads more than its share");
+  await leading.stop(why === "lost" ? 0 : deps.graceMs);
+  state.store = undefined;
+  state.role = "standby";
+  // A restart takes the lock again at once: the place it held is not offered to another environment.
+  if (why !== "restart") deps.changed();
+}
+
+/** Resolves with why leading ends: the lock lost, a hand-over, a restart or the claim stopped. */
+async function leadingEnds(state: ClaimState, lock: StateLock): Promise<Ending> {
+  const { signal } = state.stopping;
+  let end = (_why: Ending) => undefined as void;
+  const ended = new Promise<Ending>((resolve) => (end = resolve));
+  const onLost = () => end("lost");
+  const onStop = () => end("stop");
+  state.ending = (why) => end(why);
+  if (lock.lost.aborted) onLost();
+  else lock.lost.addEventListener("abort", onLost, { once: true });
+  if (signal.aborted)
+    onStop(); // stopped while it was starting
+  else signal.addEventListener("abort", onStop, { once: true });
+  if (state.restartAsked) end("restart");
+  state.restartAsked = false;
+  const why = await ended;
+  signal.removeEventListener("abort", onStop);
+  lock.lost.removeEventListener("abort", onLost);
+  state.ending = undefined;
+  return why;
 }

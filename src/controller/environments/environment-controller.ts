@@ -4,6 +4,8 @@ import type { Clock } from "../../clock.js";
 import { PlumbError, UsageError } from "../../errors.js";
 import { DEFAULT_LEASE_MS } from "../../lock/lock-types.js";
 import { lockTargetOf } from "../../lock/index.js";
+import type { Logger } from "../../logger.js";
+import type { LoadResult } from "../../manifest/load.js";
 import { maxManifestBytesFrom } from "../../manifest/parse.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
 import { resolveStatusDir, type StatusLocation } from "../../git/status-source.js";
@@ -16,10 +18,11 @@ import { createSync, startTriggers } from "../source/triggers.js";
 import { startStore } from "../store.js";
 import { type EnvironmentClaim, startClaim } from "./environment-claim.js";
 import { environmentHandlers } from "./environment-http.js";
-import { createEnvironmentLoad } from "./environment-load.js";
+import { createEnvironmentLoad, type EnvironmentLoad } from "./environment-load.js";
+import { promotionOf } from "./environment-promotion.js";
+import { followEnvironments } from "./environment-roster.js";
 import { environmentsStatus } from "./environment-status.js";
-import { createRebalance } from "./rebalance.js";
-import type { AutoPromotionDeps } from "../../promote/auto-promotion.js";
+import { createRebalance, type Rebalance } from "./rebalance.js";
 import { defaultReplicaId, startReplicas } from "./replicas.js";
 
 // `plumb controller` on a tree that defines environments (docs/environments.md "The controller"):
@@ -27,9 +30,34 @@ import { defaultReplicaId, startReplicas } from "./replicas.js";
 // state lock, status store P/.plumb/status/ENV/ — ENV/ on the status branch —, work queue and drift
 // sweep), each claimed independently (environment-claim.ts), spread over the live replicas
 // (rebalance.ts, replicas.ts). The source, its triggers, one read of the tree per trigger and the
-// HTTP side are shared.
+// HTTP side are shared. Each trigger's read also says which environments git defines now
+// (environment-roster.ts): one added starts, one removed stops, one whose connection changed restarts.
 
 const HAND_OVER_GRACE_MS = 10_000;
+
+/** What the environments of one controller share; `roster` and `claims` follow git. */
+type Context = {
+  options: ControllerStartOptions;
+  source: ManifestSource;
+  http: ControllerHttp | undefined;
+  log: Logger;
+  base: string;
+  leaseMs: number;
+  environmentApi: (environment: LoadedEnvironment, root: string) => ApiOptions;
+  tree: EnvironmentLoad;
+  rebalance: Rebalance;
+  /** The Environment documents followed (the last valid one of each), by name. */
+  roster: Map<string, LoadedEnvironment>;
+  /** Environments whose document in git is invalid: the first problem (the last valid one runs). */
+  invalid: Map<string, string>;
+  claims: EnvironmentClaim[];
+  /** Claims of environments removed from git, still draining. */
+  ending: Set<Promise<void>>;
+  /** Started while a trigger came: rescanned once leading, so its first snapshot is not older. */
+  rescanOnceStarted: Set<string>;
+  nextDriftCheck: () => Date | null;
+  stopping: boolean;
+};
 
 export async function startEnvironmentController(
   options: ControllerStartOptions,
@@ -40,173 +68,235 @@ export async function startEnvironmentController(
     clock: Clock;
   },
 ): Promise<Controller> {
+  const environmentApi = checkEnvironmentOptions(options);
   const { source, http } = shared;
   const log = options.logger;
   const timers = options.timers ?? systemTimers;
-  if (options.driftBranch)
-    throw new UsageError("--drift-branch with environments is planned (docs/environments.md); drop it");
-  const environmentApi = options.environmentApi;
-  if (!environmentApi)
-    throw new PlumbError(
-      "api-config",
-      "the manifests define environments, and no reader of their API settings was given",
-    );
   const leaseMs = options.lockLeaseMs ?? DEFAULT_LEASE_MS;
   const base = resolveStatusDir({ root: source.manifestRoot, statusDir: options.statusDir });
   const loader = createManifestLoader(maxManifestBytesFrom(options.env), timers);
-  const tree = createEnvironmentLoad((root) => loader.loadTree(root));
-  const replicas = await startReplicas({
-    dir: join(base, ".replicas"),
-    id: options.replicaId ?? defaultReplicaId(),
-    leaseMs,
-    log,
-  });
-  let stopping = false;
-  const claims: EnvironmentClaim[] = [];
-  const leaders = () => claims.filter((c) => c.role() === "leader" && c.store());
-  const rebalance = createRebalance(shared.environments.length, () => claims, replicas.live);
-  // Started while a trigger came: rescanned once leading, so its first snapshot is not older.
-  const rescanOnceStarted = new Set<string>();
-  const scanAll = async (trigger: string) => {
-    if (stopping) return;
-    tree.next();
-    for (const c of claims) if (c.role() === "starting") rescanOnceStarted.add(c.name);
-    await Promise.all(leaders().map((c) => c.store()!.scan(trigger)));
+  const id = options.replicaId ?? defaultReplicaId();
+  const replicas = await startReplicas({ dir: join(base, ".replicas"), id, leaseMs, log });
+  const roster = new Map(shared.environments.map((e) => [e.manifest.metadata.name, e]));
+  const ctx: Context = {
+    ...{ options, source, http, log, base, leaseMs, environmentApi, roster, invalid: new Map() },
+    ...{ claims: [], ending: new Set(), rescanOnceStarted: new Set(), stopping: false },
+    tree: createEnvironmentLoad(
+      (root) => loader.loadTree(root),
+      (name) => ctx.roster.get(name),
+    ),
+    rebalance: createRebalance(
+      () => ctx.claims.length,
+      () => ctx.claims,
+      replicas.live,
+    ),
+    nextDriftCheck: () => null,
   };
-  const scanned = (trigger: string, result: "ok" | "invalid" | "error") =>
-    leaders().forEach((c) => c.store()!.scanned(trigger, result));
-  const sync = createSync({ source, scan: scanAll, metrics: { scanned }, log, stopping: () => stopping });
-  const checkDrift = async () => void (await Promise.all(leaders().map((c) => c.store()!.checkDrift())));
+  const scans = createScans(ctx);
   const triggers = await startTriggers({
     source,
     intervalMs: options.source.kind === "git" ? options.source.intervalMs : undefined,
     debounceMs: options.debounceMs,
     driftSchedule: options.driftSchedule,
-    scan: scanAll,
-    sync,
-    checkDrift,
-    timers,
-    log,
+    ...{ scan: scans.scanAll, sync: scans.sync, checkDrift: scans.checkDrift, timers, log },
   }).catch(async (error: unknown) => {
     await replicas.stop(); // startup failed: this replica is not one of the live ones
     await loader.close();
     throw error;
   });
-
-  // promotion.auto with --promote-branch-prefix: the environment's promotions opened as branches.
-  const promotionOf = (environment: LoadedEnvironment): AutoPromotionDeps | undefined => {
-    const name = environment.manifest.metadata.name;
-    if (options.promoteBranchPrefix === undefined || environment.manifest.spec.promotion?.auto !== true)
-      return undefined;
-    const byName = (env: string) => shared.environments.find((e) => e.manifest.metadata.name === env);
-    return {
-      source: { repoRoot: source.repoRoot, manifestRoot: source.manifestRoot, gitEnv: source.gitEnv },
-      to: name,
-      branch: `${options.promoteBranchPrefix}${name}`,
-      apiOf: (env) => {
-        const found = byName(env);
-        if (!found) throw new PlumbError("promotion-not-configured", `environment ${env} is not defined`);
-        return environmentApi(found, source.manifestRoot);
-      },
-      statusDirOf: (env) => join(base, env),
-      env: options.env,
-      fetch: options.fetch,
-    };
-  };
-
-  for (const environment of shared.environments) {
-    const name = environment.manifest.metadata.name;
-    const envLog = log.child({ environment: name });
-    const location: StatusLocation = {
-      root: source.manifestRoot,
-      statusDir: join(base, name),
-      statusBranch: options.statusBranch,
-      gitEnv: source.gitEnv,
-      environment: name,
-    };
-    let api: ApiOptions | undefined;
-    claims.push(
-      startClaim({
-        name,
-        target: lockTargetOf(location),
-        leaseMs: options.lockLeaseMs,
-        mayTake: rebalance.mayTake,
-        check: () => void (api = environmentApi(environment, source.manifestRoot)),
-        start: async (lock) => {
-          const store = await startStore(
-            { ...options, api: api!, logger: envLog, statusDir: location.statusDir, signal: undefined },
-            {
-              source,
-              http: undefined,
-              lock,
-              environment: {
-                name,
-                location,
-                load: tree.forEnvironment(name),
-                nextDriftCheck: () => triggers.nextDriftCheck(),
-                pageUrl: () => http?.url,
-                promotion: promotionOf(environment),
-              },
-            },
-          );
-          store.registry.setDefaultLabels({ environment: name });
-          if (rescanOnceStarted.delete(name)) void store.scan("watch");
-          return store;
-        },
-        changed: () => rebalance.run(),
-        retryMs: Math.max(1_000, leaseMs),
-        graceMs: HAND_OVER_GRACE_MS,
-        log: envLog,
-      }),
-    );
-  }
-  rebalance.run();
-  const ticker = setInterval(() => rebalance.run(), Math.max(100, leaseMs / 3));
+  ctx.nextDriftCheck = () => triggers.nextDriftCheck();
+  for (const name of roster.keys()) ctx.claims.push(claimOf(ctx, name));
+  ctx.rebalance.run();
+  const ticker = setInterval(() => ctx.rebalance.run(), Math.max(100, leaseMs / 3));
   ticker.unref();
-  const status = () => environmentsStatus({ claims, source, replicas, share: rebalance.share });
+  const status = () =>
+    environmentsStatus({
+      ...{ claims: ctx.claims, source, replicas, share: ctx.rebalance.share },
+      invalid: (name) => ctx.invalid.get(name),
+    });
   http?.use(
     environmentHandlers({
-      claims: () => claims,
-      environments: shared.environments,
+      claims: () => ctx.claims,
+      environments: () => [...ctx.roster.values()],
+      invalid: (name) => ctx.invalid.get(name),
       statusDirOf: (name) => join(base, name),
-      status,
-      statusToken: options.statusToken,
-      webhookSecret: options.webhookSecret,
-      sync,
-      scanned,
-      log,
+      ...{ status, statusToken: options.statusToken, webhookSecret: options.webhookSecret },
+      ...{ sync: scans.sync, scanned: scans.scanned, clock: shared.clock, log },
     }),
   );
   log.info(
-    { environments: claims.map((c) => c.name), replica: replicas.self, replicas: replicas.live() },
+    { environments: ctx.claims.map((c) => c.name), replica: replicas.self, replicas: replicas.live() },
     "reconciling environments",
   );
+  const stopParts = async (graceMs: number) => {
+    clearInterval(ticker);
+    await triggers.stop();
+    await Promise.all([...ctx.claims.map((c) => c.stop(graceMs)), ...ctx.ending]);
+    await replicas.stop();
+    await loader.close();
+  };
+  return controllerOf(ctx, { ...scans, status, stopParts });
+}
 
+/** The options a controller of environments refuses or needs; its reader of Environment API settings. */
+function checkEnvironmentOptions(options: ControllerStartOptions): Context["environmentApi"] {
+  if (options.driftBranch)
+    throw new UsageError("--drift-branch with environments is planned (docs/environments.md); drop it");
+  if (!options.environmentApi)
+    throw new PlumbError(
+      "api-config",
+      "the manifests define environments, and no reader of their API settings was given",
+    );
+  return options.environmentApi;
+}
+
+const leadersOf = (claims: readonly EnvironmentClaim[]) =>
+  claims.filter((c) => c.role() === "leader" && c.store());
+
+/** The shared triggers' work: follow git's environments, then scan (or check) each one led here. */
+function createScans(ctx: Context) {
+  const { log, source } = ctx;
+  const scanAll = async (trigger: string) => {
+    if (ctx.stopping) return;
+    ctx.tree.next();
+    try {
+      // A read that fails is each store's to report (its scan shares the same failed read).
+      const tree = await ctx.tree.shared(source.manifestRoot).catch(() => undefined);
+      if (tree && !ctx.stopping) follow(ctx, tree);
+      for (const c of ctx.claims) if (c.role() === "starting") ctx.rescanOnceStarted.add(c.name);
+      await Promise.all(leadersOf(ctx.claims).map((c) => c.store()!.scan(trigger)));
+    } finally {
+      ctx.tree.release();
+    }
+  };
+  const scanned = (trigger: string, result: "ok" | "invalid" | "error") =>
+    leadersOf(ctx.claims).forEach((c) => c.store()!.scanned(trigger, result));
+  const sync = createSync({ source, scan: scanAll, metrics: { scanned }, log, stopping: () => ctx.stopping });
+  const checkDrift = async () =>
+    void (await Promise.all(leadersOf(ctx.claims).map((c) => c.store()!.checkDrift())));
+  return { scanAll, scanned, sync, checkDrift };
+}
+
+/** The environments git defines now: start the added, stop the removed, restart the reconnected. */
+function follow(ctx: Context, tree: LoadResult): void {
+  const { log } = ctx;
+  const change = followEnvironments(ctx.roster, tree, ctx.options.environments ?? []);
+  ctx.roster = change.next;
+  for (const [name, problem] of change.invalid)
+    if (ctx.invalid.get(name) !== problem)
+      log.warn(
+        { environment: name, problem },
+        "Environment document invalid: running its last valid version",
+      );
+  ctx.invalid = change.invalid;
+  for (const name of change.removed) {
+    const claim = ctx.claims.find((c) => c.name === name);
+    if (!claim) continue;
+    ctx.claims.splice(ctx.claims.indexOf(claim), 1);
+    ctx.rescanOnceStarted.delete(name);
+    log.info({ environment: name }, "Environment removed from git: stopping it here (nothing is deleted)");
+    const ending: Promise<void> = claim.stop(HAND_OVER_GRACE_MS).finally(() => ctx.ending.delete(ending));
+    ctx.ending.add(ending);
+  }
+  for (const name of change.added) {
+    log.info({ environment: name }, "Environment added in git: reconciling it");
+    ctx.claims.push(claimOf(ctx, name));
+  }
+  for (const name of change.restarted) {
+    log.info(
+      { environment: name },
+      "Environment's connection changed in git: restarting its client and store",
+    );
+    ctx.claims.find((c) => c.name === name)?.restart();
+  }
+  if (change.removed.length > 0 && ctx.roster.size === 0)
+    log.warn({}, "the manifests define no environment any more: restart the controller to reconcile them");
+  if (change.added.length + change.removed.length > 0) ctx.rebalance.run();
+}
+
+/** One environment's claim: its lock, and its store started on its current Environment document. */
+function claimOf(ctx: Context, name: string): EnvironmentClaim {
+  const { options, source } = ctx;
+  const log = options.logger.child({ environment: name });
+  const location: StatusLocation = {
+    root: source.manifestRoot,
+    statusDir: join(ctx.base, name),
+    statusBranch: options.statusBranch,
+    gitEnv: source.gitEnv,
+    environment: name,
+  };
+  const api = () => {
+    const environment = ctx.roster.get(name);
+    if (!environment) throw new PlumbError("api-config", `environment ${name} is no longer defined in git`);
+    return ctx.environmentApi(environment, source.manifestRoot);
+  };
+  const promotion = {
+    source,
+    base: ctx.base,
+    environments: () => ctx.roster,
+    environmentApi: ctx.environmentApi,
+  };
+  return startClaim({
+    name,
+    target: lockTargetOf(location),
+    leaseMs: options.lockLeaseMs,
+    mayTake: ctx.rebalance.mayTake,
+    check: () => void api(),
+    start: async (lock) => {
+      const store = await startStore(
+        { ...options, api: api(), logger: log, statusDir: location.statusDir, signal: undefined },
+        {
+          source,
+          http: undefined,
+          lock,
+          environment: {
+            ...{ name, location, load: ctx.tree.forEnvironment(name) },
+            nextDriftCheck: () => ctx.nextDriftCheck(),
+            pageUrl: () => ctx.http?.url,
+            promotion: promotionOf(options, promotion, name),
+          },
+        },
+      );
+      store.registry.setDefaultLabels({ environment: name });
+      if (ctx.rescanOnceStarted.delete(name)) void store.scan("watch");
+      return store;
+    },
+    changed: () => ctx.rebalance.run(),
+    retryMs: Math.max(1_000, ctx.leaseMs),
+    graceMs: HAND_OVER_GRACE_MS,
+    log,
+  });
+}
+
+function controllerOf(
+  ctx: Context,
+  parts: ReturnType<typeof createScans> & {
+    status: Controller["status"];
+    stopParts: (graceMs: number) => Promise<void>;
+  },
+): Controller {
+  const leaders = () => leadersOf(ctx.claims);
   return {
-    url: http?.url,
-    manifestRoot: source.manifestRoot,
+    url: ctx.http?.url,
+    manifestRoot: ctx.source.manifestRoot,
     // Settled: every environment led here has reconciled its first scan, and none is still starting.
     ready: () =>
       leaders().length > 0 &&
       leaders().every((c) => c.store()!.ready()) &&
-      !claims.some((c) => c.role() === "starting"),
-    status,
+      !ctx.claims.some((c) => c.role() === "starting"),
+    status: parts.status,
     // Each environment's lock is its own: losing one stands that environment by (environment-claim.ts).
     lockLost: new AbortController().signal,
-    rescan: () => scanAll("manual"),
-    sync: () => sync("manual"),
-    checkDrift,
+    rescan: () => parts.scanAll("manual"),
+    sync: () => parts.sync("manual"),
+    checkDrift: parts.checkDrift,
     async stop(graceMs = 10_000) {
-      if (stopping) return;
-      stopping = true;
-      clearInterval(ticker);
-      await triggers.stop();
-      await Promise.all(claims.map((c) => c.stop(graceMs)));
-      await replicas.stop();
-      await loader.close();
-      await http?.close();
-      await source.close();
-      log.info({}, "stopped; status saved");
+      if (ctx.stopping) return;
+      ctx.stopping = true;
+      await parts.stopParts(graceMs);
+      await ctx.http?.close();
+      await ctx.source.close();
+      ctx.log.info({}, "stopped; status saved");
     },
   };
 }

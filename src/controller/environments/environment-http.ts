@@ -1,4 +1,5 @@
 import type { Registry } from "prom-client";
+import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
 import { buildObjectPage } from "../../status-page/page-model.js";
 import { buildStandbyHeader } from "../../status-page/page-header.js";
@@ -23,14 +24,17 @@ import { mergeMetricsText } from "./merge-metrics.js";
 
 export function environmentHandlers(deps: {
   claims: () => readonly EnvironmentClaim[];
-  /** Every environment reconciled, and where its status store is (the matrix reads those led elsewhere). */
-  environments: readonly LoadedEnvironment[];
+  /** Every environment reconciled now, and where its status store is (the matrix reads those led elsewhere). */
+  environments: () => readonly LoadedEnvironment[];
+  /** The problem of an environment whose document in git is invalid (its last valid one runs). */
+  invalid: (environment: string) => string | undefined;
   statusDirOf: (environment: string) => string;
   status: () => ControllerStatusJson;
   statusToken: string | undefined;
   webhookSecret: string | undefined;
   sync: (trigger: string) => Promise<void>;
   scanned: (source: string, result: "ok" | "invalid" | "error") => void;
+  clock: Clock;
   log: Logger;
 }): HttpHandlers {
   const { claims, log } = deps;
@@ -42,6 +46,7 @@ export function environmentHandlers(deps: {
       ready: c.role() === "leader" && (c.store()?.loaded() ?? false),
       ...(c.leader() && c.role() !== "leader" ? { leader: c.leader() } : {}),
       ...(c.error() ? { error: c.error() } : {}),
+      ...(deps.invalid(c.name) ? { invalid: deps.invalid(c.name) } : {}),
     }));
   const ready = () => leaders().length > 0 && leaders().every((c) => c.store()!.loaded());
   const registry: Pick<Registry, "metrics" | "contentType"> = {
@@ -69,7 +74,7 @@ export function environmentHandlers(deps: {
     status: deps.status,
     statusToken: deps.statusToken,
     webhookSecret: deps.webhookSecret,
-    page: environmentPage(claims, (query) => matrixOf(deps, query)),
+    page: environmentPage(deps, (query) => matrixOf(deps, query)),
     onWebhook: () => {
       log.info({}, "webhook received: fetching now");
       void deps.sync("webhook");
@@ -94,7 +99,7 @@ async function matrixOf(
 ): Promise<MatrixPage> {
   const claims = deps.claims();
   const environments = await Promise.all(
-    deps.environments.map(async ({ manifest }) => {
+    deps.environments().map(async ({ manifest }) => {
       const name = manifest.metadata.name;
       const claim = claims.find((c) => c.name === name);
       const led = claim?.role() === "leader" ? claim.store() : undefined;
@@ -113,9 +118,10 @@ async function matrixOf(
 }
 
 function environmentPage(
-  claims: () => readonly EnvironmentClaim[],
+  deps: Pick<Parameters<typeof environmentHandlers>[0], "claims" | "invalid" | "clock">,
   matrix: (query: MatrixQuery) => Promise<MatrixPage>,
 ): PageRoutes {
+  const { claims } = deps;
   const pageOf = (environment: string | undefined) => {
     const led = claims().filter((c) => c.role() === "leader" && c.store()?.handlers?.page);
     const claim = environment ? led.find((c) => c.name === environment) : led[0];
@@ -126,7 +132,8 @@ function environmentPage(
     header(environment) {
       const led = pageOf(environment);
       if (led) return { ...led.page.header(), environment: led.name, environments: summary() };
-      return { ...buildStandbyHeader("", "(no environment led here)", new Date()), environments: summary() };
+      const now = new Date(deps.clock.now());
+      return { ...buildStandbyHeader("", "(no environment led here)", now), environments: summary() };
     },
     objects: (query, environment) => pageOf(environment)?.page.objects(query) ?? buildObjectPage([], query),
     detail: async (kind, name, environment) => (await pageOf(environment)?.page.detail(kind, name)) ?? null,
@@ -137,7 +144,7 @@ function environmentPage(
       });
       return () => stops.forEach((stop) => stop());
     },
-    environments: () => environmentRecords(claims()),
+    environments: () => environmentRecords(claims(), deps.invalid),
     matrix,
   };
 }

@@ -11,6 +11,8 @@ export type EnvironmentRecord = {
   role: string;
   leader?: string;
   error?: string;
+  /** Its Environment document in git is invalid: the problem (the last valid one runs). */
+  invalid?: string;
   objects: Array<{
     kind: string;
     name: string;
@@ -25,14 +27,19 @@ export type EnvironmentRecord = {
   }>;
 };
 
-export function environmentRecords(claims: readonly EnvironmentClaim[]): EnvironmentRecord[] {
+export function environmentRecords(
+  claims: readonly EnvironmentClaim[],
+  invalid: (environment: string) => string | undefined = () => undefined,
+): EnvironmentRecord[] {
   return claims.map((c) => {
+    const problem = invalid(c.name);
     const store = c.role() === "leader" ? c.store() : undefined;
     return {
       environment: c.name,
       role: c.role(),
       ...(c.leader() && c.role() !== "leader" ? { leader: c.leader()! } : {}),
       ...(c.error() ? { error: c.error()! } : {}),
+      ...(problem ? { invalid: problem } : {}),
       objects: store ? store.status().objects.map(recordOf) : [],
     };
   });

@@ -9,6 +9,8 @@ export function environmentsStatus(parts: {
   source: { kind: string; location: string; commit(): string | null };
   replicas: { self: string; live(): number };
   share: () => number;
+  /** The problem of an environment whose document in git is invalid (environment-roster.ts). */
+  invalid: (environment: string) => string | undefined;
 }): ControllerStatusJson {
   const led = parts.claims.flatMap((c) => {
     const store = c.role() === "leader" ? c.store() : undefined;
@@ -21,6 +23,7 @@ export function environmentsStatus(parts: {
       role: c.role(),
       ...(c.role() !== "leader" && c.leader() ? { leader: c.leader() } : {}),
       ...(c.error() ? { error: c.error() } : {}),
+      ...(parts.invalid(c.name) ? { invalid: parts.invalid(c.name) } : {}),
       ready: mine ? mine.store.loaded() : false,
       settled: mine?.json.settled ?? false,
       objects: mine?.json.objects.length ?? 0,

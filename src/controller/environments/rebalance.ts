@@ -16,12 +16,13 @@ export type Rebalance = {
 };
 
 export function createRebalance(
-  environments: number,
+  /** How many environments the replicas share (those git defines now). */
+  environments: () => number,
   claims: () => readonly EnvironmentClaim[],
   live: () => number,
 ): Rebalance {
   const held = () => claims().filter((c) => c.role() === "leader" || c.role() === "starting");
-  const share = () => shareOf(environments, live());
+  const share = () => shareOf(environments(), live());
   return {
     share,
     mayTake: () => held().length < share(),

@@ -14,6 +14,7 @@ export function createPromotionBranchSweep(
   deps: AutoPromotionDeps & { notifier: Notifier | undefined; log: Logger },
 ): () => Promise<void> {
   return async () => {
+    if (deps.enabled && !deps.enabled()) return; // promotion.auto was turned off in git
     try {
       const opened = await openPromotionBranch(deps);
       if (!opened) return;

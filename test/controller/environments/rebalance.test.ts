@@ -30,6 +30,7 @@ function claim(name: string, role: EnvironmentRole, since = 0): Fake {
     wake: () => void calls.push("wake"),
     stopWaiting: () => void calls.push("stop-waiting"),
     handOver: () => void calls.push("hand-over"),
+    restart: () => void calls.push("restart"),
     stop: async () => undefined,
   };
 }
@@ -48,7 +49,7 @@ describe("createRebalance", () => {
   it("a replica alone takes every environment", () => {
     const claims = [claim("prod", "standby"), claim("staging", "leader")];
     const rebalance = createRebalance(
-      2,
+      () => 2,
       () => claims,
       () => 1,
     );
@@ -60,7 +61,7 @@ describe("createRebalance", () => {
   it("over its share it hands over the environment it took last, one at a time", () => {
     const claims = [claim("prod", "leader", 10), claim("staging", "leader", 20), claim("qa", "leader", 5)];
     const rebalance = createRebalance(
-      3,
+      () => 3,
       () => claims,
       () => 3,
     );
@@ -72,7 +73,7 @@ describe("createRebalance", () => {
   it("at its share it stops waiting for more; the shares add up to every environment", () => {
     const claims = [claim("prod", "standby"), claim("staging", "leader")];
     const rebalance = createRebalance(
-      2,
+      () => 2,
       () => claims,
       () => 2,
     );
@@ -81,7 +82,7 @@ describe("createRebalance", () => {
     expect(claims[0]!.calls).toEqual(["stop-waiting"]);
     // The other replica dies: the share grows and the standby looks again.
     const alone = createRebalance(
-      2,
+      () => 2,
       () => claims,
       () => 1,
     );
@@ -90,11 +91,25 @@ describe("createRebalance", () => {
     expect(claims[0]!.calls).toEqual(["stop-waiting", "wake"]);
   });
 
+  it("shares the environments git defines now: one added grows the share", () => {
+    const claims = [claim("prod", "leader"), claim("staging", "standby")];
+    let defined = 2;
+    const rebalance = createRebalance(
+      () => defined,
+      () => claims,
+      () => 2,
+    );
+    expect(rebalance.mayTake()).toBe(false);
+    defined = 3;
+    expect(rebalance.share()).toBe(2);
+    expect(rebalance.mayTake()).toBe(true);
+  });
+
   it("counts an environment still starting as taken", () => {
     const claims = [claim("prod", "starting"), claim("staging", "standby")];
     expect(
       createRebalance(
-        2,
+        () => 2,
         () => claims,
         () => 2,
       ).mayTake(),

@@ -1,0 +1,55 @@
+import type { LoadedEnvironment, Problem } from "../../manifest/types.js";
+
+// The environments a running controller follows, from each read of the tree (docs/environments.md
+// "The controller"): an Environment added to git (and named by --env, when given) is started; one
+// whose document is gone is stopped; one whose connection changed (api_url, api_key, tenant_id,
+// mode, platform_url) is restarted; any other change (defaults, name_suffix, promotion) is only
+// followed: its deployments are re-planned with it. A document that no longer validates is not a
+// removal: while the file that held it reads with errors, the last valid document is kept, and the
+// problem is reported. Pure.
+
+export type Roster = ReadonlyMap<string, LoadedEnvironment>;
+
+export type RosterChange = {
+  next: Map<string, LoadedEnvironment>;
+  added: string[];
+  removed: string[];
+  /** Its connection changed: its client and store start again. */
+  restarted: string[];
+  /** Invalid in git: still run with the last valid document; the first error, as file:line: message. */
+  invalid: Map<string, string>;
+};
+
+/** What a change of which makes its client and store start again. */
+const connectionOf = (environment: LoadedEnvironment): string => {
+  const { api_url, api_key, tenant_id, mode, platform_url } = environment.manifest.spec;
+  return JSON.stringify([api_url, api_key, tenant_id ?? null, mode ?? null, platform_url ?? null]);
+};
+
+export function followEnvironments(
+  known: Roster,
+  tree: { environments?: readonly LoadedEnvironment[] | undefined; problems: readonly Problem[] },
+  requested: readonly string[],
+): RosterChange {
+  const change: RosterChange = { next: new Map(), added: [], removed: [], restarted: [], invalid: new Map() };
+  const wanted = (name: string) => requested.length === 0 || requested.includes(name);
+  for (const environment of tree.environments ?? []) {
+    const name = environment.manifest.metadata.name;
+    if (!wanted(name)) continue;
+    const before = known.get(name);
+    if (!before) change.added.push(name);
+    else if (connectionOf(before) !== connectionOf(environment)) change.restarted.push(name);
+    change.next.set(name, environment);
+  }
+  for (const [name, before] of known) {
+    if (change.next.has(name)) continue;
+    const error = tree.problems.find((p) => p.severity === "error" && p.file === before.file);
+    if (!error) {
+      change.removed.push(name);
+      continue;
+    }
+    change.next.set(name, before);
+    change.invalid.set(name, `${error.file}:${error.line}: ${error.message}`);
+  }
+  return change;
+}

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { followEnvironments, type Roster } from "../../../src/controller/environments/environment-roster.js";
+import type { LoadResult } from "../../../src/manifest/load.js";
+import { checkFiles } from "../../manifest/helpers.js";
+
+// Which environments a running controller follows after a read of the tree: added, removed,
+// restarted (connection changed), only followed (defaults, name_suffix), or kept at their last
+// valid document while the one in git is invalid.
+
+const env = (name: string, spec: string) => `apiVersion: plumb/v1
+kind: Environment
+metadata: {name: ${name}}
+spec: {${spec}}
+`;
+const STAGING = env("staging", `api_url: "http://127.0.0.1:1", api_key: {env: K}`);
+const PROD = env("prod", `api_url: "http://127.0.0.1:2", api_key: {env: K}`);
+
+const rosterOf = (tree: LoadResult): Roster =>
+  new Map((tree.environments ?? []).map((e) => [e.manifest.metadata.name, e]));
+const follow = (before: Record<string, string>, after: Record<string, string>, requested: string[] = []) => {
+  const change = followEnvironments(rosterOf(checkFiles(before)), checkFiles(after), requested);
+  return { ...change, next: [...change.next.keys()].sort(), invalid: Object.fromEntries(change.invalid) };
+};
+
+describe("followEnvironments", () => {
+  it("starts an environment added and stops one removed", () => {
+    expect(follow({ "s.yaml": STAGING }, { "s.yaml": STAGING, "p.yaml": PROD })).toMatchObject({
+      added: ["prod"],
+      removed: [],
+      restarted: [],
+      next: ["prod", "staging"],
+    });
+    expect(follow({ "s.yaml": STAGING, "p.yaml": PROD }, { "s.yaml": STAGING })).toMatchObject({
+      added: [],
+      removed: ["prod"],
+      next: ["staging"],
+    });
+  });
+
+  it("restarts on a changed api_url, api_key source or tenant_id; follows defaults and name_suffix", () => {
+    const changed = (spec: string) => follow({ "p.yaml": PROD }, { "p.yaml": env("prod", spec) }).restarted;
+    expect(changed(`api_url: "http://127.0.0.1:3", api_key: {env: K}`)).toEqual(["prod"]);
+    expect(changed(`api_url: "http://127.0.0.1:2", api_key: {env: K2}`)).toEqual(["prod"]);
+    expect(changed(`api_url: "http://127.0.0.1:2", api_key: {file: key}`)).toEqual(["prod"]);
+    expect(changed(`api_url: "http://127.0.0.1:2", api_key: {env: K}, tenant_id: t-2`)).toEqual(["prod"]);
+    const quiet = `api_url: "http://127.0.0.1:2", api_key: {env: K}, name_suffix: -p, defaults: {labels: {tier: a}}`;
+    expect(follow({ "p.yaml": PROD }, { "p.yaml": env("prod", quiet) })).toMatchObject({
+      added: [],
+      removed: [],
+      restarted: [],
+      next: ["prod"],
+    });
+  });
+
+  it("keeps the last valid document of one invalid in git, with the problem, and stops it once its file is gone", () => {
+    const before = { "s.yaml": STAGING, "p.yaml": PROD };
+    const broken = {
+      "s.yaml": STAGING,
+      "p.yaml": env("prod", `api_url: "http://127.0.0.1:2", api_key: hunter2`),
+    };
+    const change = follow(before, broken);
+    expect(change).toMatchObject({ added: [], removed: [], restarted: [], next: ["prod", "staging"] });
+    expect(change.invalid.prod).toMatch(/^p\.yaml:4: spec\.api_key must not be written in git/);
+    // Unparseable YAML in its file is not a removal either.
+    expect(follow(before, { "s.yaml": STAGING, "p.yaml": "kind: [" }).removed).toEqual([]);
+    // The last valid document is what it keeps, not the invalid one.
+    const kept = followEnvironments(rosterOf(checkFiles(before)), checkFiles(broken), []);
+    expect(kept.next.get("prod")?.manifest.spec.api_key).toEqual({ env: "K" });
+  });
+
+  it("with --env, follows only the environments named", () => {
+    expect(follow({ "s.yaml": STAGING }, { "s.yaml": STAGING, "p.yaml": PROD }, ["staging"])).toMatchObject({
+      added: [],
+      next: ["staging"],
+    });
+    expect(follow({}, { "s.yaml": STAGING, "p.yaml": PROD }, ["prod"])).toMatchObject({
+      added: ["prod"],
+      next: ["prod"],
+    });
+  });
+});
