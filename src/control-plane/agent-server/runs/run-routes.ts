@@ -15,8 +15,15 @@ import { outputValues, runError, runView } from "../views.js";
 
 /** Run routes: create (and wait; on a thread, stateless, in a batch), list, get, join, cancel, delete. */
 export function registerRunRoutes(app: FastifyInstance, deps: AgentRoutesDeps, kit: RouteKit): void {
-  const { ctx, store, scheduler } = deps;
-  const { iso, opts, path, findThread, findRun } = kit;
+  registerRunCreateRoutes(app, deps, kit);
+  registerRunReadRoutes(app, deps, kit);
+  registerRunEndRoutes(app, deps, kit);
+}
+
+/** Create a run: on a thread, stateless, waiting for it, or several at once. */
+function registerRunCreateRoutes(app: FastifyInstance, deps: AgentRoutesDeps, kit: RouteKit): void {
+  const { ctx, scheduler } = deps;
+  const { opts, path } = kit;
   const createRun = createRunCreator(deps, kit);
 
   // On a thread and stateless (a temporary thread): the run as created, which may already be
@@ -60,7 +67,14 @@ export function registerRunRoutes(app: FastifyInstance, deps: AgentRoutesDeps, k
     reply.removeHeader("content-location");
     return views;
   });
+}
 
+/** A thread's runs, one run, and joining one (waiting for its end). */
+function registerRunReadRoutes(
+  app: FastifyInstance,
+  { store, scheduler }: AgentRoutesDeps,
+  { opts, path, findThread, findRun }: RouteKit,
+): void {
   app.get<Route>(path("/threads/:threadId/runs"), opts, async (request: Req, reply) => {
     const thread = findThread(request, reply);
     if (thread === undefined) return reply;
@@ -103,7 +117,14 @@ export function registerRunRoutes(app: FastifyInstance, deps: AgentRoutesDeps, k
     if (run.status === "error" || run.status === "timeout") return { __error__: runError(run) };
     return outputValues(thread);
   });
+}
 
+/** Cancel a pending or running run; delete an ended one. */
+function registerRunEndRoutes(
+  app: FastifyInstance,
+  { ctx, scheduler }: AgentRoutesDeps,
+  { iso, opts, path, findRun }: RouteKit,
+): void {
   app.post<Route>(path("/threads/:threadId/runs/:runId/cancel"), opts, async (request: Req, reply) => {
     const action = request.query.action ?? "interrupt";
     if (action !== "interrupt" && action !== "rollback") {
