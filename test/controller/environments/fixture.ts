@@ -17,6 +17,8 @@ import { createLogger } from "../../../src/logger.js";
 
 export const STAGING_KEY = "staging-key-0123456789abcdef";
 export const PROD_KEY = "prod-key-0123456789abcdef0123";
+/** A second key prod's control plane grants (a key rotated in prod's Environment document). */
+export const PROD_KEY_2 = "prod-key-2-0123456789abcdef01";
 
 export type EnvironmentsHarness = {
   dir: string;
@@ -27,7 +29,9 @@ export type EnvironmentsHarness = {
 
 export function useEnvironmentsHarness(prefix: string): EnvironmentsHarness {
   const h = { controllers: [] } as unknown as EnvironmentsHarness;
-  const grant = (key: string) => ({ apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }] });
+  const grant = (...keys: string[]) => ({
+    apiKeys: keys.map((key) => ({ key, tenants: [DEFAULT_TENANT_ID] })),
+  });
   beforeEach(async () => {
     h.dir = await mkdtemp(join(tmpdir(), prefix));
     h.staging = await startControlPlane({
@@ -38,7 +42,7 @@ export function useEnvironmentsHarness(prefix: string): EnvironmentsHarness {
     h.prod = await startControlPlane({
       revisionSeconds: 0.02,
       deploymentReadySeconds: 0,
-      ...grant(PROD_KEY),
+      ...grant(PROD_KEY, PROD_KEY_2),
     });
   });
   afterEach(async () => {
@@ -50,14 +54,14 @@ export function useEnvironmentsHarness(prefix: string): EnvironmentsHarness {
   return h;
 }
 
-const environmentDoc = (name: string, url: string, keyVar: string) => `apiVersion: plumb/v1
+export const environmentDoc = (name: string, url: string, keyVar: string, more = "") => `apiVersion: plumb/v1
 kind: Environment
 metadata:
   name: ${name}
 spec:
   api_url: ${url}
   api_key: {env: ${keyVar}}
-`;
+${more}`;
 
 /** alpha runs everywhere (prod pins its own image), beta in staging only. */
 export async function writeTree(
