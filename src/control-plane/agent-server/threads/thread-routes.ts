@@ -14,12 +14,15 @@ export const noGraph = (threadId: string) =>
 const isPlainObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Health, info and thread routes of the simulated agent server: create, search, get, patch, copy, delete, state, history. */
-export function registerThreadRoutes(
-  app: FastifyInstance,
-  { ctx, store, scheduler, threadEvents }: AgentRoutesDeps,
-  kit: RouteKit,
-): void {
-  const { opts, path, newThread, findThread } = kit;
+export function registerThreadRoutes(app: FastifyInstance, deps: AgentRoutesDeps, kit: RouteKit): void {
+  registerHealthRoutes(app, kit);
+  registerThreadCreate(app, deps, kit);
+  registerThreadItemRoutes(app, deps, kit);
+  registerThreadHistory(app, kit);
+  registerThreadChangeRoutes(app, deps, kit);
+}
+
+function registerHealthRoutes(app: FastifyInstance, { opts, path }: RouteKit): void {
   // Health and metadata: not API calls a client retries, so --faults leaves them alone.
   const checks = { ...opts, config: { faults: false } satisfies RouteFlags };
   app.get<Route>(path("/ok"), checks, async () => ({ ok: true }));
@@ -29,7 +32,13 @@ export function registerThreadRoutes(
     host: { kind: "plumb-local", deployment_id: request.params.deploymentId },
     graphs: [GRAPH_ID],
   }));
+}
 
+function registerThreadCreate(
+  app: FastifyInstance,
+  { ctx, store }: AgentRoutesDeps,
+  { opts, path, newThread, iso }: RouteKit,
+): void {
   app.post<Route>(path("/threads"), opts, async (request: Req, reply) => {
     const parsed = parseThreadCreate(request.body);
     if (!parsed.ok) return invalid(reply, parsed.issues);
@@ -48,13 +57,20 @@ export function registerThreadRoutes(
       return reply.code(400).send({ detail: noGraph(requestedId ?? "(new)") });
     const thread = newThread(requestedId ?? randomUUID(), metadata);
     // A thread created with its past: each update is a checkpoint, as threads.updateState makes.
-    for (const update of supersteps.value) applyStateUpdate(thread, update, kit.iso());
+    for (const update of supersteps.value) applyStateUpdate(thread, update, iso());
     store.put(deploymentId, thread);
     const view = threadView(thread);
     await ctx.commit();
     return view;
   });
+}
 
+/** One thread: read, delete (with its runs and streams), its state. */
+function registerThreadItemRoutes(
+  app: FastifyInstance,
+  { ctx, store, scheduler, threadEvents }: AgentRoutesDeps,
+  { opts, path, findThread }: RouteKit,
+): void {
   app.get<Route>(path("/threads/:threadId"), opts, async (request: Req, reply) => {
     const thread = findThread(request, reply);
     return thread === undefined ? reply : threadView(thread);
@@ -74,7 +90,9 @@ export function registerThreadRoutes(
     const thread = findThread(request, reply);
     return thread === undefined ? reply : stateView(thread);
   });
+}
 
+function registerThreadHistory(app: FastifyInstance, { opts, path, findThread }: RouteKit): void {
   // Past states, newest first: `limit` (default 10) and `before` a checkpoint id.
   app.post<Route>(path("/threads/:threadId/history"), opts, async (request: Req, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
@@ -114,7 +132,14 @@ export function registerThreadRoutes(
       )
       .slice(0, limit as number);
   });
+}
 
+/** Metadata merged in (PATCH) and a copy of the thread. */
+function registerThreadChangeRoutes(
+  app: FastifyInstance,
+  { ctx, store }: AgentRoutesDeps,
+  { opts, path, newThread, findThread, iso }: RouteKit,
+): void {
   // Metadata is merged into the thread's (SDK threads.update).
   app.patch<Route>(path("/threads/:threadId"), opts, async (request: Req, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
@@ -128,7 +153,7 @@ export function registerThreadRoutes(
     const thread = findThread(request, reply);
     if (thread === undefined) return reply;
     thread.metadata = { ...thread.metadata, ...((body.metadata ?? {}) as Record<string, unknown>) };
-    thread.updated_at = kit.iso();
+    thread.updated_at = iso();
     await ctx.commit();
     return threadView(thread);
   });
