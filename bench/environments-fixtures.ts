@@ -6,13 +6,14 @@ import { createRateLimiter } from "../src/api/transport/rate-limiter.js";
 import { systemClock } from "../src/clock.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../src/control-plane/server.js";
+import { createDerivations } from "../src/diff/secrets/scrypt-derivations.js";
 import { fingerprintSecretsAsync } from "../src/diff/secrets/secret-fingerprint.js";
 
 // The environments benches' tree, as examples/ is shaped: staging and prod on one hosted control
 // plane (staging's names suffixed -staging), onprem on a second one; COUNT Deployment files, each
 // with a staging and a prod override. Seeded live as each environment resolves them, with status
-// records (one secret's salted fingerprint each), so every plan reads and checks everything; 10%
-// of each environment's deployments differ from live.
+// records (one literal secret's fingerprint each, as apply writes it), so every plan reads and
+// checks everything; 10% of each environment's deployments differ from live.
 
 export const ENVIRONMENTS = ["staging", "prod", "onprem"] as const;
 export type EnvironmentName = (typeof ENVIRONMENTS)[number];
@@ -26,6 +27,8 @@ function refOf(env: EnvironmentName, i: number, live: boolean): string {
 }
 
 const secret = (i: number) => ({ name: "TOKEN", value: `token-${i}` });
+/** The secret is a literal `value:`: apply records it so (secretOriginsOf), as the records here are. */
+const ORIGINS = new Map([["TOKEN", { literal: true as const }]]);
 
 function manifest(i: number): string {
   return `apiVersion: plumb/v1
@@ -117,7 +120,12 @@ export async function buildEnvironmentsTree(root: string, count: number): Promis
   const fingerprints = new Map<number, Awaited<ReturnType<typeof fingerprintSecretsAsync>>>();
   await Promise.all(
     Array.from({ length: count }, (_, i) =>
-      limit(async () => fingerprints.set(i, await fingerprintSecretsAsync([secret(i)]))),
+      limit(async () =>
+        fingerprints.set(
+          i,
+          await fingerprintSecretsAsync([secret(i)], undefined, ORIGINS, createDerivations()),
+        ),
+      ),
     ),
   );
   for (const env of ENVIRONMENTS) {

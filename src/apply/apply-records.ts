@@ -21,7 +21,7 @@ import {
 export async function recordIntent(engine: Engine, run: ObjectRun): Promise<boolean> {
   const { options } = engine;
   const { change } = run.object;
-  run.fingerprints = fingerprintsOfBodyAsync(change.request?.body);
+  run.fingerprints = fingerprintsOfBodyAsync(change.request?.body, run.object.loaded);
   const intent = buildIntent({
     fingerprints: await run.fingerprints,
     manifestDigest: run.object.manifestDigest,

@@ -1,5 +1,10 @@
 import { createHash } from "node:crypto";
-import { type SecretFingerprints, fingerprintSecretsAsync } from "../diff/secrets/secret-fingerprint.js";
+import { dirname, join } from "node:path";
+import {
+  type SecretFingerprints,
+  type SecretOrigin,
+  fingerprintSecretsAsync,
+} from "../diff/secrets/secret-fingerprint.js";
 import type { Manifest } from "../schema/manifest.js";
 import type { ApplyResult } from "./apply-types.js";
 import type { ObjectStatus } from "../status/status-types.js";
@@ -40,12 +45,34 @@ function sentSecrets(
   );
 }
 
-/** Fingerprints of the secrets a request body sent, off the main thread; undefined when it sent none. */
+/**
+ * Fingerprints of the secrets a request body sent, off the main thread; undefined when it sent none.
+ * `loaded` (the manifest) tells each value's origin: a literal is in git already (a fast HMAC), a
+ * value from env or a file shares its source's salt (secret-fingerprint.ts).
+ */
 export async function fingerprintsOfBodyAsync(
   body: Record<string, unknown> | undefined,
+  loaded?: { manifest: Manifest; file: string },
 ): Promise<SecretFingerprints | undefined> {
   const list = sentSecrets(body);
-  return list && fingerprintSecretsAsync(list);
+  return list && fingerprintSecretsAsync(list, undefined, secretOriginsOf(loaded));
+}
+
+/** Where each secret of a manifest comes from, by name; undefined without a manifest. */
+export function secretOriginsOf(
+  loaded: { manifest: Manifest; file: string } | undefined,
+): Map<string, SecretOrigin> | undefined {
+  if (!loaded) return undefined;
+  type Entry = { name: string; value?: string; valueFrom?: { env?: string; file?: string } };
+  const secrets = (loaded.manifest.spec as { secrets?: Entry[] }).secrets ?? [];
+  const origins = new Map<string, SecretOrigin>();
+  for (const { name, value, valueFrom } of secrets) {
+    if (valueFrom?.env !== undefined) origins.set(name, { source: `env\0${valueFrom.env}` });
+    else if (valueFrom?.file !== undefined)
+      origins.set(name, { source: `file\0${join(dirname(loaded.file), valueFrom.file)}` });
+    else if (value !== undefined) origins.set(name, { literal: true });
+  }
+  return origins;
 }
 
 export type RecordInput = {

@@ -31,27 +31,9 @@ export type LoadResult = {
 export type LoadOptions = {
   /** Files over this many bytes are refused unread (`manifest-too-large`); see maxManifestBytesFrom. */
   maxBytes?: number;
-  /**
-   * Sees each file's plumb documents as soon as they are parsed, before validation. Loading then
-   * yields to the event loop every few milliseconds, so work the caller starts from here (plan's
-   * secret fingerprint checks on libuv's threadpool) keeps going while the rest is parsed.
-   */
-  onParsed?: (documents: readonly ParsedDocument[]) => void;
 };
 
-/** Between yields when `onParsed` is given: short, so a finished threadpool task is followed soon. */
-const PARSED_SLICE_MS = 4;
-
 export async function loadManifests(root: string, options: LoadOptions = {}): Promise<LoadResult> {
-  if (options.onParsed) {
-    const sliced = await loadManifestsInSlices(root, {
-      ...options,
-      maxFileBytes: Infinity,
-      sliceMs: PARSED_SLICE_MS,
-    });
-    // No file is over an infinite size: never off-thread (the fallback only satisfies the type).
-    return "offThread" in sliced ? loadManifests(root, { maxBytes: options.maxBytes }) : sliced;
-  }
   const { files, base, realBase, problems, maxBytes } = await listManifestFiles(root, options);
   const documents: ParsedDocument[] = [];
   for (const file of files) {
@@ -84,7 +66,6 @@ export async function loadManifestsInSlices(
   for (const file of files) {
     const result = readOne(file, base, realBase, maxBytes, options.maxFileBytes);
     if (result === OFF_THREAD) return { offThread: toRelative(base, file.path) };
-    if (result.documents.length > 0) options.onParsed?.(result.documents);
     documents.push(...result.documents);
     problems.push(...result.problems);
     await pause();

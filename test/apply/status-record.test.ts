@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { ApplyResult } from "../../src/apply/apply-types.js";
-import { buildObjectStatus, type RecordInput } from "../../src/apply/status-record.js";
+import {
+  buildObjectStatus,
+  fingerprintsOfBodyAsync,
+  type RecordInput,
+  secretOriginsOf,
+} from "../../src/apply/status-record.js";
+import type { Manifest } from "../../src/schema/manifest.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
 
 // revision_status in the record apply writes: the status of the latest revision, also when apply
@@ -66,5 +72,50 @@ describe("buildObjectStatus revision_status", () => {
     expect(
       record({ latestRevisionId: null, activeRevisionId: null, result: org }).revision_status,
     ).toBeNull();
+  });
+});
+
+describe("fingerprintsOfBodyAsync", () => {
+  const loaded = {
+    file: "agents/api.yaml",
+    manifest: {
+      apiVersion: "plumb/v1",
+      kind: "Deployment",
+      metadata: { name: "api" },
+      spec: {
+        secrets: [
+          { name: "LITERAL", value: "in-git" },
+          { name: "FROM_ENV", valueFrom: { env: "API_TOKEN" } },
+          { name: "FROM_FILE", valueFrom: { file: "token.txt" } },
+        ],
+      },
+    } as unknown as Manifest,
+  };
+  const body = {
+    secrets: [
+      { name: "LITERAL", value: "in-git" },
+      { name: "FROM_ENV", value: "e-value" },
+      { name: "FROM_FILE", value: "f-value" },
+    ],
+  };
+
+  it("tells each secret's origin from the manifest", () => {
+    expect(Object.fromEntries(secretOriginsOf(loaded) ?? [])).toEqual({
+      LITERAL: { literal: true },
+      FROM_ENV: { source: "env\0API_TOKEN" },
+      FROM_FILE: { source: "file\0agents/token.txt" },
+    });
+    expect(secretOriginsOf(undefined)).toBeUndefined();
+  });
+
+  it("records a literal as an HMAC and a sourced value under its source's salt; without a manifest, as before", async () => {
+    const fp = await fingerprintsOfBodyAsync(body, loaded);
+    expect(fp?.values.LITERAL).toMatch(/^hmac-sha256\$/);
+    expect(fp?.values.FROM_ENV).toMatch(/^scrypt\$1024\$8\$1\$[\w-]+\$[\w-]+$/);
+    expect(fp?.values.FROM_FILE?.split("$")[4]).not.toBe(fp?.values.FROM_ENV?.split("$")[4]);
+    expect(fp?.set).toBeUndefined();
+    const before = await fingerprintsOfBodyAsync(body, undefined);
+    expect(before?.values.LITERAL).toMatch(/^scrypt\$1024\$8\$1\$[\w-]+$/);
+    expect(before?.set).toBeDefined();
   });
 });

@@ -1,11 +1,8 @@
 import type { DesiredObject } from "../../diff/plan/build-plan.js";
 import type { PlannedChange } from "../../diff/plan/plan-types.js";
 import type { AppliedBase } from "../../diff/three-way.js";
-import {
-  type CheckedFingerprints,
-  checkFingerprints,
-  type DerivedAhead,
-} from "../../diff/secrets/secret-fingerprint.js";
+import { type CheckedFingerprints, checkFingerprints } from "../../diff/secrets/secret-fingerprint.js";
+import type { Derivations } from "../../diff/secrets/scrypt-derivations.js";
 import { checkServerRules } from "../../manifest/rules/server-rules.js";
 import type { LoadedManifest, Problem } from "../../manifest/types.js";
 import type { Deployment } from "../../schema/deployment.js";
@@ -41,19 +38,20 @@ export function lastAppliedOf(record: ObjectStatus | undefined, manifest: Manife
 export type TaskLimit = <T>(task: () => Promise<T>) => Promise<T>;
 
 /**
- * The desired secret values checked against recorded fingerprints (scrypt, off the main thread), so
- * the synchronous buildPlan finds the answers ready; undefined when nothing is recorded or sent.
+ * The desired secret values checked against recorded fingerprints (scrypt, off the main thread, each
+ * input derived once per process: `derivations`), so the synchronous buildPlan finds the answers
+ * ready; undefined when nothing is recorded or sent.
  */
 export async function checkRecordedSecrets(
   desired: DesiredObject,
   recorded: ObjectStatus | undefined,
   limit?: TaskLimit,
-  ahead?: DerivedAhead,
+  derivations?: Derivations,
 ): Promise<CheckedFingerprints | undefined> {
   const fingerprints = recorded?.secret_fingerprints;
   if (desired.loaded.manifest.kind !== "Deployment" || !fingerprints || !desired.secrets?.length)
     return undefined;
-  return checkFingerprints(fingerprints, desired.secrets, limit, ahead);
+  return checkFingerprints(fingerprints, desired.secrets, limit, derivations);
 }
 
 /**

@@ -7,14 +7,13 @@ import type { PlatformClient } from "../../api/platform-client.js";
 import type { SecretRedactor } from "../../api/secret-redactor.js";
 import { buildPlan, type DesiredObject, type LiveState } from "../../diff/plan/build-plan.js";
 import type { Plan } from "../../diff/plan/plan-types.js";
-import type { CheckedFingerprints, DerivedAhead } from "../../diff/secrets/secret-fingerprint.js";
+import type { CheckedFingerprints } from "../../diff/secrets/secret-fingerprint.js";
 import { planReplacements } from "../../diff/plan/plan-replace.js";
 import { loadManifests } from "../../manifest/load.js";
 import { maxManifestBytesFrom } from "../../manifest/parse.js";
 import { secretFilesOf } from "../../manifest/source/source-tree.js";
 import type { Problem } from "../../manifest/types.js";
 import type { Deployment } from "../../schema/deployment.js";
-import { fingerprintsAhead } from "./fingerprints-ahead.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
 import { resolveForPlan } from "./plan-environment.js";
 import { lastAppliedOf, checkRecordedSecrets, findRefusedCreates, settleRecorded } from "./plan-object.js";
@@ -95,12 +94,7 @@ export function recordsFromStatus(store: StatusStore): RecordLookup {
 export async function planManifests(options: PlanManifestsOptions): Promise<PlanManifestsResult> {
   markPlanPhase("start");
   const env = options.env ?? process.env;
-  // Each deployment's fingerprint check starts as soon as its file is parsed (fingerprints-ahead.ts).
-  const early = options.recorded ? fingerprintsAhead(options.recorded, env) : undefined;
-  const loaded = await loadManifests(options.root, {
-    maxBytes: maxManifestBytesFrom(env),
-    ...(early ? { onParsed: early.onParsed } : {}),
-  });
+  const loaded = await loadManifests(options.root, { maxBytes: maxManifestBytesFrom(env) });
   const resolved = resolveForPlan(loaded, options.environment, options.targets ?? []);
   const { manifests, problems } = resolved ?? loaded;
   if (problems.some((p) => p.severity === "error")) return { ok: false, problems };
@@ -134,9 +128,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
       ...(options.targetLookupLimit !== undefined ? { lookupLimit: options.targetLookupLimit } : {}),
     }).finally(() => markPlanPhase("live-read")),
     readOrganization(),
-    checkAllRecordedSecrets(desired, options.recorded, early?.ahead).finally(() =>
-      markPlanPhase("fingerprints-checked"),
-    ),
+    checkAllRecordedSecrets(desired, options.recorded).finally(() => markPlanPhase("fingerprints-checked")),
   ]);
   const live: LiveState = organization ? { deployments, organization } : { deployments };
   if (readers.server) {
@@ -206,7 +198,6 @@ type Checked = Map<string, CheckedFingerprints>;
 async function checkAllRecordedSecrets(
   desired: readonly DesiredObject[],
   recorded: RecordLookup | undefined,
-  ahead: DerivedAhead | undefined,
 ): Promise<Checked> {
   const limit = pLimit(Math.max(1, Math.min(3, availableParallelism())));
   const checked: Checked = new Map();
@@ -214,7 +205,7 @@ async function checkAllRecordedSecrets(
   await Promise.all(
     desired.map(async (object) => {
       const { kind, metadata } = object.loaded.manifest;
-      const result = await checkRecordedSecrets(object, recorded(kind, metadata.name), limit, ahead);
+      const result = await checkRecordedSecrets(object, recorded(kind, metadata.name), limit);
       if (result) checked.set(statusKey(kind, metadata.name), result);
     }),
   );
