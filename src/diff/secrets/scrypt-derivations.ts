@@ -29,7 +29,7 @@ const options = (params: ScryptParams) => ({ ...params, maxmem: 256 * params.N *
  * A memo of derivations. Keys are digests of the inputs, so no value is kept as text; entries are
  * derived keys (what a fingerprint holds, never a value). Past `maxEntries` the memo starts afresh.
  */
-export function createDerivations(maxEntries = 10_000): Derivations {
+export function createDerivations(maxEntries = 4096): Derivations {
   const memo = new Map<string, { promise: Promise<Buffer>; key?: Buffer }>();
   let count = 0;
   const keyOf = (input: string, salt: string, params: ScryptParams) =>
