@@ -19,6 +19,13 @@ export type PageHeader = {
   queue: { pending: number; running: number; backingOff: number };
   invalid: Array<{ file: string; problems: Array<{ line: number; column: number; message: string }> }>;
   now: string;
+  /** With environments: the environment this header is of (`?env=NAME`, else the first led here). */
+  environment?: string;
+  /**
+   * With environments: every one and its role on this replica (the page's environment picker);
+   * `invalid`: its Environment document in git is invalid (the last valid one runs).
+   */
+  environments?: Array<{ environment: string; role: string; invalid?: string }>;
 };
 
 /** A standby's header: it reconciles nothing, so it has no queue, budget or control plane to show. */

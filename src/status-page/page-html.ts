@@ -17,6 +17,10 @@ export const PAGE_HTML = `<!doctype html>
 <header>
   <h1>plumb controller</h1>
   <p id="live" role="status" aria-live="polite">connecting…</p>
+  <p id="environment-picker" hidden>
+    <label for="environment">Environment</label>
+    <select id="environment"></select>
+  </p>
   <dl id="facts"></dl>
 </header>
 <main>
@@ -89,6 +93,7 @@ dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 #live { margin: 0; font-size: .9rem; color: #57606a; }
 #live.on::before { content: "● "; color: #1a7f37; }
 #live.off::before { content: "● "; color: #cf222e; }
+#environment-picker:not([hidden]) { margin: .5rem 0; display: flex; gap: .5rem; align-items: center; }
 #filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; margin: .5rem 0; }
 #filters input { min-width: 18rem; }
 table { border-collapse: collapse; width: 100%; font-size: .9rem; }

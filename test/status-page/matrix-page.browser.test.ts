@@ -83,18 +83,38 @@ async function stop() {
 }
 afterEach(stop);
 
-/** The page over `environments` (none: a controller without environments, no matrix route). */
+/** The data routes asked, with their query (`?env=` included). */
+let asked: string[] = [];
+
+/**
+ * The page over `environments` (none: a controller without environments, no matrix route). As the
+ * controller's routes, each data route answers for `?env=NAME`, else the first environment.
+ */
 async function serve(environments: MatrixEnvironment[] | null): Promise<string> {
-  const objects = (environments ?? TWO_ENVIRONMENTS)[0]!.records;
-  const pageObjects = [...objects].map((s) => ({
-    kind: s.kind,
-    name: s.name,
-    status: s,
-    manifest: { file: `${s.name}.yaml`, line: 2 },
-    activity: undefined,
-  }));
+  asked = [];
+  const shownOf = (url: URL) => {
+    const all = environments ?? TWO_ENVIRONMENTS;
+    return all.find((e) => e.name === url.searchParams.get("env")) ?? all[0]!;
+  };
+  const objectsOf = (environment: MatrixEnvironment) =>
+    [...environment.records].map((s) => ({
+      kind: s.kind,
+      name: s.name,
+      status: s,
+      manifest: { file: `${s.name}.yaml`, line: 2 },
+      activity: undefined,
+    }));
+  const headerOf = (url: URL) =>
+    environments
+      ? quietHeader({
+          environment: shownOf(url).name,
+          environments: environments.map((e) => ({ environment: e.name, role: "leader" })),
+        })
+      : quietHeader();
   const http = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
+    if (url.pathname.startsWith("/ui/api/")) asked.push(`${url.pathname}${url.search}`);
+    const pageObjects = objectsOf(shownOf(url));
     const json = (body: unknown, code = 200) => {
       res.writeHead(code, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
@@ -106,12 +126,15 @@ async function serve(environments: MatrixEnvironment[] | null): Promise<string> 
     } else if (url.pathname === PAGE_STYLE_PATH) {
       res.writeHead(200, { "content-type": "text/css" });
       res.end(PAGE_CSS);
-    } else if (url.pathname === "/ui/api/header") json(quietHeader());
+    } else if (url.pathname === "/ui/api/header") json(headerOf(url));
     else if (url.pathname === "/ui/api/objects")
       json(buildObjectPage(pageObjects, parseObjectQuery(url.searchParams)));
-    else if (url.pathname.startsWith("/ui/api/objects/"))
-      json({ object: buildObjectRow(pageObjects[0]!), revisions: [], revisions_error: null, last_plan: [] });
-    else if (url.pathname === MATRIX_API_PATH && environments)
+    else if (url.pathname.startsWith("/ui/api/objects/")) {
+      const name = decodeURIComponent(url.pathname.split("/").pop() ?? "");
+      const found = pageObjects.find((o) => o.name === name);
+      if (!found) json({ detail: "not found" }, 404);
+      else json({ object: buildObjectRow(found), revisions: [], revisions_error: null, last_plan: [] });
+    } else if (url.pathname === MATRIX_API_PATH && environments)
       json(buildMatrixPage(environments, parseMatrixQuery(url.searchParams)));
     else if (url.pathname === "/ui/events") res.writeHead(200, { "content-type": "text/event-stream" });
     else json({ detail: "not found" }, 404);
@@ -148,11 +171,53 @@ describe.skipIf(!haveBrowser)("the environment matrix in Chromium", () => {
     expect(await page.locator("#matrix-rows").textContent()).toContain("support-agent");
   });
 
+  it("the picker shows one environment (its header, objects and details) or the matrix", async () => {
+    const page = await browser.newPage();
+    const base = await serve(TWO_ENVIRONMENTS);
+    await page.goto(base);
+    await expect.poll(() => page.locator("#matrix").isVisible()).toBe(true);
+    expect(await page.locator("#list").isVisible()).toBe(false);
+    const picker = page.getByLabel("Environment", { exact: true });
+    expect(await picker.locator("option").allTextContents()).toEqual([
+      "all environments (matrix)",
+      "staging",
+      "prod",
+    ]);
+    // One environment: its objects, its header; the choice is in the page's URL.
+    await picker.selectOption("prod");
+    await page.locator("#rows tr", { hasText: "support-agent" }).waitFor();
+    expect(await page.locator("#matrix").isVisible()).toBe(false);
+    expect(await page.locator("#rows").textContent()).not.toContain("-staging");
+    expect(await page.locator("#facts").textContent()).toContain("Environmentprod");
+    expect(new URL(page.url()).searchParams.get("env")).toBe("prod");
+    expect(asked).toContain("/ui/api/header?env=prod");
+    expect(asked.some((a) => a.startsWith("/ui/api/objects?") && a.includes("env=prod"))).toBe(true);
+    // Reloaded, it shows the same environment; back, the matrix.
+    await page.reload();
+    await page.locator("#rows tr", { hasText: "billing" }).waitFor();
+    expect(await picker.inputValue()).toBe("prod");
+    await page.goBack();
+    await expect.poll(() => page.locator("#matrix").isVisible()).toBe(true);
+    // A matrix cell opens that deployment in its environment.
+    await page.locator("#matrix-rows tr", { hasText: "support-agent" }).getByText("v1.4.2").click();
+    await expect
+      .poll(() => page.locator("#detail-title").textContent())
+      .toBe("Deployment support-agent-staging");
+    expect(asked).toContain("/ui/api/objects/Deployment/support-agent-staging?env=staging");
+    expect(await picker.inputValue()).toBe("staging");
+    // And the matrix again.
+    await picker.selectOption("");
+    await expect.poll(() => page.locator("#matrix").isVisible()).toBe(true);
+    expect(await page.locator("#detail").isVisible()).toBe(false);
+    expect(new URL(page.url()).searchParams.has("env")).toBe(false);
+  });
+
   it("shows no matrix without environments (the route answers 404), or with one", async () => {
     const page = await browser.newPage();
     await page.goto(await serve(null));
     await page.locator("#rows tr").first().waitFor();
     expect(await page.locator("#matrix").isVisible()).toBe(false);
+    expect(await page.locator("#environment-picker").isVisible()).toBe(false);
     await stop();
     await page.goto(await serve([TWO_ENVIRONMENTS[0]!]));
     await page.locator("#rows tr").first().waitFor();

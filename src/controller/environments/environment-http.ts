@@ -127,7 +127,11 @@ function environmentPage(
     const claim = environment ? led.find((c) => c.name === environment) : led[0];
     return claim ? { name: claim.name, page: claim.store()!.handlers!.page! } : undefined;
   };
-  const summary = () => claims().map((c) => ({ environment: c.name, role: c.role() }));
+  const summary = () =>
+    claims().map((c) => {
+      const invalid = deps.invalid(c.name);
+      return { environment: c.name, role: c.role(), ...(invalid ? { invalid } : {}) };
+    });
   return {
     header(environment) {
       const led = pageOf(environment);

@@ -3,6 +3,8 @@
 // for the user), type-checked by tsc (tsconfig.page.json). Data comes from /ui/api/* with the status
 // token in a header; live updates from /ui/events (Server-Sent Events, read with fetch so the token
 // stays in a header, never in a URL). Every value is set with textContent: nothing is parsed as HTML.
+// With environments, a picker chooses the deployment × environment matrix or one environment (its
+// header, objects and details: ?env=NAME on the page's URL and on each data route).
 
 const TOKEN_KEY = "plumb-status-token";
 const PAGE_SIZE = 50;
@@ -18,6 +20,8 @@ const HEALTH = ["Healthy", "Progressing", "Degraded", "Unknown"];
  *   latency_ms: { p50: number, p95: number, max: number }, first_token_ms?: { p50: number, p95: number },
  *   failures?: Array<{ case: string, reason: string }> }} Checks */
 
+/** @typedef {{ environment: string, role: string, invalid?: string }} EnvironmentRole */
+
 /** @typedef {{ name: string, revision_id: string|null, revision_status: string|null, version: string|null,
  *   sync: string, health: string, checks: { passed: number, runs: number, pass_ratio: number, p95_ms: number }|null,
  *   lags_behind: string|null }} Cell */
@@ -25,6 +29,8 @@ const HEALTH = ["Healthy", "Progressing", "Degraded", "Unknown"];
  *   lagging: number, rows: Array<{ deployment: string, cells: Array<Cell|null>, lagging: boolean }> }} Matrix */
 
 const state = {
+  /** The environment shown; "" for the matrix (or, without environments, the one store). */
+  env: new URLSearchParams(location.search).get("env") ?? "",
   sync: "",
   health: "",
   q: "",
@@ -75,6 +81,12 @@ function until(iso) {
       : `in ${Math.round(minutes / 60)} h`;
 }
 
+/** A data route of the environment shown. @param {string} path */
+function ofEnv(path) {
+  if (!state.env) return path;
+  return `${path}${path.includes("?") ? "&" : "?"}env=${encodeURIComponent(state.env)}`;
+}
+
 /** @param {string} path */
 async function api(path) {
   const token = sessionStorage.getItem(TOKEN_KEY);
@@ -109,11 +121,45 @@ function renderFacts(list, facts) {
   }
 }
 
+/**
+ * The picker: the matrix, or one environment (with its role here when it is not led here).
+ * @param {EnvironmentRole[]} environments
+ */
+function renderPicker(environments) {
+  const picker = $("environment-picker");
+  picker.hidden = environments.length < 2;
+  const select = /** @type {HTMLSelectElement} */ ($("environment"));
+  const matrix = /** @type {HTMLOptionElement} */ (el("option", "all environments (matrix)"));
+  matrix.value = "";
+  select.replaceChildren(matrix);
+  for (const e of environments) {
+    const role = e.role === "leader" ? "" : ` (${e.role} here)`;
+    const option = /** @type {HTMLOptionElement} */ (el("option", `${e.environment}${role}`));
+    option.value = e.environment;
+    select.append(option);
+  }
+  select.value = state.env;
+}
+
+/** Whether the matrix is shown instead of one environment's objects. @param {{ environments?: EnvironmentRole[] }} h */
+const matrixChosen = (h) => state.env === "" && (h.environments?.length ?? 0) > 1;
+
 async function loadHeader() {
-  const h = await api("/ui/api/header");
+  const h = await api(ofEnv("/ui/api/header"));
+  /** @type {EnvironmentRole[]} */
+  const environments = h.environments ?? [];
+  renderPicker(environments);
   const source = `${h.source.kind === "git" ? "git" : "directory"} ${h.source.location}`;
+  if (matrixChosen(h)) {
+    renderFacts($("facts"), [
+      ["Source", source + (h.source.commit ? ` @ ${h.source.commit.slice(0, 12)}` : "")],
+      ["Environments", environments.map((e) => `${e.environment}: ${e.role}`).join(", ")],
+    ]);
+    return h;
+  }
   const budget = `${h.rate_limit.used} of ${h.rate_limit.limit} requests per ${h.rate_limit.window_seconds} s`;
   renderFacts($("facts"), [
+    ...(h.environment ? [/** @type {[string, string]} */ (["Environment", h.environment])] : []),
     ["Source", source + (h.source.commit ? ` @ ${h.source.commit.slice(0, 12)}` : "")],
     ["Control plane", h.control_plane],
     ["Role", h.role === "standby" ? `standby (${h.leader} leads)` : h.role],
@@ -142,10 +188,16 @@ async function loadHeader() {
         `Standby: ${h.leader} holds the state lock and reconciles; this controller takes over when it stops.`,
       ),
     );
+  const shown = environments.find((e) => e.environment === h.environment);
+  if (shown?.invalid)
+    problems.append(
+      el("p", `Environment ${shown.environment} runs its last valid document: ${shown.invalid}`, "error"),
+    );
   for (const file of h.invalid) {
     for (const p of file.problems)
       problems.append(el("p", `${file.file}:${p.line}:${p.column}: ${p.message}`, "error"));
   }
+  return h;
 }
 
 /** @param {Row} row */
@@ -210,6 +262,7 @@ async function loadList() {
   if (state.sync) query.set("sync", state.sync);
   if (state.health) query.set("health", state.health);
   if (state.q) query.set("q", state.q);
+  if (state.env) query.set("env", state.env);
   const page = await api(`/ui/api/objects?${query}`);
   state.matched = page.matched;
   renderOptions(/** @type {HTMLSelectElement} */ ($("filter-sync")), SYNC, page.counts.sync);
@@ -222,11 +275,19 @@ async function loadList() {
   /** @type {HTMLButtonElement} */ ($("next")).disabled = last >= page.matched;
 }
 
-/** One cell of the matrix: version, revision, sync and health, checks, and whether it lags. @param {Cell|null} c */
-function renderCell(c) {
+/**
+ * One cell of the matrix: version (a link to the object in its environment), revision, sync and
+ * health, checks, and whether it lags.
+ * @param {Cell|null} c
+ * @param {string} environment
+ */
+function renderCell(c, environment) {
   if (!c) return el("td", "not deployed here");
   const td = el("td");
-  td.append(el("strong", c.version ?? "unknown version"), el("br"));
+  const link = /** @type {HTMLAnchorElement} */ (el("a"));
+  link.href = `?env=${encodeURIComponent(environment)}#/object/Deployment/${encodeURIComponent(c.name)}`;
+  link.append(el("strong", c.version ?? "unknown version"));
+  td.append(link, el("br"));
   td.append(el("small", `${short(c.revision_id)} ${c.revision_status ?? ""}`), el("br"));
   td.append(badge(c.sync), " ", badge(c.health));
   if (c.checks)
@@ -271,7 +332,7 @@ async function loadMatrix() {
       const tr = el("tr");
       const name = el("th", row.deployment);
       name.setAttribute("scope", "row");
-      tr.append(name, ...row.cells.map(renderCell));
+      tr.append(name, ...row.cells.map((cell, i) => renderCell(cell, m.environments[i] ?? "")));
       return tr;
     }),
   );
@@ -281,7 +342,7 @@ async function loadMatrix() {
 
 /** @param {string} kind @param {string} name */
 async function loadDetail(kind, name) {
-  const d = await api(`/ui/api/objects/${encodeURIComponent(kind)}/${encodeURIComponent(name)}`);
+  const d = await api(ofEnv(`/ui/api/objects/${encodeURIComponent(kind)}/${encodeURIComponent(name)}`));
   const o = /** @type {Row} */ (d.object);
   $("detail-title").textContent = `${o.kind} ${o.name}`;
   const sync = el("span");
@@ -363,13 +424,15 @@ async function refresh() {
   state.refreshing = true;
   try {
     $("login").hidden = true;
-    await loadHeader();
+    const header = await loadHeader();
     const target = route();
-    $("list").hidden = target !== null;
+    const matrix = target === null && matrixChosen(header);
+    $("list").hidden = target !== null || matrix;
     $("detail").hidden = target === null;
-    if (target) $("matrix").hidden = true;
+    if (target || !matrix) $("matrix").hidden = true;
     if (target) await loadDetail(target.kind, target.name);
-    else await Promise.all([loadList(), loadMatrix()]);
+    else if (matrix) await loadMatrix();
+    else await loadList();
   } catch (error) {
     if (String(error) !== "Error: unauthorized") $("live").textContent = `could not load: ${String(error)}`;
   } finally {
@@ -460,6 +523,21 @@ function start() {
   });
   $("matrix-lagging").addEventListener("change", (event) => {
     state.lagging = /** @type {HTMLInputElement} */ (event.target).checked;
+    void refresh();
+  });
+  $("environment").addEventListener("change", (event) => {
+    state.env = /** @type {HTMLSelectElement} */ (event.target).value;
+    state.offset = 0;
+    // The page's own path with ?env=NAME, no object open (a relative URL: same origin).
+    window.history.pushState(
+      null,
+      "",
+      state.env ? `?env=${encodeURIComponent(state.env)}` : location.pathname,
+    );
+    void refresh();
+  });
+  window.addEventListener("popstate", () => {
+    state.env = new URLSearchParams(location.search).get("env") ?? "";
     void refresh();
   });
   window.addEventListener("hashchange", () => void refresh());
