@@ -5,14 +5,14 @@ import { createMemoryStore, readStoreItems } from "./memory/memory-store.js";
 import { createCronStore, readCrons } from "./crons/cron-store.js";
 import { createCronTicker } from "./crons/cron-ticker.js";
 import { registerAgentRoutes, type AgentRoutesDeps } from "./routes.js";
-import { createRunEvents } from "./runs/run-events.js";
-import { createScheduler } from "./runs/scheduler.js";
+import { createRunEvents, type RunEvents } from "./runs/run-events.js";
+import { createScheduler, type Scheduler } from "./runs/scheduler.js";
 import type { OpenStreams } from "./streaming/sse.js";
-import { createThreadStore, readAssistants } from "./store.js";
+import { createThreadStore, readAssistants, type ThreadStore } from "./store.js";
 import { emitRunEnded, emitRunStarted } from "./streaming/stream-events.js";
 import { createStreamFrames } from "./streaming/stream-frames.js";
 import { createThreadEvents } from "./threads/thread-events.js";
-import { createWebhookSender } from "./runs/webhook.js";
+import { createWebhookSender, type WebhookSender } from "./runs/webhook.js";
 
 /**
  * The simulated agent server served for every deployment at `/agents/{deployment_id}`: assistants
@@ -39,31 +39,7 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
   });
   const openStreams: OpenStreams = new Set();
   const webhooks = createWebhookSender(ctx.webhookAllowHosts);
-  const frames = createStreamFrames(events, () => new Date(ctx.clock.now()).toISOString());
-  const scheduler = createScheduler({
-    clock: ctx.clock,
-    runSeconds: ctx.runSeconds,
-    observer: {
-      started(thread, run, task) {
-        // A run resumed after a restart lost its log with the old process: this is its 2nd attempt.
-        const deploymentId = store.deploymentOf(thread);
-        if (events.get(run.run_id) === undefined && deploymentId !== undefined)
-          events.open(deploymentId, thread.thread_id, run.run_id, 2);
-        emitRunStarted(events, thread, run);
-        frames.started(thread, run, task);
-      },
-      ended(thread, run) {
-        frames.ended(thread, run);
-        emitRunEnded(events, thread, run);
-        webhooks.send(thread, run, new Date(ctx.clock.now()).toISOString());
-        if (thread.temporary && !thread.runs.some((other) => other !== run && other.status === "pending"))
-          store.remove(thread);
-      },
-    },
-    // A run that ends in the background is persisted by the next commit at the latest; a failed
-    // background commit must not crash the server, and the next write retries it.
-    onChange: () => void ctx.commit().catch(() => undefined),
-  });
+  const scheduler = createRunScheduler(ctx, store, events, webhooks);
   // Runs restored before the server is ready resume only once it is: by then ctx.commit persists.
   let ready = false;
   return {
@@ -95,23 +71,70 @@ export function createAgentServerModule(ctx: ControlPlaneContext): {
         cronTicker.stop();
       });
     },
-    state: {
-      name: "agent-server",
-      snapshot: () => ({
-        ...store.snapshot(),
-        assistants: JSON.parse(JSON.stringify(assistants.snapshot())) as Record<string, AssistantRecord[]>,
-        store: items.snapshot(),
-        crons: crons.snapshot(),
-      }),
-      restore: (data) => {
-        store.restore(data);
-        assistants.restore(readAssistants(data));
-        items.restore(readStoreItems(data));
-        cronTicker.stop();
-        crons.restore(readCrons(data));
-        if (ready) scheduler.resume(store.all());
-        if (ready) cronTicker.armAll();
+    state: agentServerState({ store, assistants, items, crons, cronTicker, scheduler }, () => ready),
+  };
+}
+
+/** Starts and ends runs: their events, stream frames and webhooks; a temporary thread goes with its last run. */
+function createRunScheduler(
+  ctx: ControlPlaneContext,
+  store: ThreadStore,
+  events: RunEvents,
+  webhooks: WebhookSender,
+): Scheduler {
+  const frames = createStreamFrames(events, () => new Date(ctx.clock.now()).toISOString());
+  return createScheduler({
+    clock: ctx.clock,
+    runSeconds: ctx.runSeconds,
+    observer: {
+      started(thread, run, task) {
+        // A run resumed after a restart lost its log with the old process: this is its 2nd attempt.
+        const deploymentId = store.deploymentOf(thread);
+        if (events.get(run.run_id) === undefined && deploymentId !== undefined)
+          events.open(deploymentId, thread.thread_id, run.run_id, 2);
+        emitRunStarted(events, thread, run);
+        frames.started(thread, run, task);
       },
+      ended(thread, run) {
+        frames.ended(thread, run);
+        emitRunEnded(events, thread, run);
+        webhooks.send(thread, run, new Date(ctx.clock.now()).toISOString());
+        if (thread.temporary && !thread.runs.some((other) => other !== run && other.status === "pending"))
+          store.remove(thread);
+      },
+    },
+    // A run that ends in the background is persisted by the next commit at the latest; a failed
+    // background commit must not crash the server, and the next write retries it.
+    onChange: () => void ctx.commit().catch(() => undefined),
+  });
+}
+
+type StatefulParts = Pick<
+  AgentRoutesDeps,
+  "store" | "assistants" | "items" | "crons" | "cronTicker" | "scheduler"
+>;
+
+/** The agent server's part of the saved state; a restore after start resumes runs and crons. */
+function agentServerState(
+  { store, assistants, items, crons, cronTicker, scheduler }: StatefulParts,
+  ready: () => boolean,
+): StatefulModule {
+  return {
+    name: "agent-server",
+    snapshot: () => ({
+      ...store.snapshot(),
+      assistants: JSON.parse(JSON.stringify(assistants.snapshot())) as Record<string, AssistantRecord[]>,
+      store: items.snapshot(),
+      crons: crons.snapshot(),
+    }),
+    restore: (data) => {
+      store.restore(data);
+      assistants.restore(readAssistants(data));
+      items.restore(readStoreItems(data));
+      cronTicker.stop();
+      crons.restore(readCrons(data));
+      if (ready()) scheduler.resume(store.all());
+      if (ready()) cronTicker.armAll();
     },
   };
 }
