@@ -1,0 +1,90 @@
+import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
+import { lockPathOf } from "../../src/lock/local-lock.js";
+
+// The local lock's options and the odd things found at its path (state-locked, never ignored).
+
+let root: string;
+let statusDir: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "plumb-lock-edges-"));
+  statusDir = join(root, ".plumb", "status");
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+const target = () => ({ statusDir });
+
+describe("the local lock's options", () => {
+  it("a status directory spelled with trailing slashes is the same store, the same lock", async () => {
+    expect(lockPathOf({ statusDir: `${statusDir}//` })).toBe(`${statusDir}.lock`);
+    const lock = await acquireStateLock(target(), { command: "plumb apply" });
+    await expect(
+      acquireStateLock({ statusDir: `${statusDir}/` }, { command: "plumb apply" }),
+    ).rejects.toMatchObject({ code: "state-locked" });
+    await lock.release();
+  });
+
+  it("waits no longer than --lock-timeout even when it would look again later", async () => {
+    const lock = await acquireStateLock(target(), { command: "plumb apply" });
+    const started = Date.now();
+    await expect(
+      acquireStateLock(target(), { command: "plumb apply", timeoutMs: 200, retryMs: 60_000 }),
+    ).rejects.toMatchObject({ code: "state-locked" });
+    expect(Date.now() - started).toBeLessThan(20_000);
+    await lock.release();
+  });
+
+  it("a lease under a second is a second: the holder does not count its lock lost at once", async () => {
+    const lock = await acquireStateLock(target(), { command: "plumb apply", leaseMs: 1 });
+    expect(() => lock.assertHeld()).not.toThrow();
+    expect(lock.lost.aborted).toBe(false);
+    await lock.release();
+  });
+});
+
+describe("what is found at the lock path", () => {
+  it("a regular file there is someone's lock: refused, shown as an unknown holder, removed by --force", async () => {
+    await mkdir(join(root, ".plumb"), { recursive: true });
+    await writeFile(lockPathOf(target()), "");
+    await expect(acquireStateLock(target(), { command: "plumb apply" })).rejects.toMatchObject({
+      code: "state-locked",
+      message: expect.stringContaining("is held by another plumb process"),
+    });
+    expect(await readStateLock(target())).toEqual({
+      id: "",
+      host: "unknown",
+      pid: 0,
+      command: "plumb",
+      since: "",
+    });
+    await forceUnlock(target());
+    const lock = await acquireStateLock(target(), { command: "plumb apply" });
+    await lock.release();
+  });
+
+  it("an older plumb's holder record without command or time still names its process", async () => {
+    await mkdir(lockPathOf(target()), { recursive: true });
+    await writeFile(`${lockPathOf(target())}.json`, JSON.stringify({ host: hostname(), pid: 1 }));
+    const ago = new Date(Date.now() - 10_000);
+    await utimes(lockPathOf(target()), ago, ago);
+    const error = await acquireStateLock(target(), { command: "plumb apply" }).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(
+      new RegExp(`renewed 1[01]s ago, held by plumb \\(pid 1 on ${hostname()}\\) since an unknown time\\)`),
+    );
+  });
+
+  it("an older plumb's lock is fresh for the larger of 30 s and this process's lease", async () => {
+    await mkdir(lockPathOf(target()), { recursive: true });
+    const ago = new Date(Date.now() - 45_000);
+    await utimes(lockPathOf(target()), ago, ago);
+    await expect(
+      acquireStateLock(target(), { command: "plumb apply", leaseMs: 60_000 }),
+    ).rejects.toMatchObject({ code: "state-locked" });
+    const lock = await acquireStateLock(target(), { command: "plumb apply" });
+    expect(await readStateLock(target())).toMatchObject({ id: lock.holder.id });
+    await lock.release();
+  });
+});
