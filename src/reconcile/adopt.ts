@@ -2,7 +2,7 @@ import type { DesiredObject, LiveState } from "../diff/plan/build-plan.js";
 import type { PlannedChange } from "../diff/plan/plan-types.js";
 import { fingerprintSecretsAsync } from "../diff/secrets/secret-fingerprint.js";
 import type { Deployment } from "../schema/deployment.js";
-import { appliedSpecOf, manifestDigest } from "../apply/status-record.js";
+import { appliedSpecOf, manifestDigest, secretOriginsOf } from "../apply/status-record.js";
 import { type ObjectStatus, statusKey } from "../status/status-types.js";
 import { decideHealth } from "../status/health.js";
 
@@ -38,7 +38,7 @@ export function decideAdoption(
   });
 }
 
-/** The record of one adopted deployment (fingerprints of the manifest's current values, fresh salt). */
+/** The record of one adopted deployment (fingerprints of its current values, as apply writes them). */
 export async function buildAdoptedRecord(
   decision: Extract<AdoptDecision, { adopt: true }>,
   previous: ObjectStatus | undefined,
@@ -47,7 +47,9 @@ export async function buildAdoptedRecord(
 ): Promise<ObjectStatus> {
   const { desired, live, change } = decision;
   const secrets = desired.secrets ?? [];
-  const fingerprints = secrets.length > 0 ? await fingerprintSecretsAsync(secrets) : null;
+  // Recorded as apply records them (an HMAC for a literal, a source's shared salt otherwise).
+  const origins = secretOriginsOf(desired.loaded);
+  const fingerprints = secrets.length > 0 ? await fingerprintSecretsAsync(secrets, undefined, origins) : null;
   const deployed = live.latest_revision_id !== null && live.latest_revision_id === live.active_revision_id;
   // Only the secrets were unknown: if nothing else differs, live matches git once they are known.
   const otherFields = [...change.revision_fields, ...change.in_place_fields].filter((f) => f !== "secrets");
