@@ -15,23 +15,24 @@ import { formatPlanJson } from "../report/format-json.js";
 import { formatPlanText } from "../report/format-text.js";
 import { asError, PlumbError } from "../errors.js";
 import {
-  applyPrune,
-  checkPruneLimit,
   DEFAULT_PRUNE_MAX,
   DEFAULT_PRUNE_WINDOW_MS,
   formatPruneResult,
   plannedDeletes,
-  removeReplaced,
 } from "../reconcile/prune/prune.js";
-import { countInLedger, loadPruneBudget } from "../reconcile/prune/prune-budget.js";
+import { checkPruneBudget } from "../reconcile/prune/prune-budget.js";
+import { applyChanges, type ChangeRunResult } from "../reconcile/apply-changes.js";
+import type { PlanManifestsResult } from "../reconcile/plan/plan-run.js";
+import type { Plan, PlannedPrune } from "../diff/plan/plan-types.js";
+import type { ApiOptions } from "../api/config.js";
+import type { ObjectStatus } from "../status/status-types.js";
 import { refuseStalePlan, savedPlanFlags } from "../reconcile/plan/saved-plan.js";
 import {
   readSavedPlanFor,
   savedPlanEnvironments,
   targetOf,
 } from "../reconcile/plan/saved-plan-environments.js";
-import { applyPlan } from "../apply/apply.js";
-import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from "../apply/apply-types.js";
+import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS, type ProgressEvent } from "../apply/apply-types.js";
 import { formatApplyJson, formatApplySummary, plainProgress, ttyProgress } from "../report/format-apply.js";
 import { formatApplyMarkdown } from "../report/format-apply-markdown.js";
 import { buildReportContext } from "./report-context.js";
@@ -41,6 +42,7 @@ import {
   gitCommitOf,
   openSession,
   planSession,
+  type Session,
   type SessionIo,
   warnUnknownSecrets,
 } from "../reconcile/session.js";
@@ -159,17 +161,9 @@ export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise
   return withStateLock(path, flags, "plumb apply", (lock) => runApplyLocked(path, flags, io, lock), io.lock);
 }
 
-async function runApplyLocked(
-  path: string,
-  flags: Flags,
-  io: ApplyIo,
-  lock: Pick<StateLock, "lost" | "assertHeld" | "pushFence">,
-): Promise<number> {
-  const lockLost = lock.lost;
-  const json = flags.output === "json";
-  // JSON and Markdown own stdout: the plan, progress and prompts go to stderr.
-  const machine = flags.output !== "text";
-  const color = useColor(io);
+type Lock = Pick<StateLock, "lost" | "assertHeld" | "pushFence">;
+
+async function runApplyLocked(path: string, flags: Flags, io: ApplyIo, lock: Lock): Promise<number> {
   // The fence: every request that may change something, every record and the push check the lease first.
   const session = await openSession(path, flags, { ...io, beforeWrite: lock.assertHeld });
   // Nothing is sent when its record could not be written (e.g. --status-dir on a read-only place).
@@ -190,103 +184,129 @@ async function runApplyLocked(
     return 1;
   }
   if (saved) await refuseStalePlan(flags.plan!, saved, result);
-  const { plan } = result;
-  const deletes = plannedDeletes(plan);
+  const deletes = plannedDeletes(result.plan);
   if (deletes.length > 0) {
+    // Over the budget the whole apply is refused before anything is sent.
     const limits = { max: flags.pruneMax, windowMs: flags.pruneWindow, lift: flags.pruneMax !== undefined };
-    checkPruneLimit(plan, await loadPruneBudget(session.statusDir, limits, session.clock.now()));
+    const check = { statusDir: session.statusDir, limits, now: session.clock.now(), deletes };
+    const { refused } = await checkPruneBudget({ ...check, who: "apply --prune" });
+    if (refused) throw refused;
   }
   warnUnknownSecrets(session, result, io);
-  // Progress and prompts go to stderr when stdout carries JSON.
-  const log = machine ? io.stderr : io.stdout;
-  log.write(formatPlanText(plan, { color: machine ? false : color }));
-  const toSend = plan.summary.create + plan.summary.update + deletes.length;
-  if (toSend > 0 && !flags.yes) {
-    if (!io.confirm && !io.stdin?.isTTY) {
-      if (json) io.stdout.write(formatPlanJson(plan));
-      throw new PlumbError(
-        "apply-needs-confirmation",
-        "not on a terminal, so plumb cannot ask: review the plan above and run again with --yes",
-      );
-    }
-    const ask = io.confirm ?? askOnTerminal;
-    if (!(await ask(`\nApply ${count(toSend, "change")}? Only 'yes' will be accepted: `))) {
-      log.write("Apply cancelled: nothing was sent.\n");
-      return 1;
-    }
+  // JSON and Markdown own stdout: the plan, progress and prompts go to stderr.
+  const log = flags.output !== "text" ? io.stderr : io.stdout;
+  log.write(formatPlanText(result.plan, { color: flags.output !== "text" ? false : useColor(io) }));
+  if (!(await confirmApply(result.plan, deletes.length, flags, io, log))) return 1;
+  return sendAndReport({ path, flags, io, lock, session, result, deletes, log });
+}
+
+/** Asks before anything is sent, unless --yes or nothing is to be sent; refuses off a terminal. */
+async function confirmApply(
+  plan: Plan,
+  deletes: number,
+  flags: Flags,
+  io: ApplyIo,
+  log: { write(text: string): unknown },
+): Promise<boolean> {
+  const toSend = plan.summary.create + plan.summary.update + deletes;
+  if (toSend === 0 || flags.yes) return true;
+  if (!io.confirm && !io.stdin?.isTTY) {
+    if (flags.output === "json") io.stdout.write(formatPlanJson(plan));
+    throw new PlumbError(
+      "apply-needs-confirmation",
+      "not on a terminal, so plumb cannot ask: review the plan above and run again with --yes",
+    );
   }
+  const ask = io.confirm ?? askOnTerminal;
+  if (await ask(`\nApply ${count(toSend, "change")}? Only 'yes' will be accepted: `)) return true;
+  log.write("Apply cancelled: nothing was sent.\n");
+  return false;
+}
 
-  const stop = listenForStop(io.signals ?? process, lockLost, log);
+type Confirmed = {
+  path: string;
+  flags: Flags;
+  io: ApplyIo;
+  lock: Lock;
+  session: Session;
+  result: Extract<PlanManifestsResult, { ok: true }>;
+  deletes: PlannedPrune[];
+  log: { write(text: string): unknown; isTTY?: boolean };
+};
 
+/** Replace, apply and prune (reconcile/apply-changes.ts, as the controller), publish, then report. */
+async function sendAndReport(run: Confirmed): Promise<number> {
+  const { flags, io, lock, session, result, log } = run;
+  const { plan } = result;
+  const stop = listenForStop(io.signals ?? process, lock.lost, log);
   const { api, ports } = session.connect();
+  const color = useColor(io);
   const tty = Boolean(log === io.stdout && io.stdout.isTTY);
-  const live = tty
-    ? ttyProgress(log, session.clock, { color, total: plan.summary.create + plan.summary.update })
-    : null;
+  const total = plan.summary.create + plan.summary.update;
+  const live = tty ? ttyProgress(log, session.clock, { color, total }) : null;
   const started = session.clock.now();
   try {
-    // Replacements: the old deployment goes first (and is gone) before its create is sent.
-    const removals = {
-      clock: session.clock,
-      timeoutMs: flags.timeout,
-      pollIntervalMs: 1000,
-      forget: async (kind: string, name: string) => {
-        lock.assertHeld();
-        await removeObjectStatus(session.statusDir, kind, name);
-      },
-      signal: stop.signal,
-    };
-    const notRemoved = await removeReplaced(ports.controlPlane, plan, removals, log);
-    const replacedNames = new Set(plan.changes.filter((c) => c.replaces).map((c) => c.name));
-    const objects = applyObjects(result).filter((o) => !(o.change.replaces && notRemoved.has(o.change.name)));
-    const report = await applyPlan(ports, objects, {
+    const settings = {
       clock: session.clock,
       wait: flags.wait,
       timeoutMs: flags.timeout,
       concurrency: flags.concurrency,
       signal: stop.signal,
-      live: new Map(
-        result.live.deployments.filter((d) => !replacedNames.has(d.name)).map((d) => [d.name, d]),
-      ),
-      previous: session.store.objects,
-      record: async (status) => {
-        lock.assertHeld();
-        await saveObjectStatus(session.statusDir, status);
-      },
-      gitCommit: await gitCommitOf(path),
-      onProgress: live ? (e) => live.onProgress(e) : plainProgress(log),
+      gitCommit: await gitCommitOf(run.path),
+      onProgress: live ? (e: ProgressEvent) => live.onProgress(e) : plainProgress(log),
       agentUrlFallback: agentUrlFallback(api.apiUrl),
-    });
-    live?.finish();
-    const counted = countInLedger(session.statusDir, session.clock);
-    const pruned = await applyPrune(ports.controlPlane, deletes, { ...removals, counted });
-    for (const p of pruned) log.write(formatPruneResult(p));
-    const pruneOk = pruned.every((p) => p.outcome === "deleted");
-    // What was applied is reported (and stays in the local store) even when the push fails.
-    let publishError: Error | undefined;
-    const published = await publishStatus(
-      session.location,
-      `plumb apply: ${report.ok ? "converged" : "not converged"}`,
-      lock.pushFence,
-    ).catch((error: unknown) => void (publishError = asError(error)));
-    if (published?.commit)
-      log.write(`Status committed to branch ${published.branch} (${published.commit.slice(0, 12)}).\n`);
-    const elapsedMs = session.clock.now() - started;
-    if (json) io.stdout.write(formatApplyJson(report, plan));
-    else if (flags.output === "markdown")
-      io.stdout.write(
-        formatApplyMarkdown(report, plan, {
-          elapsedMs,
-          pruned,
-          context: await buildReportContext(path, api, process.env),
-        }),
-      );
-    else io.stdout.write(formatApplySummary(report, elapsedMs, { color }));
-    if (publishError) throw publishError;
+      onApplied: () => live?.finish(),
+    };
+    const objects = { plan, objects: applyObjects(result), live: result.live.deployments };
+    const prune = { deletes: run.deletes, statusDir: session.statusDir };
+    const done = await applyChanges(ports, { ...objects, prune }, settings, fencedRecords(run), log);
+    for (const p of done.pruned) log.write(formatPruneResult(p));
+    const pruneOk = done.pruned.every((p) => p.outcome === "deleted");
+    await publishAndReport(run, done, api, session.clock.now() - started);
     const signalName = stop.signalName();
     if (signalName) return signalName === "SIGINT" ? 130 : 143;
-    return report.ok && pruneOk && notRemoved.size === 0 && !lockLost.aborted ? 0 : 1;
+    const ok = done.report.ok && pruneOk && done.notRemoved.size === 0;
+    return ok && !lock.lost.aborted ? 0 : 1;
   } finally {
     stop.dispose();
   }
+}
+
+/** The status store's records, each write and removal checking the state lock first. */
+const fencedRecords = ({ lock, session }: Confirmed) => ({
+  previous: session.store.objects,
+  record: async (status: ObjectStatus) => {
+    lock.assertHeld();
+    await saveObjectStatus(session.statusDir, status);
+  },
+  forget: async (kind: string, name: string) => {
+    lock.assertHeld();
+    await removeObjectStatus(session.statusDir, kind, name);
+  },
+});
+
+/** Pushes the status (--status-branch), then prints the report; a failed push is thrown after it. */
+async function publishAndReport(
+  run: Confirmed,
+  done: ChangeRunResult,
+  api: ApiOptions,
+  elapsedMs: number,
+): Promise<void> {
+  const { flags, io, log, result } = run;
+  const { report } = done;
+  // What was applied is reported (and stays in the local store) even when the push fails.
+  let publishError: Error | undefined;
+  const published = await publishStatus(
+    run.session.location,
+    `plumb apply: ${report.ok ? "converged" : "not converged"}`,
+    run.lock.pushFence,
+  ).catch((error: unknown) => void (publishError = asError(error)));
+  if (published?.commit)
+    log.write(`Status committed to branch ${published.branch} (${published.commit.slice(0, 12)}).\n`);
+  if (flags.output === "json") io.stdout.write(formatApplyJson(report, result.plan));
+  else if (flags.output === "markdown") {
+    const context = await buildReportContext(run.path, api, process.env);
+    io.stdout.write(formatApplyMarkdown(report, result.plan, { elapsedMs, pruned: done.pruned, context }));
+  } else io.stdout.write(formatApplySummary(report, elapsedMs, { color: useColor(io) }));
+  if (publishError) throw publishError;
 }

@@ -1,5 +1,5 @@
 import type { NotifyEvent } from "./notify-payload.js";
-import type { ReconcileOutcome } from "../queue/reconcile-object.js";
+import type { ReconcileOutcome } from "../../reconcile/reconcile-object.js";
 import type { WorkReason } from "../queue/schedule.js";
 
 // Which reconciles are worth a notification. Pure. A failing object is retried with backoff: only

@@ -10,7 +10,11 @@ import type { LiveListing } from "../sweeps/live-listing.js";
 import type { Notifier } from "../notify/notifier.js";
 import { failureNotification, notificationFor } from "../notify/notify-outcome.js";
 import type { ControllerMetrics } from "../http/metrics.js";
-import { type ReconcileContext, reconcileObject } from "./reconcile-object.js";
+import {
+  type ReconcileContext,
+  type ReconcileOutcome,
+  reconcileObject,
+} from "../../reconcile/reconcile-object.js";
 import type { WorkItem } from "./schedule.js";
 import type { Worker } from "./work-queue.js";
 
@@ -36,6 +40,23 @@ export type WorkerDeps = {
   log: Logger;
 };
 
+/** One reconcile as the worker follows it: the item, its object, the log bound to it, when it started. */
+type Run = {
+  item: WorkItem;
+  kind: ObjectStatus["kind"];
+  name: string;
+  previous: ObjectStatus | undefined;
+  bindings: {
+    kind: string;
+    object: string;
+    id: string | null;
+    revision: string | null;
+    commit: string | null;
+  };
+  log: Logger;
+  started: number;
+};
+
 export function createReconcileWorker(deps: WorkerDeps): Worker {
   const { clock, context } = deps;
   return async (item: WorkItem, signal: AbortSignal): Promise<boolean> => {
@@ -45,115 +66,125 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
       deps.listing.forget(item.key); // removed from the manifests (or now invalid) since it was queued
       return true;
     }
-    const { manifest } = entry.loaded;
+    const { kind, metadata } = entry.loaded.manifest;
     const previous = context.statuses.get(item.key);
     // `object`, not `name`: pino's own `name` key says which program wrote the line.
     const bindings = {
-      kind: manifest.kind,
-      object: manifest.metadata.name,
+      kind,
+      object: metadata.name,
       id: previous?.id ?? null,
       revision: previous?.latest_revision_id ?? null,
       commit: context.gitCommit(),
     };
-    const log = deps.log.child(bindings);
-    const known = deps.listing.take(item.key, manifest.metadata.name);
-    const started = clock.now();
+    const run: Run = {
+      item,
+      kind,
+      name: metadata.name,
+      previous,
+      bindings,
+      log: deps.log.child(bindings),
+      started: clock.now(),
+    };
+    const known = deps.listing.take(item.key, metadata.name);
     try {
       const withSecretFiles = { ...context, secretFiles: snapshot.secretFiles };
-      const outcome = await reconcileObject(withSecretFiles, entry.loaded, item.reason, log, signal, known);
-      const after = context.statuses.get(item.key);
-      deps.metrics.reconciled(item.reason, outcome.result, (clock.now() - started) / 1000);
-      if (outcome.drift) deps.metrics.driftDetected(manifest.kind, outcome.drift);
-      if (outcome.ok) deps.metrics.synced(clock.now());
-      deps.activity?.record(item.key, {
-        at: new Date(started).toISOString(),
-        reason: item.reason,
-        result: outcome.result,
-        action: outcome.action,
-        duration_ms: clock.now() - started,
-        // Only a drift check finds drift: a change's fields differ because git moved.
-        drift_fields:
-          item.reason === "drift" && outcome.drift
-            ? [...outcome.change.revision_fields, ...outcome.change.in_place_fields]
-            : [],
-        plan: changeLines(outcome.change),
-      });
-      // A create (or a new revision) learns the id and revision now: the last line carries the new ones.
-      const done = deps.log.child({
-        ...bindings,
-        id: after?.id ?? bindings.id,
-        revision: after?.latest_revision_id ?? bindings.revision,
-      });
-      const event = notificationFor({
-        kind: manifest.kind,
-        name: manifest.metadata.name,
-        reason: item.reason,
-        outcome,
-        failuresBefore: deps.failures(item.key),
-        id: after?.id ?? bindings.id,
-        revision: after?.latest_revision_id ?? bindings.revision,
-      });
-      if (event) deps.notifier?.notify(event);
-      const fields = {
-        reason: item.reason,
-        attempt: item.attempt,
-        action: outcome.action,
-        result: outcome.result,
-        sync: after?.sync,
-        health: after?.health,
-        elapsed_ms: clock.now() - started,
-      };
-      if (outcome.ok && outcome.result !== "skipped") done.info(fields, "reconciled");
-      else
-        done.warn(
-          {
-            ...fields,
-            error: outcome.apply?.message ?? null,
-            failures: deps.failures(item.key) + (outcome.ok ? 0 : 1),
-          },
-          "reconcile did not converge",
-        );
+      const outcome = await reconcileObject(
+        withSecretFiles,
+        entry.loaded,
+        item.reason,
+        run.log,
+        signal,
+        known,
+      );
+      reportOutcome(deps, run, outcome);
       return outcome.ok;
     } catch (error) {
-      deps.metrics.reconciled(item.reason, "error", (clock.now() - started) / 1000);
-      deps.activity?.record(item.key, {
-        at: new Date(started).toISOString(),
-        reason: item.reason,
-        result: "error",
-        action: "not planned",
-        duration_ms: clock.now() - started,
-        drift_fields: [],
-        plan: [],
-      });
-      log.error({ reason: item.reason, attempt: item.attempt, err: errorMessage(error) }, "reconcile failed");
-      const event = signal.aborted
-        ? null
-        : failureNotification({
-            kind: manifest.kind,
-            name: manifest.metadata.name,
-            message: errorMessage(error),
-            failuresBefore: deps.failures(item.key),
-            id: bindings.id,
-            revision: bindings.revision,
-          });
-      if (event) deps.notifier?.notify(event);
-      if (!signal.aborted)
-        await context
-          .record(
-            failedRecord(
-              previous ?? blankObjectStatus(manifest.kind, manifest.metadata.name),
-              error,
-              clock.now(),
-            ),
-          )
-          .catch((recordError: unknown) =>
-            log.error({ err: errorMessage(recordError) }, "status not recorded"),
-          );
+      await reportError(deps, run, error, signal);
       return false;
     } finally {
       deps.settled(item.key);
     }
   };
+}
+
+/** Counts, records on the status page, notifies and logs a reconcile that ran to its end. */
+function reportOutcome(deps: WorkerDeps, run: Run, outcome: ReconcileOutcome): void {
+  const { clock } = deps;
+  const { item, bindings } = run;
+  const after = deps.context.statuses.get(item.key);
+  deps.metrics.reconciled(item.reason, outcome.result, (clock.now() - run.started) / 1000);
+  if (outcome.drift) deps.metrics.driftDetected(run.kind, outcome.drift);
+  if (outcome.ok) deps.metrics.synced(clock.now());
+  deps.activity?.record(item.key, {
+    at: new Date(run.started).toISOString(),
+    reason: item.reason,
+    result: outcome.result,
+    action: outcome.action,
+    duration_ms: clock.now() - run.started,
+    // Only a drift check finds drift: a change's fields differ because git moved.
+    drift_fields:
+      item.reason === "drift" && outcome.drift
+        ? [...outcome.change.revision_fields, ...outcome.change.in_place_fields]
+        : [],
+    plan: changeLines(outcome.change),
+  });
+  // A create (or a new revision) learns the id and revision now: the last line carries the new ones.
+  const ended = { id: after?.id ?? bindings.id, revision: after?.latest_revision_id ?? bindings.revision };
+  const event = notificationFor({
+    kind: run.kind,
+    name: run.name,
+    reason: item.reason,
+    outcome,
+    failuresBefore: deps.failures(item.key),
+    ...ended,
+  });
+  if (event) deps.notifier?.notify(event);
+  const done = deps.log.child({ ...bindings, ...ended });
+  const fields = {
+    reason: item.reason,
+    attempt: item.attempt,
+    action: outcome.action,
+    result: outcome.result,
+    sync: after?.sync,
+    health: after?.health,
+    elapsed_ms: clock.now() - run.started,
+  };
+  if (outcome.ok && outcome.result !== "skipped") done.info(fields, "reconciled");
+  else {
+    const failures = deps.failures(item.key) + (outcome.ok ? 0 : 1);
+    done.warn({ ...fields, error: outcome.apply?.message ?? null, failures }, "reconcile did not converge");
+  }
+}
+
+/** Counts, logs, notifies and records (unless shutting down) a reconcile an error stopped. */
+async function reportError(deps: WorkerDeps, run: Run, error: unknown, signal: AbortSignal): Promise<void> {
+  const { clock } = deps;
+  const { item, bindings, log } = run;
+  deps.metrics.reconciled(item.reason, "error", (clock.now() - run.started) / 1000);
+  deps.activity?.record(item.key, {
+    at: new Date(run.started).toISOString(),
+    reason: item.reason,
+    result: "error",
+    action: "not planned",
+    duration_ms: clock.now() - run.started,
+    drift_fields: [],
+    plan: [],
+  });
+  log.error({ reason: item.reason, attempt: item.attempt, err: errorMessage(error) }, "reconcile failed");
+  if (signal.aborted) return;
+  const event = failureNotification({
+    kind: run.kind,
+    name: run.name,
+    message: errorMessage(error),
+    failuresBefore: deps.failures(item.key),
+    id: bindings.id,
+    revision: bindings.revision,
+  });
+  if (event) deps.notifier?.notify(event);
+  const last = run.previous ?? blankObjectStatus(run.kind, run.name);
+  await deps.context
+    .record(failedRecord(last, error, clock.now()))
+    .catch((recordError: unknown) => log.error({ err: errorMessage(recordError) }, "status not recorded"));
 }
 
 /**

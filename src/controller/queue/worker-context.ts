@@ -62,6 +62,7 @@ export function createControllerWorker(
       platform,
       statuses: { get: deps.book.recorded },
       record: deps.book.record,
+      forget: deps.book.forget,
       gitCommit: deps.source.commit,
       selfHeal: options.selfHeal,
       timeoutMs: options.timeoutMs,

@@ -1,15 +1,10 @@
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
 import type { PlannedPrune } from "../../diff/plan/plan-types.js";
-import { countInLedger, loadPruneBudget } from "../../reconcile/prune/prune-budget.js";
-import { decidePrune, type LoadedTree } from "../../reconcile/prune/prune-plan.js";
-import {
-  applyPrune,
-  DEFAULT_PRUNE_DELAY_MS,
-  type PrunePort,
-  pruneAllowance,
-  pruneLimitError,
-} from "../../reconcile/prune/prune.js";
+import { checkPruneBudget } from "../../reconcile/prune/prune-budget.js";
+import { decidePrune, type LoadedTree, type PruneDecision } from "../../reconcile/prune/prune-plan.js";
+import { DEFAULT_PRUNE_DELAY_MS, type PrunePort, type PruneResult } from "../../reconcile/prune/prune.js";
+import { pruneDeployments } from "../../reconcile/apply-changes.js";
 import type { Deployment } from "../../schema/deployment.js";
 import type { ObjectStatus } from "../../status/status-types.js";
 import type { DesiredSnapshot } from "../snapshot/desired.js";
@@ -56,7 +51,8 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
   const delayMs = deps.delayMs ?? DEFAULT_PRUNE_DELAY_MS;
   /** Removals seen, by name: when first seen (the delay counts from there). */
   const seen = new Map<string, number>();
-  let lastBlocked = "";
+  /** The names last reported blocked, so each distinct set is reported once. */
+  const blocked = { names: "" };
 
   /** Records of deployments no longer in git that a prune could delete (usually none or a few). */
   const goneFrom = (snapshot: DesiredSnapshot) =>
@@ -86,46 +82,14 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
     const gate = decidePrune({ ...input, live: [] });
     if (!gate.ok) {
       seen.clear();
-      const emptied = gate.problems.filter((p) => p.code === "manifest-emptied");
-      for (const p of emptied)
-        deps.log.error({ file: p.file, code: p.code, problem: p.message }, "manifest emptied");
-      deps.log.warn({ reason: gate.reason }, "prune skipped: nothing is judged removed");
-      return;
+      return logSkipped(deps.log, gate);
     }
     const decision = decidePrune({ ...input, live: await liveOf(gone) });
     if (!decision.ok) return;
     const removed = decision.prune.filter((p) => p.action === "delete");
-    const now = deps.clock.now();
-    for (const name of [...seen.keys()]) if (!removed.some((p) => p.name === name)) seen.delete(name);
-    for (const p of removed) if (!seen.has(p.name)) seen.set(p.name, now);
-    const ready = removed.filter((p) => now - seen.get(p.name)! >= delayMs);
-    const waiting = removed.length - ready.length;
-    if (waiting > 0) {
-      const next = Math.min(...removed.filter((p) => !ready.includes(p)).map((p) => seen.get(p.name)!));
-      deps.log.info(
-        { waiting, delay_ms: delayMs },
-        "prune: removals wait to be seen again after --prune-delay",
-      );
-      deps.rescanAfter(Math.max(1, next + delayMs - now));
-    }
+    const ready = readyAfterDelay(deps, seen, removed, delayMs);
     if (ready.length === 0) return;
-    const budget = await loadPruneBudget(deps.statusDir, { max: deps.max, windowMs: deps.windowMs }, now);
-    if (ready.length > pruneAllowance(budget)) {
-      const error = pruneLimitError("controller --prune", ready, budget);
-      const names = ready.map((p) => p.name).join(", ");
-      deps.log.error({ code: error.code, names, max: budget.max, used: budget.used }, error.message);
-      if (names !== lastBlocked) deps.blocked?.(ready, error.message);
-      lastBlocked = names;
-      return;
-    }
-    lastBlocked = "";
-    const results = await applyPrune(deps.port, ready, {
-      clock: deps.clock,
-      timeoutMs: deps.timeoutMs,
-      pollIntervalMs: 1000,
-      forget: deps.forget,
-      counted: countInLedger(deps.statusDir, deps.clock),
-    });
+    const results = await deleteWithinBudget(deps, ready, blocked);
     for (const r of results) {
       seen.delete(r.name);
       if (r.outcome === "deleted") {
@@ -134,4 +98,62 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
       } else deps.log.error({ kind: "Deployment", object: r.name, id: r.id, err: r.message }, "prune failed");
     }
   };
+}
+
+function logSkipped(log: Logger, gate: Extract<PruneDecision, { ok: false }>): void {
+  const emptied = gate.problems.filter((p) => p.code === "manifest-emptied");
+  for (const p of emptied) log.error({ file: p.file, code: p.code, problem: p.message }, "manifest emptied");
+  log.warn({ reason: gate.reason }, "prune skipped: nothing is judged removed");
+}
+
+/**
+ * --prune-delay: the removals first seen at least `delayMs` ago (`seen` keeps when each was first
+ * seen, and forgets those no longer removed); asks for the scan that confirms the others.
+ */
+function readyAfterDelay(
+  deps: Pick<PruneSweepDeps, "clock" | "log" | "rescanAfter">,
+  seen: Map<string, number>,
+  removed: readonly PlannedPrune[],
+  delayMs: number,
+): PlannedPrune[] {
+  const now = deps.clock.now();
+  for (const name of [...seen.keys()]) if (!removed.some((p) => p.name === name)) seen.delete(name);
+  for (const p of removed) if (!seen.has(p.name)) seen.set(p.name, now);
+  const ready = removed.filter((p) => now - seen.get(p.name)! >= delayMs);
+  const waiting = removed.length - ready.length;
+  if (waiting > 0) {
+    const next = Math.min(...removed.filter((p) => !ready.includes(p)).map((p) => seen.get(p.name)!));
+    deps.log.info(
+      { waiting, delay_ms: delayMs },
+      "prune: removals wait to be seen again after --prune-delay",
+    );
+    deps.rescanAfter(Math.max(1, next + delayMs - now));
+  }
+  return ready;
+}
+
+/**
+ * The budget check and the deletions of apply --prune (prune-budget.ts, reconcile/apply-changes.ts):
+ * over --prune-max per --prune-window nothing is deleted (prune-limit logged, `blocked` told once per
+ * set of names); else each deletion is counted in the ledger.
+ */
+async function deleteWithinBudget(
+  deps: PruneSweepDeps,
+  ready: readonly PlannedPrune[],
+  blocked: { names: string },
+): Promise<PruneResult[]> {
+  const limits = { max: deps.max, windowMs: deps.windowMs };
+  const now = deps.clock.now();
+  const check = { statusDir: deps.statusDir, limits, now, who: "controller --prune", deletes: ready };
+  const { budget, refused } = await checkPruneBudget(check);
+  if (refused) {
+    const names = ready.map((p) => p.name).join(", ");
+    deps.log.error({ code: refused.code, names, max: budget.max, used: budget.used }, refused.message);
+    if (names !== blocked.names) deps.blocked?.(ready, refused.message);
+    blocked.names = names;
+    return [];
+  }
+  blocked.names = "";
+  const settings = { clock: deps.clock, timeoutMs: deps.timeoutMs };
+  return pruneDeployments(deps.port, ready, settings, { forget: deps.forget, statusDir: deps.statusDir });
 }

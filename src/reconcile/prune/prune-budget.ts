@@ -1,7 +1,14 @@
 import type { Clock } from "../../clock.js";
 import type { PlannedPrune } from "../../diff/plan/plan-types.js";
 import { deletionsWithin, readPruneLedger, recordPruneDeletion } from "../../status/prune-ledger.js";
-import { DEFAULT_PRUNE_MAX, DEFAULT_PRUNE_WINDOW_MS, type PruneBudget } from "./prune.js";
+import type { PlumbError } from "../../errors.js";
+import {
+  DEFAULT_PRUNE_MAX,
+  DEFAULT_PRUNE_WINDOW_MS,
+  type PruneBudget,
+  pruneAllowance,
+  pruneLimitError,
+} from "./prune.js";
 
 // The deletion budget of --prune: --prune-max per --prune-window, read from and counted in the
 // prune ledger of the status directory (status/prune-ledger.ts), shared by apply and the controller.
@@ -28,6 +35,23 @@ export async function loadPruneBudget(
   const windowMs = limits.windowMs ?? DEFAULT_PRUNE_WINDOW_MS;
   if (limits.lift) return { max, windowMs, used: 0 };
   return { max, windowMs, used: deletionsWithin(await readPruneLedger(statusDir), now, windowMs).length };
+}
+
+/**
+ * The budget now and, when `deletes` go past it, the prune-limit error: then none of them may be
+ * deleted (apply refuses the whole run before sending anything; the controller's sweep waits).
+ */
+export async function checkPruneBudget(check: {
+  statusDir: string;
+  limits: PruneLimits;
+  now: number;
+  /** Who would delete, as the error names it: "apply --prune", "controller --prune". */
+  who: string;
+  deletes: readonly PlannedPrune[];
+}): Promise<{ budget: PruneBudget; refused: PlumbError | null }> {
+  const budget = await loadPruneBudget(check.statusDir, check.limits, check.now);
+  const over = check.deletes.length > pruneAllowance(budget);
+  return { budget, refused: over ? pruneLimitError(check.who, check.deletes, budget) : null };
 }
 
 /** Counts each deletion in the ledger (applyPrune's `counted`). */

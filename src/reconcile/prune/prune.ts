@@ -56,12 +56,6 @@ export type PruneResult = {
 export const plannedDeletes = (plan: Plan): PlannedPrune[] =>
   (plan.prune ?? []).filter((p) => p.action === "delete");
 
-/** Throws prune-limit when the plan would delete more than the budget allows. */
-export function checkPruneLimit(plan: Plan, budget: PruneBudget): void {
-  const deletes = plannedDeletes(plan);
-  if (deletes.length > pruneAllowance(budget)) throw pruneLimitError("apply --prune", deletes, budget);
-}
-
 export type PruneOptions = {
   clock: Clock;
   timeoutMs: number;

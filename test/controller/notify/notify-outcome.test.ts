@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { failureNotification, notificationFor } from "../../../src/controller/notify/notify-outcome.js";
-import type { ReconcileOutcome } from "../../../src/controller/queue/reconcile-object.js";
+import type { ReconcileOutcome } from "../../../src/reconcile/reconcile-object.js";
 import type { PlannedChange } from "../../../src/diff/plan/plan-types.js";
 
 const change = {
