@@ -31,6 +31,26 @@ function rejectBodyIssues(body: unknown) {
 }
 
 export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentRouteDeps): void {
+  const kit = deploymentRouteKit(deps);
+  registerDeploymentCrud(app, deps, kit);
+  registerRevisionRoutes(app, deps, kit);
+  registerUploadUrlRoutes(app, deps, kit);
+}
+
+type IdRequest = FastifyRequest<{ Params: IdParams }>;
+
+/** What the deployment routes share: rendering a record as JSON and loading the one a path names. */
+type DeploymentRouteKit = {
+  json: (reply: FastifyReply, text: string) => FastifyReply;
+  view: (reply: FastifyReply, record: DeploymentRecord, remember?: boolean) => FastifyReply;
+  renderer: ReturnType<typeof createDeploymentRenderer>;
+  /** The tenant's deployment, or 404. */
+  load: (request: IdRequest) => DeploymentRecord;
+  /** As load, and 400 while it is being deleted. */
+  loadLive: (request: IdRequest) => DeploymentRecord;
+};
+
+function deploymentRouteKit(deps: DeploymentRouteDeps): DeploymentRouteKit {
   const { store, clock, timing } = deps;
   const renderer = createDeploymentRenderer(
     timing,
@@ -51,7 +71,16 @@ export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentR
     if (record.deletedAt !== undefined) throw badRequest(`Deployment ID ${record.id} is being deleted.`);
     return record;
   };
+  return { json, view, renderer, load, loadLive };
+}
 
+/** Create, list, read, patch and delete deployments. */
+function registerDeploymentCrud(
+  app: FastifyInstance,
+  deps: DeploymentRouteDeps,
+  { json, view, renderer, load, loadLive }: DeploymentRouteKit,
+): void {
+  const { store, clock } = deps;
   app.post<{ Body: DeploymentCreateRequest }>(
     "/v2/deployments",
     { schema: { body: DeploymentCreateRequest }, config: bodyChecks },
@@ -96,7 +125,13 @@ export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentR
     await deps.commit();
     return reply.code(204).send();
   });
+}
 
+function registerRevisionRoutes(
+  app: FastifyInstance,
+  { clock, timing }: DeploymentRouteDeps,
+  { load }: DeploymentRouteKit,
+): void {
   app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id/revisions", async (request) => {
     const record = load(request);
     const paging = parsePaging(request.query);
@@ -118,7 +153,14 @@ export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentR
       return formatRevision(revision, clock.now(), timing.revisionMs);
     },
   );
+}
 
+function registerUploadUrlRoutes(
+  app: FastifyInstance,
+  deps: DeploymentRouteDeps,
+  { loadLive }: DeploymentRouteKit,
+): void {
+  const { store } = deps;
   // The spec names the path without the version segment; decisions.md uses /v2. Both answer.
   for (const path of [
     "/v2/deployments/:deployment_id/upload-url",
