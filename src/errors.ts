@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   "invalid-manifests",
   "manifest-unreadable",
   "manifest-write-failed",
+  "drift-write-unsafe",
   "secret-unresolved",
   "path-not-found",
   "path-not-directory",

@@ -10,6 +10,8 @@ import {
 } from "./options.js";
 import { buildDriftReport } from "../reconcile/drift.js";
 import { writeDriftEdits } from "../reconcile/drift-write.js";
+import { loadEnvironmentWrite } from "../reconcile/drift-write-environment.js";
+import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../report/format-drift.js";
 import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
 import { asError } from "../errors.js";
@@ -28,6 +30,8 @@ type Flags = ConnectionFlags & {
   failOnPending?: boolean;
   lockTimeout?: number;
   env?: string[];
+  /** Set by forEachEnvironment: the environment this run checks. */
+  environment?: string;
 };
 
 /**
@@ -110,10 +114,15 @@ async function driftLocked(
   if (flags.write) {
     // Progress on stderr when stdout carries JSON; the report below still says what differed.
     const log = flags.output === "json" ? io.stderr : io.stdout;
-    const { written, kept } = await writeDriftEdits(result.root, report);
+    // With environments, each value goes into the layer that keeps every other environment as it is.
+    const environment =
+      flags.environment === undefined
+        ? undefined
+        : await loadEnvironmentWrite(path, flags.environment, maxManifestBytesFrom(io.env));
+    const { written, kept } = await writeDriftEdits(result.root, report, environment);
     for (const w of written)
       log.write(
-        `wrote ${w.file}:${w.line} ${w.name} ${w.field}: ${JSON.stringify(w.from)} → ${JSON.stringify(w.to)}\n`,
+        `wrote ${w.file}:${w.line} ${w.name} ${w.field}: ${JSON.stringify(w.from)} → ${JSON.stringify(w.to)}${w.into ? ` (into ${w.into})` : ""}\n`,
       );
     for (const k of kept) log.write(`kept  ${k.file} ${k.name} ${k.field}: ${k.reason}\n`);
     if (written.length > 0)

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { selectEnvironments } from "../environment/select.js";
-import { PlumbError, UsageError } from "../errors.js";
+import { PlumbError } from "../errors.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
@@ -33,8 +33,6 @@ export async function forEachEnvironment<F extends EnvFlags>(
   const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(io.env) });
   const environments = selectEnvironments(tree.environments, flags.env ?? []);
   if (environments.length === 0) return run(flags, io);
-  if ((flags as { write?: boolean }).write)
-    throw new UsageError("drift --write with environments is planned (docs/environments.md)");
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   const json = flags.output === "json";
   const outputs: unknown[] = [];

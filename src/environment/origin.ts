@@ -17,7 +17,7 @@ const isRecord = (value: unknown): value is Spec =>
  * True when this layer produced the value at `path`: the path exists in it, or a list or scalar on
  * the way replaced everything below it (JSON Merge Patch merges only objects).
  */
-function provides(spec: Spec, path: FieldPath): boolean {
+export function provides(spec: Spec, path: FieldPath): boolean {
   let current: unknown = spec;
   for (const segment of path) {
     if (Array.isArray(current)) return true;

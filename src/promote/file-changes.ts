@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { fileError, PlumbError } from "../errors.js";
 import type { PromotionItem } from "./decide.js";
-import { setValues } from "./yaml-set.js";
+import { setValues } from "../environment/set-values.js";
 
 // The promotion as changes of manifest files: each file read once, every promoted deployment's
-// edits applied in place (yaml-set.ts), shown as a unified diff and written only when asked.
+// edits applied in place (environment/set-values.ts), shown as a unified diff and written only when asked.
 
 export type FileChange = { file: string; before: string; after: string };
 

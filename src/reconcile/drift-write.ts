@@ -1,9 +1,10 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type FieldOrigin, SOURCE_TARBALL_FIELD } from "../diff/plan/plan-types.js";
-import { fileError } from "../errors.js";
+import { fileError, PlumbError } from "../errors.js";
 import { editValues, type ValueEdit } from "../manifest/edit-values.js";
 import type { DriftReport } from "./drift.js";
+import { editForEnvironment, type EnvironmentWrite } from "./drift-write-environment.js";
 
 // drift --write: turn a change made in the UI into a change of the YAML. Every drifted field the
 // manifest manages and plumb can write (in-place and revision fields) is set to its live value,
@@ -18,6 +19,8 @@ export type WrittenField = {
   field: string;
   from: unknown;
   to: unknown;
+  /** With environments: the YAML path written (environments.ENV.spec.… or spec.…). */
+  into?: string;
 };
 export type KeptField = { file: string; name: string; field: string; reason: string };
 
@@ -71,9 +74,13 @@ export function planDriftEdits(report: DriftReport): { edits: Map<string, DriftE
 export async function writeDriftEdits(
   root: string,
   report: DriftReport,
+  /** With environments: the environment drift checked (drift-write-environment.ts). */
+  environment?: EnvironmentWrite,
 ): Promise<{ written: WrittenField[]; kept: KeptField[] }> {
   const { edits, kept } = planDriftEdits(report);
   const written: WrittenField[] = [];
+  const originals = new Map<string, string>();
+  const othersBefore = environment && edits.size > 0 ? await environment.renderOthers() : undefined;
   for (const [file, list] of edits) {
     const path = join(root, file);
     const before = await readFile(path, "utf8").catch((error: unknown) => {
@@ -84,21 +91,26 @@ export async function writeDriftEdits(
         "drift --write edits the manifest files under PATH",
       );
     });
-    const { text, outcomes } = editValues(before, list);
+    const { text, outcomes } = environment
+      ? fromEnvironment(before, list, environment)
+      : fromPlain(before, list);
     for (const o of outcomes) {
-      const field = o.edit.path.slice(1).join(".");
-      if (!o.written) kept.push({ file, name: o.edit.name, field, reason: o.reason ?? "not written" });
+      const { edit } = o;
+      const field = edit.path.slice(1).join(".");
+      if (!o.written) kept.push({ file, name: edit.name, field, reason: o.reason ?? "not written" });
       else
         written.push({
           file,
           line: o.line,
-          name: o.edit.name,
+          name: edit.name,
           field,
-          from: (o.edit as DriftEdit).from,
-          to: o.edit.value,
+          from: edit.from,
+          to: edit.value,
+          ...(o.into ? { into: o.into } : {}),
         });
     }
-    if (text !== before)
+    if (text !== before) {
+      originals.set(path, before);
       await writeFile(path, text).catch((error: unknown) => {
         throw fileError(
           "manifest-write-failed",
@@ -107,6 +119,38 @@ export async function writeDriftEdits(
           "drift --write needs to write the manifest files",
         );
       });
+    }
+  }
+  if (othersBefore !== undefined && (await environment!.renderOthers()) !== othersBefore) {
+    for (const [path, text] of originals) await writeFile(path, text);
+    throw new PlumbError(
+      "drift-write-unsafe",
+      `drift --write --env ${environment!.environment} would have changed another environment's resolved manifests; every file was restored, nothing written. Write the live values into environments.${environment!.environment}.spec by hand`,
+    );
   }
   return { written, kept };
+}
+
+type Outcome = { edit: DriftEdit; written: boolean; line: number; reason?: string; into?: string };
+
+function fromPlain(text: string, list: readonly DriftEdit[]): { text: string; outcomes: Outcome[] } {
+  const result = editValues(text, list);
+  return {
+    text: result.text,
+    outcomes: result.outcomes.map((o) => ({ ...o, edit: o.edit as DriftEdit })),
+  };
+}
+
+function fromEnvironment(
+  text: string,
+  list: readonly DriftEdit[],
+  environment: EnvironmentWrite,
+): { text: string; outcomes: Outcome[] } {
+  const edits = list.map((e) => ({
+    ...e,
+    path: e.path.map(String),
+    value: e.value as string | number | boolean,
+  }));
+  const result = editForEnvironment(text, edits, environment);
+  return { text: result.text, outcomes: result.outcomes.map((o) => ({ ...o, edit: list[o.index]! })) };
 }

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import type { FieldChange, PlannedChange } from "../../src/diff/plan/plan-types.js";
 import { SOURCE_TARBALL_FIELD } from "../../src/diff/plan/plan-types.js";
 import type { DriftReport } from "../../src/reconcile/drift.js";
-import { planDriftEdits } from "../../src/reconcile/drift-write.js";
+import { planDriftEdits, writeDriftEdits } from "../../src/reconcile/drift-write.js";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 // drift --write writes only what plumb can: a scalar the manifest manages, in-place or revision.
 // Secrets, immutable fields, the uploaded source and non-scalar values stay reported, with why.
@@ -112,5 +115,50 @@ describe("planDriftEdits", () => {
     expect(edits.get("a.yaml")?.map((e) => [e.path, e.value])).toEqual([
       [["spec", "invites_enabled"], false],
     ]);
+  });
+});
+
+describe("writeDriftEdits with environments", () => {
+  it("restores every file and writes nothing when another environment's render changed", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "plumb-drift-unsafe-"));
+    try {
+      const text = `apiVersion: plumb/v1
+kind: Deployment
+metadata: {name: a}
+spec:
+  source: internal_container
+  source_revision_config: {image_uri: "img:git"}
+`;
+      await writeFile(join(dir, "a.yaml"), text);
+      let renders = 0;
+      // The guard's input: another environment's render, here different after the write.
+      const environment = {
+        environment: "staging",
+        suffix: "",
+        defined: ["staging"],
+        renderOthers: () => Promise.resolve(`render ${renders++}`),
+      };
+      const drifted = report("Deployment", [
+        {
+          field: "source_revision_config.image_uri",
+          class: "revision",
+          old: "img:live",
+          new: "img:git",
+          origin: "drift",
+        },
+      ]);
+      await expect(writeDriftEdits(dir, drifted, environment)).rejects.toMatchObject({
+        code: "drift-write-unsafe",
+      });
+      expect(await readFile(join(dir, "a.yaml"), "utf8")).toBe(text);
+      // The same render before and after: the value is written (into the base: no other environment).
+      renders = 0;
+      environment.renderOthers = () => Promise.resolve("same");
+      const { written } = await writeDriftEdits(dir, drifted, environment);
+      expect(written.map((w) => w.into)).toEqual(["spec.source_revision_config.image_uri"]);
+      expect(await readFile(join(dir, "a.yaml"), "utf8")).toBe(text.replace("img:git", "img:live"));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { setValues } from "../../src/promote/yaml-set.js";
+import { setValues } from "../../src/environment/set-values.js";
 
 const BASE = `# the support agent
 apiVersion: plumb/v1
