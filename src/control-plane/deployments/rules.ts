@@ -118,62 +118,12 @@ export function planPatch(
   const incoming = withoutIgnoredFields(body.source_config ?? {}, source);
   const revisionIn = body.source_revision_config ?? {};
   const revisionSource = body.revision_source ?? source;
-  checkRevisionSource(source, revisionSource);
-  checkSourceConfigApplies(incoming, source, source === "gitrepo" ? ["custom_url"] : []);
-  if (source !== "gitrepo" && source !== "external_container" && given(incoming.custom_url))
-    throw badRequest(
-      `source_config.custom_url does not apply to source ${source} (only to external_container)`,
-    );
-  checkRevisionConfigApplies(revisionIn, revisionSource);
-  if (given(body.secret_references) && source !== "external_container")
-    throw badRequest(`secret_references does not apply to source ${source} (only to external_container)`);
-
-  const stored = record.sourceConfig;
-  for (const field of IMMUTABLE) {
-    if (given(incoming[field]) && incoming[field] !== stored[field])
-      throw badRequest(
-        `source_config.${field} cannot be changed after creation (it is ${JSON.stringify(stored[field] ?? null)})`,
-      );
-  }
-  const namespace = incoming.listener_config?.k8s_namespace;
-  if (given(namespace) && namespace !== (stored.listener_config?.k8s_namespace ?? null))
-    throw badRequest("source_config.listener_config.k8s_namespace cannot be changed after creation");
-  if (source === "gitrepo" && given(incoming.custom_url) && incoming.custom_url !== serverCustomUrl)
-    throw badRequest(
-      `source_config.custom_url is set by the server for source gitrepo and is read-only (it is ${serverCustomUrl})`,
-    );
-  const nextRef = revisionIn.repo_ref ?? record.sourceRevisionConfig.repo_ref;
-  const nextBuildOnPush = incoming.build_on_push ?? stored.build_on_push;
-  if (nextBuildOnPush === true && isTag(nextRef))
-    throw badRequest(
-      given(incoming.build_on_push)
-        ? "source_config.build_on_push cannot be true: the stored repo_ref is a tag (refs/tags/...)"
-        : "source_revision_config.repo_ref cannot be a tag while build_on_push is true; set build_on_push to false in the same patch",
-    );
+  checkPatchApplies(source, body, incoming, revisionSource);
+  checkUnchangeable(record, incoming, revisionIn, serverCustomUrl);
   checkTarball(record, revisionIn.source_tarball_path);
-
-  const sourceConfig: SourceConfig = { ...stored };
-  let changed = false;
-  for (const field of ["build_on_push", "install_command", "build_command"] as const) {
-    if (given(incoming[field]) && incoming[field] !== stored[field]) {
-      (sourceConfig as Record<string, unknown>)[field] = incoming[field];
-      changed = true;
-    }
-  }
-  if (
-    source === "external_container" &&
-    given(incoming.custom_url) &&
-    incoming.custom_url !== stored.custom_url
-  ) {
-    sourceConfig.custom_url = incoming.custom_url;
-    changed = true;
-  }
-  if (given(incoming.listener_config) && !given(stored.listener_config)) {
-    sourceConfig.listener_config = incoming.listener_config;
-    changed = true;
-  }
-  if (given(incoming.resource_spec))
-    sourceConfig.resource_spec = normalizeResourceSpec(incoming.resource_spec);
+  const patched = patchedSourceConfig(source, record.sourceConfig, incoming);
+  const sourceConfig = patched.sourceConfig;
+  let changed = patched.changed;
   const sourceRevisionConfig: SourceRevisionConfig = { ...record.sourceRevisionConfig };
   for (const field of Object.keys(REVISION_FIELD_APPLIES) as Array<keyof typeof REVISION_FIELD_APPLIES>) {
     if (given(revisionIn[field])) sourceRevisionConfig[field] = revisionIn[field];
@@ -198,6 +148,87 @@ export function planPatch(
     revisionSource: createsRevision ? revisionSource : source,
     changed: changed || createsRevision,
   };
+}
+
+/** Every field the patch sends must apply to the deployment's source (and revision source). */
+function checkPatchApplies(
+  source: DeploymentSource,
+  body: DeploymentPatchRequest,
+  incoming: SourceConfig,
+  revisionSource: string,
+): void {
+  const revisionIn = body.source_revision_config ?? {};
+  checkRevisionSource(source, revisionSource);
+  checkSourceConfigApplies(incoming, source, source === "gitrepo" ? ["custom_url"] : []);
+  if (source !== "gitrepo" && source !== "external_container" && given(incoming.custom_url))
+    throw badRequest(
+      `source_config.custom_url does not apply to source ${source} (only to external_container)`,
+    );
+  checkRevisionConfigApplies(revisionIn, revisionSource);
+  if (given(body.secret_references) && source !== "external_container")
+    throw badRequest(`secret_references does not apply to source ${source} (only to external_container)`);
+}
+
+/** Immutable fields, the namespace, gitrepo's server-set custom_url, and build_on_push on a tag. */
+function checkUnchangeable(
+  record: DeploymentRecord,
+  incoming: SourceConfig,
+  revisionIn: SourceRevisionConfig,
+  serverCustomUrl: string,
+): void {
+  const { source, sourceConfig: stored } = record;
+  for (const field of IMMUTABLE) {
+    if (given(incoming[field]) && incoming[field] !== stored[field])
+      throw badRequest(
+        `source_config.${field} cannot be changed after creation (it is ${JSON.stringify(stored[field] ?? null)})`,
+      );
+  }
+  const namespace = incoming.listener_config?.k8s_namespace;
+  if (given(namespace) && namespace !== (stored.listener_config?.k8s_namespace ?? null))
+    throw badRequest("source_config.listener_config.k8s_namespace cannot be changed after creation");
+  if (source === "gitrepo" && given(incoming.custom_url) && incoming.custom_url !== serverCustomUrl)
+    throw badRequest(
+      `source_config.custom_url is set by the server for source gitrepo and is read-only (it is ${serverCustomUrl})`,
+    );
+  const nextRef = revisionIn.repo_ref ?? record.sourceRevisionConfig.repo_ref;
+  const nextBuildOnPush = incoming.build_on_push ?? stored.build_on_push;
+  if (nextBuildOnPush === true && isTag(nextRef))
+    throw badRequest(
+      given(incoming.build_on_push)
+        ? "source_config.build_on_push cannot be true: the stored repo_ref is a tag (refs/tags/...)"
+        : "source_revision_config.repo_ref cannot be a tag while build_on_push is true; set build_on_push to false in the same patch",
+    );
+}
+
+/** The stored source_config with the patch's in-place fields; `changed` when any differs. */
+function patchedSourceConfig(
+  source: DeploymentSource,
+  stored: SourceConfig,
+  incoming: SourceConfig,
+): { sourceConfig: SourceConfig; changed: boolean } {
+  const sourceConfig: SourceConfig = { ...stored };
+  let changed = false;
+  for (const field of ["build_on_push", "install_command", "build_command"] as const) {
+    if (given(incoming[field]) && incoming[field] !== stored[field]) {
+      (sourceConfig as Record<string, unknown>)[field] = incoming[field];
+      changed = true;
+    }
+  }
+  if (
+    source === "external_container" &&
+    given(incoming.custom_url) &&
+    incoming.custom_url !== stored.custom_url
+  ) {
+    sourceConfig.custom_url = incoming.custom_url;
+    changed = true;
+  }
+  if (given(incoming.listener_config) && !given(stored.listener_config)) {
+    sourceConfig.listener_config = incoming.listener_config;
+    changed = true;
+  }
+  if (given(incoming.resource_spec))
+    sourceConfig.resource_spec = normalizeResourceSpec(incoming.resource_spec);
+  return { sourceConfig, changed };
 }
 
 function checkRevisionSource(source: DeploymentSource, revisionSource: string) {
