@@ -62,24 +62,8 @@ export async function startControlPlane(
 ): Promise<RunningControlPlane> {
   const o = resolveOptions(options);
   const apiKeys = o.apiKeys.map((g) => ({ key: g.key, tenants: g.tenants.map((t) => t.toLowerCase()) }));
-  const app = Fastify({
-    logger: false, // request-log.ts logs each request itself, at a fraction of the cost
-    bodyLimit: o.bodyLimit,
-    ajv: {
-      customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false },
-    },
-  }) as unknown as FastifyInstance;
-  installJsonParser(app);
-  const auth = createAuthenticator(apiKeys);
-  installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows });
-  installRequestLog(app, o.logger);
-  // Every answer's Date is this server's clock, the one its timestamps come from (as on a real
-  // server): plumb promote's soak gate measures from a revision's updated_at to it.
-  app.addHook("onSend", async (_request, reply) => {
-    reply.header("date", new Date(o.clock.now()).toUTCString());
-  });
+  const app = createFastify(o, apiKeys);
   let commit: () => Promise<void> = async () => undefined;
-  installErrorHandling(app, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
 
   let url = "";
   const timing = { revisionMs: o.revisionSeconds * 1000, readyMs: o.deploymentReadySeconds * 1000 };
@@ -137,19 +121,43 @@ export async function startControlPlane(
   return {
     url,
     apiKeys,
-    stop: () =>
-      (stopping ??= (async () => {
-        // Requests in flight may finish; a client that sent half a request and went quiet (an
-        // aborted upload, a stalled proxy) would hold the close forever: cut it after the grace.
-        const cut = setTimeout(() => app.server.closeAllConnections(), STOP_GRACE_MS);
-        try {
-          await app.close();
-        } finally {
-          clearTimeout(cut);
-        }
-        await kept.close();
-      })()),
+    stop: () => (stopping ??= stopServer(app, kept)),
   };
+}
+
+/** The HTTP server with its parsers, guards, request log, Date header and error handling. */
+function createFastify(o: ControlPlaneOptions, apiKeys: ApiKeyGrant[]): FastifyInstance {
+  const app = Fastify({
+    logger: false, // request-log.ts logs each request itself, at a fraction of the cost
+    bodyLimit: o.bodyLimit,
+    ajv: {
+      customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false },
+    },
+  }) as unknown as FastifyInstance;
+  installJsonParser(app);
+  const auth = createAuthenticator(apiKeys);
+  installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows });
+  installRequestLog(app, o.logger);
+  // Every answer's Date is this server's clock, the one its timestamps come from (as on a real
+  // server): plumb promote's soak gate measures from a revision's updated_at to it.
+  app.addHook("onSend", async (_request, reply) => {
+    reply.header("date", new Date(o.clock.now()).toUTCString());
+  });
+  installErrorHandling(app, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
+  return app;
+}
+
+/** Lets requests in flight finish (up to STOP_GRACE_MS), then closes the state keeper. */
+async function stopServer(app: FastifyInstance, kept: { close(): Promise<void> }): Promise<void> {
+  // Requests in flight may finish; a client that sent half a request and went quiet (an
+  // aborted upload, a stalled proxy) would hold the close forever: cut it after the grace.
+  const cut = setTimeout(() => app.server.closeAllConnections(), STOP_GRACE_MS);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
+  await kept.close();
 }
 
 /** How long stop() lets requests in flight finish before it closes their connections. */
