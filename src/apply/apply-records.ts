@@ -2,6 +2,7 @@ import { PlumbError } from "../errors.js";
 import { sendFailed } from "./apply-outcomes.js";
 import type { Engine, ObjectRun } from "./engine-types.js";
 import { buildIntent } from "../status/pending-intent.js";
+import { decideHealth } from "../status/health.js";
 import {
   buildObjectStatus,
   fingerprintsOfBodyAsync,
@@ -31,7 +32,12 @@ export async function recordIntent(engine: Engine, run: ObjectRun): Promise<bool
   });
   const base = run.previous ?? {
     ...buildObjectStatus({
-      result: { ...run.result, outcome: "interrupted", sync: "OutOfSync", health: "Unknown" },
+      result: {
+        ...run.result,
+        outcome: "interrupted",
+        sync: "OutOfSync",
+        health: decideHealth({ seen: "nothing-sent", previous: undefined }),
+      },
       previous: undefined,
       latestRevisionId: null,
       activeRevisionId: null,
@@ -61,7 +67,7 @@ export async function recordSent(engine: Engine, run: ObjectRun): Promise<void> 
   const { options } = engine;
   const { result, deployment } = run;
   const status = buildObjectStatus({
-    result: { ...result, sync: "Progressing", health: "Progressing", outcome: "accepted" },
+    result: { ...result, sync: "Progressing", health: decideHealth({ seen: "sent" }), outcome: "accepted" },
     previous: run.previous,
     latestRevisionId: result.revision_id ?? deployment?.latest_revision_id ?? null,
     activeRevisionId: deployment?.active_revision_id ?? null,

@@ -9,6 +9,7 @@ import { buildObjectStatus, pruneSettingOf, appliedSpecOf } from "./status-recor
 import type { ObjectStatus } from "../status/status-types.js";
 import { runChecks } from "./verify/verify-checks.js";
 import { notSent, outcomeOfWait, sendFailed, skipped } from "./apply-outcomes.js";
+import { decideHealth } from "../status/health.js";
 
 // The steps of one object's pipeline in applyPlan: send, wait, verify, finish. Each updates the
 // object's run; the shared engine holds what all objects share (ports, limits, the watcher).
@@ -154,7 +155,7 @@ async function interrupted(engine: Engine, run: ObjectRun): Promise<SendStep> {
     Object.assign(run.result, {
       outcome: "interrupted",
       sync: "OutOfSync",
-      health: run.previous?.health ?? "Unknown",
+      health: decideHealth({ seen: "nothing-sent", previous: run.previous }),
       message: "interrupted while sending: the request may have been carried out; run apply again",
     });
     return "stopped";
@@ -166,7 +167,7 @@ async function interrupted(engine: Engine, run: ObjectRun): Promise<SendStep> {
     revision_id: change.new_revision ? found.deployment.latest_revision_id : null,
     outcome: "interrupted",
     sync: "Progressing",
-    health: "Progressing",
+    health: decideHealth({ seen: "sent" }),
     message: "interrupted: the request was carried out; run apply again to finish",
   });
   return "stopped";
@@ -226,7 +227,7 @@ export async function verifyIfDue(engine: Engine, run: ObjectRun, deployedNow: b
   if (!result.verify.ok)
     Object.assign(result, {
       outcome: signal?.aborted ? "interrupted" : "failed",
-      health: "Degraded",
+      health: decideHealth({ seen: "checks-failed" }),
       message: result.verify.message,
     });
 }

@@ -2,9 +2,10 @@ import type { Deployment } from "../schema/deployment.js";
 import type { RevisionStatus } from "../schema/revision.js";
 import type { HealthStatus, ObjectStatus } from "./status-types.js";
 
-// Health, decided in one place (docs/status.md "Health"). Pure. Every writer of a status
-// record says what it saw and this says what that means: apply's ends (apply-outcomes.ts), drift
-// and status reading live (status-refresh.ts), adopt, and the controller's failed reconcile.
+// Health, decided in one place (docs/status.md "Health"). Pure. Every writer of a status record
+// says what it saw and this says what that means: apply's steps and ends (apply-steps.ts,
+// apply-records.ts, apply-outcomes.ts), drift and status reading live (status-refresh.ts), adopt,
+// and the controller's failed reconcile (reconcile-worker.ts).
 
 /** Revision states that end in failure: the deployment is Degraded until another revision lands. */
 const FAILED_REVISIONS: readonly RevisionStatus[] = [
@@ -29,6 +30,8 @@ export type HealthFacts =
   | { seen: "sent" }
   /** An apply's revision wait ended (revision-watcher.ts): DEPLOYED, a failure, or no answer. */
   | { seen: "wait"; end: RevisionStatus | "TIMEOUT" | "ABORTED" | "VANISHED" }
+  /** spec.verify's checks failed on the revision (docs/apply.md "Verify"), whatever the wait said. */
+  | { seen: "checks-failed" }
   /** Nothing was sent (refused, interrupted before sending, the send failed): nothing new is known. */
   | { seen: "nothing-sent"; previous: Previous }
   /** A reconcile or check stopped on an error: nothing is known to be Healthy. */
@@ -73,6 +76,8 @@ export function decideHealth(facts: HealthFacts): HealthStatus {
       return "Progressing";
     case "wait":
       return healthOfWait(facts.end);
+    case "checks-failed":
+      return "Degraded";
     case "nothing-sent":
       return facts.previous?.health ?? "Unknown";
     case "error":

@@ -90,6 +90,7 @@ describe("decideHealth", () => {
     ["wait ABORTED", { seen: "wait", end: "ABORTED" }, "Progressing"],
     ["wait VANISHED", { seen: "wait", end: "VANISHED" }, "Unknown"],
     ["wait BUILD_FAILED", { seen: "wait", end: "BUILD_FAILED" }, "Degraded"],
+    ["checks failed", { seen: "checks-failed" }, "Degraded"],
     ["nothing sent, was Healthy", { seen: "nothing-sent", previous: previous("Healthy") }, "Healthy"],
     ["nothing sent, was Degraded", { seen: "nothing-sent", previous: previous("Degraded") }, "Degraded"],
     ["nothing sent, never recorded", { seen: "nothing-sent", previous: undefined }, "Unknown"],

@@ -26,7 +26,7 @@ export type PruneLimits = {
 };
 
 /** The budget now: the limits and the deletions the ledger holds within the window. */
-export async function loadPruneBudget(
+async function loadPruneBudget(
   statusDir: string,
   limits: PruneLimits,
   now: number,
