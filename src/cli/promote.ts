@@ -64,7 +64,9 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
   const scope = promotionScope(tree, flags.to, flags.target);
   const from = scope.from.manifest.metadata.name;
   const settings = settingsOf(scope.from, path, io.env);
-  const statusDir = join(resolveStatusDir({ root: path, statusDir: flags.statusDir }), from);
+  const statusDirs = resolveStatusDir({ root: path, statusDir: flags.statusDir });
+  const statusDir = join(statusDirs, from);
+  const to = scope.to.manifest.metadata.name;
   const mode = flags.write ? "write" : flags.branch !== undefined ? "branch" : "dry-run";
   const { report, changes } = await runPromotion({
     root: path,
@@ -74,6 +76,15 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
     source: {
       flags: { ...settings.flags, environment: from, statusDir, statusBranch: flags.statusBranch },
       io: { ...io, env: settings.env },
+    },
+    // Read only for the deployments git already has at the source's version: are they running it?
+    target: () => {
+      const target = settingsOf(scope.to, path, io.env);
+      const statusDir = join(statusDirs, to);
+      return {
+        flags: { ...target.flags, environment: to, statusDir, statusBranch: flags.statusBranch },
+        io: { ...io, env: target.env },
+      };
     },
   });
   const diff = formatFileChanges(changes);
@@ -88,7 +99,8 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
 }
 
 function footer(mode: string, files: number, commit?: string, branch?: string): string {
-  if (files === 0) return "\nnothing to promote: every deployment is already at its source's version";
+  if (files === 0)
+    return "\nnothing to write: git already names the source's versions (a deployment not running it yet says so above)";
   if (mode === "write")
     return `\nwrote ${files} file(s); review them, then commit (plumb plan --env shows the change)`;
   if (mode === "branch")

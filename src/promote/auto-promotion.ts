@@ -8,7 +8,7 @@ import { maxManifestBytesFrom } from "../manifest/parse.js";
 import { gitAt } from "../git/status-branch.js";
 import { formatCommitMessage, type PromotionReport } from "./format-promotion.js";
 import { promotionScope } from "./promotion-pairs.js";
-import { runPromotion } from "./run-promotion.js";
+import { type PromotionRun, runPromotion } from "./run-promotion.js";
 
 // promotion.auto (docs/environments.md "Promotion"): the controller, after a drift check of an
 // environment promoted automatically, runs the promotion itself and, when every gate holds and a
@@ -30,8 +30,8 @@ export type AutoPromotionDeps = {
   /** Status directory of an environment's records. */
   statusDirOf: (environment: string) => string;
   /**
-   * --status-branch: the source's records are read from ENV/ on this branch of the git source (the
-   * replica leading the source publishes them there), merged with its status directory's.
+   * --status-branch: each environment's records are read from ENV/ on this branch of the git source
+   * (the replica leading it publishes them there), merged with its status directory's.
    */
   statusBranch?: string | undefined;
   env: NodeJS.ProcessEnv;
@@ -42,34 +42,40 @@ export type OpenedPromotion = { report: PromotionReport; branch: string; commit:
 
 const quiet = { write: () => true };
 
+/** One environment's session settings: its API from its Environment, its records where authoritative. */
+function sessionOf(deps: AutoPromotionDeps, environment: LoadedEnvironment): PromotionRun["source"] {
+  const name = environment.manifest.metadata.name;
+  const api = deps.apiOf(environment);
+  return {
+    flags: {
+      apiUrl: api.apiUrl,
+      platformUrl: api.platformUrl,
+      ...(api.tenantId ? { tenantId: api.tenantId } : {}),
+      ...(api.mode ? { mode: api.mode.mode } : {}),
+      environment: name,
+      statusDir: deps.statusDirOf(name),
+      ...(deps.statusBranch ? { statusBranch: deps.statusBranch, gitEnv: deps.source.gitEnv } : {}),
+    },
+    io: {
+      stdout: quiet,
+      stderr: quiet,
+      env: { ...deps.env, PLUMB_API_KEY: api.apiKey },
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    },
+  };
+}
+
 /** Runs the promotion; the opened branch, or null when nothing was opened (blocked, current, already open). */
 export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<OpenedPromotion | null> {
   const root = deps.source.manifestRoot;
   const tree = await loadManifests(root, { maxBytes: maxManifestBytesFrom(deps.env) });
   const scope = promotionScope(tree, deps.to, []);
-  const from = scope.from.manifest.metadata.name;
-  const api = deps.apiOf(scope.from);
   const { report, changes } = await runPromotion({
     root,
     scope,
     mode: "dry-run",
-    source: {
-      flags: {
-        apiUrl: api.apiUrl,
-        platformUrl: api.platformUrl,
-        ...(api.tenantId ? { tenantId: api.tenantId } : {}),
-        ...(api.mode ? { mode: api.mode.mode } : {}),
-        environment: from,
-        statusDir: deps.statusDirOf(from),
-        ...(deps.statusBranch ? { statusBranch: deps.statusBranch, gitEnv: deps.source.gitEnv } : {}),
-      },
-      io: {
-        stdout: quiet,
-        stderr: quiet,
-        env: { ...deps.env, PLUMB_API_KEY: api.apiKey },
-        ...(deps.fetch ? { fetch: deps.fetch } : {}),
-      },
-    },
+    source: sessionOf(deps, scope.from),
+    target: () => sessionOf(deps, scope.to),
   });
   if (!report.ok || changes.length === 0) return null;
   const git = (dir: string) => gitAt(deps.source.gitEnv, dir);

@@ -15,7 +15,8 @@ type PromotedField = { field: string; from: unknown; to: string };
 
 export type PromotionOutcome =
   | "promoted" // every gate holds; the fields are (or, in a dry run, would be) written
-  | "current" // the target already resolves to the source's version
+  | "current" // the target resolves to the source's version in git, and runs it (judge-live.ts)
+  | "in-git" // the target resolves to it in git, and does not run it yet (not applied, or failed)
   | "blocked" // a gate fails
   | "unpinned"; // the source's version is a moving name (a branch, an untagged image)
 

@@ -1,7 +1,8 @@
 import type { PromotionItem, PromotionOutcome } from "./decide.js";
 
 // A promotion's report as text (per deployment: promoted, blocked with the reasons, already at
-// that version), as JSON, and as the commit message of promote --branch (the evidence). Pure.
+// that version, in git but not running it yet), as JSON, and as the commit message of promote
+// --branch (the evidence). Pure.
 
 export type PromotionReport = {
   from: string;
@@ -12,7 +13,7 @@ export type PromotionReport = {
   commit?: string;
   /** The unified diff of the files changed (or, in a dry run, that would be). */
   diff?: string;
-  /** True when every deployment is promoted or already current (else nothing was written). */
+  /** True when every deployment is promoted, current or in-git (else nothing was written). */
   ok: boolean;
   items: PromotionItem[];
 };
@@ -20,6 +21,7 @@ export type PromotionReport = {
 const WORDS: Record<PromotionOutcome, string> = {
   promoted: "promoted",
   current: "already at that version",
+  "in-git": "at that version in git, not running it yet",
   blocked: "blocked",
   unpinned: "unpinned",
 };
@@ -66,7 +68,8 @@ export function formatPromotionText(report: PromotionReport, wouldWrite: boolean
     lines.push(`      ${sourceLine(item)}`);
   }
   const counts = (o: PromotionOutcome) => report.items.filter((i) => i.outcome === o).length;
-  const summary = `${counts("promoted")} to promote, ${counts("current")} already at that version, ${counts("blocked")} blocked, ${counts("unpinned")} unpinned`;
+  const written = counts("in-git") ? `, ${counts("in-git")} in git not applied yet` : "";
+  const summary = `${counts("promoted")} to promote, ${counts("current")} already at that version${written}, ${counts("blocked")} blocked, ${counts("unpinned")} unpinned`;
   lines.push("", summary);
   return `${lines.join("\n")}\n`;
 }

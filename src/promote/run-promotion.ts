@@ -2,13 +2,16 @@ import { PlumbError } from "../errors.js";
 import type { SessionFlags, SessionIo } from "../reconcile/session.js";
 import { commitOnNewBranch } from "./commit-branch.js";
 import { decidePromotion } from "./decide.js";
+import { judgeLive } from "./judge-live.js";
 import { buildFileChanges, type FileChange, writeFileChanges } from "./file-changes.js";
 import { formatCommitMessage, type PromotionReport } from "./format-promotion.js";
 import type { PromotionScope } from "./promotion-pairs.js";
 import { readSource } from "./read-source.js";
+import { readTarget, type TargetLive } from "./read-target.js";
 
 // plumb promote's steps (docs/environments.md, "Promotion"): read the source environment, decide
-// each deployment, and — only when every one is promoted or already current — build the file
+// each deployment, read the target for those git already has at the source's version (current only
+// when the target runs it, else in-git), and — only when every one is promoted, current or in-git — build the file
 // changes and write them (--write) or commit them on a new branch (--branch). All or nothing:
 // one blocked or unpinned deployment leaves every file as it was.
 
@@ -19,6 +22,11 @@ export type PromotionRun = {
   branch?: string | undefined;
   /** The source environment's session settings (its API client, its status store). */
   source: { flags: SessionFlags; io: SessionIo };
+  /**
+   * The target environment's, built when needed (whether it runs what git already names): a target
+   * whose settings cannot be read leaves those deployments in-git, unknown whether running.
+   */
+  target: () => { flags: SessionFlags; io: SessionIo };
 };
 
 export async function runPromotion(
@@ -31,11 +39,23 @@ export async function runPromotion(
   if (scope.pairs.length === 0)
     return { report: { from, to, mode: run.mode, ok: true, items: [] }, changes: [] };
   const reads = await readSource(run.root, run.source.flags, run.source.io, scope.pairs);
-  const items = scope.pairs.map((pair) => {
-    const read = reads.get(pair.name)!;
-    return decidePromotion({ pair, from, to, gates: scope.gates, ...read });
+  const decided = scope.pairs.map((pair) =>
+    decidePromotion({ pair, from, to, gates: scope.gates, ...reads.get(pair.name)! }),
+  );
+  const inGit = new Map(
+    scope.pairs
+      .filter((_, i) => decided[i]!.outcome === "current")
+      .map((p) => [p.name, p.target.manifest.metadata.name]),
+  );
+  const live = inGit.size > 0 ? await readTarget(run.root, run.target, inGit) : new Map<string, TargetLive>();
+  const items = decided.map((item) => {
+    const read = reads.get(item.name)!;
+    const source = { revision: read.facts.revision, sourceDigest: read.sourceDigest };
+    return judgeLive(item, source, live.get(item.name), to);
   });
-  const ok = items.every((i) => i.outcome === "promoted" || i.outcome === "current");
+  const ok = items.every(
+    (i) => i.outcome === "promoted" || i.outcome === "current" || i.outcome === "in-git",
+  );
   const report: PromotionReport = { from, to, mode: run.mode, ok, items };
   if (!ok) return { report, changes: [] };
   const changes = await buildFileChanges(run.root, items);

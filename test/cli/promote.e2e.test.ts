@@ -317,7 +317,19 @@ describe("plumb promote --to prod", () => {
     ]);
     const text = await run(planCommand, [dir, "--env", "prod"]);
     expect(text.out).toMatch(/repo_ref.*refs\/tags\/v1\.4\.2.*refs\/tags\/v1\.5\.1/);
-    // Promoted already: nothing left to write.
+    // In git now, not running in prod yet: nothing left to write, and it says so (judged on prod).
+    const inGit = await promote("--target", "support-agent", "--write");
+    expect(inGit.code).toBe(0);
+    expect(inGit.out).toContain("support-agent: at that version in git, not running it yet");
+    expect(inGit.out).toMatch(
+      /! in git; prod runs repo_ref refs\/tags\/v1\.4\.2 \(revision \S+ \(DEPLOYED\)\): plumb apply --env prod/,
+    );
+    expect(inGit.out).toContain("0 to promote, 0 already at that version, 1 in git not applied yet");
+    expect(await revisionCount(prod, PROD_KEY, "support-agent")).toBe(revisionsBefore);
+    // Applied to prod (one revision there): now it is already at that version.
+    git("commit", "-qam", "promote support-agent to prod");
+    expect((await run(applyCommand, [dir, "--env", "prod", "--yes"])).code).toBe(0);
+    expect(await revisionCount(prod, PROD_KEY, "support-agent")).toBe(revisionsBefore + 1);
     const again = await promote("--target", "support-agent", "--write");
     expect(again.code).toBe(0);
     expect(again.out).toContain("support-agent: already at that version");
