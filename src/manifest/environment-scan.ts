@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 
 const SKIPPED = new Set(["node_modules", ".git", ".plumb"]);
 const YAML_FILE = /\.ya?ml$/i;
@@ -22,9 +22,51 @@ export function mayDefineEnvironments(path: string): boolean {
     return false;
   };
   try {
-    return statSync(path).isDirectory() ? visit(path) : ENVIRONMENT_KIND.test(read(path));
+    if (statSync(path).isDirectory()) return visit(path);
+    return ENVIRONMENT_KIND.test(read(path)) || environmentFilesFor(path).length > 0;
   } catch {
     return false;
+  }
+}
+
+/** The YAML files under `dir` (its tree) that may define `kind: Environment`, sorted. */
+function environmentFilesUnder(dir: string): string[] {
+  const found: string[] = [];
+  const visit = (at: string) => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const full = join(at, entry.name);
+      if (entry.isDirectory() && !SKIPPED.has(entry.name)) visit(full);
+      else if (entry.isFile() && YAML_FILE.test(entry.name) && ENVIRONMENT_KIND.test(read(full)))
+        found.push(full);
+    }
+  };
+  visit(dir);
+  return found.sort();
+}
+
+/**
+ * The Environment documents a single manifest file runs with (docs/environments.md, "One file as
+ * PATH"): the files defining `kind: Environment` in the tree of the nearest directory that has
+ * any, from the file's own directory up to the root of its git repository (outside a repository,
+ * the file's directory only). The file itself is left out (it is loaded anyway). Absolute paths.
+ */
+export function environmentFilesFor(file: string): string[] {
+  const own = resolve(file);
+  let dir = dirname(own);
+  const top = gitRootOf(dir) ?? dir;
+  for (;;) {
+    const found = environmentFilesUnder(dir).filter((f) => f !== own);
+    if (found.length > 0 || ENVIRONMENT_KIND.test(read(own))) return found;
+    if (dir === top || dirname(dir) === dir) return [];
+    dir = dirname(dir);
+  }
+}
+
+/** The nearest directory holding `.git`, from `dir` up; undefined outside a repository. */
+function gitRootOf(dir: string): string | undefined {
+  for (let at = dir; ; at = dirname(at)) {
+    if (existsSync(join(at, ".git"))) return at;
+    if (dirname(at) === at) return undefined;
   }
 }
 

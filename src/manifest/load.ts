@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { PlumbError } from "../errors.js";
@@ -13,6 +13,7 @@ import {
 } from "./parse.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
 import { validateDocuments, validating } from "./validate.js";
+import { environmentFilesFor } from "./environment-scan.js";
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", ".plumb"]);
 const YAML_FILE = /\.ya?ml$/i;
@@ -41,7 +42,24 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
     documents.push(...result.documents);
     problems.push(...result.problems);
   }
+  if (files.length === 1 && files[0]!.path === resolve(root))
+    documents.push(...environmentsFor(files[0]!.path, base, maxBytes, problems));
   return validateDocuments(documents, problems);
+}
+
+/**
+ * One file as PATH: the Environment documents it runs with (environment-scan.ts), from files
+ * outside it; only their `kind: Environment` documents, shown relative to the file's directory.
+ */
+function environmentsFor(file: string, base: string, maxBytes: number, problems: Problem[]) {
+  const documents: ParsedDocument[] = [];
+  for (const path of environmentFilesFor(file)) {
+    const real = realpathSync(path);
+    const result = readOne({ path, real }, base, dirname(real), maxBytes) as ParseResult;
+    documents.push(...result.documents.filter((d) => d.value.kind === "Environment"));
+    problems.push(...result.problems);
+  }
+  return documents;
 }
 
 /**

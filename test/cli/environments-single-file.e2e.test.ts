@@ -1,0 +1,127 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyCommand } from "../../src/cli/apply.js";
+import { planCommand } from "../../src/cli/plan.js";
+import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { api } from "../controller/support.js";
+
+// One manifest file as PATH in a repository with environments (docs/environments.md, "One file as
+// PATH"): it runs with the Environment documents of the nearest directory tree that has any, up to
+// the git root, and its prune stays scoped to the file (a one-file apply never deletes siblings).
+
+const STAGING_KEY = "staging-key-0123456789abcdef";
+const PROD_KEY = "prod-key-0123456789abcdef0123";
+
+let staging: RunningControlPlane;
+let prod: RunningControlPlane;
+let repo: string;
+
+const environment = (name: string) => `apiVersion: plumb/v1
+kind: Environment
+metadata:
+  name: ${name}
+spec:
+  api_url: {env: ${name.toUpperCase()}_API_URL}
+  api_key: {env: ${name.toUpperCase()}_API_KEY}
+  mode: saas
+`;
+
+const deployment = (name: string, image: string, prodImage: string) => `apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  source: internal_container
+  source_revision_config: {image_uri: "${image}"}
+environments:
+  prod:
+    spec:
+      source_revision_config: {image_uri: "${prodImage}"}
+`;
+
+beforeAll(async () => {
+  const grant = (key: string) => ({ apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }] });
+  const fast = { revisionSeconds: 0, deploymentReadySeconds: 0 };
+  staging = await startControlPlane({ ...fast, ...grant(STAGING_KEY) });
+  prod = await startControlPlane({ ...fast, ...grant(PROD_KEY) });
+  repo = await mkdtemp(join(tmpdir(), "plumb-env-one-file-"));
+  execFileSync("git", ["init", "-q", repo]);
+  await mkdir(join(repo, "environments"));
+  await mkdir(join(repo, "agents"));
+  await writeFile(join(repo, "environments", "staging.yaml"), environment("staging"));
+  await writeFile(join(repo, "environments", "prod.yaml"), environment("prod"));
+  await writeFile(join(repo, "agents", "a.yaml"), deployment("a", "img/a:2", "img/a:1"));
+  await writeFile(join(repo, "agents", "b.yaml"), deployment("b", "img/b:2", "img/b:1"));
+});
+afterAll(async () => {
+  await staging?.stop();
+  await prod?.stop();
+  await rm(repo, { recursive: true, force: true });
+});
+
+async function run(command: typeof planCommand | typeof applyCommand, args: string[]) {
+  let out = "";
+  let err = "";
+  process.exitCode = 0;
+  const io = {
+    stdout: { write: (t: string) => (out += t) },
+    stderr: { write: (t: string) => (err += t) },
+    stdin: { isTTY: false },
+    signals: { once: () => process, removeListener: () => process },
+    env: {
+      STAGING_API_URL: staging.url,
+      STAGING_API_KEY: STAGING_KEY,
+      PROD_API_URL: prod.url,
+      PROD_API_KEY: PROD_KEY,
+      NO_COLOR: "1",
+    },
+  };
+  await command(io).parseAsync(args, { from: "user" });
+  const code = process.exitCode;
+  process.exitCode = 0;
+  return { out, err, code };
+}
+
+const images = async (cp: RunningControlPlane, key: string) =>
+  Object.fromEntries(
+    (await api(cp.url, key).deployments()).map((d) => [d.name, d.source_revision_config?.image_uri]),
+  );
+
+describe("one file as PATH with environments", () => {
+  it("plans the file in each environment with the repository's Environment documents", async () => {
+    const file = join(repo, "agents", "a.yaml");
+    const json = await run(planCommand, [file, "--env", "prod", "--output", "json"]);
+    expect(json.code).toBe(0);
+    const parsed = JSON.parse(json.out) as {
+      environments: Array<{ environment: string; changes: Array<{ name: string; action: string }> }>;
+    };
+    expect(parsed.environments.map((e) => [e.environment, e.changes.map((c) => c.name)])).toEqual([
+      ["prod", ["a"]],
+    ]);
+    expect(json.out).toContain("img/a:1");
+    const both = await run(planCommand, [file]);
+    expect(both.out).toContain("== environment prod ==");
+    expect(both.out).toContain("== environment staging ==");
+  });
+
+  it("apply of one file with --prune never deletes a sibling recorded beside it", async () => {
+    const a = join(repo, "agents", "a.yaml");
+    const b = join(repo, "agents", "b.yaml");
+    expect((await run(applyCommand, [a, "--env", "staging", "--yes"])).code).toBe(0);
+    expect((await run(applyCommand, [b, "--env", "staging", "--yes"])).code).toBe(0);
+    expect(await images(staging, STAGING_KEY)).toEqual({ a: "img/a:2", b: "img/b:2" });
+    expect(await images(prod, PROD_KEY)).toEqual({});
+    // a's file alone, with --prune: b (recorded in the same store, from another file) stays.
+    const pruned = await run(applyCommand, [a, "--env", "staging", "--prune", "--yes"]);
+    expect(pruned.code).toBe(0);
+    expect(pruned.out).not.toContain("removed from git");
+    expect(await images(staging, STAGING_KEY)).toEqual({ a: "img/a:2", b: "img/b:2" });
+    // prod's override applies to the one file too, on prod's control plane.
+    expect((await run(applyCommand, [a, "--env", "prod", "--yes"])).code).toBe(0);
+    expect(await images(prod, PROD_KEY)).toEqual({ a: "img/a:1" });
+  });
+});
