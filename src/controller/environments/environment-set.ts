@@ -5,9 +5,10 @@ import { maxManifestBytesFrom } from "../../manifest/parse.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
 
 /**
- * The environments this controller reconciles: those --env names (all when none), read once at
- * startup; undefined when the tree defines none (the controller runs as without environments). A
- * cheap text scan first, so a tree without environments is not loaded twice.
+ * The environments this controller starts with: those --env names (all when none); undefined when
+ * the tree defines none (the controller runs as without environments). Later reads of the tree
+ * follow them (environment-roster.ts). A cheap text scan first, so a tree without environments is
+ * not loaded twice.
  */
 export async function definedEnvironments(
   root: string,
