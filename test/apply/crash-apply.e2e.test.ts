@@ -5,12 +5,15 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api, container, writeDoc } from "../controller/support.js";
-import { assertBuilt, runCli, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
+import { runInProcess } from "../support/in-process-cli.js";
 
 // kill -9 of `plumb apply` at each moment of its work, then a re-run: exactly one deployment per
 // name and one revision per change. The proxy holds the chosen request, so the kill lands exactly
-// then, and decides whether the server ever sees it (both are possible after a real crash).
+// then, and decides whether the server ever sees it (both are possible after a real crash). The
+// apply that is killed is a real process (a real SIGKILL); the runs before and after it are called
+// in this process (a child would add only its start-up).
 
 let cp: RunningControlPlane;
 let proxy: HoldingProxy;
@@ -47,8 +50,8 @@ const env = (token: string) => ({
   PLUMB_API_KEY: DEFAULT_API_KEY,
   API_TOKEN: token,
 });
-const apply = (token: string) => runCli(["apply", dir, "--yes", "--timeout", "60s"], env(token));
-const plan = (token: string) => runCli(["plan", dir, "--detailed-exitcode"], env(token));
+const apply = (token: string) => runInProcess(["apply", dir, "--yes", "--timeout", "60s"], env(token));
+const plan = (token: string) => runInProcess(["plan", dir, "--detailed-exitcode"], env(token));
 
 /** Starts an apply, kills it with SIGKILL the moment `match` is in flight, then settles that request. */
 async function killDuring(token: string, match: (m: string, u: string) => boolean, landed: boolean) {

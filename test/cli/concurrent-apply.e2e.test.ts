@@ -5,11 +5,13 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api, container, writeDoc } from "../controller/support.js";
-import { assertBuilt, runCli, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
+import { runInProcess } from "../support/in-process-cli.js";
 
 // Two `plumb apply` at once on one repository: the state lock lets one write; the other is refused
-// (state-locked) or, with --lock-timeout, waits and then finds nothing left to do.
+// (state-locked) or, with --lock-timeout, waits and then finds nothing left to do. The refused run
+// is called in this process (a child would add only its start-up).
 
 let cp: RunningControlPlane;
 let proxy: HoldingProxy;
@@ -49,9 +51,11 @@ describe("two plumb apply runs at once", () => {
     await setup();
     const held = proxy.hold((m, u) => m === "POST" && u.startsWith("/v2/deployments"));
     const first = spawnCli(["apply", dir, "--yes"], env());
-    const request = await held; // the first apply holds the lock and is sending
+    // The first apply holds the lock and is sending (or it ended: then say why, at once).
+    const request = await Promise.race([held, first.exited.then(() => null)]);
+    if (!request) throw new Error(`the first apply ended before its create was seen:\n${first.output()}`);
 
-    const refused = await runCli(["apply", dir, "--yes"], env());
+    const refused = await runInProcess(["apply", dir, "--yes"], env());
     expect(refused.code).toBe(1);
     expect(refused.output).toMatch(/held by plumb apply \(pid \d+ on .+\) since .*\[state-locked\]/);
     expect(refused.output).not.toMatch(/^\s+at /m);

@@ -44,9 +44,27 @@ const settled = (url: string) => async () =>
   ((await (await fetch(`${url}/status`).catch(() => null))?.json()) as { settled?: boolean } | undefined)
     ?.settled === true;
 
+/**
+ * The held request, or a failure with the controller's output if it exited first (a wait bounded
+ * by the process, not by the test's timeout).
+ */
+async function heldOrExited<T>(held: Promise<T>, run: CliRun): Promise<T> {
+  const request = await Promise.race([held, run.exited.then(() => null)]);
+  if (request === null)
+    throw new Error(`the controller exited before the request was seen:\n${run.output()}`);
+  return request;
+}
+
 async function restartAndExpect(token: string, perName: number) {
-  const { url } = await startCtl(token);
-  await waitFor("settled after restart", settled(url), 20_000);
+  const { run, url } = await startCtl(token);
+  await waitFor(
+    "settled after restart",
+    async () => {
+      if (run.child.exitCode !== null) throw new Error(`the controller exited:\n${run.output()}`);
+      return settled(url)();
+    },
+    30_000,
+  );
   expect(await revisions()).toEqual(Object.fromEntries(names.map((n) => [n, perName])));
 }
 
@@ -62,7 +80,7 @@ describe("kill -9 of plumb controller, then a restart", () => {
       for (const name of names) await writeDoc(h.dir, `${name}.yaml`, doc(name));
       const held = proxy.hold(match);
       const { run } = await startCtl("token-1");
-      const request = await held;
+      const request = await heldOrExited(held, run);
       run.child.kill("SIGKILL");
       await run.exited;
       await request.forward();
@@ -73,12 +91,12 @@ describe("kill -9 of plumb controller, then a restart", () => {
     proxy = await startHoldingProxy(h.cp.url);
     for (const name of names) await writeDoc(h.dir, `${name}.yaml`, doc(name));
     const first = await startCtl("token-1");
-    await waitFor("settled", settled(first.url), 20_000);
+    await waitFor("settled", settled(first.url), 30_000);
     first.run.child.kill("SIGKILL");
     await first.run.exited;
     const held = proxy.hold((m, u) => m === "PATCH" && u.startsWith("/v2/deployments/"));
     const second = await startCtl("token-2"); // the secret's value changed while it was down
-    const request = await held;
+    const request = await heldOrExited(held, second.run);
     second.run.child.kill("SIGKILL");
     await second.run.exited;
     await request.forward();
