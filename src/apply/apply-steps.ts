@@ -38,7 +38,7 @@ export function startRun(
       superseded_by: null,
       verify: null,
       sync: "Synced",
-      health: "Healthy",
+      health: decideHealth({ seen: "planned" }),
       elapsed_ms: 0,
     },
   };

@@ -26,6 +26,8 @@ export type HealthFacts =
   | { seen: "gone" }
   /** An object without revisions (OrganizationAccess): it is as its settings are. */
   | { seen: "no-revisions" }
+  /** apply's starting point for each object: converged as planned, until a send, wait or check says otherwise. */
+  | { seen: "planned" }
   /** A request was accepted and its revision is not awaited (yet, or with --no-wait). */
   | { seen: "sent" }
   /** An apply's revision wait ended (revision-watcher.ts): DEPLOYED, a failure, or no answer. */
@@ -71,6 +73,8 @@ export function decideHealth(facts: HealthFacts): HealthStatus {
     case "gone":
       return "Unknown";
     case "no-revisions":
+      return "Healthy";
+    case "planned":
       return "Healthy";
     case "sent":
       return "Progressing";

@@ -84,6 +84,7 @@ describe("decideHealth", () => {
     ],
     ["gone from the control plane", { seen: "gone" }, "Unknown"],
     ["an object without revisions", { seen: "no-revisions" }, "Healthy"],
+    ["apply's starting point", { seen: "planned" }, "Healthy"],
     ["sent, not awaited", { seen: "sent" }, "Progressing"],
     ["wait DEPLOYED", { seen: "wait", end: "DEPLOYED" }, "Healthy"],
     ["wait TIMEOUT", { seen: "wait", end: "TIMEOUT" }, "Progressing"],
