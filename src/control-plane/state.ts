@@ -50,6 +50,38 @@ export async function startStateKeeper(
   if (dataDir === undefined) {
     return { commit: async () => void store.drain(), close: async () => undefined };
   }
+  await restoreSaved(dataDir, store, modules);
+  const k: Kept = { store, modules, storeText: new Map(), moduleText: new Map() };
+  const journal: Journal = await openJournal(dataDir, compact(k, now()), wrapJournalFile);
+  let inFlight: Commit[] = []; // commit order; a failed one and every later one are undone
+  return {
+    async commit() {
+      const commit: Commit = { steps: [], undone: false };
+      const records = record(k, commit);
+      if (records.length === 0) return;
+      inFlight.push(commit);
+      try {
+        await journal.append(records);
+      } catch (error) {
+        // Later commits were built on this one and fail with it: undo the newest first.
+        const at = inFlight.indexOf(commit);
+        const failed = at < 0 ? [commit] : inFlight.splice(at);
+        for (const c of failed.reverse()) undo(k, c);
+        throw unavailable(error);
+      } finally {
+        inFlight = inFlight.filter((c) => c !== commit);
+      }
+    },
+    close: () => journal.close(),
+  };
+}
+
+/** The snapshot, then the journal's entries after it, into the store and the modules. */
+async function restoreSaved(
+  dataDir: string,
+  store: DeploymentStore,
+  modules: StatefulModule[],
+): Promise<void> {
   const { snapshot, entries } = await loadState(dataDir);
   const moduleData: Record<string, unknown> = {};
   if (snapshot) {
@@ -62,98 +94,84 @@ export async function startStateKeeper(
     else store.apply(entry);
   }
   for (const module of modules) if (module.name in moduleData) module.restore(moduleData[module.name]);
+}
 
-  // The text of every item as last handed to the journal: what an undo puts back.
-  const storeText = new Map<string, string>();
-  const moduleText = new Map<string, string>();
-  const compacted: Snapshot = { version: 1, store: store.snapshot(now()), modules: {} };
-  const remember = (change: StoreChange) => storeText.set(storeKey(change), JSON.stringify(change));
+/** What is kept durable, and the text of every item as last handed to the journal: what an undo puts back. */
+type Kept = {
+  store: DeploymentStore;
+  modules: StatefulModule[];
+  storeText: Map<string, string>;
+  moduleText: Map<string, string>;
+};
+
+/** The snapshot the journal starts from; remembers each item's text. */
+function compact(k: Kept, at: number): Snapshot {
+  const compacted: Snapshot = { version: 1, store: k.store.snapshot(at), modules: {} };
+  const remember = (change: StoreChange) => k.storeText.set(storeKey(change), JSON.stringify(change));
   for (const v of compacted.store.deployments) remember({ k: "dep", v });
   for (const { tenant, v } of compacted.store.sessions) remember({ k: "session", tenant, v });
-  for (const module of modules) {
+  for (const module of k.modules) {
     const data = module.snapshot();
     compacted.modules[module.name] = data;
-    moduleText.set(module.name, JSON.stringify(data));
+    k.moduleText.set(module.name, JSON.stringify(data));
   }
-  const journal: Journal = await openJournal(dataDir, compacted, wrapJournalFile);
-  let inFlight: Commit[] = []; // commit order; a failed one and every later one are undone
+  return compacted;
+}
 
-  const undo = (commit: Commit) => {
-    if (commit.undone) return;
-    commit.undone = true;
-    for (const step of [...commit.steps].reverse()) {
-      if (step.kind === "module") {
-        moduleText.set(step.module.name, step.before);
-        step.module.restore(JSON.parse(step.before));
-      } else if (step.before === undefined) {
-        storeText.delete(step.key);
-        store.remove(step.change);
-      } else {
-        storeText.set(step.key, step.before);
-        store.apply(JSON.parse(step.before) as StoreChange);
-      }
+function undo(k: Kept, commit: Commit): void {
+  if (commit.undone) return;
+  commit.undone = true;
+  for (const step of [...commit.steps].reverse()) {
+    if (step.kind === "module") {
+      k.moduleText.set(step.module.name, step.before);
+      step.module.restore(JSON.parse(step.before));
+    } else if (step.before === undefined) {
+      k.storeText.delete(step.key);
+      k.store.remove(step.change);
+    } else {
+      k.storeText.set(step.key, step.before);
+      k.store.apply(JSON.parse(step.before) as StoreChange);
     }
-  };
+  }
+}
 
-  /** Serialises what changed since the last commit; throws (after undoing it) if it cannot. */
-  const record = (commit: Commit): string[] => {
-    const records: string[] = [];
-    try {
-      const changes = store.drain();
-      for (const change of changes) {
-        const key = storeKey(change);
-        commit.steps.push({ kind: "store", key, change, before: storeText.get(key) });
-      }
-      for (const change of changes) {
-        const text = JSON.stringify(change);
-        storeText.set(storeKey(change), text);
-        records.push(text);
-      }
-      for (const module of modules) {
-        const before = moduleText.get(module.name) ?? "null";
-        commit.steps.push({ kind: "module", module, before });
-        const text = JSON.stringify(module.snapshot());
-        if (text === before) {
-          commit.steps.pop();
-          continue;
-        }
-        moduleText.set(module.name, text);
-        records.push(`{"k":"mod","name":${JSON.stringify(module.name)},"v":${text}}`);
-      }
-    } catch (error) {
-      undo(commit);
-      // Modules after the failing one may hold part of this write too: put back any that moved.
-      const stepped = new Set(commit.steps.map((step) => step.kind === "module" && step.module));
-      for (const module of modules.filter((m) => !stepped.has(m))) {
-        const before = moduleText.get(module.name) ?? "null";
-        if (!unchanged(module, before)) module.restore(JSON.parse(before));
-      }
-      throw new HttpError(
-        500,
-        `The change could not be stored (${(error as Error).message}) and was undone; nothing changed.`,
-      );
+/** Serialises what changed since the last commit; throws (after undoing it) if it cannot. */
+function record(k: Kept, commit: Commit): string[] {
+  const records: string[] = [];
+  try {
+    const changes = k.store.drain();
+    for (const change of changes) {
+      const key = storeKey(change);
+      commit.steps.push({ kind: "store", key, change, before: k.storeText.get(key) });
     }
-    return records;
-  };
-
-  return {
-    async commit() {
-      const commit: Commit = { steps: [], undone: false };
-      const records = record(commit);
-      if (records.length === 0) return;
-      inFlight.push(commit);
-      try {
-        await journal.append(records);
-      } catch (error) {
-        // Later commits were built on this one and fail with it: undo the newest first.
-        const at = inFlight.indexOf(commit);
-        const failed = at < 0 ? [commit] : inFlight.splice(at);
-        for (const c of failed.reverse()) undo(c);
-        throw unavailable(error);
-      } finally {
-        inFlight = inFlight.filter((c) => c !== commit);
+    for (const change of changes) {
+      const text = JSON.stringify(change);
+      k.storeText.set(storeKey(change), text);
+      records.push(text);
+    }
+    for (const module of k.modules) {
+      const before = k.moduleText.get(module.name) ?? "null";
+      commit.steps.push({ kind: "module", module, before });
+      const text = JSON.stringify(module.snapshot());
+      if (text === before) {
+        commit.steps.pop();
+        continue;
       }
-    },
-    close: () => journal.close(),
-  };
+      k.moduleText.set(module.name, text);
+      records.push(`{"k":"mod","name":${JSON.stringify(module.name)},"v":${text}}`);
+    }
+  } catch (error) {
+    undo(k, commit);
+    // Modules after the failing one may hold part of this write too: put back any that moved.
+    const stepped = new Set(commit.steps.map((step) => step.kind === "module" && step.module));
+    for (const module of k.modules.filter((m) => !stepped.has(m))) {
+      const before = k.moduleText.get(module.name) ?? "null";
+      if (!unchanged(module, before)) module.restore(JSON.parse(before));
+    }
+    throw new HttpError(
+      500,
+      `The change could not be stored (${(error as Error).message}) and was undone; nothing changed.`,
+    );
+  }
+  return records;
 }
