@@ -6,13 +6,16 @@ import { type ObjectStatus, statusKey } from "../status/status-types.js";
 // whether secret values changed: the control plane never returns them. Every live deployment with
 // secrets then gets them sent again, a new revision each. Counted here so the operator is told once.
 
-/** Names of live deployments whose manifest has secrets and whose record holds no fingerprints. */
+/**
+ * Names of live deployments whose manifest has secrets and whose record holds no fingerprints.
+ * `live`: the listed deployments, or their names (the controller's startup listing keeps only those).
+ */
 export function findUnknownSecrets(
   desired: ReadonlyArray<{ loaded: DesiredObject["loaded"]; secrets?: readonly unknown[] | undefined }>,
-  live: readonly Pick<Deployment, "name">[],
+  live: readonly Pick<Deployment, "name">[] | ReadonlySet<string>,
   record: (key: string) => ObjectStatus | undefined,
 ): string[] {
-  const liveNames = new Set(live.map((d) => d.name));
+  const liveNames = "has" in live ? live : new Set(live.map((d) => d.name));
   return desired
     .filter(({ loaded, secrets }) => {
       const { kind, metadata } = loaded.manifest;

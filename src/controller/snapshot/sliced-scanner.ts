@@ -18,88 +18,46 @@ import { statusKey } from "../../status/status-types.js";
 // large, possibly hostile file on a worker thread: manifest-loader.ts), and after each scan, with
 // --prune, the prune sweep.
 
+type ScannerOptions = Pick<
+  ControllerOptions,
+  "env" | "prune" | "pruneMax" | "pruneWindowMs" | "pruneDelayMs" | "timeoutMs"
+>;
+
+type ScannerDeps = {
+  source: ManifestSource;
+  /** With environments: the environment's view of the tree (environments/environment-load.ts). */
+  load?: ((root: string) => Promise<LoadResult>) | undefined;
+  book: StatusBook;
+  controlPlane: PruneSweepDeps["port"];
+  notifier: Notifier | undefined;
+  /** The status directory (the prune ledger) and the status page's activity (prune-blocked). */
+  statusDir: string;
+  activity?: Pick<ActivityBook, "record">;
+  metrics: ControllerMetrics;
+  changed: (key: string) => void;
+  removed: (key: string) => void;
+  stopping: () => boolean;
+  clock: Clock;
+  timers: Timers;
+  log: Logger;
+};
+
 export function createControllerScanner(
-  options: Pick<
-    ControllerOptions,
-    "env" | "prune" | "pruneMax" | "pruneWindowMs" | "pruneDelayMs" | "timeoutMs"
-  >,
-  deps: {
-    source: ManifestSource;
-    /** With environments: the environment's view of the tree (environments/environment-load.ts). */
-    load?: ((root: string) => Promise<LoadResult>) | undefined;
-    book: StatusBook;
-    controlPlane: PruneSweepDeps["port"];
-    notifier: Notifier | undefined;
-    /** The status directory (the prune ledger) and the status page's activity (prune-blocked). */
-    statusDir: string;
-    activity?: Pick<ActivityBook, "record">;
-    metrics: ControllerMetrics;
-    changed: (key: string) => void;
-    removed: (key: string) => void;
-    stopping: () => boolean;
-    clock: Clock;
-    timers: Timers;
-    log: Logger;
-  },
+  options: ScannerOptions,
+  deps: ScannerDeps,
 ): { scanner: SnapshotScanner; loader: ManifestLoader } {
-  const { book, clock, log, notifier } = deps;
-  const maxBytes = maxManifestBytesFrom(options.env);
-  const loader = createManifestLoader(maxBytes, deps.timers);
+  const { book, clock, log } = deps;
+  const loader = createManifestLoader(maxManifestBytesFrom(options.env), deps.timers);
   let rescanning: (() => void) | undefined;
   const scanner: SnapshotScanner = createSnapshotScanner({
     root: deps.source.manifestRoot,
     load: deps.load ?? ((root) => loader.load(root)),
-    afterScan: createPruneSweep({
-      enabled: options.prune === true,
-      max: options.pruneMax,
-      windowMs: options.pruneWindowMs,
-      delayMs: options.pruneDelayMs,
-      root: deps.source.manifestRoot,
-      statusDir: deps.statusDir,
-      rescanAfter: (ms) => {
-        rescanning?.();
-        rescanning = deps.timers.setTimeout(() => {
-          rescanning = undefined;
-          if (!deps.stopping()) void scanner.scan("prune-delay");
-        }, ms);
-      },
-      blocked: (waiting, message) => {
-        deps.metrics.pruneBlocked();
-        notifier?.notify({
-          event: "prune-blocked",
-          object: null,
-          id: null,
-          revision: null,
-          fields: [],
-          message,
-        });
-        const at = new Date(clock.now()).toISOString();
-        for (const p of waiting)
-          deps.activity?.record(statusKey(p.kind, p.name), {
-            at,
-            reason: "removed from git",
-            result: "prune-blocked",
-            action: "delete waits: over --prune-max per --prune-window",
-            duration_ms: 0,
-            drift_fields: [],
-            plan: [],
-          });
-      },
-      statuses: book.statuses,
-      forget: book.forget,
-      port: deps.controlPlane,
-      clock,
-      timeoutMs: options.timeoutMs,
-      log,
-      pruned: (name, id) =>
-        notifier?.notify({
-          event: "pruned",
-          object: { kind: "Deployment", name },
-          id,
-          revision: null,
-          fields: [],
-          message: "deleted: its manifest was removed from git (--prune)",
-        }),
+    afterScan: createScanPrune(options, deps, (ms) => {
+      rescanning?.();
+      rescanning = deps.timers.setTimeout(() => {
+        rescanning = undefined;
+        if (!deps.stopping()) void scanner.scan("prune-delay");
+      }, ms);
     }),
     clock,
     log,
@@ -112,4 +70,62 @@ export function createControllerScanner(
     stopping: deps.stopping,
   });
   return { scanner, loader };
+}
+
+/** The prune sweep after each scan (with --prune); `rescanAfter` asks for its second scan. */
+function createScanPrune(options: ScannerOptions, deps: ScannerDeps, rescanAfter: (ms: number) => void) {
+  const { book, notifier } = deps;
+  return createPruneSweep({
+    enabled: options.prune === true,
+    max: options.pruneMax,
+    windowMs: options.pruneWindowMs,
+    delayMs: options.pruneDelayMs,
+    root: deps.source.manifestRoot,
+    statusDir: deps.statusDir,
+    rescanAfter,
+    blocked: (waiting, message) => reportPruneBlocked(deps, waiting, message),
+    statuses: book.statuses,
+    forget: book.forget,
+    port: deps.controlPlane,
+    clock: deps.clock,
+    timeoutMs: options.timeoutMs,
+    log: deps.log,
+    pruned: (name, id) =>
+      notifier?.notify({
+        event: "pruned",
+        object: { kind: "Deployment", name },
+        id,
+        revision: null,
+        fields: [],
+        message: "deleted: its manifest was removed from git (--prune)",
+      }),
+  });
+}
+
+/** Prune over its budget: counted, notified, and shown on each waiting object's row of the page. */
+function reportPruneBlocked(
+  deps: ScannerDeps,
+  waiting: ReadonlyArray<{ kind: string; name: string }>,
+  message: string,
+): void {
+  deps.metrics.pruneBlocked();
+  deps.notifier?.notify({
+    event: "prune-blocked",
+    object: null,
+    id: null,
+    revision: null,
+    fields: [],
+    message,
+  });
+  const at = new Date(deps.clock.now()).toISOString();
+  for (const p of waiting)
+    deps.activity?.record(statusKey(p.kind, p.name), {
+      at,
+      reason: "removed from git",
+      result: "prune-blocked",
+      action: "delete waits: over --prune-max per --prune-window",
+      duration_ms: 0,
+      drift_fields: [],
+      plan: [],
+    });
 }

@@ -39,28 +39,57 @@ export type DriftSweepDeps = {
   synced?: () => void;
 };
 
+/** A listing handed to the queue: what it queued, and the names of everything live (undefined: it failed). */
+type Listed = { queued: ReadonlySet<string>; live: ReadonlySet<string> | undefined };
+
+/**
+ * Streams one listing into the queue: each listed object of the snapshot is queued as its page
+ * arrives (a rescan may run meanwhile: the current snapshot is asked each time).
+ */
+export async function queueListed(
+  listing: LiveListing,
+  snapshot: () => DesiredSnapshot,
+  enqueue: (key: string) => void,
+): Promise<Listed> {
+  const queued = new Set<string>();
+  const live = await listing.stream(
+    (name) => {
+      const key = statusKey("Deployment", name);
+      return snapshot().objects.has(key) ? key : undefined;
+    },
+    (key) => {
+      queued.add(key);
+      enqueue(key);
+    },
+  );
+  return { queued, live };
+}
+
+/** Queues the objects the listing did not: not live (the listing says so), or looked up when it failed. */
+export function queueUnlisted(
+  { queued, live }: Listed,
+  listing: LiveListing,
+  snapshot: DesiredSnapshot,
+  enqueue: (key: string) => void,
+): void {
+  for (const key of snapshot.objects.keys()) {
+    if (queued.has(key)) continue;
+    if (live) listing.use(key);
+    enqueue(key);
+  }
+}
+
 export function createDriftSweep(deps: DriftSweepDeps): () => Promise<void> {
   return async () => {
     if (!deps.active()) return;
     const before = deps.snapshot();
     if (before.invalid.size > 0) logInvalid(deps.log, before);
-    // Each live object is queued as its page arrives (a rescan may run meanwhile: ask the current snapshot).
-    const queued = new Set<string>();
-    const live = await deps.listing.stream(
-      (name) => {
-        const key = statusKey("Deployment", name);
-        return deps.snapshot().objects.has(key) ? key : undefined;
-      },
-      (key) => {
-        queued.add(key);
-        deps.enqueue(key);
-      },
-    );
+    const listed = await queueListed(deps.listing, deps.snapshot, deps.enqueue);
     if (!deps.active()) return;
     const snapshot = deps.snapshot();
-    if (live) {
+    if (listed.live) {
       deps.synced?.();
-      for (const status of findRemovedFromGit(snapshot, deps.statuses, live)) {
+      for (const status of findRemovedFromGit(snapshot, deps.statuses, listed.live)) {
         deps.metrics.driftDetected(status.kind, "removed-from-git");
         deps.log.warn(
           { kind: status.kind, object: status.name, id: status.id },
@@ -68,11 +97,6 @@ export function createDriftSweep(deps: DriftSweepDeps): () => Promise<void> {
         );
       }
     }
-    // The rest: not live (the listing says so), or looked up when the listing failed.
-    for (const key of snapshot.objects.keys()) {
-      if (queued.has(key)) continue;
-      if (live) deps.listing.use(key);
-      deps.enqueue(key);
-    }
+    queueUnlisted(listed, deps.listing, snapshot, deps.enqueue);
   };
 }

@@ -5,29 +5,29 @@ import { systemTimers, type Timers } from "../queue/work-queue.js";
 
 // The first reconcile and each drift sweep list live deployments once; the reconciles they queue
 // read that listing instead of looking each deployment up. A change queued later looks up afresh.
-// Listed deployments are kept as JSON text until taken. A drift sweep streams: it hands each listed
-// object to the queue as its page arrives and reads the next page only once the queue has taken
-// all but a few pages of them, so a sweep of 10,000 holds a few pages, not every deployment (10,000
-// held from the sweep's start were the controller's memory peak: docs/controller.md). When the queue
-// takes nothing for STALL_MS (busy with changes, objects waiting out a retry backoff), the objects
-// still holding entries look themselves up instead and the sweep reads on.
+// The listing streams: each listed object is handed to the queue as its page arrives (kept as JSON
+// text until taken) and the next page is read only once the queue has taken all but a few pages of
+// them, so a listing of 10,000 holds a few pages, not every deployment (10,000 held from the
+// listing's start were the controller's memory peak, at a drift sweep and at a restart:
+// docs/controller.md). When the queue takes nothing for STALL_MS (busy with changes, objects waiting
+// out a retry backoff), the objects still holding entries look themselves up instead and the
+// listing reads on.
 
 export type ListingLimits = {
-  /** Listed deployments a sweep keeps untaken before it reads the next page (5 pages of 100). */
+  /** Listed deployments the listing keeps untaken before it reads the next page (5 pages of 100). */
   maxHeld: number;
-  /** How long a sweep waits for the queue to take entries before it lets them go. */
+  /** How long the listing waits for the queue to take entries before it lets them go. */
   stallMs: number;
 };
 const LIMITS: ListingLimits = { maxHeld: 500, stallMs: 10_000 };
 
 export type LiveListing = {
-  /** Lists everything live now (startup); false (and a log line) when the API did not answer. */
-  refresh: () => Promise<boolean>;
   /**
-   * A drift sweep's listing, page by page: each listed deployment whose object `keyOf` names is
-   * kept for that object's next reconcile and handed to `listed(key)` (to queue it). Resolves to
-   * the names of everything live, or undefined when the API did not answer (logged) or the listing
-   * was closed: objects not handed over yet are then looked up one by one.
+   * One listing of everything live (the first reconcile, a drift sweep), page by page: each listed
+   * deployment whose object `keyOf` names is kept for that object's next reconcile and handed to
+   * `listed(key)` (to queue it). Resolves to the names of everything live, or undefined when the
+   * API did not answer (logged) or the listing was closed: objects not handed over yet are then
+   * looked up one by one.
    */
   stream: (
     keyOf: (name: string) => string | undefined,
@@ -38,25 +38,19 @@ export type LiveListing = {
   /** The next reconcile of `key` looks it up (its manifest changed, or it left the manifests). */
   forget: (key: string) => void;
   /**
-   * For the reconcile of `key` starting now: its deployment from the listing (null: not live), or
-   * undefined when it must be looked up. Each use is taken once.
+   * For the reconcile of `key` (deployment `name`) starting now: its deployment from the listing
+   * (null: not live), or undefined when it must be looked up. Each use is taken once.
    */
   take: (key: string, name: string) => Deployment | null | undefined;
-  /** The deployments of the startup listing not taken yet, parsed afresh (a copy). */
-  live: () => Map<string, Deployment>;
-  /** Ends a sweep's listing that waits for the queue (shutdown). */
+  /** How many listed deployments are held, not taken yet (at most maxHeld plus a page). */
+  held: () => number;
+  /** Ends a listing that waits for the queue (shutdown). */
   close: () => void;
 };
 
-export function createLiveListing(
-  pages: () => AsyncIterable<Deployment[]>,
-  log: Logger,
-  timers: Timers = systemTimers,
-  { maxHeld, stallMs }: ListingLimits = LIMITS,
-): LiveListing {
-  /** The startup listing, by deployment name. */
-  let listed = new Map<string, string>();
-  /** A sweep's listed deployments not taken yet, by object key. */
+/** The entries a listing holds for the queue, and its wait for the queue to take them. */
+function createHeldEntries(timers: Timers, { maxHeld, stallMs }: ListingLimits) {
+  /** Listed deployments not taken yet, by object key. */
   const held = new Map<string, string>();
   const uses = new Set<string>();
   let closed = false;
@@ -79,28 +73,39 @@ export function createLiveListing(
     for (const key of held.keys()) uses.delete(key);
     held.clear();
   };
-  const listFailed = (error: unknown) =>
-    log.error({ err: errorMessage(error) }, "cannot list deployments; objects are looked up one by one");
   return {
-    async refresh() {
-      try {
-        const next = new Map<string, string>();
-        for await (const page of pages()) for (const d of page) next.set(d.name, JSON.stringify(d));
-        listed = next;
-        return true;
-      } catch (error) {
-        listFailed(error);
-        return false;
-      }
+    held,
+    uses,
+    release,
+    letGo,
+    closed: () => closed,
+    /** Waits while more than maxHeld are held (letting them go when the queue stalls); false once closed. */
+    async room(): Promise<boolean> {
+      while (held.size > maxHeld && !closed) if (!(await drained())) letGo();
+      return !closed;
     },
+    close() {
+      closed = true;
+      wake?.();
+    },
+  };
+}
+
+export function createLiveListing(
+  pages: () => AsyncIterable<Deployment[]>,
+  log: Logger,
+  timers: Timers = systemTimers,
+  limits: ListingLimits = LIMITS,
+): LiveListing {
+  const entries = createHeldEntries(timers, limits);
+  const { held, uses } = entries;
+  return {
     async stream(keyOf, handOver) {
-      listed = new Map(); // the startup listing is stale now: never hand it out again
-      letGo(); // nor what an earlier sweep's objects did not take
+      entries.letGo(); // what an earlier listing's objects did not take is stale now
       const seen = new Set<string>();
       try {
         for await (const page of pages()) {
-          while (held.size > maxHeld && !closed) if (!(await drained())) letGo();
-          if (closed) return undefined;
+          if (!(await entries.room())) return undefined;
           for (const d of page) {
             seen.add(d.name);
             const key = keyOf(d.name);
@@ -111,28 +116,23 @@ export function createLiveListing(
           }
         }
       } catch (error) {
-        listFailed(error);
+        log.error({ err: errorMessage(error) }, "cannot list deployments; objects are looked up one by one");
         return undefined;
       }
-      return closed ? undefined : seen;
+      return entries.closed() ? undefined : seen;
     },
     use: (key) => void uses.add(key),
     forget(key) {
       uses.delete(key);
-      release(key);
+      entries.release(key);
     },
-    take(key, name) {
+    take(key) {
       if (!uses.delete(key)) return undefined;
-      const found = held.get(key) ?? listed.get(name);
-      // Taken once: do not hold 10,000s of listed deployments until the next sweep.
-      release(key);
-      listed.delete(name);
+      const found = held.get(key);
+      entries.release(key); // taken once: do not hold listed deployments until the next listing
       return found === undefined ? null : (JSON.parse(found) as Deployment);
     },
-    live: () => new Map([...listed].map(([name, text]) => [name, JSON.parse(text) as Deployment])),
-    close() {
-      closed = true;
-      wake?.();
-    },
+    held: () => held.size,
+    close: () => entries.close(),
   };
 }

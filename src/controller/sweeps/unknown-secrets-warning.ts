@@ -1,21 +1,27 @@
 import type { Logger } from "../../logger.js";
 import { findUnknownSecrets } from "../../reconcile/unknown-secrets.js";
 import type { ObjectStatus } from "../../status/status-types.js";
-import type { Deployment } from "../../schema/deployment.js";
 import type { DesiredSnapshot } from "../snapshot/desired.js";
 
-/** One warning at startup when secrets will be re-sent because no fingerprints are recorded (a new pod). */
-export function warnUnknownSecrets(
+/**
+ * Deployments of the snapshot with secrets among `live` (names) whose record holds no fingerprints:
+ * their secrets will be sent again (a new pod without durable status). Read the records before the
+ * first reconcile records any.
+ */
+export function findUnknownSecretsAtStart(
   snapshot: DesiredSnapshot,
-  live: ReadonlyMap<string, Deployment>,
+  live: ReadonlySet<string>,
   statuses: ReadonlyMap<string, ObjectStatus>,
-  log: Logger,
-): void {
+): string[] {
   const desired = [...snapshot.objects.values()].map(({ loaded }) => ({
     loaded,
     secrets: loaded.manifest.kind === "Deployment" ? loaded.manifest.spec.secrets : undefined,
   }));
-  const names = findUnknownSecrets(desired, [...live.values()], (key) => statuses.get(key));
+  return findUnknownSecrets(desired, live, (key) => statuses.get(key));
+}
+
+/** One warning at startup when secrets will be re-sent because no fingerprints are recorded (a new pod). */
+export function warnUnknownSecrets(names: readonly string[], log: Logger): void {
   if (names.length === 0) return;
   log.warn(
     {

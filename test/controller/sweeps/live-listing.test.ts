@@ -10,12 +10,13 @@ const pagesOf = (...pages: Deployment[][]) =>
     yield* pages;
   };
 
+const allKeys = (name: string) => `Deployment/${name}`;
+
 describe("live listing", () => {
   it("gives each marked object the listed deployment once, null when not live, undefined otherwise", async () => {
     const log = memoryLogger();
     const listing = createLiveListing(pagesOf([{ name: "alpha", id: "1" } as Deployment]), log.logger);
-    expect(await listing.refresh()).toBe(true);
-    listing.use("Deployment/alpha");
+    expect([...((await listing.stream(allKeys, () => undefined)) ?? [])]).toEqual(["alpha"]);
     listing.use("Deployment/beta");
     listing.use("Deployment/gamma");
     listing.forget("Deployment/gamma"); // its manifest changed since: look it up
@@ -30,13 +31,12 @@ describe("live listing", () => {
       pagesOf([{ name: "alpha" } as Deployment], [{ name: "beta" } as Deployment]),
       memoryLogger().logger,
     );
-    await listing.refresh();
-    listing.use("Deployment/alpha");
+    await listing.stream(allKeys, () => undefined);
+    expect(listing.held()).toBe(2);
     expect(listing.take("Deployment/alpha", "alpha")).toMatchObject({ name: "alpha" });
-    listing.use("Deployment/beta"); // marked after alpha's reconcile started (the first scan does this)
-    expect([...listing.live().keys()]).toEqual(["beta"]);
+    expect(listing.held()).toBe(1);
     expect(listing.take("Deployment/beta", "beta")).toMatchObject({ name: "beta" });
-    expect(listing.live().size).toBe(0);
+    expect(listing.held()).toBe(0);
   });
 
   it("hands out copies: a reconcile changing what it took does not change the listing", async () => {
@@ -44,25 +44,11 @@ describe("live listing", () => {
       pagesOf([{ name: "alpha", id: "1" } as Deployment]),
       memoryLogger().logger,
     );
-    await listing.refresh();
-    const atStart = listing.live();
-    atStart.get("alpha")!.id = "changed";
-    listing.use("Deployment/alpha");
+    await listing.stream(allKeys, () => undefined);
+    const first = listing.take("Deployment/alpha", "alpha")!;
+    first.id = "changed";
+    await listing.stream(allKeys, () => undefined);
     expect(listing.take("Deployment/alpha", "alpha")).toEqual({ name: "alpha", id: "1" });
-  });
-
-  it("keeps the last listing and logs when the API does not answer, also after some pages", async () => {
-    const log = memoryLogger();
-    let fail = false;
-    const listing = createLiveListing(async function* () {
-      yield [{ name: fail ? "beta" : "alpha" } as Deployment];
-      if (fail) throw new Error("503 from the control plane");
-    }, log.logger);
-    await listing.refresh();
-    fail = true;
-    expect(await listing.refresh()).toBe(false);
-    expect([...listing.live().keys()]).toEqual(["alpha"]);
-    expect(log.lines().at(-1)).toMatchObject({ level: 50, err: "503 from the control plane" });
   });
 });
 
@@ -170,19 +156,19 @@ describe("a drift sweep's streamed listing", () => {
     expect(log.lines().at(-1)).toMatchObject({ level: 50, err: "503 from the control plane" });
   });
 
-  it("never hands out the startup listing afterwards", async () => {
-    let sweep = false;
+  it("never hands out an earlier listing's entries afterwards", async () => {
+    let again = false;
     const listing = createLiveListing(
       async function* () {
-        yield sweep ? [] : [{ name: "alpha" } as Deployment];
+        yield again ? [] : [{ name: "alpha" } as Deployment];
       },
       memoryLogger().logger,
       manualTimers(),
     );
-    await listing.refresh();
-    sweep = true;
+    await listing.stream(keyOf, () => undefined); // alpha's reconcile has not taken its entry
+    again = true;
     expect([...((await listing.stream(keyOf, () => undefined)) ?? [])]).toEqual([]);
     listing.use(keyOf("alpha"));
-    expect(listing.take(keyOf("alpha"), "alpha")).toBeNull(); // deleted since startup
+    expect(listing.take(keyOf("alpha"), "alpha")).toBeNull(); // deleted since the first listing
   });
 });
