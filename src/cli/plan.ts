@@ -72,7 +72,9 @@ export function planCommand(io: PlanIo = processIo()): Command {
   return addConnectionOptions(command, "also read the status committed to this branch").action(
     async (path: string, flags: Flags) => {
       const saved: SavedParts = { planned: [], parts: [] };
-      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) =>
+      // Each environment plans the same tree: it is parsed once for all of them.
+      const planIo: PlanIo = { ...io, manifestLoads: new Map() };
+      process.exitCode = await forEachEnvironment(path, flags, planIo, (f, envIo) =>
         runPlan(path, f, envIo, saved),
       );
       if (flags.out !== undefined && saved.planned.length > 0) await saveEnvironments(path, flags, io, saved);

@@ -34,6 +34,25 @@ export type LoadOptions = {
   maxBytes?: number;
 };
 
+/** One command's loads of manifest trees, by root and size limit (loadManifestsOnce). */
+export type ManifestLoads = Map<string, Promise<LoadResult>>;
+
+/**
+ * loadManifests, once per root and size limit within `loads` (one command: the environments of one
+ * `plumb plan` read the same tree, and each parsed it again). Callers must not change the result.
+ */
+export function loadManifestsOnce(
+  loads: ManifestLoads | undefined,
+  root: string,
+  options: LoadOptions = {},
+): Promise<LoadResult> {
+  if (!loads) return loadManifests(root, options);
+  const key = `${options.maxBytes ?? ""}\0${root}`;
+  let loaded = loads.get(key);
+  if (!loaded) loads.set(key, (loaded = loadManifests(root, options)));
+  return loaded;
+}
+
 export async function loadManifests(root: string, options: LoadOptions = {}): Promise<LoadResult> {
   const { files, base, realBase, problems, maxBytes } = await listManifestFiles(root, options);
   const documents: ParsedDocument[] = [];

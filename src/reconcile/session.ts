@@ -5,7 +5,7 @@ import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js
 import { createSecretRedactor, type SecretRedactor, tokensOf } from "../api/secret-redactor.js";
 import type { PlatformClient } from "../api/platform-client.js";
 import { planManifests, type PlanManifestsResult, recordsFromStatus } from "./plan/plan-run.js";
-import { noManifests } from "../manifest/load.js";
+import { type ManifestLoads, noManifests } from "../manifest/load.js";
 import { type Clock, systemClock } from "../clock.js";
 import type { Deployment } from "../schema/deployment.js";
 import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
@@ -31,6 +31,8 @@ export type SessionIo = {
   clock?: Clock;
   /** The state lock's fence for a writer (apply): checked before each mutating request leaves. */
   beforeWrite?: () => void;
+  /** One command's manifest loads, shared by its environments' plans (loadManifestsOnce). */
+  manifestLoads?: ManifestLoads;
 };
 
 export type SessionFlags = ApiFlags & {
@@ -144,6 +146,7 @@ export async function planSession(
       return { controlPlane: ports.controlPlane, platform, server };
     },
     recorded: recordsFromStatus(session.store),
+    loads: io.manifestLoads,
     ...(session.environment !== undefined ? { environment: session.environment } : {}),
     ...(options.replace ? { replace: options.replace } : {}),
     ...(signal ? { signal } : {}),

@@ -9,7 +9,7 @@ import { buildPlan, type DesiredObject, type LiveState } from "../../diff/plan/b
 import type { Plan } from "../../diff/plan/plan-types.js";
 import type { CheckedFingerprints } from "../../diff/secrets/secret-fingerprint.js";
 import { planReplacements } from "../../diff/plan/plan-replace.js";
-import { loadManifests } from "../../manifest/load.js";
+import { loadManifestsOnce, type ManifestLoads } from "../../manifest/load.js";
 import { maxManifestBytesFrom } from "../../manifest/parse.js";
 import { secretFilesOf } from "../../manifest/source/source-tree.js";
 import type { Problem } from "../../manifest/types.js";
@@ -66,6 +66,8 @@ type PlanBaseOptions = {
   signal?: AbortSignal;
   /** Plan this environment's view of the manifests (docs/environments.md); required when any is defined. */
   environment?: string;
+  /** The command's loads (loadManifestsOnce): its environments' plans parse the tree once. */
+  loads?: ManifestLoads | undefined;
 };
 
 export type PlanManifestsResult =
@@ -94,7 +96,9 @@ export function recordsFromStatus(store: StatusStore): RecordLookup {
 export async function planManifests(options: PlanManifestsOptions): Promise<PlanManifestsResult> {
   markPlanPhase("start");
   const env = options.env ?? process.env;
-  const loaded = await loadManifests(options.root, { maxBytes: maxManifestBytesFrom(env) });
+  const loaded = await loadManifestsOnce(options.loads, options.root, {
+    maxBytes: maxManifestBytesFrom(env),
+  });
   const resolved = resolveForPlan(loaded, options.environment, options.targets ?? []);
   const { manifests, problems } = resolved ?? loaded;
   if (problems.some((p) => p.severity === "error")) return { ok: false, problems };
