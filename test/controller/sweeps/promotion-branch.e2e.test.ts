@@ -1,12 +1,17 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { readApiOptions } from "../../../src/api/config.js";
 import { settingsOf } from "../../../src/cli/environments.js";
-import { type Controller, startController } from "../../../src/controller/controller.js";
+import {
+  type Controller,
+  type ControllerStartOptions,
+  startController,
+} from "../../../src/controller/controller.js";
+import { applyCommand } from "../../../src/cli/apply.js";
 import { DEFAULT_TENANT_ID } from "../../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../../src/control-plane/server.js";
 import type { LoadedEnvironment } from "../../../src/manifest/types.js";
@@ -97,7 +102,7 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-const start = async (notifyUrl: string) => {
+const start = async (notifyUrl: string, extra: Partial<ControllerStartOptions> = {}) => {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, STAGING_KEY, PROD_KEY };
   controller = await startController({
     ...fastControllerOptions(staging, {
@@ -120,6 +125,7 @@ const start = async (notifyUrl: string) => {
       const settings = settingsOf(e, root, env);
       return readApiOptions(settings.env, settings.flags);
     },
+    ...extra,
   });
   return controller;
 };
@@ -166,6 +172,59 @@ it("opens prod's promotion as a branch once staging's version is deployed, and a
   expect((await api(prod.url, PROD_KEY).deployment("alpha")).source_revision_config.image_uri).toBe(
     "img/alpha:1.0.0",
   );
+});
+
+it("a replica that does not lead staging reads staging's records from the status branch", async () => {
+  // staging's checks are recorded only where staging's leader publishes them: ENV/ on the branch.
+  const work = join(tmp, "work", "deploy");
+  await writeFile(
+    join(work, "prod.yaml"),
+    environment(
+      "prod",
+      prod.url,
+      "PROD_KEY",
+      "  promotion: {from: staging, gates: {deployed: true, checks: {min_pass_ratio: 0.9}}, auto: true}\n",
+    ),
+  );
+  await git(join(tmp, "work"), "commit", "-qam", "prod gated on staging's checks");
+  await git(join(tmp, "work"), "push", "-q", "origin", "main");
+  const apply = async (...args: string[]) => {
+    const io = {
+      stdout: { write: () => true },
+      stderr: { write: () => true },
+      env: { ...process.env, STAGING_KEY, PROD_KEY },
+    };
+    process.exitCode = 0;
+    await applyCommand(io).parseAsync([work, "--env", "staging", "--yes", ...args], { from: "user" });
+    expect(process.exitCode).toBe(0);
+  };
+  await apply();
+  const file = join(work, ".plumb", "status", "staging", "deployment.alpha.json");
+  const record = JSON.parse(await readFile(file, "utf8")) as { latest_revision_id: string };
+  const checks = {
+    ...{ revision_id: record.latest_revision_id, at: new Date().toISOString(), runs: 10, passed: 10 },
+    ...{ pass_ratio: 1, latency_ms: { p50: 100, p95: 200, max: 250 } },
+  };
+  await writeFile(file, JSON.stringify({ ...record, checks }, null, 2));
+  await apply("--status-branch", "plumb-status"); // publishes staging's records, checks included
+
+  const receiver = await startReceiver();
+  closers.push(() => receiver.close());
+  // This replica leads prod only: its own status directory has no record of staging.
+  const c = await start(receiver.url, { environments: ["prod"], statusBranch: "plumb-status" });
+  await waitFor(
+    "prod reconciled",
+    async () => (await api(prod.url, PROD_KEY).deployments()).length === 1 && c.ready(),
+  );
+  const promoted = () => receiver.events().filter((e) => e.event === "promotion-ready");
+  await waitFor("promotion opened", async () => {
+    await c.checkDrift();
+    return promoted().length === 1;
+  });
+  const message = (await run("git", ["--git-dir", bare, "log", "-1", "--format=%B", "plumb/promote/prod"]))
+    .stdout;
+  expect(message).toContain("checks holds: 10/10 passed");
+  expect(await api(staging.url, STAGING_KEY).deployments()).toHaveLength(1); // applied once, by the CLI
 });
 
 it("needs a git source", async () => {
