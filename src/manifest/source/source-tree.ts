@@ -87,27 +87,69 @@ export async function readSourceTree(
     ...(options.secretFiles ?? []),
     ...(await secretFilesOf([loaded], options.root)),
   ]);
-  // By inode too: a hard link to a secret file has a path of its own.
-  const inode = (info: { dev: number; ino: number }) => `${info.dev}:${info.ino}`;
-  const secretInodes = new Set<string>();
-  for (const file of secretFiles) {
+  const secretInodes = await inodesOf(secretFiles);
+  const walk: Walk = { real, realRoot, shown, filter, secretFiles, secretInodes, maxBytes, maxFiles };
+  const { found, size } = await walkSource(walk, { fail, failWith });
+  if (found.length === 0) fail(`${shown} holds no files`);
+  const { files, listing, digest } = await hashSource(found, options.withBytes === true);
+  return {
+    sourcePath,
+    dir: real,
+    files,
+    listing,
+    secretFiles: [...secretFiles].sort(),
+    size,
+    digest,
+  };
+}
+
+// By inode too: a hard link to a secret file has a path of its own.
+const inode = (info: { dev: number; ino: number }) => `${info.dev}:${info.ino}`;
+
+async function inodesOf(files: Iterable<string>): Promise<Set<string>> {
+  const inodes = new Set<string>();
+  for (const file of files) {
     const info = await stat(file).catch(() => null);
-    if (info) secretInodes.add(inode(info));
+    if (info) inodes.add(inode(info));
   }
-  const found: Array<{ path: string; real: string; mode: 0o644 | 0o755; size: number }> = [];
+  return inodes;
+}
+
+/** What a walk of the source directory needs to know. */
+type Walk = {
+  /** Real paths of the source directory and of the manifest root; the path as errors show it. */
+  real: string;
+  realRoot: string;
+  shown: string;
+  filter: Awaited<ReturnType<typeof loadSourceFilter>>;
+  secretFiles: Set<string>;
+  secretInodes: Set<string>;
+  maxBytes: number;
+  maxFiles: number;
+};
+type Failures = { fail: (why: string) => never; failWith: (code: PlumbErrorCode, why: string) => never };
+type FoundFile = { path: string; real: string; mode: 0o644 | 0o755; size: number };
+
+/** Every file under the directory that may be uploaded, in walk order, within the bounds. */
+async function walkSource(
+  walk: Walk,
+  { fail, failWith }: Failures,
+): Promise<{ found: FoundFile[]; size: number }> {
+  const { real, realRoot, shown, filter } = walk;
+  const found: FoundFile[] = [];
   let size = 0;
   // Real paths of directories entered, so a symlinked directory is read once and loops end.
   const visited = new Set<string>();
 
   const addFile = async (relativePath: string, realFile: string) => {
-    if (secretFiles.has(realFile)) return; // a secret's value is never source
+    if (walk.secretFiles.has(realFile)) return; // a secret's value is never source
     const info = await stat(realFile);
-    if (secretInodes.has(inode(info))) return;
+    if (walk.secretInodes.has(inode(info))) return;
     size += info.size;
-    if (found.length + 1 > maxFiles)
-      fail(`${shown} holds more than ${maxFiles} files; keep build outputs and dependencies out of it`);
-    if (size > maxBytes)
-      fail(`${shown} is over ${mib(maxBytes)}; keep build outputs and dependencies out of it`);
+    if (found.length + 1 > walk.maxFiles)
+      fail(`${shown} holds more than ${walk.maxFiles} files; keep build outputs and dependencies out of it`);
+    if (size > walk.maxBytes)
+      fail(`${shown} is over ${mib(walk.maxBytes)}; keep build outputs and dependencies out of it`);
     // git's view of a mode: executable by anyone, or not.
     found.push({
       path: relativePath,
@@ -151,7 +193,11 @@ export async function readSourceTree(
     }
   };
   await visit(real, "");
-  if (found.length === 0) fail(`${shown} holds no files`);
+  return { found, size };
+}
+
+/** Sorted by path: the digest of the files' paths, modes and bytes (and the bytes, when asked for). */
+async function hashSource(found: FoundFile[], withBytes: boolean) {
   found.sort((a, b) => comparePaths(a.path, b.path));
   const hasher = sourceHasher();
   const files: SourceFile[] = [];
@@ -159,15 +205,7 @@ export async function readSourceTree(
   for (const { path, real: file, mode } of found) {
     const entry = { path, mode, bytes: await readFile(file) };
     hasher.add(entry);
-    if (options.withBytes) files.push(entry);
+    if (withBytes) files.push(entry);
   }
-  return {
-    sourcePath,
-    dir: real,
-    files,
-    listing,
-    secretFiles: [...secretFiles].sort(),
-    size,
-    digest: hasher.digest(),
-  };
+  return { files, listing, digest: hasher.digest() };
 }
