@@ -85,7 +85,7 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
       log: deps.log.child(bindings),
       started: clock.now(),
     };
-    const known = deps.listing.take(item.key, metadata.name);
+    const known = deps.listing.take(item.key);
     try {
       const withSecretFiles = { ...context, secretFiles: snapshot.secretFiles };
       const outcome = await reconcileObject(

@@ -38,10 +38,10 @@ export type LiveListing = {
   /** The next reconcile of `key` looks it up (its manifest changed, or it left the manifests). */
   forget: (key: string) => void;
   /**
-   * For the reconcile of `key` (deployment `name`) starting now: its deployment from the listing
-   * (null: not live), or undefined when it must be looked up. Each use is taken once.
+   * For the reconcile of `key` starting now: its deployment from the listing (null: not live), or
+   * undefined when it must be looked up. Each use is taken once.
    */
-  take: (key: string, name: string) => Deployment | null | undefined;
+  take: (key: string) => Deployment | null | undefined;
   /** How many listed deployments are held, not taken yet (at most maxHeld plus a page). */
   held: () => number;
   /** Ends a listing that waits for the queue (shutdown). */

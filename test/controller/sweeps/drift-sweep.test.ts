@@ -51,7 +51,7 @@ describe("a drift sweep", () => {
       // The queue takes each object at once, as a worker starting would: the listing reads on.
       enqueue: (key) => {
         queued.push(key);
-        taken.set(key, listing.take(key, key.slice("Deployment/".length)));
+        taken.set(key, listing.take(key));
       },
       metrics: { driftDetected: (kind, reason) => void drift.push(`${kind} ${reason}`) },
       log: log.logger,

@@ -20,10 +20,10 @@ describe("live listing", () => {
     listing.use("Deployment/beta");
     listing.use("Deployment/gamma");
     listing.forget("Deployment/gamma"); // its manifest changed since: look it up
-    expect(listing.take("Deployment/alpha", "alpha")).toMatchObject({ id: "1" });
-    expect(listing.take("Deployment/alpha", "alpha")).toBeUndefined();
-    expect(listing.take("Deployment/beta", "beta")).toBeNull();
-    expect(listing.take("Deployment/gamma", "gamma")).toBeUndefined();
+    expect(listing.take("Deployment/alpha")).toMatchObject({ id: "1" });
+    expect(listing.take("Deployment/alpha")).toBeUndefined();
+    expect(listing.take("Deployment/beta")).toBeNull();
+    expect(listing.take("Deployment/gamma")).toBeUndefined();
   });
 
   it("lets go of each listed deployment once its object has taken it", async () => {
@@ -33,9 +33,9 @@ describe("live listing", () => {
     );
     await listing.stream(allKeys, () => undefined);
     expect(listing.held()).toBe(2);
-    expect(listing.take("Deployment/alpha", "alpha")).toMatchObject({ name: "alpha" });
+    expect(listing.take("Deployment/alpha")).toMatchObject({ name: "alpha" });
     expect(listing.held()).toBe(1);
-    expect(listing.take("Deployment/beta", "beta")).toMatchObject({ name: "beta" });
+    expect(listing.take("Deployment/beta")).toMatchObject({ name: "beta" });
     expect(listing.held()).toBe(0);
   });
 
@@ -45,10 +45,10 @@ describe("live listing", () => {
       memoryLogger().logger,
     );
     await listing.stream(allKeys, () => undefined);
-    const first = listing.take("Deployment/alpha", "alpha")!;
+    const first = listing.take("Deployment/alpha")!;
     first.id = "changed";
     await listing.stream(allKeys, () => undefined);
-    expect(listing.take("Deployment/alpha", "alpha")).toEqual({ name: "alpha", id: "1" });
+    expect(listing.take("Deployment/alpha")).toEqual({ name: "alpha", id: "1" });
   });
 });
 
@@ -73,14 +73,13 @@ describe("a drift sweep's streamed listing", () => {
     await settle();
     // Four held (two over maxHeld): the third page waits for the queue.
     expect(queued).toEqual(["d0", "d1", "d2", "d3"].map(keyOf));
-    expect(listing.take(keyOf("d0"), "d0")).toMatchObject({ name: "d0" });
+    expect(listing.take(keyOf("d0"))).toMatchObject({ name: "d0" });
     await settle();
     expect(queued).toHaveLength(4); // three held: still over
-    expect(listing.take(keyOf("d1"), "d1")).toMatchObject({ name: "d1" });
+    expect(listing.take(keyOf("d1"))).toMatchObject({ name: "d1" });
     expect([...((await done) ?? [])]).toEqual(["d0", "d1", "d2", "d3", "d4", "d5"]);
     expect(queued).toHaveLength(6);
-    for (const name of ["d2", "d3", "d4", "d5"])
-      expect(listing.take(keyOf(name), name)).toMatchObject({ name });
+    for (const name of ["d2", "d3", "d4", "d5"]) expect(listing.take(keyOf(name))).toMatchObject({ name });
   });
 
   it("holds only the objects it is asked about; the others count as live", async () => {
@@ -93,13 +92,13 @@ describe("a drift sweep's streamed listing", () => {
       (name) => (name === "d1" || name === "d4" ? keyOf(name) : undefined),
       (key) => {
         queued.push(key);
-        if (key === keyOf("d1")) expect(listing.take(key, "d1")).toMatchObject({ name: "d1" });
+        if (key === keyOf("d1")) expect(listing.take(key)).toMatchObject({ name: "d1" });
       },
     );
     expect(queued).toEqual([keyOf("d1"), keyOf("d4")]); // d1 taken: the second page read without waiting
     expect([...(live ?? [])]).toEqual(["d0", "d1", "d2", "d3", "d4", "d5"]);
     listing.use(keyOf("d0")); // not handed over: as for an object that is not live
-    expect(listing.take(keyOf("d0"), "d0")).toBeNull();
+    expect(listing.take(keyOf("d0"))).toBeNull();
   });
 
   it("lets the entries go when the queue takes nothing for a while: those objects look themselves up", async () => {
@@ -114,8 +113,8 @@ describe("a drift sweep's streamed listing", () => {
     await timers.advance(1);
     expect(await done).toBeDefined();
     expect(queued).toHaveLength(4);
-    expect(listing.take(keyOf("d0"), "d0")).toBeUndefined(); // let go: looked up
-    expect(listing.take(keyOf("d3"), "d3")).toMatchObject({ name: "d3" }); // listed after
+    expect(listing.take(keyOf("d0"))).toBeUndefined(); // let go: looked up
+    expect(listing.take(keyOf("d3"))).toMatchObject({ name: "d3" }); // listed after
   });
 
   it("takes in more when an object is forgotten (its manifest changed or left git)", async () => {
@@ -127,8 +126,8 @@ describe("a drift sweep's streamed listing", () => {
     listing.forget(keyOf("d0"));
     expect(await done).toBeDefined();
     expect(queued).toHaveLength(4);
-    expect(listing.take(keyOf("d0"), "d0")).toBeUndefined();
-    expect(listing.take(keyOf("d1"), "d1")).toMatchObject({ name: "d1" });
+    expect(listing.take(keyOf("d0"))).toBeUndefined();
+    expect(listing.take(keyOf("d1"))).toMatchObject({ name: "d1" });
   });
 
   it("ends without a result when closed while waiting, and when the API fails half-way (logged)", async () => {
@@ -152,7 +151,7 @@ describe("a drift sweep's streamed listing", () => {
     const handed: string[] = [];
     expect(await failing.stream(keyOf, (key) => handed.push(key))).toBeUndefined();
     expect(handed).toEqual([keyOf("d0")]);
-    expect(failing.take(keyOf("d0"), "d0")).toMatchObject({ name: "d0" }); // handed over before the failure
+    expect(failing.take(keyOf("d0"))).toMatchObject({ name: "d0" }); // handed over before the failure
     expect(log.lines().at(-1)).toMatchObject({ level: 50, err: "503 from the control plane" });
   });
 
@@ -169,6 +168,6 @@ describe("a drift sweep's streamed listing", () => {
     again = true;
     expect([...((await listing.stream(keyOf, () => undefined)) ?? [])]).toEqual([]);
     listing.use(keyOf("alpha"));
-    expect(listing.take(keyOf("alpha"), "alpha")).toBeNull(); // deleted since the first listing
+    expect(listing.take(keyOf("alpha"))).toBeNull(); // deleted since the first listing
   });
 });

@@ -80,7 +80,7 @@ describe("the startup sweep", () => {
         const key = queued[next];
         if (key === undefined) continue;
         next++;
-        taken.set(key, listing.take(key, key.slice("Deployment/".length)));
+        taken.set(key, listing.take(key));
       }
     })();
     await startupSweep({
