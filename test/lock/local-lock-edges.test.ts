@@ -1,8 +1,10 @@
-import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { newHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
+import { createLockDir } from "../../src/lock/lock-dir.js";
 import { lockPathOf } from "../../src/lock/local-lock.js";
 
 // The local lock's options and the odd things found at its path (state-locked, never ignored).
@@ -46,6 +48,30 @@ describe("the local lock's options", () => {
 });
 
 describe("what is found at the lock path", () => {
+  it("a release cut short after its beat was renamed (a crash) reads as unlocked and is taken at once", async () => {
+    const holder = { ...newHolder("plumb apply", Date.now()), host: "build-7" };
+    await createLockDir(lockPathOf(target()), holder, 30_000);
+    const dir = lockPathOf(target());
+    await rename(join(dir, `beat-${holder.id}-0`), join(dir, `beat-${holder.id}-released`));
+    expect(await readStateLock(target())).toBeNull();
+    const lock = await acquireStateLock(target(), { command: "plumb controller" });
+    expect(await readStateLock(target())).toMatchObject({ id: lock.holder.id });
+    await lock.release();
+  });
+
+  it("a holder renews at least every third of its lease, whatever renewMs says: a waiter never sees it expire", async () => {
+    const lock = await acquireStateLock(target(), {
+      command: "plumb controller",
+      leaseMs: 3_000,
+      renewMs: 60_000,
+    });
+    await expect(
+      acquireStateLock(target(), { command: "plumb apply", timeoutMs: 5_000, retryMs: 50 }),
+    ).rejects.toMatchObject({ code: "state-locked" });
+    expect(lock.lost.aborted).toBe(false);
+    await lock.release();
+  }, 20_000);
+
   it("a regular file there is someone's lock: refused, shown as an unknown holder, removed by --force", async () => {
     await mkdir(join(root, ".plumb"), { recursive: true });
     await writeFile(lockPathOf(target()), "");

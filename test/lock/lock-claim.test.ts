@@ -71,6 +71,14 @@ describe("the empty claim of a plumb that crashed before its rename", () => {
     expect(await siblings()).toEqual([]);
   });
 
+  it("a prepared directory written after an older plumb's lock (a contender's) does not name it", async () => {
+    await crashedClaim(await deadPid());
+    const before = new Date(Date.now() - 2_000);
+    await utimes(lockPath(), before, before);
+    const error = await acquireStateLock(target(), { command: "plumb apply" }).catch((e: unknown) => e);
+    expect((error as Error).message).toContain("locked by an older plumb");
+  });
+
   it("a prepared directory left long before an older plumb's lock does not name that lock", async () => {
     await crashedClaim(await deadPid(), { preparedAgoMs: 60_000 });
     const error = await acquireStateLock(target(), { command: "plumb apply" }).catch((e: unknown) => e);
