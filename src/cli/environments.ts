@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { selectEnvironments } from "../environment/select.js";
 import { PlumbError } from "../errors.js";
-import { loadManifests } from "../manifest/load.js";
+import { loadManifestsOnce } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
 import type { SessionIo } from "../reconcile/session.js";
@@ -30,7 +30,8 @@ export async function forEachEnvironment<F extends EnvFlags>(
 ): Promise<number> {
   // Without --env, a tree that holds no Environment document is not loaded twice.
   if (!flags.env?.length && !mayDefineEnvironments(path)) return run(flags, io);
-  const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(io.env) });
+  // With plan's loads (io.manifestLoads) each environment's plan reuses this parse.
+  const tree = await loadManifestsOnce(io.manifestLoads, path, { maxBytes: maxManifestBytesFrom(io.env) });
   const environments = selectEnvironments(tree.environments, flags.env ?? []);
   if (environments.length === 0) return run(flags, io);
   const root = (await stat(path)).isDirectory() ? path : dirname(path);

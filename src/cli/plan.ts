@@ -73,7 +73,7 @@ export function planCommand(io: PlanIo = processIo()): Command {
     async (path: string, flags: Flags) => {
       const saved: SavedParts = { planned: [], parts: [] };
       // Each environment plans the same tree: it is parsed once for all of them.
-      const planIo: PlanIo = { ...io, manifestLoads: new Map() };
+      const planIo: PlanIo = { ...io, manifestLoads: io.manifestLoads ?? new Map() };
       process.exitCode = await forEachEnvironment(path, flags, planIo, (f, envIo) =>
         runPlan(path, f, envIo, saved),
       );

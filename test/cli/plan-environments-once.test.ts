@@ -1,0 +1,86 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { planCommand } from "../../src/cli/plan.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import type { LoadResult } from "../../src/manifest/load.js";
+
+// plumb plan over two environments reads the tree once: the lookup of its Environment documents and
+// each environment's plan take the same parse from the command's loads (loadManifestsOnce).
+
+let cp: RunningControlPlane;
+let dir: string;
+
+const environment = (name: string, suffix: string) => `apiVersion: plumb/v1
+kind: Environment
+metadata:
+  name: ${name}
+spec:
+  api_url: {env: CP_URL}
+  api_key: {env: CP_KEY}
+  mode: saas
+  name_suffix: ${suffix}
+`;
+
+beforeAll(async () => {
+  cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
+  dir = await mkdtemp(join(tmpdir(), "plumb-plan-once-"));
+  await writeFile(join(dir, "staging.yaml"), environment("staging", "-staging"));
+  await writeFile(join(dir, "prod.yaml"), environment("prod", "-prod"));
+  await writeFile(
+    join(dir, "agent.yaml"),
+    `apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: agent
+spec:
+  source: gitrepo
+  source_config:
+    integration_id: 20000000-0000-4000-8000-000000000001
+    repo_url: https://github.com/acme/agent
+    deployment_type: dev
+  source_revision_config: {repo_ref: main, graph_config_path: langgraph.json}
+`,
+  );
+});
+afterAll(async () => {
+  await cp?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A map of loads that counts its look-ups and its entries set. */
+class CountingLoads extends Map<string, Promise<LoadResult>> {
+  gets = 0;
+  sets = 0;
+  override get(key: string) {
+    this.gets += 1;
+    return super.get(key);
+  }
+  override set(key: string, value: Promise<LoadResult>) {
+    this.sets += 1;
+    return super.set(key, value);
+  }
+}
+
+it("parses the tree once for the Environment lookup and every environment's plan", async () => {
+  const loads = new CountingLoads();
+  let out = "";
+  process.exitCode = 0;
+  await planCommand({
+    stdout: { write: (t: string) => (out += t) },
+    stderr: { write: () => true },
+    env: { CP_URL: cp.url, CP_KEY: DEFAULT_API_KEY },
+    manifestLoads: loads,
+  }).parseAsync([dir, "--output", "json"], { from: "user" });
+  process.exitCode = 0;
+  const planned = (JSON.parse(out) as { environments: Array<{ environment: string; summary: object }> })
+    .environments;
+  expect(planned.map((e) => [e.environment, e.summary])).toEqual([
+    ["prod", expect.objectContaining({ create: 1 })],
+    ["staging", expect.objectContaining({ create: 1 })],
+  ]);
+  expect(loads.gets).toBe(3);
+  expect(loads.sets).toBe(1);
+});
