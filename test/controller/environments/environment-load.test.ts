@@ -61,4 +61,32 @@ describe("createEnvironmentLoad", () => {
       .catch(() => undefined);
     expect(reads).toBe(4);
   });
+
+  it("keeps a trigger's own read for its scans until release, and resolves with the document followed", async () => {
+    let reads = 0;
+    const tree = checkFiles(TREE);
+    // The document followed: prod's last valid one, with a suffix git no longer has.
+    const followed = checkFiles({
+      ...TREE,
+      "env-prod.yaml": TREE["env-prod.yaml"].replace(
+        "api_key: {env: K}",
+        "api_key: {env: K}, name_suffix: -p",
+      ),
+    }).environments!.find((e) => e.manifest.metadata.name === "prod")!;
+    const load = createEnvironmentLoad(
+      async () => {
+        reads++;
+        return tree;
+      },
+      (name) => (name === "prod" ? followed : undefined),
+    );
+    load.next();
+    await load.shared("/root"); // the trigger reads which environments git defines
+    const prod = await load.forEnvironment("prod")("/root"); // parsed already, and still shared
+    expect(reads).toBe(1);
+    expect(prod.manifests.map((m) => m.manifest.metadata.name)).toEqual(["alpha-p"]);
+    load.release();
+    await load.forEnvironment("staging")("/root");
+    expect(reads).toBe(2);
+  });
 });
