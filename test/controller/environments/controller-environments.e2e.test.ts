@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { systemClock } from "../../../src/clock.js";
 import { startController } from "../../../src/controller/controller.js";
 import { acquireStateLock } from "../../../src/lock/index.js";
 import { freePort } from "../../support/free-port.js";
@@ -204,4 +205,32 @@ it("a lock held elsewhere for prod does not stop staging; prod starts once it is
   await waitFor("prod converged", async () => (await revisionsOn(h.prod, PROD_KEY)).alpha === 1, 20_000);
   await waitFor("prod leads", () => controller.ready());
   expect(await revisionsOn(h.prod, PROD_KEY)).toEqual({ alpha: 1 });
+}, 60_000);
+
+it("a replica leading no environment stamps its page header with the injected clock", async () => {
+  await writeTree(h);
+  const held = await acquireStateLock(
+    { statusDir: join(h.dir, ".plumb", "status", "prod") },
+    { command: "plumb apply" },
+  );
+  const port = await freePort();
+  const at = Date.parse("2031-05-06T07:08:09.000Z");
+  const clock = { now: () => at, sleep: systemClock.sleep };
+  const controller = await startController(
+    environmentOptions(h, { environments: ["prod"], listen: { host: "127.0.0.1", port }, clock }),
+  ).catch(async (error: unknown) => {
+    await held.release();
+    throw error;
+  });
+  h.controllers.push(controller);
+  try {
+    await waitFor("prod stands by", () => controller.status().environments?.[0]?.role === "standby");
+    const header = (await (await fetch(`http://127.0.0.1:${port}/ui/api/header`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(header).toMatchObject({ role: "standby", now: "2031-05-06T07:08:09.000Z" });
+  } finally {
+    await held.release();
+  }
 }, 60_000);
