@@ -120,6 +120,19 @@ export function suggest(word: string, candidates: readonly string[]): string {
   return distance(word, best) <= Math.max(2, Math.floor(word.length / 3)) ? ` (did you mean "${best}"?)` : "";
 }
 
+/** What every keyword's message needs: where the error is, its value, schema and parameters. */
+type ErrorSite = {
+  doc: ParsedDocument;
+  error: ErrorObject;
+  path: Array<string | number>;
+  field: string;
+  where: string;
+  value: ReturnType<ParsedDocument["locators"]["value"]>;
+  schema: NonNullable<ErrorObject["parentSchema"]>;
+  params: Record<string, unknown>;
+  last: string | number | undefined;
+};
+
 function toProblem(doc: ParsedDocument, error: ErrorObject): Problem {
   const path = pointerToPath(error.instancePath);
   const field = formatField(path);
@@ -127,78 +140,25 @@ function toProblem(doc: ParsedDocument, error: ErrorObject): Problem {
   const value = doc.locators.value(path);
   const schema = error.parentSchema ?? {};
   const params = error.params as Record<string, unknown>;
-  const last = path.at(-1);
+  const site: ErrorSite = { doc, error, path, field, where, value, schema, params, last: path.at(-1) };
   switch (error.keyword) {
-    case "additionalProperties": {
-      const key = String(params.additionalProperty);
-      const known = Object.keys((schema.properties as object | undefined) ?? {});
-      const message = `unknown field "${key}" in ${where}${suggest(key, known)}`;
-      return problemAt(
-        doc.locators.key([...path, key]),
-        "error",
-        "unknown-field",
-        formatField([...path, key]),
-        message,
-      );
-    }
-    case "required": {
-      const key = String(params.missingProperty);
-      const at = path.length === 0 ? doc.locators.start : doc.locators.key(path);
-      return problemAt(
-        at,
-        "error",
-        "missing-field",
-        formatField([...path, key]),
-        `${where} is missing "${key}"`,
-      );
-    }
-    case "type": {
-      const types = String(params.type).split(",").map(withArticle).join(" or ");
-      let message = `${where} must be ${types}, not ${describeType(error.data)}`;
-      if (CPU_FIELDS.some((f) => f === last) && typeof error.data === "string") {
-        message += "; CPU is a number of cores, e.g. 0.5 (not 500m)";
-      }
-      return problemAt(value, "error", "invalid-type", field, message);
-    }
+    case "additionalProperties":
+      return unknownFieldProblem(site);
+    case "required":
+      return missingFieldProblem(site);
+    case "type":
+      return typeProblem(site);
     case "enum":
-    case "const": {
-      const allowed = (params.allowedValues as unknown[] | undefined) ?? [params.allowedValue];
-      const words = allowed.filter((a): a is string => typeof a === "string");
-      const hint = typeof error.data === "string" ? suggest(error.data, words) : "";
-      const message = `${where} is ${show(error.data)}; expected ${allowed.map(show).join(", ")}${hint}`;
-      return problemAt(value, "error", "invalid-value", field, message);
-    }
+    case "const":
+      return enumProblem(site);
     case "pattern":
-    case "maxLength": {
-      const rule = NAME_RULES[String(schema.pattern)];
-      if (rule)
-        return problemAt(
-          value,
-          "error",
-          "invalid-name",
-          field,
-          `${where} ${show(error.data)} must be ${rule}`,
-        );
-      if (schema.pattern === UUID_PATTERN) {
-        return problemAt(
-          value,
-          "error",
-          "invalid-format",
-          field,
-          `${where} ${show(error.data)} is not a UUID`,
-        );
-      }
-      return problemAt(value, "error", "invalid-format", field, `${where} ${error.message ?? "is invalid"}`);
-    }
+    case "maxLength":
+      return patternProblem(site);
     case "minLength":
       return problemAt(value, "error", "invalid-value", field, `${where} must not be empty`);
     case "minimum":
-    case "maximum": {
-      const isCpu = CPU_FIELDS.some((f) => f === last);
-      const range = `${String(schema.minimum ?? "-")} to ${String(schema.maximum ?? "-")}`;
-      const message = `${where} ${show(error.data)} is out of range (${range}${isCpu ? " cores" : ""})`;
-      return problemAt(value, "error", isCpu ? "cpu-out-of-range" : "out-of-range", field, message);
-    }
+    case "maximum":
+      return rangeProblem(site);
     case "anyOf": {
       const expected = typeof schema.description === "string" ? `: ${schema.description}` : "";
       return problemAt(value, "error", "invalid-value", field, `${where} has an invalid shape${expected}`);
@@ -206,4 +166,58 @@ function toProblem(doc: ParsedDocument, error: ErrorObject): Problem {
     default:
       return problemAt(value, "error", "invalid-value", field, `${where} ${error.message ?? "is invalid"}`);
   }
+}
+
+function unknownFieldProblem({ doc, path, where, schema, params }: ErrorSite): Problem {
+  const key = String(params.additionalProperty);
+  const known = Object.keys((schema.properties as object | undefined) ?? {});
+  const message = `unknown field "${key}" in ${where}${suggest(key, known)}`;
+  return problemAt(
+    doc.locators.key([...path, key]),
+    "error",
+    "unknown-field",
+    formatField([...path, key]),
+    message,
+  );
+}
+
+function missingFieldProblem({ doc, path, where, params }: ErrorSite): Problem {
+  const key = String(params.missingProperty);
+  const at = path.length === 0 ? doc.locators.start : doc.locators.key(path);
+  return problemAt(at, "error", "missing-field", formatField([...path, key]), `${where} is missing "${key}"`);
+}
+
+function typeProblem({ error, where, value, field, params, last }: ErrorSite): Problem {
+  const types = String(params.type).split(",").map(withArticle).join(" or ");
+  let message = `${where} must be ${types}, not ${describeType(error.data)}`;
+  if (CPU_FIELDS.some((f) => f === last) && typeof error.data === "string") {
+    message += "; CPU is a number of cores, e.g. 0.5 (not 500m)";
+  }
+  return problemAt(value, "error", "invalid-type", field, message);
+}
+
+function enumProblem({ error, where, value, field, params }: ErrorSite): Problem {
+  const allowed = (params.allowedValues as unknown[] | undefined) ?? [params.allowedValue];
+  const words = allowed.filter((a): a is string => typeof a === "string");
+  const hint = typeof error.data === "string" ? suggest(error.data, words) : "";
+  const message = `${where} is ${show(error.data)}; expected ${allowed.map(show).join(", ")}${hint}`;
+  return problemAt(value, "error", "invalid-value", field, message);
+}
+
+/** A name rule, a UUID, or another format: said in words rather than as a regular expression. */
+function patternProblem({ error, where, value, field, schema }: ErrorSite): Problem {
+  const rule = NAME_RULES[String(schema.pattern)];
+  if (rule)
+    return problemAt(value, "error", "invalid-name", field, `${where} ${show(error.data)} must be ${rule}`);
+  if (schema.pattern === UUID_PATTERN) {
+    return problemAt(value, "error", "invalid-format", field, `${where} ${show(error.data)} is not a UUID`);
+  }
+  return problemAt(value, "error", "invalid-format", field, `${where} ${error.message ?? "is invalid"}`);
+}
+
+function rangeProblem({ error, where, value, field, schema, last }: ErrorSite): Problem {
+  const isCpu = CPU_FIELDS.some((f) => f === last);
+  const range = `${String(schema.minimum ?? "-")} to ${String(schema.maximum ?? "-")}`;
+  const message = `${where} ${show(error.data)} is out of range (${range}${isCpu ? " cores" : ""})`;
+  return problemAt(value, "error", isCpu ? "cpu-out-of-range" : "out-of-range", field, message);
 }
