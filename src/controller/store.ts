@@ -94,7 +94,12 @@ function serveStore(
       active: working,
       synced: () => metrics.synced(clock.now()),
     },
-    writeBack: { source, statuses: book.statuses, readers: { controlPlane, platform } },
+    writeBack: {
+      source,
+      statuses: book.statuses,
+      readers: { controlPlane, platform },
+      environment: environment?.name,
+    },
     writing: working,
     promote: environment?.promotion
       ? createPromotionBranchSweep({ ...environment.promotion, notifier, log })

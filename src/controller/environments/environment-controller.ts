@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { ApiOptions } from "../../api/config.js";
 import type { Clock } from "../../clock.js";
-import { PlumbError, UsageError } from "../../errors.js";
+import { PlumbError } from "../../errors.js";
 import { DEFAULT_LEASE_MS } from "../../lock/lock-types.js";
 import { lockTargetOf } from "../../lock/index.js";
 import type { Logger } from "../../logger.js";
@@ -140,8 +140,6 @@ export async function startEnvironmentController(
 
 /** The options a controller of environments refuses or needs; its reader of Environment API settings. */
 function checkEnvironmentOptions(options: ControllerStartOptions): Context["environmentApi"] {
-  if (options.driftBranch)
-    throw new UsageError("--drift-branch with environments is planned (docs/environments.md); drop it");
   if (!options.environmentApi)
     throw new PlumbError(
       "api-config",

@@ -6,6 +6,8 @@ import { PlumbError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { buildDriftReport } from "../../reconcile/drift.js";
 import { planDriftEdits, writeDriftEdits } from "../../reconcile/drift-write.js";
+import { loadEnvironmentWrite } from "../../reconcile/drift-write-environment.js";
+import { maxManifestBytesFrom } from "../../manifest/parse.js";
 import { planManifests, type PlanManifestsOptions } from "../../reconcile/plan/plan-run.js";
 import { type ObjectStatus, statusKey } from "../../status/status-types.js";
 import type { ControllerOptions } from "../controller-types.js";
@@ -15,7 +17,9 @@ import type { ManifestSource } from "../source/manifest-source.js";
 // controller --drift-branch NAME: after a drift check, the live values of drifted fields are
 // written into the manifests (as drift --write does) on branch NAME of the git source, committed
 // with the fields in the message and pushed, so a pull request can be opened from it. The branch
-// is plumb's: it is rebuilt from the checked-out commit each time (force-pushed).
+// is plumb's: it is rebuilt from the checked-out commit each time (force-pushed). With environments
+// each environment writes its own branch, NAME/ENV, into the layer only it resolves (as drift
+// --write --env does: drift-write-environment.ts).
 
 export type DriftBranchDeps = {
   branch: string;
@@ -24,6 +28,8 @@ export type DriftBranchDeps = {
   readers: Pick<Extract<PlanManifestsOptions, { controlPlane: unknown }>, "controlPlane" | "platform">;
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /** With environments: this store's environment (its branch is NAME/ENV). */
+  environment?: string | undefined;
 };
 
 /** --drift-branch writes git instead of healing live: it needs a git source and no --self-heal. */
@@ -42,12 +48,15 @@ export function checkDriftBranchOptions(
 export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<string[]> {
   // The source's environment (askpass, GIT_CONFIG_* keeping credentials to their host) reaches the push.
   const git = (dir: string) => gitAt(deps.source.gitEnv, dir);
+  const environment = deps.environment;
+  const branch = environment === undefined ? deps.branch : `${deps.branch}/${environment}`;
   return async () => {
     const result = await planManifests({
       root: deps.source.manifestRoot,
       env: deps.env,
       ...deps.readers,
       recorded: (kind, name) => deps.statuses.get(statusKey(kind, name)),
+      ...(environment === undefined ? {} : { environment }),
     });
     if (!result.ok) return [];
     const report = buildDriftReport(
@@ -59,14 +68,20 @@ export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<st
     const worktree = await mkdtemp(join(tmpdir(), "plumb-drift-branch-"));
     const repo = git(deps.source.repoRoot);
     try {
-      await repo.raw(["worktree", "add", "--force", "-B", deps.branch, worktree, "HEAD"]);
+      await repo.raw(["worktree", "add", "--force", "-B", branch, worktree, "HEAD"]);
       const root = join(worktree, relative(deps.source.repoRoot, deps.source.manifestRoot));
-      const { written } = await writeDriftEdits(root, report);
+      const layers =
+        environment === undefined
+          ? undefined
+          : await loadEnvironmentWrite(root, environment, maxManifestBytesFrom(deps.env));
+      const { written } = await writeDriftEdits(root, report, layers);
       if (written.length === 0) return [];
       const fields = written.map(
-        (w) => `${w.name} ${w.field}: ${JSON.stringify(w.from)} -> ${JSON.stringify(w.to)}`,
+        (w) =>
+          `${w.name} ${w.field}: ${JSON.stringify(w.from)} -> ${JSON.stringify(w.to)}${w.into ? ` (into ${w.into})` : ""}`,
       );
-      const message = `plumb: write back drift found live\n\n${fields.map((f) => `- ${f}`).join("\n")}\n\nBased on ${deps.source.commit() ?? "HEAD"}.`;
+      const where = environment === undefined ? "" : ` in ${environment}`;
+      const message = `plumb: write back drift found live${where}\n\n${fields.map((f) => `- ${f}`).join("\n")}\n\nBased on ${deps.source.commit() ?? "HEAD"}.`;
       const tree = git(worktree);
       await tree.add(["-A"]);
       await tree.raw([
@@ -79,11 +94,11 @@ export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<st
         "-m",
         message,
       ]);
-      await tree.raw(["push", "--force", "origin", `HEAD:refs/heads/${deps.branch}`]);
-      deps.log.info({ branch: deps.branch, fields: fields.length }, "drift written back to a branch");
+      await tree.raw(["push", "--force", "origin", `HEAD:refs/heads/${branch}`]);
+      deps.log.info({ branch, fields: fields.length }, "drift written back to a branch");
       return fields;
     } catch (error) {
-      deps.log.error({ branch: deps.branch, err: errorMessage(error) }, "drift branch not written");
+      deps.log.error({ branch, err: errorMessage(error) }, "drift branch not written");
       return [];
     } finally {
       await repo.raw(["worktree", "remove", "--force", worktree]).catch(() => undefined);
