@@ -33,7 +33,10 @@ export function validateCommand(stdout: Output = process.stdout): Command {
     .addOption(envOption())
     .action(
       async (path: string, options: { output: "text" | "json" | "github" | "sarif"; env: string[] }) => {
-        const loaded = await loadManifests(path, { maxBytes: maxManifestBytesFrom(process.env) });
+        const loaded = await loadManifests(path, {
+          maxBytes: maxManifestBytesFrom(process.env),
+          parallel: true,
+        });
         const { manifests } = loaded;
         // A file the status store says held managed objects and that now defines none (prune-plan.ts).
         const emptied = await findEmptiedNearRoot(path, { objects: manifests, problems: loaded.problems });

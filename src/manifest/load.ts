@@ -1,16 +1,16 @@
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { PlumbError } from "../errors.js";
 import {
-  decodeManifestBytes,
   MAX_MANIFEST_BYTES,
   type ParsedDocument,
   type ParseResult,
   parseManifestText,
   problemAt,
-  tooLarge,
 } from "./parse.js";
+import { parseFiles, parseThreads } from "./parse-pool.js";
+import { inside, OFF_THREAD, readManifestText, toRelative, type YamlFile } from "./read-file.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
 import { validateDocuments, validating } from "./validate.js";
 import { environmentFilesFor } from "./environment-scan.js";
@@ -32,6 +32,11 @@ export type LoadResult = {
 export type LoadOptions = {
   /** Files over this many bytes are refused unread (`manifest-too-large`); see maxManifestBytesFrom. */
   maxBytes?: number;
+  /**
+   * Parse a big tree on worker threads too, one per core (parse-pool.ts): for the commands, whose
+   * process does nothing else meanwhile. Not the controller: each thread's isolate costs memory.
+   */
+  parallel?: boolean;
 };
 
 /** One command's loads of manifest trees, by root and size limit (loadManifestsOnce). */
@@ -56,8 +61,8 @@ export function loadManifestsOnce(
 export async function loadManifests(root: string, options: LoadOptions = {}): Promise<LoadResult> {
   const { files, base, realBase, problems, maxBytes } = await listManifestFiles(root, options);
   const documents: ParsedDocument[] = [];
-  for (const file of files) {
-    const result = readOne(file, base, realBase, maxBytes) as ParseResult; // no off-thread limit given
+  const threads = options.parallel ? parseThreads(files.length) : 1;
+  for (const result of await parseFiles(files, { base, realBase, maxBytes }, threads)) {
     documents.push(...result.documents);
     problems.push(...result.problems);
   }
@@ -130,14 +135,6 @@ async function listManifestFiles(root: string, options: LoadOptions) {
   return { files, base, realBase, problems, maxBytes };
 }
 
-const toRelative = (base: string, path: string) =>
-  relative(base, path).split(sep).join("/") || basename(path);
-
-const inside = (realBase: string, real: string) => real === realBase || real.startsWith(realBase + sep);
-
-/** A manifest file: the path shown (under the root) and the real path read (symlinks resolved). */
-type YamlFile = { path: string; real: string };
-
 async function listYamlFiles(base: string, realBase: string, problems: Problem[]): Promise<YamlFile[]> {
   const files: YamlFile[] = [];
   // Real paths of directories seen, so a symlinked directory is read once and loops end.
@@ -188,49 +185,17 @@ const symlinkProblem = (file: string, exists: boolean): Problem =>
         "symlink target does not exist",
       );
 
-// O_NOFOLLOW: a file listed as plain that became a symlink since is refused, not followed out of the root.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
-
-/**
- * Reads one manifest synchronously: 10,000 small files cost ~4 syscalls each this way, against
- * ~7 thread-pool round trips each with fs/promises (4-5x slower in bench/validate.bench.ts). The
- * CLI reads nothing else meanwhile; the controller loads in slices (loadManifestsInSlices).
- */
-const OFF_THREAD = Symbol("off-thread");
-
+/** One file read and parsed here (the slices' path; `offThreadOver` as readManifestText). */
 function readOne(
-  { path, real }: YamlFile,
+  file: YamlFile,
   base: string,
   realBase: string,
   maxBytes: number,
   offThreadOver = Infinity,
 ): ParseResult | typeof OFF_THREAD {
-  const file = toRelative(base, path);
-  if (!inside(realBase, real)) {
-    const message = "file is a symlink that points outside the manifest root";
-    return {
-      documents: [],
-      problems: [problemAt({ file, line: 1, column: 1 }, "error", "symlink-outside-root", "", message)],
-    };
-  }
-  const fd = openSync(real, OPEN_FLAGS);
-  try {
-    const size = fstatSync(fd).size;
-    if (size > maxBytes) return { documents: [], problems: [tooLarge(file, size, maxBytes)] };
-    if (size > offThreadOver) return OFF_THREAD;
-    const bytes = Buffer.allocUnsafe(size);
-    let read = 0;
-    while (read < size) {
-      const n = readSync(fd, bytes, read, size - read, read);
-      if (n === 0) break;
-      read += n;
-    }
-    const decoded = decodeManifestBytes(bytes.subarray(0, read), file, maxBytes);
-    if ("problem" in decoded) return { documents: [], problems: [decoded.problem] };
-    return parseManifestText(decoded.text, file);
-  } finally {
-    closeSync(fd);
-  }
+  const read = readManifestText(file, base, realBase, maxBytes, offThreadOver);
+  if (typeof read === "symbol" || !("text" in read)) return read;
+  return parseManifestText(read.text, read.file);
 }
 
 /** PATH holds no plumb manifest (apiVersion: plumb/v1) at all. */

@@ -165,7 +165,21 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
 }
 
 /** Files past this many characters keep their positional tree (see parseWithPositions). */
-const KEEP_TREE_OVER_CHARS = 64 * 1024;
+export const KEEP_TREE_OVER_CHARS = 64 * 1024;
+
+/** A parsed document as it crosses a thread (parse-pool.ts): its value and start, no closures. */
+export type PlainDocument = { index: number; value: Record<string, unknown>; start: SourceLocation };
+
+/** Documents parsed on another thread, given lazy positions again: read from `text` when first asked. */
+export function withLocators(file: string, text: string, plain: readonly PlainDocument[]): ParsedDocument[] {
+  const positions = rereader(text, file);
+  return plain.map(({ index, value, start }) => ({
+    file,
+    index,
+    value,
+    locators: lazyLocators(start, () => positions(index)),
+  }));
+}
 
 // uniqueKeys is quadratic in the keys of a mapping: checkYamlShape finds duplicates instead.
 const parseYaml = (text: string, lineCounter: LineCounter) =>

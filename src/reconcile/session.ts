@@ -147,6 +147,7 @@ export async function planSession(
     },
     recorded: recordsFromStatus(session.store),
     loads: io.manifestLoads,
+    parallelParse: true, // a command's process does nothing else while it parses
     ...(session.environment !== undefined ? { environment: session.environment } : {}),
     ...(options.replace ? { replace: options.replace } : {}),
     ...(signal ? { signal } : {}),

@@ -54,6 +54,8 @@ type PlanBaseOptions = {
   targetLookupLimit?: number;
   /** Environment for `valueFrom: {env}` secrets; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Parse a big tree on worker threads too (loadManifests' `parallel`): the commands, not the controller. */
+  parallelParse?: boolean;
   /** Learns each secret value as it is resolved, so server text that echoes one is redacted. */
   redactor?: SecretRedactor;
   /** Deployments that may be replaced (deleted, then created) when an immutable field changes. */
@@ -98,6 +100,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   const env = options.env ?? process.env;
   const loaded = await loadManifestsOnce(options.loads, options.root, {
     maxBytes: maxManifestBytesFrom(env),
+    ...(options.parallelParse ? { parallel: true } : {}),
   });
   const resolved = resolveForPlan(loaded, options.environment, options.targets ?? []);
   const { manifests, problems } = resolved ?? loaded;

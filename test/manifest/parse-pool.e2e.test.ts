@@ -1,0 +1,90 @@
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type * as Pool from "../../src/manifest/parse-pool.js";
+import type { ParseResult } from "../../src/manifest/parse.js";
+
+// The worker threads exist only as compiled JavaScript: this test loads dist/ (built once per run by
+// vitest's globalSetup) and parses one tree on 3 threads and on 1, expecting the same results.
+
+let root: string;
+let pool: typeof Pool;
+
+const deployment = (i: number) => `apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: agent-${i}
+spec:
+  source: external_container
+  source_revision_config:
+    image_uri: registry.example/agent-${i}:1
+`;
+
+beforeAll(async () => {
+  pool = (await import(join(process.cwd(), "dist", "src", "manifest", "parse-pool.js"))) as typeof Pool;
+  root = await realpath(await mkdtemp(join(tmpdir(), "plumb-parse-pool-")));
+  await mkdir(join(root, "d"));
+  const files: [string, string][] = [];
+  for (let i = 0; i < 30; i++) files.push([`d/agent-${i}.yaml`, deployment(i)]);
+  files.push(["d/broken.yaml", "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: x\n"]);
+  files.push(["d/two.yaml", `${deployment(100)}---\n${deployment(101)}---\nkind: ConfigMap\n`]);
+  files.push(["d/foreign.yaml", "apiVersion: v1\nkind: ConfigMap\n"]);
+  files.push(["d/big.yaml", `${deployment(200)}# ${"x".repeat(70 * 1024)}\n`]); // keeps its tree: parsed on main
+  files.push(["d/empty.yaml", ""]);
+  files.push(["d/latin1.yaml", "\xff\xfe"]);
+  for (const [name, text] of files)
+    await writeFile(join(root, name), text, name.includes("latin1") ? "latin1" : "utf8");
+  await symlink("/etc/hostname", join(root, "d", "outside.yaml"));
+});
+
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+const yamlFiles = async () => {
+  const { readdir } = await import("node:fs/promises");
+  const names = (await readdir(join(root, "d"))).sort();
+  // As the loader lists them: a symlink's real path resolved (this one points out of the root).
+  return Promise.all(
+    names.map(async (name) => ({ path: join(root, "d", name), real: await realpath(join(root, "d", name)) })),
+  );
+};
+
+/** What a caller can see of a result: documents, their first-line positions and a field's, problems. */
+const seen = (results: ParseResult[]) =>
+  results.map(({ documents, problems }) => ({
+    documents: documents.map(({ file, index, value, locators }) => ({
+      file,
+      index,
+      value,
+      start: locators.start,
+      image: locators.value(["spec", "source_revision_config", "image_uri"]),
+    })),
+    problems,
+  }));
+
+describe("parseFiles on worker threads", () => {
+  it("gives what one thread gives, file by file and in order: values, positions and problems", async () => {
+    const files = await yamlFiles();
+    const context = { base: root, realBase: root, maxBytes: 1024 * 1024 };
+    const one = await pool.parseFiles(files, context, 1);
+    const stats = { workers: 0, failed: 0 };
+    const three = await pool.parseFiles(files, context, 3, stats);
+    expect(stats).toEqual({ workers: 2, failed: 0 }); // two parts on workers, the first one here
+    expect(seen(three)).toEqual(seen(one));
+    const codes = one.flatMap((r) => r.problems.map((p) => p.code)).sort();
+    expect(codes).toEqual(
+      expect.arrayContaining(["yaml-syntax", "empty-file", "invalid-encoding", "symlink-outside-root"]),
+    );
+    const image = seen(three)
+      .flatMap((r) => r.documents)
+      .find((d) => d.value.metadata && (d.value.metadata as { name: string }).name === "agent-101");
+    expect(image?.image).toMatchObject({ file: "d/two.yaml", line: 17 }); // the second document's field
+  });
+
+  it("uses one thread below the file threshold or on one core, else one per core up to 4", () => {
+    expect(pool.parseThreads(pool.PARALLEL_MIN_FILES - 1, 8)).toBe(1);
+    expect(pool.parseThreads(pool.PARALLEL_MIN_FILES, 1)).toBe(1);
+    expect(pool.parseThreads(pool.PARALLEL_MIN_FILES, 2)).toBe(2);
+    expect(pool.parseThreads(10_000, 16)).toBe(4);
+  });
+});
