@@ -21,6 +21,9 @@ const EXTERNAL_ONLY = {
 const JS_ONLY = ["install_command", "build_command"] as const;
 const BUILDABLE = ["gitrepo", "internal_source"];
 
+const pathOf = (section: string, key: string): FieldPath =>
+  section === "spec" ? ["spec", key] : ["spec", section, key];
+
 export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
   const problems: Problem[] = [];
   const report = (
@@ -35,64 +38,7 @@ export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
   const source = typeof spec.source === "string" ? spec.source : undefined;
   const sc = isRecord(spec.source_config) ? spec.source_config : {};
   const src = isRecord(spec.source_revision_config) ? spec.source_revision_config : {};
-  const sections: Record<string, Raw> = { spec, source_config: sc, source_revision_config: src };
-  const pathOf = (section: string, key: string): FieldPath =>
-    section === "spec" ? ["spec", key] : ["spec", section, key];
-
-  if (source) {
-    const only = (owner: string, groups: Record<string, readonly string[]>) => {
-      for (const [section, keys] of Object.entries(groups)) {
-        for (const key of keys.filter((k) => present(sections[section]?.[k]))) {
-          report(
-            "error",
-            "field-not-applicable",
-            pathOf(section, key),
-            `${key} applies only to source ${owner}, not ${source}`,
-          );
-        }
-      }
-    };
-    if (source !== "gitrepo") only("gitrepo", GITREPO_ONLY);
-    if (source !== "external_container") only("external_container", EXTERNAL_ONLY);
-    const buildable = BUILDABLE.includes(source);
-    if (buildable && !present(src.graph_config_path)) {
-      const path = isRecord(spec.source_revision_config)
-        ? ["spec", "source_revision_config"]
-        : ["spec", "source"];
-      report(
-        "error",
-        "graph-config-path-required",
-        path,
-        `source ${source} needs source_revision_config.graph_config_path`,
-      );
-    }
-    if (!buildable && present(src.graph_config_path)) {
-      report(
-        "error",
-        "field-not-applicable",
-        pathOf("source_revision_config", "graph_config_path"),
-        `graph_config_path applies only to sources gitrepo and internal_source, not ${source}`,
-      );
-    }
-    // revision_source may build one revision from a container image; judge image_uri by it.
-    const revisionSource = typeof spec.revision_source === "string" ? spec.revision_source : source;
-    if (BUILDABLE.includes(revisionSource) && present(src.image_uri)) {
-      report(
-        "error",
-        "field-not-applicable",
-        pathOf("source_revision_config", "image_uri"),
-        `image_uri applies only to container sources, not ${revisionSource}`,
-      );
-    }
-    for (const key of JS_ONLY.filter((k) => present(sc[k]) && !buildable)) {
-      report(
-        "warning",
-        "js-only-field",
-        pathOf("source_config", key),
-        `${key} is used only when building JS deployments from source; it has no effect for ${source}`,
-      );
-    }
-  }
+  if (source) checkSourceFields(spec, source, report);
   checkSourcePath(spec, source, doc.file, report);
   if (present(src.source_tarball_path)) {
     report(
@@ -118,6 +64,65 @@ export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
   checkVerify(spec, report);
   if (isRecord(sc.resource_spec)) checkResourceSpec(sc.resource_spec, report);
   return problems;
+}
+
+/** Which fields apply to the deployment's source: gitrepo-only, external-only, buildable, JS-only. */
+function checkSourceFields(spec: Raw, source: string, report: Report): void {
+  const sc = isRecord(spec.source_config) ? spec.source_config : {};
+  const src = isRecord(spec.source_revision_config) ? spec.source_revision_config : {};
+  const sections: Record<string, Raw> = { spec, source_config: sc, source_revision_config: src };
+  const only = (owner: string, groups: Record<string, readonly string[]>) => {
+    for (const [section, keys] of Object.entries(groups)) {
+      for (const key of keys.filter((k) => present(sections[section]?.[k]))) {
+        report(
+          "error",
+          "field-not-applicable",
+          pathOf(section, key),
+          `${key} applies only to source ${owner}, not ${source}`,
+        );
+      }
+    }
+  };
+  if (source !== "gitrepo") only("gitrepo", GITREPO_ONLY);
+  if (source !== "external_container") only("external_container", EXTERNAL_ONLY);
+  const buildable = BUILDABLE.includes(source);
+  if (buildable && !present(src.graph_config_path)) {
+    const path = isRecord(spec.source_revision_config)
+      ? ["spec", "source_revision_config"]
+      : ["spec", "source"];
+    report(
+      "error",
+      "graph-config-path-required",
+      path,
+      `source ${source} needs source_revision_config.graph_config_path`,
+    );
+  }
+  if (!buildable && present(src.graph_config_path)) {
+    report(
+      "error",
+      "field-not-applicable",
+      pathOf("source_revision_config", "graph_config_path"),
+      `graph_config_path applies only to sources gitrepo and internal_source, not ${source}`,
+    );
+  }
+  // revision_source may build one revision from a container image; judge image_uri by it.
+  const revisionSource = typeof spec.revision_source === "string" ? spec.revision_source : source;
+  if (BUILDABLE.includes(revisionSource) && present(src.image_uri)) {
+    report(
+      "error",
+      "field-not-applicable",
+      pathOf("source_revision_config", "image_uri"),
+      `image_uri applies only to container sources, not ${revisionSource}`,
+    );
+  }
+  for (const key of JS_ONLY.filter((k) => present(sc[k]) && !buildable)) {
+    report(
+      "warning",
+      "js-only-field",
+      pathOf("source_config", key),
+      `${key} is used only when building JS deployments from source; it has no effect for ${source}`,
+    );
+  }
 }
 
 /** spec.source_path (plumb only): required for internal_source, refused elsewhere, inside the root. */
