@@ -160,9 +160,11 @@ function createScans(ctx: Context) {
     try {
       // A read that fails is each store's to report (its scan shares the same failed read).
       const tree = await ctx.tree.shared(source.manifestRoot).catch(() => undefined);
-      if (tree && !ctx.stopping) follow(ctx, tree);
+      // A store restarting for new settings does not scan this change: its next store does, with them.
+      const restarting = tree && !ctx.stopping ? follow(ctx, tree) : [];
       for (const c of ctx.claims) if (c.role() === "starting") ctx.rescanOnceStarted.add(c.name);
-      await Promise.all(leadersOf(ctx.claims).map((c) => c.store()!.scan(trigger)));
+      const scanning = leadersOf(ctx.claims).filter((c) => !restarting.includes(c.name));
+      await Promise.all(scanning.map((c) => c.store()!.scan(trigger)));
     } finally {
       ctx.tree.release();
     }
@@ -175,8 +177,11 @@ function createScans(ctx: Context) {
   return { scanAll, scanned, sync, checkDrift };
 }
 
-/** The environments git defines now: start the added, stop the removed, restart the reconnected. */
-function follow(ctx: Context, tree: LoadResult): void {
+/**
+ * The environments git defines now: start the added, stop the removed, restart the reconnected
+ * (returned: their stores drain and do not take this change; the stores started next do).
+ */
+function follow(ctx: Context, tree: LoadResult): string[] {
   const { log } = ctx;
   const change = followEnvironments(ctx.roster, tree, ctx.options.environments ?? []);
   ctx.roster = change.next;
@@ -210,6 +215,7 @@ function follow(ctx: Context, tree: LoadResult): void {
   if (change.removed.length > 0 && ctx.roster.size === 0)
     log.warn({}, "the manifests define no environment any more: restart the controller to reconcile them");
   if (change.added.length + change.removed.length > 0) ctx.rebalance.run();
+  return change.restarted;
 }
 
 /** One environment's claim: its lock, and its store started on its current Environment document. */
