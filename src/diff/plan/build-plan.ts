@@ -121,21 +121,7 @@ function planDeployment(
     return withObjectErrors(change, [{ field: "source_path", message }]);
   }
   if (!existing) {
-    const body = buildCreateBody(name, spec, object.secrets);
-    change.action = "create";
-    change.new_revision = true;
-    change.request = { method: "POST", path: "/v2/deployments", body };
-    const state = normaliseCreate(body);
-    if (source) {
-      // Created first, then uploaded and PATCHed (the upload URL needs the deployment's id).
-      change.upload = planUpload(source, null, undefined)!;
-      state.source_revision_config = {
-        ...(state.source_revision_config as Record<string, unknown>),
-        source_tarball_path: source.digest,
-      };
-    }
-    change.diff = diffDocuments({}, state);
-    change.changed_secrets = (object.secrets ?? []).map((secret) => secret.name).sort();
+    planCreation(change, object, source);
   } else {
     const diff = diffDeployment({
       name,
@@ -183,6 +169,30 @@ function planDeployment(
     }
   }
   return withObjectErrors(change, object.errors);
+}
+
+/** A deployment not live yet: POST it (then upload its source and PATCH, when it has one). */
+function planCreation(
+  change: PlannedChange,
+  object: DesiredObject & { loaded: LoadedManifest<DeploymentManifest> },
+  source: DesiredSource | undefined,
+): void {
+  const { metadata, spec } = object.loaded.manifest;
+  const body = buildCreateBody(metadata.name, spec, object.secrets);
+  change.action = "create";
+  change.new_revision = true;
+  change.request = { method: "POST", path: "/v2/deployments", body };
+  const state = normaliseCreate(body);
+  if (source) {
+    // Created first, then uploaded and PATCHed (the upload URL needs the deployment's id).
+    change.upload = planUpload(source, null, undefined)!;
+    state.source_revision_config = {
+      ...(state.source_revision_config as Record<string, unknown>),
+      source_tarball_path: source.digest,
+    };
+  }
+  change.diff = diffDocuments({}, state);
+  change.changed_secrets = (object.secrets ?? []).map((secret) => secret.name).sort();
 }
 
 function planOrganization(
