@@ -8,5 +8,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Two test files at a time, also on two cores (vitest's default there is one): most files wait
+    // (revision states, leases, child processes) far more than they compute (docs/testing.md
+    // "Speed"). Cost bounds count CPU time and waits end on a condition, so a busy core slows a
+    // test down rather than failing it.
+    maxWorkers: 2,
   },
 });
