@@ -45,6 +45,8 @@ export type ManifestLoads = Map<string, Promise<LoadResult>>;
 /**
  * loadManifests, once per root and size limit within `loads` (one command: the environments of one
  * `plumb plan` read the same tree, and each parsed it again). Callers must not change the result.
+ * `loads` belong to a command's process, which does nothing else meanwhile: a big tree is parsed on
+ * every core (`parallel`), whichever caller comes first.
  */
 export function loadManifestsOnce(
   loads: ManifestLoads | undefined,
@@ -54,7 +56,7 @@ export function loadManifestsOnce(
   if (!loads) return loadManifests(root, options);
   const key = `${options.maxBytes ?? ""}\0${root}`;
   let loaded = loads.get(key);
-  if (!loaded) loads.set(key, (loaded = loadManifests(root, options)));
+  if (!loaded) loads.set(key, (loaded = loadManifests(root, { ...options, parallel: true })));
   return loaded;
 }
 
