@@ -59,109 +59,126 @@ export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
     fields.push({ field: "source", class: "immutable", old: live.source, new: spec.source });
   }
 
-  if (spec.source_config) {
-    const sc = section();
-    const liveConfig = (live.source_config ?? {}) as JsonObject;
-    for (const [key, value] of Object.entries(spec.source_config as JsonObject)) {
-      const liveValue = liveConfig[key];
-      const field = `source_config.${key}`;
-      // The server sets custom_url for gitrepo: never managed there.
-      if (key === "custom_url" && spec.source === "gitrepo") continue;
-      if (isAbsent(value)) {
-        if (!isAbsent(liveValue)) warnings.push(cannotClear(field, liveValue));
-        continue;
-      }
-      if (key === "resource_spec") {
-        const rs = diffResourceSpec(value as JsonObject, liveValue as JsonObject | null);
-        sc.live[key] = rs.live;
-        sc.desired[key] = rs.desired;
-        fields.push(...rs.fields);
-        if (rs.body) sc.body[key] = rs.body;
-        continue;
-      }
-      if (key === "listener_config") {
-        diffListenerConfig(value, liveValue as ListenerConfig | null, sc, fields, warnings);
-        continue;
-      }
-      sc.desired[key] = value;
-      if (!isAbsent(liveValue)) sc.live[key] = liveValue;
-      if (deepEqual(value, liveValue)) continue;
-      const immutable = IMMUTABLE_SOURCE_CONFIG.has(key);
-      fields.push({ field, class: immutable ? "immutable" : "in_place", old: liveValue ?? null, new: value });
-      if (!immutable) sc.body[key] = value;
-    }
-    out.live.source_config = sc.live;
-    out.desired.source_config = sc.desired;
-    if (Object.keys(sc.body).length > 0) out.body.source_config = sc.body;
-  }
-
-  if (spec.source_revision_config) {
-    const src = section();
-    const liveRevision = (live.source_revision_config ?? {}) as JsonObject;
-    for (const [key, value] of Object.entries(spec.source_revision_config as JsonObject)) {
-      const liveValue = liveRevision[key];
-      const field = `source_revision_config.${key}`;
-      if (isAbsent(value)) {
-        if (!isAbsent(liveValue)) warnings.push(cannotClear(field, liveValue));
-        continue;
-      }
-      src.desired[key] = value;
-      if (!isAbsent(liveValue)) src.live[key] = liveValue;
-      if (deepEqual(value, liveValue)) continue;
-      fields.push({ field, class: "revision", old: liveValue ?? null, new: value });
-      src.body[key] = value;
-    }
-    out.live.source_revision_config = src.live;
-    out.desired.source_revision_config = src.desired;
-    if (Object.keys(src.body).length > 0) out.body.source_revision_config = src.body;
-  }
-
+  if (spec.source_config) diffSourceConfig(spec, live, out);
+  if (spec.source_revision_config) diffRevisionConfig(spec, live, out);
   if (input.source) diffSource(input.source, live, out);
-
   // Secrets that could not be resolved (an unset env variable, a missing file) are unknown, not
   // changed: the object is not planned for that error, and no `-NAME` suggests a deletion.
-  if (spec.secrets && input.secrets !== undefined) {
-    const secrets = diffSecrets(input.secrets ?? [], live.secrets ?? [], input.fingerprints);
-    out.live.secrets = secrets.live;
-    out.desired.secrets = secrets.desired;
-    warnings.push(...secrets.warnings);
-    out.changedSecrets = secrets.changedNames;
-    if (secrets.changed) {
-      const names = (list: readonly Secret[]) => sortByName(list).map((s) => s.name);
-      fields.push({
-        field: "secrets",
-        class: "revision",
-        old: names(live.secrets ?? []),
-        new: names(input.secrets ?? []),
-        sensitive: true,
-      });
-      out.body.secrets = (input.secrets ?? []).map(({ name, value }) => ({ name, value }));
-    }
-  }
-
-  if (spec.secret_references !== undefined) {
-    const liveRefs = live.secret_references ?? [];
-    if (spec.secret_references === null) {
-      if (liveRefs.length > 0) warnings.push(cannotClear("secret_references", liveRefs));
-    } else {
-      out.live.secret_references = sortByName(liveRefs);
-      out.desired.secret_references = sortByName(spec.secret_references);
-      if (!deepEqual(out.live.secret_references, out.desired.secret_references)) {
-        fields.push({
-          field: "secret_references",
-          class: "in_place",
-          old: liveRefs,
-          new: spec.secret_references,
-        });
-        out.body.secret_references = spec.secret_references;
-      }
-    }
-  }
+  if (spec.secrets && input.secrets !== undefined) diffSecretValues(input, out);
+  if (spec.secret_references !== undefined) diffSecretReferences(spec.secret_references, live, out);
 
   if (spec.revision_source && fields.some((f) => f.class === "revision")) {
     out.body.revision_source = spec.revision_source;
   }
   return out;
+}
+
+/** source_config: each key written in the manifest, against live (resource_spec and listener_config by their own rules). */
+function diffSourceConfig(spec: DeploymentSpec, live: Deployment, out: DeploymentDiff): void {
+  const sc = section();
+  const liveConfig = (live.source_config ?? {}) as JsonObject;
+  for (const [key, value] of Object.entries(spec.source_config as JsonObject)) {
+    const liveValue = liveConfig[key];
+    const field = `source_config.${key}`;
+    // The server sets custom_url for gitrepo: never managed there.
+    if (key === "custom_url" && spec.source === "gitrepo") continue;
+    if (isAbsent(value)) {
+      if (!isAbsent(liveValue)) out.warnings.push(cannotClear(field, liveValue));
+      continue;
+    }
+    if (key === "resource_spec") {
+      const rs = diffResourceSpec(value as JsonObject, liveValue as JsonObject | null);
+      sc.live[key] = rs.live;
+      sc.desired[key] = rs.desired;
+      out.fields.push(...rs.fields);
+      if (rs.body) sc.body[key] = rs.body;
+      continue;
+    }
+    if (key === "listener_config") {
+      diffListenerConfig(value, liveValue as ListenerConfig | null, sc, out.fields, out.warnings);
+      continue;
+    }
+    sc.desired[key] = value;
+    if (!isAbsent(liveValue)) sc.live[key] = liveValue;
+    if (deepEqual(value, liveValue)) continue;
+    const immutable = IMMUTABLE_SOURCE_CONFIG.has(key);
+    out.fields.push({
+      field,
+      class: immutable ? "immutable" : "in_place",
+      old: liveValue ?? null,
+      new: value,
+    });
+    if (!immutable) sc.body[key] = value;
+  }
+  out.live.source_config = sc.live;
+  out.desired.source_config = sc.desired;
+  if (Object.keys(sc.body).length > 0) out.body.source_config = sc.body;
+}
+
+/** source_revision_config: every key written in the manifest makes a revision when it differs. */
+function diffRevisionConfig(spec: DeploymentSpec, live: Deployment, out: DeploymentDiff): void {
+  const src = section();
+  const liveRevision = (live.source_revision_config ?? {}) as JsonObject;
+  for (const [key, value] of Object.entries(spec.source_revision_config as JsonObject)) {
+    const liveValue = liveRevision[key];
+    const field = `source_revision_config.${key}`;
+    if (isAbsent(value)) {
+      if (!isAbsent(liveValue)) out.warnings.push(cannotClear(field, liveValue));
+      continue;
+    }
+    src.desired[key] = value;
+    if (!isAbsent(liveValue)) src.live[key] = liveValue;
+    if (deepEqual(value, liveValue)) continue;
+    out.fields.push({ field, class: "revision", old: liveValue ?? null, new: value });
+    src.body[key] = value;
+  }
+  out.live.source_revision_config = src.live;
+  out.desired.source_revision_config = src.desired;
+  if (Object.keys(src.body).length > 0) out.body.source_revision_config = src.body;
+}
+
+function diffSecretValues(input: DeploymentDiffInput, out: DeploymentDiff): void {
+  const { live } = input;
+  const secrets = diffSecrets(input.secrets ?? [], live.secrets ?? [], input.fingerprints);
+  out.live.secrets = secrets.live;
+  out.desired.secrets = secrets.desired;
+  out.warnings.push(...secrets.warnings);
+  out.changedSecrets = secrets.changedNames;
+  if (secrets.changed) {
+    const names = (list: readonly Secret[]) => sortByName(list).map((s) => s.name);
+    out.fields.push({
+      field: "secrets",
+      class: "revision",
+      old: names(live.secrets ?? []),
+      new: names(input.secrets ?? []),
+      sensitive: true,
+    });
+    out.body.secrets = (input.secrets ?? []).map(({ name, value }) => ({ name, value }));
+  }
+}
+
+/** secret_references (external_container): in place; null asks to clear, which PATCH cannot. */
+function diffSecretReferences(
+  desired: NonNullable<DeploymentSpec["secret_references"]> | null,
+  live: Deployment,
+  out: DeploymentDiff,
+): void {
+  const liveRefs = live.secret_references ?? [];
+  if (desired === null) {
+    if (liveRefs.length > 0) out.warnings.push(cannotClear("secret_references", liveRefs));
+  } else {
+    out.live.secret_references = sortByName(liveRefs);
+    out.desired.secret_references = sortByName(desired);
+    if (!deepEqual(out.live.secret_references, out.desired.secret_references)) {
+      out.fields.push({
+        field: "secret_references",
+        class: "in_place",
+        old: liveRefs,
+        new: desired,
+      });
+      out.body.secret_references = desired;
+    }
+  }
 }
 
 /**
