@@ -54,7 +54,7 @@ import { reportInvalidManifests } from "../report/report-invalid.js";
 import { type StateLockTiming, withStateLock } from "./with-state-lock.js";
 import type { StateLock } from "../lock/index.js";
 import { listenForStop } from "./apply-stop.js";
-import { forEachEnvironment } from "./environments.js";
+import { checkSavedPlanParts, forEachEnvironment } from "./environments.js";
 import { mayDefineEnvironments } from "../manifest/environment-scan.js";
 
 export type ApplyIo = SessionIo & {
@@ -150,6 +150,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
       flags.plan !== undefined && !flags.env?.length && mayDefineEnvironments(path)
         ? await savedPlanEnvironments(flags.plan)
         : flags.env;
+    await checkSavedPlanParts(path, { ...flags, env }, io);
     process.exitCode = await forEachEnvironment(path, { ...flags, env }, io, (f, envIo) =>
       runApply(path, f, { ...io, ...envIo }),
     );

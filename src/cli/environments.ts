@@ -10,6 +10,8 @@ import type { SessionIo } from "../reconcile/session.js";
 import { resolveStatusDir } from "../git/status-source.js";
 import type { ConnectionFlags } from "./options.js";
 import { mayDefineEnvironments } from "../manifest/environment-scan.js";
+import { readApiOptions } from "../api/config.js";
+import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
 
 // `--env NAME` on plan and apply (docs/environments.md): the command runs once per environment,
 // each with the API settings its Environment names, its own status store (.plumb/status/ENV/) and
@@ -59,6 +61,26 @@ export async function forEachEnvironment<F extends EnvFlags>(
   }
   if (json) io.stdout.write(`${JSON.stringify({ environments: outputs }, null, 2)}\n`);
   return code;
+}
+
+/**
+ * apply --plan FILE with environments: each selected environment's part is read and the control
+ * plane it was made against checked (readSavedPlanFor) before any environment is applied, so such
+ * a refusal stops the whole apply, not only the environments after those already applied.
+ */
+export async function checkSavedPlanParts(
+  path: string,
+  flags: EnvFlags & { plan?: string | undefined },
+  io: SessionIo,
+): Promise<void> {
+  if (flags.plan === undefined || (!flags.env?.length && !mayDefineEnvironments(path))) return;
+  const tree = await loadManifestsOnce(io.manifestLoads, path, { maxBytes: maxManifestBytesFrom(io.env) });
+  const root = (await stat(path)).isDirectory() ? path : dirname(path);
+  for (const environment of selectEnvironments(tree.environments, flags.env ?? [])) {
+    const settings = settingsOf(environment, root, io.env);
+    const target = () => targetOf(readApiOptions(settings.env, settings.flags));
+    await readSavedPlanFor(flags.plan, environment.manifest.metadata.name, target);
+  }
 }
 
 /** The command's JSON for one environment, with `environment` on it and on each of its changes. */

@@ -144,13 +144,14 @@ describe("saved plans with environments", () => {
     expect((await counted(staging, STAGING_KEY))[0]!.revisions).toBe(1);
   });
 
-  it("a part whose environment now resolves to another control plane is refused before anything is sent", async () => {
-    expect((await run(planCommand, [dir, "--env", "prod", "--out", planFile])).code).toBe(0);
-    // prod's api_url variable now points at the staging control plane (with a key it accepts).
-    const moved = { PROD_API_URL: staging.url, PROD_API_KEY: STAGING_KEY };
+  it("a part whose environment now resolves to another control plane refuses the whole apply before anything is sent", async () => {
+    expect((await run(planCommand, [dir, "--out", planFile])).code).toBe(0);
+    // staging's api_url variable now points at prod's control plane (with a key it accepts).
+    // prod comes first in the file and is still right: it must not be applied either.
+    const moved = { STAGING_API_URL: prod.url, STAGING_API_KEY: PROD_KEY };
     const refused = run(applyCommand, [dir, "--plan", planFile, "--yes"], moved);
     await expect(refused).rejects.toMatchObject({ code: "plan-environment-mismatch" });
-    await expect(refused).rejects.toThrow(`computed against ${prod.url}`);
+    await expect(refused).rejects.toThrow(`computed against ${staging.url}`);
     expect(await counted(staging, STAGING_KEY)).toEqual([]);
     expect(await counted(prod, PROD_KEY)).toEqual([]);
   });
