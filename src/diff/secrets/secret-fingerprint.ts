@@ -22,8 +22,8 @@ export { newSalt } from "./scrypt-derivations.js";
 //   a value that 1,000 deployments share once, not 1,000 times (scrypt-derivations.ts memoises).
 // - `hmac-sha256$<key>`: a literal `value:`, already in git as plain text: a slow hash of it would
 //   protect nothing the repository does not already show, so it is HMAC-SHA256 under the object's salt.
-// - `scrypt$N$r$p$<key>`: under the object's salt (records written before, saved plans, adopt
-//   without the manifest's sources), with `set`, the whole list's fingerprint, checked first.
+// - `scrypt$N$r$p$<key>`: under the object's salt (records written before, saved plans: no origins
+//   given), with `set`, the whole list's fingerprint, checked first.
 
 export type SecretFingerprints = {
   /** Per-object random salt (base64url). */
