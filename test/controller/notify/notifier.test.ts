@@ -137,12 +137,17 @@ describe("--notify deliveries", () => {
     const healthy = await receiver();
     const { n, counts } = notifier([hung.url, healthy.url], { timeoutMs: 60_000, retries: 0 });
     for (let i = 0; i < 600; i++) n.notify({ ...event, message: `m${i}` });
-    await waitFor("600 deliveries to the healthy receiver", () => healthy.deliveries.length === 600);
+    // 1,010 HTTP deliveries: 3.8 s at load 15, over 10 s in a run at load 20 (bounds for that).
+    await waitFor("600 deliveries to the healthy receiver", () => healthy.deliveries.length === 600, 45_000);
     expect(counts.filter((c) => c === "applied:dropped")).toHaveLength(0);
     for (let i = 600; i < 1_010; i++) n.notify({ ...event, message: `m${i}` });
-    await waitFor("1,010 deliveries to the healthy receiver", () => healthy.deliveries.length === 1_010);
+    await waitFor(
+      "1,010 deliveries to the healthy receiver",
+      () => healthy.deliveries.length === 1_010,
+      45_000,
+    );
     expect(counts.filter((c) => c === "applied:dropped")).toHaveLength(10); // the hung receiver's
-  });
+  }, 120_000);
 
   it("escapes <, > and & in the Slack text, and only there", async () => {
     const r = await receiver();
