@@ -69,39 +69,54 @@ export async function applyPlan(
     options.live ??
     (needsLive ? byName(await ports.deployments.listDeployments({ signal })) : new Map<string, Deployment>());
 
-  async function pipeline(object: ApplyObject): Promise<ApplyResult> {
-    const { change } = object;
-    const previous = options.previous.get(statusKey(change.kind, change.name));
-    const run = startRun(object, previous, live.get(change.name) ?? null);
-    if (change.action === "refused" || change.errors.length > 0) return skip(engine, run);
+  const results = await Promise.all(objects.map((object) => applyObject(engine, live, object)));
+  return {
+    format_version: "2",
+    ok: results.every((r) => OK_OUTCOMES.has(r.outcome)),
+    summary: summarise(results),
+    results,
+  };
+}
 
-    if (change.action !== "noop") {
-      const step = await send(engine, run);
-      if (step === "not-sent") return finishNotSent(engine, run);
-      if (step === "unrecorded") return finish(engine, run, false);
-      if (step === "stopped") return finish(engine, run);
-      await recordSent(engine, run);
-    } else if (isUnfinished(change, run.deployment)) {
-      // Nothing to send, but an earlier revision (e.g. from an interrupted apply) is unfinished.
-      run.result.revision_id = run.deployment?.latest_revision_id ?? null;
-    }
+/** One object's pipeline: send, record, wait for its revision, verify; its status recorded at the end. */
+async function applyObject(
+  engine: Engine,
+  live: ReadonlyMap<string, Deployment>,
+  object: ApplyObject,
+): Promise<ApplyResult> {
+  const { options } = engine;
+  const { change } = object;
+  const previous = options.previous.get(statusKey(change.kind, change.name));
+  const run = startRun(object, previous, live.get(change.name) ?? null);
+  if (change.action === "refused" || change.errors.length > 0) return skip(engine, run);
 
-    const revisionId = change.kind === "Deployment" ? run.result.revision_id : null;
-    if (!revisionId) {
-      // OrganizationAccess, in-place patches and no-ops converge once sent.
-      await verifyIfDue(engine, run, false);
-      return finish(engine, run);
-    }
-    if (!options.wait) {
-      Object.assign(run.result, sentNotAwaited);
-      return finish(engine, run);
-    }
-    await waitForRevision(engine, run, revisionId);
-    if (run.result.outcome === "converged") await verifyIfDue(engine, run, true);
-    return finish(engine, run);
+  if (change.action !== "noop") {
+    const step = await send(engine, run);
+    if (step === "not-sent") return finishNotSent(engine, run);
+    if (step === "unrecorded") return finish(engine, run, false);
+    if (step === "stopped") return finish(engine, run);
+    await recordSent(engine, run);
+  } else if (isUnfinished(change, run.deployment)) {
+    // Nothing to send, but an earlier revision (e.g. from an interrupted apply) is unfinished.
+    run.result.revision_id = run.deployment?.latest_revision_id ?? null;
   }
 
-  const results = await Promise.all(objects.map((object) => pipeline(object)));
+  const revisionId = change.kind === "Deployment" ? run.result.revision_id : null;
+  if (!revisionId) {
+    // OrganizationAccess, in-place patches and no-ops converge once sent.
+    await verifyIfDue(engine, run, false);
+    return finish(engine, run);
+  }
+  if (!options.wait) {
+    Object.assign(run.result, sentNotAwaited);
+    return finish(engine, run);
+  }
+  await waitForRevision(engine, run, revisionId);
+  if (run.result.outcome === "converged") await verifyIfDue(engine, run, true);
+  return finish(engine, run);
+}
+
+function summarise(results: readonly ApplyResult[]): ApplySummary {
   const summary: ApplySummary = {
     converged: 0,
     accepted: 0,
@@ -111,7 +126,7 @@ export async function applyPlan(
     interrupted: 0,
   };
   for (const r of results) summary[r.outcome] += 1;
-  return { format_version: "2", ok: results.every((r) => OK_OUTCOMES.has(r.outcome)), summary, results };
+  return summary;
 }
 
 const byName = (deployments: Deployment[]) => new Map(deployments.map((d) => [d.name, d]));
