@@ -16,77 +16,9 @@ export type MetricsSources = {
 
 export function createControllerMetrics(sources: MetricsSources) {
   const registry = new Registry();
-  const reconciles = new Counter({
-    name: "plumb_reconcile_total",
-    help: "Reconciles by trigger and result",
-    labelNames: ["reason", "result"] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: "plumb_reconcile_duration_seconds",
-    help: "Duration of one object's reconcile, from start to recorded status",
-    labelNames: ["reason"] as const,
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-    registers: [registry],
-  });
-  const drift = new Counter({
-    name: "plumb_drift_detected_total",
-    help: "Objects found differing from git by a drift check",
-    labelNames: ["kind", "reason"] as const,
-    registers: [registry],
-  });
-  const apiRequests = new Counter({
-    name: "plumb_api_requests_total",
-    help: "HTTP requests to the control plane by method, route and status code (0: no response)",
-    labelNames: ["method", "route", "code"] as const,
-    registers: [registry],
-  });
-  const limiterWait = new Counter({
-    name: "plumb_rate_limiter_wait_seconds_total",
-    help: "Time requests spent waiting for the client-side rate limiter",
-    registers: [registry],
-  });
-  const scans = new Counter({
-    name: "plumb_manifest_scans_total",
-    help: "Manifest scans (directory events, git fetches)",
-    labelNames: ["source", "result"] as const,
-    registers: [registry],
-  });
-  new Gauge({
-    name: "plumb_objects",
-    help: "Managed objects by sync status and health",
-    labelNames: ["sync", "health"] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      const counts = new Map<string, number>();
-      for (const s of sources.statuses())
-        counts.set(`${s.sync}/${s.health}`, (counts.get(`${s.sync}/${s.health}`) ?? 0) + 1);
-      for (const sync of SYNC_STATUSES)
-        for (const health of HEALTH_STATUSES)
-          this.set({ sync, health }, counts.get(`${sync}/${health}`) ?? 0);
-    },
-  });
-  new Gauge({
-    name: "plumb_invalid_manifest_files",
-    help: "Manifest files with errors (their objects are not reconciled until fixed)",
-    registers: [registry],
-    collect() {
-      this.set(sources.invalidFiles());
-    },
-  });
-  new Gauge({
-    name: "plumb_queue_items",
-    help: "Work items by state",
-    labelNames: ["state"] as const,
-    registers: [registry],
-    collect() {
-      const q = sources.queue();
-      this.set({ state: "pending" }, q.pending);
-      this.set({ state: "running" }, q.running);
-      this.set({ state: "backing_off" }, q.backingOff);
-    },
-  });
+  const { reconciles, duration, drift, apiRequests, limiterWait, scans, pruneBlocked, notifications } =
+    createCounters(registry);
+  registerStatusGauges(registry, sources);
 
   // The control plane as the controller last saw it: down on 401/403 (wrong key) or no answer.
   let apiState: "unknown" | "up" | "down" = "unknown";
@@ -103,19 +35,6 @@ export function createControllerMetrics(sources: MetricsSources) {
   const leader = new Gauge({
     name: "plumb_leader",
     help: "1 while this controller holds the state lock and reconciles, 0 on standby",
-    registers: [registry],
-  });
-
-  const pruneBlocked = new Counter({
-    name: "plumb_prune_blocked_total",
-    help: "Prune sweeps whose deletions waited: over --prune-max per --prune-window",
-    registers: [registry],
-  });
-
-  const notifications = new Counter({
-    name: "plumb_notifications_total",
-    help: "--notify deliveries by event and result (sent, failed after retries, dropped over the bound)",
-    labelNames: ["event", "result"] as const,
     registers: [registry],
   });
 
@@ -152,4 +71,96 @@ export function createControllerMetrics(sources: MetricsSources) {
       if (event.waitedMs > 0) limiterWait.inc(event.waitedMs / 1000);
     },
   };
+}
+
+/** The counters (and the reconcile duration histogram) the controller's events add to. */
+function createCounters(registry: Registry) {
+  const reconciles = new Counter({
+    name: "plumb_reconcile_total",
+    help: "Reconciles by trigger and result",
+    labelNames: ["reason", "result"] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "plumb_reconcile_duration_seconds",
+    help: "Duration of one object's reconcile, from start to recorded status",
+    labelNames: ["reason"] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [registry],
+  });
+  const drift = new Counter({
+    name: "plumb_drift_detected_total",
+    help: "Objects found differing from git by a drift check",
+    labelNames: ["kind", "reason"] as const,
+    registers: [registry],
+  });
+  const apiRequests = new Counter({
+    name: "plumb_api_requests_total",
+    help: "HTTP requests to the control plane by method, route and status code (0: no response)",
+    labelNames: ["method", "route", "code"] as const,
+    registers: [registry],
+  });
+  const limiterWait = new Counter({
+    name: "plumb_rate_limiter_wait_seconds_total",
+    help: "Time requests spent waiting for the client-side rate limiter",
+    registers: [registry],
+  });
+  const scans = new Counter({
+    name: "plumb_manifest_scans_total",
+    help: "Manifest scans (directory events, git fetches)",
+    labelNames: ["source", "result"] as const,
+    registers: [registry],
+  });
+  const pruneBlocked = new Counter({
+    name: "plumb_prune_blocked_total",
+    help: "Prune sweeps whose deletions waited: over --prune-max per --prune-window",
+    registers: [registry],
+  });
+
+  const notifications = new Counter({
+    name: "plumb_notifications_total",
+    help: "--notify deliveries by event and result (sent, failed after retries, dropped over the bound)",
+    labelNames: ["event", "result"] as const,
+    registers: [registry],
+  });
+  return { reconciles, duration, drift, apiRequests, limiterWait, scans, pruneBlocked, notifications };
+}
+
+/** Gauges read at scrape time: objects by sync and health, invalid files, the queue. */
+function registerStatusGauges(registry: Registry, sources: MetricsSources): void {
+  new Gauge({
+    name: "plumb_objects",
+    help: "Managed objects by sync status and health",
+    labelNames: ["sync", "health"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const counts = new Map<string, number>();
+      for (const s of sources.statuses())
+        counts.set(`${s.sync}/${s.health}`, (counts.get(`${s.sync}/${s.health}`) ?? 0) + 1);
+      for (const sync of SYNC_STATUSES)
+        for (const health of HEALTH_STATUSES)
+          this.set({ sync, health }, counts.get(`${sync}/${health}`) ?? 0);
+    },
+  });
+  new Gauge({
+    name: "plumb_invalid_manifest_files",
+    help: "Manifest files with errors (their objects are not reconciled until fixed)",
+    registers: [registry],
+    collect() {
+      this.set(sources.invalidFiles());
+    },
+  });
+  new Gauge({
+    name: "plumb_queue_items",
+    help: "Work items by state",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    collect() {
+      const q = sources.queue();
+      this.set({ state: "pending" }, q.pending);
+      this.set({ state: "running" }, q.running);
+      this.set({ state: "backing_off" }, q.backingOff);
+    },
+  });
 }
