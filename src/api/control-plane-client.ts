@@ -87,11 +87,6 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
     auth: { scheme: "api-key", apiKey, tenantId },
   });
   const { pagesOf, listAll } = createPagedList(http, apiUrl, pageSize);
-  // A revision's status_message is the server's text: it may quote what was sent.
-  const redactRevision = (revision: Revision): Revision =>
-    revision.status_message === null
-      ? revision
-      : { ...revision, status_message: http.redact(revision.status_message) };
 
   const listDeployments: ControlPlaneClient["listDeployments"] = (query = {}) =>
     listAll<Deployment>(
@@ -129,6 +124,9 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
 
   return {
     http,
+    ...revisionMethods(http),
+    ...uploadMethods(http),
+    ...installationMethods(http, listAll),
     listDeployments,
     deploymentPages: (options = {}) =>
       pagesOf<Deployment>("/v2/deployments", DeploymentPage, {}, options.signal),
@@ -163,6 +161,16 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
       );
       return done !== null;
     },
+  };
+}
+
+function revisionMethods(http: HttpClient): Pick<ControlPlaneClient, "listRevisions" | "getRevision"> {
+  // A revision's status_message is the server's text: it may quote what was sent.
+  const redactRevision = (revision: Revision): Revision =>
+    revision.status_message === null
+      ? revision
+      : { ...revision, status_message: http.redact(revision.status_message) };
+  return {
     listRevisions: async (deploymentId, { limit = 20, offset = 0, signal } = {}) => {
       const page = await http.request<Page<Revision>>({
         method: "GET",
@@ -186,6 +194,11 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
       );
       return revision && redactRevision(revision);
     },
+  };
+}
+
+function uploadMethods(http: HttpClient): Pick<ControlPlaneClient, "createUploadUrl" | "uploadTarball"> {
+  return {
     // A second upload URL is harmless (only the one used in a PATCH matters), so it may be retried.
     createUploadUrl: (deploymentId, { signal } = {}) =>
       http.request<UploadUrl>({
@@ -211,6 +224,15 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
         signal,
       });
     },
+  };
+}
+
+/** What the installation offers: listeners, integrations and its mode. */
+function installationMethods(
+  http: HttpClient,
+  listAll: ReturnType<typeof createPagedList>["listAll"],
+): Pick<ControlPlaneClient, "listListeners" | "getServerMode" | "listIntegrations"> {
+  return {
     listListeners: ({ signal } = {}) => listAll<Listener>("/v2/listeners", ListenerPage, {}, signal),
     getServerMode: async ({ signal } = {}) => {
       try {
