@@ -102,143 +102,166 @@ const blockedPort = (error: unknown): string | undefined =>
 
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const clock = options.clock ?? systemClock;
-  const random = options.random ?? Math.random;
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  const limiter = options.limiter ?? createRateLimiter({ clock });
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-  const baseUrl = options.baseUrl.replace(/\/+$/, "");
-  const origin = new URL(baseUrl).origin;
-  const { auth, logger } = options;
-  const identity = identityOf(auth.apiKey);
   const redactor = options.redactor ?? createSecretRedactor();
-  redactor.add([auth.apiKey]);
-  const scrub = (text: string) => redactor.redact(text);
-
-  const headersFor = (spec: RequestSpec, url: URL): Record<string, string> => {
-    const headers: Record<string, string> = { accept: "application/json", "user-agent": "plumb" };
-    if (spec.body !== undefined) headers["content-type"] = "application/json";
-    if (spec.rawBody !== undefined) headers["content-type"] = spec.contentType ?? "application/octet-stream";
-    if (url.origin !== origin) return headers; // never hand our key to a third party (signed upload URLs)
-    if (auth.scheme === "bearer") headers.authorization = `Bearer ${auth.apiKey}`;
-    else headers["x-api-key"] = auth.apiKey;
-    if (auth.tenantId) headers["x-tenant-id"] = auth.tenantId;
-    return headers;
+  redactor.add([options.auth.apiKey]);
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const c: Client = {
+    options,
+    clock,
+    random: options.random ?? Math.random,
+    fetchImpl: options.fetch ?? globalThis.fetch,
+    limiter: options.limiter ?? createRateLimiter({ clock }),
+    policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    baseUrl,
+    origin: new URL(baseUrl).origin,
+    auth: options.auth,
+    logger: options.logger,
+    identity: identityOf(options.auth.apiKey),
+    scrub: (text: string) => redactor.redact(text),
+    answered: false,
   };
-
-  const urlFor = (spec: RequestSpec): URL => {
-    const url = new URL(spec.url ?? `${baseUrl}${spec.path}`);
-    for (const [key, value] of Object.entries(spec.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
-    }
-    return url;
-  };
-
-  async function attempt(spec: RequestSpec, attemptNo: number): Promise<unknown> {
-    const url = urlFor(spec);
-    const headers = headersFor(spec, url);
-    const permit = { identity, method: spec.method, path: spec.path, signal: spec.signal };
-    return limiter.schedule(permit, async (waitedMs) => {
-      if (spec.method !== "GET") options.beforeWrite?.();
-      const exchange = abortableExchange(spec.timeoutMs ?? options.timeoutMs ?? 30_000, spec.signal);
-      const signal = exchange.signal;
-      const started = clock.now();
-      const transportError = (error: unknown): unknown => {
-        if (spec.signal?.aborted) return spec.signal.reason; // the caller cancelled: not ours to retry
-        const timedOut = exchange.timedOut();
-        return new ApiError({
-          code: timedOut ? "timeout" : "network",
-          status: 0,
-          method: spec.method,
-          path: spec.path,
-          detail: timedOut ? null : (networkCode(error) ?? blockedPort(error) ?? "connection failed"),
-          url: url.origin,
-          ambiguous: timedOut || !wasNeverSent(error),
-          cause: error,
-        });
-      };
-      let status = 0;
-      let text = "";
-      let retryAfter: string | null;
-      let stream: ReadableStream<Uint8Array> | null = null;
-      try {
-        const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
-        const response = await fetchImpl(url, { method: spec.method, headers, body, signal });
-        status = response.status;
-        answered = true;
-        retryAfter = response.headers.get("retry-after");
-        const eventStream = response.headers.get("content-type")?.startsWith("text/event-stream") === true;
-        if (spec.stream && status >= 200 && status < 300 && eventStream && response.body)
-          stream = response.body;
-        else text = await response.text();
-      } catch (error) {
-        throw transportError(error);
-      } finally {
-        // A stream's body is read after this returns: its timeout keeps bounding the whole stream.
-        if (!stream) exchange.release();
-        const event = {
-          method: spec.method,
-          path: spec.path,
-          route: spec.route ?? spec.path,
-          status,
-          durationMs: clock.now() - started,
-          attempt: attemptNo,
-          waitedMs,
-        };
-        options.onResponse?.(event);
-        logger?.debug(event, "api response");
-      }
-      if (status < 200 || status >= 300)
-        throw errorFromResponse(spec, { status, text, retryAfter }, clock, scrub);
-      if (spec.stream) return stream ?? Promise.reject(unexpectedResponse(spec, ["not text/event-stream"]));
-      return parseSuccess(spec, text);
-    });
-  }
-
-  // Whether this server has answered anything yet. A refused connection before that is a wrong URL
-  // or a server that is not running: said at once. After it, a restart: retried as usual.
-  let answered = false;
-
-  const shouldRetry = (error: ApiError, idempotent: boolean): boolean => {
-    if (error.status === 429) return true; // refused before any work: safe for every method
-    if (error.detail === "ECONNREFUSED" && !answered) return false;
-    if (error.detail === BLOCKED_PORT) return false; // fetch refuses the port itself: never better later
-    if (error.code === "network" || error.code === "timeout") return idempotent || !error.ambiguous;
-    return idempotent && RETRYABLE_STATUSES.has(error.status);
-  };
-
-  async function request<T>(spec: RequestSpec): Promise<T> {
-    const idempotent = spec.idempotent ?? IDEMPOTENT_METHODS.has(spec.method);
-    const started = clock.now();
-    for (let attemptNo = 1; ; attemptNo += 1) {
-      let failure: ApiError;
-      try {
-        return (await attempt(spec, attemptNo)) as T;
-      } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        failure = error;
-      }
-      if (!shouldRetry(failure, idempotent) || attemptNo >= policy.maxAttempts) throw failure;
-      const delay = failure.retryAfterMs ?? backoffDelay(attemptNo, retryBackoff(policy), random);
-      if (clock.now() + delay - started > policy.maxElapsedMs) throw failure;
-      if (failure.status === 429)
-        limiter.pause({ identity, method: spec.method, path: spec.path }, clock.now() + delay);
-      logger?.warn(
-        {
-          method: spec.method,
-          path: spec.path,
-          status: failure.status,
-          code: failure.code,
-          attempt: attemptNo,
-          delayMs: delay,
-        },
-        "api call failed, retrying",
-      );
-      await clock.sleep(delay, spec.signal);
-    }
-  }
-
+  const request = <T>(spec: RequestSpec) => requestWithRetries<T>(c, spec);
   const openStream: HttpClient["openStream"] = (spec) =>
     request<ReadableStream<Uint8Array>>({ ...spec, stream: true });
+  return { request, openStream, baseUrl, limiter: c.limiter, redact: c.scrub };
+}
 
-  return { request, openStream, baseUrl, limiter, redact: scrub };
+/** What one client's requests share. */
+type Client = {
+  options: HttpClientOptions;
+  clock: Clock;
+  random: () => number;
+  fetchImpl: typeof globalThis.fetch;
+  limiter: RateLimiter;
+  policy: RetryPolicy;
+  baseUrl: string;
+  origin: string;
+  auth: HttpClientOptions["auth"];
+  logger: HttpClientOptions["logger"];
+  identity: string;
+  scrub: (text: string) => string;
+  /**
+   * Whether this server has answered anything yet. A refused connection before that is a wrong URL
+   * or a server that is not running: said at once. After it, a restart: retried as usual.
+   */
+  answered: boolean;
+};
+
+function headersFor(c: Client, spec: RequestSpec, url: URL): Record<string, string> {
+  const headers: Record<string, string> = { accept: "application/json", "user-agent": "plumb" };
+  if (spec.body !== undefined) headers["content-type"] = "application/json";
+  if (spec.rawBody !== undefined) headers["content-type"] = spec.contentType ?? "application/octet-stream";
+  if (url.origin !== c.origin) return headers; // never hand our key to a third party (signed upload URLs)
+  if (c.auth.scheme === "bearer") headers.authorization = `Bearer ${c.auth.apiKey}`;
+  else headers["x-api-key"] = c.auth.apiKey;
+  if (c.auth.tenantId) headers["x-tenant-id"] = c.auth.tenantId;
+  return headers;
+}
+
+function urlFor(c: Client, spec: RequestSpec): URL {
+  const url = new URL(spec.url ?? `${c.baseUrl}${spec.path}`);
+  for (const [key, value] of Object.entries(spec.query ?? {})) {
+    if (value !== undefined) url.searchParams.set(key, String(value));
+  }
+  return url;
+}
+
+async function attempt(c: Client, spec: RequestSpec, attemptNo: number): Promise<unknown> {
+  const url = urlFor(c, spec);
+  const headers = headersFor(c, spec, url);
+  const permit = { identity: c.identity, method: spec.method, path: spec.path, signal: spec.signal };
+  return c.limiter.schedule(permit, async (waitedMs) => {
+    if (spec.method !== "GET") c.options.beforeWrite?.();
+    const exchange = abortableExchange(spec.timeoutMs ?? c.options.timeoutMs ?? 30_000, spec.signal);
+    const signal = exchange.signal;
+    const started = c.clock.now();
+    const transportError = (error: unknown): unknown => {
+      if (spec.signal?.aborted) return spec.signal.reason; // the caller cancelled: not ours to retry
+      const timedOut = exchange.timedOut();
+      return new ApiError({
+        code: timedOut ? "timeout" : "network",
+        status: 0,
+        method: spec.method,
+        path: spec.path,
+        detail: timedOut ? null : (networkCode(error) ?? blockedPort(error) ?? "connection failed"),
+        url: url.origin,
+        ambiguous: timedOut || !wasNeverSent(error),
+        cause: error,
+      });
+    };
+    let status = 0;
+    let text = "";
+    let retryAfter: string | null;
+    let stream: ReadableStream<Uint8Array> | null = null;
+    try {
+      const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
+      const response = await c.fetchImpl(url, { method: spec.method, headers, body, signal });
+      status = response.status;
+      c.answered = true;
+      retryAfter = response.headers.get("retry-after");
+      const eventStream = response.headers.get("content-type")?.startsWith("text/event-stream") === true;
+      if (spec.stream && status >= 200 && status < 300 && eventStream && response.body)
+        stream = response.body;
+      else text = await response.text();
+    } catch (error) {
+      throw transportError(error);
+    } finally {
+      // A stream's body is read after this returns: its timeout keeps bounding the whole stream.
+      if (!stream) exchange.release();
+      const event = {
+        method: spec.method,
+        path: spec.path,
+        route: spec.route ?? spec.path,
+        status,
+        durationMs: c.clock.now() - started,
+        attempt: attemptNo,
+        waitedMs,
+      };
+      c.options.onResponse?.(event);
+      c.logger?.debug(event, "api response");
+    }
+    if (status < 200 || status >= 300)
+      throw errorFromResponse(spec, { status, text, retryAfter }, c.clock, c.scrub);
+    if (spec.stream) return stream ?? Promise.reject(unexpectedResponse(spec, ["not text/event-stream"]));
+    return parseSuccess(spec, text);
+  });
+}
+
+function shouldRetry(c: Client, error: ApiError, idempotent: boolean): boolean {
+  if (error.status === 429) return true; // refused before any work: safe for every method
+  if (error.detail === "ECONNREFUSED" && !c.answered) return false;
+  if (error.detail === BLOCKED_PORT) return false; // fetch refuses the port itself: never better later
+  if (error.code === "network" || error.code === "timeout") return idempotent || !error.ambiguous;
+  return idempotent && RETRYABLE_STATUSES.has(error.status);
+}
+
+async function requestWithRetries<T>(c: Client, spec: RequestSpec): Promise<T> {
+  const idempotent = spec.idempotent ?? IDEMPOTENT_METHODS.has(spec.method);
+  const started = c.clock.now();
+  for (let attemptNo = 1; ; attemptNo += 1) {
+    let failure: ApiError;
+    try {
+      return (await attempt(c, spec, attemptNo)) as T;
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      failure = error;
+    }
+    if (!shouldRetry(c, failure, idempotent) || attemptNo >= c.policy.maxAttempts) throw failure;
+    const delay = failure.retryAfterMs ?? backoffDelay(attemptNo, retryBackoff(c.policy), c.random);
+    if (c.clock.now() + delay - started > c.policy.maxElapsedMs) throw failure;
+    if (failure.status === 429)
+      c.limiter.pause({ identity: c.identity, method: spec.method, path: spec.path }, c.clock.now() + delay);
+    c.logger?.warn(
+      {
+        method: spec.method,
+        path: spec.path,
+        status: failure.status,
+        code: failure.code,
+        attempt: attemptNo,
+        delayMs: delay,
+      },
+      "api call failed, retrying",
+    );
+    await c.clock.sleep(delay, spec.signal);
+  }
 }
