@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -100,6 +100,24 @@ describe("what is found at the lock path", () => {
     expect((error as Error).message).toMatch(
       new RegExp(`renewed 1[01]s ago, held by plumb \\(pid 1 on ${hostname()}\\) since an unknown time\\)`),
     );
+  });
+
+  it("an older plumb's record that names no process (no host or pid) names no holder", async () => {
+    await mkdir(lockPathOf(target()), { recursive: true });
+    await writeFile(`${lockPathOf(target())}.json`, JSON.stringify({ host: hostname(), pid: "1" }));
+    const error = await acquireStateLock(target(), { command: "plumb apply" }).catch((e: unknown) => e);
+    expect((error as Error).message).toContain("locked by an older plumb");
+    expect((error as Error).message).not.toContain("held by");
+  });
+
+  it("a holder that lost its lock leaves the next holder's record for an older plumb at release", async () => {
+    const first = await acquireStateLock(target(), { command: "plumb apply" });
+    await forceUnlock(target());
+    const second = await acquireStateLock(target(), { command: "plumb controller" });
+    await first.release();
+    const marker = JSON.parse(await readFile(`${lockPathOf(target())}.json`, "utf8")) as { id: string };
+    expect(marker.id).toBe(second.holder.id);
+    await second.release();
   });
 
   it("an older plumb's lock is fresh for the larger of 30 s and this process's lease", async () => {
