@@ -48,6 +48,14 @@ describe("the local lock's options", () => {
 });
 
 describe("what is found at the lock path", () => {
+  it("a holder record for an older plumb that cannot be written gives the lock back: lock-io-error", async () => {
+    await mkdir(`${lockPathOf(target())}.json`, { recursive: true }); // a directory where the record goes
+    await expect(acquireStateLock(target(), { command: "plumb apply" })).rejects.toMatchObject({
+      code: "lock-io-error",
+    });
+    expect(await readStateLock(target())).toBeNull();
+  });
+
   it("a release cut short after its beat was renamed (a crash) reads as unlocked and is taken at once", async () => {
     const holder = { ...newHolder("plumb apply", Date.now()), host: "build-7" };
     await createLockDir(lockPathOf(target()), holder, 30_000);
