@@ -7,7 +7,6 @@ import {
   matchesFingerprintAsync,
   newSalt,
 } from "../../../src/diff/secrets/secret-fingerprint.js";
-import { withCpuTime } from "../../support/cpu-time.js";
 
 describe("secret fingerprints", () => {
   const secrets = [
@@ -141,14 +140,14 @@ describe("secret fingerprints", () => {
     expect(Object.values(fp.values)).not.toContain(fp.set);
   });
 
-  // Not under npm run mutation: Stryker's instrumented code on a shared machine measures nothing.
-  it.skipIf(process.env.STRYKER_MUTATOR_WORKER !== undefined)(
-    "are modest in cost: 100 fingerprints in well under a second",
-    () => {
-      const { cpuMs } = withCpuTime(() =>
-        fingerprintSecrets(Array.from({ length: 100 }, (_, i) => ({ name: `S${i}`, value: `v${i}` }))),
-      );
-      expect(cpuMs).toBeLessThan(1000); // CPU time: wall time on a loaded machine measures the load
-    },
-  );
+  // The cost is pinned by its parameters, not timed: a timed bound measured the machine's load
+  // (it failed at 1.3-2.5 s of CPU under load for ~0.3 s of work). bench/plan.bench.ts times it.
+  it("are modest in cost: written with scrypt N=2^10, r=8, p=1 (~2.7 ms per value on one core)", () => {
+    const fp = fingerprintSecrets([
+      { name: "A", value: "x" },
+      { name: "B", value: "y" },
+    ]);
+    for (const written of [...Object.values(fp.values), fp.set])
+      expect(written).toMatch(/^scrypt\$1024\$8\$1\$/);
+  });
 });
