@@ -51,6 +51,7 @@ export async function writeLegacyMarker(lockPath: string, holder: LockHolder): P
 /** Removes the record if it is still this holder's (a next holder may have written its own). */
 export async function removeLegacyMarker(lockPath: string, id: string): Promise<void> {
   const path = legacyHolderPath(lockPath);
+  // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder
   const text = await readFile(path, "utf8").catch(() => "");
   if (parseHolder(text)?.id === id) await rm(path, { force: true });
 }
