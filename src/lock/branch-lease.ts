@@ -224,8 +224,6 @@ function startRenewing(
 ): BranchLease {
   const monotonic = options.monotonic ?? systemMonotonic;
   const lost = new AbortController();
-  let current: string | null = first;
-  let renewing: Promise<void> = Promise.resolve();
   const lose = (error: PlumbError) => {
     if (!lost.signal.aborted) lost.abort(error);
   };
@@ -236,115 +234,164 @@ function startRenewing(
     what: `the lease of status branch ${branch}`,
     onLapse: lose,
   });
-  let inFlight: { commit: string; started: number } | null = null; // the async renewal's push
-  const renew = async () => {
-    if (!current || lost.signal.aborted) return;
-    // Even late: a compare-and-swap that lands proves no one took it meanwhile (fence.ts).
-    const from = current;
-    const started = monotonic();
-    try {
-      const landed = await writeLease(remote, branch, next(), from, (commit) => {
-        inFlight = { commit, started };
-      });
-      if (landed) {
-        if (current === from) current = landed;
-        fence.renewed(started);
-      } else if (current === from)
-        // (current moved: a renewal on the spot, below, swapped it first)
-        lose(
-          new PlumbError("lock-lost", `lost the lease of status branch ${branch}: another writer took it`),
-        );
-    } catch {
-      // The remote did not answer: try again at the next tick; past the renew deadline it is lost.
-      if (!fence.valid())
-        lose(lapsedError(`the lease of status branch ${branch}`, renewDeadlineOf(options.leaseMs)));
-    } finally {
-      inFlight = null;
-    }
-  };
-  // Past the renew deadline at a write while the lease itself has not run out on this process's
-  // monotonic clock (its event loop was blocked, no renewal ran): one compare-and-swap push on the
-  // spot, synchronous so that nothing is sent before it answers. It landing proves the lease is
-  // still this holder's; failing (someone else moved the ref) leaves the deadline passed, and the
-  // write is refused as before. A renewal in flight that landed first counts as this one.
-  const renewNow = () => {
-    const from = current;
-    const left = options.leaseMs - fence.sinceRenewal();
-    if (!from || left <= 0) return;
-    const started = monotonic();
-    const ref = leaseRef(branch);
-    try {
-      const message = JSON.stringify(next());
-      const commit = remote.gitSync([...IDENTITY, "commit-tree", remote.tree, "-m", message], left);
-      remote.gitSync(
-        ["push", "--quiet", `--force-with-lease=${ref}:${from}`, remote.source, `${commit}:${ref}`],
-        options.leaseMs - fence.sinceRenewal(),
-      );
-      current = commit;
-      fence.renewed(started);
-    } catch {
-      const pending: { commit: string; started: number } | null = inFlight;
-      if (!pending) return;
-      try {
-        const now = remote.gitSync(["ls-remote", remote.source, ref], options.leaseMs - fence.sinceRenewal());
-        if (now.split(/\s+/)[0] === pending.commit) {
-          current = pending.commit;
-          fence.renewed(pending.started);
-        }
-      } catch {
-        // No answer: the deadline stays passed.
-      }
-    }
+  const r: Renewal = {
+    remote,
+    branch,
+    next,
+    options,
+    monotonic,
+    lost,
+    fence,
+    current: first,
+    renewing: Promise.resolve(),
+    inFlight: null,
+    timer: undefined,
+    released: false,
   };
   // A renewMs past the renew deadline loses the lease between renewals (tests: a holder that is gone).
-  const timer = setInterval(() => {
-    renewing = renewing.then(renew).catch(() => undefined);
+  r.timer = setInterval(() => {
+    r.renewing = r.renewing.then(() => renew(r)).catch(() => undefined);
   }, options.renewMs);
-  timer.unref();
-  const assertHeld = () => {
-    if (lost.signal.aborted) throw lost.signal.reason;
-    if (!fence.valid()) renewNow();
-    fence.check();
-  };
-  // A push carrying the next lease, in turn with the renewals: the lease moves only if it lands.
-  const withLease: BranchLease["withLease"] = (push) => {
-    const run = renewing.then(async () => {
-      assertHeld();
-      const started = monotonic();
-      const next_ = await push({
-        ref: leaseRef(branch),
-        expected: current!,
-        message: JSON.stringify(next()),
-      });
-      if (next_) {
-        current = next_;
-        fence.renewed(started);
-        return;
-      }
-      lose(new PlumbError("lock-lost", `lost the lease of status branch ${branch}: another writer took it`));
-      throw lost.signal.reason;
-    });
-    renewing = run.catch(() => undefined);
-    return run;
-  };
-  let released = false;
+  r.timer.unref();
   return {
     lost: lost.signal,
-    assertHeld,
-    withLease,
-    async release() {
-      if (released) return;
-      released = true;
-      clearInterval(timer);
-      await renewing;
-      const ref = leaseRef(branch);
-      if (current)
-        await remote.git
-          .raw(["push", "--quiet", `--force-with-lease=${ref}:${current}`, remote.source, `:${ref}`])
-          .catch(() => undefined);
-      await remote.close();
-    },
+    assertHeld: () => assertHeld(r),
+    withLease: (push) => withLease(r, push),
+    release: () => release(r),
   };
+}
+
+/** What a held lease's renewals, writes and release share. */
+type Renewal = {
+  remote: Remote;
+  branch: string;
+  next: () => Lease;
+  options: LeaseOptions & { startedAt: number };
+  monotonic: Monotonic;
+  lost: AbortController;
+  fence: Fence;
+  current: string | null;
+  renewing: Promise<void>;
+  /** The async renewal's push. */
+  inFlight: { commit: string; started: number } | null;
+  timer: ReturnType<typeof setInterval> | undefined;
+  released: boolean;
+};
+
+function lose(r: Renewal, error: PlumbError): void {
+  if (!r.lost.signal.aborted) r.lost.abort(error);
+}
+
+async function renew(r: Renewal): Promise<void> {
+  if (!r.current || r.lost.signal.aborted) return;
+  // Even late: a compare-and-swap that lands proves no one took it meanwhile (fence.ts).
+  const from = r.current;
+  const started = r.monotonic();
+  try {
+    const landed = await writeLease(r.remote, r.branch, r.next(), from, (commit) => {
+      r.inFlight = { commit, started };
+    });
+    if (landed) {
+      if (r.current === from) r.current = landed;
+      r.fence.renewed(started);
+    } else if (r.current === from)
+      // (current moved: a renewal on the spot, below, swapped it first)
+      lose(
+        r,
+        new PlumbError("lock-lost", `lost the lease of status branch ${r.branch}: another writer took it`),
+      );
+  } catch {
+    // The remote did not answer: try again at the next tick; past the renew deadline it is lost.
+    if (!r.fence.valid())
+      lose(r, lapsedError(`the lease of status branch ${r.branch}`, renewDeadlineOf(r.options.leaseMs)));
+  } finally {
+    r.inFlight = null;
+  }
+}
+
+// Past the renew deadline at a write while the lease itself has not run out on this process's
+// monotonic clock (its event loop was blocked, no renewal ran): one compare-and-swap push on the
+// spot, synchronous so that nothing is sent before it answers. It landing proves the lease is
+// still this holder's; failing (someone else moved the ref) leaves the deadline passed, and the
+// write is refused as before. A renewal in flight that landed first counts as this one.
+function renewNow(r: Renewal): void {
+  const from = r.current;
+  const left = r.options.leaseMs - r.fence.sinceRenewal();
+  if (!from || left <= 0) return;
+  const started = r.monotonic();
+  const ref = leaseRef(r.branch);
+  try {
+    const message = JSON.stringify(r.next());
+    const commit = r.remote.gitSync([...IDENTITY, "commit-tree", r.remote.tree, "-m", message], left);
+    r.remote.gitSync(
+      ["push", "--quiet", `--force-with-lease=${ref}:${from}`, r.remote.source, `${commit}:${ref}`],
+      r.options.leaseMs - r.fence.sinceRenewal(),
+    );
+    r.current = commit;
+    r.fence.renewed(started);
+  } catch {
+    const pending: { commit: string; started: number } | null = r.inFlight;
+    if (!pending) return;
+    try {
+      const now = r.remote.gitSync(
+        ["ls-remote", r.remote.source, ref],
+        r.options.leaseMs - r.fence.sinceRenewal(),
+      );
+      if (now.split(/\s+/)[0] === pending.commit) {
+        r.current = pending.commit;
+        r.fence.renewed(pending.started);
+      }
+    } catch {
+      // No answer: the deadline stays passed.
+    }
+  }
+}
+
+function assertHeld(r: Renewal): void {
+  if (r.lost.signal.aborted) throw r.lost.signal.reason;
+  if (!r.fence.valid()) renewNow(r);
+  r.fence.check();
+}
+
+// A push carrying the next lease, in turn with the renewals: the lease moves only if it lands.
+function withLease(
+  r: Renewal,
+  push: Parameters<BranchLease["withLease"]>[0],
+): ReturnType<BranchLease["withLease"]> {
+  const run = r.renewing.then(async () => {
+    assertHeld(r);
+    const started = r.monotonic();
+    const next_ = await push({
+      ref: leaseRef(r.branch),
+      expected: r.current!,
+      message: JSON.stringify(r.next()),
+    });
+    if (next_) {
+      r.current = next_;
+      r.fence.renewed(started);
+      return;
+    }
+    lose(
+      r,
+      new PlumbError("lock-lost", `lost the lease of status branch ${r.branch}: another writer took it`),
+    );
+    throw r.lost.signal.reason;
+  });
+  r.renewing = run.catch(() => undefined);
+  return run;
+}
+
+async function release(r: Renewal): Promise<void> {
+  if (r.released) return;
+  r.released = true;
+  clearInterval(r.timer);
+  await r.renewing;
+  const ref = leaseRef(r.branch);
+  if (r.current)
+    await r.remote.git
+      .raw(["push", "--quiet", `--force-with-lease=${ref}:${r.current}`, r.remote.source, `:${ref}`])
+      .catch(() => undefined);
+  await r.remote.close();
 }
 
 /** The lease holder (even if expired), or null. */
