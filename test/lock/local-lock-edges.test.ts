@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rename, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -45,6 +45,39 @@ describe("the local lock's options", () => {
     expect(lock.lost.aborted).toBe(false);
     await lock.release();
   });
+});
+
+describe("the holder's renewals", () => {
+  it("a holder whose lock was removed learns that another process took it", async () => {
+    const lock = await acquireStateLock(target(), {
+      command: "plumb controller",
+      leaseMs: 1_000,
+      renewMs: 50,
+    });
+    await forceUnlock(target());
+    await new Promise<void>((resolve) =>
+      lock.lost.addEventListener("abort", () => resolve(), { once: true }),
+    );
+    expect((lock.lost.reason as Error).message).toContain("another process took it");
+    await lock.release();
+  }, 15_000);
+
+  it("after a renewal on the spot the timer's renewals go on from it: the lock is kept", async () => {
+    let now = 1_000;
+    const lock = await acquireStateLock(target(), {
+      command: "plumb controller",
+      leaseMs: 1_200,
+      monotonic: () => now,
+    });
+    now += 2_000; // past the deadline: the next write renews on the spot
+    lock.assertHeld();
+    const beat = async () => (await readdir(lockPathOf(target()))).find((n) => n.startsWith("beat-"));
+    const after = await beat();
+    for (let i = 0; i < 200 && (await beat()) === after; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await beat()).not.toBe(after);
+    expect(lock.lost.aborted).toBe(false);
+    await lock.release();
+  }, 15_000);
 });
 
 describe("what is found at the lock path", () => {
