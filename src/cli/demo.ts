@@ -37,13 +37,8 @@ export type DemoOptions = { once: boolean; revisionSeconds: number };
 
 export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number> {
   const color = useColor(io);
-  const c = createColors(color);
-  const say = (text = "") => io.stdout.write(`${text}\n`);
-  const step = (text: string) => say(`\n${c.bold(c.cyan(`==> ${text}`))}`);
-  // One column for every label: the longest ("Status page") and two spaces.
-  const row = (label: string, value: string, note = "") =>
-    say(`  ${label.padEnd(13)}${value}${note ? `  ${c.dim(note)}` : ""}`);
-
+  const n = narrator(io, color);
+  const { say, step, c } = n;
   say(c.bold("plumb demo: one repository of agent manifests, three environments, two control planes."));
   say(c.dim("Everything runs in this process on this machine; nothing is sent anywhere else."));
   const planes = await startDemoPlanes(options.revisionSeconds);
@@ -54,62 +49,9 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
     const env = demoEnv(planes, io.env);
     const commandIo = { stdout: io.stdout, stderr: io.stderr, env };
 
-    step("1. Two local control planes, standing in for the hosted service and our own cluster");
-    row("Hosted", planes.hosted.url, "SaaS mode: staging and prod (staging's names end in -staging)");
-    row("Self-hosted", planes.selfHosted.url, "self-hosted mode: onprem");
-    // plumb-local-key is the local servers' documented development key, not a credential.
-    row("API key", DEFAULT_API_KEY, "both servers' built-in development key");
-    row("Try", `curl -s -H 'X-Api-Key: ${DEFAULT_API_KEY}' ${planes.hosted.url}/v2/deployments`);
-    say(`  In memory: everything is gone when the demo stops. Each revision moves one state every`);
-    say(`  ${options.revisionSeconds}s until DEPLOYED, like a real build.`);
-
-    step("2. The manifests: a copy of examples/ you can edit freely");
-    row("Dir", dir);
-    row("Environments", "environments/staging.yaml, prod.yaml, onprem.yaml", "where each control plane is");
-    say("  One file per agent. saas/support-agent.yaml says once what the agent is and, under");
-    say("  `environments:`, only what differs: staging runs the release candidate refs/tags/v1.5.0,");
-    say("  prod the release staging verified before. Secrets read from the environment get a fake");
-    say(`  demo value; billing-agent's custom_url (an address in our cluster) is left out of the copy.`);
-    say(`  \`plumb render ${dir} --env prod\` prints what prod gets.`);
-
-    const apply = async (name: string, what: string): Promise<boolean> => {
-      step(what);
-      const code = await applyEnvironment(dir, name, commandIo);
-      if (code !== 0) say(c.red(`apply --env ${name} did not converge; see above`));
-      return code === 0;
-    };
-    say(
-      c.dim("\n  Each step is `plumb apply --env NAME --yes`: the plan first, then the requests, each new"),
-    );
-    say(c.dim("  revision followed to DEPLOYED, then the agent's checks (verify) against its agent server."));
-    if (!(await apply("staging", "3. apply --env staging: create, wait for DEPLOYED, run the checks")))
-      return 1;
-    if (!(await apply("onprem", "4. apply --env onprem: the self-hosted agents, on the other control plane")))
-      return 1;
-    if (!(await apply("prod", "5. apply --env prod: the versions prod's overrides pin today"))) return 1;
-
-    step("6. promote --to prod: staging's checked versions into prod's overrides, once the gates hold");
-    say("  environments/prod.yaml: promotion from staging when its revision is DEPLOYED (no drift,");
-    say("  nothing pending), has soaked 30 minutes, and its checks passed (ratio 0.9, p95 2 s).");
-    say();
-    const blocked = await promoteToProd(dir, [], commandIo);
-    say();
-    say(
-      blocked === 0
-        ? c.yellow("  (the gates held already)")
-        : "  Refused, as it should be: staging's revisions are seconds old. The demo's copy sets soak: 0s",
-    );
-    if (blocked !== 0) {
-      say("  in environments/prod.yaml so that the other gates decide now:");
-      await skipSoak(dir);
-    }
-    say();
-    if ((await promoteToProd(dir, ["--write"], commandIo)) !== 0) {
-      say(c.red("promote --to prod did not pass its gates; see above"));
-      return 1;
-    }
-    if (!(await apply("prod", "7. apply --env prod: the promoted versions, then prod's own checks")))
-      return 1;
+    introducePlanes(n, planes, options.revisionSeconds);
+    introduceManifests(n, dir);
+    if (!(await applyAndPromote(n, dir, commandIo))) return 1;
     await io.onApplied?.({ dir, planes });
     if (options.once) {
       step("Done (--once): both control planes now match the manifests of their environments");
@@ -118,51 +60,8 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
 
     step("8. The controller: keeps the control planes matching the directory (`plumb controller`)");
     say("  It first checks every object once (all in sync after the apply), then reacts to saves.");
-    controller = await startController({
-      source: { kind: "dir", dir },
-      // Unused: the tree defines environments, each with its own control plane.
-      api: () => readApiOptions(env),
-      // Each environment's api_url and api_key, read from the variables its Environment names.
-      environmentApi: (environment, root) => {
-        const settings = settingsOf(environment, root, env);
-        return readApiOptions(settings.env, settings.flags);
-      },
-      listen: { host: "127.0.0.1", port: 0 },
-      selfHeal: true,
-      driftSchedule: "*/1 * * * *",
-      concurrency: 8,
-      debounceMs: 200,
-      backoffBaseMs: 2_000,
-      backoffMaxMs: 60_000,
-      timeoutMs: 10 * 60_000,
-      pollIntervalMs: 250,
-      maxPollIntervalMs: 1_000,
-      env,
-      logger: createLogger({ level: "info" }, demoLogStream(io.stdout, color)),
-    });
-    say();
-    row("Watching", dir, "a save is reconciled about 200 ms later");
-    row("Status page", `${controller.url}/`, "open in a browser: deployment × environment, live");
-    row("Status", `${controller.url}/status`, "JSON: every object's sync, health, revision");
-    row("Metrics", `${controller.url}/metrics`, "Prometheus");
-    row("Drift", "checked every minute; changes made behind plumb's back are put back");
-    say();
-    if (controller.url && (await waitSettled(() => controller!.status(), 3, 60_000))) {
-      say(c.bold("Deployment × environment, as the status page shows it (each agent's version there):"));
-      say(formatMatrix(await fetchMatrix(controller.url)));
-      say();
-    }
-    say(c.bold("Try it:"));
-    say(`  1. In ${resolve(dir, "saas", "support-agent.yaml")}`);
-    say("     change LOG_LEVEL's value info to warning and save: prod's support-agent gets a new");
-    say("     revision; staging's keeps its override's debug, so nothing is sent there.");
-    say(`  2. In ${resolve(dir, "saas", "docs-agent", "src", "agent.ts")}`);
-    say("     change anything and save: plumb packs and uploads the new source, one new revision");
-    say("     in staging and one in prod.");
-    say("  3. Break a manifest (e.g. misspell `spec`): it is reported with file:line and left alone");
-    say("     while the others keep reconciling; fix it and it is reconciled again.");
-    say(c.dim("  Press Ctrl-C to stop; the control planes, controller and temporary copy are removed."));
-    say();
+    controller = await startDemoController(dir, env, io.stdout, color);
+    await showWatching(n, dir, controller);
     io.onWatching?.({ dir, controller });
     const signal = await (io.stopSignal ?? signalled());
     step("Stopping");
@@ -198,4 +97,141 @@ export function demoCommand(): Command {
         { once: Boolean(flags.once), revisionSeconds },
       );
     });
+}
+
+/** How the demo speaks: lines, numbered steps, and label/value rows in one column. */
+type Narrator = ReturnType<typeof narrator>;
+
+function narrator(io: DemoIo, color: boolean) {
+  const c = createColors(color);
+  const say = (text = "") => io.stdout.write(`${text}\n`);
+  const step = (text: string) => say(`\n${c.bold(c.cyan(`==> ${text}`))}`);
+  // One column for every label: the longest ("Status page") and two spaces.
+  const row = (label: string, value: string, note = "") =>
+    say(`  ${label.padEnd(13)}${value}${note ? `  ${c.dim(note)}` : ""}`);
+  return { c, say, step, row };
+}
+
+function introducePlanes({ say, step, row }: Narrator, planes: DemoPlanes, revisionSeconds: number): void {
+  step("1. Two local control planes, standing in for the hosted service and our own cluster");
+  row("Hosted", planes.hosted.url, "SaaS mode: staging and prod (staging's names end in -staging)");
+  row("Self-hosted", planes.selfHosted.url, "self-hosted mode: onprem");
+  // plumb-local-key is the local servers' documented development key, not a credential.
+  row("API key", DEFAULT_API_KEY, "both servers' built-in development key");
+  row("Try", `curl -s -H 'X-Api-Key: ${DEFAULT_API_KEY}' ${planes.hosted.url}/v2/deployments`);
+  say(`  In memory: everything is gone when the demo stops. Each revision moves one state every`);
+  say(`  ${revisionSeconds}s until DEPLOYED, like a real build.`);
+}
+
+function introduceManifests({ say, step, row }: Narrator, dir: string): void {
+  step("2. The manifests: a copy of examples/ you can edit freely");
+  row("Dir", dir);
+  row("Environments", "environments/staging.yaml, prod.yaml, onprem.yaml", "where each control plane is");
+  say("  One file per agent. saas/support-agent.yaml says once what the agent is and, under");
+  say("  `environments:`, only what differs: staging runs the release candidate refs/tags/v1.5.0,");
+  say("  prod the release staging verified before. Secrets read from the environment get a fake");
+  say(`  demo value; billing-agent's custom_url (an address in our cluster) is left out of the copy.`);
+  say(`  \`plumb render ${dir} --env prod\` prints what prod gets.`);
+}
+
+/** Steps 3 to 7: apply staging, onprem and prod, promote staging's versions, apply prod again. */
+async function applyAndPromote(
+  { c, say, step }: Narrator,
+  dir: string,
+  commandIo: Parameters<typeof applyEnvironment>[2],
+): Promise<boolean> {
+  const apply = async (name: string, what: string): Promise<boolean> => {
+    step(what);
+    const code = await applyEnvironment(dir, name, commandIo);
+    if (code !== 0) say(c.red(`apply --env ${name} did not converge; see above`));
+    return code === 0;
+  };
+  say(c.dim("\n  Each step is `plumb apply --env NAME --yes`: the plan first, then the requests, each new"));
+  say(c.dim("  revision followed to DEPLOYED, then the agent's checks (verify) against its agent server."));
+  if (!(await apply("staging", "3. apply --env staging: create, wait for DEPLOYED, run the checks")))
+    return false;
+  if (!(await apply("onprem", "4. apply --env onprem: the self-hosted agents, on the other control plane")))
+    return false;
+  if (!(await apply("prod", "5. apply --env prod: the versions prod's overrides pin today"))) return false;
+
+  step("6. promote --to prod: staging's checked versions into prod's overrides, once the gates hold");
+  say("  environments/prod.yaml: promotion from staging when its revision is DEPLOYED (no drift,");
+  say("  nothing pending), has soaked 30 minutes, and its checks passed (ratio 0.9, p95 2 s).");
+  say();
+  const blocked = await promoteToProd(dir, [], commandIo);
+  say();
+  say(
+    blocked === 0
+      ? c.yellow("  (the gates held already)")
+      : "  Refused, as it should be: staging's revisions are seconds old. The demo's copy sets soak: 0s",
+  );
+  if (blocked !== 0) {
+    say("  in environments/prod.yaml so that the other gates decide now:");
+    await skipSoak(dir);
+  }
+  say();
+  if ((await promoteToProd(dir, ["--write"], commandIo)) !== 0) {
+    say(c.red("promote --to prod did not pass its gates; see above"));
+    return false;
+  }
+  if (!(await apply("prod", "7. apply --env prod: the promoted versions, then prod's own checks")))
+    return false;
+  return true;
+}
+
+function startDemoController(
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  stdout: DemoIo["stdout"],
+  color: boolean,
+): Promise<Controller> {
+  return startController({
+    source: { kind: "dir", dir },
+    // Unused: the tree defines environments, each with its own control plane.
+    api: () => readApiOptions(env),
+    // Each environment's api_url and api_key, read from the variables its Environment names.
+    environmentApi: (environment, root) => {
+      const settings = settingsOf(environment, root, env);
+      return readApiOptions(settings.env, settings.flags);
+    },
+    listen: { host: "127.0.0.1", port: 0 },
+    selfHeal: true,
+    driftSchedule: "*/1 * * * *",
+    concurrency: 8,
+    debounceMs: 200,
+    backoffBaseMs: 2_000,
+    backoffMaxMs: 60_000,
+    timeoutMs: 10 * 60_000,
+    pollIntervalMs: 250,
+    maxPollIntervalMs: 1_000,
+    env,
+    logger: createLogger({ level: "info" }, demoLogStream(stdout, color)),
+  });
+}
+
+/** Where to look while the controller watches, the matrix once settled, and what to try. */
+async function showWatching({ c, say, row }: Narrator, dir: string, controller: Controller): Promise<void> {
+  say();
+  row("Watching", dir, "a save is reconciled about 200 ms later");
+  row("Status page", `${controller.url}/`, "open in a browser: deployment × environment, live");
+  row("Status", `${controller.url}/status`, "JSON: every object's sync, health, revision");
+  row("Metrics", `${controller.url}/metrics`, "Prometheus");
+  row("Drift", "checked every minute; changes made behind plumb's back are put back");
+  say();
+  if (controller.url && (await waitSettled(() => controller.status(), 3, 60_000))) {
+    say(c.bold("Deployment × environment, as the status page shows it (each agent's version there):"));
+    say(formatMatrix(await fetchMatrix(controller.url)));
+    say();
+  }
+  say(c.bold("Try it:"));
+  say(`  1. In ${resolve(dir, "saas", "support-agent.yaml")}`);
+  say("     change LOG_LEVEL's value info to warning and save: prod's support-agent gets a new");
+  say("     revision; staging's keeps its override's debug, so nothing is sent there.");
+  say(`  2. In ${resolve(dir, "saas", "docs-agent", "src", "agent.ts")}`);
+  say("     change anything and save: plumb packs and uploads the new source, one new revision");
+  say("     in staging and one in prod.");
+  say("  3. Break a manifest (e.g. misspell `spec`): it is reported with file:line and left alone");
+  say("     while the others keep reconciling; fix it and it is reconciled again.");
+  say(c.dim("  Press Ctrl-C to stop; the control planes, controller and temporary copy are removed."));
+  say();
 }
