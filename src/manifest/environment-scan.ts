@@ -44,19 +44,26 @@ function environmentFilesUnder(dir: string): string[] {
   return found.sort();
 }
 
+/** A file that names environments: `metadata.environments` or an `environments:` overrides map. */
+const NAMES_ENVIRONMENTS = /^\s*environments:/m;
+
 /**
  * The Environment documents a single manifest file runs with (docs/environments.md, "One file as
- * PATH"): the files defining `kind: Environment` in the tree of the nearest directory that has
- * any, from the file's own directory up to the root of its git repository (outside a repository,
- * the file's directory only). The file itself is left out (it is loaded anyway). Absolute paths.
+ * PATH"): the files defining `kind: Environment` in the file's own directory's tree; when there are
+ * none and the file names environments itself, in the tree of the nearest directory that has any,
+ * up to the root of its git repository (outside a repository, the file's directory only). A file
+ * that names no environment is never pulled into environments found outside its own directory
+ * (another folder's examples must not decide where it is applied). The file itself is left out
+ * (it is loaded anyway). Absolute paths.
  */
 export function environmentFilesFor(file: string): string[] {
   const own = resolve(file);
+  const text = read(own);
   let dir = dirname(own);
-  const top = gitRootOf(dir) ?? dir;
+  const top = NAMES_ENVIRONMENTS.test(text) ? (gitRootOf(dir) ?? dir) : dir;
   for (;;) {
     const found = environmentFilesUnder(dir).filter((f) => f !== own);
-    if (found.length > 0 || ENVIRONMENT_KIND.test(read(own))) return found;
+    if (found.length > 0 || ENVIRONMENT_KIND.test(text)) return found;
     if (dir === top || dirname(dir) === dir) return [];
     dir = dirname(dir);
   }

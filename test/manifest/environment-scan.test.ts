@@ -37,6 +37,8 @@ describe("the quick scan for Environment documents", () => {
 
 const ENV = "apiVersion: plumb/v1\nkind: Environment\nmetadata: {name: prod}\n";
 const DEPLOYMENT = "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: a}\n";
+/** A deployment that names its environments (metadata.environments). */
+const NAMING = "apiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: a\n  environments: [prod]\n";
 
 let root: string;
 
@@ -57,8 +59,11 @@ describe("environmentFilesFor", () => {
     await mkdir(join(root, "repo", ".git"), { recursive: true });
     await put("repo/environments/prod.yaml", ENV);
     await put("repo/environments/staging.yml", ENV.replace("prod", "staging"));
-    await put("repo/teams/saas/a.yaml", DEPLOYMENT);
+    await put("repo/teams/saas/a.yaml", NAMING);
     await put("repo/teams/saas/b.yaml", DEPLOYMENT.replace("{name: a}", "{name: b}"));
+    // b names no environment: another folder's Environment documents never decide where it goes.
+    expect(environmentFilesFor(join(root, "repo/teams/saas/b.yaml"))).toEqual([]);
+    expect(mayDefineEnvironments(join(root, "repo/teams/saas/b.yaml"))).toBe(false);
     expect(environmentFilesFor(join(root, "repo/teams/saas/a.yaml"))).toEqual([
       join(root, "repo/environments/prod.yaml"),
       join(root, "repo/environments/staging.yml"),
@@ -74,10 +79,10 @@ describe("environmentFilesFor", () => {
   it("stops at the git root, and outside git looks only in the file's own directory", async () => {
     await put("environments/prod.yaml", ENV); // above the repository: never read
     await mkdir(join(root, "repo", ".git"), { recursive: true });
-    await put("repo/a.yaml", DEPLOYMENT);
+    await put("repo/a.yaml", NAMING);
     expect(environmentFilesFor(join(root, "repo/a.yaml"))).toEqual([]);
     expect(mayDefineEnvironments(join(root, "repo/a.yaml"))).toBe(false);
-    await put("loose/a.yaml", DEPLOYMENT);
+    await put("loose/a.yaml", NAMING);
     expect(environmentFilesFor(join(root, "loose/a.yaml"))).toEqual([]);
   });
 
