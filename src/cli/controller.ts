@@ -30,7 +30,98 @@ export function controllerCommand(): Command {
       "\nMemory: the controller sets its own heap settings. Under a limit of 512 MiB or less\n" +
         "(PLUMB_MEMORY_LIMIT, e.g. 256Mi, else the container's cgroup limit) it sizes itself for a\n" +
         'small pod: old generation at half the limit (docs/controller.md "Speed and memory").',
-    )
+    );
+  addSourceOptions(command);
+  addDriftAndPruneOptions(command);
+  addTuningOptions(command);
+  addStatusOptions(command);
+  command.addOption(envOption());
+  addConnectionOptions(command, "also commit the status to this branch of the manifest repository");
+  // There is no PATH argument here: the status store sits in the manifest repository.
+  const statusDir = command.options.find((option) => option.long === "--status-dir");
+  if (statusDir)
+    statusDir.description =
+      "status store (default <manifest directory (--path)>/.plumb/status, as plan and apply)";
+  return command.action(async (flags: Flags, cmd: Command) => {
+    flags.branchSet = cmd.getOptionValueSource("branch") === "cli";
+    const unapplied = tuneHeapForController(
+      process,
+      memoryLimitFrom(process.env, process.constrainedMemory?.()),
+    );
+    await runController(flags, process.env, process, unapplied);
+    process.exitCode = 0;
+  });
+}
+
+async function runController(
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+  signals: Signals,
+  unappliedHeapSettings?: ControllerRestart,
+): Promise<void> {
+  const source = sourceOf(flags, env);
+  const listen = listenSettings(flags, statusToken(flags, env));
+  // Read when the tree turns out to define no environment (each environment has its own settings).
+  const api = () => readApiOptions(env, flags);
+  // An Environment's api_url, api_key, tenant_id, mode and platform_url, as plan --env reads them.
+  const environmentApi = (environment: LoadedEnvironment, root: string) => {
+    const settings = settingsOf(environment, root, env);
+    return readApiOptions(settings.env, { ...flags, ...settings.flags });
+  };
+  // Readable lines on a terminal, JSON lines for log collectors (PLUMB_LOG_FORMAT overrides).
+  const logger = createLogger({ name: "plumb-controller" }, buildLogStream({ stdout: process.stdout, env }));
+  if (unappliedHeapSettings)
+    logger.warn(
+      { node: process.version, nodeFlags: unappliedHeapSettings.flags, env: unappliedHeapSettings.env },
+      "small memory limit, but this Node cannot restart itself with the heap settings for it (22.15+ can): set them in NODE_OPTIONS and the environment",
+    );
+  if (flags.insecureStatus && !statusToken(flags, env))
+    logger.warn(
+      { listen: flags.listen },
+      "--insecure-status: /status and the status page are open to anyone who reaches --listen",
+    );
+  // Signals are heard from the start: a standby waiting for the lock stops on SIGTERM too.
+  const { stopping, signal } = listenForSignals(signals);
+  let controller: Awaited<ReturnType<typeof startController>>;
+  try {
+    controller = await startController({
+      ...controllerSettings(flags, env),
+      source,
+      api,
+      environmentApi,
+      listen,
+      signal: stopping.signal,
+      logger,
+    });
+  } catch (error) {
+    if (stopping.signal.aborted) {
+      logger.info({}, "stopped while on standby");
+      return;
+    }
+    throw error;
+  }
+  // Lost already during startup (e.g. its fence lapsed) or later.
+  const lost = new Promise<"lock-lost">((resolveLost) =>
+    controller.lockLost.aborted
+      ? resolveLost("lock-lost")
+      : controller.lockLost.addEventListener("abort", () => resolveLost("lock-lost"), { once: true }),
+  );
+  const reason = await Promise.race([signal, lost]);
+  if (reason === "lock-lost") {
+    // Another controller has the store now: stop at once; the supervisor restarts this one as a standby.
+    await controller.stop(0);
+    throw new PlumbError(
+      "lock-lost",
+      "lost the state lock (another controller or plumb unlock --force took it); stopped reconciling, restart to stand by",
+    );
+  }
+  logger.info({ signal: reason }, "signal received");
+  await stopGracefully(controller, signals, flags.shutdownGrace, logger);
+}
+
+/** Where the manifests come from, and the status page's address and git hook. */
+function addSourceOptions(command: Command): void {
+  command
     .option("--dir <path>", "watch this manifest directory")
     .option("--repo <url>", "follow this git repository (credentials: PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN)")
     .option("--branch <name>", "branch of --repo to follow", "main")
@@ -46,7 +137,12 @@ export function controllerCommand(): Command {
       "serve the status page at / and /livez /readyz /metrics /status /hooks/git",
       "127.0.0.1:9400",
     )
-    .option("--webhook-secret-file <path>", "shared secret of POST /hooks/git (else PLUMB_WEBHOOK_SECRET)")
+    .option("--webhook-secret-file <path>", "shared secret of POST /hooks/git (else PLUMB_WEBHOOK_SECRET)");
+}
+
+/** Drift checks, self-heal, drift and promotion branches, and prune with its limits. */
+function addDriftAndPruneOptions(command: Command): void {
+  command
     .option("--drift-schedule <cron>", 'check drift on this schedule, e.g. "*/10 * * * *"', cronExpression)
     .option("--self-heal", "re-apply git's version when drift is found (default: report only)")
     .option(
@@ -79,7 +175,12 @@ export function controllerCommand(): Command {
       )
         .argParser(parseDuration)
         .default(30_000, "30s"),
-    )
+    );
+}
+
+/** Concurrency, debounce, timeouts, backoff, polling and shutdown. */
+function addTuningOptions(command: Command): void {
+  command
     .option("--concurrency <n>", "objects reconciled at once", positiveInt, 8)
     .addOption(
       new Option(
@@ -108,7 +209,12 @@ export function controllerCommand(): Command {
       new Option("--shutdown-grace <duration>", "on SIGTERM, how long running reconciles may finish")
         .argParser(parseDuration)
         .default(20_000, "20s"),
-    )
+    );
+}
+
+/** Who may read the status, notifications, the lease, the API budget. */
+function addStatusOptions(command: Command): void {
+  command
     .option(
       "--status-token-file <path>",
       "GET /status and the status page's data require Authorization: Bearer <token from this file> (else PLUMB_STATUS_TOKEN; unset: open, and --listen must be a loopback address)",
@@ -155,52 +261,12 @@ export function controllerCommand(): Command {
       "the key's request budget the controller keeps under (default 1000/10s, the API's default)",
       parseRateLimit,
     );
-  command.addOption(envOption());
-  addConnectionOptions(command, "also commit the status to this branch of the manifest repository");
-  // There is no PATH argument here: the status store sits in the manifest repository.
-  const statusDir = command.options.find((option) => option.long === "--status-dir");
-  if (statusDir)
-    statusDir.description =
-      "status store (default <manifest directory (--path)>/.plumb/status, as plan and apply)";
-  return command.action(async (flags: Flags, cmd: Command) => {
-    flags.branchSet = cmd.getOptionValueSource("branch") === "cli";
-    const unapplied = tuneHeapForController(
-      process,
-      memoryLimitFrom(process.env, process.constrainedMemory?.()),
-    );
-    await runController(flags, process.env, process, unapplied);
-    process.exitCode = 0;
-  });
 }
 
-async function runController(
-  flags: Flags,
-  env: NodeJS.ProcessEnv,
-  signals: Pick<NodeJS.Process, "once" | "on" | "removeListener">,
-  unappliedHeapSettings?: ControllerRestart,
-): Promise<void> {
-  const source = sourceOf(flags, env);
-  const listen = listenSettings(flags, statusToken(flags, env));
-  // Read when the tree turns out to define no environment (each environment has its own settings).
-  const api = () => readApiOptions(env, flags);
-  // An Environment's api_url, api_key, tenant_id, mode and platform_url, as plan --env reads them.
-  const environmentApi = (environment: LoadedEnvironment, root: string) => {
-    const settings = settingsOf(environment, root, env);
-    return readApiOptions(settings.env, { ...flags, ...settings.flags });
-  };
-  // Readable lines on a terminal, JSON lines for log collectors (PLUMB_LOG_FORMAT overrides).
-  const logger = createLogger({ name: "plumb-controller" }, buildLogStream({ stdout: process.stdout, env }));
-  if (unappliedHeapSettings)
-    logger.warn(
-      { node: process.version, nodeFlags: unappliedHeapSettings.flags, env: unappliedHeapSettings.env },
-      "small memory limit, but this Node cannot restart itself with the heap settings for it (22.15+ can): set them in NODE_OPTIONS and the environment",
-    );
-  if (flags.insecureStatus && !statusToken(flags, env))
-    logger.warn(
-      { listen: flags.listen },
-      "--insecure-status: /status and the status page are open to anyone who reaches --listen",
-    );
-  // Signals are heard from the start: a standby waiting for the lock stops on SIGTERM too.
+type Signals = Pick<NodeJS.Process, "once" | "on" | "removeListener">;
+
+/** The first SIGTERM or SIGINT: aborts `stopping` and resolves `signal` with its name. */
+function listenForSignals(signals: Signals) {
   const stopping = new AbortController();
   const signal = new Promise<NodeJS.Signals>((resolveSignal) => {
     const on = (name: NodeJS.Signals) => () => {
@@ -210,65 +276,48 @@ async function runController(
     signals.once("SIGTERM", on("SIGTERM"));
     signals.once("SIGINT", on("SIGINT"));
   });
-  let controller: Awaited<ReturnType<typeof startController>>;
-  try {
-    controller = await startController({
-      source,
-      api,
-      environments: flags.env,
-      environmentApi,
-      statusDir: flags.statusDir,
-      statusBranch: flags.statusBranch,
-      listen,
-      webhookSecret: webhookSecret(flags, env),
-      driftSchedule: flags.driftSchedule,
-      selfHeal: Boolean(flags.selfHeal),
-      prune: Boolean(flags.prune),
-      driftBranch: flags.driftBranch,
-      promoteBranchPrefix: flags.promoteBranchPrefix,
-      pruneMax: flags.pruneMax,
-      pruneWindowMs: flags.pruneWindow,
-      pruneDelayMs: flags.pruneDelay,
-      concurrency: flags.concurrency,
-      debounceMs: flags.debounce,
-      backoffBaseMs: 5_000,
-      backoffMaxMs: flags.backoffMax,
-      timeoutMs: flags.timeout,
-      pollIntervalMs: flags.pollInterval,
-      apiRateLimit: flags.apiRateLimit,
-      statusToken: statusToken(flags, env),
-      notify: { urls: flags.notify, secret: notifySecret(flags, env), pageUrl: flags.publicUrl },
-      lockLeaseMs: flags.lockLease,
-      signal: stopping.signal,
-      env,
-      logger,
-    });
-  } catch (error) {
-    if (stopping.signal.aborted) {
-      logger.info({}, "stopped while on standby");
-      return;
-    }
-    throw error;
-  }
-  // Lost already during startup (e.g. its fence lapsed) or later.
-  const lost = new Promise<"lock-lost">((resolveLost) =>
-    controller.lockLost.aborted
-      ? resolveLost("lock-lost")
-      : controller.lockLost.addEventListener("abort", () => resolveLost("lock-lost"), { once: true }),
-  );
-  const reason = await Promise.race([signal, lost]);
-  if (reason === "lock-lost") {
-    // Another controller has the store now: stop at once; the supervisor restarts this one as a standby.
-    await controller.stop(0);
-    throw new PlumbError(
-      "lock-lost",
-      "lost the state lock (another controller or plumb unlock --force took it); stopped reconciling, restart to stand by",
-    );
-  }
-  logger.info({ signal: reason }, "signal received");
+  return { stopping, signal };
+}
+
+/** The controller's settings that come straight from the flags and the environment. */
+function controllerSettings(flags: Flags, env: NodeJS.ProcessEnv) {
+  return {
+    environments: flags.env,
+    statusDir: flags.statusDir,
+    statusBranch: flags.statusBranch,
+    webhookSecret: webhookSecret(flags, env),
+    driftSchedule: flags.driftSchedule,
+    selfHeal: Boolean(flags.selfHeal),
+    prune: Boolean(flags.prune),
+    driftBranch: flags.driftBranch,
+    promoteBranchPrefix: flags.promoteBranchPrefix,
+    pruneMax: flags.pruneMax,
+    pruneWindowMs: flags.pruneWindow,
+    pruneDelayMs: flags.pruneDelay,
+    concurrency: flags.concurrency,
+    debounceMs: flags.debounce,
+    backoffBaseMs: 5_000,
+    backoffMaxMs: flags.backoffMax,
+    timeoutMs: flags.timeout,
+    pollIntervalMs: flags.pollInterval,
+    apiRateLimit: flags.apiRateLimit,
+    statusToken: statusToken(flags, env),
+    notify: { urls: flags.notify, secret: notifySecret(flags, env), pageUrl: flags.publicUrl },
+    lockLeaseMs: flags.lockLease,
+    env,
+  };
+}
+
+/** Lets running reconciles finish for `graceMs`; a second signal stops waiting. */
+async function stopGracefully(
+  controller: Awaited<ReturnType<typeof startController>>,
+  signals: Signals,
+  graceMs: number,
+  logger: ReturnType<typeof createLogger>,
+): Promise<void> {
   // A second signal abandons the wait for running reconciles (they resume on the next start).
   const hurry = () => logger.warn({}, "second signal: not waiting any longer");
-  const stopped = controller.stop(flags.shutdownGrace);
+  const stopped = controller.stop(graceMs);
   const force = new Promise<void>((resolveForce) => {
     const onAgain = () => {
       hurry();
