@@ -26,11 +26,7 @@ export type PruneLimits = {
 };
 
 /** The budget now: the limits and the deletions the ledger holds within the window. */
-async function loadPruneBudget(
-  statusDir: string,
-  limits: PruneLimits,
-  now: number,
-): Promise<PruneBudget> {
+async function loadPruneBudget(statusDir: string, limits: PruneLimits, now: number): Promise<PruneBudget> {
   const max = limits.max ?? DEFAULT_PRUNE_MAX;
   const windowMs = limits.windowMs ?? DEFAULT_PRUNE_WINDOW_MS;
   if (limits.lift) return { max, windowMs, used: 0 };
