@@ -6,31 +6,27 @@ import { applyCommand } from "../../src/cli/apply.js";
 import { driftCommand } from "../../src/cli/drift.js";
 import { planCommand } from "../../src/cli/plan.js";
 import { renderCommand } from "../../src/cli/render.js";
-import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
-import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
+import {
+  type CommandIo,
+  environmentDoc,
+  PROD_KEY,
+  runCommand,
+  STAGING_KEY,
+  startTwoPlanes,
+} from "./two-planes.js";
 
 // drift --write with environments (docs/drift.md, "With environments"): a value changed live in
 // one environment goes into that environment's override (edited in place, or added when the
 // base's value is shared), or into the base when every other environment overrides it; every
 // other environment renders exactly as before, and the next plan is a no-op. Two control planes.
 
-const STAGING_KEY = "staging-key-0123456789abcdef";
-const PROD_KEY = "prod-key-0123456789abcdef0123";
-
 let staging: RunningControlPlane;
 let prod: RunningControlPlane;
 let dir: string;
 
-const environment = (name: string, extra = "") => `apiVersion: plumb/v1
-kind: Environment
-metadata:
-  name: ${name}
-spec:
-  api_url: {env: ${name.toUpperCase()}_API_URL}
-  api_key: {env: ${name.toUpperCase()}_API_KEY}
-  mode: saas
-${extra}`;
+const environment = environmentDoc;
 
 const SUPPORT = `# The support agent: one definition, two environments.
 apiVersion: plumb/v1
@@ -59,10 +55,7 @@ spec:
 `;
 
 beforeAll(async () => {
-  const grant = (key: string) => ({ apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }] });
-  const fast = { revisionSeconds: 0, deploymentReadySeconds: 0 };
-  staging = await startControlPlane({ ...fast, ...grant(STAGING_KEY) });
-  prod = await startControlPlane({ ...fast, ...grant(PROD_KEY) });
+  ({ staging, prod } = await startTwoPlanes());
   dir = await mkdtemp(join(tmpdir(), "plumb-env-drift-write-"));
   await mkdir(join(dir, "environments"));
   await writeFile(
@@ -82,28 +75,9 @@ afterAll(async () => {
 
 type Command = typeof planCommand | typeof applyCommand | typeof driftCommand | typeof renderCommand;
 async function run(command: Command, args: string[]) {
-  let out = "";
-  let err = "";
-  process.exitCode = 0;
-  const io = {
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-    stdin: { isTTY: false },
-    signals: { once: () => process, removeListener: () => process },
-    env: {
-      STAGING_API_URL: staging.url,
-      STAGING_API_KEY: STAGING_KEY,
-      PROD_API_URL: prod.url,
-      PROD_API_KEY: PROD_KEY,
-      NO_COLOR: "1",
-    },
-  };
-  const cmd =
+  const build = (io: CommandIo) =>
     command === renderCommand ? renderCommand(io.stdout, io.stderr) : (command as typeof planCommand)(io);
-  await cmd.parseAsync(args, { from: "user" });
-  const code = process.exitCode;
-  process.exitCode = 0;
-  return { out, err, code };
+  return runCommand(build, args, { staging, prod });
 }
 
 /** Changes a deployment's image in the UI, as a person would. */

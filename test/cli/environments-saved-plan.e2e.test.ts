@@ -4,32 +4,21 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/apply.js";
 import { planCommand } from "../../src/cli/plan.js";
-import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
-import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
+import { environmentDoc, PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
 
 // Saved plans with environments (docs/environments.md, "Saved plans"): plan --out saves each
 // environment's plan with the control plane it was computed against; apply --plan applies each
 // part with that environment's client, refuses a part that went stale or whose environment now
 // resolves to another control plane, and --env filters both. Counted on two control planes.
 
-const STAGING_KEY = "staging-key-0123456789abcdef";
-const PROD_KEY = "prod-key-0123456789abcdef0123";
-
 let staging: RunningControlPlane;
 let prod: RunningControlPlane;
 let dir: string;
 let planFile: string;
 
-const environment = (name: string) => `apiVersion: plumb/v1
-kind: Environment
-metadata:
-  name: ${name}
-spec:
-  api_url: {env: ${name.toUpperCase()}_API_URL}
-  api_key: {env: ${name.toUpperCase()}_API_KEY}
-  mode: saas
-`;
+const environment = environmentDoc;
 
 const deployment = (image: string, prodImage: string) => `apiVersion: plumb/v1
 kind: Deployment
@@ -45,10 +34,7 @@ environments:
 `;
 
 beforeEach(async () => {
-  const grant = (key: string) => ({ apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }] });
-  const fast = { revisionSeconds: 0, deploymentReadySeconds: 0 };
-  staging = await startControlPlane({ ...fast, ...grant(STAGING_KEY) });
-  prod = await startControlPlane({ ...fast, ...grant(PROD_KEY) });
+  ({ staging, prod } = await startTwoPlanes());
   dir = await mkdtemp(join(tmpdir(), "plumb-env-saved-plan-"));
   planFile = `${dir}.plan.json`;
   await mkdir(join(dir, "environments"));
@@ -63,30 +49,8 @@ afterEach(async () => {
   await rm(planFile, { force: true });
 });
 
-async function run(command: typeof planCommand | typeof applyCommand, args: string[], env = {}) {
-  let out = "";
-  let err = "";
-  process.exitCode = 0;
-  const io = {
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-    stdin: { isTTY: false },
-    signals: { once: () => process, removeListener: () => process },
-    env: {
-      STAGING_API_URL: staging.url,
-      STAGING_API_KEY: STAGING_KEY,
-      PROD_API_URL: prod.url,
-      PROD_API_KEY: PROD_KEY,
-      PLUMB_API_URL: "http://127.0.0.1:9", // never used with environments
-      NO_COLOR: "1",
-      ...env,
-    },
-  };
-  await command(io).parseAsync(args, { from: "user" });
-  const code = process.exitCode;
-  process.exitCode = 0;
-  return { out, err, code };
-}
+const run = (command: typeof planCommand | typeof applyCommand, args: string[], env = {}) =>
+  runCommand(command, args, { staging, prod }, env);
 
 /** Every deployment of a control plane with its image and number of revisions. */
 async function counted(cp: RunningControlPlane, key: string) {

@@ -5,30 +5,19 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/apply.js";
 import { planCommand } from "../../src/cli/plan.js";
-import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
-import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
+import { environmentDoc, PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
 
 // One manifest file as PATH in a repository with environments (docs/environments.md, "One file as
 // PATH"): it runs with the Environment documents of the nearest directory tree that has any, up to
 // the git root, and its prune stays scoped to the file (a one-file apply never deletes siblings).
 
-const STAGING_KEY = "staging-key-0123456789abcdef";
-const PROD_KEY = "prod-key-0123456789abcdef0123";
-
 let staging: RunningControlPlane;
 let prod: RunningControlPlane;
 let repo: string;
 
-const environment = (name: string) => `apiVersion: plumb/v1
-kind: Environment
-metadata:
-  name: ${name}
-spec:
-  api_url: {env: ${name.toUpperCase()}_API_URL}
-  api_key: {env: ${name.toUpperCase()}_API_KEY}
-  mode: saas
-`;
+const environment = environmentDoc;
 
 const deployment = (name: string, image: string, prodImage: string) => `apiVersion: plumb/v1
 kind: Deployment
@@ -44,10 +33,7 @@ environments:
 `;
 
 beforeAll(async () => {
-  const grant = (key: string) => ({ apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }] });
-  const fast = { revisionSeconds: 0, deploymentReadySeconds: 0 };
-  staging = await startControlPlane({ ...fast, ...grant(STAGING_KEY) });
-  prod = await startControlPlane({ ...fast, ...grant(PROD_KEY) });
+  ({ staging, prod } = await startTwoPlanes());
   repo = await mkdtemp(join(tmpdir(), "plumb-env-one-file-"));
   execFileSync("git", ["init", "-q", repo]);
   await mkdir(join(repo, "environments"));
@@ -63,28 +49,8 @@ afterAll(async () => {
   await rm(repo, { recursive: true, force: true });
 });
 
-async function run(command: typeof planCommand | typeof applyCommand, args: string[]) {
-  let out = "";
-  let err = "";
-  process.exitCode = 0;
-  const io = {
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-    stdin: { isTTY: false },
-    signals: { once: () => process, removeListener: () => process },
-    env: {
-      STAGING_API_URL: staging.url,
-      STAGING_API_KEY: STAGING_KEY,
-      PROD_API_URL: prod.url,
-      PROD_API_KEY: PROD_KEY,
-      NO_COLOR: "1",
-    },
-  };
-  await command(io).parseAsync(args, { from: "user" });
-  const code = process.exitCode;
-  process.exitCode = 0;
-  return { out, err, code };
-}
+const run = (command: typeof planCommand | typeof applyCommand, args: string[]) =>
+  runCommand(command, args, { staging, prod });
 
 const images = async (cp: RunningControlPlane, key: string) =>
   Object.fromEntries(
