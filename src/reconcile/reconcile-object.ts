@@ -152,6 +152,19 @@ const storeOf = (key: string, previous: ObjectStatus | undefined) => ({
   problems: [],
 });
 
+/** The log line for fields held because the record does not say what plumb last applied. */
+const UNKNOWN_BASE_KEPT =
+  "unknown base: kept live's value (the record does not say what plumb last applied; plumb apply or --self-heal sends git's)";
+
+/** The held fields (driftFields) by origin: live moved since the last apply, or base unknown. */
+function heldByOrigin(change: PlannedChange): { drift: string[]; unknown: string[] } {
+  const held = driftFields(change);
+  return {
+    drift: held.filter((f) => f.origin === "drift").map((f) => f.field),
+    unknown: held.filter((f) => f.origin === "unknown").map((f) => f.field),
+  };
+}
+
 function warnDriftAndConflicts(
   log: Logger,
   planned: PlannedChange,
@@ -159,11 +172,15 @@ function warnDriftAndConflicts(
   drifted: readonly string[],
   selfHeal: boolean,
 ): void {
-  if (drifted.length > 0 && !selfHeal && change.action === "update")
-    log.warn(
-      { drift: "differs", fields: drifted },
-      "drift detected: kept live's value, applying git's changes",
-    );
+  if (drifted.length > 0 && !selfHeal && change.action === "update") {
+    const { drift, unknown } = heldByOrigin(planned);
+    if (drift.length > 0)
+      log.warn(
+        { drift: "differs", fields: drift },
+        "drift detected: kept live's value, applying git's changes",
+      );
+    if (unknown.length > 0) log.warn({ fields: unknown }, UNKNOWN_BASE_KEPT);
+  }
   const conflicts = (planned.fields ?? []).filter((f) => f.origin === "conflict").map((f) => f.field);
   if (conflicts.length > 0)
     log.warn(
@@ -183,7 +200,11 @@ async function reportDrift(ctx: ReconcileContext, object: PlannedObject, log: Lo
     now: ctx.clock.now(),
   });
   for (const record of refreshed.records) await ctx.record(record);
-  log.warn({ drift, fields: [...planned.revision_fields, ...planned.in_place_fields] }, "drift detected");
+  const fields = [...planned.revision_fields, ...planned.in_place_fields];
+  const { drift: drifted, unknown } = heldByOrigin(planned);
+  // Fields whose base is unknown are not known to be drift: say so, not "drift detected".
+  if (unknown.length > 0 && drifted.length === 0) log.warn({ fields: unknown }, UNKNOWN_BASE_KEPT);
+  else log.warn({ drift, fields }, "drift detected");
   const result = "drift-reported";
   return { ok: true, action: planned.action, result, drift, apply: null, change: planned };
 }

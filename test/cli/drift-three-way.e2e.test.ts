@@ -136,6 +136,7 @@ describe("plumb drift: change, drift, conflict", () => {
 
     // A controller (re)started on these records, without --self-heal, sends nothing for either.
     const before = { same: await revisions("same"), moved: await revisions("moved") };
+    const log = memoryLogger();
     const started = await startController({
       source: { kind: "dir", dir: root },
       api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
@@ -149,12 +150,20 @@ describe("plumb drift: change, drift, conflict", () => {
       pollIntervalMs: 10,
       maxPollIntervalMs: 50,
       env: process.env,
-      logger: memoryLogger().logger,
+      logger: log.logger,
     });
     running.push(started);
     await waitFor("first reconcile of every object", () => started.ready());
     await waitFor("queue idle", () => started.status().queue.running === 0);
     expect({ same: await revisions("same"), moved: await revisions("moved") }).toEqual(before);
     expect((await client().deployment("moved")).source_revision_config?.image_uri).toBe("img/moved:hotfix");
+    // "moved" has no known base: the log says so, not "drift detected" ("same" was written back above).
+    const about = (name: string) =>
+      log
+        .lines()
+        .filter((line) => line.level === 40 && line.object === name)
+        .map((line) => String(line.msg));
+    expect(about("moved")).toEqual([expect.stringMatching(/^unknown base: kept live's value/)]);
+    expect(about("same")).toEqual([]);
   });
 });
