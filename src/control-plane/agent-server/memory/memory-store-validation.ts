@@ -1,5 +1,5 @@
 import { STORE_LIMITS, type StoreItem } from "./memory-store.js";
-import { isObject, type Parsed, type ValidationIssue } from "../validation.js";
+import { isObject, pageParams, type Parsed, type ValidationIssue } from "../validation.js";
 
 /** Bodies and query strings of the store routes, with the limits of STORE_LIMITS. */
 
@@ -63,24 +63,6 @@ export function parseItemRef(namespace: unknown, key: unknown, where: "query" | 
   return done(issues, value);
 }
 
-function page(body: Record<string, unknown>, fallback: number, issues: ValidationIssue[]) {
-  const limit = body.limit ?? fallback;
-  const offset = body.offset ?? 0;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000)
-    issues.push({
-      loc: ["body", "limit"],
-      msg: "Input should be an integer from 1 to 1000",
-      type: "int_parsing",
-    });
-  if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0)
-    issues.push({
-      loc: ["body", "offset"],
-      msg: "Input should be a non-negative integer",
-      type: "int_parsing",
-    });
-  return { limit: limit as number, offset: offset as number };
-}
-
 export type ItemSearch = {
   prefix: string[];
   filter: Record<string, unknown>;
@@ -95,7 +77,7 @@ export function parseSearch(raw: unknown): Parsed<ItemSearch> {
   const filter = body.filter ?? {};
   if (!isObject(filter))
     issues.push({ loc: ["body", "filter"], msg: "Input should be a valid dictionary", type: "dict_type" });
-  return done(issues, { prefix, filter: isObject(filter) ? filter : {}, ...page(body, 10, issues) });
+  return done(issues, { prefix, filter: isObject(filter) ? filter : {}, ...pageParams(body, 10, issues) });
 }
 
 export type NamespaceSearch = {
@@ -123,5 +105,5 @@ export function parseNamespaceSearch(raw: unknown): Parsed<NamespaceSearch> {
       type: "int_parsing",
     });
   const maxDepth = typeof depth === "number" ? depth : undefined;
-  return done(issues, { prefix, suffix, maxDepth, ...page(body, 100, issues) });
+  return done(issues, { prefix, suffix, maxDepth, ...pageParams(body, 100, issues) });
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "../route-kit.js";
 import { parseSelect, pick } from "../select.js";
-import { isObject, optionalEnum, UUID, type ValidationIssue } from "../validation.js";
+import { isObject, optionalEnum, pageParams, UUID, type ValidationIssue } from "../validation.js";
 import { threadView } from "../views.js";
 
 /**
@@ -44,25 +44,6 @@ function parseFilters(body: Record<string, unknown>, issues: ValidationIssue[]) 
   };
 }
 
-function parsePage(body: Record<string, unknown>, issues: ValidationIssue[]) {
-  // Absent or null takes the default; any other type is refused, as the open-source server does.
-  const limit = body.limit ?? 10;
-  const offset = body.offset ?? 0;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000)
-    issues.push({
-      loc: ["body", "limit"],
-      msg: "Input should be an integer from 1 to 1000",
-      type: "int_parsing",
-    });
-  if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0)
-    issues.push({
-      loc: ["body", "offset"],
-      msg: "Input should be a non-negative integer",
-      type: "int_parsing",
-    });
-  return { limit: limit as number, offset: offset as number };
-}
-
 export function registerThreadSearchRoutes(
   app: FastifyInstance,
   { store }: AgentRoutesDeps,
@@ -87,7 +68,7 @@ export function registerThreadSearchRoutes(
     const body = isObject(request.body) ? request.body : {};
     const issues: ValidationIssue[] = [];
     const filters = parseFilters(body, issues);
-    const { limit, offset } = parsePage(body, issues);
+    const { limit, offset } = pageParams(body, 10, issues);
     const sortBy = optionalEnum(body, "sort_by", SORT_FIELDS, "created_at", issues);
     const order =
       optionalEnum(body, "sort_order", ["asc", "desc"] as const, "desc", issues) === "asc" ? 1 : -1;
