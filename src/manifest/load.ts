@@ -2,15 +2,9 @@ import { realpathSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { PlumbError } from "../errors.js";
-import {
-  MAX_MANIFEST_BYTES,
-  type ParsedDocument,
-  type ParseResult,
-  parseManifestText,
-  problemAt,
-} from "./parse.js";
+import { MAX_MANIFEST_BYTES, type ParsedDocument, type ParseResult, problemAt } from "./parse.js";
 import { parseFiles, parseThreads } from "./parse-pool.js";
-import { inside, OFF_THREAD, readManifestText, toRelative, type YamlFile } from "./read-file.js";
+import { inside, OFF_THREAD, readAndParse, toRelative, type YamlFile } from "./read-file.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
 import { validateDocuments, validating } from "./validate.js";
 import { environmentFilesFor } from "./environment-scan.js";
@@ -81,7 +75,7 @@ function environmentsFor(file: string, base: string, maxBytes: number, problems:
   const documents: ParsedDocument[] = [];
   for (const path of environmentFilesFor(file)) {
     const real = realpathSync(path);
-    const result = readOne({ path, real }, base, dirname(real), maxBytes) as ParseResult;
+    const result = readAndParse({ path, real }, base, dirname(real), maxBytes) as ParseResult;
     documents.push(...result.documents.filter((d) => d.value.kind === "Environment"));
     problems.push(...result.problems);
   }
@@ -108,7 +102,7 @@ export async function loadManifestsInSlices(
   };
   const documents: ParsedDocument[] = [];
   for (const file of files) {
-    const result = readOne(file, base, realBase, maxBytes, options.maxFileBytes);
+    const result = readAndParse(file, base, realBase, maxBytes, options.maxFileBytes);
     if (result === OFF_THREAD) return { offThread: toRelative(base, file.path) };
     documents.push(...result.documents);
     problems.push(...result.problems);
@@ -186,19 +180,6 @@ const symlinkProblem = (file: string, exists: boolean): Problem =>
         "",
         "symlink target does not exist",
       );
-
-/** One file read and parsed here (the slices' path; `offThreadOver` as readManifestText). */
-function readOne(
-  file: YamlFile,
-  base: string,
-  realBase: string,
-  maxBytes: number,
-  offThreadOver = Infinity,
-): ParseResult | typeof OFF_THREAD {
-  const read = readManifestText(file, base, realBase, maxBytes, offThreadOver);
-  if (typeof read === "symbol" || !("text" in read)) return read;
-  return parseManifestText(read.text, read.file);
-}
 
 /** PATH holds no plumb manifest (apiVersion: plumb/v1) at all. */
 export const noManifests = (path: string) =>

@@ -10,7 +10,7 @@ import {
   withLocators,
 } from "./parse.js";
 import type { Problem } from "./types.js";
-import { readManifestText, type YamlFile } from "./read-file.js";
+import { readAndParse, readManifestText, type YamlFile } from "./read-file.js";
 
 // Parsing is most of validate's and plan's loading: the `yaml` parser takes ~0.45 ms per manifest
 // on one core here (bench/validate.bench.ts). A big tree is cut into contiguous parts, one per
@@ -45,17 +45,9 @@ export function parseForThread(
   return { file: read.file, text: read.text, documents: plain, problems };
 }
 
-/** Reads and parses one file on this thread. */
-export function parseOnThisThread(
-  file: YamlFile,
-  base: string,
-  realBase: string,
-  maxBytes: number,
-): ParseResult {
-  const read = readManifestText(file, base, realBase, maxBytes);
-  if (typeof read === "symbol") throw new Error("unreachable: no off-thread limit was given");
-  return "text" in read ? parseManifestText(read.text, read.file) : read;
-}
+/** Reads and parses one file on this thread (no off-thread limit: always a result). */
+export const parseOnThisThread = (file: YamlFile, base: string, realBase: string, maxBytes: number) =>
+  readAndParse(file, base, realBase, maxBytes) as ParseResult;
 
 const fromThread = (reply: ThreadParse, file: YamlFile, context: Context): ParseResult => {
   if (reply === "main") return parseOnThisThread(file, context.base, context.realBase, context.maxBytes);

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { basename, relative, sep } from "node:path";
-import { decodeManifestBytes, type ParseResult, problemAt, tooLarge } from "./parse.js";
+import { decodeManifestBytes, parseManifestText, type ParseResult, problemAt, tooLarge } from "./parse.js";
 
 /** A manifest file: the path shown (under the root) and the real path read (symlinks resolved). */
 export type YamlFile = { path: string; real: string };
@@ -58,4 +58,17 @@ export function readManifestText(
   } finally {
     closeSync(fd);
   }
+}
+
+/** One file read and parsed on this thread (`offThreadOver` as readManifestText). */
+export function readAndParse(
+  file: YamlFile,
+  base: string,
+  realBase: string,
+  maxBytes: number,
+  offThreadOver = Infinity,
+): ParseResult | typeof OFF_THREAD {
+  const read = readManifestText(file, base, realBase, maxBytes, offThreadOver);
+  if (typeof read === "symbol" || !("text" in read)) return read;
+  return parseManifestText(read.text, read.file);
 }
