@@ -1,27 +1,22 @@
-import { execFile } from "node:child_process";
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { expect, it } from "vitest";
-import { startController } from "../../../src/controller/controller.js";
-import { api, waitFor } from "../support.js";
+import { api } from "../support.js";
 import {
-  environmentOptions,
+  git,
   imageOn,
   PROD_KEY,
+  pushTreeToGit,
   revisionsOn,
   STAGING_KEY,
+  startGitController,
   useEnvironmentsHarness,
-  writeTree,
 } from "./fixture.js";
 
 // controller --drift-branch with environments: each environment writes the live values of its
 // drifted fields to a branch of its own, NAME/ENV, into the layer only that environment resolves
 // (prod's override; the base of a deployment that runs in staging alone), as drift --write --env.
 
-const run = promisify(execFile);
-const git = (cwd: string, ...args: string[]) =>
-  run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
 const h = useEnvironmentsHarness("plumb-ctl-envs-drift-branch-");
 
 async function patchImage(url: string, key: string, name: string, image: string) {
@@ -31,36 +26,10 @@ async function patchImage(url: string, key: string, name: string, image: string)
 }
 
 it("writes each environment's drift to NAME/ENV, into that environment's own layer", async () => {
-  const bare = join(h.dir, "manifests.git");
-  const work = join(h.dir, "work");
-  await run("git", ["init", "--bare", "-b", "main", bare]);
-  await run("git", ["clone", bare, work]);
-  await git(work, "checkout", "-B", "main");
-  const tree = { ...h, dir: join(work, "deploy") };
-  await mkdir(tree.dir, { recursive: true });
-  await writeTree(tree);
-  await git(work, "add", ".");
-  await git(work, "commit", "-m", "environments");
-  await git(work, "push", "origin", "main");
-  const alpha = await readFile(join(tree.dir, "alpha.yaml"), "utf8");
-  const beta = await readFile(join(tree.dir, "beta.yaml"), "utf8");
-
-  const controller = await startController(
-    environmentOptions(h, {
-      source: {
-        kind: "git",
-        url: bare,
-        branch: "main",
-        path: "deploy",
-        workDir: join(h.dir, "checkout"),
-        intervalMs: 3_600_000,
-      },
-      driftBranch: "plumb-drift",
-    }),
-  );
-  h.controllers.push(controller);
-  const led = () => (controller.status().environments ?? []).filter((e) => e.role === "leader").length;
-  await waitFor("both environments settled", () => led() === 2 && controller.ready(), 30_000);
+  const { bare, deployDir } = await pushTreeToGit(h);
+  const alpha = await readFile(join(deployDir, "alpha.yaml"), "utf8");
+  const beta = await readFile(join(deployDir, "beta.yaml"), "utf8");
+  const controller = await startGitController(h, bare, { driftBranch: "plumb-drift" });
 
   await patchImage(h.prod.url, PROD_KEY, "alpha", "img/alpha:hotfix");
   await patchImage(h.staging.url, STAGING_KEY, "beta", "img/beta:hotfix");
@@ -71,7 +40,7 @@ it("writes each environment's drift to NAME/ENV, into that environment's own lay
   };
   await controller.checkDrift();
 
-  const show = async (ref: string) => (await run("git", ["--git-dir", bare, "show", ref])).stdout;
+  const show = async (ref: string) => (await git(bare, "show", ref)).stdout;
   // prod's value came from prod's override: only that line changes; staging's base is untouched.
   expect(await show("plumb-drift/prod:deploy/alpha.yaml")).toBe(
     alpha.replace("img/alpha:prod-1", "img/alpha:hotfix"),
@@ -82,8 +51,7 @@ it("writes each environment's drift to NAME/ENV, into that environment's own lay
     beta.replace("img/beta:1", "img/beta:hotfix"),
   );
   expect(await show("plumb-drift/staging:deploy/alpha.yaml")).toBe(alpha);
-  const message = (await run("git", ["--git-dir", bare, "log", "-1", "--format=%B", "plumb-drift/prod"]))
-    .stdout;
+  const message = (await git(bare, "log", "-1", "--format=%B", "plumb-drift/prod")).stdout;
   expect(message).toContain("plumb: write back drift found live in prod");
   expect(message).toContain("(into environments.prod.spec.source_revision_config.image_uri)");
   expect(await show("main:deploy/alpha.yaml")).toBe(alpha);

@@ -1,15 +1,21 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterEach, beforeEach } from "vitest";
 import { readApiOptions } from "../../../src/api/config.js";
 import { settingsOf } from "../../../src/cli/environments.js";
-import type { Controller, ControllerStartOptions } from "../../../src/controller/controller.js";
+import {
+  type Controller,
+  type ControllerStartOptions,
+  startController,
+} from "../../../src/controller/controller.js";
 import { DEFAULT_TENANT_ID } from "../../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../../src/control-plane/server.js";
 import type { LoadedEnvironment } from "../../../src/manifest/types.js";
 import { fastControllerOptions } from "../harness.js";
-import { api, memoryLogger, writeDoc } from "../support.js";
+import { api, memoryLogger, waitFor, writeDoc } from "../support.js";
 import { createLogger } from "../../../src/logger.js";
 
 // Two real control planes on loopback, staging and prod, each with its own API key, and a manifest
@@ -131,4 +137,47 @@ export async function imageOn(
 ): Promise<string | undefined> {
   const d = await api(cp.url, key).deployment(name);
   return (d as { source_revision_config?: { image_uri?: string } }).source_revision_config?.image_uri;
+}
+
+const execFileAsync = promisify(execFile);
+/** git with a committer identity, in `cwd`. */
+export const git = (cwd: string, ...args: string[]) =>
+  execFileAsync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
+
+/** The harness's tree committed under deploy/ on main of a bare repository (h.dir/manifests.git). */
+export async function pushTreeToGit(h: EnvironmentsHarness): Promise<{ bare: string; deployDir: string }> {
+  const bare = join(h.dir, "manifests.git");
+  const work = join(h.dir, "work");
+  await execFileAsync("git", ["init", "--bare", "-b", "main", bare]);
+  await execFileAsync("git", ["clone", bare, work]);
+  await git(work, "checkout", "-B", "main");
+  const deployDir = join(work, "deploy");
+  await mkdir(deployDir, { recursive: true });
+  await writeTree({ ...h, dir: deployDir });
+  await git(work, "add", ".");
+  await git(work, "commit", "-m", "environments");
+  await git(work, "push", "origin", "main");
+  return { bare, deployDir };
+}
+
+/** A controller following deploy/ of that repository, once it leads both environments and is ready. */
+export async function startGitController(
+  h: EnvironmentsHarness,
+  bare: string,
+  extra: Partial<ControllerStartOptions>,
+): Promise<Controller> {
+  const source = {
+    kind: "git" as const,
+    url: bare,
+    branch: "main",
+    path: "deploy",
+    workDir: join(h.dir, "checkout"),
+    intervalMs: 3_600_000,
+  };
+  const controller = await startController(environmentOptions(h, { source, ...extra }));
+  h.controllers.push(controller);
+  // ready() holds once the environments led so far are settled: wait until both are led here.
+  const led = () => (controller.status().environments ?? []).filter((e) => e.role === "leader").length;
+  await waitFor("both environments settled", () => led() === 2 && controller.ready(), 30_000);
+  return controller;
 }
