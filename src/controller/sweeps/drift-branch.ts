@@ -58,13 +58,20 @@ export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<st
       recorded: (kind, name) => deps.statuses.get(statusKey(kind, name)),
       ...(environment === undefined ? {} : { environment }),
     });
-    if (!result.ok) return [];
+    if (!result.ok) {
+      const problems = result.problems.filter((p) => p.severity === "error").length;
+      deps.log.warn({ branch, problems }, "drift branch not written: the manifests did not plan");
+      return [];
+    }
     const report = buildDriftReport(
       result.plan,
       { objects: new Map(deps.statuses), problems: [] },
       result.live.deployments,
     );
-    if (planDriftEdits(report).edits.size === 0) return [];
+    if (planDriftEdits(report).edits.size === 0) {
+      deps.log.debug({ branch, drifted: report.items.length }, "drift branch not written: no field to write");
+      return [];
+    }
     const worktree = await mkdtemp(join(tmpdir(), "plumb-drift-branch-"));
     const repo = git(deps.source.repoRoot);
     try {

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { expect, it } from "vitest";
+import { expect, it, onTestFailed } from "vitest";
+import { memoryLogger } from "../support.js";
 import { api } from "../support.js";
 import {
   git,
@@ -29,7 +30,10 @@ it("writes each environment's drift to NAME/ENV, into that environment's own lay
   const { bare, deployDir } = await pushTreeToGit(h);
   const alpha = await readFile(join(deployDir, "alpha.yaml"), "utf8");
   const beta = await readFile(join(deployDir, "beta.yaml"), "utf8");
-  const controller = await startGitController(h, bare, { driftBranch: "plumb-drift" });
+  const log = memoryLogger();
+  // A failure says what the controller did: which store checked drift, what each writer decided.
+  onTestFailed(() => console.error(log.text()));
+  const controller = await startGitController(h, bare, { driftBranch: "plumb-drift", logger: log.logger });
 
   await patchImage(h.prod.url, PROD_KEY, "alpha", "img/alpha:hotfix");
   await patchImage(h.staging.url, STAGING_KEY, "beta", "img/beta:hotfix");
