@@ -54,12 +54,8 @@ export async function createLockDir(lockPath: string, holder: LockHolder, leaseM
     await writeFile(join(fresh, HOLDER_FILE), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 });
     await writeFile(join(fresh, beat(holder.id, 0)), "");
     // Claimed by mkdir first: rename() would replace an empty directory, an older plumb's lock.
-    try {
-      await mkdir(lockPath);
-    } catch (error) {
-      if (code(error) === "EEXIST") return false;
-      throw error;
-    }
+    // (A lock there: EEXIST, one of HELD below.)
+    await mkdir(lockPath);
     await rename(fresh, lockPath).catch(async (error: unknown) => {
       await rmdir(lockPath).catch(() => undefined); // the empty claim, not anyone's lock
       throw error;

@@ -1,0 +1,198 @@
+import { mkdir, mkdtemp, readdir, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { newHolder } from "../../src/lock/holder.js";
+import { acquireStateLock } from "../../src/lock/index.js";
+import {
+  createLockDir,
+  readLockDir,
+  releaseLockDir,
+  renewLockDir,
+  renewLockDirSync,
+  takeOverLockDir,
+} from "../../src/lock/lock-dir.js";
+import { lockPathOf } from "../../src/lock/local-lock.js";
+
+// The lock directory's own operations (lock-dir.ts), each an atomic rename: what a waiter reads, a
+// holder's renewal and release, a waiter's takeover of the lock it watched expire. A renewal or
+// takeover that finds the lock someone else's says so (false) and leaves it; a disk error is thrown.
+
+let root: string;
+let lockPath: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "plumb-lock-dir-"));
+  lockPath = lockPathOf({ statusDir: join(root, ".plumb", "status") });
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+/** A lock of a holder on another host, taken by createLockDir. */
+async function held() {
+  const holder = { ...newHolder("plumb apply", Date.now()), host: "build-7" };
+  expect(await createLockDir(lockPath, holder, 30_000)).toBe(true);
+  return holder;
+}
+
+const names = () => readdir(lockPath).then((n) => n.sort());
+
+/** A regular file where the lock directory was: every rename inside it fails with ENOTDIR. */
+async function fileInsteadOfLock() {
+  await rm(lockPath, { recursive: true, force: true });
+  await writeFile(lockPath, "");
+}
+
+describe("reading the lock (a waiter's look)", () => {
+  it("no lock there is null (released between a failed take and the look)", async () => {
+    expect(await readLockDir(lockPath)).toBeNull();
+  });
+
+  it("a lock path that cannot be read (a symlink loop) is lock-io-error, not someone's lock", async () => {
+    await mkdir(join(root, ".plumb"), { recursive: true });
+    await symlink(lockPath, lockPath);
+    await expect(readLockDir(lockPath)).rejects.toMatchObject({ code: "ELOOP" });
+    await expect(
+      acquireStateLock({ statusDir: join(root, ".plumb", "status") }, { command: "plumb apply" }),
+    ).rejects.toMatchObject({ code: "lock-io-error" });
+  });
+
+  it("shows the holder's latest renewal even beside a stray file", async () => {
+    const holder = await held();
+    expect(await renewLockDir(lockPath, holder.id, 0)).toBe(true);
+    await writeFile(join(lockPath, "a-stray-file"), "");
+    expect(await readLockDir(lockPath)).toEqual({
+      holder: { ...holder, lease_ms: 30_000 },
+      token: `beat-${holder.id}-1`,
+      released: false,
+    });
+  });
+
+  it("a directory with a holder record but no beat is that holder's lock, not an older plumb's", async () => {
+    const holder = await held();
+    await rm(join(lockPath, `beat-${holder.id}-0`));
+    const seen = await readLockDir(lockPath);
+    expect(seen).toMatchObject({ holder: { id: holder.id }, released: false });
+    expect(seen?.legacy).toBeUndefined();
+  });
+});
+
+describe("an empty lock directory beside a prepared one (a claim, or an older plumb's lock)", () => {
+  const prepared = (id: string) => `${lockPath}.new-${id}`;
+
+  it("a prepared directory without its record (a crash while preparing) names no one: an older plumb's lock", async () => {
+    await mkdir(prepared("gone"), { recursive: true });
+    await mkdir(lockPath);
+    const seen = await readLockDir(lockPath);
+    expect(seen).toMatchObject({ holder: null, released: false, legacy: {} });
+    expect(seen?.token).toMatch(/^legacy-/);
+  });
+
+  it("a prepared record that is not a holder names no one either", async () => {
+    await mkdir(prepared("garbled"), { recursive: true });
+    await writeFile(join(prepared("garbled"), "holder.json"), "{ not json");
+    await mkdir(lockPath);
+    expect((await readLockDir(lockPath))?.token).toMatch(/^legacy-/);
+  });
+
+  it("a claim made up to 5 s after its prepared record is that holder's", async () => {
+    const holder = { ...newHolder("plumb apply", Date.now()), host: "build-7" };
+    await mkdir(prepared(holder.id), { recursive: true });
+    await writeFile(join(prepared(holder.id), "holder.json"), JSON.stringify(holder));
+    await mkdir(lockPath);
+    const claimedAt = 1_700_000_000; // seconds: whole, so both mtimes are exact
+    await utimes(join(prepared(holder.id), "holder.json"), claimedAt - 5, claimedAt - 5);
+    await utimes(lockPath, claimedAt, claimedAt);
+    expect(await readLockDir(lockPath)).toMatchObject({
+      holder: { id: holder.id },
+      token: `claim-${holder.id}`,
+    });
+  });
+});
+
+describe("the holder's renewal", () => {
+  it("moves its beat; false once the beat is gone (taken over); a disk error is thrown, not a loss", async () => {
+    const holder = await held();
+    expect(await renewLockDir(lockPath, holder.id, 0)).toBe(true);
+    expect(await names()).toEqual([`beat-${holder.id}-1`, "holder.json"]);
+    expect(await renewLockDir(lockPath, holder.id, 0)).toBe(false);
+    await fileInsteadOfLock();
+    await expect(renewLockDir(lockPath, holder.id, 1)).rejects.toMatchObject({ code: "ENOTDIR" });
+  });
+
+  it("on the spot: true when it renews now, or when a renewal in flight already did; false when taken", async () => {
+    const holder = await held();
+    expect(renewLockDirSync(lockPath, holder.id, 0)).toBe(true);
+    expect(await names()).toEqual([`beat-${holder.id}-1`, "holder.json"]);
+    expect(await renewLockDir(lockPath, holder.id, 1)).toBe(true); // the async one, first
+    expect(renewLockDirSync(lockPath, holder.id, 1)).toBe(true);
+    expect(await names()).toEqual([`beat-${holder.id}-2`, "holder.json"]);
+    expect(renewLockDirSync(lockPath, holder.id, 0)).toBe(false);
+    expect(renewLockDirSync(lockPath, "another-holder", 2)).toBe(false);
+  });
+});
+
+describe("the holder's release", () => {
+  it("removes its own lock", async () => {
+    const holder = await held();
+    await releaseLockDir(lockPath, holder.id, 0);
+    expect(await readLockDir(lockPath)).toBeNull();
+  });
+
+  it("leaves a lock that is someone else's by now as it is", async () => {
+    const holder = await held();
+    const before = await names();
+    await releaseLockDir(lockPath, "a-holder-taken-over", 0);
+    await releaseLockDir(lockPath, holder.id, 5);
+    expect(await names()).toEqual(before);
+  });
+
+  it("a disk error is thrown (the caller decides), not taken for a lock already gone", async () => {
+    const holder = await held();
+    await fileInsteadOfLock();
+    await expect(releaseLockDir(lockPath, holder.id, 0)).rejects.toMatchObject({ code: "ENOTDIR" });
+  });
+});
+
+describe("a waiter's takeover of the lock it watched", () => {
+  it("removes the lock still showing the watched token", async () => {
+    const holder = await held();
+    expect(await takeOverLockDir(lockPath, `beat-${holder.id}-0`)).toBe(true);
+    expect(await readLockDir(lockPath)).toBeNull();
+    expect(await readdir(join(root, ".plumb"))).toEqual([]);
+  });
+
+  it("puts back a lock renewed meanwhile, as it was", async () => {
+    const holder = await held();
+    await renewLockDir(lockPath, holder.id, 0);
+    expect(await takeOverLockDir(lockPath, `beat-${holder.id}-0`)).toBe(false);
+    expect(await names()).toEqual([`beat-${holder.id}-1`, "holder.json"]);
+    expect(await readdir(join(root, ".plumb"))).toEqual(["status.lock"]);
+  });
+
+  it("a lock gone meanwhile is no takeover; a path that cannot be renamed is an error", async () => {
+    expect(await takeOverLockDir(lockPath, "beat-x-0")).toBe(false);
+    const file = join(root, "a-file");
+    await writeFile(file, "");
+    await expect(takeOverLockDir(join(file, "status.lock"), "beat-x-0")).rejects.toMatchObject({
+      code: "ENOTDIR",
+    });
+  });
+
+  it("an older plumb's empty lock is removed even if its mtime moved since the look", async () => {
+    await mkdir(lockPath, { recursive: true });
+    expect(await takeOverLockDir(lockPath, "legacy-1000")).toBe(true);
+    expect(await readLockDir(lockPath)).toBeNull();
+  });
+
+  it("an older plumb's lock that appeared where a plumb's was watched is left", async () => {
+    await mkdir(lockPath, { recursive: true });
+    expect(await takeOverLockDir(lockPath, "beat-x-0")).toBe(false);
+    expect(await readLockDir(lockPath)).toMatchObject({ legacy: {} });
+  });
+
+  it("a plumb's lock that appeared where an older plumb's was watched is left", async () => {
+    const holder = await held();
+    expect(await takeOverLockDir(lockPath, "legacy-1000")).toBe(false);
+    expect(await takeOverLockDir(lockPath, `claim-${holder.id}`)).toBe(false);
+    expect(await readLockDir(lockPath)).toMatchObject({ holder: { id: holder.id } });
+  });
+});
