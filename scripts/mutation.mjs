@@ -20,9 +20,25 @@ const MODULES = {
     tests: ["test/apply/watcher.test.ts", "test/apply/revision-watcher*.test.ts"],
   },
   // Narrower runs of the two slow modules (about 1 h and 1 h 20 min here), each resumable on its own:
-  // the score of the whole module is that of its parts together.
+  // the score of the whole module is that of its parts together (diff: diff-core, diff-secrets,
+  // diff-plan, diff-rest; lock: lock-local, lock-branch).
   "diff-core": {
     mutate: ["src/diff/diff-deployment.ts", "src/diff/plan/build-plan.ts"],
+    tests: ["test/diff/**/*.test.ts"],
+    partOf: "diff",
+  },
+  "diff-secrets": {
+    mutate: ["src/diff/secrets/**/*.ts"],
+    tests: ["test/diff/**/*.test.ts"],
+    partOf: "diff",
+  },
+  "diff-plan": {
+    mutate: ["src/diff/plan/**/*.ts", "!src/diff/plan/build-plan.ts"],
+    tests: ["test/diff/**/*.test.ts"],
+    partOf: "diff",
+  },
+  "diff-rest": {
+    mutate: ["src/diff/*.ts", "!src/diff/diff-deployment.ts"],
     tests: ["test/diff/**/*.test.ts"],
     partOf: "diff",
   },

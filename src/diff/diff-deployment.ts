@@ -64,7 +64,7 @@ export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
   if (input.source) diffSource(input.source, live, out);
   // Secrets that could not be resolved (an unset env variable, a missing file) are unknown, not
   // changed: the object is not planned for that error, and no `-NAME` suggests a deletion.
-  if (spec.secrets && input.secrets !== undefined) diffSecretValues(input, out);
+  if (spec.secrets && input.secrets !== undefined) diffSecretValues(input.secrets, input, out);
   if (spec.secret_references !== undefined) diffSecretReferences(spec.secret_references, live, out);
 
   if (spec.revision_source && fields.some((f) => f.class === "revision")) {
@@ -137,9 +137,14 @@ function diffRevisionConfig(spec: DeploymentSpec, live: Deployment, out: Deploym
   if (Object.keys(src.body).length > 0) out.body.source_revision_config = src.body;
 }
 
-function diffSecretValues(input: DeploymentDiffInput, out: DeploymentDiff): void {
+/** spec.secrets, resolved: the whole list is sent when a name or a value differs. */
+function diffSecretValues(
+  resolved: readonly Secret[],
+  input: DeploymentDiffInput,
+  out: DeploymentDiff,
+): void {
   const { live } = input;
-  const secrets = diffSecrets(input.secrets ?? [], live.secrets ?? [], input.fingerprints);
+  const secrets = diffSecrets(resolved, live.secrets ?? [], input.fingerprints);
   out.live.secrets = secrets.live;
   out.desired.secrets = secrets.desired;
   out.warnings.push(...secrets.warnings);
@@ -150,10 +155,10 @@ function diffSecretValues(input: DeploymentDiffInput, out: DeploymentDiff): void
       field: "secrets",
       class: "revision",
       old: names(live.secrets ?? []),
-      new: names(input.secrets ?? []),
+      new: names(resolved),
       sensitive: true,
     });
-    out.body.secrets = (input.secrets ?? []).map(({ name, value }) => ({ name, value }));
+    out.body.secrets = resolved.map(({ name, value }) => ({ name, value }));
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Deployment } from "../../schema/deployment.js";
+import { sortByName } from "../values.js";
 import type { Plan, PlannedPrune } from "./plan-types.js";
 
 // Objects plumb manages (they have a status record: plumb created or adopted them) whose manifests
@@ -36,12 +37,12 @@ export function planPrune(
   prune: boolean,
   scope: PruneScope = { file: null },
 ): PlannedPrune[] {
-  const byId = new Map(live.map((d) => [d.id, d]));
+  // Keyed by id or null: a record without an id was never created, and no live deployment has none.
+  const byId = new Map<string | null, Deployment>(live.map((d) => [d.id, d]));
   const out: PlannedPrune[] = [];
   for (const record of managed) {
-    // An organization cannot be deleted; a record without an id was never created.
-    if (record.kind !== "Deployment" || record.id === null || desired.has(`Deployment/${record.name}`))
-      continue;
+    // An organization cannot be deleted.
+    if (record.kind !== "Deployment" || desired.has(`Deployment/${record.name}`)) continue;
     if (!insideScope(record, scope)) continue;
     const still = byId.get(record.id);
     if (!still || still.name !== record.name) continue; // already gone (or not the one plumb made)
@@ -49,12 +50,12 @@ export function planPrune(
     out.push({
       kind: "Deployment",
       name: record.name,
-      id: record.id,
+      id: still.id,
       action: prune && !refused ? "delete" : "orphan",
       ...(refused ? { refused } : {}),
     });
   }
-  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return sortByName(out);
 }
 
 /** The plan with its prune list and their counts in the summary. */

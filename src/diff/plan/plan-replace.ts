@@ -10,13 +10,13 @@ import type { Plan, PlannedChange } from "./plan-types.js";
 const REPLACE_WARNING =
   "replace: the live deployment is deleted, then created again under the same name: downtime, and a new id";
 
-/** True when a refused change is refused only for immutable fields (a replace would resolve it). */
-const onlyImmutable = (change: PlannedChange) =>
-  change.action === "refused" &&
-  !change.not_planned &&
-  change.kind === "Deployment" &&
-  change.id !== null &&
-  (change.fields ?? []).some((f) => f.class === "immutable");
+/**
+ * The immutable fields a change is refused for (only a refused change of a live deployment holds
+ * any: buildPlan): a replace would resolve them.
+ */
+const immutableFields = (change: PlannedChange): string[] =>
+  // Stryker disable next-line ArrayDeclaration: equivalent, no item of a stand-in list is an immutable field
+  (change.fields ?? []).filter((f) => f.class === "immutable").map((f) => f.field);
 
 export function planReplacements(
   plan: Plan,
@@ -25,15 +25,17 @@ export function planReplacements(
 ): Plan {
   let replaced = 0;
   const changes = plan.changes.map((change, i) => {
-    if (!onlyImmutable(change) || !allowed(change.name)) return change;
+    const fields = immutableFields(change);
+    if (fields.length === 0 || !allowed(change.name)) return change;
     const object = input.desired[i];
     if (!object) return change;
-    const without = input.live.deployments.filter((d) => d.name !== change.name);
-    const created = buildPlan({ ...input, desired: [object], live: { ...input.live, deployments: without } })
-      .changes[0];
-    if (!created || created.action !== "create") return change;
+    // Planned as if nothing were live (buildPlan looks up only the object's own name). An object
+    // that cannot be planned (errors: not_planned) plans no create, and stays refused.
+    // Stryker disable next-line ArrayDeclaration: equivalent, a list without this name is as good as none
+    const nothingLive = { ...input.live, deployments: [] };
+    const created = buildPlan({ ...input, desired: [object], live: nothingLive }).changes[0]!;
+    if (created.action !== "create") return change;
     replaced += 1;
-    const fields = (change.fields ?? []).filter((f) => f.class === "immutable").map((f) => f.field);
     return {
       ...created,
       replaces: { id: change.id!, fields },

@@ -101,4 +101,30 @@ describe("planReplacements", () => {
     const plan = buildPlan(i);
     expect(planReplacements(plan, { ...i, desired: [] }, () => true)).toBe(plan);
   });
+
+  it("replaces for the immutable fields only, and names them all in its warning", () => {
+    const other = "33333333-3333-4333-8333-333333333333";
+    const moved = {
+      ...container("img:2", "other"),
+      source_config: { listener_id: other, listener_config: { k8s_namespace: "other" } },
+    };
+    const i: BuildPlanInput = {
+      desired: [desiredDeployment("web", moved)],
+      live: { deployments: [liveDeployment({ name: "web", ...container("img:1") })] },
+    };
+    const plan = buildPlan(i);
+    expect(plan.changes[0]?.revision_fields).toEqual(["source_revision_config.image_uri"]);
+    const [web] = planReplacements(plan, i, () => true).changes;
+    const immutable = ["source_config.listener_id", "source_config.listener_config.k8s_namespace"];
+    expect(web?.replaces).toEqual({ id: i.live.deployments[0]!.id, fields: immutable });
+    expect(web?.warnings.map((w) => w.field)).toEqual([immutable.join(", ")]);
+  });
+
+  it("keeps the refusal of an object that cannot be planned (not_planned), even when allowed", () => {
+    const i = input();
+    i.desired = [{ ...i.desired[0]!, errors: [{ field: "secrets", message: "TOKEN is not set" }] }];
+    const plan = buildPlan(i);
+    expect(plan.changes[0]).toMatchObject({ action: "refused", not_planned: true });
+    expect(planReplacements(plan, i, () => true)).toBe(plan);
+  });
 });
