@@ -33,7 +33,8 @@ export function parseHolder(text: string): (LockHolder & { lease_ms?: number }) 
 
 /** A holder on this host whose process is gone (kill -9, crash): its lock is stale at once. */
 export function isDeadLocalHolder(holder: LockHolder): boolean {
-  if (holder.host !== hostname() || holder.pid === process.pid) return false;
+  // (This very process is alive too: signal 0 to itself succeeds.)
+  if (holder.host !== hostname()) return false;
   try {
     process.kill(holder.pid, 0);
     return false;

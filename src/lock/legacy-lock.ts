@@ -28,6 +28,7 @@ export const legacyStale = (seen: DirLease, now: number, staleMs: number): boole
 
 export function legacyLockedError(seen: DirLease, lockPath: string, statusDir: string, now: number) {
   const who = seen.holder ? `, held by ${describeHolder(seen.holder)}` : "";
+  // Stryker disable next-line OptionalChaining: equivalent, only called for an older plumb's lock (legacy set)
   const ago = Math.max(0, Math.round((now - (seen.legacy?.mtimeMs ?? now)) / 1000));
   return new PlumbError(
     "state-locked",
@@ -43,6 +44,7 @@ export async function writeLegacyMarker(lockPath: string, holder: LockHolder): P
   try {
     await rename(temp, path);
   } catch (error) {
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, the file was just written (force: when missing)
     await rm(temp, { force: true });
     throw error;
   }
@@ -53,5 +55,6 @@ export async function removeLegacyMarker(lockPath: string, id: string): Promise<
   const path = legacyHolderPath(lockPath);
   // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder
   const text = await readFile(path, "utf8").catch(() => "");
+  // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, the file was just read (force: when missing)
   if (parseHolder(text)?.id === id) await rm(path, { force: true });
 }

@@ -128,9 +128,8 @@ function holdLocalLock(
   const monotonic = options.monotonic ?? systemMonotonic;
   const renewMs = Math.max(10, Math.min(options.renewMs ?? options.leaseMs / 3, options.leaseMs / 3));
   const lost = new AbortController();
-  const lose = (error: PlumbError) => {
-    if (!lost.signal.aborted) lost.abort(error);
-  };
+  // (Once aborted, abort() keeps the first reason.)
+  const lose = (error: PlumbError) => lost.abort(error);
   const fence = createFence({
     leaseMs: options.leaseMs,
     monotonic,
@@ -194,7 +193,9 @@ function holdLocalLock(
     assertHeld,
     pushFence: { check: assertHeld },
     async release() {
+      // Stryker disable next-line ConditionalExpression: equivalent, a second release finds no beat of its own nor its record
       if (released) return;
+      // Stryker disable next-line BooleanLiteral: equivalent, as above
       released = true;
       clearInterval(timer);
       await renewing;
@@ -207,6 +208,7 @@ function holdLocalLock(
 
 /** The current holder, or null when the store is not locked. */
 export async function readLocalLock(target: LockTarget): Promise<LockHolder | null> {
+  // Stryker disable next-line ArrowFunction: equivalent, !undefined is !null
   const seen = await readLockDir(lockPathOf(target)).catch(() => null);
   if (!seen || seen.released) return null;
   if (!seen.holder) return { id: "", host: "unknown", pid: 0, command: "plumb", since: "" };

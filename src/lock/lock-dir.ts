@@ -52,6 +52,7 @@ export async function createLockDir(lockPath: string, holder: LockHolder, leaseM
   try {
     const record = { ...holder, lease_ms: leaseMs };
     await writeFile(join(fresh, HOLDER_FILE), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 });
+    // Stryker disable next-line StringLiteral: equivalent, a beat's content is never read (its name is the renewal)
     await writeFile(join(fresh, beat(holder.id, 0)), "");
     // Claimed by mkdir first: rename() would replace an empty directory, an older plumb's lock.
     // (A lock there: EEXIST, one of HELD below.)
@@ -76,11 +77,14 @@ export async function readLockDir(lockPath: string): Promise<DirLease | null> {
     names = await readdir(lockPath);
   } catch (error) {
     if (code(error) === "ENOENT") return null;
-    if (code(error) === "ENOTDIR") return { holder: null, token: "not-a-directory", released: false };
+    if (code(error) === "ENOTDIR")
+      // Stryker disable next-line StringLiteral: equivalent, a token is only compared with itself
+      return { holder: null, token: "not-a-directory", released: false };
     throw error;
   }
   const beatName = names.find((n) => n.startsWith("beat-"));
   if (!beatName && !names.includes(HOLDER_FILE)) {
+    // Stryker disable next-line ArrowFunction: equivalent, undefined?.mtimeMs is null?.mtimeMs
     const mtimeMs = (await stat(lockPath).catch(() => null))?.mtimeMs;
     if (mtimeMs === undefined) return null; // gone meanwhile
     const claim = await claimOf(lockPath, mtimeMs);
@@ -89,6 +93,7 @@ export async function readLockDir(lockPath: string): Promise<DirLease | null> {
     const text = await readFile(legacyHolderPath(lockPath), "utf8").catch(() => "");
     return { holder: parseHolder(text), token: `legacy-${mtimeMs}`, released: false, legacy: { mtimeMs } };
   }
+  // Stryker disable next-line StringLiteral: equivalent, a token is only compared with itself
   const token = beatName ?? "no-beat";
   // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder
   const text = await readFile(join(lockPath, HOLDER_FILE), "utf8").catch(() => "");
@@ -103,6 +108,7 @@ async function claimOf(lockPath: string, mtimeMs: number): Promise<DirLease | un
   for (const name of await readdir(dirname(lockPath))) {
     if (!name.startsWith(prefix)) continue;
     const record = join(dirname(lockPath), name, HOLDER_FILE);
+    // Stryker disable next-line ArrowFunction: equivalent, undefined?.mtimeMs is null?.mtimeMs
     const written = (await stat(record).catch(() => null))?.mtimeMs ?? Infinity;
     if (written > mtimeMs || mtimeMs - written > CLAIM_WINDOW_MS) continue;
     // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder

@@ -80,6 +80,16 @@ describe("a holder's writes", () => {
   });
 });
 
+describe("renewals", () => {
+  it("come every third of the lease, not more often", async () => {
+    const lock = await acquireStateLock(target(), { command: "plumb apply" }); // renewed every 10 s
+    const first = await beat();
+    await tick(300);
+    expect(await beat()).toBe(first);
+    await lock.release();
+  });
+});
+
 describe("renewals that fail", () => {
   it("a disk that does not answer is not a takeover: kept until the renew deadline, then lost as lapsed", async () => {
     const { t, monotonic } = manualClock();

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
 import { newHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, readStateLock } from "../../src/lock/index.js";
+import { removeLegacyMarker } from "../../src/lock/legacy-lock.js";
 import { createLockDir } from "../../src/lock/lock-dir.js";
 import { lockPathOf } from "../../src/lock/local-lock.js";
 
@@ -129,6 +130,10 @@ describe("an older plumb's lock", () => {
     );
     expect(error).toMatchObject({ code: "state-locked" });
     expect((error as Error).message).toContain("(proper-lockfile's format, renewed 30s ago); wait for it");
+  });
+
+  it("releasing finds no record beside the lock (removed by hand): nothing to remove, no error", async () => {
+    await expect(removeLegacyMarker(lockPath(), "a-holder")).resolves.toBeUndefined();
   });
 
   it("its record without an id reads as a holder without one", async () => {
