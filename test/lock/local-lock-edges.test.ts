@@ -143,13 +143,14 @@ describe("what is found at the lock path", () => {
     );
   });
 
-  it("an older plumb's record that names no process (no host or pid) names no holder", async () => {
-    await mkdir(lockPathOf(target()), { recursive: true });
-    await writeFile(`${lockPathOf(target())}.json`, JSON.stringify({ host: hostname(), pid: "1" }));
-    const error = await acquireStateLock(target(), { command: "plumb apply" }).catch((e: unknown) => e);
-    expect((error as Error).message).toContain("locked by an older plumb");
-    expect((error as Error).message).not.toContain("held by");
-  });
+  for (const record of [{ host: hostname(), pid: "1" }, { pid: 1 }])
+    it(`an older plumb's record that names no process (${JSON.stringify(record)}) names no holder`, async () => {
+      await mkdir(lockPathOf(target()), { recursive: true });
+      await writeFile(`${lockPathOf(target())}.json`, JSON.stringify(record));
+      const error = await acquireStateLock(target(), { command: "plumb apply" }).catch((e: unknown) => e);
+      expect((error as Error).message).toContain("locked by an older plumb");
+      expect((error as Error).message).not.toContain("held by");
+    });
 
   it("a holder that lost its lock leaves the next holder's record for an older plumb at release", async () => {
     const first = await acquireStateLock(target(), { command: "plumb apply" });
