@@ -42,4 +42,15 @@ describe("diff values", () => {
     expect(sortByName(items).map((i) => i.name)).toEqual(["a", "a", "b", "c"]);
     expect(items.map((i) => i.name)).toEqual(["b", "a", "c", "a"]);
   });
+
+  it("sortByName is stable: equal names keep their order, whichever comes first", () => {
+    const items = [
+      { name: "b", at: 1 },
+      { name: "a", at: 2 },
+      { name: "b", at: 3 },
+      { name: "a", at: 4 },
+    ];
+    expect(sortByName(items).map((i) => i.at)).toEqual([2, 4, 1, 3]);
+    expect(sortByName([...items].reverse()).map((i) => i.at)).toEqual([4, 2, 3, 1]);
+  });
 });

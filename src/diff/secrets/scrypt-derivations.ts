@@ -23,7 +23,9 @@ export type Derivations = {
   readonly count: number;
 };
 
-const options = (params: ScryptParams) => ({ ...params, maxmem: 256 * params.N * params.r });
+// scrypt needs 128·r·(N + p + 2) bytes (OpenSSL's V and B); the bound is twice that. (256·N·r, the
+// bound before, fell short for the smallest trusted N: such a record threw instead of verifying.)
+const options = ({ N, r, p }: ScryptParams) => ({ N, r, p, maxmem: 256 * r * (N + p + 2) });
 
 /**
  * A memo of derivations. Keys are digests of the inputs, so no value is kept as text; entries are

@@ -64,6 +64,17 @@ describe("redact", () => {
     ]);
   });
 
+  it("a value deeper than an item is replaced whole, whatever its shape", () => {
+    const diff: PlannedChange["diff"] = [
+      { op: "add", path: "/secrets/0/value", value: { nested: "s5" } },
+      { op: "replace", path: "/secrets/0/value/x", value: { name: "N", value: "s6" } },
+    ];
+    expect(redactChange(change({}, diff)).diff).toEqual([
+      { op: "add", path: "/secrets/0/value", value: "<redacted>" },
+      { op: "replace", path: "/secrets/0/value/x", value: "<redacted>" },
+    ]);
+  });
+
   it("redacts every change of a plan, keeping the rest of the plan", () => {
     const plan = {
       format_version: "1",
