@@ -1,23 +1,25 @@
 import type { Logger } from "../../logger.js";
 import { findUnknownSecrets } from "../../reconcile/unknown-secrets.js";
-import type { ObjectStatus } from "../../status/status-types.js";
 import type { DesiredSnapshot } from "../snapshot/desired.js";
 
 /**
  * Deployments of the snapshot with secrets among `live` (names) whose record holds no fingerprints:
- * their secrets will be sent again (a new pod without durable status). Read the records before the
- * first reconcile records any.
+ * their secrets will be sent again (a new pod without durable status). `fingerprinted`: the keys
+ * whose records held fingerprints before the first reconcile recorded any.
  */
 export function findUnknownSecretsAtStart(
   snapshot: DesiredSnapshot,
   live: ReadonlySet<string>,
-  statuses: ReadonlyMap<string, ObjectStatus>,
+  fingerprinted: ReadonlySet<string>,
 ): string[] {
-  const desired = [...snapshot.objects.values()].map(({ loaded }) => ({
-    loaded,
-    secrets: loaded.manifest.kind === "Deployment" ? loaded.manifest.spec.secrets : undefined,
-  }));
-  return findUnknownSecrets(desired, live, (key) => statuses.get(key));
+  const desired = [...snapshot.objects]
+    .filter(([key]) => !fingerprinted.has(key))
+    .map(([, { loaded }]) => ({
+      loaded,
+      secrets: loaded.manifest.kind === "Deployment" ? loaded.manifest.spec.secrets : undefined,
+    }));
+  // Every object left holds no fingerprints: none has a record to read.
+  return findUnknownSecrets(desired, live, () => undefined);
 }
 
 /** One warning at startup when secrets will be re-sent because no fingerprints are recorded (a new pod). */
