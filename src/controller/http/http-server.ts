@@ -17,6 +17,8 @@ export type HttpHandlers = {
   readyBody?(): Record<string, unknown>;
   registry: Pick<Registry, "metrics" | "contentType">;
   status(): unknown;
+  /** GET /status's JSON text in pieces, sent as the socket takes them (instead of status() whole). */
+  statusPieces?(): Iterable<string>;
   /** Shared webhook secret; undefined disables POST /hooks/git (404). */
   webhookSecret: string | undefined;
   /** Called for a correctly signed webhook delivery. */
@@ -63,6 +65,27 @@ const send = (res: ServerResponse, code: number, body: unknown, type = "applicat
   res.writeHead(code, { "content-type": type, "cache-control": "no-store" });
   res.end(text);
 };
+
+/** A long JSON body written piece by piece, each once the socket took the one before. */
+async function sendPieces(res: ServerResponse, pieces: Iterable<string>): Promise<void> {
+  res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
+  for (const piece of pieces) {
+    if (res.destroyed) return; // the client went away: the rest is never made
+    if (!res.write(piece)) await drainedOrClosed(res);
+  }
+  res.end();
+}
+
+const drainedOrClosed = (res: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 
 async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
@@ -114,7 +137,7 @@ async function handle(
       return send(res, 200, await h.registry.metrics(), h.registry.contentType);
     case "/status":
       if (!authorized(h, req, res)) return;
-      return send(res, 200, h.status());
+      return h.statusPieces ? sendPieces(res, h.statusPieces()) : send(res, 200, h.status());
     default:
       return send(res, 404, { detail: "not found" });
   }

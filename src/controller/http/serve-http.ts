@@ -22,7 +22,7 @@ export function controllerHandlers(
   deps: {
     ready: () => boolean;
     metrics: ControllerMetrics;
-    status: () => unknown;
+    status: (() => unknown) & { pieces?: () => Iterable<string> };
     sync: (trigger: string) => Promise<void>;
     header: Pick<HeaderSources, "requests" | "budget" | "nextDriftCheck">;
     source: ManifestSource;
@@ -59,6 +59,7 @@ export function controllerHandlers(
     // Ready once the manifests are loaded; the control plane's health is in /metrics and /status.
     notReady: () => ({ reason: "loading the manifests" }),
     status: deps.status,
+    statusPieces: deps.status.pieces,
     statusToken: options.statusToken,
     webhookSecret: options.webhookSecret,
     sync: deps.sync,

@@ -91,6 +91,7 @@ export function httpHandlers(options: {
   ready: () => boolean;
   notReady?: () => Record<string, unknown>;
   status: () => unknown;
+  statusPieces?: (() => Iterable<string>) | undefined;
   statusToken?: string | undefined;
   webhookSecret: string | undefined;
   sync: (trigger: string) => Promise<void>;
@@ -104,6 +105,7 @@ export function httpHandlers(options: {
     notReady: options.notReady,
     registry: metrics.registry,
     status: options.status,
+    statusPieces: options.statusPieces,
     statusToken: options.statusToken,
     webhookSecret: options.webhookSecret,
     page: options.page,
