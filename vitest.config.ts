@@ -1,8 +1,36 @@
 import { defineConfig } from "vitest/config";
 
+// Test files that change what the whole process shares — nock's interceptors on http and fetch
+// (installed on import, never taken out), vi.mock, fake timers, stubbed globals or environment
+// variables, process.env written by hand, the CLI run in-process (process.stdout, exitCode) — run
+// each in a process of its own. Every other file shares its worker's modules with the files before
+// it (isolate: false): each file no longer imports and compiles src/ again, about half of the
+// suite's CPU (docs/testing.md "Speed"). A new test that changes process-wide state belongs here;
+// test/support/isolation.test.ts finds those that are not.
+export const ISOLATED = [
+  "test/api/**/*.test.ts",
+  "test/cli/missing-settings.test.ts",
+  "test/status/status-store-durability.test.ts",
+  "test/controller/reconcile-fingerprints.e2e.test.ts",
+  "test/manifest/format/format-github.test.ts",
+  "test/manifest/format/format-sarif.test.ts",
+  "test/apply/apply.e2e.test.ts",
+  "test/apply/verify-environments.e2e.test.ts",
+  "test/apply/crash-apply.e2e.test.ts",
+  "test/apply/verify-cases.e2e.test.ts",
+  "test/cli/operator-mistakes.e2e.test.ts",
+  "test/cli/concurrent-apply.e2e.test.ts",
+  "test/cli/drift-three-way.e2e.test.ts",
+  "test/control-plane/cli-startup.test.ts",
+  "test/control-plane/agent-server/runs/webhook.test.ts",
+  "test/control-plane/jit-env.test.ts",
+  "test/control-plane/listen-errors.test.ts",
+  "test/control-plane/api-key-file.test.ts",
+  "test/lock/branch-lease-paths.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // Builds dist/ once, before any test file runs; a failed build stops the run (tsc's output).
     globalSetup: ["test/global-setup.ts"],
     // Stops a hang, not a slow test: a git-heavy status-location test of about 3 s in an earlier run
@@ -15,5 +43,12 @@ export default defineConfig({
     // "Speed"). Cost bounds count CPU time and waits end on a condition, so a busy core slows a
     // test down rather than failing it.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: "isolated", include: ISOLATED, isolate: true } },
+      {
+        extends: true,
+        test: { name: "shared", include: ["test/**/*.test.ts"], exclude: ISOLATED, isolate: false },
+      },
+    ],
   },
 });

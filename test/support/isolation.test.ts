@@ -1,0 +1,63 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { expect, it } from "vitest";
+import { ISOLATED } from "../../vitest.config.js";
+
+// Most test files share their worker's modules with the files before them (vitest.config.ts,
+// isolate: false). A file that changes what the whole process shares must run in a process of its
+// own (ISOLATED): left shared, its change reaches whichever files come next in that worker, and
+// they fail or pass by the order the files happened to run in.
+
+const PROCESS_WIDE: ReadonlyArray<[RegExp, string]> = [
+  [/from "nock"/, "nock patches http and fetch for the whole process"],
+  [/vi\.(do)?[mM]ock\(/, "vi.mock replaces a module"],
+  [/useFakeTimers|stubGlobal|stubEnv/, "fake timers or stubbed globals"],
+  [/process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|delete process\.env/, "writes process.env"],
+  [/process\.chdir\(/, "changes the working directory"],
+  [/in-process-cli/, "runs the CLI in-process (stdout, exitCode)"],
+];
+
+async function testFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith(".test.ts"))
+    .map((e) => relative(process.cwd(), join(e.parentPath, e.name)));
+}
+
+/** ISOLATED holds exact paths and `DIR/**\/*.test.ts` globs only. */
+const isIsolated = (file: string) =>
+  ISOLATED.some((pattern) =>
+    pattern.endsWith("/**/*.test.ts")
+      ? file.startsWith(pattern.slice(0, -"**/*.test.ts".length))
+      : file === pattern,
+  );
+
+it("every test file that changes process-wide state runs isolated", async () => {
+  const shared: string[] = [];
+  for (const file of await testFiles("test")) {
+    if (file === "test/support/isolation.test.ts" || isIsolated(file)) continue;
+    const text = await readFile(file, "utf8");
+    const why = PROCESS_WIDE.find(([pattern]) => pattern.test(text));
+    if (why) shared.push(`${file}: ${why[1]}`);
+  }
+  expect(shared).toEqual([]);
+});
+
+it("recognises each kind of process-wide change", () => {
+  const samples = [
+    'import nock from "nock";',
+    'vi.mock("../x.js")',
+    "vi.useFakeTimers()",
+    "process.env.PLUMB_API_KEY = 'k'",
+    'process.env["X"] = "1"',
+    "delete process.env.X",
+    "process.chdir(dir)",
+    'import { runInProcess } from "../support/in-process-cli.js";',
+  ];
+  for (const sample of samples)
+    expect(
+      PROCESS_WIDE.some(([pattern]) => pattern.test(sample)),
+      sample,
+    ).toBe(true);
+  expect(PROCESS_WIDE.some(([pattern]) => pattern.test("if (process.env.X === 'y') read()"))).toBe(false);
+});
