@@ -98,10 +98,17 @@ async function readLeaseUnchecked(
     throw error;
   }
   const message = await remote.git.raw(["log", "-1", "--format=%B", "refs/seen/lease"]);
+  return { sha, lease: parseLease(message) };
+}
+
+/** A lease commit's message, or null when it names no holder (not ours to read: treated as expired). */
+function parseLease(message: string): Lease | null {
   try {
-    return { sha, lease: JSON.parse(message) as Lease };
+    const data = JSON.parse(message) as { holder?: Partial<LockHolder> } | null;
+    if (typeof data?.holder?.host !== "string" || typeof data.holder.pid !== "number") return null;
+    return data as Lease;
   } catch {
-    return { sha, lease: null }; // not ours to read: treated as expired
+    return null;
   }
 }
 

@@ -1,0 +1,337 @@
+import { execFile } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Clock } from "../../src/clock.js";
+import {
+  acquireBranchLease,
+  type BranchLease,
+  forceBranchUnlock,
+  leaseRef,
+  readBranchLease,
+  readLease,
+} from "../../src/lock/branch-lease.js";
+import { newHolder } from "../../src/lock/holder.js";
+
+// The status branch lease's paths (branch-lease.ts): what its commit says, whose lease may be taken
+// (ours, a gone local process's, one that is no plumb lease), a waiter's pacing, the push fence, a
+// remote that does not answer, and the scratch repository. One bare remote and one clone.
+
+const exec = promisify(execFile);
+let root: string;
+let origin: string;
+let clone: string;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "plumb-lease-paths-"));
+  origin = join(root, "origin.git");
+  await exec("git", ["init", "-q", "--bare", "--initial-branch=main", origin]);
+  const seed = join(root, "seed");
+  await exec("git", ["init", "-q", "--initial-branch=main", seed]);
+  await exec("git", ["-C", seed, ...IDENTITY, "commit", "--allow-empty", "-qm", "init"]);
+  await exec("git", ["-C", seed, "push", "-q", origin, "main"]);
+  clone = join(root, "runner");
+  await exec("git", ["clone", "-q", origin, clone]);
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+const IDENTITY = ["-c", "user.name=t", "-c", "user.email=t@t"];
+const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+const REF = leaseRef("plumb-status");
+const target = () => ({ root: clone, branch: "plumb-status" });
+const refNow = async () =>
+  (
+    await exec("git", ["--git-dir", origin, "rev-parse", "--verify", "-q", REF]).catch(() => ({ stdout: "" }))
+  ).stdout.trim();
+const leaseNow = async () =>
+  JSON.parse((await exec("git", ["--git-dir", origin, "log", "-1", "--format=%B", REF])).stdout) as unknown;
+const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const options = { leaseMs: 30_000, renewMs: 1e9, timeoutMs: 0, retryMs: 50 };
+
+/** A lease ref written by someone else: a commit with this message. */
+async function foreignLease(message: string) {
+  const seed = join(root, "seed");
+  const sha = (
+    await exec("git", ["-C", seed, ...IDENTITY, "commit-tree", "-m", message, EMPTY_TREE])
+  ).stdout.trim();
+  await exec("git", ["-C", seed, "push", "-q", "--force", origin, `${sha}:${REF}`]);
+  return sha;
+}
+
+async function deadPid(): Promise<number> {
+  const child = execFile(process.execPath, ["-e", ""]);
+  return new Promise<number>((resolve) => child.once("exit", () => resolve(child.pid!)));
+}
+
+describe("the lease commit", () => {
+  it("says who holds it, for how long, how often it was renewed and when it would expire (for people)", async () => {
+    const now = 1_700_000_000_000;
+    const clock: Clock = { now: () => now, sleep: () => Promise.reject(new Error("slept")) };
+    const holder = newHolder("plumb controller", now);
+    const lease = await acquireBranchLease(target(), holder, { ...options, clock });
+    expect(await leaseNow()).toEqual({
+      holder,
+      lease_ms: 30_000,
+      renewals: 0,
+      expires_at: new Date(now + 30_000).toISOString(),
+    });
+    const swaps: Array<{ ref: string; expected: string; message: string }> = [];
+    const first = await refNow();
+    await lease.withLease(async (swap) => {
+      swaps.push(swap);
+      return swap.expected;
+    });
+    expect(swaps).toEqual([
+      {
+        ref: REF,
+        expected: first,
+        message: JSON.stringify({
+          holder,
+          lease_ms: 30_000,
+          renewals: 1,
+          expires_at: new Date(now + 30_000).toISOString(),
+        }),
+      },
+    ]);
+    await lease.release();
+    expect(await refNow()).toBe("");
+  }, 30_000);
+});
+
+describe("whose lease is free to take", () => {
+  it("our own (the same holder again) at once", async () => {
+    const holder = newHolder("plumb apply", Date.now());
+    const first = await acquireBranchLease(target(), holder, options);
+    const again = await acquireBranchLease(target(), holder, options);
+    await again.release();
+    expect(await refNow()).toBe("");
+    await first.release();
+  }, 30_000);
+
+  it("a process of this host that is gone at once", async () => {
+    const gone = { ...newHolder("plumb apply", Date.now()), host: hostname(), pid: await deadPid() };
+    await foreignLease(JSON.stringify({ holder: gone, lease_ms: 30_000, expires_at: "" }));
+    const lease = await acquireBranchLease(target(), newHolder("plumb controller", Date.now()), options);
+    expect(await readBranchLease(target())).toMatchObject({ command: "plumb controller" });
+    await lease.release();
+  }, 30_000);
+
+  for (const message of ["{}", "5", "not a lease"])
+    it(`a lease commit that names no holder (${message}) is another process's, taken once unchanged for a lease`, async () => {
+      await foreignLease(message);
+      await expect(
+        acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options),
+      ).rejects.toMatchObject({
+        code: "state-locked",
+        message: expect.stringContaining("is leased by another plumb process"),
+      });
+      expect(await readBranchLease(target())).toBeNull();
+      const lease = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), {
+        ...options,
+        leaseMs: 300,
+        timeoutMs: 20_000,
+      });
+      await lease.release();
+    }, 30_000);
+});
+
+describe("a waiter", () => {
+  it("without a timeout is refused at once; with one, looks again every retryMs, the last wait what is left", async () => {
+    const held = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options);
+    const refusedAtOnce: Clock = { now: () => 1_000, sleep: () => Promise.reject(new Error("slept")) };
+    await expect(
+      acquireBranchLease(target(), newHolder("plumb apply", Date.now()), {
+        ...options,
+        clock: refusedAtOnce,
+      }),
+    ).rejects.toMatchObject({
+      code: "state-locked",
+      message: expect.stringContaining("leased by plumb apply"),
+    });
+    let now = 1_000;
+    const sleeps: number[] = [];
+    const clock: Clock = {
+      now: () => now,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        now += ms;
+      },
+    };
+    await expect(
+      acquireBranchLease(target(), newHolder("plumb apply", Date.now()), {
+        ...options,
+        timeoutMs: 2_000,
+        retryMs: 700,
+        clock,
+      }),
+    ).rejects.toMatchObject({ code: "state-locked" });
+    expect(sleeps).toEqual([700, 700, 600]);
+    await held.release();
+  }, 30_000);
+
+  it("whose signal was aborted stops with its reason", async () => {
+    const held = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options);
+    const stop = new AbortController();
+    stop.abort(new Error("stopping"));
+    await expect(
+      acquireBranchLease(target(), newHolder("plumb apply", Date.now()), { ...options, signal: stop.signal }),
+    ).rejects.toThrow("stopping");
+    await held.release();
+  }, 30_000);
+});
+
+describe("the push fence", () => {
+  it("a status push that did not land loses the lease: refused, and every write after it", async () => {
+    const lease = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options);
+    await expect(lease.withLease(async () => null)).rejects.toMatchObject({
+      code: "lock-lost",
+      message: expect.stringContaining(
+        "lost the lease of status branch plumb-status: another writer took it",
+      ),
+    });
+    expect(lease.lost.aborted).toBe(true);
+    expect(() => lease.assertHeld()).toThrow(expect.objectContaining({ code: "lock-lost" }));
+    await lease.release();
+  }, 30_000);
+
+  it("a status push that landed moves the lease: the next one expects its commit", async () => {
+    const lease = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options);
+    const expected: string[] = [];
+    await lease.withLease(async (swap) => (expected.push(swap.expected), "a-new-lease-commit"));
+    await lease.withLease(async (swap) => (expected.push(swap.expected), swap.expected));
+    expect(expected[1]).toBe("a-new-lease-commit");
+    await lease.release();
+  }, 30_000);
+});
+
+describe("renewals", () => {
+  it("a remote that does not answer is not a takeover: kept until the renew deadline, then lost as lapsed, never renewed again", async () => {
+    const t = { now: 1_000, reads: 0 };
+    const lease = await acquireBranchLease(target(), newHolder("plumb controller", Date.now()), {
+      ...options,
+      leaseMs: 1_200, // renew deadline 800 ms
+      renewMs: 20,
+      monotonic: () => (t.reads++, t.now),
+    });
+    await rename(origin, `${origin}.away`);
+    const reads = t.reads;
+    for (let i = 0; i < 500 && t.reads < reads + 3; i++) await tick(20);
+    expect(lease.lost.aborted).toBe(false);
+    t.now += 1_000;
+    for (let i = 0; i < 500 && !lease.lost.aborted; i++) await tick(20);
+    expect((lease.lost.reason as Error).message).toContain(
+      "lost the lease of status branch plumb-status: not renewed within 800 ms",
+    );
+    await rename(`${origin}.away`, origin);
+    const after = await refNow();
+    await tick(300);
+    expect(await refNow()).toBe(after);
+    await lease.release();
+  }, 30_000);
+
+  it("one in flight that finds the lease already moved by a renewal on the spot does not count it lost", async () => {
+    const t = { now: 1_000, reads: 0 };
+    const ref: { lease?: BranchLease } = {};
+    let armed = false;
+    const errors: unknown[] = [];
+    const lease = (ref.lease = await acquireBranchLease(target(), newHolder("plumb controller", Date.now()), {
+      ...options,
+      leaseMs: 30_000,
+      renewMs: 200,
+      // The timer's renewal reads the clock before its commit and push: a write then renews on the
+      // spot (synchronously) first, so the renewal's push finds the lease moved.
+      monotonic: () => {
+        t.reads++;
+        if (armed) {
+          armed = false;
+          queueMicrotask(() => {
+            try {
+              ref.lease!.assertHeld();
+            } catch (error) {
+              errors.push(error);
+            }
+          });
+        }
+        return t.now;
+      },
+    }));
+    t.now += 25_000; // past the renew deadline (20 s), within the lease
+    armed = true;
+    for (let i = 0; i < 500 && armed; i++) await tick(20);
+    const reads = t.reads;
+    for (let i = 0; i < 500 && t.reads === reads; i++) await tick(20); // the next one began
+    expect(errors).toEqual([]);
+    expect(lease.lost.aborted).toBe(false);
+    await lease.release();
+  }, 30_000);
+
+  it("on the spot: not tried once a whole lease passed on the holder's clock, even exactly", async () => {
+    let now = 1_000;
+    const lease = await acquireBranchLease(target(), newHolder("plumb controller", Date.now()), {
+      ...options,
+      monotonic: () => now,
+    });
+    const first = await refNow();
+    now += 30_000;
+    expect(() => lease.assertHeld()).toThrow(expect.objectContaining({ code: "lock-lost" }));
+    expect(await refNow()).toBe(first);
+    await lease.release();
+  }, 30_000);
+});
+
+describe("the remote", () => {
+  it("a lease that cannot be read is looked at again at most three times", async () => {
+    const calls: string[] = [];
+    const git = {
+      raw: async (args: string[]) => {
+        calls.push(args[0]!);
+        if (args[0] === "ls-remote") return `abc123\t${REF}\n`;
+        throw new Error(`fatal: couldn't find remote ref ${REF}`);
+      },
+    };
+    await expect(
+      readLease({ git, source: "origin" } as unknown as Parameters<typeof readLease>[0], "plumb-status"),
+    ).rejects.toMatchObject({ code: "status-branch-read-failed" });
+    expect(calls.filter((c) => c === "ls-remote")).toHaveLength(4);
+  });
+
+  it("a push refused for another reason than a race is status-branch-push-failed", async () => {
+    const hook = join(origin, "hooks", "pre-receive");
+    await mkdir(join(origin, "hooks"), { recursive: true });
+    await writeFile(hook, "#!/bin/sh\necho refused by policy >&2\nexit 1\n");
+    await chmod(hook, 0o755);
+    await expect(
+      acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options),
+    ).rejects.toMatchObject({ code: "status-branch-push-failed" });
+  }, 30_000);
+
+  it("unlock --force without a lease: nobody held it, nothing pushed", async () => {
+    expect(await forceBranchUnlock(target())).toBeNull();
+    const lease = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options);
+    expect(await forceBranchUnlock(target())).toMatchObject({ command: "plumb apply" });
+    expect(await refNow()).toBe("");
+    await lease.release();
+  }, 30_000);
+
+  it("its scratch repository is removed at release and when taking the lease fails", async () => {
+    const scratch = join(root, "tmp");
+    await mkdir(scratch);
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = scratch;
+    try {
+      const lease = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options);
+      expect(await readdir(scratch)).toHaveLength(1);
+      await expect(
+        acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options),
+      ).rejects.toMatchObject({ code: "state-locked" });
+      expect(await readdir(scratch)).toHaveLength(1);
+      await lease.release();
+      expect(await readdir(scratch)).toEqual([]);
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
+  }, 30_000);
+});
