@@ -118,7 +118,8 @@ describe("whose lease is free to take", () => {
     await lease.release();
   }, 30_000);
 
-  for (const message of ["{}", "5", "not a lease"])
+  const noHolder = ["{}", "5", "not a lease", '{"holder":{"pid":1}}', '{"holder":{"host":"build-7"}}'];
+  for (const message of noHolder)
     it(`a lease commit that names no holder (${message}) is another process's, taken once unchanged for a lease`, async () => {
       await foreignLease(message);
       await expect(
