@@ -1,6 +1,6 @@
 import type { FieldChange } from "./fields.js";
 import { fillResourceDefaults, isDerivedDefault, roundResourceSpec } from "./resource-spec.js";
-import { deepEqual, isAbsent, type JsonObject } from "./values.js";
+import { deepEqual, isAbsent, type JsonObject, withoutAbsent } from "./values.js";
 
 export type ResourceSpecDiff = {
   live: JsonObject;
@@ -42,10 +42,10 @@ export function diffResourceSpec(
 
   const body: JsonObject = {};
   for (const [key, value] of Object.entries(desired)) if (!isAbsent(value)) body[key] = value;
-  const rounded = roundResourceSpec(liveRaw);
-  for (const [key, value] of Object.entries(rounded)) {
+  // Carried over as stored live (not rounded again: the server keeps what it stored).
+  for (const [key, value] of Object.entries(withoutAbsent(liveRaw))) {
     if (key in desired || isDerivedDefault(stored, key)) continue;
-    body[key] = liveRaw?.[key] ?? value;
+    body[key] = value;
   }
   return { live, desired: wanted, fields, body };
 }

@@ -55,6 +55,7 @@ export function describeUpload(upload: PlannedUpload): string {
     not_uploaded: `not uploaded yet, ${to}`,
     unknown: `live content unknown to plumb, will upload ${to}`,
     replaced: `live tarball replaced outside plumb, will upload ${to}`,
+    // Stryker disable next-line StringLiteral: equivalent, "changed" is planned only over a recorded digest (planUpload)
     changed: `content changed ${shortDigest(upload.previous_digest ?? "")} → ${to}`,
   }[upload.reason];
   return `source ${upload.source_path} (${why})`;

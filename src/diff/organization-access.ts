@@ -30,7 +30,7 @@ export type OrganizationDiff = {
 
 /** Managed settings (present in the manifest) against the live organization. */
 export function diffOrganizationAccess(spec: OrganizationAccessSpec, live: Organization): OrganizationDiff {
-  const out: OrganizationDiff = { live: {}, desired: {}, fields: [], body: {}, effect: "" };
+  const out: Omit<OrganizationDiff, "effect"> = { live: {}, desired: {}, fields: [], body: {} };
   const after: Settings = {
     jit_provisioning_enabled: live.jit_provisioning_enabled,
     invites_enabled: live.invites_enabled,
@@ -45,6 +45,5 @@ export function diffOrganizationAccess(spec: OrganizationAccessSpec, live: Organ
     out.fields.push({ field: key, class: "in_place", old: live[key], new: value });
     out.body[key] = value;
   }
-  out.effect = describeAccess(after);
-  return out;
+  return { ...out, effect: describeAccess(after) };
 }

@@ -27,8 +27,8 @@ export function tagBuildOnPushError(body: JsonObject, live: Deployment, locate: 
   };
   const sentRef = sent("source_revision_config", "repo_ref");
   const sentBuildOnPush = sent("source_config", "build_on_push");
-  const liveRef = live.source_revision_config?.repo_ref ?? null;
-  const liveBuildOnPush = live.source_config?.build_on_push ?? null;
+  const liveRef = live.source_revision_config.repo_ref ?? null;
+  const liveBuildOnPush = live.source_config.build_on_push ?? null;
   const ref = sentRef ?? liveRef;
   const buildOnPush = sentBuildOnPush ?? liveBuildOnPush;
   if (buildOnPush !== true || !isTagRef(ref)) return null;

@@ -31,6 +31,13 @@ describe("diff values", () => {
     expect(deepEqual(1, 2)).toBe(false);
   });
 
+  it("deepEqual: an object with a length key is no array, a string no object", () => {
+    expect(deepEqual({ length: 1, 0: 1 }, [1])).toBe(false);
+    expect(deepEqual([1], { length: 1, 0: 1 })).toBe(false);
+    expect(deepEqual({}, "")).toBe(false);
+    expect(deepEqual("", {})).toBe(false);
+  });
+
   it("withoutAbsent drops null and undefined properties, one level, and takes an absent object", () => {
     expect(withoutAbsent({ a: null, b: undefined, c: 0, d: { e: null } })).toEqual({ c: 0, d: { e: null } });
     expect(withoutAbsent(null)).toEqual({});
