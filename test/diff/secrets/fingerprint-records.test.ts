@@ -33,6 +33,7 @@ describe("recorded scrypt parameters", () => {
     for (const [N, r, p] of [
       [2, 1, 1],
       [2, 16, 1],
+      [2, 1, 3],
       [2, 1, 4],
       [1 << 15, 1, 1],
       [1 << 16, 2, 1],

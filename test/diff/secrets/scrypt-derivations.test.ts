@@ -27,6 +27,7 @@ describe("createDerivations", () => {
     derivations.deriveSync("a", "salt", CHEAP);
     derivations.deriveSync("b", "salt", CHEAP);
     derivations.deriveSync("b", "salt", CHEAP);
+    derivations.deriveSync("a", "salt", CHEAP); // both held, up to the bound
     expect(derivations.count).toBe(2);
     derivations.deriveSync("c", "salt", CHEAP); // the memo held 2: cleared, then c
     derivations.deriveSync("a", "salt", CHEAP); // forgotten: derived again
