@@ -79,6 +79,7 @@ export function describeUploadContents(upload: PlannedUpload): string | null {
   if (!upload.files) return null;
   const total = upload.files.reduce((sum, f) => sum + f.size, 0);
   const largest = [...upload.files]
+    // Stryker disable next-line EqualityOperator: equivalent, two files never share a path
     .sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1))
     .slice(0, LARGEST_SHOWN)
     .map((f) => `${shownPath(f.path)} (${bytes(f.size)})`);

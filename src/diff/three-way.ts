@@ -45,6 +45,7 @@ function secretsOrigin(
 
 /** A source replaced outside plumb (live holds another tarball): drift, or a conflict when git's content changed too. */
 const uploadOrigin = (upload: PlannedUpload | undefined): FieldOrigin =>
+  // Stryker disable next-line OptionalChaining: equivalent, the upload's field is planned only with its upload
   upload?.reason !== "replaced" ? "change" : upload.previous_digest === upload.digest ? "drift" : "conflict";
 
 /**

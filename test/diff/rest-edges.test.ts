@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildCreateBody, normaliseCreate } from "../../src/diff/create-body.js";
+import { sortOperations } from "../../src/diff/diff-order.js";
 import { describeUploadContents } from "../../src/diff/diff-source.js";
 import { diffResourceSpec } from "../../src/diff/diff-resource-spec.js";
 import { show } from "../../src/diff/fields.js";
@@ -67,6 +68,16 @@ describe("tag repo_ref with build_on_push: which message", () => {
     expect(
       tagBuildOnPushError({ source_revision_config: { repo_ref: "dev" } }, live("main", true), locate),
     ).toBeNull();
+  });
+
+  it("build_on_push true with no repo_ref anywhere is not refused", () => {
+    const noRef = liveDeployment({
+      name: "api",
+      source: "gitrepo",
+      source_config: {},
+      source_revision_config: {},
+    });
+    expect(tagBuildOnPushError({ source_config: { build_on_push: true } }, noRef, locate)).toBeNull();
   });
 
   it("both live already: every change is refused, and the message says so", () => {
@@ -207,5 +218,15 @@ describe("show", () => {
     expect(show(undefined)).toBe("null");
     expect(show("x")).toBe('"x"');
     expect(show(null)).toBe("null");
+  });
+});
+
+describe("the diff's order", () => {
+  it("compares paths segment by segment, not character by character", () => {
+    const ops = [
+      { op: "add" as const, path: "/a-c", value: 1 },
+      { op: "add" as const, path: "/a/b", value: 2 },
+    ];
+    expect(sortOperations(ops).map((o) => o.path)).toEqual(["/a/b", "/a-c"]);
   });
 });
