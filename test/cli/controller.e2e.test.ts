@@ -121,17 +121,23 @@ describe("plumb controller (built CLI)", () => {
 
   it("runs with its heap settings: restarted in place with 4 MB semi-spaces where node has process.execve", async () => {
     await setup(0);
-    const run = spawnController();
+    const run = spawnController([], { MALLOC_ARENA_MAX: undefined });
     await run.url; // logged by the restarted process: the same PID
     const cmdline = (await readFile(`/proc/${run.child.pid}/cmdline`, "utf8")).split("\0");
+    const environ = (await readFile(`/proc/${run.child.pid}/environ`, "utf8")).split("\0");
     const restarts = typeof (process as { execve?: unknown }).execve === "function";
     expect(cmdline.includes("--max-semi-space-size=4")).toBe(restarts);
+    expect(environ.includes("MALLOC_ARENA_MAX=1")).toBe(restarts);
     expect(cmdline).toContain("controller");
   });
 
   it("sizes itself for a small pod when told its memory limit (old generation at half of it)", async () => {
     await setup(0);
-    const run = spawnController([], { PLUMB_MEMORY_LIMIT: "256Mi", MALLOC_ARENA_MAX: undefined });
+    const run = spawnController([], {
+      PLUMB_MEMORY_LIMIT: "256Mi",
+      MALLOC_ARENA_MAX: undefined,
+      MALLOC_MMAP_THRESHOLD_: undefined,
+    });
     const url = await run.url;
     const cmdline = (await readFile(`/proc/${run.child.pid}/cmdline`, "utf8")).split("\0");
     const environ = (await readFile(`/proc/${run.child.pid}/environ`, "utf8")).split("\0");
@@ -139,6 +145,7 @@ describe("plumb controller (built CLI)", () => {
     for (const flag of ["--max-old-space-size=128", "--max-semi-space-size=2", "--optimize-for-size"])
       expect(cmdline.includes(flag), flag).toBe(restarts);
     expect(environ.includes("MALLOC_ARENA_MAX=1")).toBe(restarts);
+    expect(environ.includes("MALLOC_MMAP_THRESHOLD_=16384")).toBe(restarts);
     await waitFor("ready", async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
   }, 60_000);
 

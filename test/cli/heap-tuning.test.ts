@@ -10,7 +10,7 @@ import { memoryLimitFrom, parseMemoryQuantity } from "../../src/cli/memory-limit
 const MiB = 2 ** 20;
 
 describe("controller heap settings", () => {
-  it("grows the heap by 10% and uses 4 MB semi-spaces when there is no small memory limit", () => {
+  it("grows the heap by 10%, uses 4 MB semi-spaces and one malloc arena when there is no small memory limit", () => {
     expect(CONTROLLER_HEAP_GROWING_PERCENT).toBe(10);
     expect(controllerHeapFlag([], undefined)).toBe("--heap-growing-percent=10");
     expect(controllerHeapFlag(["--max-old-space-size=256"], "--enable-source-maps")).toBe(
@@ -21,21 +21,22 @@ describe("controller heap settings", () => {
         controllerRestart(["--enable-source-maps"], { NODE_OPTIONS: "--max-old-space-size=256" }, limit),
       ).toEqual({
         flags: ["--max-semi-space-size=4"],
-        env: {},
+        env: { MALLOC_ARENA_MAX: "1" },
       });
+    expect(controllerRestart([], { MALLOC_ARENA_MAX: "8" }, undefined)?.env).toEqual({});
   });
 
-  it("sizes itself for a small pod: old generation at half the limit, small young generation, one malloc arena", () => {
+  it("sizes itself for a small pod: old generation at half the limit, small young generation, malloc giving back", () => {
     expect(controllerRestart([], {}, 256 * MiB)).toEqual({
       flags: ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size"],
-      env: { MALLOC_ARENA_MAX: "1" },
+      env: { MALLOC_ARENA_MAX: "1", MALLOC_MMAP_THRESHOLD_: "16384" },
     });
     expect(controllerRestart([], {}, 512 * MiB)?.flags).toContain("--max-old-space-size=256");
     // The user's own settings win, one by one.
     expect(
       controllerRestart(
         ["--max-old-space-size=200"],
-        { NODE_OPTIONS: "--no-optimize-for-size", MALLOC_ARENA_MAX: "4" },
+        { NODE_OPTIONS: "--no-optimize-for-size", MALLOC_ARENA_MAX: "4", MALLOC_MMAP_THRESHOLD_: "65536" },
         256 * MiB,
       ),
     ).toEqual({ flags: ["--max-semi-space-size=2"], env: {} });
@@ -67,7 +68,7 @@ describe("controller heap settings", () => {
       {
         file: "/usr/bin/node",
         args: ["/usr/bin/node", ...flags, "--enable-source-maps", "/app/main.js", "controller", "--dir", "x"],
-        env: { HOME: "/home/plumb", MALLOC_ARENA_MAX: "1" },
+        env: { HOME: "/home/plumb", MALLOC_ARENA_MAX: "1", MALLOC_MMAP_THRESHOLD_: "16384" },
       },
     ]);
     tuneHeapForController(
@@ -88,7 +89,7 @@ describe("Node without process.execve (before 22.15)", () => {
     };
     expect(tuneHeapForController(proc, 256 * MiB)).toEqual({
       flags: ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size"],
-      env: { MALLOC_ARENA_MAX: "1" },
+      env: { MALLOC_ARENA_MAX: "1", MALLOC_MMAP_THRESHOLD_: "16384" },
     });
     expect(tuneHeapForController(proc, undefined)).toBeUndefined();
     expect(tuneHeapForController(proc, 2048 * MiB)).toBeUndefined();
