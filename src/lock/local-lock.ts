@@ -126,7 +126,9 @@ function holdLocalLock(
   startedAt: number,
 ): StateLock {
   const monotonic = options.monotonic ?? systemMonotonic;
-  const renewMs = Math.max(10, Math.min(options.renewMs ?? options.leaseMs / 3, options.leaseMs / 3));
+  // At least every third of the lease, whatever renewMs says; at most every 10 ms.
+  const third = options.leaseMs / 3;
+  const renewMs = Math.max(10, Math.min(options.renewMs ?? third, third));
   const lost = new AbortController();
   // (Once aborted, abort() keeps the first reason.)
   const lose = (error: PlumbError) => lost.abort(error);

@@ -174,6 +174,7 @@ describe("a waiter's takeover of the lock it watched", () => {
     await writeFile(file, "");
     await expect(takeOverLockDir(join(file, "status.lock"), "beat-x-0")).rejects.toMatchObject({
       code: "ENOTDIR",
+      syscall: "rename",
     });
   });
 
