@@ -53,7 +53,7 @@ describe("plumb demo --once", () => {
     for (const name of ["staging", "onprem", "prod"]) expect(out).toContain(`== environment ${name} ==`);
     expect(out).toContain("verify passed");
     // promote --to prod: first refused by prod's soak gate, then (soak 0s in the copy) promoted.
-    expect(out).toMatch(/✗ soak fails: deployed \d+s ago .*; 30m needed/);
+    expect(out).toMatch(/✗ soak fails: deployed (\d+s|\d+m( \d+s)?) ago .*; 30m needed/);
     expect(out).toMatch(/support-agent: promoted\n/);
     expect(out).toContain("+      source_revision_config: { repo_ref: refs/tags/v1.5.0 }");
     expect(out).not.toContain("sk-demo-not-a-real-key");
