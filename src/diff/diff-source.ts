@@ -74,13 +74,18 @@ const bytes = (n: number): string =>
 const shownPath = (path: string): string =>
   /^[\w./@+-]+$/.test(path) ? path : JSON.stringify(path).replace(/`/g, "\\u0060");
 
+/** Larger files first; equal sizes in path order. */
+function largestFirst(a: UploadFile, b: UploadFile): number {
+  // Stryker disable next-line EqualityOperator: equivalent, two files never share a path
+  return b.size - a.size || (a.path < b.path ? -1 : 1);
+}
+
 /** "upload holds 12 files, 40.2 KiB; largest: src/graph.ts (20.1 KiB), …"; null without a listing. */
 export function describeUploadContents(upload: PlannedUpload): string | null {
   if (!upload.files) return null;
   const total = upload.files.reduce((sum, f) => sum + f.size, 0);
   const largest = [...upload.files]
-    // Stryker disable next-line EqualityOperator: equivalent, two files never share a path
-    .sort((a, b) => b.size - a.size || (a.path < b.path ? -1 : 1))
+    .sort(largestFirst)
     .slice(0, LARGEST_SHOWN)
     .map((f) => `${shownPath(f.path)} (${bytes(f.size)})`);
   const count = `${upload.files.length} file${upload.files.length === 1 ? "" : "s"}`;
