@@ -22,6 +22,8 @@ export type DeploymentDiff = {
   fields: FieldChange[];
   warnings: ChangeError[];
   changedSecrets: string[];
+  /** Desired secret names whose value is not the one last applied (by its fingerprint): git moved them. */
+  unrecordedSecrets: string[];
   /** Minimal PATCH body (no immutable fields); empty when nothing can be sent. */
   body: JsonObject;
   /** internal_source: the upload needed (its object path is a placeholder in `body`), or null. */
@@ -52,6 +54,7 @@ export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
     fields,
     warnings,
     changedSecrets: [],
+    unrecordedSecrets: [],
     body: {},
     upload: null,
   };
@@ -149,6 +152,7 @@ function diffSecretValues(
   out.desired.secrets = secrets.desired;
   out.warnings.push(...secrets.warnings);
   out.changedSecrets = secrets.changedNames;
+  out.unrecordedSecrets = secrets.unrecordedNames;
   if (secrets.changed) {
     const names = (list: readonly Secret[]) => sortByName(list).map((s) => s.name);
     out.fields.push({

@@ -31,14 +31,11 @@ export type AppliedBase = LastApplied | "unknown" | undefined;
 const sameNames = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((name) => b.includes(name));
 
-function secretsOrigin(
-  field: FieldChange,
-  changedSecrets: readonly string[],
-  applied: LastApplied,
-): FieldOrigin {
+/** git moved when its names or one of its values differ from the last applied ones (a secret live lost is live's move). */
+function secretsOrigin(field: FieldChange, unrecorded: readonly string[], applied: LastApplied): FieldOrigin {
   if (!applied.fingerprints) return "change";
   const appliedNames = Object.keys(applied.fingerprints.values);
-  const gitMoved = changedSecrets.length > 0 || !sameNames(field.new as string[], appliedNames);
+  const gitMoved = unrecorded.length > 0 || !sameNames(field.new as string[], appliedNames);
   const liveMoved = !sameNames(field.old as string[], appliedNames);
   return gitMoved && liveMoved ? "conflict" : liveMoved ? "drift" : "change";
 }
@@ -55,7 +52,7 @@ const uploadOrigin = (upload: PlannedUpload | undefined): FieldOrigin =>
  * "unknown" when it did but the base is not known (see AppliedBase).
  */
 export function classifyFields(
-  change: Pick<PlannedChange, "changed_secrets" | "upload">,
+  change: { unrecorded_secrets: readonly string[]; upload?: PlannedUpload | undefined },
   fields: readonly FieldChange[],
   liveMoved: (appliedSpec: Record<string, unknown>) => readonly FieldChange[],
   applied: AppliedBase,
@@ -71,7 +68,7 @@ export function classifyFields(
   }
   return fields.map((field) => {
     let origin: FieldOrigin;
-    if (field.field === "secrets") origin = secretsOrigin(field, change.changed_secrets, applied);
+    if (field.field === "secrets") origin = secretsOrigin(field, change.unrecorded_secrets, applied);
     else if (field.field === SOURCE_TARBALL_FIELD) origin = uploadOrigin(change.upload);
     else {
       const last = moved.get(field.field);

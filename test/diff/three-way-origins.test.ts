@@ -52,6 +52,17 @@ describe("three-way: the secret list", () => {
     expect(origin(secretsOrigin([secret("A"), secret("B")], ["A", "B", "X"], applied))).toEqual(["drift"]);
   });
 
+  it("live lost a secret that git and the last apply still have: drift (docs/status.md)", () => {
+    const applied = [secret("A"), secret("B")];
+    expect(origin(secretsOrigin([secret("A"), secret("B")], ["A"], applied))).toEqual(["drift"]);
+    expect(origin(secretsOrigin([secret("A"), secret("B")], ["A", "X"], applied))).toEqual(["drift"]);
+  });
+
+  it("live lost a secret whose value git changed: conflict", () => {
+    const applied = [secret("A"), secret("B", "old")];
+    expect(origin(secretsOrigin([secret("A"), secret("B", "new")], ["A"], applied))).toEqual(["conflict"]);
+  });
+
   it("git replaced a secret while live lost it: conflict", () => {
     const out = secretsOrigin([secret("A"), secret("C")], ["A"], [secret("A"), secret("B")]);
     expect(origin(out)).toEqual(["conflict"]);
@@ -124,7 +135,7 @@ describe("classifyFields", () => {
   const fields: FieldChange[] = [
     { field: "source_revision_config.image_uri", class: "revision", old: "img:1", new: "img:2" },
   ];
-  const change = { changed_secrets: [] };
+  const change = { unrecorded_secrets: [] };
 
   it("an unknown base makes every field unknown, without diffing any spec", () => {
     let diffed = 0;

@@ -143,7 +143,8 @@ function planDeployment(
         live: existing,
         fingerprints: undefined,
       }).fields;
-    change.fields = classifyFields(change, diff.fields, liveMoved, applied("Deployment", name));
+    const moved = { unrecorded_secrets: diff.unrecordedSecrets, upload: diff.upload ?? undefined };
+    change.fields = classifyFields(moved, diff.fields, liveMoved, applied("Deployment", name));
     change.diff = diffDocuments(diff.live, diff.desired);
     change.revision_fields = diff.fields.filter((f) => f.class === "revision").map((f) => f.field);
     change.in_place_fields = diff.fields.filter((f) => f.class === "in_place").map((f) => f.field);
@@ -211,7 +212,7 @@ function planOrganization(
   const diff = diffOrganizationAccess(object.loaded.manifest.spec, organization);
   change.id = organization.id;
   const liveMoved = (last: Record<string, unknown>) => diffOrganizationAccess(last, organization).fields;
-  change.fields = classifyFields(change, diff.fields, liveMoved, applied);
+  change.fields = classifyFields({ unrecorded_secrets: [] }, diff.fields, liveMoved, applied);
   change.in_place_fields = diff.fields.map((f) => f.field);
   change.diff = diffDocuments(diff.live, diff.desired);
   change.effect = diff.effect;

@@ -11,6 +11,8 @@ export type SecretsDiff = {
   changed: boolean;
   /** Names added, or whose value changed or is unknown. */
   changedNames: string[];
+  /** Desired names whose value is not the one the fingerprints recorded (or none is): git's moves since the last apply. */
+  unrecordedNames: string[];
   warnings: ChangeError[];
 };
 
@@ -22,11 +24,17 @@ export function diffSecrets(
   fingerprints: SecretFingerprints | undefined,
 ): SecretsDiff {
   const wanted = new Map(desired.map((secret) => [secret.name, secret.value]));
+  const recorded = new Map(
+    desired.map(({ name, value }) => [
+      name,
+      fingerprints ? matchesFingerprint(fingerprints, name, value) : undefined,
+    ]),
+  );
   let unknown = false;
   const normalisedLive = sortByName(live).map(({ name }) => {
     const value = wanted.get(name);
     if (value === undefined) return { name, value: MASKED_SECRET_VALUE };
-    const match = fingerprints ? matchesFingerprint(fingerprints, name, value) : undefined;
+    const match = recorded.get(name);
     if (match === undefined) unknown = true;
     return { name, value: match === true ? value : MASKED_SECRET_VALUE };
   });
@@ -40,6 +48,9 @@ export function diffSecrets(
     desired: sortByName(desired).map(({ name, value }) => ({ name, value })),
     changed,
     changedNames,
+    unrecordedNames: sortByName(desired)
+      .filter((secret) => recorded.get(secret.name) !== true)
+      .map((secret) => secret.name),
     warnings: unknown ? [{ field: "secrets", message: SECRETS_UNKNOWN }] : [],
   };
 }
