@@ -232,6 +232,20 @@ describe("renewals", () => {
     await lease.release();
   }, 30_000);
 
+  it("one that finds the lease taken by another writer loses it", async () => {
+    const lease = await acquireBranchLease(target(), newHolder("plumb controller", Date.now()), {
+      ...options,
+      renewMs: 50,
+    });
+    const theirs = await foreignLease(JSON.stringify({ holder: newHolder("plumb apply", Date.now()) }));
+    for (let i = 0; i < 500 && !lease.lost.aborted; i++) await tick(20);
+    expect((lease.lost.reason as Error).message).toContain(
+      "lost the lease of status branch plumb-status: another writer took it",
+    );
+    await lease.release();
+    expect(await refNow()).toBe(theirs);
+  }, 30_000);
+
   it("one in flight that finds the lease already moved by a renewal on the spot does not count it lost", async () => {
     const t = { now: 1_000, reads: 0 };
     const ref: { lease?: BranchLease } = {};
@@ -294,8 +308,26 @@ describe("the remote", () => {
     };
     await expect(
       readLease({ git, source: "origin" } as unknown as Parameters<typeof readLease>[0], "plumb-status"),
-    ).rejects.toMatchObject({ code: "status-branch-read-failed" });
+    ).rejects.toMatchObject({
+      code: "status-branch-read-failed",
+      message: expect.stringContaining("could not read the lease of status branch plumb-status"),
+    });
     expect(calls.filter((c) => c === "ls-remote")).toHaveLength(4);
+  });
+
+  it("another fetch error is not looked at again", async () => {
+    const calls: string[] = [];
+    const git = {
+      raw: async (args: string[]) => {
+        calls.push(args[0]!);
+        if (args[0] === "ls-remote") return `abc123\t${REF}\n`;
+        throw new Error("fatal: could not read Username: terminal prompts disabled");
+      },
+    };
+    await expect(
+      readLease({ git, source: "origin" } as unknown as Parameters<typeof readLease>[0], "plumb-status"),
+    ).rejects.toMatchObject({ code: "status-branch-read-failed" });
+    expect(calls).toEqual(["ls-remote", "fetch"]);
   });
 
   it("a push refused for another reason than a race is status-branch-push-failed", async () => {
@@ -305,7 +337,16 @@ describe("the remote", () => {
     await chmod(hook, 0o755);
     await expect(
       acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options),
-    ).rejects.toMatchObject({ code: "status-branch-push-failed" });
+    ).rejects.toMatchObject({
+      code: "status-branch-push-failed",
+      message: expect.stringContaining("could not write the lease of status branch plumb-status"),
+    });
+  }, 30_000);
+
+  it("unlock --force of a lease naming no holder: removed, nobody named", async () => {
+    await foreignLease("not a lease");
+    expect(await forceBranchUnlock(target())).toBeNull();
+    expect(await refNow()).toBe("");
   }, 30_000);
 
   it("unlock --force without a lease: nobody held it, nothing pushed", async () => {
@@ -322,8 +363,11 @@ describe("the remote", () => {
     const before = process.env.TMPDIR;
     process.env.TMPDIR = scratch;
     try {
+      expect(await readBranchLease(target())).toBeNull();
+      expect(await forceBranchUnlock(target())).toBeNull();
+      expect(await readdir(scratch)).toEqual([]);
       const lease = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options);
-      expect(await readdir(scratch)).toHaveLength(1);
+      expect(await readdir(scratch)).toEqual([expect.stringMatching(/^plumb-lease-/)]);
       await expect(
         acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options),
       ).rejects.toMatchObject({ code: "state-locked" });
