@@ -22,8 +22,8 @@ export type DeploymentDiff = {
   fields: FieldChange[];
   warnings: ChangeError[];
   changedSecrets: string[];
-  /** Desired secret names whose value is not the one last applied (by its fingerprint): git moved them. */
-  unrecordedSecrets: string[];
+  /** With secrets compared: a desired value is not the one last applied (by its fingerprint). */
+  secretValuesMoved?: boolean;
   /** Minimal PATCH body (no immutable fields); empty when nothing can be sent. */
   body: JsonObject;
   /** internal_source: the upload needed (its object path is a placeholder in `body`), or null. */
@@ -54,7 +54,6 @@ export function diffDeployment(input: DeploymentDiffInput): DeploymentDiff {
     fields,
     warnings,
     changedSecrets: [],
-    unrecordedSecrets: [],
     body: {},
     upload: null,
   };
@@ -152,7 +151,7 @@ function diffSecretValues(
   out.desired.secrets = secrets.desired;
   out.warnings.push(...secrets.warnings);
   out.changedSecrets = secrets.changedNames;
-  out.unrecordedSecrets = secrets.unrecordedNames;
+  out.secretValuesMoved = secrets.valuesMoved;
   if (secrets.changed) {
     const names = (list: readonly Secret[]) => sortByName(list).map((s) => s.name);
     out.fields.push({

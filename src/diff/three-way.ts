@@ -32,10 +32,10 @@ const sameNames = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((name) => b.includes(name));
 
 /** git moved when its names or one of its values differ from the last applied ones (a secret live lost is live's move). */
-function secretsOrigin(field: FieldChange, unrecorded: readonly string[], applied: LastApplied): FieldOrigin {
+function secretsOrigin(field: FieldChange, valuesMoved: boolean, applied: LastApplied): FieldOrigin {
   if (!applied.fingerprints) return "change";
   const appliedNames = Object.keys(applied.fingerprints.values);
-  const gitMoved = unrecorded.length > 0 || !sameNames(field.new as string[], appliedNames);
+  const gitMoved = valuesMoved || !sameNames(field.new as string[], appliedNames);
   const liveMoved = !sameNames(field.old as string[], appliedNames);
   return gitMoved && liveMoved ? "conflict" : liveMoved ? "drift" : "change";
 }
@@ -52,7 +52,7 @@ const uploadOrigin = (upload: PlannedUpload | undefined): FieldOrigin =>
  * "unknown" when it did but the base is not known (see AppliedBase).
  */
 export function classifyFields(
-  change: { unrecorded_secrets: readonly string[]; upload?: PlannedUpload | undefined },
+  change: { secret_values_moved?: boolean | undefined; upload?: PlannedUpload | undefined },
   fields: readonly FieldChange[],
   liveMoved: (appliedSpec: Record<string, unknown>) => readonly FieldChange[],
   applied: AppliedBase,
@@ -68,7 +68,8 @@ export function classifyFields(
   }
   return fields.map((field) => {
     let origin: FieldOrigin;
-    if (field.field === "secrets") origin = secretsOrigin(field, change.unrecorded_secrets, applied);
+    if (field.field === "secrets")
+      origin = secretsOrigin(field, change.secret_values_moved === true, applied);
     else if (field.field === SOURCE_TARBALL_FIELD) origin = uploadOrigin(change.upload);
     else {
       const last = moved.get(field.field);

@@ -143,7 +143,7 @@ function planDeployment(
         live: existing,
         fingerprints: undefined,
       }).fields;
-    const moved = { unrecorded_secrets: diff.unrecordedSecrets, upload: diff.upload ?? undefined };
+    const moved = { secret_values_moved: diff.secretValuesMoved, upload: diff.upload ?? undefined };
     change.fields = classifyFields(moved, diff.fields, liveMoved, applied("Deployment", name));
     change.diff = diffDocuments(diff.live, diff.desired);
     change.revision_fields = diff.fields.filter((f) => f.class === "revision").map((f) => f.field);
@@ -212,7 +212,7 @@ function planOrganization(
   const diff = diffOrganizationAccess(object.loaded.manifest.spec, organization);
   change.id = organization.id;
   const liveMoved = (last: Record<string, unknown>) => diffOrganizationAccess(last, organization).fields;
-  change.fields = classifyFields({ unrecorded_secrets: [] }, diff.fields, liveMoved, applied);
+  change.fields = classifyFields({}, diff.fields, liveMoved, applied);
   change.in_place_fields = diff.fields.map((f) => f.field);
   change.diff = diffDocuments(diff.live, diff.desired);
   change.effect = diff.effect;

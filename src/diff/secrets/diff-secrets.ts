@@ -11,8 +11,8 @@ export type SecretsDiff = {
   changed: boolean;
   /** Names added, or whose value changed or is unknown. */
   changedNames: string[];
-  /** Desired names whose value is not the one the fingerprints recorded (or none is): git's moves since the last apply. */
-  unrecordedNames: string[];
+  /** A desired value is not the one the fingerprints recorded (or none is): git moved since the last apply. */
+  valuesMoved: boolean;
   warnings: ChangeError[];
 };
 
@@ -48,9 +48,7 @@ export function diffSecrets(
     desired: sortByName(desired).map(({ name, value }) => ({ name, value })),
     changed,
     changedNames,
-    unrecordedNames: sortByName(desired)
-      .filter((secret) => recorded.get(secret.name) !== true)
-      .map((secret) => secret.name),
+    valuesMoved: desired.some((secret) => recorded.get(secret.name) !== true),
     warnings: unknown ? [{ field: "secrets", message: SECRETS_UNKNOWN }] : [],
   };
 }
