@@ -239,9 +239,12 @@ describe("renewals", () => {
     });
     const theirs = await foreignLease(JSON.stringify({ holder: newHolder("plumb apply", Date.now()) }));
     for (let i = 0; i < 500 && !lease.lost.aborted; i++) await tick(20);
-    expect((lease.lost.reason as Error).message).toContain(
-      "lost the lease of status branch plumb-status: another writer took it",
-    );
+    expect(lease.lost.reason).toMatchObject({
+      code: "lock-lost",
+      message: expect.stringContaining(
+        "lost the lease of status branch plumb-status: another writer took it",
+      ),
+    });
     await lease.release();
     expect(await refNow()).toBe(theirs);
   }, 30_000);
