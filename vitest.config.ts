@@ -38,11 +38,12 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // Two test files at a time, also on two cores (vitest's default there is one): most files wait
-    // (revision states, leases, child processes) far more than they compute (docs/testing.md
-    // "Speed"). Cost bounds count CPU time and waits end on a condition, so a busy core slows a
-    // test down rather than failing it.
-    maxWorkers: 2,
+    // Four test files at a time, also on two cores: most files wait (revision states, leases, child
+    // processes) far more than they compute. Quiet, 2026-11-26: 2 workers 284 s of wall for 1.1
+    // cores busy; 4 workers 193 s for 1.7 (docs/testing.md "Speed"). Cost bounds count CPU time and
+    // waits end on a condition, so a busy core slows a test down rather than failing it;
+    // `--maxWorkers=2` is the fallback where a run shows timeouts.
+    maxWorkers: 4,
     projects: [
       { extends: true, test: { name: "isolated", include: ISOLATED, isolate: true } },
       {
