@@ -7,6 +7,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { acquireStateLock, forceUnlock } from "../../src/lock/index.js";
 import { leaseRef } from "../../src/lock/branch-lease.js";
 import { publishStatus } from "../../src/git/status-source.js";
+import { originWithClones } from "../support/git-clones.js";
 
 // A status-branch push carries the state lock's lease: one atomic push moves the status branch and
 // the lease ref from the commit the holder holds to its renewal. A holder whose lease was taken
@@ -19,28 +20,7 @@ let clones: string[];
 
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "plumb-fenced-push-"));
-  const origin = join(root, "origin.git");
-  await exec("git", ["init", "--bare", "-q", "-b", "main", origin]);
-  const seed = join(root, "seed");
-  await exec("git", ["init", "-q", "-b", "main", seed]);
-  await exec("git", [
-    "-C",
-    seed,
-    "-c",
-    "user.name=t",
-    "-c",
-    "user.email=t@t",
-    "commit",
-    "--allow-empty",
-    "-qm",
-    "init",
-  ]);
-  await exec("git", ["-C", seed, "push", "-q", origin, "main"]);
-  clones = [];
-  for (const name of ["runner-a", "runner-b"]) {
-    await exec("git", ["clone", "-q", origin, join(root, name)]);
-    clones.push(join(root, name));
-  }
+  clones = await originWithClones(root);
 });
 afterEach(() => rm(root, { recursive: true, force: true }));
 

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHolder } from "../../src/lock/holder.js";
 import { acquireBranchLease, leaseRef, readBranchLease, readLease } from "../../src/lock/branch-lease.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
+import { originWithClones } from "../support/git-clones.js";
 
 // The status branch's lease lives in the git remote: writers on different machines (here: two
 // clones with their own status directories) exclude each other through compare-and-swap pushes.
@@ -17,28 +18,7 @@ let clones: string[];
 
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "plumb-lease-"));
-  const origin = join(root, "origin.git");
-  await exec("git", ["init", "--bare", "--initial-branch=main", origin]);
-  const seed = join(root, "seed");
-  await exec("git", ["init", "--initial-branch=main", seed]);
-  await exec("git", [
-    "-C",
-    seed,
-    "-c",
-    "user.name=t",
-    "-c",
-    "user.email=t@t",
-    "commit",
-    "--allow-empty",
-    "-qm",
-    "init",
-  ]);
-  await exec("git", ["-C", seed, "push", "-q", origin, "main"]);
-  clones = [];
-  for (const name of ["runner-a", "runner-b"]) {
-    await exec("git", ["clone", "-q", origin, join(root, name)]);
-    clones.push(join(root, name));
-  }
+  clones = await originWithClones(root);
 });
 afterEach(() => rm(root, { recursive: true, force: true }));
 

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
 import { leaseRef } from "../../src/lock/branch-lease.js";
 import { acquireStateLock, forceUnlock, lockTargetOf, readStateLock } from "../../src/lock/index.js";
+import { originWithClones } from "../support/git-clones.js";
 
 // The state lock with a status branch (index.ts): the local lock, then the branch lease in the
 // remote, within one --lock-timeout, with the waiter's clock, signal and monotonic clock, and one
@@ -18,18 +19,7 @@ let clones: string[];
 
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "plumb-state-lock-branch-"));
-  const origin = join(root, "origin.git");
-  await exec("git", ["init", "-q", "--bare", "--initial-branch=main", origin]);
-  const seed = join(root, "seed");
-  await exec("git", ["init", "-q", "--initial-branch=main", seed]);
-  const identity = ["-c", "user.name=t", "-c", "user.email=t@t"];
-  await exec("git", ["-C", seed, ...identity, "commit", "--allow-empty", "-qm", "init"]);
-  await exec("git", ["-C", seed, "push", "-q", origin, "main"]);
-  clones = [];
-  for (const name of ["runner-a", "runner-b"]) {
-    await exec("git", ["clone", "-q", origin, join(root, name)]);
-    clones.push(join(root, name));
-  }
+  clones = await originWithClones(root);
 });
 afterEach(() => rm(root, { recursive: true, force: true }));
 
