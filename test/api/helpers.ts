@@ -1,23 +1,8 @@
 import nock from "nock";
 import { afterEach, beforeAll, afterAll, expect } from "vitest";
-import type { Clock } from "../../src/clock.js";
 import type { Deployment } from "../../src/schema/deployment.js";
 
-/** A clock whose sleeps return on the next turn of the event loop and move time forward; records them. */
-export function fakeClock(start = 1_700_000_000_000): Clock & { sleeps: number[] } {
-  let now = start;
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => now,
-    sleep: async (ms, signal) => {
-      if (signal?.aborted) throw signal.reason;
-      sleeps.push(ms);
-      await new Promise((resolve) => setImmediate(resolve)); // let callers already woken run first
-      now += ms;
-    },
-  };
-}
+export { fakeClock } from "../support/fake-clock.js";
 
 /** Strict nock: no real network, and every interceptor a test declares must be used. */
 export function useStrictNock(): void {

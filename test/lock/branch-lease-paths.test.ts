@@ -14,6 +14,7 @@ import {
   readLease,
 } from "../../src/lock/branch-lease.js";
 import { newHolder } from "../../src/lock/holder.js";
+import { fakeClock } from "../support/fake-clock.js";
 
 // The status branch lease's paths (branch-lease.ts): what its commit says, whose lease may be taken
 // (ours, a gone local process's, one that is no plumb lease), a waiter's pacing, the push fence, a
@@ -151,15 +152,8 @@ describe("a waiter", () => {
       code: "state-locked",
       message: expect.stringContaining("leased by plumb apply"),
     });
-    let now = 1_000;
-    const sleeps: number[] = [];
-    const clock: Clock = {
-      now: () => now,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        now += ms;
-      },
-    };
+    const clock = fakeClock(1_000);
+    const sleeps = clock.sleeps;
     await expect(
       acquireBranchLease(target(), newHolder("plumb apply", Date.now()), {
         ...options,

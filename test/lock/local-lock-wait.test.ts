@@ -9,6 +9,7 @@ import { acquireStateLock, readStateLock } from "../../src/lock/index.js";
 import { removeLegacyMarker } from "../../src/lock/legacy-lock.js";
 import { createLockDir } from "../../src/lock/lock-dir.js";
 import { lockPathOf } from "../../src/lock/local-lock.js";
+import { fakeClock } from "../support/fake-clock.js";
 
 // A waiter's side of the local lock: how long it waits and how often it looks (a wall clock of the
 // test's own), what it reads in holder records (odd leases, processes), and an older plumb's lock.
@@ -23,17 +24,9 @@ const target = () => ({ statusDir: join(root, ".plumb", "status") });
 const lockPath = () => lockPathOf(target());
 
 /** A wall clock that moves only by the waiter's sleeps, which it records. */
-function sleepsRecorded(now = 1_700_000_000_000) {
-  const sleeps: number[] = [];
-  const clock: Clock = {
-    now: () => now,
-    sleep: async (ms) => {
-      sleeps.push(ms);
-      now += ms;
-      await new Promise((r) => setImmediate(r));
-    },
-  };
-  return { clock, sleeps };
+function sleepsRecorded() {
+  const clock = fakeClock();
+  return { clock, sleeps: clock.sleeps };
 }
 
 async function deadPid(): Promise<number> {
