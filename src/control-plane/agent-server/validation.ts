@@ -64,21 +64,31 @@ export const isObject = (value: unknown): value is Record<string, unknown> =>
  * 0), refused with the open-source server's messages otherwise (thread search, the store's searches).
  */
 export function pageParams(body: Record<string, unknown>, fallback: number, issues: ValidationIssue[]) {
-  const limit = body.limit ?? fallback;
+  const limit = limitParam(body, fallback, issues);
   const offset = body.offset ?? 0;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000)
-    issues.push({
-      loc: ["body", "limit"],
-      msg: "Input should be an integer from 1 to 1000",
-      type: "int_parsing",
-    });
   if (typeof offset !== "number" || !Number.isInteger(offset) || offset < 0)
     issues.push({
       loc: ["body", "offset"],
       msg: "Input should be a non-negative integer",
       type: "int_parsing",
     });
-  return { limit: limit as number, offset: offset as number };
+  return { limit, offset: offset as number };
+}
+
+/** A body's `limit` (1-1,000; absent or null: `fallback`), refused with the open-source server's message. */
+export function limitParam(
+  body: Record<string, unknown>,
+  fallback: number,
+  issues: ValidationIssue[],
+): number {
+  const limit = body.limit ?? fallback;
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000)
+    issues.push({
+      loc: ["body", "limit"],
+      msg: "Input should be an integer from 1 to 1000",
+      type: "int_parsing",
+    });
+  return limit as number;
 }
 
 export const dictIssue = (loc: ValidationIssue["loc"]): ValidationIssue => ({

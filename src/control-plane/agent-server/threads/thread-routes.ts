@@ -4,7 +4,7 @@ import type { RouteFlags } from "../../request-guards.js";
 import { GRAPH_ID } from "../graph.js";
 import { applyStateUpdate, parseSupersteps } from "./state-update.js";
 import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "../route-kit.js";
-import { parseThreadCreate, type ValidationIssue } from "../validation.js";
+import { limitParam, parseThreadCreate, type ValidationIssue } from "../validation.js";
 import { checkpointView, stateView, threadView } from "../views.js";
 
 /** A state update needs the thread's graph: set by its first run, or by graph_id on create. */
@@ -99,13 +99,7 @@ function registerThreadHistory(app: FastifyInstance, { opts, path, findThread }:
     const issues: ValidationIssue[] = [];
     if (!isPlainObject(body))
       issues.push({ loc: ["body"], msg: "Input should be a valid dictionary", type: "dict_type" });
-    const limit = body.limit ?? 10;
-    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000)
-      issues.push({
-        loc: ["body", "limit"],
-        msg: "Input should be an integer from 1 to 1000",
-        type: "int_parsing",
-      });
+    const limit = limitParam(body, 10, issues);
     // A checkpoint id, a checkpoint, or a config (`{configurable: {checkpoint_id}}`, as the SDK sends it).
     type Before = { checkpoint_id?: unknown; configurable?: { checkpoint_id?: unknown } };
     const before = body.before as Before | string | null | undefined;
@@ -130,7 +124,7 @@ function registerThreadHistory(app: FastifyInstance, { opts, path, findThread }:
             JSON.stringify((view.metadata as Record<string, unknown>)[key]) === JSON.stringify(value),
         ),
       )
-      .slice(0, limit as number);
+      .slice(0, limit);
   });
 }
 
