@@ -1,5 +1,5 @@
 import { readdir, readFile } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { expect, it } from "vitest";
 import { ISOLATED } from "../../vitest.config.js";
 
@@ -24,6 +24,22 @@ async function testFiles(dir: string): Promise<string[]> {
     .map((e) => relative(process.cwd(), join(e.parentPath, e.name)));
 }
 
+/**
+ * A test file's text and that of the test helpers it imports, recursively (a helper that imports
+ * nock installs it in every file that imports the helper). src/ is not read: it changes no
+ * process-wide state on import.
+ */
+async function withTestImports(file: string, seen = new Set<string>()): Promise<string> {
+  if (seen.has(file)) return "";
+  seen.add(file);
+  const text = await readFile(file, "utf8");
+  const helpers = [...text.matchAll(/from "(\.{1,2}\/[^"]+)\.js"/g)]
+    .map((m) => join(dirname(file), `${m[1]}.ts`))
+    .filter((path) => path.startsWith("test/") && !path.endsWith(".test.ts"));
+  const parts = await Promise.all(helpers.map((path) => withTestImports(path, seen).catch(() => "")));
+  return [text, ...parts].join("\n");
+}
+
 /** ISOLATED holds exact paths and `DIR/**\/*.test.ts` globs only. */
 const isIsolated = (file: string) =>
   ISOLATED.some((pattern) =>
@@ -36,7 +52,7 @@ it("every test file that changes process-wide state runs isolated", async () => 
   const shared: string[] = [];
   for (const file of await testFiles("test")) {
     if (file === "test/support/isolation.test.ts" || isIsolated(file)) continue;
-    const text = await readFile(file, "utf8");
+    const text = await withTestImports(file);
     const why = PROCESS_WIDE.find(([pattern]) => pattern.test(text));
     if (why) shared.push(`${file}: ${why[1]}`);
   }
@@ -60,4 +76,10 @@ it("recognises each kind of process-wide change", () => {
       sample,
     ).toBe(true);
   expect(PROCESS_WIDE.some(([pattern]) => pattern.test("if (process.env.X === 'y') read()"))).toBe(false);
+});
+
+it("reads the test helpers a file imports: test/api's helpers bring nock with them", async () => {
+  const text = await withTestImports("test/api/control-plane-client.test.ts");
+  expect(text).toContain('import nock from "nock"');
+  expect(text).toContain("export function useStrictNock");
 });
