@@ -8,8 +8,9 @@ import { loadManifests } from "../src/manifest/load.js";
 import { baselineRatio } from "./baseline.js";
 
 const COUNT = 10_000;
-// Issue 28 asked for 1 s; with one YAML parser (`yaml`) it is ~4x js-yaml: docs/manifests.md "Speed".
-const TARGET_MS = 4000;
+// Issue 28's target. Not met with one YAML parser (`yaml`, ~0.25 ms per manifest per core): the
+// bench says so rather than printing OK against a target of its own (docs/manifests.md "Speed").
+const TARGET_MS = 1000;
 
 /** A realistic mix: gitrepo, container and self-hosted shapes with secrets and a resource spec. */
 function manifest(i: number): string {
