@@ -13,7 +13,7 @@ type Page<T> = { resources: T[]; offset: number };
 export async function waitFor<T>(
   what: string,
   check: () => T | Promise<T>,
-  timeoutMs = 10_000,
+  timeoutMs = 20_000,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

@@ -156,12 +156,13 @@ function createScans(ctx: Context) {
   const { log, source } = ctx;
   const scanAll = async (trigger: string) => {
     if (ctx.stopping) return;
-    ctx.tree.next();
+    const generation = ctx.tree.next();
     try {
       // A read that fails is each store's to report (its scan shares the same failed read).
       const tree = await ctx.tree.shared(source.manifestRoot).catch(() => undefined);
       // A store restarting for new settings does not scan this change: its next store does, with them.
-      const restarting = tree && !ctx.stopping ? follow(ctx, tree) : [];
+      // An older read finishing after a newer one is not followed: it would undo the newer roster.
+      const restarting = tree && !ctx.stopping && ctx.tree.follows(generation) ? follow(ctx, tree) : [];
       for (const c of ctx.claims) if (c.role() === "starting") ctx.rescanOnceStarted.add(c.name);
       const scanning = leadersOf(ctx.claims).filter((c) => !restarting.includes(c.name));
       await Promise.all(scanning.map((c) => c.store()!.scan(trigger)));

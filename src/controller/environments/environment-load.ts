@@ -12,11 +12,17 @@ import type { LoadedEnvironment } from "../../manifest/types.js";
 // document the controller follows (environmentOf: the last valid one when git's is invalid).
 
 export type EnvironmentLoad = {
-  /** A trigger: scans from now on read the tree afresh (once, shared). */
-  next(): void;
+  /** A trigger: scans from now on read the tree afresh (once, shared). Its number, in order. */
+  next(): number;
   /** This trigger's read, kept for its scans until release(). */
   shared(root: string): Promise<LoadResult>;
   release(): void;
+  /**
+   * Whether the read of trigger `generation` (next()'s number) may be followed: no later trigger's
+   * read was. Triggers overlap (a file event during a manual rescan), and a read that started
+   * earlier but finished later holds older files. Recorded: call once, when following.
+   */
+  follows(generation: number): boolean;
   /** The scanner's load for one environment: its deployments, resolved, and the tree's problems. */
   forEnvironment(name: string): (root: string) => Promise<LoadResult>;
 };
@@ -29,6 +35,7 @@ export function createEnvironmentLoad(
 ): EnvironmentLoad {
   let generation = 0;
   let read: Read | undefined;
+  let followed = 0;
   const fresh = (root: string): Read => {
     const tree = loadTree(root);
     const current: Read = (read = { generation, used: new Set(), tree, kept: false });
@@ -43,11 +50,16 @@ export function createEnvironmentLoad(
     return current.tree!;
   };
   return {
-    next: () => void generation++,
+    next: () => ++generation,
     shared(root) {
       const current = read?.tree && read.generation === generation ? read : fresh(root);
       current.kept = true;
       return current.tree!;
+    },
+    follows(of) {
+      if (of <= followed) return false;
+      followed = of;
+      return true;
     },
     release() {
       if (read?.kept) read.tree = undefined;

@@ -6,7 +6,9 @@ import type { LoadedEnvironment, Problem } from "../../manifest/types.js";
 // mode, platform_url) is restarted; any other change (defaults, name_suffix, promotion) is only
 // followed: its deployments are re-planned with it. A document that no longer validates is not a
 // removal: while the file that held it reads with errors, the last valid document is kept, and the
-// problem is reported. Pure.
+// problem is reported. Nor is an emptied file (empty, only comments, a git-lfs pointer, a conflict
+// marker; emptied-rules.ts), which is also what a save caught half written reads as: only a file
+// that is gone, or that now holds other documents, removes its environment. Pure.
 
 export type Roster = ReadonlyMap<string, LoadedEnvironment>;
 
@@ -26,6 +28,10 @@ const connectionOf = (environment: LoadedEnvironment): string => {
   return JSON.stringify([api_url, api_key, tenant_id ?? null, mode ?? null, platform_url ?? null]);
 };
 
+/** An error in the file, or the warning that it was emptied (not a removal; docs/environments.md). */
+const keepsLastValid = (problem: Problem): boolean =>
+  problem.severity === "error" || problem.code === "empty-file" || problem.code === "no-documents";
+
 export function followEnvironments(
   known: Roster,
   tree: { environments?: readonly LoadedEnvironment[] | undefined; problems: readonly Problem[] },
@@ -43,7 +49,7 @@ export function followEnvironments(
   }
   for (const [name, before] of known) {
     if (change.next.has(name)) continue;
-    const error = tree.problems.find((p) => p.severity === "error" && p.file === before.file);
+    const error = tree.problems.find((p) => p.file === before.file && keepsLastValid(p));
     if (!error) {
       change.removed.push(name);
       continue;

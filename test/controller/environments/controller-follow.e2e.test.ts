@@ -143,7 +143,10 @@ it("name_suffix is followed without a restart; an invalid Environment keeps its 
     environmentDoc("prod", h.prod.url, "PROD_KEY").replace("{env: PROD_KEY}", "hunter2-literal-key"),
   );
   await controller.rescan();
-  const invalid = await waitFor("reported", () => controller.status().environments?.find((e) => e.invalid));
+  // A watch scan may catch the save half written first ("file is empty": kept, not a removal).
+  const invalid = await waitFor("reported", () =>
+    controller.status().environments?.find((e) => e.invalid?.includes("api_key")),
+  );
   expect(invalid).toMatchObject({
     environment: "prod",
     role: "leader",
@@ -170,4 +173,12 @@ it("name_suffix is followed without a restart; an invalid Environment keeps its 
   );
   await controller.rescan();
   await waitFor("fixed", () => !controller.status().environments?.some((e) => e.invalid));
+  // An emptied file (what a save caught half written reads as) is not a removal either.
+  await writeDoc(h.dir, "env-prod.yaml", "");
+  await controller.rescan();
+  expect(controller.status().environments?.find((e) => e.environment === "prod")).toMatchObject({
+    role: "leader",
+    invalid: "env-prod.yaml:1: file is empty",
+  });
+  expect((await readStateLock(prodLock()))?.id).toBe(holder);
 }, 90_000);

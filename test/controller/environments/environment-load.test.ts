@@ -89,4 +89,25 @@ describe("createEnvironmentLoad", () => {
     await load.forEnvironment("staging")("/root");
     expect(reads).toBe(2);
   });
+
+  it("follows reads in the order their triggers came: an older read finishing later is not followed", async () => {
+    const pending: Array<(tree: LoadResult) => void> = [];
+    const load = createEnvironmentLoad(() => new Promise<LoadResult>((resolve) => pending.push(resolve)));
+    const first = load.next();
+    const older = load.shared("/root");
+    const second = load.next();
+    const newer = load.shared("/root");
+    expect(second).toBeGreaterThan(first);
+    expect(pending).toHaveLength(2); // a trigger's read is its own
+    pending[1]!(checkFiles(TREE));
+    await newer;
+    expect(load.follows(second)).toBe(true);
+    pending[0]!(checkFiles({}));
+    await older;
+    expect(load.follows(first)).toBe(false);
+    expect(load.follows(second)).toBe(false); // once
+    // In order, each is followed.
+    const third = load.next();
+    expect(load.follows(third)).toBe(true);
+  });
 });

@@ -63,6 +63,25 @@ describe("followEnvironments", () => {
     expect(change.invalid.prod).toMatch(/^p\.yaml:4: spec\.api_key must not be written in git/);
     // Unparseable YAML in its file is not a removal either.
     expect(follow(before, { "s.yaml": STAGING, "p.yaml": "kind: [" }).removed).toEqual([]);
+    // Nor is an emptied file (a save caught half written reads as one): only a deleted file removes.
+    const emptied = [
+      "",
+      "# nothing here\n---\n",
+      "<<<<<<< HEAD\n",
+      "version https://git-lfs.github.com/spec/v1\noid sha256:" + "a".repeat(64) + "\nsize 12\n",
+    ];
+    for (const text of emptied) {
+      const kept = follow(before, { "s.yaml": STAGING, "p.yaml": text });
+      expect(kept, JSON.stringify(text)).toMatchObject({ removed: [], next: ["prod", "staging"] });
+      expect(kept.invalid.prod, JSON.stringify(text)).toMatch(/^p\.yaml:1: file /);
+    }
+    // A file that now holds another document (the environment moved away or renamed) removes it.
+    expect(
+      follow(before, {
+        "s.yaml": STAGING,
+        "p.yaml": env("prod2", `api_url: "http://127.0.0.1:2", api_key: {env: K}`),
+      }),
+    ).toMatchObject({ added: ["prod2"], removed: ["prod"] });
     // The last valid document is what it keeps, not the invalid one.
     const kept = followEnvironments(rosterOf(checkFiles(before)), checkFiles(broken), []);
     expect(kept.next.get("prod")?.manifest.spec.api_key).toEqual({ env: "K" });
