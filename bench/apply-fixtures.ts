@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { runApply } from "../src/cli/apply.js";
+import { runApply } from "../src/cli/sync/apply.js";
 import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 
 // What the apply benches share: many changed deployments, and `plumb apply --yes` with no output.

@@ -1,9 +1,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runApply } from "../src/cli/apply.js";
-import { runDrift } from "../src/cli/drift.js";
-import { statusCommand } from "../src/cli/status.js";
+import { runApply } from "../src/cli/sync/apply.js";
+import { runDrift } from "../src/cli/sync/drift.js";
+import { statusCommand } from "../src/cli/sync/status.js";
 import { startControlPlane } from "../src/control-plane/server.js";
 import { chaosSettings, controlPlane, memoryIo, random, sleep } from "./chaos-support.js";
 

@@ -1,5 +1,5 @@
 import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
-import type { ApplyIo } from "../src/cli/apply.js";
+import type { ApplyIo } from "../src/cli/sync/apply.js";
 
 // What the chaos benches share (bench/chaos-*.bench.ts): a seeded generator, so a failing run can be
 // replayed with its seed (PLUMB_CHAOS_SEED), and the control plane's view of a deployment.

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 import { startControlPlane } from "../src/control-plane/server.js";
-import { parseMemoryQuantity } from "../src/cli/memory-limit.js";
+import { parseMemoryQuantity } from "../src/cli/controller/memory-limit.js";
 import { controllerManifest as manifest } from "./controller-fixtures.js";
 
 // The controller's RSS with 10,000 manifests (target < 200 MB without node flags, < 150 MB as

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { planCommand } from "../src/cli/plan.js";
+import { planCommand } from "../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY } from "../src/control-plane/options.js";
 import { baselineRatio } from "./baseline.js";
 import {

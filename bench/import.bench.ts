@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runImport } from "../src/cli/import.js";
+import { runImport } from "../src/cli/adopt/import.js";
 import { DEFAULT_API_KEY, DEFAULT_LISTENER_ID } from "../src/control-plane/options.js";
 import { startControlPlane } from "../src/control-plane/server.js";
 

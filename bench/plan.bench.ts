@@ -5,7 +5,7 @@ import pLimit from "p-limit";
 import { createControlPlaneClient } from "../src/api/control-plane-client.js";
 import { createRateLimiter } from "../src/api/transport/rate-limiter.js";
 import { systemClock } from "../src/clock.js";
-import { planCommand } from "../src/cli/plan.js";
+import { planCommand } from "../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../src/control-plane/options.js";
 import { startControlPlane } from "../src/control-plane/server.js";
 import { createDerivations, processDerivations } from "../src/diff/secrets/scrypt-derivations.js";

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { writeSchemaFiles } from "../src/cli/schemas.js";
+import { writeSchemaFiles } from "../src/cli/offline/schemas.js";
 
 /**
  * `npm run schemas`: writes schemas/*.schema.json from the TypeBox shapes in src/schema/.

@@ -1,7 +1,7 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { runApply } from "../../src/cli/apply.js";
+import { runApply } from "../../src/cli/sync/apply.js";
 import type { Clock } from "../../src/clock.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api, container, writeDoc } from "../controller/support.js";

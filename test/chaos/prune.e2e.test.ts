@@ -1,7 +1,7 @@
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { runApply } from "../../src/cli/apply.js";
+import { runApply } from "../../src/cli/sync/apply.js";
 import { startController } from "../../src/controller/controller.js";
 import type { ControllerOptions } from "../../src/controller/controller-types.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";

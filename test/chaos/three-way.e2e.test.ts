@@ -1,10 +1,10 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runAdopt } from "../../src/cli/adopt.js";
-import { runApply } from "../../src/cli/apply.js";
-import { runDrift } from "../../src/cli/drift.js";
-import { planCommand } from "../../src/cli/plan.js";
+import { runAdopt } from "../../src/cli/adopt/adopt.js";
+import { runApply } from "../../src/cli/sync/apply.js";
+import { runDrift } from "../../src/cli/sync/drift.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";

@@ -1,9 +1,9 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runAdopt } from "../../src/cli/adopt.js";
-import { runApply } from "../../src/cli/apply.js";
-import { planCommand } from "../../src/cli/plan.js";
+import { runAdopt } from "../../src/cli/adopt/adopt.js";
+import { runApply } from "../../src/cli/sync/apply.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { loadStatusStore } from "../../src/status/status-store.js";

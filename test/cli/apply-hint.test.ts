@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatApplyHint } from "../../src/cli/apply-hint.js";
+import { formatApplyHint } from "../../src/cli/sync/apply-hint.js";
 
 // plan --out FILE closes with the apply command for that plan: it must name the same status store
 // and control plane as the plan, or apply reads another store (a status branch left out: the

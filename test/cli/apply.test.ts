@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { runApply } from "../../src/cli/apply.js";
+import { runApply } from "../../src/cli/sync/apply.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { containerDoc, gitrepoDoc, writeManifests } from "../reconcile/harness.js";

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { useColor } from "../../src/cli/color.js";
-import { driftCommand } from "../../src/cli/drift.js";
-import { planCommand } from "../../src/cli/plan.js";
-import { statusCommand } from "../../src/cli/status.js";
+import { driftCommand } from "../../src/cli/sync/drift.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
+import { statusCommand } from "../../src/cli/sync/status.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { containerDoc, writeManifests } from "../reconcile/harness.js";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/cli/commands.js";
-import { completionCommand } from "../../src/cli/completion.js";
+import { completionCommand } from "../../src/cli/offline/completion.js";
 
 // plumb completion: the scripts are generated from the commands, and each shell runs them. bash
 // completions are asked for as bash asks (COMP_WORDS/COMP_CWORD); fish's own `complete -C` answers

@@ -3,7 +3,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Controller } from "../../src/controller/controller.js";
-import { runDemo } from "../../src/cli/demo.js";
+import { runDemo } from "../../src/cli/demo/demo.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { waitFor } from "../controller/support.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedHostName, type Flags, listenSettings } from "../../src/cli/controller-settings.js";
+import { allowedHostName, type Flags, listenSettings } from "../../src/cli/controller/controller-settings.js";
 import { PlumbError } from "../../src/errors.js";
 
 // The controller's HTTP side is safe by default: without a status token it serves loopback only.

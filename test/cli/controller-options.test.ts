@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { controllerCommand } from "../../src/cli/controller.js";
+import { controllerCommand } from "../../src/cli/controller/controller.js";
 import { addConnectionOptions } from "../../src/cli/options.js";
 
 // The connection flags come from the one shared declaration (src/cli/options.ts): same names, help

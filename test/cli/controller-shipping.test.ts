@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { buildProgram } from "../../src/cli/main.js";
-import { SMALL_MEMORY_LIMIT } from "../../src/cli/heap-tuning.js";
-import { parseMemoryQuantity } from "../../src/cli/memory-limit.js";
+import { SMALL_MEMORY_LIMIT } from "../../src/cli/controller/heap-tuning.js";
+import { parseMemoryQuantity } from "../../src/cli/controller/memory-limit.js";
 import { invocations, registryInstallsOfPlumb, shellOf, yamlFiles } from "../controller/ci-scripts.js";
 
 // Docker cannot run here: check that the shipping files parse and only use commands and flags plumb has.
@@ -125,7 +125,7 @@ describe("shipping files", () => {
     expect(container.livenessProbe.httpGet.path).toBe("/livez");
     expect(container.readinessProbe.httpGet.path).toBe("/readyz");
     expect(container.args[container.args.indexOf("--api-key-file") + 1]).toBe("/etc/plumb/secrets/api-key");
-    // The controller is told its memory limit (it sizes its heap from it: src/cli/heap-tuning.ts),
+    // The controller is told its memory limit (it sizes its heap from it: src/cli/controller/heap-tuning.ts),
     // and that limit is small enough for the small-pod settings the memory bench measures.
     const limitRef = container.env.find((e: { name: string }) => e.name === "PLUMB_MEMORY_LIMIT").valueFrom
       .resourceFieldRef;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { runDemo } from "../../src/cli/demo.js";
-import type { DemoPlanes } from "../../src/cli/demo-planes.js";
+import { runDemo } from "../../src/cli/demo/demo.js";
+import type { DemoPlanes } from "../../src/cli/demo/demo-planes.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 
 // `plumb demo --once` on the examples' three environments: staging and prod land on the hosted

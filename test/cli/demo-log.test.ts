@@ -1,6 +1,6 @@
 import { createColors } from "picocolors";
 import { describe, expect, it } from "vitest";
-import { formatDemoLogLine } from "../../src/cli/demo-log.js";
+import { formatDemoLogLine } from "../../src/cli/demo/demo-log.js";
 
 const c = createColors(false);
 const at = Date.parse("2026-03-01T12:34:56.000Z");

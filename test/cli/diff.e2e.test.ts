@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { runApply } from "../../src/cli/apply.js";
-import { diffCommand } from "../../src/cli/diff.js";
+import { runApply } from "../../src/cli/sync/apply.js";
+import { diffCommand } from "../../src/cli/sync/diff.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { containerDoc, writeManifests } from "../reconcile/harness.js";
 import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";

@@ -1,7 +1,7 @@
 import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runApply } from "../../src/cli/apply.js";
+import { runApply } from "../../src/cli/sync/apply.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { type Controller, startController } from "../../src/controller/controller.js";

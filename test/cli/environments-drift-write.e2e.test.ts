@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyCommand } from "../../src/cli/apply.js";
-import { driftCommand } from "../../src/cli/drift.js";
-import { planCommand } from "../../src/cli/plan.js";
-import { renderCommand } from "../../src/cli/render.js";
+import { applyCommand } from "../../src/cli/sync/apply.js";
+import { driftCommand } from "../../src/cli/sync/drift.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
+import { renderCommand } from "../../src/cli/offline/render.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
 import {

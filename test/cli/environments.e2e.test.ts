@@ -2,9 +2,9 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyCommand } from "../../src/cli/apply.js";
-import { planCommand } from "../../src/cli/plan.js";
-import { renderCommand } from "../../src/cli/render.js";
+import { applyCommand } from "../../src/cli/sync/apply.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
+import { renderCommand } from "../../src/cli/offline/render.js";
 import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 
@@ -179,7 +179,7 @@ describe("--env with two control planes", () => {
   });
 
   it("drift --env checks each environment against its own control plane", async () => {
-    const { driftCommand } = await import("../../src/cli/drift.js");
+    const { driftCommand } = await import("../../src/cli/sync/drift.js");
     const onProd = await deploymentsOn(prod, PROD_KEY);
     const id = (onProd.find((d) => d.name === "support-agent") as { id?: string } | undefined)?.id;
     // Someone changes prod in the UI: only prod drifts.
@@ -197,7 +197,7 @@ describe("--env with two control planes", () => {
   });
 
   it("status --env refreshes each environment's own records against its control plane", async () => {
-    const { statusCommand } = await import("../../src/cli/status.js");
+    const { statusCommand } = await import("../../src/cli/sync/status.js");
     const result = await run(statusCommand, [dir, "--output", "json"]);
     expect(result.code).toBe(0);
     const parsed = JSON.parse(result.out) as {
@@ -223,7 +223,7 @@ describe("--env with two control planes", () => {
   });
 
   it("adopt --env records what one environment's control plane already runs", async () => {
-    const { adoptCommand } = await import("../../src/cli/adopt.js");
+    const { adoptCommand } = await import("../../src/cli/adopt/adopt.js");
     await rm(join(dir, ".plumb", "status", "prod"), { recursive: true, force: true });
     const result = await run(adoptCommand, [dir, "--env", "prod", "--yes"]);
     expect(result.code).toBe(0);
@@ -235,7 +235,7 @@ describe("--env with two control planes", () => {
   });
 
   it("unlock --env names each environment's own store", async () => {
-    const { unlockCommand } = await import("../../src/cli/unlock.js");
+    const { unlockCommand } = await import("../../src/cli/sync/unlock.js");
     const result = await run(unlockCommand, [dir, "--env", "staging"]);
     expect(result.code).toBe(0);
     expect(result.out).toContain(
@@ -244,7 +244,7 @@ describe("--env with two control planes", () => {
   });
 
   it("diff --env shows prod's live change against its resolved manifest", async () => {
-    const { diffCommand } = await import("../../src/cli/diff.js");
+    const { diffCommand } = await import("../../src/cli/sync/diff.js");
     const result = await run(diffCommand, [dir, "--env", "prod", "--detailed-exitcode"]);
     expect(result.code).toBe(2);
     expect(result.out).toContain("== environment prod ==");

@@ -4,8 +4,8 @@ import {
   controllerHeapFlag,
   controllerRestart,
   tuneHeapForController,
-} from "../../src/cli/heap-tuning.js";
-import { memoryLimitFrom, parseMemoryQuantity } from "../../src/cli/memory-limit.js";
+} from "../../src/cli/controller/heap-tuning.js";
+import { memoryLimitFrom, parseMemoryQuantity } from "../../src/cli/controller/memory-limit.js";
 
 const MiB = 2 ** 20;
 

@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { importCommand } from "../../src/cli/import.js";
-import { planCommand } from "../../src/cli/plan.js";
+import { importCommand } from "../../src/cli/adopt/import.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { PlumbError } from "../../src/errors.js";

@@ -2,8 +2,8 @@ import fc from "fast-check";
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runImport } from "../../src/cli/import.js";
-import { planCommand } from "../../src/cli/plan.js";
+import { runImport } from "../../src/cli/adopt/import.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import {
   DEFAULT_API_KEY,
   DEFAULT_INTEGRATION_ID,

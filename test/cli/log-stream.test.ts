@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { buildLogStream, chooseLogFormat } from "../../src/cli/log-stream.js";
+import { buildLogStream, chooseLogFormat } from "../../src/cli/controller/log-stream.js";
 import { createLogger } from "../../src/logger.js";
 
 const sink = (isTTY: boolean) => {

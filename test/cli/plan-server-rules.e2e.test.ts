@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planCommand } from "../../src/cli/plan.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { copyFlatExample } from "../support/flat-example.js";
@@ -162,7 +162,7 @@ describe("plan refuses what the installation cannot create", () => {
     const dir = await example("self-hosted");
     const applied = await plan(selfHosted, [dir]);
     expect(applied.requests).toContain("GET /info");
-    const { applyCommand } = await import("../../src/cli/apply.js");
+    const { applyCommand } = await import("../../src/cli/sync/apply.js");
     process.exitCode = 0;
     await applyCommand({
       stdout: { write: () => true },

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { createControlPlaneClient, type ControlPlaneClient } from "../../src/api/control-plane-client.js";
-import { planCommand } from "../../src/cli/plan.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { fingerprintSecrets } from "../../src/diff/secrets/secret-fingerprint.js";

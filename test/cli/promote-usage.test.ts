@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { promoteCommand } from "../../src/cli/promote.js";
+import { promoteCommand } from "../../src/cli/sync/promote.js";
 
 // plumb promote's refusals before anything is read from a control plane: flags that contradict,
 // an environment that does not exist or has no promotion, a target that is not in both.

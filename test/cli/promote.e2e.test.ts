@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
-import { applyCommand } from "../../src/cli/apply.js";
-import { planCommand } from "../../src/cli/plan.js";
-import { promoteCommand } from "../../src/cli/promote.js";
+import { applyCommand } from "../../src/cli/sync/apply.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
+import { promoteCommand } from "../../src/cli/sync/promote.js";
 import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 

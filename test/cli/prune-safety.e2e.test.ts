@@ -1,10 +1,10 @@
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runApply } from "../../src/cli/apply.js";
-import { diffCommand } from "../../src/cli/diff.js";
-import { runDrift } from "../../src/cli/drift.js";
-import { planCommand } from "../../src/cli/plan.js";
+import { runApply } from "../../src/cli/sync/apply.js";
+import { diffCommand } from "../../src/cli/sync/diff.js";
+import { runDrift } from "../../src/cli/sync/drift.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { readPruneLedger } from "../../src/status/prune-ledger.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import type { ApplyIo } from "../../src/cli/apply.js";
+import type { ApplyIo } from "../../src/cli/sync/apply.js";
 
 export type Captured = ApplyIo & { out(): string; err(): string };
 

@@ -1,8 +1,8 @@
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runApply } from "../../src/cli/apply.js";
-import { planCommand } from "../../src/cli/plan.js";
+import { runApply } from "../../src/cli/sync/apply.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api, container, writeDoc } from "../controller/support.js";

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { schemasCommand } from "../../src/cli/schemas.js";
+import { schemasCommand } from "../../src/cli/offline/schemas.js";
 
 const committed = new URL("../../schemas/", import.meta.url);
 

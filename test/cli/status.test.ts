@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/main.js";
-import { runApply } from "../../src/cli/apply.js";
-import { statusCommand } from "../../src/cli/status.js";
+import { runApply } from "../../src/cli/sync/apply.js";
+import { statusCommand } from "../../src/cli/sync/status.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { call, containerDoc, writeManifests } from "../reconcile/harness.js";

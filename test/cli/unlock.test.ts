@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { runUnlock } from "../../src/cli/unlock.js";
+import { runUnlock } from "../../src/cli/sync/unlock.js";
 import { acquireStateLock, readStateLock } from "../../src/lock/index.js";
 
 // `plumb unlock`: names the holder, refuses without --force, removes the lock with it.

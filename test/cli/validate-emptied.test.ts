@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { validateCommand } from "../../src/cli/validate.js";
+import { validateCommand } from "../../src/cli/offline/validate.js";
 import { saveObjectStatus } from "../../src/status/status-store.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
 

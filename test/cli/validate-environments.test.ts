@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validateCommand } from "../../src/cli/validate.js";
+import { validateCommand } from "../../src/cli/offline/validate.js";
 
 // validate resolves each environment: an override that makes a deployment invalid in one
 // environment is an error at the override's line, naming the environment; --env narrows it.

@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readKeySources } from "../../src/cli/api-key-files.js";
-import { controlPlaneCommand } from "../../src/cli/control-plane.js";
+import { readKeySources } from "../../src/cli/control-plane/api-key-files.js";
+import { controlPlaneCommand } from "../../src/cli/control-plane/control-plane.js";
 import { DEFAULT_API_KEY, DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 
 // plumb control-plane --api-key-file FILE (repeatable, KEY[=TENANT] per line): keys off the command

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { controlPlaneCommand, formatStartup } from "../../src/cli/control-plane.js";
+import { controlPlaneCommand, formatStartup } from "../../src/cli/control-plane/control-plane.js";
 import { DEFAULT_API_KEY, DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 
 // The start-up lines end up in terminals and CI logs: a key the user chose must not show at all,

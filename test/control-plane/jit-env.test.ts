@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { controlPlaneCommand } from "../../src/cli/control-plane.js";
+import { controlPlaneCommand } from "../../src/cli/control-plane/control-plane.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { startControlPlane } from "../../src/control-plane/server.js";
 

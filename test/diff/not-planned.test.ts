@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planExitCode } from "../../src/cli/plan.js";
+import { planExitCode } from "../../src/cli/sync/plan.js";
 import { buildPlan } from "../../src/diff/plan/build-plan.js";
 import { formatPlanJson } from "../../src/report/format-json.js";
 import { formatPlanMarkdown } from "../../src/report/format-markdown.js";

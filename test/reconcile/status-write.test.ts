@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runApply } from "../../src/cli/apply.js";
+import { runApply } from "../../src/cli/sync/apply.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { openSession, planSession } from "../../src/reconcile/session.js";
 import { writeRefreshedStatus } from "../../src/reconcile/status-write.js";

@@ -10,7 +10,7 @@ export type OrganizationsOptions = {
 
 /**
  * Reads SELF_HOSTED_JIT_PROVISIONING_ENABLED: only the value "false" (any case) disables JIT.
- * Called once at the edge (src/cli/control-plane.ts), never by the module itself.
+ * Called once at the edge (src/cli/control-plane/control-plane.ts), never by the module itself.
  */
 export function organizationsOptionsFromEnv(env: NodeJS.ProcessEnv): OrganizationsOptions {
   return {

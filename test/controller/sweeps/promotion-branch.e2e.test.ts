@@ -11,7 +11,7 @@ import {
   type ControllerStartOptions,
   startController,
 } from "../../../src/controller/controller.js";
-import { applyCommand } from "../../../src/cli/apply.js";
+import { applyCommand } from "../../../src/cli/sync/apply.js";
 import { DEFAULT_TENANT_ID } from "../../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../../src/control-plane/server.js";
 import type { LoadedEnvironment } from "../../../src/manifest/types.js";

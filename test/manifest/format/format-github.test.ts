@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { validateCommand } from "../../../src/cli/validate.js";
+import { validateCommand } from "../../../src/cli/offline/validate.js";
 import { formatGithubAnnotations } from "../../../src/manifest/format/format-github.js";
 import type { Problem } from "../../../src/manifest/types.js";
 

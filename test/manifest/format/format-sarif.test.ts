@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { validateCommand } from "../../../src/cli/validate.js";
+import { validateCommand } from "../../../src/cli/offline/validate.js";
 import { formatSarif } from "../../../src/manifest/format/format-sarif.js";
 import type { Problem } from "../../../src/manifest/types.js";
 

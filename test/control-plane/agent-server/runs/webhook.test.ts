@@ -2,7 +2,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { controlPlaneCommand, webhookHost } from "../../../../src/cli/control-plane.js";
+import { controlPlaneCommand, webhookHost } from "../../../../src/cli/control-plane/control-plane.js";
 import { webhookProblem } from "../../../../src/control-plane/agent-server/runs/webhook.js";
 import { DEFAULT_API_KEY } from "../../../../src/control-plane/options.js";
 import { startControlPlane, type RunningControlPlane } from "../../../../src/control-plane/server.js";

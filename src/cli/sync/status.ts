@@ -1,4 +1,4 @@
-import { useColor } from "./color.js";
+import { useColor } from "../color.js";
 import { Command } from "commander";
 import {
   addConnectionOptions,
@@ -6,16 +6,16 @@ import {
   envOption,
   lockTimeoutOption,
   outputOption,
-} from "./options.js";
-import { formatStatusJson, formatStatusText } from "../report/format-status.js";
-import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
-import { writeRefreshedStatus } from "../reconcile/status-write.js";
-import { PlumbError } from "../errors.js";
-import { formatProblems } from "../manifest/format/format.js";
-import { processIo } from "./process-io.js";
-import { refreshStatuses } from "../reconcile/status-refresh.js";
-import { takeObserverLock } from "./observer-lock.js";
-import { forEachEnvironment } from "./environments.js";
+} from "../options.js";
+import { formatStatusJson, formatStatusText } from "../../report/format-status.js";
+import { openSession, planSession, type SessionIo } from "../../reconcile/session.js";
+import { writeRefreshedStatus } from "../../reconcile/status-write.js";
+import { PlumbError } from "../../errors.js";
+import { formatProblems } from "../../manifest/format/format.js";
+import { processIo } from "../process-io.js";
+import { refreshStatuses } from "../../reconcile/status-refresh.js";
+import { takeObserverLock } from "../observer-lock.js";
+import { forEachEnvironment } from "../environments.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json";

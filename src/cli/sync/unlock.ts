@@ -1,10 +1,10 @@
 import { Command } from "commander";
-import { PlumbError } from "../errors.js";
-import { describeHolder, forceUnlock, lockTargetOf, readStateLock } from "../lock/index.js";
-import type { SessionIo } from "../reconcile/session.js";
-import { processIo } from "./process-io.js";
-import { forEachEnvironment } from "./environments.js";
-import { envOption } from "./options.js";
+import { PlumbError } from "../../errors.js";
+import { describeHolder, forceUnlock, lockTargetOf, readStateLock } from "../../lock/index.js";
+import type { SessionIo } from "../../reconcile/session.js";
+import { processIo } from "../process-io.js";
+import { forEachEnvironment } from "../environments.js";
+import { envOption } from "../options.js";
 
 type Flags = {
   force?: boolean;

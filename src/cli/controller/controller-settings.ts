@@ -1,10 +1,10 @@
 import { join, resolve } from "node:path";
-import type { ControllerSource } from "../controller/controller.js";
-import { hostName, isLoopback } from "../controller/http/host-check.js";
-import { type Listen, parseListen } from "../controller/http/http-server.js";
-import { PlumbError, UsageError } from "../errors.js";
-import { secretSetting } from "./flag-values.js";
-import type { ConnectionFlags } from "./options.js";
+import type { ControllerSource } from "../../controller/controller.js";
+import { hostName, isLoopback } from "../../controller/http/host-check.js";
+import { type Listen, parseListen } from "../../controller/http/http-server.js";
+import { PlumbError, UsageError } from "../../errors.js";
+import { secretSetting } from "../flag-values.js";
+import type { ConnectionFlags } from "../options.js";
 
 // \`plumb controller\`'s flags and the settings they (or the environment) give: where the manifests
 // come from and the secrets, each read from a file flag or its PLUMB_ variable.

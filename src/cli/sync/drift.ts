@@ -1,4 +1,4 @@
-import { useColor } from "./color.js";
+import { useColor } from "../color.js";
 import { Command } from "commander";
 import {
   addConnectionOptions,
@@ -7,21 +7,21 @@ import {
   outputOption,
   targetOption,
   envOption,
-} from "./options.js";
-import { buildDriftReport } from "../reconcile/drift.js";
-import { writeDriftEdits } from "../reconcile/drift-write.js";
-import { loadEnvironmentWrite } from "../reconcile/drift-write-environment.js";
-import { maxManifestBytesFrom } from "../manifest/parse.js";
-import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../report/format-drift.js";
-import { openSession, planSession, type SessionIo } from "../reconcile/session.js";
-import { asError } from "../errors.js";
-import { publishStatus } from "../git/status-source.js";
-import type { PushFence } from "../git/fenced-push.js";
-import { writeRefreshedStatus } from "../reconcile/status-write.js";
-import { processIo } from "./process-io.js";
-import { reportInvalidManifests } from "../report/report-invalid.js";
-import { takeObserverLock } from "./observer-lock.js";
-import { forEachEnvironment } from "./environments.js";
+} from "../options.js";
+import { buildDriftReport } from "../../reconcile/drift.js";
+import { writeDriftEdits } from "../../reconcile/drift-write.js";
+import { loadEnvironmentWrite } from "../../reconcile/drift-write-environment.js";
+import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../../report/format-drift.js";
+import { openSession, planSession, type SessionIo } from "../../reconcile/session.js";
+import { asError } from "../../errors.js";
+import { publishStatus } from "../../git/status-source.js";
+import type { PushFence } from "../../git/fenced-push.js";
+import { writeRefreshedStatus } from "../../reconcile/status-write.js";
+import { processIo } from "../process-io.js";
+import { reportInvalidManifests } from "../../report/report-invalid.js";
+import { takeObserverLock } from "../observer-lock.js";
+import { forEachEnvironment } from "../environments.js";
 
 type Flags = ConnectionFlags & {
   output: "text" | "json" | "markdown";

@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
-import { mergeSpecs } from "../environment/merge-spec.js";
-import { UsageError } from "../errors.js";
-import type { BuiltManifest } from "../import/build-manifest.js";
-import { planEnvironmentImport } from "../import/environment-import.js";
-import { loadManifests } from "../manifest/load.js";
+import { mergeSpecs } from "../../environment/merge-spec.js";
+import { UsageError } from "../../errors.js";
+import type { BuiltManifest } from "../../import/build-manifest.js";
+import { planEnvironmentImport } from "../../import/environment-import.js";
+import { loadManifests } from "../../manifest/load.js";
 
 // `plumb import --env NAME` (docs/import.md): the repository at --out is read for its
 // Environment documents and the deployments it already defines; what is written runs only in NAME.

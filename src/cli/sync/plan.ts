@@ -1,6 +1,6 @@
-import { useColor } from "./color.js";
+import { useColor } from "../color.js";
 import { Command } from "commander";
-import { forEachEnvironment } from "./environments.js";
+import { forEachEnvironment } from "../environments.js";
 import {
   addConnectionOptions,
   type ConnectionFlags,
@@ -8,23 +8,23 @@ import {
   outputOption,
   replaceOption,
   targetOption,
-} from "./options.js";
-import { formatPlanJson } from "../report/format-json.js";
-import { markPlanPhase } from "../reconcile/plan/plan-run.js";
-import { formatPlanMarkdown } from "../report/format-markdown.js";
-import { buildReportContext } from "./report-context.js";
-import { formatPlanText } from "../report/format-text.js";
-import type { Plan } from "../diff/plan/plan-types.js";
-import { openSession, planSession, warnUnknownSecrets, type SessionIo } from "../reconcile/session.js";
-import { formatProblems } from "../manifest/format/format.js";
-import { buildSavedPlan, type SavedPlan, writeSavedPlan } from "../reconcile/plan/saved-plan.js";
+} from "../options.js";
+import { formatPlanJson } from "../../report/format-json.js";
+import { markPlanPhase } from "../../reconcile/plan/plan-run.js";
+import { formatPlanMarkdown } from "../../report/format-markdown.js";
+import { buildReportContext } from "../report-context.js";
+import { formatPlanText } from "../../report/format-text.js";
+import type { Plan } from "../../diff/plan/plan-types.js";
+import { openSession, planSession, warnUnknownSecrets, type SessionIo } from "../../reconcile/session.js";
+import { formatProblems } from "../../manifest/format/format.js";
+import { buildSavedPlan, type SavedPlan, writeSavedPlan } from "../../reconcile/plan/saved-plan.js";
 import {
   buildSavedEnvironmentPlans,
   type PlanTarget,
   targetOf,
-} from "../reconcile/plan/saved-plan-environments.js";
-import { processIo } from "./process-io.js";
-import { reportInvalidManifests } from "../report/report-invalid.js";
+} from "../../reconcile/plan/saved-plan-environments.js";
+import { processIo } from "../process-io.js";
+import { reportInvalidManifests } from "../../report/report-invalid.js";
 import { formatApplyHint } from "./apply-hint.js";
 
 export type PlanIo = SessionIo;

@@ -1,18 +1,18 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { UsageError } from "../errors.js";
-import { loadManifests } from "../manifest/load.js";
-import { maxManifestBytesFrom } from "../manifest/parse.js";
-import { formatFileChanges } from "../promote/file-changes.js";
-import { formatPromotionJson, formatPromotionText } from "../promote/format-promotion.js";
-import { promotionScope } from "../promote/promotion-pairs.js";
-import { refusal, runPromotion } from "../promote/run-promotion.js";
-import type { SessionIo } from "../reconcile/session.js";
-import { resolveStatusDir } from "../git/status-source.js";
-import { settingsOf } from "./environments.js";
-import { outputOption, targetOption } from "./options.js";
-import { processIo } from "./process-io.js";
+import { UsageError } from "../../errors.js";
+import { loadManifests } from "../../manifest/load.js";
+import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { formatFileChanges } from "../../promote/file-changes.js";
+import { formatPromotionJson, formatPromotionText } from "../../promote/format-promotion.js";
+import { promotionScope } from "../../promote/promotion-pairs.js";
+import { refusal, runPromotion } from "../../promote/run-promotion.js";
+import type { SessionIo } from "../../reconcile/session.js";
+import { resolveStatusDir } from "../../git/status-source.js";
+import { settingsOf } from "../environments.js";
+import { outputOption, targetOption } from "../options.js";
+import { processIo } from "../process-io.js";
 
 type Flags = {
   to: string;

@@ -1,5 +1,5 @@
-import { DEFAULT_API_KEY } from "../control-plane/options.js";
-import { type RunningControlPlane, startControlPlane } from "../control-plane/server.js";
+import { DEFAULT_API_KEY } from "../../control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../control-plane/server.js";
 
 // The demo's two local control planes, as examples/environments/ names them: a hosted (SaaS) one
 // that staging and prod share (staging's deployments carry the suffix -staging there) and a

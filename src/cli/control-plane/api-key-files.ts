@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { UsageError } from "../errors.js";
-import { type ApiKeyGrant, DEFAULT_TENANT_ID } from "../control-plane/options.js";
+import { UsageError } from "../../errors.js";
+import { type ApiKeyGrant, DEFAULT_TENANT_ID } from "../../control-plane/options.js";
 
 // The keys `plumb control-plane` accepts: from --api-key (visible to `ps` and shell history, so
 // warned about) or from --api-key-file FILE (repeatable), one `KEY[=TENANT[,TENANT...]]` per line.

@@ -1,8 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { PlumbError } from "../errors.js";
-import type { SessionIo } from "../reconcile/session.js";
-import { promoteCommand } from "./promote.js";
+import { PlumbError } from "../../errors.js";
+import type { SessionIo } from "../../reconcile/session.js";
+import { promoteCommand } from "../sync/promote.js";
 
 // The demo's promotion: `plumb promote DIR --to prod` as the command runs it, first as it stands
 // (the soak gate holds it back: staging's revisions are seconds old), then with the copy's soak

@@ -1,9 +1,9 @@
 import { Command, Option } from "commander";
-import { readApiOptions } from "../api/config.js";
-import { startController } from "../controller/controller.js";
-import { PlumbError } from "../errors.js";
-import type { LoadedEnvironment } from "../manifest/types.js";
-import { createLogger } from "../logger.js";
+import { readApiOptions } from "../../api/config.js";
+import { startController } from "../../controller/controller.js";
+import { PlumbError } from "../../errors.js";
+import type { LoadedEnvironment } from "../../manifest/types.js";
+import { createLogger } from "../../logger.js";
 import { type ControllerRestart, tuneHeapForController } from "./heap-tuning.js";
 import { memoryLimitFrom } from "./memory-limit.js";
 import {
@@ -17,9 +17,9 @@ import {
   webhookSecret,
 } from "./controller-settings.js";
 import { buildLogStream } from "./log-stream.js";
-import { cronExpression, leaseDuration, parseRateLimit, positiveInt } from "./flag-values.js";
-import { addConnectionOptions, envOption, parseDuration } from "./options.js";
-import { settingsOf } from "./environments.js";
+import { cronExpression, leaseDuration, parseRateLimit, positiveInt } from "../flag-values.js";
+import { addConnectionOptions, envOption, parseDuration } from "../options.js";
+import { settingsOf } from "../environments.js";
 
 /** `plumb controller`: keeps the control plane in step with a directory or a git branch, all day. */
 export function controllerCommand(): Command {

@@ -1,6 +1,6 @@
-import type { ApplyIo } from "./apply.js";
-import { runApply } from "./apply.js";
-import { forEachEnvironment } from "./environments.js";
+import type { ApplyIo } from "../sync/apply.js";
+import { runApply } from "../sync/apply.js";
+import { forEachEnvironment } from "../environments.js";
 
 // One step of the demo: `plumb apply DIR --env NAME --yes`, in this process, with the progress
 // printed as the command prints it.

@@ -3,7 +3,7 @@ import { cp, readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseDocument } from "yaml";
-import { PlumbError } from "../errors.js";
+import { PlumbError } from "../../errors.js";
 
 // The demo's manifests: a temporary copy of the examples repository (its Environment documents and
 // the agents' manifests; not the CI and Kubernetes examples), editable freely.

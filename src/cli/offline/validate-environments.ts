@@ -1,7 +1,7 @@
-import { resolveTree } from "../environment/resolve-tree.js";
-import { selectEnvironments } from "../environment/select.js";
-import type { LoadResult } from "../manifest/load.js";
-import type { Problem } from "../manifest/types.js";
+import { resolveTree } from "../../environment/resolve-tree.js";
+import { selectEnvironments } from "../../environment/select.js";
+import type { LoadResult } from "../../manifest/load.js";
+import type { Problem } from "../../manifest/types.js";
 
 /**
  * `validate --env`: the problems of each selected environment's merged deployments (a value an

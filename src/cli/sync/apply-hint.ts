@@ -1,4 +1,4 @@
-import type { ConnectionFlags } from "./options.js";
+import type { ConnectionFlags } from "../options.js";
 
 // The command line `plan --out FILE` prints to apply exactly that plan: the same store and
 // control plane as the plan (else apply reads another status store or tenant), --prune and

@@ -1,10 +1,10 @@
 import { Command } from "commander";
-import { PlumbError } from "../errors.js";
-import { adoptKey, buildAdoptedRecord, decideAdoption } from "../reconcile/adopt.js";
-import { gitCommitOf, openSession, planSession } from "../reconcile/session.js";
-import { publishStatus } from "../git/status-source.js";
-import { checkStatusDirWritable, saveObjectStatus } from "../status/status-store.js";
-import { askOnTerminal, type ApplyIo } from "./apply.js";
+import { PlumbError } from "../../errors.js";
+import { adoptKey, buildAdoptedRecord, decideAdoption } from "../../reconcile/adopt.js";
+import { gitCommitOf, openSession, planSession } from "../../reconcile/session.js";
+import { publishStatus } from "../../git/status-source.js";
+import { checkStatusDirWritable, saveObjectStatus } from "../../status/status-store.js";
+import { askOnTerminal, type ApplyIo } from "../sync/apply.js";
 import {
   addConnectionOptions,
   type ConnectionFlags,
@@ -12,12 +12,12 @@ import {
   outputOption,
   targetOption,
   envOption,
-} from "./options.js";
-import { processIo } from "./process-io.js";
-import { reportInvalidManifests } from "../report/report-invalid.js";
-import { withStateLock } from "./with-state-lock.js";
-import { forEachEnvironment } from "./environments.js";
-import type { StateLock } from "../lock/index.js";
+} from "../options.js";
+import { processIo } from "../process-io.js";
+import { reportInvalidManifests } from "../../report/report-invalid.js";
+import { withStateLock } from "../with-state-lock.js";
+import { forEachEnvironment } from "../environments.js";
+import type { StateLock } from "../../lock/index.js";
 
 type Flags = ConnectionFlags & {
   target: string[];

@@ -1,4 +1,4 @@
-import { useColor } from "./color.js";
+import { useColor } from "../color.js";
 import {
   addConnectionOptions,
   type ConnectionFlags,
@@ -8,34 +8,34 @@ import {
   replaceOption,
   targetOption,
   envOption,
-} from "./options.js";
+} from "../options.js";
 import { createInterface } from "node:readline/promises";
 import { Command, Option } from "commander";
-import { formatPlanJson } from "../report/format-json.js";
-import { formatPlanText } from "../report/format-text.js";
-import { asError, PlumbError } from "../errors.js";
+import { formatPlanJson } from "../../report/format-json.js";
+import { formatPlanText } from "../../report/format-text.js";
+import { asError, PlumbError } from "../../errors.js";
 import {
   DEFAULT_PRUNE_MAX,
   DEFAULT_PRUNE_WINDOW_MS,
   formatPruneResult,
   plannedDeletes,
-} from "../reconcile/prune/prune.js";
-import { checkPruneBudget } from "../reconcile/prune/prune-budget.js";
-import { applyChanges, type ChangeRunResult } from "../reconcile/apply-changes.js";
-import type { PlanManifestsResult } from "../reconcile/plan/plan-run.js";
-import type { Plan, PlannedPrune } from "../diff/plan/plan-types.js";
-import type { ApiOptions } from "../api/config.js";
-import type { ObjectStatus } from "../status/status-types.js";
-import { refuseStalePlan, savedPlanFlags } from "../reconcile/plan/saved-plan.js";
+} from "../../reconcile/prune/prune.js";
+import { checkPruneBudget } from "../../reconcile/prune/prune-budget.js";
+import { applyChanges, type ChangeRunResult } from "../../reconcile/apply-changes.js";
+import type { PlanManifestsResult } from "../../reconcile/plan/plan-run.js";
+import type { Plan, PlannedPrune } from "../../diff/plan/plan-types.js";
+import type { ApiOptions } from "../../api/config.js";
+import type { ObjectStatus } from "../../status/status-types.js";
+import { refuseStalePlan, savedPlanFlags } from "../../reconcile/plan/saved-plan.js";
 import {
   readSavedPlanFor,
   savedPlanEnvironments,
   targetOf,
-} from "../reconcile/plan/saved-plan-environments.js";
-import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS, type ProgressEvent } from "../apply/apply-types.js";
-import { formatApplyJson, formatApplySummary, plainProgress, ttyProgress } from "../report/format-apply.js";
-import { formatApplyMarkdown } from "../report/format-apply-markdown.js";
-import { buildReportContext } from "./report-context.js";
+} from "../../reconcile/plan/saved-plan-environments.js";
+import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS, type ProgressEvent } from "../../apply/apply-types.js";
+import { formatApplyJson, formatApplySummary, plainProgress, ttyProgress } from "../../report/format-apply.js";
+import { formatApplyMarkdown } from "../../report/format-apply-markdown.js";
+import { buildReportContext } from "../report-context.js";
 import {
   agentUrlFallback,
   applyObjects,
@@ -45,17 +45,17 @@ import {
   type Session,
   type SessionIo,
   warnUnknownSecrets,
-} from "../reconcile/session.js";
-import { publishStatus } from "../git/status-source.js";
-import { checkStatusDirWritable, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
-import { count } from "../report/plural.js";
-import { positiveInt } from "./flag-values.js";
-import { reportInvalidManifests } from "../report/report-invalid.js";
-import { type StateLockTiming, withStateLock } from "./with-state-lock.js";
-import type { StateLock } from "../lock/index.js";
+} from "../../reconcile/session.js";
+import { publishStatus } from "../../git/status-source.js";
+import { checkStatusDirWritable, removeObjectStatus, saveObjectStatus } from "../../status/status-store.js";
+import { count } from "../../report/plural.js";
+import { positiveInt } from "../flag-values.js";
+import { reportInvalidManifests } from "../../report/report-invalid.js";
+import { type StateLockTiming, withStateLock } from "../with-state-lock.js";
+import type { StateLock } from "../../lock/index.js";
 import { listenForStop } from "./apply-stop.js";
-import { checkSavedPlanParts, forEachEnvironment } from "./environments.js";
-import { mayDefineEnvironments } from "../manifest/environment-scan.js";
+import { checkSavedPlanParts, forEachEnvironment } from "../environments.js";
+import { mayDefineEnvironments } from "../../manifest/environment-scan.js";
 
 export type ApplyIo = SessionIo & {
   /** Asks on the terminal; injected by tests. */

@@ -1,17 +1,17 @@
 import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Command, Option } from "commander";
-import { formatGithubAnnotations } from "../manifest/format/format-github.js";
-import { formatSarif } from "../manifest/format/format-sarif.js";
-import { countProblems, formatProblems, problemsToJson } from "../manifest/format/format.js";
-import { maxManifestBytesFrom } from "../manifest/parse.js";
-import { loadManifests, noManifests } from "../manifest/load.js";
-import { checkSourceEntries } from "../manifest/source/source-check.js";
-import { envOption, PLUMB_VERSION } from "./options.js";
+import { formatGithubAnnotations } from "../../manifest/format/format-github.js";
+import { formatSarif } from "../../manifest/format/format-sarif.js";
+import { countProblems, formatProblems, problemsToJson } from "../../manifest/format/format.js";
+import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { loadManifests, noManifests } from "../../manifest/load.js";
+import { checkSourceEntries } from "../../manifest/source/source-check.js";
+import { envOption, PLUMB_VERSION } from "../options.js";
 import { environmentProblems } from "./validate-environments.js";
-import { sortProblems } from "../manifest/validate.js";
-import { findEmptiedNearRoot } from "../reconcile/prune/prune-plan.js";
-import { repositoryPaths } from "./report-context.js";
+import { sortProblems } from "../../manifest/validate.js";
+import { findEmptiedNearRoot } from "../../reconcile/prune/prune-plan.js";
+import { repositoryPaths } from "../report-context.js";
 
 export type Output = { write(text: string): unknown };
 

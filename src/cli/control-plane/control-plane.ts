@@ -1,12 +1,12 @@
 import { isIP } from "node:net";
 import { Command, Option } from "commander";
-import { UsageError } from "../errors.js";
-import { createLogger } from "../logger.js";
-import { parseFaultSpec } from "../control-plane/faults.js";
-import { type ApiKeyGrant, DEFAULT_API_KEY } from "../control-plane/options.js";
+import { UsageError } from "../../errors.js";
+import { createLogger } from "../../logger.js";
+import { parseFaultSpec } from "../../control-plane/faults.js";
+import { type ApiKeyGrant, DEFAULT_API_KEY } from "../../control-plane/options.js";
 import { commandLineKeyWarning, readKeySources } from "./api-key-files.js";
-import { organizationsOptionsFromEnv } from "../control-plane/organizations/index.js";
-import { startControlPlane } from "../control-plane/server.js";
+import { organizationsOptionsFromEnv } from "../../control-plane/organizations/index.js";
+import { startControlPlane } from "../../control-plane/server.js";
 
 type Flags = {
   host: string;

@@ -1,8 +1,8 @@
 import type { Writable } from "node:stream";
-import { PlumbError } from "../errors.js";
+import { PlumbError } from "../../errors.js";
 import { createRequire } from "node:module";
 import type PinoPretty from "pino-pretty";
-import { type ColorIo, useColor } from "./color.js";
+import { type ColorIo, useColor } from "../color.js";
 
 // Where `plumb controller` writes its log: readable lines on a terminal (pino-pretty: time, level,
 // message, then the fields), JSON lines everywhere else (a log collector, kubectl logs). Chosen by

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Command } from "commander";
-import { SCHEMA_FILES } from "../manifest/json-schema.js";
+import { SCHEMA_FILES } from "../../manifest/json-schema.js";
 
 export type Output = { write(text: string): unknown };
 

@@ -1,13 +1,13 @@
 import { Command } from "commander";
-import { formatRender, type RenderedEnvironment } from "../environment/format-render.js";
-import { resolveTree } from "../environment/resolve-tree.js";
-import { selectEnvironments } from "../environment/select.js";
-import { formatProblems } from "../manifest/format/format.js";
-import { loadManifests, noManifests } from "../manifest/load.js";
-import { maxManifestBytesFrom } from "../manifest/parse.js";
-import { sortProblems } from "../manifest/validate.js";
-import { selectTargets } from "../reconcile/targets.js";
-import { envOption, targetOption } from "./options.js";
+import { formatRender, type RenderedEnvironment } from "../../environment/format-render.js";
+import { resolveTree } from "../../environment/resolve-tree.js";
+import { selectEnvironments } from "../../environment/select.js";
+import { formatProblems } from "../../manifest/format/format.js";
+import { loadManifests, noManifests } from "../../manifest/load.js";
+import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { sortProblems } from "../../manifest/validate.js";
+import { selectTargets } from "../../reconcile/targets.js";
+import { envOption, targetOption } from "../options.js";
 
 type Output = { write(text: string): unknown };
 

@@ -3,20 +3,20 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
-import { PlumbError, UsageError } from "../errors.js";
+import { PlumbError, UsageError } from "../../errors.js";
 import {
   type BuiltManifest,
   buildDeploymentManifest,
   buildOrganizationManifest,
-} from "../import/build-manifest.js";
-import { formatManifest } from "../import/format-manifest.js";
+} from "../../import/build-manifest.js";
+import { formatManifest } from "../../import/format-manifest.js";
 import { environmentImport, refuseEnvironments } from "./import-environment.js";
-import { openSession } from "../reconcile/session.js";
-import { type ApplyIo } from "./apply.js";
+import { openSession } from "../../reconcile/session.js";
+import { type ApplyIo } from "../sync/apply.js";
 import { runAdopt } from "./adopt.js";
-import { forEachEnvironment } from "./environments.js";
-import { addConnectionOptions, type ConnectionFlags, envOption } from "./options.js";
-import { processIo } from "./process-io.js";
+import { forEachEnvironment } from "../environments.js";
+import { addConnectionOptions, type ConnectionFlags, envOption } from "../options.js";
+import { processIo } from "../process-io.js";
 
 type Flags = ConnectionFlags & {
   out: string;

@@ -1,14 +1,14 @@
 import { Command } from "commander";
-import { formatProblems } from "../manifest/format/format.js";
-import { openSession, planSession, type SessionIo, warnUnknownSecrets } from "../reconcile/session.js";
-import { formatPlanText } from "../report/format-text.js";
-import { formatYamlDiff } from "../report/format-yaml-diff.js";
-import { reportInvalidManifests } from "../report/report-invalid.js";
-import { useColor } from "./color.js";
-import { addConnectionOptions, type ConnectionFlags, envOption, targetOption } from "./options.js";
-import { forEachEnvironment } from "./environments.js";
+import { formatProblems } from "../../manifest/format/format.js";
+import { openSession, planSession, type SessionIo, warnUnknownSecrets } from "../../reconcile/session.js";
+import { formatPlanText } from "../../report/format-text.js";
+import { formatYamlDiff } from "../../report/format-yaml-diff.js";
+import { reportInvalidManifests } from "../../report/report-invalid.js";
+import { useColor } from "../color.js";
+import { addConnectionOptions, type ConnectionFlags, envOption, targetOption } from "../options.js";
+import { forEachEnvironment } from "../environments.js";
 import { planExitCode } from "./plan.js";
-import { processIo } from "./process-io.js";
+import { processIo } from "../process-io.js";
 
 type Flags = ConnectionFlags & { target: string[]; detailedExitcode?: boolean; env?: string[] };
 

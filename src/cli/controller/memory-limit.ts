@@ -1,4 +1,4 @@
-import { PlumbError } from "../errors.js";
+import { PlumbError } from "../../errors.js";
 
 // How much memory the controller may use, for its heap settings (heap-tuning.ts). A container's
 // limit is what counts: PLUMB_MEMORY_LIMIT when given (examples/kubernetes sets it from the
