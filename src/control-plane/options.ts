@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import type { Clock } from "../clock.js";
-import type { FaultSpec } from "./faults.js";
-import type { WrapJournalFile } from "./persistence.js";
-import type { RateLimitOverrides } from "./rate-limit.js";
+import type { FaultSpec } from "./http/faults.js";
+import type { WrapJournalFile } from "./storage/persistence.js";
+import type { RateLimitOverrides } from "./access/rate-limit.js";
 
 /** An API key and the tenants it can reach (several tenants: callers must send X-Tenant-Id). */
 export type ApiKeyGrant = { key: string; tenants: string[] };

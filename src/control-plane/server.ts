@@ -2,13 +2,13 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
 import { createAgentServerModule } from "./agent-server/index.js";
-import { createAuthenticator } from "./auth.js";
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./json-depth.js";
+import { createAuthenticator } from "./access/auth.js";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./http/json-depth.js";
 import type { ControlPlaneContext } from "./context.js";
 import { registerDeploymentRoutes } from "./deployments/routes.js";
 import { DeploymentStore } from "./deployments/store.js";
-import { installErrorHandling, unprocessable } from "./http-errors.js";
-import { registerMiscRoutes } from "./misc-routes.js";
+import { installErrorHandling, unprocessable } from "./http/http-errors.js";
+import { registerMiscRoutes } from "./http/misc-routes.js";
 import {
   type ApiKeyGrant,
   type ControlPlaneOptions,
@@ -18,8 +18,8 @@ import {
   DEFAULT_TENANT_ID,
 } from "./options.js";
 import { createOrganizationsModule } from "./organizations/index.js";
-import { installRequestGuards } from "./request-guards.js";
-import { installRequestLog } from "./request-log.js";
+import { installRequestGuards } from "./http/request-guards.js";
+import { installRequestLog } from "./http/request-log.js";
 import { startStateKeeper } from "./state.js";
 
 export type RunningControlPlane = {

@@ -1,8 +1,8 @@
 import type { StatefulModule } from "./context.js";
 import type { DeploymentStore, StoreChange, StoreSnapshot } from "./deployments/store.js";
-import { HttpError } from "./http-errors.js";
-import { JournalWriteError } from "./journal-writer.js";
-import { loadState, openJournal, type Journal, type WrapJournalFile } from "./persistence.js";
+import { HttpError } from "./http/http-errors.js";
+import { JournalWriteError } from "./storage/journal-writer.js";
+import { loadState, openJournal, type Journal, type WrapJournalFile } from "./storage/persistence.js";
 
 type Snapshot = { version: 1; store: StoreSnapshot; modules: Record<string, unknown> };
 type ModuleChange = { k: "mod"; name: string; v: unknown };

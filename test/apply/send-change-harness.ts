@@ -2,7 +2,7 @@ import { afterEach } from "vitest";
 import { createApplyPorts, type ClientPorts } from "../../src/apply/api-adapter.js";
 import type { SendContext } from "../../src/apply/engine-types.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
-import type { FaultSpec } from "../../src/control-plane/faults.js";
+import type { FaultSpec } from "../../src/control-plane/http/faults.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import type { PlannedChange } from "../../src/diff/plan/plan-types.js";
 import type { Deployment } from "../../src/schema/deployment.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createFaultPicker, parseFaultSpec } from "../../src/control-plane/faults.js";
-import { createRateLimiter } from "../../src/control-plane/rate-limit.js";
+import { createFaultPicker, parseFaultSpec } from "../../src/control-plane/http/faults.js";
+import { createRateLimiter } from "../../src/control-plane/access/rate-limit.js";
 import { type Api, ManualClock, gitrepo, start } from "./helpers.js";
 
 const T1 = "11111111-0000-4000-8000-000000000001";

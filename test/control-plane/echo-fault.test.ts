@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { echoAnswer, parseFaultSpec } from "../../src/control-plane/faults.js";
+import { echoAnswer, parseFaultSpec } from "../../src/control-plane/http/faults.js";
 
 // The echo fault quotes a refused body as a careless server would, in every form, taking turns
 // between a 400 detail, a 422 issue list with FastAPI's `input`, and a plain-text 400.

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseFaultSpec } from "../../src/control-plane/faults.js";
+import { parseFaultSpec } from "../../src/control-plane/http/faults.js";
 import { type Api, gitrepo, start } from "./helpers.js";
 
 // `lost-response` must apply (and durably commit) the change before dropping the connection, and

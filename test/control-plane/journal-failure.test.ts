@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { JournalFile } from "../../src/control-plane/journal-writer.js";
+import type { JournalFile } from "../../src/control-plane/storage/journal-writer.js";
 import { type Api, gitrepo, start } from "./helpers.js";
 
 // A full disk under a running control plane, over real HTTP: the journal's writes fail with

@@ -2,13 +2,13 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type JournalFile, JournalWriteError } from "../../src/control-plane/journal-writer.js";
+import { type JournalFile, JournalWriteError } from "../../src/control-plane/storage/journal-writer.js";
 import {
   JournalCorruptError,
   loadState,
   openJournal,
   parseJournal,
-} from "../../src/control-plane/persistence.js";
+} from "../../src/control-plane/storage/persistence.js";
 
 // The journal on a real file, with failures injected into the file operations: a write that stops
 // half-way with ENOSPC (as a full disk does), a short write, a failed fsync, a failed truncate.

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StatefulModule } from "../../src/control-plane/context.js";
 import { DeploymentStore } from "../../src/control-plane/deployments/store.js";
-import { HttpError } from "../../src/control-plane/http-errors.js";
+import { HttpError } from "../../src/control-plane/http/http-errors.js";
 import { startStateKeeper } from "../../src/control-plane/state.js";
 
 // A change that cannot even be serialised (here: a module whose snapshot throws on one tenant's

@@ -7,7 +7,7 @@ import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startController } from "../../src/controller/controller.js";
-import { parseFaultSpec } from "../../src/control-plane/faults.js";
+import { parseFaultSpec } from "../../src/control-plane/http/faults.js";
 import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { createLogger } from "../../src/logger.js";

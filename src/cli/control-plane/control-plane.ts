@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import { Command, Option } from "commander";
 import { UsageError } from "../../errors.js";
 import { createLogger } from "../../logger.js";
-import { parseFaultSpec } from "../../control-plane/faults.js";
+import { parseFaultSpec } from "../../control-plane/http/faults.js";
 import { type ApiKeyGrant, DEFAULT_API_KEY } from "../../control-plane/options.js";
 import { commandLineKeyWarning, readKeySources } from "./api-key-files.js";
 import { organizationsOptionsFromEnv } from "../../control-plane/organizations/index.js";

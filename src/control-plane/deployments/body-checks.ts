@@ -1,4 +1,4 @@
-import type { ValidationIssue } from "../validation-errors.js";
+import type { ValidationIssue } from "../http/validation-errors.js";
 
 // Cross-field rules that a schema cannot express but that need no stored state (422, decisions.md).
 // They read the raw body defensively: it may not match the schema when they run.

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../../clock.js";
 import { DeploymentCreateRequest, DeploymentPatchRequest } from "../../schema/deployment.js";
-import { badRequest, HttpError, notFound, unprocessable } from "../http-errors.js";
-import { page, parsePaging, requireUuid } from "../paging.js";
+import { badRequest, HttpError, notFound, unprocessable } from "../http/http-errors.js";
+import { page, parsePaging, requireUuid } from "../http/paging.js";
 import { checkDeploymentBody } from "./body-checks.js";
 import { customUrlOf, type DeploymentRecord, type Timing } from "./record.js";
 import { createDeploymentRenderer } from "./render.js";

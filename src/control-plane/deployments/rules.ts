@@ -6,7 +6,7 @@ import type {
   SourceRevisionConfig,
   SecretReference,
 } from "../../schema/deployment.js";
-import { badRequest } from "../http-errors.js";
+import { badRequest } from "../http/http-errors.js";
 import type { Integration, Listener } from "../options.js";
 import { normalizeResourceSpec } from "../cpu.js";
 import type { DeploymentRecord } from "./record.js";

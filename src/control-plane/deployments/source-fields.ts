@@ -1,5 +1,5 @@
 import type { SourceConfig, SourceRevisionConfig } from "../../schema/deployment.js";
-import { badRequest } from "../http-errors.js";
+import { badRequest } from "../http/http-errors.js";
 
 // Which fields of source_config and source_revision_config apply to which source: a field sent for
 // a source it does not apply to is a 400 naming the sources it does apply to (docs/control-plane.md).

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { DeploymentSource } from "../../schema/deployment.js";
-import { HttpError } from "../http-errors.js";
+import { HttpError } from "../http/http-errors.js";
 import type { DeploymentRecord, Timing, UploadRecord } from "./record.js";
 import type { CreatePlan, PatchPlan } from "./rules.js";
 import { forcedFailure, isSupersedable, type RevisionRecord } from "./revisions.js";

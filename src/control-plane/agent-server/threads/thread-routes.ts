@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import type { RouteFlags } from "../../request-guards.js";
+import type { RouteFlags } from "../../http/request-guards.js";
 import { GRAPH_ID } from "../graph.js";
 import { applyStateUpdate, parseSupersteps } from "./state-update.js";
 import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "../route-kit.js";

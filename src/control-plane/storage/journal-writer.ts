@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import { PlumbError } from "../errors.js";
+import { PlumbError } from "../../errors.js";
 
 /** The file operations the journal needs: tests wrap a real file to inject failures (ENOSPC...). */
 export type JournalFile = {

@@ -1,4 +1,4 @@
-import { UsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 
 type FaultKind = "500" | "503" | "429" | "reset" | "lost-response" | "echo";
 const KINDS: readonly FaultKind[] = ["500", "503", "429", "reset", "lost-response", "echo"];

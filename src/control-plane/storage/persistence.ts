@@ -1,7 +1,7 @@
 import { mkdir, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import writeFileAtomic from "write-file-atomic";
-import { fileError, PlumbError } from "../errors.js";
+import { fileError, PlumbError } from "../../errors.js";
 import { groupCommitter, type Journal, type JournalFile, journalFile } from "./journal-writer.js";
 
 // Durability: every acknowledged write is in an append-only journal that was fsynced before the

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Clock } from "../clock.js";
-import type { DeploymentStore } from "./deployments/store.js";
+import type { Clock } from "../../clock.js";
+import type { DeploymentStore } from "../deployments/store.js";
 import { badRequest, HttpError } from "./http-errors.js";
-import type { Integration, Listener } from "./options.js";
+import type { Integration, Listener } from "../options.js";
 import { page, parsePaging } from "./paging.js";
 import type { RouteFlags } from "./request-guards.js";
 

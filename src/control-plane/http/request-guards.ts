@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Clock } from "../clock.js";
-import { apiKeyOf } from "./auth.js";
+import type { Clock } from "../../clock.js";
+import { apiKeyOf } from "../access/auth.js";
 import { createFaultPicker, echoAnswer, type FaultSpec } from "./faults.js";
 import { HttpError } from "./http-errors.js";
-import { createFailureLimiter, DEFAULT_AUTH_FAILURE_LIMIT } from "./auth-failures.js";
-import { createRateLimiter, type RateLimitOverrides } from "./rate-limit.js";
+import { createFailureLimiter, DEFAULT_AUTH_FAILURE_LIMIT } from "../access/auth-failures.js";
+import { createRateLimiter, type RateLimitOverrides } from "../access/rate-limit.js";
 
 declare module "fastify" {
   interface FastifyRequest {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
-import { HttpError } from "./http-errors.js";
-import type { ApiKeyGrant } from "./options.js";
+import { HttpError } from "../http/http-errors.js";
+import type { ApiKeyGrant } from "../options.js";
 
 /** The caller's key from `X-Api-Key` or `Authorization: Bearer` (never logged). */
 export function apiKeyOf(request: FastifyRequest): string | undefined {

@@ -1,4 +1,4 @@
-import { UUID_PATTERN } from "../schema/common.js";
+import { UUID_PATTERN } from "../../schema/common.js";
 import { unprocessable } from "./http-errors.js";
 
 const UUID = new RegExp(UUID_PATTERN);
