@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { selectEnvironments } from "../environment/select.js";
 import { PlumbError } from "../errors.js";
 import { loadManifestsOnce } from "../manifest/load.js";
-import { maxManifestBytesFrom } from "../manifest/parse.js";
+import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
 import type { SessionIo } from "../reconcile/session.js";
 import { resolveStatusDir } from "../git/status-source.js";

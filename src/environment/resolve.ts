@@ -1,5 +1,5 @@
 import type { FieldPath } from "../manifest/locate.js";
-import type { ParsedDocument } from "../manifest/parse.js";
+import type { ParsedDocument } from "../manifest/parse/parse.js";
 import { checkDeploymentRules } from "../manifest/rules/rules.js";
 import { checkSchema } from "../manifest/schema-check.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "../manifest/types.js";

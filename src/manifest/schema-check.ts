@@ -10,7 +10,7 @@ import { sharedAjv } from "../schema/compile-shape.js";
 import { CPU_FIELDS } from "../schema/resource-spec.js";
 import { DEPLOYMENT_SCHEMA, ENVIRONMENT_SCHEMA, ORGANIZATION_ACCESS_SCHEMA } from "./json-schema.js";
 import type { FieldPath } from "./locate.js";
-import { type ParsedDocument, problemAt } from "./parse.js";
+import { type ParsedDocument, problemAt } from "./parse/parse.js";
 import type { Problem } from "./types.js";
 
 type Kind = "Deployment" | "OrganizationAccess" | "Environment";

@@ -3,7 +3,7 @@ import { relative, resolve, sep } from "node:path";
 import { PlumbError } from "../errors.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 import { resolveInsideRoot } from "./inside-root.js";
-import { MAX_MANIFEST_BYTES } from "./parse.js";
+import { MAX_MANIFEST_BYTES } from "./parse/parse.js";
 import type { LoadedManifest } from "./types.js";
 
 export type SecretValue = { name: string; value: string };

@@ -1,6 +1,6 @@
 import { DOCUMENT_KINDS, type Manifest } from "../schema/manifest.js";
 import { checkEnvironmentDocument, checkEnvironmentReferences } from "./rules/environment-rules.js";
-import { type ParsedDocument, problemAt } from "./parse.js";
+import { type ParsedDocument, problemAt } from "./parse/parse.js";
 import { checkDeploymentRules } from "./rules/rules.js";
 import { checkSchema, suggest } from "./schema-check.js";
 import { checkAnnotations } from "./rules/annotation-rules.js";

@@ -4,7 +4,7 @@ import { join, relative } from "node:path";
 import type { ApiOptions } from "../api/config.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
 import { loadManifests } from "../manifest/load.js";
-import { maxManifestBytesFrom } from "../manifest/parse.js";
+import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
 import { gitAt } from "../git/status-branch.js";
 import { formatCommitMessage, type PromotionReport } from "./format-promotion.js";
 import { promotionScope } from "./promotion-pairs.js";

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { type ParsedDocument, parseManifestText, parseWithPositions } from "../../src/manifest/parse.js";
+import { type ParsedDocument, parseManifestText, parseWithPositions } from "../../src/manifest/parse/parse.js";
 
 // A plan line names each document's line (its kind key), kept from the first parse; the positions of
 // fields are parsed again on demand (parse.ts): both must say what the positional parser says.

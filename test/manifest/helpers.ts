@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
-import { parseManifestText } from "../../src/manifest/parse.js";
+import { parseManifestText } from "../../src/manifest/parse/parse.js";
 import type { Problem } from "../../src/manifest/types.js";
 import { validateDocuments } from "../../src/manifest/validate.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_NESTING } from "../../src/manifest/yaml-shape.js";
+import { MAX_NESTING } from "../../src/manifest/parse/yaml-shape.js";
 import { MAX_PROBLEMS_PER_DOCUMENT } from "../../src/manifest/validate.js";
 import { brief, check } from "./helpers.js";
 

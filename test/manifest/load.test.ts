@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { PlumbError } from "../../src/errors.js";
 import { resolveTree } from "../../src/environment/resolve-tree.js";
 import { loadManifests } from "../../src/manifest/load.js";
-import { MAX_MANIFEST_BYTES } from "../../src/manifest/parse.js";
+import { MAX_MANIFEST_BYTES } from "../../src/manifest/parse/parse.js";
 import { useTempRoots } from "./helpers.js";
 
 const EXAMPLES = fileURLToPath(new URL("../../examples", import.meta.url));

@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type * as Pool from "../../src/manifest/parse-pool.js";
-import type { ParseResult } from "../../src/manifest/parse.js";
+import type * as Pool from "../../src/manifest/parse/parse-pool.js";
+import type { ParseResult } from "../../src/manifest/parse/parse.js";
 
 // The worker threads exist only as compiled JavaScript: this test loads dist/ (built once per run by
 // vitest's globalSetup) and parses one tree on 3 threads and on 1, expecting the same results.

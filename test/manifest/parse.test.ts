@@ -4,7 +4,7 @@ import {
   MAX_MANIFEST_BYTES,
   parseManifestText,
   parseWithPositions,
-} from "../../src/manifest/parse.js";
+} from "../../src/manifest/parse/parse.js";
 import { brief, check } from "./helpers.js";
 import { withCpuTime } from "../support/cpu-time.js";
 

@@ -4,7 +4,7 @@ import { resolveTree } from "../../environment/resolve-tree.js";
 import { selectEnvironments } from "../../environment/select.js";
 import { formatProblems } from "../../manifest/format/format.js";
 import { loadManifests, noManifests } from "../../manifest/load.js";
-import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { sortProblems } from "../../manifest/validate.js";
 import { selectTargets } from "../../reconcile/targets.js";
 import { envOption, targetOption } from "../options.js";

@@ -4,7 +4,7 @@ import { Command, Option } from "commander";
 import { formatGithubAnnotations } from "../../manifest/format/format-github.js";
 import { formatSarif } from "../../manifest/format/format-sarif.js";
 import { countProblems, formatProblems, problemsToJson } from "../../manifest/format/format.js";
-import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { loadManifests, noManifests } from "../../manifest/load.js";
 import { checkSourceEntries } from "../../manifest/source/source-check.js";
 import { envOption, PLUMB_VERSION } from "../options.js";

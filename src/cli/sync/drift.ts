@@ -11,7 +11,7 @@ import {
 import { buildDriftReport } from "../../reconcile/drift.js";
 import { writeDriftEdits } from "../../reconcile/drift-write.js";
 import { loadEnvironmentWrite } from "../../reconcile/drift-write-environment.js";
-import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../../report/format-drift.js";
 import { openSession, planSession, type SessionIo } from "../../reconcile/session.js";
 import { asError } from "../../errors.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Command, Option } from "commander";
 import { UsageError } from "../../errors.js";
 import { loadManifests } from "../../manifest/load.js";
-import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { formatFileChanges } from "../../promote/file-changes.js";
 import { formatPromotionJson, formatPromotionText } from "../../promote/format-promotion.js";
 import { promotionScope } from "../../promote/promotion-pairs.js";

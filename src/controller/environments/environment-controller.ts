@@ -6,7 +6,7 @@ import { DEFAULT_LEASE_MS } from "../../lock/lock-types.js";
 import { lockTargetOf } from "../../lock/index.js";
 import type { Logger } from "../../logger.js";
 import type { LoadResult } from "../../manifest/load.js";
-import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
 import { resolveStatusDir, type StatusLocation } from "../../git/status-source.js";
 import type { Controller, ControllerStartOptions } from "../controller-types.js";

@@ -1,7 +1,7 @@
 import { selectEnvironments } from "../../environment/select.js";
 import { mayDefineEnvironments } from "../../manifest/environment-scan.js";
 import { loadManifests } from "../../manifest/load.js";
-import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
 
 /**

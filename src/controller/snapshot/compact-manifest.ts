@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseWithPositions } from "../../manifest/parse.js";
+import { parseWithPositions } from "../../manifest/parse/parse.js";
 import type { LoadedManifest, SourceLocation } from "../../manifest/types.js";
 
 // The snapshot holds every manifest for as long as the controller runs. A loaded manifest keeps its

@@ -1,6 +1,6 @@
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
-import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import type { LoadResult } from "../../manifest/load.js";
 import type { ControllerOptions } from "../controller-types.js";
 import type { ManifestSource } from "../source/manifest-source.js";

@@ -7,7 +7,7 @@ import type { Logger } from "../../logger.js";
 import { buildDriftReport } from "../../reconcile/drift.js";
 import { planDriftEdits, writeDriftEdits } from "../../reconcile/drift-write.js";
 import { loadEnvironmentWrite } from "../../reconcile/drift-write-environment.js";
-import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { planManifests, type PlanManifestsOptions } from "../../reconcile/plan/plan-run.js";
 import { type ObjectStatus, statusKey } from "../../status/status-types.js";
 import type { ControllerOptions } from "../controller-types.js";

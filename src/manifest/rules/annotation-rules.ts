@@ -1,4 +1,4 @@
-import type { ParsedDocument } from "../parse.js";
+import type { ParsedDocument } from "../parse/parse.js";
 import type { Problem } from "../types.js";
 
 // Annotations under "plumb/" are instructions to plumb: a typo must not silently turn a safety

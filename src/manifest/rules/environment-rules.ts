@@ -1,4 +1,4 @@
-import { type ParsedDocument, problemAt } from "../parse.js";
+import { type ParsedDocument, problemAt } from "../parse/parse.js";
 import { isRecord } from "./rule-helpers.js";
 import { suggest } from "../schema-check.js";
 import type { Problem } from "../types.js";

@@ -1,5 +1,5 @@
 import type { FieldPath } from "../locate.js";
-import { type ParsedDocument, problemAt } from "../parse.js";
+import { type ParsedDocument, problemAt } from "../parse/parse.js";
 import { checkResourceSpec } from "./resource-spec-rules.js";
 import { isRecord, leavesRoot, present, type Raw, type Report } from "./rule-helpers.js";
 import { formatField } from "../schema-check.js";

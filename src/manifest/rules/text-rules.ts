@@ -1,4 +1,4 @@
-import type { ParsedDocument } from "../parse.js";
+import type { ParsedDocument } from "../parse/parse.js";
 import { formatField } from "../schema-check.js";
 import type { Problem } from "../types.js";
 

@@ -10,7 +10,7 @@ import type { Plan } from "../../diff/plan/plan-types.js";
 import type { CheckedFingerprints } from "../../diff/secrets/secret-fingerprint.js";
 import { planReplacements } from "../../diff/plan/plan-replace.js";
 import { loadManifestsOnce, type ManifestLoads } from "../../manifest/load.js";
-import { maxManifestBytesFrom } from "../../manifest/parse.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { secretFilesOf } from "../../manifest/source/source-tree.js";
 import type { Problem } from "../../manifest/types.js";
 import type { Deployment } from "../../schema/deployment.js";

@@ -4,7 +4,7 @@ import {
   describeEmptiedText,
   emptiedTextWarning,
 } from "../../../src/manifest/rules/emptied-rules.js";
-import { parseManifestText } from "../../../src/manifest/parse.js";
+import { parseManifestText } from "../../../src/manifest/parse/parse.js";
 import { withCpuTime } from "../../support/cpu-time.js";
 
 const LFS = `version https://git-lfs.github.com/spec/v1\noid sha256:${"0f".repeat(32)}\nsize 1234\n`;

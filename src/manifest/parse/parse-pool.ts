@@ -9,7 +9,7 @@ import {
   type PlainDocument,
   withLocators,
 } from "./parse.js";
-import type { Problem } from "./types.js";
+import type { Problem } from "../types.js";
 import { readAndParse, readManifestText, type YamlFile } from "./read-file.js";
 
 // Parsing is most of validate's and plan's loading: the `yaml` parser takes ~0.45 ms per manifest

@@ -1,5 +1,5 @@
 import { type Document, isMap, isPair, isScalar, isSeq, type Node } from "yaml";
-import type { Problem, SourceLocation } from "./types.js";
+import type { Problem, SourceLocation } from "../types.js";
 
 // Checks on the parsed YAML tree that the `yaml` package does too slowly or not at all. Its own
 // `uniqueKeys` compares each key with every earlier one (50,000 keys: 15 s; 90,000: a minute), so

@@ -1,10 +1,10 @@
 import { LineCounter, parseAllDocuments } from "yaml";
-import { PlumbError } from "../errors.js";
-import { classifyDocument } from "./document-kind.js";
-import { buildLocators, type DocumentLocators } from "./locate.js";
-import type { Problem, Severity, SourceLocation } from "./types.js";
+import { PlumbError } from "../../errors.js";
+import { classifyDocument } from "../document-kind.js";
+import { buildLocators, type DocumentLocators } from "../locate.js";
+import type { Problem, Severity, SourceLocation } from "../types.js";
 import { checkYamlShape, hopelessNestingAt, tooDeep } from "./yaml-shape.js";
-import { emptiedTextWarning } from "./rules/emptied-rules.js";
+import { emptiedTextWarning } from "../rules/emptied-rules.js";
 
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
