@@ -1,10 +1,10 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { ApiOptions } from "../api/config.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
+import { onBranchWorktree } from "../git/branch-worktree.js";
 import { gitAt } from "../git/status-branch.js";
 import { formatCommitMessage, type PromotionReport } from "./format-promotion.js";
 import { promotionScope } from "./promotion-pairs.js";
@@ -79,10 +79,9 @@ export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<Open
   });
   if (!report.ok || changes.length === 0) return null;
   const git = (dir: string) => gitAt(deps.source.gitEnv, dir);
-  const repo = git(deps.source.repoRoot);
-  const worktree = await mkdtemp(join(tmpdir(), "plumb-promote-branch-"));
-  try {
-    await repo.raw(["worktree", "add", "--force", "-B", deps.branch, worktree, "HEAD"]);
+  const { repoRoot, gitEnv } = deps.source;
+  const on = { repoRoot, gitEnv, branch: deps.branch, prefix: "plumb-promote-branch-" };
+  return onBranchWorktree(on, async (worktree) => {
     const base = join(worktree, relative(deps.source.repoRoot, root));
     for (const change of changes) await writeFile(join(base, change.file), change.after);
     const tree = git(worktree);
@@ -96,10 +95,7 @@ export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<Open
     await tree.raw(["push", "--force", "origin", `HEAD:refs/heads/${deps.branch}`]);
     const commit = (await tree.revparse(["HEAD"])).trim();
     return { report: { ...branchReport, commit }, branch: deps.branch, commit };
-  } finally {
-    await repo.raw(["worktree", "remove", "--force", worktree]).catch(() => undefined);
-    await rm(worktree, { recursive: true, force: true });
-  }
+  });
 }
 
 /** True when the remote's branch already holds this commit's tree (the promotion is open already). */

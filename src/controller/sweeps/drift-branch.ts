@@ -1,6 +1,5 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { onBranchWorktree } from "../../git/branch-worktree.js";
 import { gitAt } from "../../git/status-branch.js";
 import { PlumbError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
@@ -17,7 +16,8 @@ import type { ManifestSource } from "../source/manifest-source.js";
 // controller --drift-branch NAME: after a drift check, the live values of drifted fields are
 // written into the manifests (as drift --write does) on branch NAME of the git source, committed
 // with the fields in the message and pushed, so a pull request can be opened from it. The branch
-// is plumb's: it is rebuilt from the checked-out commit each time (force-pushed). With environments
+// is plumb's: it is rebuilt from the checked-out commit each time (force-pushed), in a worktree
+// made when no other is being made or used in the checkout (git/branch-worktree.ts). With environments
 // each environment writes its own branch, NAME/ENV, into the layer only it resolves (as drift
 // --write --env does: drift-write-environment.ts).
 
@@ -72,10 +72,8 @@ export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<st
       deps.log.debug({ branch, drifted: report.items.length }, "drift branch not written: no field to write");
       return [];
     }
-    const worktree = await mkdtemp(join(tmpdir(), "plumb-drift-branch-"));
-    const repo = git(deps.source.repoRoot);
-    try {
-      await repo.raw(["worktree", "add", "--force", "-B", branch, worktree, "HEAD"]);
+    const on = { repoRoot: deps.source.repoRoot, gitEnv: deps.source.gitEnv, branch };
+    return onBranchWorktree({ ...on, prefix: "plumb-drift-branch-" }, async (worktree) => {
       const root = join(worktree, relative(deps.source.repoRoot, deps.source.manifestRoot));
       const layers =
         environment === undefined
@@ -104,12 +102,9 @@ export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<st
       await tree.raw(["push", "--force", "origin", `HEAD:refs/heads/${branch}`]);
       deps.log.info({ branch, fields: fields.length }, "drift written back to a branch");
       return fields;
-    } catch (error) {
+    }).catch((error: unknown) => {
       deps.log.error({ branch, err: errorMessage(error) }, "drift branch not written");
       return [];
-    } finally {
-      await repo.raw(["worktree", "remove", "--force", worktree]).catch(() => undefined);
-      await rm(worktree, { recursive: true, force: true });
-    }
+    });
   };
 }
