@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "../logger.js";
 import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
 import { loadStatusStore, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
@@ -8,12 +9,16 @@ import type { Timers } from "./queue/work-queue.js";
 
 // The controller's status records: in memory for /status and metrics, each written atomically to
 // the status directory as soon as it is known (kill -9 loses nothing recorded), and, with
-// --status-branch, published to git a little later in batches.
+// --status-branch, published to git a little later in batches. A record that says what the last one
+// said (an in-sync reconcile: only its time differs) is not written at all: `updated_at` is when the
+// record last changed (docs/status.md), as `drift` and `status` keep it. At a restart over 10,000
+// objects that is 10,000 fewer files written and records replaced in memory.
 
 export type StatusBook = {
   statuses: ReadonlyMap<string, ObjectStatus>;
   /** An object's record, or, not yet moved, its record in the older layout (StatusBookOptions.legacy). */
   recorded: (key: string) => ObjectStatus | undefined;
+  /** Keeps and writes a record, unless it says what the one kept says (sameRecord): then nothing. */
   record: (status: ObjectStatus) => Promise<void>;
   /** Drops an object's record (it was pruned): memory, file, and the status branch later. */
   forget: (kind: string, name: string) => Promise<void>;
@@ -100,6 +105,8 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
     async record(status) {
       fence();
       const key = statusKey(status.kind, status.name);
+      const kept = statuses.get(key);
+      if (kept && sameRecord(kept, status)) return;
       statuses.set(key, status);
       await saveObjectStatus(statusDir, status);
       if (legacy.delete(key) && options.legacy) {
@@ -124,6 +131,16 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       await publishing;
     },
   };
+}
+
+/**
+ * Whether `next` says what `kept` says: equal but for when it was written (`updated_at`) and its
+ * file's write count (`seq`, which records built in memory do not carry).
+ */
+export function sameRecord(kept: ObjectStatus, next: ObjectStatus): boolean {
+  const { updated_at: _keptAt, seq: _keptSeq, ...keptRest } = kept;
+  const { updated_at: _nextAt, seq: _nextSeq, ...nextRest } = next;
+  return isDeepStrictEqual(keptRest, nextRest);
 }
 
 /** The records of the older layout (a failure to read them is logged: they are then not moved). */
