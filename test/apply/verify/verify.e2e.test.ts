@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { type Clock, systemClock } from "../../../src/clock.js";
 import { loadStatusStore } from "../../../src/status/status-store.js";
 import { type Env, call, gitrepoDoc, startEnv, writeManifests } from "../../reconcile/harness.js";
 
@@ -17,7 +18,19 @@ const verify = (expect_contains: string) => ({
 
 describe("verify after DEPLOYED", () => {
   it("passes on an answer, reuses its thread, and rolls back a stuck earlier run", async () => {
-    env = await startEnv({ runSeconds: 0.4 });
+    // Runs started while `holding` stay in flight until stopped, however long the next apply takes
+    // (with runs of 0.4 s, a loaded machine's apply outlasted the "stuck" run: nothing to roll back).
+    let holding = false;
+    const clock: Clock = {
+      now: systemClock.now,
+      sleep: (ms, signal) =>
+        holding
+          ? new Promise((_, reject) =>
+              signal?.addEventListener("abort", () => reject(signal.reason as Error), { once: true }),
+            )
+          : systemClock.sleep(ms, signal),
+    };
+    env = await startEnv({ runSeconds: 0.4, clock });
     await writeManifests(env.root, [gitrepoDoc("vee", { verify: verify("pong") })]);
     const first = await env.apply();
     expect(first.results[0]).toMatchObject({ outcome: "converged", health: "Healthy" });
@@ -37,18 +50,22 @@ describe("verify after DEPLOYED", () => {
 
     // An earlier run still in progress on plumb's thread must not block the new check.
     const agent = `/agents/${status.id}`;
+    holding = true;
     const stuck = await call(env.cp, "POST", `${agent}/threads/${threadId}/runs`, {
       assistant_id: "agent",
       input: { messages: [{ role: "user", content: "earlier check" }] },
     });
     expect(stuck.status).toBe(200);
+    const stuckRun = `${agent}/threads/${threadId}/runs/${stuck.body!.run_id}`;
+    expect((await call(env.cp, "GET", stuckRun)).body).toMatchObject({ status: "running" });
+    holding = false;
     const changed = gitrepoDoc("vee", { verify: verify("pong") });
     changed.spec.source_revision_config = { repo_ref: "next", graph_config_path: "langgraph.json" };
     await writeManifests(env.root, [changed]);
     const second = await env.apply();
     expect(second.results[0]!.verify).toMatchObject({ ok: true, thread_id: threadId });
     // rollback: the earlier run was deleted and its messages are gone from the state.
-    const old = await call(env.cp, "GET", `${agent}/threads/${threadId}/runs/${stuck.body!.run_id}`);
+    const old = await call(env.cp, "GET", stuckRun);
     expect(old.status).toBe(404);
     const state = await call(env.cp, "GET", `${agent}/threads/${threadId}/state`);
     const texts = (state.body!.values.messages as Array<{ content: string }>).map((m) => m.content);
