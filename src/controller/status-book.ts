@@ -1,8 +1,9 @@
+import { readdir } from "node:fs/promises";
 import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "../logger.js";
 import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
 import { loadStatusStore, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
-import { type ObjectStatus, statusKey } from "../status/status-types.js";
+import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
 import { errorMessage } from "./error-message.js";
 import type { PushFence } from "../git/fenced-push.js";
 import type { Timers } from "./queue/work-queue.js";
@@ -58,6 +59,10 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   for (const problem of loaded.problems)
     log.warn({ file: problem.file, reason: problem.message }, "ignoring status file");
   for (const [key, status] of loaded.objects) statuses.set(key, status);
+  // With a status branch, records read from the branch may have no file here (a new checkout): each
+  // is written at its first record even when it says the same, or the next publish, which mirrors
+  // this directory, would take it off the branch.
+  const onDisk = location.statusBranch ? new Set(await readdir(statusDir).catch(() => [])) : undefined;
   const legacy = options.legacy
     ? await loadLegacy(options.legacy, statuses, log)
     : new Map<string, ObjectStatus>();
@@ -106,9 +111,11 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       fence();
       const key = statusKey(status.kind, status.name);
       const kept = statuses.get(key);
-      if (kept && sameRecord(kept, status)) return;
+      const file = statusFileName(status.kind, status.name);
+      if (kept && sameRecord(kept, status) && (!onDisk || onDisk.has(file))) return;
       statuses.set(key, status);
       await saveObjectStatus(statusDir, status);
+      onDisk?.add(file);
       if (legacy.delete(key) && options.legacy) {
         await removeObjectStatus(resolveStatusDir(options.legacy), status.kind, status.name);
         moved = true;
@@ -120,6 +127,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       fence();
       statuses.delete(statusKey(kind, name));
       await removeObjectStatus(statusDir, kind, name);
+      onDisk?.delete(statusFileName(kind, name));
       options.onChange?.(statusKey(kind, name));
       publishSoon();
     },
