@@ -121,13 +121,15 @@ describe("plumb controller (built CLI)", () => {
 
   it("runs with its heap settings: restarted in place with 4 MB semi-spaces where node has process.execve", async () => {
     await setup(0);
-    const run = spawnController([], { MALLOC_ARENA_MAX: undefined });
+    const run = spawnController([], { MALLOC_ARENA_MAX: undefined, MALLOC_MMAP_THRESHOLD_: undefined });
     await run.url; // logged by the restarted process: the same PID
     const cmdline = (await readFile(`/proc/${run.child.pid}/cmdline`, "utf8")).split("\0");
     const environ = (await readFile(`/proc/${run.child.pid}/environ`, "utf8")).split("\0");
     const restarts = typeof (process as { execve?: unknown }).execve === "function";
-    expect(cmdline.includes("--max-semi-space-size=4")).toBe(restarts);
+    for (const flag of ["--max-semi-space-size=4", "--optimize-for-size", "--liftoff-only"])
+      expect(cmdline.includes(flag), flag).toBe(restarts);
     expect(environ.includes("MALLOC_ARENA_MAX=1")).toBe(restarts);
+    expect(environ.includes("MALLOC_MMAP_THRESHOLD_=16384")).toBe(restarts);
     expect(cmdline).toContain("controller");
   });
 

@@ -10,7 +10,7 @@ import { memoryLimitFrom, parseMemoryQuantity } from "../../src/cli/controller/m
 const MiB = 2 ** 20;
 
 describe("controller heap settings", () => {
-  it("grows the heap by 10%, uses 4 MB semi-spaces and one malloc arena when there is no small memory limit", () => {
+  it("grows the heap by 10%, uses 4 MB semi-spaces, shrinking full GCs and one malloc arena giving back when there is no small memory limit", () => {
     expect(CONTROLLER_HEAP_GROWING_PERCENT).toBe(10);
     expect(controllerHeapFlag([], undefined)).toBe("--heap-growing-percent=10");
     expect(controllerHeapFlag(["--max-old-space-size=256"], "--enable-source-maps")).toBe(
@@ -20,15 +20,17 @@ describe("controller heap settings", () => {
       expect(
         controllerRestart(["--enable-source-maps"], { NODE_OPTIONS: "--max-old-space-size=256" }, limit),
       ).toEqual({
-        flags: ["--max-semi-space-size=4"],
-        env: { MALLOC_ARENA_MAX: "1" },
+        flags: ["--max-semi-space-size=4", "--optimize-for-size", "--liftoff-only"],
+        env: { MALLOC_ARENA_MAX: "1", MALLOC_MMAP_THRESHOLD_: "16384" },
       });
-    expect(controllerRestart([], { MALLOC_ARENA_MAX: "8" }, undefined)?.env).toEqual({});
+    expect(controllerRestart([], { MALLOC_ARENA_MAX: "8" }, undefined)?.env).toEqual({
+      MALLOC_MMAP_THRESHOLD_: "16384",
+    });
   });
 
   it("sizes itself for a small pod: old generation at half the limit, small young generation, malloc giving back", () => {
     expect(controllerRestart([], {}, 256 * MiB)).toEqual({
-      flags: ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size"],
+      flags: ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size", "--liftoff-only"],
       env: { MALLOC_ARENA_MAX: "1", MALLOC_MMAP_THRESHOLD_: "16384" },
     });
     expect(controllerRestart([], {}, 512 * MiB)?.flags).toContain("--max-old-space-size=256");
@@ -39,16 +41,35 @@ describe("controller heap settings", () => {
         { NODE_OPTIONS: "--no-optimize-for-size", MALLOC_ARENA_MAX: "4", MALLOC_MMAP_THRESHOLD_: "65536" },
         256 * MiB,
       ),
-    ).toEqual({ flags: ["--max-semi-space-size=2"], env: {} });
+    ).toEqual({ flags: ["--max-semi-space-size=2", "--liftoff-only"], env: {} });
+  });
+
+  it("keeps WebAssembly on Liftoff only on the V8 versions that flag was checked on (node refuses an unknown one)", () => {
+    for (const v8 of ["11.3.244.8-node.30", "12.4.254.21-node.33", "13.6.233.17-node.53"])
+      expect(controllerRestart([], {}, undefined, v8)?.flags).toContain("--liftoff-only");
+    expect(controllerRestart([], {}, undefined, "14.1.146.11-node.20")?.flags).toEqual([
+      "--max-semi-space-size=4",
+      "--optimize-for-size",
+    ]);
   });
 
   it("leaves the user's own settings alone, as node flags or in NODE_OPTIONS", () => {
     expect(controllerHeapFlag(["--heap-growing-percent=50"], undefined)).toBeUndefined();
     expect(controllerHeapFlag([], "--max-semi-space-size=4 --heap_growing_percent=10")).toBeUndefined();
-    expect(controllerRestart(["--max-semi-space-size=4"], {}, undefined)).toBeUndefined();
     expect(
-      controllerRestart([], { NODE_OPTIONS: "--max-young-generation-size=16" }, undefined),
+      controllerRestart(["--max-semi-space-size=4", "--optimize-for-size", "--no-liftoff"], {}, undefined),
     ).toBeUndefined();
+    expect(
+      controllerRestart(
+        ["--no-optimize-for-size", "--wasm-tier-up"],
+        { NODE_OPTIONS: "--max-young-generation-size=16" },
+        undefined,
+      ),
+    ).toBeUndefined();
+    expect(controllerRestart(["--max-semi-space-size=4"], {}, undefined)?.flags).toEqual([
+      "--optimize-for-size",
+      "--liftoff-only",
+    ]);
   });
 
   it("restarts in place with the flags before the program's arguments, and only once", () => {
@@ -63,7 +84,12 @@ describe("controller heap settings", () => {
       }) as never,
     };
     tuneHeapForController(proc, 256 * MiB);
-    const flags = ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size"];
+    const flags = [
+      "--max-semi-space-size=2",
+      "--max-old-space-size=128",
+      "--optimize-for-size",
+      "--liftoff-only",
+    ];
     expect(calls).toEqual([
       {
         file: "/usr/bin/node",
@@ -88,7 +114,7 @@ describe("Node without process.execve (before 22.15)", () => {
       env: {},
     };
     expect(tuneHeapForController(proc, 256 * MiB)).toEqual({
-      flags: ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size"],
+      flags: ["--max-semi-space-size=2", "--max-old-space-size=128", "--optimize-for-size", "--liftoff-only"],
       env: { MALLOC_ARENA_MAX: "1", MALLOC_MMAP_THRESHOLD_: "16384" },
     });
     expect(tuneHeapForController(proc, undefined)).toBeUndefined();

@@ -22,7 +22,10 @@ export async function runInProcess(
   // are not added again, so these say there is nothing to add (cli/heap-tuning.ts).
   const heapFlags =
     args[0] === "controller"
-      ? { NODE_OPTIONS: "--max-semi-space-size=4 --max-old-space-size=4096 --optimize-for-size" }
+      ? {
+          NODE_OPTIONS:
+            "--max-semi-space-size=4 --max-old-space-size=4096 --optimize-for-size --liftoff-only",
+        }
       : {};
   for (const [name, value] of Object.entries({ NO_COLOR: "1", ...heapFlags, ...env }))
     vi.stubEnv(name, value);

@@ -11,19 +11,29 @@ import { setFlagsFromString } from "node:v8";
 //   reads this flag at every GC, so setting it as the command starts takes effect.
 // - Young generation: 32 MB (Node 20) to 128 MB (Node 24) by default, resident all day; 4 MB
 //   semi-spaces hold a reconcile's short-lived garbage.
-// - MALLOC_ARENA_MAX=1 with the restart: V8's and libuv's threads each kept a malloc arena of their
-//   own (V8's compiler zones peak near 30 MB), 23-35 MB resident between them at 10,000 objects.
+// - --optimize-for-size: every full GC also shrinks the heap. V8 otherwise keeps the pages a full
+//   GC frees in a pool for reuse, resident and outside the heap's own figures: 30-43 MB at a restart
+//   over 10,000 objects. Full GCs that shrink cost time (10,000 new objects ready 10-20% later).
+// - With the restart, MALLOC_ARENA_MAX=1 (V8's and libuv's threads each kept a malloc arena of their
+//   own: 23-35 MB resident between them at 10,000 objects) and MALLOC_MMAP_THRESHOLD_=16384: blocks
+//   of 16 KiB and more are mapped on their own and given back when freed, instead of staying
+//   resident in the one arena after a burst of V8's compilers (30-37 MB at their peak, compiling
+//   ajv's validators: functions of 80-240 KB).
+// - --liftoff-only: fetch's HTTP parser (undici's llhttp) is WebAssembly, and V8 recompiled its hot
+//   functions with its optimising compiler a few seconds into a restart: a 20-22 MB burst of compiler
+//   memory, at the moment the heap is largest. Liftoff's code parses the API's small answers well
+//   enough. Set for the V8 versions it was measured on (Node 20 to 24's, 11 to 13): node refuses a
+//   flag its V8 does not know, and V8 calls this one a testing flag.
 // Under a memory limit of 512 MiB or less (a small pod; memory-limit.ts), also:
 // - the old generation capped at half the limit, so V8 collects harder near it instead of the
-//   pod being OOM-killed; 2 MB semi-spaces; --optimize-for-size (full GCs that shrink the heap:
-//   10,000 new objects are ready 10-20% later);
-// - MALLOC_MMAP_THRESHOLD_=16384: blocks of 16 KiB and more are mapped on their own and given back
-//   when freed, instead of staying resident in the one arena between compiler bursts (≈ 8 MB).
+//   pod being OOM-killed; 2 MB semi-spaces.
 // Flags fixed when the heap is made need a restart: the controller restarts itself with them, in
 // place (process.execve: same PID, no second process) where Node has it (22.15+, 24); on older
 // Node set them in NODE_OPTIONS yourself. Settings the user gave node (flags or NODE_OPTIONS) win.
 
 export const CONTROLLER_HEAP_GROWING_PERCENT = 10;
+/** The newest V8 major version --liftoff-only was checked on (Node 24's). */
+const LIFTOFF_ONLY_MAX_V8 = 13;
 /** At or under this memory limit the controller sizes itself for a small pod. */
 export const SMALL_MEMORY_LIMIT = 512 * 2 ** 20;
 
@@ -54,6 +64,7 @@ export function controllerRestart(
   execArgv: readonly string[],
   env: NodeJS.ProcessEnv,
   limit: number | undefined,
+  v8Version: string = process.versions.v8,
 ): ControllerRestart | undefined {
   const small = limit !== undefined && limit <= SMALL_MEMORY_LIMIT;
   const wanted: Array<[RegExp, string]> = [
@@ -63,14 +74,16 @@ export function controllerRestart(
     ],
   ];
   if (small)
-    wanted.push(
-      [/^--max[-_]old[-_]space[-_]size\b/, `--max-old-space-size=${Math.floor(limit / 2 ** 21)}`],
-      [/^--(no-)?optimize[-_]for[-_]size\b/, "--optimize-for-size"],
-    );
+    wanted.push([/^--max[-_]old[-_]space[-_]size\b/, `--max-old-space-size=${Math.floor(limit / 2 ** 21)}`]);
+  wanted.push([/^--(no-)?optimize[-_]for[-_]size\b/, "--optimize-for-size"]);
+  if (Number(v8Version.split(".")[0]) <= LIFTOFF_ONLY_MAX_V8)
+    wanted.push([/^--(no-)?(liftoff[-_]only|liftoff|wasm[-_]tier[-_]up)\b/, "--liftoff-only"]);
   const flags = wanted.filter(([pattern]) => !given(execArgv, env.NODE_OPTIONS, pattern)).map(([, f]) => f);
   if (flags.length === 0) return undefined;
-  const malloc: Array<[string, string]> = [["MALLOC_ARENA_MAX", "1"]];
-  if (small) malloc.push(["MALLOC_MMAP_THRESHOLD_", "16384"]);
+  const malloc: Array<[string, string]> = [
+    ["MALLOC_ARENA_MAX", "1"],
+    ["MALLOC_MMAP_THRESHOLD_", "16384"],
+  ];
   return { flags, env: Object.fromEntries(malloc.filter(([name]) => env[name] === undefined)) };
 }
 
