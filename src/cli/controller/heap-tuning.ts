@@ -17,19 +17,20 @@ import { setFlagsFromString } from "node:v8";
 // - With the restart, MALLOC_ARENA_MAX=1 (V8's and libuv's threads each kept a malloc arena of their
 //   own: 23-35 MB resident between them at 10,000 objects) and MALLOC_MMAP_THRESHOLD_=16384: blocks
 //   of 16 KiB and more are mapped on their own and given back when freed, instead of staying
-//   resident in the one arena after a burst of V8's compilers (30-37 MB at their peak, compiling
-//   ajv's validators: functions of 80-240 KB).
+//   resident in the one arena after a burst of V8's compilers (30-37 MB at their peak, most of it
+//   the WebAssembly burst below).
 // - --liftoff-only: fetch's HTTP parser (undici's llhttp) is WebAssembly, and V8 recompiled its hot
 //   functions with its optimising compiler a few seconds into a restart: a 20-22 MB burst of compiler
 //   memory, at the moment the heap is largest. Liftoff's code parses the API's small answers well
-//   enough. Set for the V8 versions it was measured on (Node 20 to 24's, 11 to 13): node refuses a
-//   flag its V8 does not know, and V8 calls this one a testing flag.
+//   enough. Set only for the V8 versions node was checked to accept it on (Node 20 to 24's, 11 to
+//   13; measured on 24's): node refuses a flag its V8 does not know, and V8 calls it a testing flag.
 // Under a memory limit of 512 MiB or less (a small pod; memory-limit.ts), also:
 // - the old generation capped at half the limit, so V8 collects harder near it instead of the
 //   pod being OOM-killed; 2 MB semi-spaces.
 // Flags fixed when the heap is made need a restart: the controller restarts itself with them, in
 // place (process.execve: same PID, no second process) where Node has it (22.15+, 24); on older
-// Node set them in NODE_OPTIONS yourself. Settings the user gave node (flags or NODE_OPTIONS) win.
+// Node set them yourself (docs/troubleshooting.md). Settings the user gave node (flags or
+// NODE_OPTIONS) win.
 
 export const CONTROLLER_HEAP_GROWING_PERCENT = 10;
 /** The newest V8 major version --liftoff-only was checked on (Node 24's). */
