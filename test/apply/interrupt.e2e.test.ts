@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { type Clock, systemClock } from "../../src/clock.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { type Env, containerDoc, startEnv, writeManifests } from "../reconcile/harness.js";
 
@@ -10,7 +11,12 @@ afterEach(async () => {
 
 describe("interrupted apply", () => {
   it("stops sending, records what was sent, and a second run finishes with one revision each", async () => {
-    env = await startEnv({ revisionSeconds: 0.05 });
+    // The control plane's time stands still during the interrupted run, so no revision it is sent
+    // is DEPLOYED before the interrupt: each object waits for its revision while the next ones are
+    // sent, and a loaded run saw the first one deployed before the third PATCH (11 interrupted).
+    let frozenAt: number | undefined;
+    const clock: Clock = { now: () => frozenAt ?? Date.now(), sleep: systemClock.sleep };
+    env = await startEnv({ revisionSeconds: 0.05, clock });
     const names = Array.from({ length: 12 }, (_, i) => `int-${i}`);
     await writeManifests(
       env.root,
@@ -31,7 +37,9 @@ describe("interrupted apply", () => {
       if (++sent === 3) controller.abort(new Error("SIGINT"));
       return result;
     };
+    frozenAt = Date.now();
     const report = await env.apply({ concurrency: 1, signal: controller.signal });
+    frozenAt = undefined;
     expect(report.ok).toBe(false);
     expect(sent).toBe(3);
     expect(report.summary.interrupted).toBe(12);
