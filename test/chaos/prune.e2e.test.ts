@@ -1,4 +1,4 @@
-import { rm, writeFile } from "node:fs/promises";
+import { rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { runApply } from "../../src/cli/sync/apply.js";
@@ -139,14 +139,20 @@ it("emptied files and an empty tree delete nothing; the file restored, nothing w
   await h.controller!.rescan();
   await waitFor("manifest-emptied logged", () => log.text().includes("manifest-emptied"));
   expect(await live()).toHaveLength(6);
-  // Nothing at all defined: never a prune, whatever the records say.
-  for (const name of [...names(5), "keep"]) await rm(join(h.dir, `${name}.yaml`));
+  // Nothing at all defined: never a prune, whatever the records say. (Each file event scans at
+  // once: `keep` goes first, so every tree on the way still holds an emptied file. Gone last, a
+  // scan between it and the last emptied file saw keep alone and, --prune-delay 0, pruned the five.)
+  for (const name of ["keep", ...names(5)]) await rm(join(h.dir, `${name}.yaml`));
   await h.controller!.rescan();
   await waitFor("prune skipped", () => log.text().includes("the manifests define no object"));
   expect(await live()).toHaveLength(6);
-  // Restored: the same deployments (ids), none deleted and re-created.
+  // Restored: the same deployments (ids), none deleted and re-created. All six appear in one
+  // rename: restored one by one, a loaded run's scan after the first saw svc00 alone and pruned
+  // the other five, as --prune-delay 0 says it should.
+  const restored = `${h.dir}-restored`;
   for (const name of [...names(5), "keep"])
-    await writeDoc(h.dir, `${name}.yaml`, container(name, `img/${name}:1`));
+    await writeDoc(restored, `${name}.yaml`, container(name, `img/${name}:1`));
+  await rename(restored, join(h.dir, "restored"));
   await h.controller!.rescan();
   expect(await liveIds()).toEqual(ids);
 });
