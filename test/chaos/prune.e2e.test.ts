@@ -1,4 +1,4 @@
-import { rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { runApply } from "../../src/cli/sync/apply.js";
@@ -97,9 +97,21 @@ it("12 removals one scan apart delete at most 5 in the window, across a restart;
 
 it("three batches of 4 removals delete no more than 5 in the window", async () => {
   const log = await deploy(12);
+  // Each batch leaves in one rename of its directory: removed one file at a time, a loaded run's
+  // file event could scan between two of them and split a batch (a second batch's first removal
+  // then fits the one place left). A file moved by rename is defined at every moment.
+  const batchDir = (batch: number) => join(h.dir, `batch-${batch}`);
   for (let batch = 0; batch < 3; batch++) {
-    for (const name of names(12).slice(batch * 4, batch * 4 + 4)) await rm(join(h.dir, `${name}.yaml`));
+    await mkdir(batchDir(batch));
+    for (const name of names(12).slice(batch * 4, batch * 4 + 4))
+      await rename(join(h.dir, `${name}.yaml`), join(batchDir(batch), `${name}.yaml`));
+  }
+  await h.controller!.rescan();
+  expect(await live()).toHaveLength(13); // moved, not removed
+  for (let batch = 0; batch < 3; batch++) {
+    await rename(batchDir(batch), `${h.dir}-removed-${batch}`);
     await h.controller!.rescan();
+    await rm(`${h.dir}-removed-${batch}`, { recursive: true });
   }
   await waitFor("the refusal logged", () => log.text().includes("prune-limit"));
   const deleted = 13 - (await live()).length;
