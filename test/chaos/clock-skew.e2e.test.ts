@@ -2,7 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeAll, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, expect, it, onTestFailed } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
@@ -87,14 +87,23 @@ for (const offset of ["+1h", "-1h"])
   it.skipIf(!hasFaketime)(
     `a standby ${offset} off never takes a live leader's lock, and takes a stopped one's after about a lease`,
     async () => {
+      // A failure says what each controller printed and how it ended (a loaded run's standby never
+      // answered /metrics within 20 s, and nothing said whether it had not started or had exited).
+      // (Its own list: afterEach has emptied `children` by the time onTestFailed runs.)
+      const runs: CliRun[] = [];
+      onTestFailed(() => {
+        for (const c of runs)
+          console.error(`exit ${c.child.exitCode ?? c.child.signalCode ?? "none"}:\n${c.output()}`);
+      });
       const dir = join(tmp, "deploy");
       await writeDoc(dir, "a.yaml", container("alpha", "img/alpha:1"));
       const [portA, portB] = [await freePort(), await freePort()];
       const leader = spawnCli(args(dir, portA), { ...env, PLUMB_API_URL: cp.url });
       children.push(leader);
+      runs.push(leader);
       await waitFor("leader leads", async () => (await metric(portA)) === "1", 20_000);
       await waitFor("alpha created", async () => (await revisions()) === 1, 20_000);
-      skewedCli(offset, args(dir, portB));
+      runs.push(skewedCli(offset, args(dir, portB)));
       await waitFor("standby up", async () => (await metric(portB)) === "0", 20_000);
 
       // Three leases with the leader alive: it keeps the lock; each change gets one revision.
