@@ -189,5 +189,18 @@ export async function takeOverLockDir(lockPath: string, token: string): Promise<
 export const removePrepared = (lockPath: string, id: string) =>
   rm(preparedPathOf(lockPath, id), { recursive: true, force: true });
 
-/** Removes the lock whoever holds it (plumb unlock --force). */
-export const removeLockDir = (lockPath: string) => rm(lockPath, { recursive: true, force: true });
+/**
+ * Removes the lock whoever holds it (plumb unlock --force): moved aside in one rename first, then
+ * deleted. Deleted in place, a holder renewing meanwhile renamed a beat inside it after rm had
+ * listed it, and rm failed with ENOTEMPTY (a loaded test run, renewals every 10 ms).
+ */
+export async function removeLockDir(lockPath: string): Promise<void> {
+  const aside = `${lockPath}.removed-${randomUUID()}`;
+  try {
+    await rename(lockPath, aside);
+  } catch (error) {
+    if (code(error) === "ENOENT") return;
+    throw error;
+  }
+  await rm(aside, { recursive: true, force: true });
+}

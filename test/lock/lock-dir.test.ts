@@ -8,6 +8,7 @@ import {
   createLockDir,
   readLockDir,
   releaseLockDir,
+  removeLockDir,
   renewLockDir,
   renewLockDirSync,
   takeOverLockDir,
@@ -195,5 +196,26 @@ describe("a waiter's takeover of the lock it watched", () => {
     expect(await takeOverLockDir(lockPath, "legacy-1000")).toBe(false);
     expect(await takeOverLockDir(lockPath, `claim-${holder.id}`)).toBe(false);
     expect(await readLockDir(lockPath)).toMatchObject({ holder: { id: holder.id } });
+  });
+});
+
+describe("plumb unlock --force (removeLockDir)", () => {
+  it("removes a lock whose holder renews all the while; the holder's next renewal finds it gone", async () => {
+    const holder = await held();
+    // A holder renewing as fast as it can (the test holder's 10 ms, on a loaded machine, hit it):
+    // removed in place, rm listed the directory, a renewal renamed a beat in it, and rm failed with
+    // ENOTEMPTY (a script doing just this: 196 of 200 removals failed; moved aside first: none).
+    let n = 0;
+    let renewing = true;
+    const renewer = (async () => {
+      while (renewing && (await renewLockDir(lockPath, holder.id, n))) n++;
+    })();
+    for (let i = 0; i < 20 && n < 5; i++) await new Promise((r) => setTimeout(r, 5));
+    await removeLockDir(lockPath);
+    renewing = false;
+    await renewer;
+    expect(await readLockDir(lockPath)).toBeNull();
+    expect(await renewLockDir(lockPath, holder.id, n)).toBe(false);
+    expect((await readdir(root, { recursive: true })).filter((f) => f.includes("status.lock"))).toEqual([]);
   });
 });
