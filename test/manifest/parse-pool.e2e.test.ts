@@ -22,7 +22,7 @@ spec:
 `;
 
 beforeAll(async () => {
-  pool = (await import(join(process.cwd(), "dist", "src", "manifest", "parse-pool.js"))) as typeof Pool;
+  pool = (await import(join(process.cwd(), "dist", "src", "manifest", "parse", "parse-pool.js"))) as typeof Pool;
   root = await realpath(await mkdtemp(join(tmpdir(), "plumb-parse-pool-")));
   await mkdir(join(root, "d"));
   const files: [string, string][] = [];

@@ -11,10 +11,10 @@ import { PlumbError } from "../../errors.js";
 /** The parts of examples/ the demo copies: the environments and the agents of both installations. */
 const PARTS = ["environments", "saas", "self-hosted"] as const;
 
-/** The examples shipped with plumb, from src/cli or dist/src/cli. */
+/** The examples shipped with plumb, from src/cli/demo or dist/src/cli/demo (the repository or the image). */
 function findExamples(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 6; i++) {
     const candidate = join(dir, "examples");
     if (PARTS.every((part) => existsSync(join(candidate, part)))) return candidate;
     dir = dirname(dir);
