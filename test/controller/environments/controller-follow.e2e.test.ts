@@ -181,4 +181,11 @@ it("name_suffix is followed without a restart; an invalid Environment keeps its 
     invalid: "env-prod.yaml:1: file is empty",
   });
   expect((await readStateLock(prodLock()))?.id).toBe(holder);
+  // Counted on prod's control plane: nothing deleted, nothing sent.
+  await waitFor(
+    "queue idle",
+    () => controller.status().queue.running + controller.status().queue.pending === 0,
+  );
+  expect(await namesOn(h.prod, PROD_KEY)).toEqual(expect.arrayContaining(["alpha", "alpha-p"]));
+  expect(await revisionsOn(h.prod, PROD_KEY)).toEqual({ alpha: 1, "alpha-p": 2 });
 }, 90_000);
