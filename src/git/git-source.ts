@@ -4,6 +4,7 @@ import type { SimpleGit } from "simple-git";
 import { gitAt } from "./status-branch.js";
 import { PlumbError } from "../errors.js";
 import { createGitCredentials, type GitCredentials } from "./git-credentials.js";
+import { type CheckoutQueue, createCheckoutQueue } from "./checkout-queue.js";
 
 // Follows one branch of a git remote with shallow fetches. Credentials: see git-credentials.ts.
 
@@ -24,6 +25,11 @@ export type GitSource = {
   /** Directory the manifests are loaded from (checkout + --path). */
   manifestRoot: string;
   commit(): string;
+  /**
+   * The checkout's git queue (checkout-queue.ts): each fetch and reset takes a turn; whatever else
+   * runs git in the checkout (the status branch's fetch, branch worktrees) must take turns in it.
+   */
+  queue: CheckoutQueue;
   /** Fetches the branch; resolves true when its commit moved (the checkout now shows it). */
   fetch(): Promise<boolean>;
   close(): Promise<void>;
@@ -87,26 +93,31 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
     await git.remote(["set-url", "origin", options.url]);
   }
   let head = (await git.revparse(["HEAD"])).trim();
+  const queue = createCheckoutQueue();
   let fetching: Promise<boolean> | null = null;
   let again = false;
 
-  const fetchOnce = async (): Promise<boolean> => {
-    try {
-      await git.fetch(["--depth", "1", "origin", options.branch]);
-    } catch (error) {
-      throw gitFailure("fetching", options.url, error);
-    }
-    const fetched = (await git.revparse(["FETCH_HEAD"])).trim();
-    if (fetched === head) return false;
-    await git.reset(["--hard", fetched]);
-    head = fetched;
-    return true;
-  };
+  // One turn: the fetch, the read of FETCH_HEAD and the reset (another fetch in between would
+  // change FETCH_HEAD under it).
+  const fetchOnce = (): Promise<boolean> =>
+    queue.run(async () => {
+      try {
+        await git.fetch(["--depth", "1", "origin", options.branch]);
+      } catch (error) {
+        throw gitFailure("fetching", options.url, error);
+      }
+      const fetched = (await git.revparse(["FETCH_HEAD"])).trim();
+      if (fetched === head) return false;
+      await git.reset(["--hard", fetched]);
+      head = fetched;
+      return true;
+    });
 
   return {
     checkoutDir,
     manifestRoot: options.path ? join(checkoutDir, options.path) : checkoutDir,
     commit: () => head,
+    queue,
     // Overlapping requests (webhook during a poll) share the running fetch plus one more after it.
     async fetch() {
       if (fetching) {

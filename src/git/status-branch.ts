@@ -6,6 +6,7 @@ import { simpleGit } from "./simple-git.js";
 import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import { statusGitEnv } from "./git-env.js";
 import { fencedPush, type PushFence } from "./fenced-push.js";
+import type { CheckoutQueue } from "./checkout-queue.js";
 import { DEFAULT_STATUS_DIR, parseObjectStatus } from "../status/status-store.js";
 import { type StatusStore, emptyStatusStore, statusKey } from "../status/status-types.js";
 import { PRUNE_LEDGER_FILE } from "../status/prune-ledger.js";
@@ -27,7 +28,17 @@ export type StatusBranchTarget = {
   gitEnv?: Record<string, string> | undefined;
   /** With environments: the environment's records are under `.plumb/status/ENV/` on the branch. */
   environment?: string | undefined;
+  /**
+   * The checkout's git queue (checkout-queue.ts; the controller's source): what runs git in the
+   * repository itself takes a turn, the fetch of the branch and a push into a repository without
+   * a remote. Without it (the commands) git runs at once.
+   */
+  queue?: CheckoutQueue | undefined;
 };
+
+/** `work` in a turn of the target's queue, or at once without one. */
+const inTurn = <T>(target: StatusBranchTarget, work: () => Promise<T>): Promise<T> =>
+  target.queue ? target.queue.run(work) : work();
 
 /** simple-git in `baseDir`, with `env` (its GIT_* keys explicitly allowed) when given. */
 export function gitAt(env: Record<string, string> | undefined, baseDir?: string): SimpleGit {
@@ -116,12 +127,16 @@ export async function publishStatusBranch(
   fence?.check(); // a writer that lost the state lock publishes nothing: the branch is someone else's
   const info = await repoInfo(target);
   assertNotManifestBranch(info, target.branch);
-  return withStatusGitEnv(
-    info,
-    "status-branch-push-failed",
-    `could not push status to branch ${target.branch}`,
-    (withCredentials) => publishIn(withCredentials, target, statusDir, message, fence),
-  );
+  const publish = () =>
+    withStatusGitEnv(
+      info,
+      "status-branch-push-failed",
+      `could not push status to branch ${target.branch}`,
+      (withCredentials) => publishIn(withCredentials, target, statusDir, message, fence),
+    );
+  // With a remote the work is in a temporary clone of the remote, and the checkout only read; without
+  // one the clone is of the checkout and the push goes into it.
+  return info.hasRemote ? publish() : inTurn(target, publish);
 }
 
 /**
@@ -231,11 +246,14 @@ async function commitInClone(
  */
 export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<BranchStatusStore> {
   const info = await repoInfo(target);
-  return withStatusGitEnv(
-    info,
-    "status-branch-read-failed",
-    `could not read status branch ${target.branch}`,
-    (withCredentials) => loadFrom(withCredentials, target),
+  // The fetch writes the checkout's objects, refs and FETCH_HEAD: one turn of its queue.
+  return inTurn(target, () =>
+    withStatusGitEnv(
+      info,
+      "status-branch-read-failed",
+      `could not read status branch ${target.branch}`,
+      (withCredentials) => loadFrom(withCredentials, target),
+    ),
   );
 }
 

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { PushFence } from "./fenced-push.js";
+import type { CheckoutQueue } from "./checkout-queue.js";
 import { loadStatusFromBranch, publishStatusBranch, type PublishResult } from "./status-branch.js";
 import { defaultStatusDir, loadStatusStore } from "../status/status-store.js";
 import { mergePruneLedger } from "../status/prune-ledger.js";
@@ -16,6 +17,8 @@ export type StatusLocation = {
   statusBranch?: string | undefined;
   /** Environment of the status branch's git commands (credentials); default: this process's. */
   gitEnv?: Record<string, string> | undefined;
+  /** The checkout's git queue, where the status branch's git work in the checkout takes turns (the controller's). */
+  gitQueue?: CheckoutQueue | undefined;
   /**
    * With environments (docs/environments.md): the environment whose store this is. Its records live
    * in `ENV/` under the status directory (statusDir names it) and under `.plumb/status/ENV/` on the
@@ -51,6 +54,7 @@ export async function loadStatus(location: StatusLocation): Promise<StatusStore>
     branch: location.statusBranch,
     gitEnv: location.gitEnv,
     environment: location.environment,
+    queue: location.gitQueue,
   });
   // The branch's prune ledger joins the directory's: --prune-max counts earlier runs' deletions. A
   // place that cannot be written is left as it is: plan and status only read, and apply refuses an
@@ -76,6 +80,7 @@ export async function publishStatus(
       branch: location.statusBranch,
       gitEnv: location.gitEnv,
       environment: location.environment,
+      queue: location.gitQueue,
     },
     resolveStatusDir(location),
     message,

@@ -6,6 +6,7 @@ import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
 import { onBranchWorktree } from "../git/branch-worktree.js";
 import { gitAt } from "../git/status-branch.js";
+import type { CheckoutQueue } from "../git/checkout-queue.js";
 import { formatCommitMessage, type PromotionReport } from "./format-promotion.js";
 import { promotionScope } from "./promotion-pairs.js";
 import { type PromotionRun, runPromotion } from "./run-promotion.js";
@@ -19,7 +20,13 @@ import { type PromotionRun, runPromotion } from "./run-promotion.js";
 // are authoritative: the status branch when one is set, else the status directory.
 
 export type AutoPromotionDeps = {
-  source: { repoRoot: string; manifestRoot: string; gitEnv: Record<string, string> | undefined };
+  source: {
+    repoRoot: string;
+    manifestRoot: string;
+    gitEnv: Record<string, string> | undefined;
+    /** The checkout's git queue: the status branch's fetch and the branch's worktree take turns in it. */
+    gitQueue: CheckoutQueue;
+  };
   /** The environment promoted to, and the branch its promotions are opened on. */
   to: string;
   branch: string;
@@ -54,7 +61,9 @@ function sessionOf(deps: AutoPromotionDeps, environment: LoadedEnvironment): Pro
       ...(api.mode ? { mode: api.mode.mode } : {}),
       environment: name,
       statusDir: deps.statusDirOf(name),
-      ...(deps.statusBranch ? { statusBranch: deps.statusBranch, gitEnv: deps.source.gitEnv } : {}),
+      ...(deps.statusBranch
+        ? { statusBranch: deps.statusBranch, gitEnv: deps.source.gitEnv, gitQueue: deps.source.gitQueue }
+        : {}),
     },
     io: {
       stdout: quiet,
@@ -79,8 +88,8 @@ export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<Open
   });
   if (!report.ok || changes.length === 0) return null;
   const git = (dir: string) => gitAt(deps.source.gitEnv, dir);
-  const { repoRoot, gitEnv } = deps.source;
-  const on = { repoRoot, gitEnv, branch: deps.branch, prefix: "plumb-promote-branch-" };
+  const { repoRoot, gitEnv, gitQueue: queue } = deps.source;
+  const on = { repoRoot, gitEnv, queue, branch: deps.branch, prefix: "plumb-promote-branch-" };
   return onBranchWorktree(on, async (worktree) => {
     const base = join(worktree, relative(deps.source.repoRoot, root));
     for (const change of changes) await writeFile(join(base, change.file), change.after);

@@ -11,6 +11,7 @@ import type { Deployment } from "../schema/deployment.js";
 import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
 import type { ApplyObject } from "../apply/apply-types.js";
 import { type StatusLocation, loadStatus, resolveStatusDir } from "../git/status-source.js";
+import type { CheckoutQueue } from "../git/checkout-queue.js";
 import { resolveStorePending } from "../status/pending-intent.js";
 import { findMissingEnv, formatMissingEnv } from "./missing-env.js";
 import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";
@@ -41,6 +42,8 @@ export type SessionFlags = ApiFlags & {
   statusBranch?: string;
   /** Credentials for the status branch's fetches (the controller's git source), when it needs any. */
   gitEnv?: Record<string, string> | undefined;
+  /** The checkout's git queue (the controller's), where the status branch's fetch takes its turn. */
+  gitQueue?: CheckoutQueue | undefined;
   /** The environment planned (docs/environments.md): its deployments resolved; none without Environments. */
   environment?: string;
 };
@@ -95,6 +98,7 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
     statusDir: flags.statusDir,
     statusBranch: flags.statusBranch,
     ...(flags.gitEnv ? { gitEnv: flags.gitEnv } : {}),
+    ...(flags.gitQueue ? { gitQueue: flags.gitQueue } : {}),
     environment: flags.environment, // ENV/ on the status branch, with its own lease
   };
   const store = await loadStatus(location);

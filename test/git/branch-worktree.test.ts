@@ -5,6 +5,7 @@ import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, expect, it } from "vitest";
 import { onBranchWorktree } from "../../src/git/branch-worktree.js";
+import { createCheckoutQueue } from "../../src/git/checkout-queue.js";
 
 // Branches rebuilt in temporary worktrees of one checkout, as each environment's drift check
 // (--drift-branch) and promotion.auto do at the same moment: git reads every worktree's files when
@@ -41,12 +42,13 @@ const worktrees = async (repo: string) => (await git(repo, "worktree", "list")).
 
 it("a second worktree of the same checkout waits until the first is used and removed", async () => {
   const repoRoot = await checkout();
+  const queue = createCheckoutQueue();
   const prefix = (name: string) => `${basename(repoRoot)}-${name}-`;
   let open = () => undefined as void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   const order: string[] = [];
   const first = onBranchWorktree(
-    { repoRoot, gitEnv: undefined, branch: "drift/prod", prefix: prefix("prod") },
+    { repoRoot, gitEnv: undefined, queue, branch: "drift/prod", prefix: prefix("prod") },
     async (worktree) => {
       order.push("prod started");
       await gate;
@@ -55,7 +57,7 @@ it("a second worktree of the same checkout waits until the first is used and rem
     },
   );
   const second = onBranchWorktree(
-    { repoRoot, gitEnv: undefined, branch: "drift/staging", prefix: prefix("staging") },
+    { repoRoot, gitEnv: undefined, queue, branch: "drift/staging", prefix: prefix("staging") },
     async (worktree) => {
       order.push("staging started");
       await commitIn(worktree, "staging");
@@ -77,16 +79,18 @@ it("a second worktree of the same checkout waits until the first is used and rem
 
 it("six environments writing their branches at once each get theirs (a failed one still frees the turn)", async () => {
   const repoRoot = await checkout();
+  const queue = createCheckoutQueue();
   const names = ["a", "b", "c", "d", "e", "f"];
   // Unserialised, git 2.39 failed one add in about one round of two of six adds at once.
   for (let round = 0; round < 3; round++) {
     const results = await Promise.allSettled([
-      onBranchWorktree({ repoRoot, gitEnv: undefined, branch: "drift/broken", prefix: "plumb-test-" }, () =>
-        Promise.reject(new Error("writing failed")),
+      onBranchWorktree(
+        { repoRoot, gitEnv: undefined, queue, branch: "drift/broken", prefix: "plumb-test-" },
+        () => Promise.reject(new Error("writing failed")),
       ),
       ...names.map((name) =>
         onBranchWorktree(
-          { repoRoot, gitEnv: undefined, branch: `drift/${name}`, prefix: "plumb-test-" },
+          { repoRoot, gitEnv: undefined, queue, branch: `drift/${name}`, prefix: "plumb-test-" },
           (worktree) => commitIn(worktree, `${name}-${round}`),
         ),
       ),

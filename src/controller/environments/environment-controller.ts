@@ -228,6 +228,7 @@ function claimOf(ctx: Context, name: string): EnvironmentClaim {
     statusDir: join(ctx.base, name),
     statusBranch: options.statusBranch,
     gitEnv: source.gitEnv,
+    gitQueue: source.gitQueue,
     environment: name,
   };
   const api = () => {

@@ -26,7 +26,12 @@ export function promotionOf(
   if (options.promoteBranchPrefix === undefined) return undefined;
   const { source } = context;
   return {
-    source: { repoRoot: source.repoRoot, manifestRoot: source.manifestRoot, gitEnv: source.gitEnv },
+    source: {
+      repoRoot: source.repoRoot,
+      manifestRoot: source.manifestRoot,
+      gitEnv: source.gitEnv,
+      gitQueue: source.gitQueue,
+    },
     to: name,
     branch: `${options.promoteBranchPrefix}${name}`,
     enabled: () => context.environments().get(name)?.manifest.spec.promotion?.auto === true,

@@ -4,6 +4,7 @@ import type { Logger } from "../../logger.js";
 import type { ControllerSource } from "../controller-types.js";
 import { createGitCredentials } from "../../git/git-credentials.js";
 import { openGitSource, redactUrl } from "../../git/git-source.js";
+import { type CheckoutQueue, createCheckoutQueue } from "../../git/checkout-queue.js";
 
 // Where the manifests come from: a directory as it is, or a shallow checkout of a git branch.
 
@@ -21,6 +22,12 @@ export type ManifestSource = {
   fetch: (() => Promise<boolean>) | undefined;
   /** git: the environment (credentials) of every git command, status branch included. */
   gitEnv: Record<string, string> | undefined;
+  /**
+   * The repository's git queue (git/checkout-queue.ts): the poll, the status branch's fetch and the
+   * branch worktrees take turns in it. A directory source has one of its own (no poll; the status
+   * branch and worktrees in the user's repository still take turns).
+   */
+  gitQueue: CheckoutQueue;
   close: () => Promise<void>;
 };
 
@@ -38,6 +45,7 @@ export async function openManifestSource(
       location: source.dir,
       fetch: undefined,
       gitEnv: undefined,
+      gitQueue: createCheckoutQueue(),
       close: async () => {},
     };
   }
@@ -53,6 +61,7 @@ export async function openManifestSource(
       location: redactUrl(source.url),
       fetch: () => git.fetch(),
       gitEnv: credentials.env,
+      gitQueue: git.queue,
       async close() {
         await git.close();
         await credentials.dispose();

@@ -17,13 +17,13 @@ import type { ManifestSource } from "../source/manifest-source.js";
 // written into the manifests (as drift --write does) on branch NAME of the git source, committed
 // with the fields in the message and pushed, so a pull request can be opened from it. The branch
 // is plumb's: it is rebuilt from the checked-out commit each time (force-pushed), in a worktree
-// made when no other is being made or used in the checkout (git/branch-worktree.ts). With environments
+// made in a turn of the checkout's git queue (git/branch-worktree.ts). With environments
 // each environment writes its own branch, NAME/ENV, into the layer only it resolves (as drift
 // --write --env does: drift-write-environment.ts).
 
 export type DriftBranchDeps = {
   branch: string;
-  source: Pick<ManifestSource, "repoRoot" | "manifestRoot" | "gitEnv" | "commit">;
+  source: Pick<ManifestSource, "repoRoot" | "manifestRoot" | "gitEnv" | "gitQueue" | "commit">;
   statuses: ReadonlyMap<string, ObjectStatus>;
   readers: Pick<Extract<PlanManifestsOptions, { controlPlane: unknown }>, "controlPlane" | "platform">;
   env: NodeJS.ProcessEnv;
@@ -72,7 +72,8 @@ export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<st
       deps.log.debug({ branch, drifted: report.items.length }, "drift branch not written: no field to write");
       return [];
     }
-    const on = { repoRoot: deps.source.repoRoot, gitEnv: deps.source.gitEnv, branch };
+    const { repoRoot, gitEnv, gitQueue: queue } = deps.source;
+    const on = { repoRoot, gitEnv, queue, branch };
     return onBranchWorktree({ ...on, prefix: "plumb-drift-branch-" }, async (worktree) => {
       const root = join(worktree, relative(deps.source.repoRoot, deps.source.manifestRoot));
       const layers =
