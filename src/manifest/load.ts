@@ -6,7 +6,7 @@ import { MAX_MANIFEST_BYTES, type ParsedDocument, type ParseResult, problemAt } 
 import { parseFiles, parseThreads } from "./parse/parse-pool.js";
 import { inside, OFF_THREAD, readAndParse, toRelative, type YamlFile } from "./parse/read-file.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
-import { validateDocuments, validating } from "./validate.js";
+import { type Compact, createValidation, sortDocuments, validateDocuments } from "./validate.js";
 import { environmentFilesFor } from "./environment-scan.js";
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", ".plumb"]);
@@ -88,10 +88,12 @@ function environmentsFor(file: string, base: string, maxBytes: number, problems:
  * controller loads this way instead of on a worker thread, whose isolate cost 25-50 MB all day.
  * A file over `maxFileBytes` (a hostile one takes up to a second to refuse, in one piece) makes it
  * stop and answer `{ offThread: file }`: the caller loads that tree on a worker instead.
+ * `compact`: each manifest that passed, as soon as it did, turned into the form the caller keeps
+ * (the controller's snapshot: compact-manifest.ts); the result holds those instead.
  */
 export async function loadManifestsInSlices(
   root: string,
-  options: LoadOptions & { maxFileBytes: number; sliceMs: number },
+  options: LoadOptions & { maxFileBytes: number; sliceMs: number; compact?: Compact },
 ): Promise<LoadResult | { offThread: string }> {
   const { files, base, realBase, problems, maxBytes } = await listManifestFiles(root, options);
   let sliceStart = performance.now();
@@ -100,20 +102,18 @@ export async function loadManifestsInSlices(
     await new Promise((resolveSlice) => setImmediate(resolveSlice));
     sliceStart = performance.now();
   };
-  const documents: ParsedDocument[] = [];
+  // Files come in reading order (listManifestFiles), so each is validated as it is parsed and its
+  // parsed documents can go: a tree's parsed documents held until the last one was validated were
+  // the peak of the controller's restart (docs/controller.md, "Speed and memory").
+  const validation = createValidation(problems, options.compact);
   for (const file of files) {
     const result = readAndParse(file, base, realBase, maxBytes, options.maxFileBytes);
     if (result === OFF_THREAD) return { offThread: toRelative(base, file.path) };
-    documents.push(...result.documents);
-    problems.push(...result.problems);
+    validation.addProblems(result.problems);
+    for (const doc of sortDocuments(result.documents)) validation.add(doc);
     await pause();
   }
-  const steps = validating(documents, problems);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    await pause();
-  }
+  return validation.finish();
 }
 
 /** The root's manifest files (one, when `root` names a file), with the problems listing found. */
@@ -126,9 +126,18 @@ async function listManifestFiles(root: string, options: LoadOptions) {
   const realBase = await realpath(base);
   const problems: Problem[] = [];
   const files = info.isDirectory()
-    ? await listYamlFiles(base, realBase, problems)
+    ? inReadingOrder(base, await listYamlFiles(base, realBase, problems))
     : [{ path: absolute, real: await realpath(absolute) }];
   return { files, base, realBase, problems, maxBytes };
+}
+
+/** Sorted as validation reads documents (by the path shown: `team-1.yaml` before `team-1/a.yaml`). */
+function inReadingOrder(base: string, files: YamlFile[]): YamlFile[] {
+  const shown = new Map(files.map((file) => [file, toRelative(base, file.path)]));
+  return files.sort((a, b) => {
+    const [x, y] = [shown.get(a)!, shown.get(b)!];
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
 }
 
 async function listYamlFiles(base: string, realBase: string, problems: Problem[]): Promise<YamlFile[]> {

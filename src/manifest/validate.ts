@@ -2,6 +2,7 @@ import { DOCUMENT_KINDS, type Manifest } from "../schema/manifest.js";
 import { checkEnvironmentDocument, checkEnvironmentReferences } from "./rules/environment-rules.js";
 import { type ParsedDocument, problemAt } from "./parse/parse.js";
 import { checkDeploymentRules } from "./rules/rules.js";
+import { isRecord } from "./rules/rule-helpers.js";
 import { checkSchema, suggest } from "./schema-check.js";
 import { checkAnnotations } from "./rules/annotation-rules.js";
 import { checkTextCharacters } from "./rules/text-rules.js";
@@ -43,6 +44,36 @@ export function* validating(
   documents: readonly ParsedDocument[],
   earlier: readonly Problem[] = [],
 ): Generator<void, ValidationResult> {
+  const validation = createValidation(earlier);
+  for (const doc of sortDocuments(documents)) {
+    validation.add(doc);
+    yield;
+  }
+  return validation.finish();
+}
+
+/** Turns each manifest that passed into what the caller keeps (the controller's compact form). */
+export type Compact = (loaded: LoadedManifest) => LoadedManifest;
+
+/** A document's outcome, in reading order: kept (passed), or decided once every file is read. */
+type Entry = { loaded: LoadedManifest } | { pending: ParsedDocument };
+
+export type Validation = {
+  /** Problems found before validation (reading, parsing): reported with the rest. */
+  addProblems(found: readonly Problem[]): void;
+  /** The next document, in reading order (file, then position in the file: sortDocuments). */
+  add(doc: ParsedDocument): void;
+  finish(): ValidationResult;
+};
+
+/**
+ * Validation one document at a time, fed in reading order: a document that passes is turned into
+ * its loaded form at once (and through `compact`, when given), so the parsed document can go while
+ * the rest of the tree is read. Only what a later document may change is kept whole until
+ * `finish`: Environment documents and the Deployments that name environments (their references are
+ * checked across files). The result is validateDocuments' for the same documents.
+ */
+export function createValidation(earlier: readonly Problem[] = [], compact?: Compact): Validation {
   const problems: Problem[] = [...earlier];
   const failed = new Set<ParsedDocument>();
   /** `unlocated`: problems found but not located (checkSchema), counted with the ones not shown. */
@@ -56,67 +87,120 @@ export function* validating(
     const after = shown.at(-1)!; // listed right after the last one shown
     problems.push(...shown, { ...after, severity: "warning", code: "too-many-problems", field: "", message });
   };
-  const names = new Map<string, ParsedDocument>();
-  let organizationAccess: ParsedDocument | undefined;
+  const seen: Seen = { names: new Map() };
   const environmentDocs: ParsedDocument[] = [];
-  const deploymentDocs: ParsedDocument[] = [];
+  const referencing: ParsedDocument[] = [];
+  const entries: Entry[] = [];
 
-  for (const doc of sortDocuments(documents)) {
-    const kind = doc.value.kind;
-    if (!isKind(kind)) {
-      const message =
-        typeof kind === "string"
-          ? `unknown kind "${kind}"; expected ${KINDS.join(" or ")}${suggest(kind, KINDS)}`
-          : `a plumb document needs kind: ${KINDS.join(" or ")}`;
-      add(doc, [problemAt(doc.locators.value(["kind"]), "error", "unknown-kind", "kind", message)]);
-      continue;
-    }
-    const schema = checkSchema(doc, kind);
-    const schemaProblems =
-      kind === "Environment" ? checkEnvironmentDocument(doc, schema.problems) : schema.problems;
-    const found = [...schemaProblems, ...checkTextCharacters(doc), ...checkAnnotations(doc)];
-    if (kind === "Environment") environmentDocs.push(doc);
-    if (kind === "Deployment") deploymentDocs.push(doc);
-    if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
-    const name = nameOf(doc);
-    if (kind === "Deployment" && name !== undefined) {
-      // Case-insensitively: status files are named after it, and would collide on macOS or Windows.
-      const first = names.get(name.toLowerCase());
-      if (first) {
-        const at = showLocation(first.locators.value(["metadata", "name"]));
-        const other = nameOf(first);
-        const message =
-          other === name
-            ? `deployment ${name} is already defined at ${at}`
-            : `deployment ${name} differs only by case from ${other} at ${at}; names must be unique ignoring case`;
-        found.push(
-          problemAt(
-            doc.locators.value(["metadata", "name"]),
-            "error",
-            "duplicate-name",
-            "metadata.name",
-            message,
-          ),
-        );
-      } else names.set(name.toLowerCase(), doc);
-    }
-    if (kind === "OrganizationAccess") {
-      if (organizationAccess) {
-        const message = `only one OrganizationAccess is allowed; another is at ${showLocation(organizationAccess.locators.start)}`;
-        found.push(problemAt(doc.locators.start, "error", "duplicate-organization-access", "kind", message));
-      } else organizationAccess = doc;
-    }
-    add(doc, found, schema.more);
-    yield;
+  return {
+    addProblems: (found) => void problems.push(...found),
+    add(doc) {
+      const { found, more, first } = checkDocument(doc, seen);
+      add(doc, found, more);
+      const kind = doc.value.kind;
+      if (kind === "Environment") environmentDocs.push(doc);
+      const pending = kind === "Environment" || (kind === "Deployment" && namesEnvironments(doc));
+      let loaded: LoadedManifest | undefined;
+      if (pending) {
+        referencing.push(doc);
+        entries.push({ pending: doc });
+      } else if (!failed.has(doc)) {
+        loaded = compact ? compact(toLoaded(doc)) : toLoaded(doc);
+        entries.push({ loaded });
+      }
+      // Where the first one's name is, read when a second one needs it (a compact form re-reads it).
+      if (first !== undefined)
+        seen.names.set(first.toLowerCase(), {
+          name: first,
+          at: loaded ? nameInLoaded(loaded) : nameInDocument(doc),
+        });
+    },
+    finish() {
+      const deployments = referencing.filter((doc) => doc.value.kind === "Deployment");
+      for (const [doc, found] of checkEnvironmentReferences(environmentDocs, deployments)) add(doc, found);
+      const manifests: LoadedManifest[] = [];
+      const environments: LoadedEnvironment[] = [];
+      for (const entry of entries) {
+        if ("loaded" in entry) manifests.push(entry.loaded);
+        else if (failed.has(entry.pending)) continue;
+        else if (entry.pending.value.kind === "Environment")
+          environments.push(toLoaded(entry.pending) as unknown as LoadedEnvironment);
+        else manifests.push(compact ? compact(toLoaded(entry.pending)) : toLoaded(entry.pending));
+      }
+      if (environmentDocs.length === 0) return { manifests, problems: sortProblems(problems) };
+      return { manifests, environments, problems: sortProblems(problems) };
+    },
+  };
+}
+
+/** What the documents read so far defined that a later one may repeat. */
+type Seen = {
+  /** The first Deployment of each name (lowercased): its name and where its name's value is. */
+  names: Map<string, { name: string; at: () => SourceLocation }>;
+  organizationAccess?: SourceLocation;
+};
+
+/** One document's own problems (schema, rules) and the names it repeats; `first`: a name it defines. */
+function checkDocument(doc: ParsedDocument, seen: Seen): { found: Problem[]; more: number; first?: string } {
+  const kind = doc.value.kind;
+  if (!isKind(kind)) {
+    const message =
+      typeof kind === "string"
+        ? `unknown kind "${kind}"; expected ${KINDS.join(" or ")}${suggest(kind, KINDS)}`
+        : `a plumb document needs kind: ${KINDS.join(" or ")}`;
+    return {
+      found: [problemAt(doc.locators.value(["kind"]), "error", "unknown-kind", "kind", message)],
+      more: 0,
+    };
   }
-  for (const [doc, found] of checkEnvironmentReferences(environmentDocs, deploymentDocs)) add(doc, found);
-  const valid = sortDocuments(documents).filter((doc) => !failed.has(doc));
-  const manifests = valid.filter((doc) => doc.value.kind !== "Environment").map((doc) => toLoaded(doc));
-  if (environmentDocs.length === 0) return { manifests, problems: sortProblems(problems) };
-  const environments = valid
-    .filter((doc) => doc.value.kind === "Environment")
-    .map((doc) => toLoaded(doc) as unknown as LoadedEnvironment);
-  return { manifests, environments, problems: sortProblems(problems) };
+  const schema = checkSchema(doc, kind);
+  const schemaProblems =
+    kind === "Environment" ? checkEnvironmentDocument(doc, schema.problems) : schema.problems;
+  const found = [...schemaProblems, ...checkTextCharacters(doc), ...checkAnnotations(doc)];
+  if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
+  const name = nameOf(doc);
+  let first: string | undefined;
+  if (kind === "Deployment" && name !== undefined) {
+    // Case-insensitively: status files are named after it, and would collide on macOS or Windows.
+    const earlierOne = seen.names.get(name.toLowerCase());
+    if (earlierOne) {
+      const at = showLocation(earlierOne.at());
+      const message =
+        earlierOne.name === name
+          ? `deployment ${name} is already defined at ${at}`
+          : `deployment ${name} differs only by case from ${earlierOne.name} at ${at}; names must be unique ignoring case`;
+      found.push(
+        problemAt(
+          doc.locators.value(["metadata", "name"]),
+          "error",
+          "duplicate-name",
+          "metadata.name",
+          message,
+        ),
+      );
+    } else first = name;
+  }
+  if (kind === "OrganizationAccess") {
+    if (seen.organizationAccess) {
+      const message = `only one OrganizationAccess is allowed; another is at ${showLocation(seen.organizationAccess)}`;
+      found.push(problemAt(doc.locators.start, "error", "duplicate-organization-access", "kind", message));
+    } else seen.organizationAccess = doc.locators.start;
+  }
+  return { found, more: schema.more, first };
+}
+
+// Closures of their own, so that one kept for a compacted manifest does not keep its parsed document.
+const NAME_PATH = ["metadata", "name"];
+const nameInLoaded = (loaded: LoadedManifest) => () =>
+  loaded.locateValue ? loaded.locateValue(NAME_PATH) : loaded.locate(NAME_PATH);
+const nameInDocument = (doc: ParsedDocument) => () => doc.locators.value(NAME_PATH);
+
+/** A Deployment whose environment names another document must define (checkEnvironmentReferences). */
+function namesEnvironments(doc: ParsedDocument): boolean {
+  const { metadata, environments } = doc.value;
+  const listed =
+    isRecord(metadata) && Array.isArray(metadata.environments) && metadata.environments.length > 0;
+  return listed || (isRecord(environments) && Object.keys(environments).length > 0);
 }
 
 const nameOf = (doc: ParsedDocument): string | undefined => {
@@ -128,7 +212,8 @@ const nameOf = (doc: ParsedDocument): string | undefined => {
 
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-const sortDocuments = (documents: readonly ParsedDocument[]) =>
+/** Reading order: by file, then by position in the file. */
+export const sortDocuments = (documents: readonly ParsedDocument[]) =>
   [...documents].sort((a, b) => compareText(a.file, b.file) || a.index - b.index);
 
 /** Problems in reading order: file, line, column, then errors before warnings. */

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadManifests, loadManifestsInSlices } from "../../src/manifest/load.js";
+import type { LoadedManifest } from "../../src/manifest/types.js";
 
 // The controller's way of loading (in slices of its event loop) must give exactly what
 // loadManifests gives, hand a tree with a large file to a worker, and really yield.
@@ -68,6 +69,76 @@ describe("loadManifestsInSlices", () => {
       ]);
     } finally {
       await rm(big, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("loadManifestsInSlices validates each file as it is read", () => {
+  it("reads in the order problems name files: `x.yaml` before `x/a.yaml`, so the same copy is the duplicate", async () => {
+    const tree = await mkdtemp(join(tmpdir(), "plumb-slices-order-"));
+    try {
+      await mkdir(join(tree, "x"));
+      // Walked directory first (x/ sorts before x.yaml by name), read file first ("." < "/").
+      await writeFile(join(tree, "x", "a.yaml"), deployment("Same"));
+      await writeFile(join(tree, "x.yaml"), `# one line more\n${deployment("same")}`);
+      const [sliced, whole] = await Promise.all([
+        loadManifestsInSlices(tree, { maxFileBytes: 32 * 1024, sliceMs: 0 }),
+        loadManifests(tree),
+      ]);
+      if ("offThread" in sliced) throw new Error("no file here is large");
+      expect(sliced.problems).toEqual(whole.problems);
+      expect(sliced.problems.map((p) => [p.file, p.code, p.message])).toEqual([
+        [
+          "x/a.yaml",
+          "duplicate-name",
+          "deployment Same differs only by case from same at x.yaml:5:9; names must be unique ignoring case",
+        ],
+      ]);
+      expect(sliced.manifests.map((m) => m.file)).toEqual(["x.yaml"]);
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
+  it("hands each manifest that passed to `compact` at once; the result and its problems are loadManifests'", async () => {
+    const tree = await mkdtemp(join(tmpdir(), "plumb-slices-compact-"));
+    try {
+      for (let i = 0; i < 5; i++) await writeFile(join(tree, `a-${i}.yaml`), deployment(`agent-${i}`));
+      await writeFile(join(tree, "b-dup.yaml"), `\n\n${deployment("agent-1")}`);
+      const named = `metadata:\n  name: env-agent\n  environments: [prod]\n`;
+      await writeFile(
+        join(tree, "c-env.yaml"),
+        deployment("env-agent").replace("metadata:\n  name: env-agent\n", named),
+      );
+      const compacted: string[] = [];
+      const compact = (loaded: LoadedManifest): LoadedManifest => {
+        compacted.push(loaded.file);
+        const { manifest, file, location } = loaded;
+        return {
+          manifest,
+          file,
+          location,
+          locate: (path) => loaded.locate(path),
+          locateValue: (path) => loaded.locateValue!(path),
+        };
+      };
+      const [sliced, whole] = await Promise.all([
+        loadManifestsInSlices(tree, { maxFileBytes: 32 * 1024, sliceMs: 0, compact }),
+        loadManifests(tree),
+      ]);
+      if ("offThread" in sliced) throw new Error("no file here is large");
+      // The duplicate's message names where the first one's name is, read from its compact form.
+      expect(sliced.problems).toEqual(whole.problems);
+      expect(sliced.problems.map((p) => [p.file, p.code])).toEqual([
+        ["b-dup.yaml", "duplicate-name"],
+        ["c-env.yaml", "unknown-environment"],
+      ]);
+      expect(sliced.manifests.map((m) => [m.file, m.manifest, m.location])).toEqual(
+        whole.manifests.map((m) => [m.file, m.manifest, m.location]),
+      );
+      expect(compacted).toEqual(["a-0.yaml", "a-1.yaml", "a-2.yaml", "a-3.yaml", "a-4.yaml"]);
+    } finally {
+      await rm(tree, { recursive: true, force: true });
     }
   });
 });

@@ -46,8 +46,13 @@ class CompactManifest implements LoadedManifest {
   locate(path: readonly (string | number)[]): SourceLocation {
     return locatorsOnDisk(this.#root, this)?.key(path) ?? this.location;
   }
+
+  locateValue(path: readonly (string | number)[]): SourceLocation {
+    return locatorsOnDisk(this.#root, this)?.value(path) ?? this.location;
+  }
 }
 
+/** `loaded` as the snapshot keeps it; one compacted already (the loader does it as it reads) as is. */
 export function compactLoaded(loaded: LoadedManifest, root: string): LoadedManifest {
-  return new CompactManifest(loaded, root);
+  return loaded instanceof CompactManifest ? loaded : new CompactManifest(loaded, root);
 }

@@ -1,5 +1,7 @@
 import type { LoadResult } from "../../manifest/load.js";
 import { loadManifests, loadManifestsInSlices } from "../../manifest/load.js";
+import type { Compact } from "../../manifest/validate.js";
+import { compactLoaded } from "./compact-manifest.js";
 import { startManifestThread } from "./manifest-thread.js";
 import { refuseEnvironments } from "./refuse-environments.js";
 import type { Timers } from "../queue/work-queue.js";
@@ -50,17 +52,21 @@ export function createManifestLoader(
       cancelIdleStop = timers.setTimeout(() => void stopThread(), options.idleMs ?? WORKER_IDLE_MS);
     }
   };
-  const loadTree = async (root: string) => {
+  const loadTree = async (root: string, compact?: Compact) => {
     const result = await loadManifestsInSlices(root, {
       maxBytes,
       maxFileBytes: options.inLoopMaxBytes ?? IN_LOOP_MAX_BYTES,
       sliceMs: options.sliceMs ?? SLICE_MS,
+      compact,
     });
     return "offThread" in result ? await offThread(root) : result;
   };
   return {
-    load: async (root) => refuseEnvironments(await loadTree(root)),
-    loadTree,
+    // Each manifest compacted as soon as it passed, as the snapshot keeps it (compact-manifest.ts):
+    // the tree's parsed documents are not all held until the last file is read.
+    load: async (root) => refuseEnvironments(await loadTree(root, (loaded) => compactLoaded(loaded, root))),
+    // Environments resolve each view from the loaded positions (environment/resolve.ts): not compacted.
+    loadTree: (root) => loadTree(root),
     threadRunning: () => thread !== undefined,
     close: stopThread,
   };
