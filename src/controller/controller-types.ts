@@ -53,6 +53,11 @@ export type ControllerOptions = {
   concurrency: number;
   /** Quiet time after the last file event before rescanning. */
   debounceMs: number;
+  /**
+   * --settle: a directory's scan uses a file only once it has been unchanged this long
+   * (snapshot/read-at-rest.ts); default FILE_SETTLE_MS.
+   */
+  settleMs?: number | undefined;
   backoffBaseMs: number;
   backoffMaxMs: number;
   /** Budget of one object's wait for DEPLOYED and verify. */

@@ -30,6 +30,7 @@ export type Flags = ConnectionFlags & {
   promoteBranchPrefix?: string;
   concurrency: number;
   debounce: number;
+  settle: number;
   timeout: number;
   backoffMax: number;
   pollInterval: number;

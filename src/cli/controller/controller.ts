@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { readApiOptions } from "../../api/config.js";
 import { startController } from "../../controller/controller.js";
+import { FILE_SETTLE_MS } from "../../controller/snapshot/read-at-rest.js";
 import { PlumbError } from "../../errors.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
 import { createLogger } from "../../logger.js";
@@ -191,6 +192,14 @@ function addTuningOptions(command: Command): void {
         .default(200, "200ms"),
     )
     .addOption(
+      new Option(
+        "--settle <duration>",
+        "a watched directory's file is read only once unchanged this long (a writer pausing mid-file)",
+      )
+        .argParser(parseDuration)
+        .default(FILE_SETTLE_MS, `${FILE_SETTLE_MS}ms`),
+    )
+    .addOption(
       new Option("--timeout <duration>", "per object: wait for DEPLOYED and verify")
         .argParser(parseDuration)
         .default(20 * 60_000, "20m"),
@@ -296,6 +305,7 @@ function controllerSettings(flags: Flags, env: NodeJS.ProcessEnv) {
     pruneDelayMs: flags.pruneDelay,
     concurrency: flags.concurrency,
     debounceMs: flags.debounce,
+    settleMs: flags.settle,
     backoffBaseMs: 5_000,
     backoffMaxMs: flags.backoffMax,
     timeoutMs: flags.timeout,

@@ -60,7 +60,7 @@ export function createControllerMetrics(sources: MetricsSources) {
     driftDetected(kind: string, reason: string) {
       drift.inc({ kind, reason });
     },
-    scanned(source: string, result: "ok" | "invalid" | "error") {
+    scanned(source: string, result: "ok" | "invalid" | "error" | "deferred") {
       scans.inc({ source, result });
     },
     /** Pass as the API clients' onResponse hook. */

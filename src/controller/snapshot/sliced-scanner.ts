@@ -9,6 +9,7 @@ import type { ControllerMetrics } from "../http/metrics.js";
 import type { Notifier } from "../notify/notifier.js";
 import { createPruneSweep, type PruneSweepDeps } from "../sweeps/prune-sweep.js";
 import { createSnapshotScanner, type SnapshotScanner } from "./snapshot-scanner.js";
+import { createReadAtRest, FILE_SETTLE_MS } from "./read-at-rest.js";
 import type { StatusBook } from "../status-book.js";
 import type { Timers } from "../queue/work-queue.js";
 import type { ActivityBook } from "../http/activity-book.js";
@@ -20,7 +21,7 @@ import { statusKey } from "../../status/status-types.js";
 
 type ScannerOptions = Pick<
   ControllerOptions,
-  "env" | "prune" | "pruneMax" | "pruneWindowMs" | "pruneDelayMs" | "timeoutMs"
+  "env" | "prune" | "pruneMax" | "pruneWindowMs" | "pruneDelayMs" | "timeoutMs" | "settleMs"
 >;
 
 type ScannerDeps = {
@@ -45,13 +46,25 @@ type ScannerDeps = {
 export function createControllerScanner(
   options: ScannerOptions,
   deps: ScannerDeps,
-): { scanner: SnapshotScanner; loader: ManifestLoader } {
+): { scanner: SnapshotScanner; loader: Pick<ManifestLoader, "close"> } {
   const { book, clock, log } = deps;
   const loader = createManifestLoader(maxManifestBytesFrom(options.env), deps.timers);
+  // A directory is written by anyone at any pace; a git checkout only by a finished reset.
+  const atRest =
+    deps.source.kind === "dir"
+      ? createReadAtRest({
+          root: deps.source.manifestRoot,
+          settleMs: options.settleMs ?? FILE_SETTLE_MS,
+          stopping: deps.stopping,
+          warn: (files, waitedMs) =>
+            log.warn({ files, waited_ms: waitedMs }, "manifest files still changing: read as they are"),
+        })
+      : undefined;
   let rescanning: (() => void) | undefined;
   const scanner: SnapshotScanner = createSnapshotScanner({
     root: deps.source.manifestRoot,
     load: deps.load ?? ((root) => loader.load(root)),
+    atRest,
     afterScan: createScanPrune(options, deps, (ms) => {
       rescanning?.();
       rescanning = deps.timers.setTimeout(() => {
@@ -69,7 +82,11 @@ export function createControllerScanner(
     commit: deps.source.commit,
     stopping: deps.stopping,
   });
-  return { scanner, loader };
+  const close = async () => {
+    await loader.close();
+    await atRest?.close();
+  };
+  return { scanner, loader: { close } };
 }
 
 /** The prune sweep after each scan (with --prune); `rescanAfter` asks for its second scan. */

@@ -10,6 +10,7 @@ import type { ControllerMetrics } from "../http/metrics.js";
 import { planScan } from "./scan-changes.js";
 import { secretFilesOf } from "../../manifest/source/source-tree.js";
 import { digestSourceContents } from "../source/source-contents.js";
+import type { ReadAtRest } from "./read-at-rest.js";
 
 // Holds what the manifests say (the snapshot) and rescans them: load (and digest internal_source
 // directories), compare with the previous
@@ -29,6 +30,8 @@ export type ScannerDeps = {
   commit: () => string | null;
   stopping: () => boolean;
   load?: (root: string) => Promise<LoadResult>;
+  /** A directory: reads used only once their files are at rest (read-at-rest.ts). */
+  atRest?: ReadAtRest | undefined;
   /** After each scan that read the manifests (prune-sweep.ts). */
   afterScan?: (snapshot: DesiredSnapshot) => Promise<void>;
 };
@@ -59,7 +62,17 @@ export function createSnapshotScanner(deps: ScannerDeps): SnapshotScanner {
   const scanOnce = async (source: string) => {
     let next: DesiredSnapshot;
     try {
-      const result = await load(deps.root);
+      const read = () => load(deps.root);
+      const result = deps.atRest
+        ? await deps.atRest.load(read, (files, waitMs) => {
+            deps.metrics.scanned(source, "deferred");
+            log.debug(
+              { files, wait_ms: waitMs },
+              "manifest files changed within the settle time: read again",
+            );
+          })
+        : await read();
+      if (deps.stopping()) return;
       const manifests = result.manifests.map((loaded) => compactLoaded(loaded, deps.root));
       // Every manifest's secret files stay out of every upload (and its digest).
       const secretFiles = await secretFilesOf(manifests, deps.root);

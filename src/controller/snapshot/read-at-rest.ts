@@ -1,0 +1,120 @@
+import { mkdtemp, open, rm, stat } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { LoadResult } from "../../manifest/load.js";
+
+// A directory's scan uses a read of the manifests only when every file it read had been at rest for
+// the settle time (--settle) when the read began. The scan after a save waits for the save's events
+// (file-debounce.ts), not for the writer: one that writes a file in pieces with a pause between
+// them (a generator's output, a slow copy) had a prefix read, and a prefix can parse and validate
+// (an image tag cut short): applied, then the whole file, a wrong spec live meanwhile and one
+// revision more. So after each read every file it read, and every file the last used read held, is
+// looked at: one changed less than the settle time before the read began (or during it) puts the
+// read off until that file is old enough, then the tree is read again. A file that keeps changing
+// puts it off MAX_WAIT_SETTLES settle times at most; then the read is used as it is, with a warning.
+// File times are compared with the filesystem's own clock (a file of ours written at the read's
+// start), not the process's: they agree under a skewed process clock (faketime) too. A git source
+// needs none of this: its scan follows a finished `git reset`.
+
+/** How long a file must be unchanged before a scan uses it: --settle's default. */
+export const FILE_SETTLE_MS = 50;
+/** Settle times one scan may be put off for before it uses its read as it is. */
+const MAX_WAIT_SETTLES = 40;
+
+export type ReadAtRest = {
+  /**
+   * `read`, again until the files it read were at rest when it began; `deferred` hears of each
+   * read put off, with the files too young.
+   */
+  load(
+    read: () => Promise<LoadResult>,
+    deferred: (files: string[], waitMs: number) => void,
+  ): Promise<LoadResult>;
+  close(): Promise<void>;
+};
+
+/** The files a load read: those holding documents and those with problems. */
+const filesOf = (result: LoadResult): Set<string> =>
+  new Set(
+    [...result.manifests, ...(result.environments ?? []), ...result.problems]
+      .map((entry) => entry.file)
+      .filter(Boolean),
+  );
+
+/** When a file last changed: its data (mtime, which a copy may set back) or its inode (ctime). */
+const changedAt = (info: Stats): number => Math.max(info.mtimeMs, info.ctimeMs);
+
+type FileClock = { now(): Promise<number>; close(): Promise<void> };
+
+/** Now on the filesystem's clock: the change time of a byte written into a file of ours. */
+async function openFileClock(): Promise<FileClock> {
+  try {
+    const dir = await mkdtemp(join(tmpdir(), "plumb-file-clock-"));
+    const handle = await open(join(dir, "now"), "w+");
+    const byte = Buffer.alloc(1);
+    return {
+      async now() {
+        await handle.write(byte, 0, 1, 0);
+        return changedAt(await handle.stat());
+      },
+      async close() {
+        await handle.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch {
+    return { now: async () => Date.now(), close: async () => undefined }; // no temporary directory
+  }
+}
+
+export function createReadAtRest(options: {
+  root: string;
+  settleMs: number;
+  warn: (files: string[], waitedMs: number) => void;
+  /** The controller stops: the read is returned at once (the scan then uses nothing). */
+  stopping: () => boolean;
+}): ReadAtRest {
+  const { root, settleMs } = options;
+  let clock: Promise<FileClock> | undefined;
+  /** The files of the last read used: one cut to a prefix without a document is looked at too. */
+  let known = new Set<string>();
+
+  /** The files changed after `since` (file clock), with the newest change among them. */
+  const young = async (files: Iterable<string>, since: number) => {
+    const found: string[] = [];
+    let newest = -Infinity;
+    for (const file of files) {
+      const info = await stat(join(root, file)).catch(() => undefined); // gone: its absence is the news
+      if (!info || changedAt(info) <= since) continue;
+      found.push(file);
+      newest = Math.max(newest, changedAt(info));
+    }
+    return { found, newest };
+  };
+
+  return {
+    async load(read, deferred) {
+      const fileClock = await (clock ??= openFileClock());
+      for (let waited = 0; ;) {
+        const from = await fileClock.now();
+        const result = await read();
+        const files = filesOf(result);
+        const { found, newest } = await young(new Set([...files, ...known]), from - settleMs);
+        if (found.length > 0 && waited >= settleMs * MAX_WAIT_SETTLES) options.warn(found, waited);
+        if (found.length === 0 || waited >= settleMs * MAX_WAIT_SETTLES || options.stopping()) {
+          known = files;
+          return result;
+        }
+        const waitMs = Math.max(1, Math.ceil(newest + settleMs - (await fileClock.now())));
+        deferred(found, waitMs);
+        await sleep(waitMs);
+        waited += waitMs;
+      }
+    },
+    async close() {
+      await (await clock)?.close();
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { open, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { type Controller, startController } from "../../../src/controller/controller.js";
+import { DEFAULT_API_KEY } from "../../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../../src/control-plane/server.js";
+import { api, container, memoryLogger, waitFor } from "../support.js";
+
+// A writer that writes one manifest in two pieces with a pause between them longer than the
+// debounce (a generator's output, a slow copy). Its first piece is a manifest that parses and
+// validates, only with an image cut short. The controller's scan comes during the pause: it must
+// not use the prefix. Counted on the local control plane: one deployment, one revision, the whole
+// file's image. The pause is the test's own: the second piece is written once the controller's
+// /metrics show a watch scan after the first (put off, with the fix; applied, without).
+
+let dir: string;
+let cp: RunningControlPlane;
+const running: Controller[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "plumb-read-at-rest-"));
+  cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
+});
+afterEach(async () => {
+  for (const c of running.splice(0)) await c.stop(1_000);
+  await cp.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The settle time: far longer than the test's pause between observing the scan and writing on. */
+const SETTLE_MS = 1_500;
+
+async function start() {
+  const log = memoryLogger();
+  const controller = await startController({
+    source: { kind: "dir", dir },
+    api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
+    listen: { host: "127.0.0.1", port: 0 },
+    selfHeal: false,
+    webhookSecret: undefined,
+    concurrency: 4,
+    debounceMs: 30,
+    settleMs: SETTLE_MS,
+    backoffBaseMs: 50,
+    backoffMaxMs: 200,
+    timeoutMs: 10_000,
+    pollIntervalMs: 10,
+    maxPollIntervalMs: 50,
+    env: process.env,
+    logger: log.logger,
+  });
+  running.push(controller);
+  return { controller, log };
+}
+
+/** Watch scans so far, whatever their result, from the controller's /metrics. */
+async function watchScans(controller: Controller): Promise<Record<string, number>> {
+  const text = await (await fetch(`${controller.url}/metrics`)).text();
+  const counts: Record<string, number> = {};
+  for (const m of text.matchAll(/plumb_manifest_scans_total\{source="watch",result="(\w+)"\} (\d+)/g))
+    counts[m[1]!] = Number(m[2]);
+  return counts;
+}
+const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+it("a manifest written in two pieces with a pause is applied once, as the whole file says", async () => {
+  const { controller } = await start();
+  await waitFor("ready", () => controller.ready());
+  const whole = stringify(container("app", "registry.example/team/app:v2"));
+  const cut = whole.indexOf("team/app:v2") + "team/a".length;
+  const prefix = whole.slice(0, cut); // ends in `image_uri: registry.example/team/a`: valid
+  expect(prefix).toMatch(/image_uri: registry\.example\/team\/a$/);
+  const before = total(await watchScans(controller));
+
+  const file = await open(join(dir, "app.yaml"), "w");
+  try {
+    await file.write(prefix);
+    // The pause: until the controller has scanned the tree holding the prefix.
+    await waitFor("a watch scan of the prefix", async () => total(await watchScans(controller)) > before);
+    await file.write(whole.slice(cut));
+  } finally {
+    await file.close();
+  }
+
+  const client = api(cp.url);
+  const deployed = await waitFor("app deployed", async () => {
+    const app = await client.deployment("app").catch(() => null);
+    return app?.source_revision_config?.image_uri === "registry.example/team/app:v2" &&
+      controller.status().objects.find((o) => o.name === "app")?.revision_status === "DEPLOYED"
+      ? app
+      : null;
+  });
+  await waitFor("the queue idle", () => controller.status().queue.running === 0);
+  expect((await client.deployments()).map((d) => d.name)).toEqual(["app"]);
+  const revisions = await client.revisions(deployed.id);
+  expect(revisions.map((r) => r.source_revision_config?.image_uri ?? null)).toEqual([
+    "registry.example/team/app:v2",
+  ]);
+  expect((await watchScans(controller)).deferred).toBeGreaterThan(0);
+}, 30_000);
