@@ -1,5 +1,6 @@
-import { type Document, isMap, isScalar, type Node, parseAllDocuments, stringify, type YAMLMap } from "yaml";
+import { type Document, type Node, parseAllDocuments, Scalar as ScalarNode, stringify, YAMLMap } from "yaml";
 import { editValues } from "../manifest/edit-values.js";
+import { nodeAt, scalarAt } from "../manifest/yaml-path.js";
 
 // Sets scalar values in a manifest file, adding the mapping keys that are missing on the way
 // (drift --write into an environment's override, drift-write-environment.ts; a promotion writes `environments: {prod: {spec: {source_revision_config: {repo_ref: …}}}}`
@@ -18,7 +19,7 @@ type Docs = ReturnType<typeof parseAllDocuments>;
 
 function findDocument(docs: Docs, kind: string, name: string): Document | undefined {
   if (!Array.isArray(docs)) return undefined;
-  return docs.find((d) => d.get("kind") === kind && d.getIn(["metadata", "name"]) === name);
+  return docs.find((d) => scalarAt(d, ["kind"]) === kind && scalarAt(d, ["metadata", "name"]) === name);
 }
 
 const scalarText = (value: Scalar): string => stringify(value, { lineWidth: 0 }).trimEnd();
@@ -42,14 +43,20 @@ function columnOf(text: string, offset: number): number {
 
 /** The indentation step of a document: how far its first nested block mapping is indented. */
 function stepOf(text: string, root: YAMLMap): number {
-  for (const pair of root.items) {
-    const value = pair.value as Node | null;
-    if (isMap(value) && !value.flow && value.items[0]?.key) {
-      const key = value.items[0].key as Node;
-      if (key.range) return Math.max(1, columnOf(text, key.range[0]));
+  for (const pair of root.pairs()) {
+    const value = pair.value;
+    if (value instanceof YAMLMap && !value.flow) {
+      const key = firstKey(value);
+      if (key?.range) return Math.max(1, columnOf(text, key.range[0]));
     }
   }
   return 2;
+}
+
+/** The key node of a mapping's first entry, if it has one. */
+function firstKey(map: YAMLMap): Node | undefined {
+  for (const pair of map.pairs()) return pair.key;
+  return undefined;
 }
 
 /** Inserts `keys: value` into `map` (which exists and lacks keys[0]); null when it cannot. */
@@ -63,10 +70,10 @@ function insertInto(text: string, map: YAMLMap, root: YAMLMap, keys: readonly st
     let at = close;
     while (at > range[0] && /\s/.test(text[at - 1]!)) at--;
     const entry = flowOf(keys, value);
-    const insert = map.items.length > 0 ? `, ${entry}` : text[at - 1] === "{" ? ` ${entry} ` : entry;
+    const insert = map.size > 0 ? `, ${entry}` : text[at - 1] === "{" ? ` ${entry} ` : entry;
     return text.slice(0, at) + insert + text.slice(at);
   }
-  const first = map.items[0]?.key as Node | undefined;
+  const first = firstKey(map);
   if (!first?.range) return null;
   const indent = columnOf(text, first.range[0]);
   // The end of the mapping's last value, then the end of that line (past a trailing comment).
@@ -85,20 +92,22 @@ function insertInto(text: string, map: YAMLMap, root: YAMLMap, keys: readonly st
 function setOne(text: string, edit: SetEdit): { text: string } | { reason: string } {
   const docs = parseAllDocuments(text);
   const doc = findDocument(docs, edit.kind, edit.name);
-  if (!doc || !isMap(doc.contents)) return { reason: `no ${edit.kind} ${edit.name} in the file` };
-  const existing = doc.getIn(edit.path, true) as Node | undefined;
+  const root = doc?.value;
+  if (!doc || !(root instanceof YAMLMap)) return { reason: `no ${edit.kind} ${edit.name} in the file` };
+  const existing = nodeAt(doc, edit.path);
   let next: string | null;
-  if (isScalar(existing)) {
+  if (existing instanceof ScalarNode) {
     const { text: edited, outcomes } = editValues(text, [{ ...edit, path: edit.path }]);
     next = outcomes[0]?.written ? edited : null;
   } else if (existing !== undefined) {
     return { reason: `${edit.path.join(".")} is not a single value; edit it by hand` };
   } else {
     let depth = edit.path.length - 1;
-    while (depth > 0 && doc.getIn(edit.path.slice(0, depth), true) === undefined) depth--;
-    const parent = depth === 0 ? doc.contents : (doc.getIn(edit.path.slice(0, depth), true) as Node);
-    if (!isMap(parent)) return { reason: `${edit.path.slice(0, depth).join(".")} is not a mapping` };
-    next = insertInto(text, parent, doc.contents, edit.path.slice(depth), edit.value);
+    while (depth > 0 && nodeAt(doc, edit.path.slice(0, depth)) === undefined) depth--;
+    const parent = depth === 0 ? root : nodeAt(doc, edit.path.slice(0, depth));
+    if (!(parent instanceof YAMLMap))
+      return { reason: `${edit.path.slice(0, depth).join(".")} is not a mapping` };
+    next = insertInto(text, parent, root, edit.path.slice(depth), edit.value);
   }
   if (next === null || !readsBackAs(text, next, edit))
     return { reason: `${edit.path.join(".")} could not be written in place; edit it by hand` };
@@ -113,9 +122,24 @@ function readsBackAs(before: string, after: string, edit: SetEdit): boolean {
   if (now.some((d) => d.errors.length > 0)) return false;
   const target = findDocument(old, edit.kind, edit.name);
   return old.every((doc, i) => {
-    const expected = doc.clone();
-    if (doc === target) expected.setIn(edit.path, edit.value);
-    return JSON.stringify(expected.toJS()) === JSON.stringify(now[i]!.toJS());
+    const expected: unknown = doc.toJS();
+    if (doc === target) setPath(expected, edit.path, edit.value);
+    return JSON.stringify(expected) === JSON.stringify(now[i]!.toJS());
+  });
+}
+
+/** Sets `path` in a plain value, adding the mappings missing on the way. */
+function setPath(value: unknown, path: readonly string[], leaf: Scalar): void {
+  let current = value as Record<string, unknown>;
+  path.forEach((key, i) => {
+    if (i === path.length - 1) current[key] = leaf;
+    else {
+      const next = current[key];
+      current = (typeof next === "object" && next !== null ? next : (current[key] = {})) as Record<
+        string,
+        unknown
+      >;
+    }
   });
 }
 

@@ -1,4 +1,4 @@
-import { Document, isMap, isPair, isScalar, visit } from "yaml";
+import { Document, Scalar, visit, YAMLMap } from "yaml";
 import type { JsonObject } from "../diff/values.js";
 
 // A built manifest as YAML in the style of examples/: a schema comment for editors, a line saying
@@ -9,7 +9,7 @@ export function formatManifest(manifest: JsonObject, header: readonly string[]):
   // valueFrom maps print inline, as in the examples.
   visit(doc, {
     Pair(_, pair) {
-      if (isPair(pair) && isScalar(pair.key) && pair.key.value === "valueFrom" && isMap(pair.value))
+      if (pair.key instanceof Scalar && pair.key.value === "valueFrom" && pair.value instanceof YAMLMap)
         pair.value.flow = true;
     },
   });

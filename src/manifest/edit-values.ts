@@ -1,5 +1,6 @@
-import { Composer, CST, type Document, isScalar, type Node, parseDocument, Parser } from "yaml";
+import { Composer, CST, type Document, parseDocument, Parser, Scalar } from "yaml";
 import type { FieldPath } from "./locate.js";
+import { nodeAt, scalarAt } from "./yaml-path.js";
 
 // Edits scalar values inside a manifest file through the yaml package's CST: only the edited
 // scalars change; comments, key order, quoting, indentation and every other byte stay as they were
@@ -19,7 +20,7 @@ function sourceOf(value: ValueEdit["value"]): { text: string; quote: boolean } {
   // Read back as a node, not as a JS value: a string like "[WIP]: agent" is a mapping with a list
   // for its key, which converting to JS would stringify (the yaml package warns on stderr).
   const doc = parseDocument(value);
-  const readBack = doc.errors.length === 0 && isScalar(doc.contents) ? doc.contents.value : undefined;
+  const readBack = doc.errors.length === 0 && doc.value instanceof Scalar ? doc.value.value : undefined;
   return { text: value, quote: readBack !== value };
 }
 
@@ -37,16 +38,16 @@ export function editValues(
   // Each document by kind and name, read once (a file may hold many documents and many edits).
   const docs = new Map<string, Document>();
   for (const doc of new Composer({ keepSourceTokens: true }).compose(tokens)) {
-    const kind: unknown = doc.get("kind");
-    const name: unknown = doc.getIn(["metadata", "name"]);
+    const kind = scalarAt(doc, ["kind"]);
+    const name = scalarAt(doc, ["metadata", "name"]);
     const key = `${String(kind)}/${String(name)}`;
     if (!docs.has(key)) docs.set(key, doc);
   }
   const outcomes: EditOutcome[] = [];
   for (const edit of edits) {
     const doc = docs.get(`${edit.kind}/${edit.name}`);
-    const node = doc?.getIn(edit.path, true) as Node | undefined;
-    if (!doc || !isScalar(node) || !node.srcToken) {
+    const node = doc ? nodeAt(doc, edit.path) : undefined;
+    if (!doc || !(node instanceof Scalar) || !node.srcToken) {
       outcomes.push({ edit, line: 0, written: false, reason: "not a single value in the manifest" });
       continue;
     }

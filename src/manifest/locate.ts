@@ -1,15 +1,4 @@
-import {
-  type Document,
-  isAlias,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  type LineCounter,
-  type Node,
-  type Pair,
-  type YAMLMap,
-} from "yaml";
+import { Alias, type Document, type LineCounter, type Node, type Pair, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import type { SourceLocation } from "./types.js";
 
 /** A path into a document, e.g. ["spec", "secrets", 0, "name"]. */
@@ -27,7 +16,7 @@ export function buildLocators(doc: Document, lineCounter: LineCounter, file: str
     const { line, col } = lineCounter.linePos(offset);
     return { file, line, column: col };
   };
-  const root = doc.contents;
+  const root = doc.value;
   const docStart = at(root?.range?.[0] ?? 0);
   const kindKey = walk(doc, root, ["kind"]).at(-1)?.key;
   const start = kindKey?.range ? at(kindKey.range[0]) : docStart;
@@ -49,8 +38,8 @@ function pairByKey(map: YAMLMap, key: string): Pair | undefined {
   let index = pairIndexes.get(map);
   if (!index) {
     index = new Map();
-    for (const pair of map.items) {
-      if (!isPair(pair) || !isScalar(pair.key)) continue;
+    for (const pair of map.pairs()) {
+      if (!(pair.key instanceof Scalar)) continue;
       const name = String(pair.key.value);
       if (!index.has(name)) index.set(name, pair);
     }
@@ -64,13 +53,13 @@ function walk(doc: Document, root: unknown, path: FieldPath): Found[] {
   const trail: Found[] = [];
   let current: unknown = root;
   for (const segment of path) {
-    if (isAlias(current)) current = current.resolve(doc);
+    if (current instanceof Alias) current = current.resolve(doc);
     let found: Found | undefined;
-    if (isMap(current)) {
-      const pair = pairByKey(current, String(segment));
-      if (pair) found = { key: pair.key as Node, value: (pair.value ?? undefined) as Node | undefined };
-    } else if (isSeq(current) && typeof segment === "number") {
-      const item = current.items[segment] as Node | undefined;
+    if (current instanceof YAMLMap) {
+      const pair = pairByKey(current as YAMLMap, String(segment));
+      if (pair) found = { key: pair.key, value: pair.value ?? undefined };
+    } else if (current instanceof YAMLSeq && typeof segment === "number") {
+      const item = current[segment] as Node | undefined;
       if (item) found = { key: item, value: item };
     }
     if (!found) break;

@@ -4,6 +4,7 @@ import { type SetEdit, setValues } from "../environment/set-values.js";
 import { writeBackTarget } from "../environment/write-back.js";
 import { UsageError } from "../errors.js";
 import { loadManifests } from "../manifest/load.js";
+import { nodeAt, scalarAt } from "../manifest/yaml-path.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 
 // drift --write in a repository with environments (docs/drift.md, "With environments"): each live
@@ -77,7 +78,9 @@ export function editForEnvironment(
   const into: string[] = [];
   for (const edit of edits) {
     const name = writtenName(edit.name);
-    const doc = list.find((d) => d.get("kind") === edit.kind && d.getIn(["metadata", "name"]) === name);
+    const doc = list.find(
+      (d) => scalarAt(d, ["kind"]) === edit.kind && scalarAt(d, ["metadata", "name"]) === name,
+    );
     const manifest = (doc?.toJS() ?? { metadata: { name } }) as DeploymentManifest;
     const target = writeBackTarget(manifest, context.environment, context.defined, edit.path.slice(1));
     sets.push({ kind: edit.kind, name, path: target.path, value: edit.value });
@@ -98,8 +101,10 @@ export function editForEnvironment(
 function lineOf(text: string, edit: SetEdit): number {
   const docs = parseAllDocuments(text);
   const list = Array.isArray(docs) ? docs : [docs];
-  const doc = list.find((d) => d.get("kind") === edit.kind && d.getIn(["metadata", "name"]) === edit.name);
-  const node = doc?.getIn(edit.path, true) as { range?: [number, number, number] } | undefined;
+  const doc = list.find(
+    (d) => scalarAt(d, ["kind"]) === edit.kind && scalarAt(d, ["metadata", "name"]) === edit.name,
+  );
+  const node = doc ? nodeAt(doc, edit.path) : undefined;
   const offset = node?.range?.[0] ?? 0;
   return text.slice(0, offset).split("\n").length;
 }

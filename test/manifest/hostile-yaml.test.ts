@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_NESTING } from "../../src/manifest/parse/yaml-shape.js";
+import { MAX_MAPPING_KEYS, MAX_NESTING } from "../../src/manifest/parse/yaml-shape.js";
 import { MAX_PROBLEMS_PER_DOCUMENT } from "../../src/manifest/validate.js";
 import { brief, check } from "./helpers.js";
 
@@ -57,6 +57,25 @@ describe("YAML shape", () => {
     expect(check(`${HEAD}spec:\n${block} v\n`).problems.map((p) => p.code)).toEqual(["too-deep"]);
   });
 
+  it(`a mapping of more than ${MAX_MAPPING_KEYS} keys is too-many-keys, block or flow, nested or not`, () => {
+    const keys = (n: number, indent: string) =>
+      Array.from({ length: n }, (_, i) => `${indent}k${i}: v\n`).join("");
+    const block = check(`${HEAD}spec:\n  labels:\n${keys(MAX_MAPPING_KEYS + 1, "    ")}`);
+    expect(block.problems.map((p) => [p.line, p.column, p.code, p.message])).toEqual([
+      [7, 5, "too-many-keys", `a mapping holds more than ${MAX_MAPPING_KEYS} keys; manifests hold far fewer`],
+    ]);
+    expect(block.manifests).toEqual([]);
+    const flowKeys = Array.from({ length: MAX_MAPPING_KEYS + 1 }, (_, i) => `k${i}: v`).join(", ");
+    expect(brief(check(`${HEAD}spec: {source: x, labels: [{${flowKeys}}]}\n`).problems)).toEqual([
+      "5:28 error too-many-keys",
+    ]);
+    // At the limit, the keys are read (and each is an unknown field here); a long list is no mapping.
+    const atLimit = check(`${HEAD}  labels:\n${keys(MAX_MAPPING_KEYS, "    ")}spec: {}\n`);
+    expect(atLimit.problems.map((p) => p.code)).not.toContain("too-many-keys");
+    const list = Array.from({ length: MAX_MAPPING_KEYS * 2 }, () => "    - v\n").join("");
+    expect(check(`${VALID}  extra:\n${list}`).problems.map((p) => p.code)).not.toContain("too-many-keys");
+  });
+
   it("an alias without its anchor says so (not 'too many aliases')", () => {
     const { problems } = check(`${HEAD.replace("name: a", "name: *nowhere")}spec: {}\n`);
     expect(problems.map((p) => [p.code, p.message])).toEqual([
@@ -65,7 +84,7 @@ describe("YAML shape", () => {
   });
 
   it(`shows at most ${MAX_PROBLEMS_PER_DOCUMENT} problems of a document, in order, and counts the rest`, () => {
-    const keys = Array.from({ length: 5000 }, (_, i) => `  k${i}: v\n`).join("");
+    const keys = Array.from({ length: 1500 }, (_, i) => `  k${i}: v\n`).join("");
     const { problems } = check(`${VALID}${keys}`);
     expect(problems).toHaveLength(MAX_PROBLEMS_PER_DOCUMENT + 1);
     expect(problems.slice(0, 2).map((p) => p.message)).toEqual([
@@ -75,7 +94,7 @@ describe("YAML shape", () => {
     expect(problems.at(-1)).toMatchObject({
       code: "too-many-problems",
       severity: "warning",
-      message: `${5000 - MAX_PROBLEMS_PER_DOCUMENT} more problems in this document are not shown; fix the ones above first`,
+      message: `${1500 - MAX_PROBLEMS_PER_DOCUMENT} more problems in this document are not shown; fix the ones above first`,
     });
   });
 });

@@ -1,6 +1,7 @@
 import { cp, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
+import { deleteAt } from "../../src/manifest/yaml-path.js";
 
 // examples/ is one repository with environments (docs/environments.md): its Deployments say where
 // they run and what differs there. Tests and documentation runs that target one control plane,
@@ -16,8 +17,8 @@ export async function copyFlatExample(name: "saas" | "self-hosted", dest: string
     if (!file.endsWith(".yaml")) continue;
     const path = join(dest, file);
     const doc = parseDocument(await readFile(path, "utf8"));
-    doc.deleteIn(["metadata", "environments"]);
-    doc.delete("environments");
+    deleteAt(doc, ["metadata", "environments"]);
+    deleteAt(doc, ["environments"]);
     await writeFile(path, doc.toString({ lineWidth: 0 }));
   }
   return dest;

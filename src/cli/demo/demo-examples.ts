@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseDocument } from "yaml";
 import { PlumbError } from "../../errors.js";
+import { deleteAt } from "../../manifest/yaml-path.js";
 
 // The demo's manifests: a temporary copy of the examples repository (its Environment documents and
 // the agents' manifests; not the CI and Kubernetes examples), editable freely.
@@ -42,8 +43,7 @@ async function dropCustomUrls(dir: string): Promise<void> {
   for (const name of await readdir(dir)) {
     if (!name.endsWith(".yaml")) continue;
     const doc = parseDocument(await readFile(join(dir, name), "utf8"));
-    if (!doc.hasIn(["spec", "source_config", "custom_url"])) continue;
-    doc.deleteIn(["spec", "source_config", "custom_url"]);
+    if (!deleteAt(doc, ["spec", "source_config", "custom_url"])) continue;
     await writeFile(join(dir, name), doc.toString({ lineWidth: 0 }));
   }
 }

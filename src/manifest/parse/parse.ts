@@ -1,9 +1,16 @@
-import { LineCounter, parseAllDocuments } from "yaml";
+import { Composer, LineCounter, Parser } from "yaml";
 import { PlumbError } from "../../errors.js";
 import { classifyDocument } from "../document-kind.js";
 import { buildLocators, type DocumentLocators } from "../locate.js";
 import type { Problem, Severity, SourceLocation } from "../types.js";
-import { checkYamlShape, hopelessNestingAt, tooDeep } from "./yaml-shape.js";
+import {
+  checkYamlShape,
+  crowdedMappingAt,
+  duplicateKeyMessage,
+  hopelessNestingAt,
+  tooDeep,
+  tooManyKeys,
+} from "./yaml-shape.js";
 import { emptiedTextWarning } from "../rules/emptied-rules.js";
 
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
@@ -115,6 +122,7 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
   let docs;
   try {
     docs = parseYaml(text, lineCounter);
+    if (typeof docs === "number") return { documents: [], problems: [tooManyKeys(at(docs))] };
   } catch (error) {
     problems.push(
       problemAt(fileStart(file), "error", "yaml-syntax", "", `cannot parse YAML: ${reason(error)}`),
@@ -129,8 +137,11 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
     if (overflow) problems.push(tooDeep(at(overflow.pos[0])));
     for (const error of doc.errors) {
       if (STACK_OVERFLOW.test(error.message)) continue;
-      const code = error.code === "DUPLICATE_KEY" ? "duplicate-key" : "yaml-syntax";
-      problems.push(problemAt(at(error.pos[0]), "error", code, "", firstLine(error.message)));
+      const duplicate = error.code === "DUPLICATE_KEY";
+      const message = (duplicate && duplicateKeyMessage(doc, text, error.pos[0])) || firstLine(error.message);
+      problems.push(
+        problemAt(at(error.pos[0]), "error", duplicate ? "duplicate-key" : "yaml-syntax", "", message),
+      );
     }
     for (const warning of doc.warnings) {
       problems.push(problemAt(at(warning.pos[0]), "warning", "yaml-warning", "", firstLine(warning.message)));
@@ -181,9 +192,11 @@ export function withLocators(file: string, text: string, plain: readonly PlainDo
   }));
 }
 
-// uniqueKeys is quadratic in the keys of a mapping: checkYamlShape finds duplicates instead.
-const parseYaml = (text: string, lineCounter: LineCounter) =>
-  parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+/** The file's documents, or the offset of a mapping with too many keys (crowdedMappingAt). */
+function parseYaml(text: string, lineCounter: LineCounter) {
+  const tokens = new Parser(lineCounter.addNewLine).parse(text);
+  return crowdedMappingAt(tokens) ?? new Composer({ prettyErrors: false }).compose(tokens);
+}
 
 /** The locators of each document of `text`, parsed again on the first call and kept. */
 function rereader(text: string, file: string): (index: number) => DocumentLocators | undefined {
@@ -191,7 +204,8 @@ function rereader(text: string, file: string): (index: number) => DocumentLocato
   return (index) => {
     if (!all) {
       const lineCounter = new LineCounter();
-      all = parseYaml(text, lineCounter).map((doc) => buildLocators(doc, lineCounter, file));
+      const docs = parseYaml(text, lineCounter);
+      all = typeof docs === "number" ? [] : docs.map((doc) => buildLocators(doc, lineCounter, file));
     }
     return all[index];
   };

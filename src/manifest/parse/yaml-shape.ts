@@ -1,10 +1,10 @@
-import { type Document, isMap, isPair, isScalar, isSeq, type Node } from "yaml";
+import { type CST, type Document, type Node, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import type { Problem, SourceLocation } from "../types.js";
 
-// Checks on the parsed YAML tree that the `yaml` package does too slowly or not at all. Its own
-// `uniqueKeys` compares each key with every earlier one (50,000 keys: 15 s; 90,000: a minute), so
-// duplicate keys are found here with one set per mapping. Everything is iterative: a hostile file
-// nests deep enough to overflow any recursive walk.
+// Checks on the parsed YAML tree that the `yaml` package does not do. It reports a key repeated
+// as such (DUPLICATE_KEY, a parse error); keys that are equal only once read as JavaScript object
+// keys (`1` and "1") are found here with one set per mapping. Everything is iterative: a hostile
+// file nests deep enough to overflow any recursive walk.
 
 /** Levels of mappings and lists a manifest may nest; real manifests use fewer than ten. */
 export const MAX_NESTING = 64;
@@ -24,27 +24,29 @@ export const tooDeep = (at: SourceLocation): Problem =>
 export function checkYamlShape(doc: Document, at: (offset: number) => SourceLocation): Problem[] {
   const problems: Problem[] = [];
   let reportedDepth = false;
-  const stack: Array<{ node: unknown; depth: number }> = [{ node: doc.contents, depth: 1 }];
+  const stack: Array<{ node: unknown; depth: number }> = [{ node: doc.value, depth: 1 }];
   const offset = (node: unknown) => (node as Node | null)?.range?.[0] ?? 0;
   while (stack.length > 0) {
     const { node, depth } = stack.pop()!;
-    if (!isMap(node) && !isSeq(node)) continue;
+    if (!(node instanceof YAMLMap) && !(node instanceof YAMLSeq)) continue;
     if (depth > MAX_NESTING) {
       if (!reportedDepth) problems.push(tooDeep(at(offset(node))));
       reportedDepth = true;
       continue;
     }
-    if (isSeq(node)) {
-      for (const item of node.items) stack.push({ node: item, depth: depth + 1 });
+    if (node instanceof YAMLSeq) {
+      for (const item of node) stack.push({ node: item, depth: depth + 1 });
       continue;
     }
     const seen = new Set<string>();
-    for (const pair of node.items) {
-      if (!isPair(pair)) continue;
+    for (const pair of node.pairs()) {
       const key = pair.key as Node | null;
       // A scalar can hold an object too (a !!binary key is a Uint8Array): yaml would stringify it
       // with a process warning.
-      if (key !== null && (!isScalar(key) || (typeof key.value === "object" && key.value !== null))) {
+      if (
+        key !== null &&
+        (!(key instanceof Scalar) || (typeof key.value === "object" && key.value !== null))
+      ) {
         const message = "a mapping key must be a plain string, not a list, mapping, alias or binary";
         problems.push(problem(at(offset(key)), "complex-key", message));
       } else {
@@ -59,6 +61,62 @@ export function checkYamlShape(doc: Document, at: (offset: number) => SourceLoca
     }
   }
   return problems;
+}
+
+/**
+ * The parser's DUPLICATE_KEY error said our way, naming the key. The parser keeps the first key's
+ * node only, so the repeated key is the mapping key whose text stands at the error's offset.
+ */
+export function duplicateKeyMessage(doc: Document, text: string, offset: number): string | undefined {
+  let name: string | undefined;
+  const stack: unknown[] = [doc.value];
+  for (let steps = 0; stack.length > 0 && steps < 1_000_000; steps++) {
+    const node = stack.pop();
+    if (node instanceof YAMLSeq) stack.push(...node);
+    if (!(node instanceof YAMLMap)) continue;
+    for (const pair of node.pairs()) {
+      const key = pair.key as Node | null;
+      if (key instanceof Scalar) {
+        const value = String(key.value);
+        const at = /["']/.test(text[offset] ?? "") ? offset + 1 : offset;
+        if (text.startsWith(value, at) && value.length > (name?.length ?? -1)) name = value;
+      }
+      stack.push(pair.value);
+    }
+  }
+  return name === undefined ? undefined : `key "${name}" appears twice in this mapping`;
+}
+
+/**
+ * Keys one mapping may hold. No manifest comes near; the parser (yaml 3.0.0-2) checks each new key
+ * against every earlier one when it builds a mapping, so a hostile file of 50,000 keys in one
+ * mapping took 6.5 s. Counted on the parser's first, linear stage (the CST), before any mapping
+ * is built.
+ */
+export const MAX_MAPPING_KEYS = 2000;
+
+export const tooManyKeys = (at: SourceLocation): Problem =>
+  problem(
+    at,
+    "too-many-keys",
+    `a mapping holds more than ${MAX_MAPPING_KEYS} keys; manifests hold far fewer`,
+  );
+
+/** The offset of the first mapping in `tokens` with more than MAX_MAPPING_KEYS entries; undefined if none. */
+export function crowdedMappingAt(tokens: readonly CST.Token[]): number | undefined {
+  const stack: Array<CST.Token | null | undefined> = [...tokens];
+  while (stack.length > 0) {
+    const token = stack.pop();
+    if (!token) continue;
+    if (token.type === "document") stack.push(token.value);
+    else if (token.type === "block-map" || token.type === "block-seq" || token.type === "flow-collection") {
+      const mapping =
+        token.type === "block-map" || (token.type === "flow-collection" && token.start.source === "{");
+      if (mapping && token.items.length > MAX_MAPPING_KEYS) return token.offset;
+      for (const item of token.items) stack.push(item.key, item.value);
+    }
+  }
+  return undefined;
 }
 
 /** Far past MAX_NESTING, where the parsers' recursion gets slow and then overflows. */
