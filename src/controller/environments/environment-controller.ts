@@ -13,6 +13,7 @@ import type { Controller, ControllerStartOptions } from "../controller-types.js"
 import type { ControllerHttp } from "../http/http-server.js";
 import { systemTimers } from "../queue/work-queue.js";
 import { createManifestLoader } from "../snapshot/manifest-loader.js";
+import { treeAtRest } from "../snapshot/read-at-rest.js";
 import type { ManifestSource } from "../source/manifest-source.js";
 import { createSync, startTriggers } from "../source/triggers.js";
 import { startStore } from "../store.js";
@@ -74,7 +75,9 @@ export async function startEnvironmentController(
   const timers = options.timers ?? systemTimers;
   const leaseMs = options.lockLeaseMs ?? DEFAULT_LEASE_MS;
   const base = resolveStatusDir({ root: source.manifestRoot, statusDir: options.statusDir });
-  const loader = createManifestLoader(maxManifestBytesFrom(options.env), timers);
+  const loader = treeAtRest(createManifestLoader(maxManifestBytesFrom(options.env), timers), source, {
+    ...{ settleMs: options.settleMs, log, stopping: () => ctx.stopping },
+  });
   const id = options.replicaId ?? defaultReplicaId();
   const replicas = await startReplicas({ dir: join(base, ".replicas"), id, leaseMs, log });
   const roster = new Map(shared.environments.map((e) => [e.manifest.metadata.name, e]));

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { LoadResult } from "../../manifest/load.js";
+import type { Logger } from "../../logger.js";
+import type { ManifestLoader } from "./manifest-loader.js";
 
 // A directory's scan uses a read of the manifests only when every file it read had been at rest for
 // the settle time (--settle) when the read began. The scan after a save waits for the save's events
@@ -67,6 +69,47 @@ async function openFileClock(): Promise<FileClock> {
   } catch {
     return { now: async () => Date.now(), close: async () => undefined }; // no temporary directory
   }
+}
+
+/** A directory's ReadAtRest (--settle, default FILE_SETTLE_MS); none for a git source. */
+export function directoryReadAtRest(
+  source: { kind: "dir" | "git"; manifestRoot: string },
+  options: { settleMs?: number | undefined; log: Logger; stopping: () => boolean },
+): ReadAtRest | undefined {
+  if (source.kind !== "dir") return undefined;
+  return createReadAtRest({
+    root: source.manifestRoot,
+    settleMs: options.settleMs ?? FILE_SETTLE_MS,
+    stopping: options.stopping,
+    warn: (files, waitedMs) =>
+      options.log.warn({ files, waited_ms: waitedMs }, "manifest files still changing: read as they are"),
+  });
+}
+
+/**
+ * The environments' reader of the tree (each trigger's read also says which environments git
+ * defines): for a directory its reads are used only at rest, so a half-written Environment file is
+ * not followed either. Closing it closes `loader`.
+ */
+export function treeAtRest(
+  loader: Pick<ManifestLoader, "loadTree" | "close">,
+  source: { kind: "dir" | "git"; manifestRoot: string },
+  options: { settleMs?: number | undefined; log: Logger; stopping: () => boolean },
+): Pick<ManifestLoader, "loadTree" | "close"> {
+  const atRest = directoryReadAtRest(source, options);
+  if (!atRest) return loader;
+  const deferred = (files: string[], waitMs: number) =>
+    options.log.debug(
+      { files, wait_ms: waitMs },
+      "manifest files changed within the settle time: read again",
+    );
+  return {
+    loadTree: (root) => atRest.load(() => loader.loadTree(root), deferred),
+    async close() {
+      await loader.close();
+      await atRest.close();
+    },
+  };
 }
 
 export function createReadAtRest(options: {

@@ -9,7 +9,7 @@ import type { ControllerMetrics } from "../http/metrics.js";
 import type { Notifier } from "../notify/notifier.js";
 import { createPruneSweep, type PruneSweepDeps } from "../sweeps/prune-sweep.js";
 import { createSnapshotScanner, type SnapshotScanner } from "./snapshot-scanner.js";
-import { createReadAtRest, FILE_SETTLE_MS } from "./read-at-rest.js";
+import { directoryReadAtRest } from "./read-at-rest.js";
 import type { StatusBook } from "../status-book.js";
 import type { Timers } from "../queue/work-queue.js";
 import type { ActivityBook } from "../http/activity-book.js";
@@ -50,16 +50,11 @@ export function createControllerScanner(
   const { book, clock, log } = deps;
   const loader = createManifestLoader(maxManifestBytesFrom(options.env), deps.timers);
   // A directory is written by anyone at any pace; a git checkout only by a finished reset.
-  const atRest =
-    deps.source.kind === "dir"
-      ? createReadAtRest({
-          root: deps.source.manifestRoot,
-          settleMs: options.settleMs ?? FILE_SETTLE_MS,
-          stopping: deps.stopping,
-          warn: (files, waitedMs) =>
-            log.warn({ files, waited_ms: waitedMs }, "manifest files still changing: read as they are"),
-        })
-      : undefined;
+  const atRest = directoryReadAtRest(deps.source, {
+    settleMs: options.settleMs,
+    log,
+    stopping: deps.stopping,
+  });
   let rescanning: (() => void) | undefined;
   const scanner: SnapshotScanner = createSnapshotScanner({
     root: deps.source.manifestRoot,

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { LoadResult } from "../../../src/manifest/load.js";
 import type { LoadedManifest } from "../../../src/manifest/types.js";
-import { createReadAtRest } from "../../../src/controller/snapshot/read-at-rest.js";
+import { createReadAtRest, treeAtRest } from "../../../src/controller/snapshot/read-at-rest.js";
+import type { LoadedEnvironment } from "../../../src/manifest/types.js";
+import { createLogger } from "../../../src/logger.js";
 
 // A directory's read is used only once the files it read were at rest when it began; else it is read
 // again once they are, and a file that never rests is used as read after a bound, with a warning.
@@ -89,4 +91,25 @@ it("a file that never rests is used as read after 40 settle times, with a warnin
   expect(reads).toBeGreaterThan(1);
   expect(warnings).toEqual([["log.yaml"]]);
   await atRest.close();
+});
+
+it("the environments' read of the tree: an Environment file written during it is read again (a directory only)", async () => {
+  let reads = 0;
+  const loader = {
+    loadTree: async (): Promise<LoadResult> => {
+      if (reads++ === 0) await writeFile(join(dir, "environments.yaml"), "kind: Environment\n");
+      return {
+        manifests: [],
+        environments: [{ file: "environments.yaml" } as LoadedEnvironment],
+        problems: [],
+      };
+    },
+    close: async () => undefined,
+  };
+  const options = { settleMs: 30, log: createLogger({ level: "silent" }), stopping: () => false };
+  expect(treeAtRest(loader, { kind: "git", manifestRoot: dir }, options)).toBe(loader);
+  const tree = treeAtRest(loader, { kind: "dir", manifestRoot: dir }, options);
+  await tree.loadTree(dir);
+  expect(reads).toBeGreaterThanOrEqual(2);
+  await tree.close();
 });
