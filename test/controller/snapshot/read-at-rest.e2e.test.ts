@@ -30,7 +30,7 @@ afterEach(async () => {
 });
 
 /** The settle time: far longer than the test's pause between observing the scan and writing on. */
-const SETTLE_MS = 1_500;
+const SETTLE_MS = 3_000;
 
 async function start() {
   const log = memoryLogger();
