@@ -24,6 +24,8 @@ import type { ManifestLoader } from "./manifest-loader.js";
 export const FILE_SETTLE_MS = 50;
 /** Settle times one scan may be put off for before it uses its read as it is. */
 const MAX_WAIT_SETTLES = 40;
+/** Files stat'ed at once after a read. */
+const STAT_BATCH = 64;
 
 export type ReadAtRest = {
   /**
@@ -58,8 +60,12 @@ async function openFileClock(): Promise<FileClock> {
     const byte = Buffer.alloc(1);
     return {
       async now() {
-        await handle.write(byte, 0, 1, 0);
-        return changedAt(await handle.stat());
+        try {
+          await handle.write(byte, 0, 1, 0);
+          return changedAt(await handle.stat());
+        } catch {
+          return Date.now(); // closed while a scan ran (the controller stops)
+        }
       },
       async close() {
         await handle.close();
@@ -125,14 +131,20 @@ export function createReadAtRest(options: {
   let known = new Set<string>();
 
   /** The files changed after `since` (file clock), with the newest change among them. */
-  const young = async (files: Iterable<string>, since: number) => {
+  const young = async (files: readonly string[], since: number) => {
     const found: string[] = [];
     let newest = -Infinity;
-    for (const file of files) {
-      const info = await stat(join(root, file)).catch(() => undefined); // gone: its absence is the news
-      if (!info || changedAt(info) <= since) continue;
-      found.push(file);
-      newest = Math.max(newest, changedAt(info));
+    // STAT_BATCH at once: one after another, 10,000 stats took longer than needed on libuv's pool.
+    for (let i = 0; i < files.length; i += STAT_BATCH) {
+      const batch = files.slice(i, i + STAT_BATCH);
+      const infos = await Promise.all(
+        batch.map((file) => stat(join(root, file)).catch(() => undefined)), // gone: its absence is the news
+      );
+      infos.forEach((info, j) => {
+        if (!info || changedAt(info) <= since) return;
+        found.push(batch[j]!);
+        newest = Math.max(newest, changedAt(info));
+      });
     }
     return { found, newest };
   };
@@ -144,7 +156,7 @@ export function createReadAtRest(options: {
         const from = await fileClock.now();
         const result = await read();
         const files = filesOf(result);
-        const { found, newest } = await young(new Set([...files, ...known]), from - settleMs);
+        const { found, newest } = await young([...new Set([...files, ...known])], from - settleMs);
         if (found.length > 0 && waited >= settleMs * MAX_WAIT_SETTLES) options.warn(found, waited);
         if (found.length === 0 || waited >= settleMs * MAX_WAIT_SETTLES || options.stopping()) {
           known = files;
