@@ -8,6 +8,8 @@ import { onBranchWorktree } from "../../src/git/branch-worktree.js";
 import { createCheckoutQueue } from "../../src/git/checkout-queue.js";
 import { openGitSource } from "../../src/git/git-source.js";
 import { loadStatusFromBranch } from "../../src/git/status-branch.js";
+import { openManifestSource } from "../../src/controller/source/manifest-source.js";
+import { createLogger } from "../../src/logger.js";
 
 // Everything the controller runs in its checkout takes turns in the checkout's queue: the poll's
 // fetch and reset, the status branch's fetch, the drift and promotion branches' worktrees. Without
@@ -122,3 +124,34 @@ it("turns run one at a time in call order, and a failed turn frees the next", as
   expect(await second).toBe(2);
   expect(log).toEqual(["first started", "first ended", "second started"]);
 });
+
+it("the controller's git source polls in its checkout's queue: a fetch waits while a worktree is in use", async () => {
+  const { tmp, origin, author } = await remote();
+  const log = createLogger({ level: "silent" });
+  const source = await openManifestSource(
+    { kind: "git", url: origin, branch: "main", workDir: join(tmp, "checkout"), intervalMs: 60_000 },
+    process.env,
+    log,
+  );
+  try {
+    await writeFile(join(author, "app.yaml"), "image: 1\n");
+    await git(author, "commit", "--quiet", "-am", "manifests 1");
+    await git(author, "push", "--quiet", "origin", "HEAD:main");
+    let open = () => undefined as void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const on = { repoRoot: source.repoRoot, gitEnv: source.gitEnv, queue: source.gitQueue };
+    const drift = onBranchWorktree({ ...on, branch: "drift/prod", prefix: "plumb-queue-test-" }, () => gate);
+    let fetched = false;
+    const poll = source.fetch!().then((moved) => (fetched = moved));
+    // The fetch would take a few git processes; it has not started while the worktree is in use.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(fetched).toBe(false);
+    expect(await git(source.repoRoot, "log", "-1", "--format=%s")).toBe("manifests 0");
+    open();
+    await Promise.all([drift, poll]);
+    expect(fetched).toBe(true);
+    expect(await git(source.repoRoot, "log", "-1", "--format=%s")).toBe("manifests 1");
+  } finally {
+    await source.close();
+  }
+}, 60_000);
