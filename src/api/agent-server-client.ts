@@ -1,9 +1,9 @@
-import { Type } from "@sinclair/typebox";
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./transport/http.js";
 import type { CallOptions } from "./control-plane-client.js";
-import { Run, Thread, ThreadState } from "./shapes.js";
+import { shapeCheck } from "../schema/validators.js";
+import type { Run, Thread, ThreadState } from "./shapes.js";
 
 export type AgentServerClientOptions = Omit<HttpClientOptions, "baseUrl" | "auth"> & {
   /** `{deployment_url}`, e.g. the deployment's `source_config.custom_url`; may carry a path prefix. */
@@ -62,7 +62,13 @@ export type AgentServerClient = {
   readonly http: HttpClient;
 };
 
-const JoinValues = Type.Record(Type.String(), Type.Unknown());
+// The answers' checks, compiled at build time (schema/validators.ts).
+const shapes = {
+  thread: shapeCheck("Thread"),
+  run: shapeCheck("Run"),
+  joinValues: shapeCheck("JoinValues"),
+  threadState: shapeCheck("ThreadState"),
+};
 const seg = (value: string) => encodeURIComponent(value);
 
 /** The run API of one deployed agent server (spec 4.4), for post-deploy verify. Same auth and retry core. */
@@ -81,7 +87,7 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
         method: "POST",
         path: "/threads",
         body: metadata ? { metadata } : {},
-        schema: Thread,
+        schema: shapes.thread,
         idempotent: true,
         signal,
       }),
@@ -92,7 +98,7 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
         path: `/threads/${seg(threadId)}/runs`,
         route: "/threads/{thread_id}/runs",
         body,
-        schema: Run,
+        schema: shapes.run,
         signal,
       }),
     joinRun: (threadId, runId, { signal, timeoutMs } = {}) =>
@@ -100,7 +106,7 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
         method: "GET",
         path: `/threads/${seg(threadId)}/runs/${seg(runId)}/join`,
         route: "/threads/{thread_id}/runs/{run_id}/join",
-        schema: JoinValues,
+        schema: shapes.joinValues,
         timeoutMs,
         signal,
       }),
@@ -125,7 +131,7 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
           method: "GET",
           path: `/threads/${seg(threadId)}`,
           route: "/threads/{thread_id}",
-          schema: Thread,
+          schema: shapes.thread,
           signal,
         }),
       ),
@@ -135,7 +141,7 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
           method: "GET",
           path: `/threads/${seg(threadId)}/runs/${seg(runId)}`,
           route: "/threads/{thread_id}/runs/{run_id}",
-          schema: Run,
+          schema: shapes.run,
           signal,
         }),
       ),
@@ -144,7 +150,7 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
         method: "GET",
         path: `/threads/${seg(threadId)}/state`,
         route: "/threads/{thread_id}/state",
-        schema: ThreadState,
+        schema: shapes.threadState,
         signal,
       }),
   };

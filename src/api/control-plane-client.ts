@@ -1,17 +1,17 @@
 import { createsRevision } from "../schema/revision-fields.js";
-import { Type } from "@sinclair/typebox";
-import {
+import type {
   Deployment,
-  type DeploymentCreateRequest,
-  type DeploymentPatchRequest,
-  type Page,
+  DeploymentCreateRequest,
+  DeploymentPatchRequest,
+  Page,
 } from "../schema/deployment.js";
-import { Revision } from "../schema/revision.js";
+import type { Revision } from "../schema/revision.js";
+import { shapeCheck } from "../schema/validators.js";
 import { createDeploymentOnce } from "./create-once.js";
 import { orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./transport/http.js";
 import { createPagedList } from "./transport/paged-list.js";
-import { Integration, Listener, PageOf, UploadUrl } from "./shapes.js";
+import type { Integration, Listener, UploadUrl } from "./shapes.js";
 
 /** Connection settings (see config.ts) plus the transport's injectables (fetch, clock, limiter, hooks). */
 export type ControlPlaneClientOptions = Omit<HttpClientOptions, "baseUrl" | "auth"> & {
@@ -72,10 +72,16 @@ export type ControlPlaneClient = {
   readonly http: HttpClient;
 };
 
-const DeploymentPage = PageOf(Deployment);
-const RevisionPage = PageOf(Revision);
-const ListenerPage = PageOf(Listener);
-const IntegrationList = Type.Array(Integration);
+// The answers' checks, compiled at build time (schema/validators.ts).
+const shapes = {
+  deployment: shapeCheck("Deployment"),
+  deploymentPage: shapeCheck("DeploymentPage"),
+  revision: shapeCheck("Revision"),
+  revisionPage: shapeCheck("RevisionPage"),
+  listenerPage: shapeCheck("ListenerPage"),
+  integrationList: shapeCheck("IntegrationList"),
+  uploadUrl: shapeCheck("UploadUrl"),
+};
 
 const id = (value: string) => encodeURIComponent(value);
 
@@ -91,7 +97,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
   const listDeployments: ControlPlaneClient["listDeployments"] = (query = {}) =>
     listAll<Deployment>(
       "/v2/deployments",
-      DeploymentPage,
+      shapes.deploymentPage,
       { name_contains: query.nameContains },
       query.signal,
     );
@@ -117,7 +123,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
       path: `/v2/deployments/${id(deploymentId)}`,
       route: "/v2/deployments/{id}",
       body,
-      schema: Deployment,
+      schema: shapes.deployment,
       idempotent,
       signal,
     });
@@ -129,13 +135,13 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
     ...installationMethods(http, listAll),
     listDeployments,
     deploymentPages: (options = {}) =>
-      pagesOf<Deployment>("/v2/deployments", DeploymentPage, {}, options.signal),
+      pagesOf<Deployment>("/v2/deployments", shapes.deploymentPage, {}, options.signal),
     listDeploymentsPage: ({ limit = pageSize, offset = 0, nameContains, signal }) =>
       http.request({
         method: "GET",
         path: "/v2/deployments",
         query: { limit, offset, name_contains: nameContains },
-        schema: DeploymentPage,
+        schema: shapes.deploymentPage,
         signal,
       }),
     findDeploymentByName,
@@ -145,7 +151,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions): Co
           method: "GET",
           path: `/v2/deployments/${id(deploymentId)}`,
           route: "/v2/deployments/{id}",
-          schema: Deployment,
+          schema: shapes.deployment,
           signal,
         }),
       ),
@@ -177,7 +183,7 @@ function revisionMethods(http: HttpClient): Pick<ControlPlaneClient, "listRevisi
         path: `/v2/deployments/${id(deploymentId)}/revisions`,
         route: "/v2/deployments/{id}/revisions",
         query: { limit, offset },
-        schema: RevisionPage,
+        schema: shapes.revisionPage,
         signal,
       });
       return { ...page, resources: page.resources.map(redactRevision) };
@@ -188,7 +194,7 @@ function revisionMethods(http: HttpClient): Pick<ControlPlaneClient, "listRevisi
           method: "GET",
           path: `/v2/deployments/${id(deploymentId)}/revisions/${id(revisionId)}`,
           route: "/v2/deployments/{id}/revisions/{revision_id}",
-          schema: Revision,
+          schema: shapes.revision,
           signal,
         }),
       );
@@ -206,7 +212,7 @@ function uploadMethods(http: HttpClient): Pick<ControlPlaneClient, "createUpload
         path: `/v2/deployments/${id(deploymentId)}/upload-url`,
         route: "/v2/deployments/{id}/upload-url",
         body: {},
-        schema: UploadUrl,
+        schema: shapes.uploadUrl,
         idempotent: true,
         signal,
       }),
@@ -233,7 +239,7 @@ function installationMethods(
   listAll: ReturnType<typeof createPagedList>["listAll"],
 ): Pick<ControlPlaneClient, "listListeners" | "getServerMode" | "listIntegrations"> {
   return {
-    listListeners: ({ signal } = {}) => listAll<Listener>("/v2/listeners", ListenerPage, {}, signal),
+    listListeners: ({ signal } = {}) => listAll<Listener>("/v2/listeners", shapes.listenerPage, {}, signal),
     getServerMode: async ({ signal } = {}) => {
       try {
         const info = await http.request<unknown>({ method: "GET", path: "/info", signal });
@@ -248,7 +254,7 @@ function installationMethods(
       http.request({
         method: "GET",
         path: "/v1/integrations/gitrepo/install",
-        schema: IntegrationList,
+        schema: shapes.integrationList,
         signal,
       }),
   };

@@ -1,8 +1,11 @@
 import { backoffDelay, systemClock } from "../clock.js";
-import { Deployment, type DeploymentCreateRequest } from "../schema/deployment.js";
+import type { Deployment, DeploymentCreateRequest } from "../schema/deployment.js";
+import { shapeCheck } from "../schema/validators.js";
 import { ApiError } from "./errors.js";
 import type { HttpClient, HttpClientOptions } from "./transport/http.js";
 import { DEFAULT_RETRY_POLICY, retryBackoff } from "./transport/retry.js";
+
+const DEPLOYMENT = shapeCheck("Deployment");
 
 // A deployment created once, even when a response is lost. The create POST has no idempotency key,
 // so it is not resent blindly: after a failure whose outcome is unknown, the name is looked up first.
@@ -36,7 +39,7 @@ export function createDeploymentOnce(
           method: "POST",
           path: "/v2/deployments",
           body,
-          schema: Deployment,
+          schema: DEPLOYMENT,
           idempotent: false,
           signal,
         });

@@ -1,4 +1,5 @@
-import { Organization } from "../schema/deployment.js";
+import type { Organization } from "../schema/deployment.js";
+import { shapeCheck } from "../schema/validators.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./transport/http.js";
 import type { CallOptions } from "./control-plane-client.js";
 
@@ -19,6 +20,7 @@ export type PlatformClient = {
 };
 
 const PATH = "/api/v1/organizations/current/info";
+const ORGANIZATION = shapeCheck("Organization");
 
 /** Organization access settings (spec 4.3); the platform API authenticates with `Authorization: Bearer`. */
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
@@ -31,8 +33,8 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   return {
     http,
     getOrganization: ({ signal } = {}) =>
-      http.request<Organization>({ method: "GET", path: PATH, schema: Organization, signal }),
+      http.request<Organization>({ method: "GET", path: PATH, schema: ORGANIZATION, signal }),
     patchOrganization: (body, { signal } = {}) =>
-      http.request<Organization>({ method: "PATCH", path: PATH, body, schema: Organization, signal }),
+      http.request<Organization>({ method: "PATCH", path: PATH, body, schema: ORGANIZATION, signal }),
   };
 }

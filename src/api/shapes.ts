@@ -1,10 +1,9 @@
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 
 // Response shapes the clients check that src/schema/ does not already define (decisions.md,
-// "Other endpoints" and "Agent server"). Only the fields plumb reads are required.
-
-export const PageOf = <T extends TSchema>(item: T) =>
-  Type.Object({ resources: Type.Array(item), offset: Type.Number() });
+// "Other endpoints" and "Agent server"). Only the fields plumb reads are required. They are
+// compiled at build time (scripts/validators-module.ts); the clients check answers with the
+// compiled functions (schema/validators.ts) and import this module for its types only.
 
 export const Listener = Type.Object({
   id: Type.String(),
@@ -19,6 +18,9 @@ export const Integration = Type.Object({
   name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 export type Integration = Static<typeof Integration>;
+
+/** The values a run's join answers: any object. */
+export const JoinValues = Type.Record(Type.String(), Type.Unknown());
 
 export const UploadUrl = Type.Object({ upload_url: Type.String(), object_path: Type.String() });
 export type UploadUrl = Static<typeof UploadUrl>;

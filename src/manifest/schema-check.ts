@@ -1,4 +1,5 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import { closest, distance } from "fastest-levenshtein";
 import {
   C_IDENTIFIER_PATTERN,
@@ -6,36 +7,38 @@ import {
   DNS_LABEL_PATTERN,
   UUID_PATTERN,
 } from "../schema/common.js";
-import { sharedAjv } from "../schema/compile-shape.js";
 import { CPU_FIELDS } from "../schema/resource-spec.js";
-import { DEPLOYMENT_SCHEMA, ENVIRONMENT_SCHEMA, ORGANIZATION_ACCESS_SCHEMA } from "./json-schema.js";
+import { MANIFEST_SCHEMAS, type ManifestKind, manifestValidator } from "../schema/validators.js";
 import type { FieldPath } from "./locate.js";
 import { type ParsedDocument, problemAt } from "./parse/parse.js";
 import type { Problem } from "./types.js";
 
-type Kind = "Deployment" | "OrganizationAccess" | "Environment";
+type Kind = ManifestKind;
 
-const SCHEMAS: Record<Kind, object> = {
-  Deployment: DEPLOYMENT_SCHEMA,
-  OrganizationAccess: ORGANIZATION_ACCESS_SCHEMA,
-  Environment: ENVIRONMENT_SCHEMA,
-};
-// Each kind compiled once per process, when a document of that kind is first checked (a repository
-// without environments never pays for their schema); the validators are immutable, so sharing them
-// is safe. A quick validator (first error only, on the ajv every shape shares) clears valid
-// documents; the detailed one explains invalid ones.
-const quick = new Map<Kind, ValidateFunction>();
+// A quick validator per kind (first error only), compiled at build time (schema/validators.ts),
+// clears valid documents. Only an invalid one needs the detailed validator (every error, with its
+// value and schema, to say where and what): it is compiled here, from the same JSON Schema, when
+// a document of that kind first fails, and ajv's compiler is loaded only then. Precompiling it too
+// would add ~400 KB of generated code (every error path kept) for what most runs never use.
 const detailed = new Map<Kind, ValidateFunction>();
 let detailedAjv: Ajv | undefined;
-const options = { strict: true, strictTypes: false, code: { optimize: false } } as const;
 
-function validator(compiled: Map<Kind, ValidateFunction>, ajv: () => Ajv, kind: Kind): ValidateFunction {
-  let validate = compiled.get(kind);
+function detailedValidator(kind: Kind): ValidateFunction {
+  let validate = detailed.get(kind);
   if (!validate) {
-    const schema = SCHEMAS[kind] as { $id?: string };
-    // The shared instance may hold it already (compileShape): ajv refuses the same $id twice.
-    validate = (schema.$id ? ajv().getSchema(schema.$id) : undefined) ?? ajv().compile(schema);
-    compiled.set(kind, validate);
+    if (!detailedAjv) {
+      // ajv is CommonJS: loaded here, synchronously, the first time a manifest is invalid.
+      const { Ajv: AjvClass } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
+      detailedAjv = new AjvClass({
+        strict: true,
+        strictTypes: false,
+        allErrors: true,
+        verbose: true,
+        code: { optimize: false },
+      });
+    }
+    validate = detailedAjv.compile(MANIFEST_SCHEMAS[kind]);
+    detailed.set(kind, validate);
   }
   return validate;
 }
@@ -45,12 +48,8 @@ function validator(compiled: Map<Kind, ValidateFunction>, ajv: () => Ajv, kind: 
  * Only the first LOCATED_PROBLEMS are located (a hostile file may have 50,000); `more` counts the rest.
  */
 export function checkSchema(doc: ParsedDocument, kind: Kind): { problems: Problem[]; more: number } {
-  if (validator(quick, sharedAjv, kind)(doc.value)) return { problems: [], more: 0 };
-  const validate = validator(
-    detailed,
-    () => (detailedAjv ??= new Ajv({ ...options, allErrors: true, verbose: true })),
-    kind,
-  );
+  if (manifestValidator(kind)(doc.value)) return { problems: [], more: 0 };
+  const validate = detailedValidator(kind);
   if (validate(doc.value)) return { problems: [], more: 0 };
   const errors = collapseUnions(validate.errors ?? []);
   const problems = errors.slice(0, LOCATED_PROBLEMS).map((error) => toProblem(doc, error));

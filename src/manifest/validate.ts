@@ -29,26 +29,8 @@ export function validateDocuments(
   documents: readonly ParsedDocument[],
   earlier: readonly Problem[] = [],
 ): ValidationResult {
-  const steps = validating(documents, earlier);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
-}
-
-/**
- * The same validation in steps (one per document), for a caller that must not hold its thread for
- * all of them at once: the controller loads in its event loop and yields between slices (load.ts).
- */
-export function* validating(
-  documents: readonly ParsedDocument[],
-  earlier: readonly Problem[] = [],
-): Generator<void, ValidationResult> {
   const validation = createValidation(earlier);
-  for (const doc of sortDocuments(documents)) {
-    validation.add(doc);
-    yield;
-  }
+  for (const doc of sortDocuments(documents)) validation.add(doc);
   return validation.finish();
 }
 

@@ -1,4 +1,3 @@
-import type { TSchema } from "@sinclair/typebox";
 import { backoffDelay, type Clock, systemClock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
 import { ApiError } from "../errors.js";
@@ -14,6 +13,7 @@ import {
 } from "./retry.js";
 import { errorFromResponse, parseSuccess, unexpectedResponse } from "./response-body.js";
 import { abortableExchange } from "./abortable-exchange.js";
+import type { ShapeCheck } from "../../schema/validators.js";
 import { createSecretRedactor, type SecretRedactor } from "../secret-redactor.js";
 
 type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -70,7 +70,7 @@ type RequestSpec = {
   /** Absolute URL overriding baseUrl + path (uploads); credentials are sent only to baseUrl's origin. */
   url?: string;
   /** Shape the 2xx body must have; else an `unexpected-response` error. */
-  schema?: TSchema;
+  schema?: ShapeCheck;
   /** Overrides the method's default (see IDEMPOTENT_METHODS). */
   idempotent?: boolean;
   timeoutMs?: number;

@@ -1,4 +1,4 @@
-import type { TSchema } from "@sinclair/typebox";
+import type { ShapeCheck } from "../../schema/validators.js";
 import type { Page } from "../../schema/deployment.js";
 import { ApiConfigError } from "../config.js";
 import { ApiError } from "../errors.js";
@@ -25,7 +25,7 @@ export function wrongApiUrl(apiUrl: string, path: string, cause: ApiError): ApiC
 export function createPagedList(http: HttpClient, apiUrl: string, pageSize: number) {
   async function* pagesOf<T>(
     path: string,
-    schema: TSchema,
+    schema: ShapeCheck,
     query: Record<string, string | undefined>,
     signal?: AbortSignal,
   ): AsyncGenerator<T[]> {
@@ -51,7 +51,7 @@ export function createPagedList(http: HttpClient, apiUrl: string, pageSize: numb
 
   async function listAll<T>(
     path: string,
-    schema: TSchema,
+    schema: ShapeCheck,
     query: Record<string, string | undefined>,
     signal?: AbortSignal,
   ): Promise<T[]> {

@@ -1,14 +1,13 @@
-import type { TSchema } from "@sinclair/typebox";
 import type { Clock } from "../../clock.js";
 import { ApiError, codeForStatus, type ErrorDetail, type ValidationIssue } from "../errors.js";
 import { parseRetryAfter } from "./retry.js";
-import { checkShape } from "./shape-check.js";
+import type { ShapeCheck } from "../../schema/validators.js";
 
 // Reading what the server answered: a 2xx body as JSON of the expected shape, an error body as the
 // server's `detail`. Apart from http.ts, which keeps the sending and the retry rules.
 
 /** What names a request in its errors, and the shape its 2xx body must have. */
-type Exchange = { method: string; path: string; schema?: TSchema };
+type Exchange = { method: string; path: string; schema?: ShapeCheck | undefined };
 
 /** An answer that is not what the caller expects (wrong shape, not JSON, not an event stream). */
 export const unexpectedResponse = (spec: Exchange, problems: string[]) =>
@@ -33,8 +32,8 @@ export function parseSuccess(spec: Exchange, text: string): unknown {
     // Not the parser's error as cause: its message quotes the body, which may echo a secret.
     throw unexpectedResponse(spec, ["not JSON"]);
   }
-  const problems = spec.schema ? checkShape(spec.schema, value) : null;
-  if (problems) throw unexpectedResponse(spec, problems);
+  const problems = spec.schema ? spec.schema(value) : [];
+  if (problems.length > 0) throw unexpectedResponse(spec, problems);
   return value;
 }
 
