@@ -9,7 +9,7 @@ import {
 import { SavedEnvironmentsShape, SavedPlanShape } from "../src/reconcile/plan/saved-plan-schema.js";
 import { Deployment, Organization } from "../src/schema/deployment.js";
 import { Revision } from "../src/schema/revision.js";
-import { ObjectStatus } from "../src/status/status-types.js";
+import { ObjectStatusShape as ObjectStatus } from "../src/status/status-schema.js";
 
 // The validators of every shape plumb checks at run time, compiled here, at build time, into one
 // module of plain functions (ajv's standalone code): `plumb` and the controller neither load ajv's

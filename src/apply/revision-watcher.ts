@@ -1,7 +1,7 @@
 import pLimit from "p-limit";
 import { type Backoff, backoffCeiling, backoffDelay, type Clock } from "../clock.js";
 import type { Deployment } from "../schema/deployment.js";
-import { FAILED_REVISION_STATUSES, type RevisionStatus } from "../schema/revision.js";
+import { FAILED_REVISION_STATUSES, type RevisionStatus } from "../schema/constants.js";
 import type { DeploymentsPort } from "./ports.js";
 
 /** How waiting for one revision ended. DEPLOYED is success; the rest are not. */

@@ -1,4 +1,4 @@
-import { CPU_FIELDS } from "../schema/resource-spec.js";
+import { CPU_FIELDS } from "../schema/constants.js";
 import { roundCpu } from "../manifest/rules/cpu.js";
 import { deepEqual, isAbsent, type JsonObject, withoutAbsent } from "./values.js";
 

@@ -1,7 +1,7 @@
 import type { Deployment, Organization } from "../schema/deployment.js";
 import { fillResourceDefaults, isDerivedDefault } from "../diff/resource-spec.js";
 import { isAbsent, type JsonObject } from "../diff/values.js";
-import { API_VERSION } from "../schema/manifest.js";
+import { API_VERSION } from "../schema/constants.js";
 
 // `plumb import`: a live deployment as the manifest that plans as a no-op against it. Pure.
 // Read-only and server-set fields are left out, and so are values that are only the server's

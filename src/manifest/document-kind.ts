@@ -1,5 +1,5 @@
 import { distance } from "fastest-levenshtein";
-import { API_VERSION, DOCUMENT_KINDS as KINDS } from "../schema/manifest.js";
+import { API_VERSION, DOCUMENT_KINDS as KINDS } from "../schema/constants.js";
 import type { DocumentLocators } from "./locate.js";
 import type { Problem, Severity, SourceLocation } from "./types.js";
 

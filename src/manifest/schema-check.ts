@@ -6,8 +6,8 @@ import {
   DEPLOYMENT_NAME_PATTERN,
   DNS_LABEL_PATTERN,
   UUID_PATTERN,
-} from "../schema/common.js";
-import { CPU_FIELDS } from "../schema/resource-spec.js";
+  CPU_FIELDS,
+} from "../schema/constants.js";
 import { MANIFEST_SCHEMAS, type ManifestKind, manifestValidator } from "../schema/validators.js";
 import type { FieldPath } from "./locate.js";
 import { type ParsedDocument, problemAt } from "./parse/parse.js";

@@ -1,4 +1,5 @@
-import { DOCUMENT_KINDS, type Manifest } from "../schema/manifest.js";
+import { DOCUMENT_KINDS } from "../schema/constants.js";
+import type { Manifest } from "../schema/manifest.js";
 import { checkEnvironmentDocument, checkEnvironmentReferences } from "./rules/environment-rules.js";
 import { type ParsedDocument, problemAt } from "./parse/parse.js";
 import { checkDeploymentRules } from "./rules/rules.js";

@@ -217,5 +217,4 @@ export const Organization = Type.Object({
 });
 export type Organization = Static<typeof Organization>;
 
-/** Masked value the control plane returns in place of every secret value. */
-export const MASKED_SECRET_VALUE = "********";
+export { MASKED_SECRET_VALUE } from "./constants.js";

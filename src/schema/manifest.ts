@@ -8,14 +8,11 @@ import {
   SourceRevisionConfigRequest,
 } from "./deployment.js";
 import { DeploymentEnvironments, DeploymentOverrides } from "./environment.js";
+import { API_VERSION } from "./constants.js";
 
 // The manifest format users write (apiVersion plumb/v1). `spec` mirrors the API fields.
 
-export const API_VERSION = "plumb/v1";
-export const KINDS = ["Deployment", "OrganizationAccess"] as const;
-export type ManifestKind = (typeof KINDS)[number];
-/** Every kind of plumb document: the managed objects (KINDS) and the Environments they run in. */
-export const DOCUMENT_KINDS = [...KINDS, "Environment"] as const;
+export { DOCUMENT_KINDS, type ManifestKind } from "./constants.js";
 
 const Metadata = Type.Object(
   {

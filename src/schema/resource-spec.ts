@@ -126,17 +126,7 @@ const num = (description: string) => Type.Optional(Nullable(Type.Number(), descr
 
 const DEPRECATED = "Deprecated: marked as not to be used by the control plane.";
 
-/** Names of the CPU fields that the control plane rounds to one decimal place. */
-export const CPU_FIELDS = [
-  "cpu",
-  "cpu_limit",
-  "queue_cpu",
-  "queue_cpu_limit",
-  "redis_cpu",
-  "redis_cpu_limit",
-  "db_cpu",
-  "db_cpu_limit",
-] as const;
+export { CPU_FIELDS } from "./constants.js";
 
 export const ResourceSpec = Type.Object(
   {

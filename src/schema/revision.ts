@@ -5,29 +5,9 @@ import { SourceRevisionConfig } from "./deployment.js";
 // A deployment's revisions as the control plane API returns them, and the statuses a revision goes
 // through: what apply waits on and status records keep.
 
-export const REVISION_STATUSES = [
-  "CREATING",
-  "QUEUED",
-  "AWAITING_BUILD",
-  "BUILDING",
-  "AWAITING_DEPLOY",
-  "DEPLOYING",
-  "DEPLOYED",
-  "CREATE_FAILED",
-  "BUILD_FAILED",
-  "DEPLOY_FAILED",
-  "SKIPPED",
-  "INTERRUPTED",
-  "UNKNOWN",
-] as const;
-export type RevisionStatus = (typeof REVISION_STATUSES)[number];
-/** Terminal failures; plumb treats INTERRUPTED as failed too (decisions.md). */
-export const FAILED_REVISION_STATUSES: readonly RevisionStatus[] = [
-  "CREATE_FAILED",
-  "BUILD_FAILED",
-  "DEPLOY_FAILED",
-  "INTERRUPTED",
-];
+import { REVISION_STATUSES } from "./constants.js";
+
+export type { RevisionStatus } from "./constants.js";
 
 export const Revision = Type.Object({
   id: Type.String(),

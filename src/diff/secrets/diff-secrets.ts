@@ -1,4 +1,5 @@
-import { MASKED_SECRET_VALUE, type Secret } from "../../schema/deployment.js";
+import { MASKED_SECRET_VALUE } from "../../schema/constants.js";
+import type { Secret } from "../../schema/deployment.js";
 import type { ChangeError } from "../plan/plan-types.js";
 import { matchesFingerprint, type SecretFingerprints } from "./secret-fingerprint.js";
 import { sortByName } from "../values.js";

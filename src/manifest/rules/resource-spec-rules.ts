@@ -1,4 +1,4 @@
-import { CPU_FIELDS } from "../../schema/resource-spec.js";
+import { CPU_FIELDS } from "../../schema/constants.js";
 import { needsCpuRounding, roundCpu } from "./cpu.js";
 import type { FieldPath } from "../locate.js";
 import { present, type Raw, records, type Report, reportDuplicateNames } from "./rule-helpers.js";
