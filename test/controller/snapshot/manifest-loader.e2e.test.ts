@@ -50,7 +50,8 @@ describe("the controller's manifest loader", () => {
     try {
       const [off, whole] = await Promise.all([load.load(large), loadManifests(large)]);
       expect(off.problems).toEqual(whole.problems);
-      expect(off.problems.at(-1)?.code).toBe("too-many-problems");
+      // 20,000 keys in one mapping: refused by the parse's shape check (yaml-shape.ts) on the worker too.
+      expect(off.problems.map((p) => p.code)).toContain("too-many-keys");
       expect(off.manifests.map((m) => m.manifest)).toEqual(whole.manifests.map((m) => m.manifest));
       expect(load.threadRunning()).toBe(true);
       await timers.advance(29_999);
