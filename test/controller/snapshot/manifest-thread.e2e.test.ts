@@ -41,7 +41,8 @@ describe("manifest loader thread", () => {
     try {
       const [off, on] = await Promise.all([loader!.load(root), loadManifests(root)]);
       expect(off.problems).toEqual(on.problems);
-      expect(off.problems.at(-1)?.code).toBe("too-many-problems");
+      // 20,000 keys in one mapping: refused by the parse's shape check (yaml-shape.ts) on the worker too.
+      expect(off.problems.map((p) => p.code)).toContain("too-many-keys");
       expect(off.manifests.map((m) => [m.file, m.manifest])).toEqual(
         on.manifests.map((m) => [m.file, m.manifest]),
       );
