@@ -4,13 +4,15 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as current from "yaml";
 import * as previous from "yaml-2";
+import { hopelessNestingAt } from "../../src/manifest/parse/yaml-shape.js";
 
 // plumb reads YAML with `yaml` 3.0.0-2, a pre-release pinned exactly (docs/manifests.md "Speed").
 // This test holds it to what the last stable release, 2.9.1 (a dev dependency only), says about
 // the same texts: every YAML file of the repository and seeded edits of each. Per document: both
 // report errors, or neither does and both give the same value. Keys that are collections (a list
 // or mapping as a key) are the one known difference (the text JavaScript makes of them); plumb
-// refuses such keys either way (complex-key).
+// refuses such keys either way (complex-key). Texts nested past the depth plumb refuses before
+// parsing are not compared.
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const files = execFileSync("git", ["ls-files", "*.yaml", "*.yml"], { cwd: ROOT, encoding: "utf8" })
@@ -86,6 +88,9 @@ describe("yaml 3.0.0-2 against 2.9.1", () => {
       files.forEach((file, i) => {
         const text = readFileSync(join(ROOT, file), "utf8");
         for (const [k, variant] of [text, ...edits(text, 8, i + 1)].entries()) {
+          // Refused from the raw text before any parser runs (too-deep); how deep each version's
+          // recursion gets before it gives up depends on the stack, which differs by Node version.
+          if (hopelessNestingAt(variant) !== undefined) continue;
           const before = verdicts(previous, variant);
           const after = verdicts(current, variant);
           compared++;
