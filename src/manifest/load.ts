@@ -56,15 +56,26 @@ export function loadManifestsOnce(
 
 export async function loadManifests(root: string, options: LoadOptions = {}): Promise<LoadResult> {
   const { files, base, realBase, problems, maxBytes } = await listManifestFiles(root, options);
-  const documents: ParsedDocument[] = [];
   const threads = options.parallel ? parseThreads(files.length) : 1;
-  for (const result of await parseFiles(files, { base, realBase, maxBytes }, threads)) {
-    documents.push(...result.documents);
-    problems.push(...result.problems);
+  if (files.length === 1 && files[0]!.path === resolve(root)) {
+    // One file as PATH: its Environment documents come from other files, validated with it.
+    const [result] = await parseFiles(files, { base, realBase, maxBytes }, 1);
+    problems.push(...result!.problems);
+    const documents = [...result!.documents, ...environmentsFor(files[0]!.path, base, maxBytes, problems)];
+    return validateDocuments(documents, problems);
   }
-  if (files.length === 1 && files[0]!.path === resolve(root))
-    documents.push(...environmentsFor(files[0]!.path, base, maxBytes, problems));
-  return validateDocuments(documents, problems);
+  // Files come in reading order (listManifestFiles): each run of them is validated as soon as it
+  // is parsed, while other threads parse the rest, instead of every document at the end.
+  const validation = createValidation(problems);
+  await parseFiles(files, { base, realBase, maxBytes }, threads, {
+    inOrder: (results) => {
+      for (const result of results) {
+        validation.addProblems(result.problems);
+        for (const doc of sortDocuments(result.documents)) validation.add(doc);
+      }
+    },
+  });
+  return validation.finish();
 }
 
 /**

@@ -22,7 +22,9 @@ spec:
 `;
 
 beforeAll(async () => {
-  pool = (await import(join(process.cwd(), "dist", "src", "manifest", "parse", "parse-pool.js"))) as typeof Pool;
+  pool = (await import(
+    join(process.cwd(), "dist", "src", "manifest", "parse", "parse-pool.js")
+  )) as typeof Pool;
   root = await realpath(await mkdtemp(join(tmpdir(), "plumb-parse-pool-")));
   await mkdir(join(root, "d"));
   const files: [string, string][] = [];
@@ -67,9 +69,23 @@ describe("parseFiles on worker threads", () => {
     const files = await yamlFiles();
     const context = { base: root, realBase: root, maxBytes: 1024 * 1024 };
     const one = await pool.parseFiles(files, context, 1);
-    const stats = { workers: 0, failed: 0 };
-    const three = await pool.parseFiles(files, context, 3, stats);
-    expect(stats).toEqual({ workers: 2, failed: 0 }); // two parts on workers, the first one here
+    // Only workers parse (here: false), so their answers are what is compared; then all three.
+    const stats = { workers: 0, failed: 0, chunksOnWorkers: 0 };
+    const inOrder: string[] = [];
+    const onWorkers = await pool.parseFiles(files, context, 2, {
+      stats,
+      here: false,
+      chunkFiles: 5,
+      inOrder: (results) => inOrder.push(...results.map((r) => r.documents[0]?.file ?? "")),
+    });
+    expect(stats).toEqual({
+      workers: 2,
+      failed: 0,
+      chunksOnWorkers: Math.ceil(files.length / 5),
+    });
+    expect(seen(onWorkers)).toEqual(seen(one));
+    expect(inOrder).toEqual(one.map((r) => r.documents[0]?.file ?? ""));
+    const three = await pool.parseFiles(files, context, 3, { chunkFiles: 4 });
     expect(seen(three)).toEqual(seen(one));
     const codes = one.flatMap((r) => r.problems.map((p) => p.code)).sort();
     expect(codes).toEqual(

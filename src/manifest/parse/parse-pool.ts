@@ -12,11 +12,14 @@ import {
 import type { Problem } from "../types.js";
 import { readAndParse, readManifestText, type YamlFile } from "./read-file.js";
 
-// Parsing is most of validate's and plan's loading: the `yaml` parser takes ~0.45 ms per manifest
-// on one core here (bench/validate.bench.ts). A big tree is cut into contiguous parts, one per
-// core: worker threads parse theirs and post plain data back (values, start positions, problems
-// and each file's text, from which positions are read again when a message needs one), while the
-// main thread parses the first part. Results keep the file order, so output does not change.
+// Parsing is most of validate's and plan's loading (`yaml` 3: ~0.1 ms per manifest on one core
+// here, bench/validate.bench.ts). A big tree is parsed on several threads: the files are cut into
+// chunks, and the main thread and the workers each take the next chunk not yet taken (one shared
+// counter), so a worker that starts late (loading the parser takes ~0.1-0.2 s) or a slower core
+// gets less, and nobody waits for a fixed half. Workers post each chunk as plain data (values,
+// start positions, problems and each file's text, from which positions are read again when a
+// message needs one); the main thread takes them in between its own chunks. Results keep the file
+// order, so output does not change.
 
 const WORKER = new URL("./parse-worker.js", import.meta.url);
 /** Below this many files a worker's start (loading the parser, ~50 ms) costs more than it saves. */
@@ -61,53 +64,95 @@ type Context = { base: string; realBase: string; maxBytes: number };
 export const parseThreads = (count: number, cores = availableParallelism()) =>
   count < PARALLEL_MIN_FILES || !existsSync(fileURLToPath(WORKER)) ? 1 : Math.min(cores, MAX_THREADS);
 
+/** Files per chunk: small enough to share out evenly, large enough that a message carries real work. */
+export const CHUNK_FILES = 100;
+
+/** A chunk a worker parsed, as it posts it (parse-worker.ts); `done` when it found no chunk left. */
+export type ChunkReply = { chunk: number; parses: ThreadParse[] } | { done: true };
+
+/** Where `parseFiles` counts what it did, when given. */
+export type ParseStats = { workers: number; failed: number; chunksOnWorkers: number };
+
+export type ParseOptions = {
+  stats?: ParseStats;
+  /** False: only workers parse (a test sees them at work). */
+  here?: boolean;
+  /** Files per chunk (CHUNK_FILES). */
+  chunkFiles?: number;
+  /** Given the results in file order, a run of files at a time, as soon as they are all parsed. */
+  inOrder?: (results: readonly ParseResult[]) => void;
+};
+
 /**
- * Every file's parse, in order, on `threads` threads (this one included). From TypeScript sources
- * (the unit tests) there is no compiled worker and every file is parsed here.
+ * Every file's parse, in order, on `threads` threads (this one included, unless `options.here` is
+ * false). From TypeScript sources (the unit tests) there is no compiled worker and every file is
+ * parsed here.
  */
 export async function parseFiles(
   files: readonly YamlFile[],
   context: Context,
   threads = parseThreads(files.length),
-  /** Filled in when given: how many parts went to workers, and how many of those came back failed. */
-  stats?: { workers: number; failed: number },
+  options: ParseOptions = {},
 ): Promise<ParseResult[]> {
-  const size = Math.ceil(files.length / Math.max(1, threads));
-  const parts = Array.from({ length: Math.ceil(files.length / size) || 0 }, (_, i) =>
-    files.slice(i * size, (i + 1) * size),
-  );
-  const [own = [], ...others] = parts;
-  const replies = others.map((part) => parseOnWorker(part, context));
-  const results = own.map((file) =>
-    parseOnThisThread(file, context.base, context.realBase, context.maxBytes),
-  );
-  for (const [i, reply] of replies.entries()) {
-    const part = others[i]!;
-    // A worker that failed (it should not) costs time, never a result: its part is parsed here.
-    const parsed = await reply.catch(() => undefined);
-    if (stats) {
-      stats.workers += 1;
-      if (!parsed) stats.failed += 1;
-    }
-    part.forEach((file, k) =>
-      results.push(
-        parsed
-          ? fromThread(parsed[k]!, file, context)
-          : parseOnThisThread(file, context.base, context.realBase, context.maxBytes),
-      ),
-    );
+  const { stats, here = true, inOrder, chunkFiles: size = CHUNK_FILES } = options;
+  const chunks = Math.ceil(files.length / size);
+  const parseHere = (file: YamlFile) =>
+    parseOnThisThread(file, context.base, context.realBase, context.maxBytes);
+  if (threads <= 1 || chunks <= 1) {
+    const all = files.map(parseHere);
+    inOrder?.(all);
+    return all;
   }
-  return results;
+  // Next chunk to take, shared with the workers: Atomics.add hands each chunk to one thread.
+  const next = new Int32Array(new SharedArrayBuffer(4));
+  const parsed = new Array<ParseResult[] | undefined>(chunks);
+  let handedOn = 0; // chunks given to inOrder so far: each as soon as all before it are parsed
+  const handOn = () => {
+    for (; handedOn < chunks && parsed[handedOn]; handedOn++) inOrder?.(parsed[handedOn]!);
+  };
+  const chunkFiles = (chunk: number) => files.slice(chunk * size, (chunk + 1) * size);
+  const workers = Array.from({ length: here ? threads - 1 : threads }, () =>
+    runWorker(files, { ...context, chunkFiles: size }, next, (chunk, parses) => {
+      parsed[chunk] = chunkFiles(chunk).map((file, k) => fromThread(parses[k]!, file, context));
+      if (stats) stats.chunksOnWorkers += 1;
+      handOn();
+    }),
+  );
+  if (stats) stats.workers += workers.length;
+  for (let chunk = here ? Atomics.add(next, 0, 1) : chunks; chunk < chunks; chunk = Atomics.add(next, 0, 1)) {
+    parsed[chunk] = chunkFiles(chunk).map(parseHere);
+    handOn();
+    // Lets the workers' chunks in (their messages) between ours, instead of all at the end.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (const worker of workers) {
+    // A worker that failed (it should not) costs time, never a result: its chunks are parsed here.
+    const ok = await worker;
+    if (!ok && stats) stats.failed += 1;
+  }
+  for (let chunk = 0; chunk < chunks; chunk++) parsed[chunk] ??= chunkFiles(chunk).map(parseHere);
+  handOn();
+  return parsed.flat() as ParseResult[];
 }
 
-function parseOnWorker(files: readonly YamlFile[], context: Context): Promise<ThreadParse[]> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER, { workerData: { files, ...context } });
-    worker.once("message", (reply: ThreadParse[]) => {
-      resolve(reply);
-      void worker.terminate();
+/** Runs one worker until no chunk is left; true when it ended well. */
+function runWorker(
+  files: readonly YamlFile[],
+  context: Context & { chunkFiles: number },
+  next: Int32Array,
+  onChunk: (chunk: number, parses: ThreadParse[]) => void,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    const worker = new Worker(WORKER, {
+      workerData: { files, ...context, next },
     });
-    worker.once("error", reject);
-    worker.once("exit", (code) => reject(new Error(`the parse worker exited (${code})`)));
+    worker.on("message", (reply: ChunkReply) => {
+      if ("done" in reply) {
+        resolve(true);
+        void worker.terminate();
+      } else onChunk(reply.chunk, reply.parses);
+    });
+    worker.once("error", () => resolve(false));
+    worker.once("exit", () => resolve(false));
   });
 }
