@@ -1,7 +1,7 @@
 import { mkdtemp, open, rm, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { LoadResult } from "../../manifest/load.js";
 import type { Logger } from "../../logger.js";
@@ -32,20 +32,24 @@ export type ReadAtRest = {
    * `read`, again until the files it read were at rest when it began; `deferred` hears of each
    * read put off, with the files too young.
    */
-  load(
-    read: () => Promise<LoadResult>,
+  load<T extends AtRestRead>(
+    read: () => Promise<T>,
     deferred: (files: string[], waitMs: number) => void,
-  ): Promise<LoadResult>;
+  ): Promise<T>;
   close(): Promise<void>;
 };
 
-/** The files a load read: those holding documents and those with problems. */
-const filesOf = (result: LoadResult): Set<string> =>
-  new Set(
-    [...result.manifests, ...(result.environments ?? []), ...result.problems]
+/** A read of the manifests, with other files it read (absolute: internal_source directories'). */
+type AtRestRead = LoadResult & { alsoRead?: readonly string[] };
+
+/** The files a load read: those holding documents, those with problems, and the others it names. */
+const filesOf = (result: AtRestRead): Set<string> =>
+  new Set([
+    ...[...result.manifests, ...(result.environments ?? []), ...result.problems]
       .map((entry) => entry.file)
       .filter(Boolean),
-  );
+    ...(result.alsoRead ?? []),
+  ]);
 
 /** When a file last changed: its data (mtime, which a copy may set back) or its inode (ctime). */
 const changedAt = (info: Stats): number => Math.max(info.mtimeMs, info.ctimeMs);
@@ -138,7 +142,7 @@ export function createReadAtRest(options: {
     for (let i = 0; i < files.length; i += STAT_BATCH) {
       const batch = files.slice(i, i + STAT_BATCH);
       const infos = await Promise.all(
-        batch.map((file) => stat(join(root, file)).catch(() => undefined)), // gone: its absence is the news
+        batch.map((file) => stat(resolve(root, file)).catch(() => undefined)), // gone: its absence is the news
       );
       infos.forEach((info, j) => {
         if (!info || changedAt(info) <= since) return;
@@ -150,7 +154,10 @@ export function createReadAtRest(options: {
   };
 
   return {
-    async load(read, deferred) {
+    async load<T extends AtRestRead>(
+      read: () => Promise<T>,
+      deferred: (files: string[], waitMs: number) => void,
+    ) {
       const fileClock = await (clock ??= openFileClock());
       for (let waited = 0; ;) {
         const from = await fileClock.now();

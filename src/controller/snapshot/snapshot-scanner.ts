@@ -62,22 +62,23 @@ export function createSnapshotScanner(deps: ScannerDeps): SnapshotScanner {
   const scanOnce = async (source: string) => {
     let next: DesiredSnapshot;
     try {
-      const read = () => load(deps.root);
-      const result = deps.atRest
+      const read = async () => {
+        const result = await load(deps.root);
+        const manifests = result.manifests.map((loaded) => compactLoaded(loaded, deps.root));
+        // Every manifest's secret files stay out of every upload (and its digest).
+        const secretFiles = await secretFilesOf(manifests, deps.root);
+        const sources = await digestSourceContents(manifests, deps.root, secretFiles);
+        return { ...result, manifests, secretFiles, contents: sources.contents, alsoRead: sources.files };
+      };
+      const loaded = deps.atRest
         ? await deps.atRest.load(read, (files, waitMs) => {
             deps.metrics.scanned(source, "deferred");
-            log.debug(
-              { files, wait_ms: waitMs },
-              "manifest files changed within the settle time: read again",
-            );
+            log.debug({ files, wait_ms: waitMs }, "files changed within the settle time: read again");
           })
         : await read();
       if (deps.stopping()) return;
-      const manifests = result.manifests.map((loaded) => compactLoaded(loaded, deps.root));
-      // Every manifest's secret files stay out of every upload (and its digest).
-      const secretFiles = await secretFilesOf(manifests, deps.root);
-      const contents = await digestSourceContents(manifests, deps.root, secretFiles);
-      next = { ...buildSnapshot({ ...result, manifests }, contents), secretFiles };
+      const { manifests, problems, environments, contents, secretFiles } = loaded;
+      next = { ...buildSnapshot({ manifests, problems, environments }, contents), secretFiles };
     } catch (error) {
       deps.metrics.scanned(source, "error");
       log.error({ err: errorMessage(error) }, "cannot read the manifests");

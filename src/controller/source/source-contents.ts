@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { readSourceTree } from "../../manifest/source/source-tree.js";
 import type { LoadedManifest } from "../../manifest/types.js";
 import { statusKey } from "../../status/status-types.js";
@@ -12,21 +13,28 @@ const uploadsSource = (loaded: LoadedManifest): loaded is LoadedManifest<Deploym
   loaded.manifest.spec.source === "internal_source" &&
   Boolean(loaded.manifest.spec.source_path);
 
-/** Content digest of each internal_source directory by status key; an unreadable one by its error. */
+/**
+ * Content digest of each internal_source directory by status key (an unreadable one by its error),
+ * and the files read for them (absolute paths): a directory source uses the read only once they are
+ * at rest too (read-at-rest.ts), so a source file caught mid-write is not uploaded.
+ */
 export async function digestSourceContents(
   manifests: readonly LoadedManifest[],
   root: string,
   secretFiles?: ReadonlySet<string>,
-): Promise<Map<string, string>> {
+): Promise<{ contents: Map<string, string>; files: string[] }> {
   const contents = new Map<string, string>();
+  const files: string[] = [];
   for (const loaded of manifests.filter(uploadsSource)) {
     const key = statusKey(loaded.manifest.kind, loaded.manifest.metadata.name);
     try {
-      contents.set(key, (await readSourceTree(loaded, { root, secretFiles })).digest);
+      const tree = await readSourceTree(loaded, { root, secretFiles });
+      contents.set(key, tree.digest);
+      for (const entry of tree.listing) files.push(join(tree.dir, entry.path));
     } catch (error) {
       // The reconcile reports it (refused change); fixing the directory changes this and retries.
       contents.set(key, `unreadable: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  return contents;
+  return { contents, files };
 }

@@ -1,4 +1,4 @@
-import { open, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
@@ -98,5 +98,56 @@ it("a manifest written in two pieces with a pause is applied once, as the whole 
   expect(revisions.map((r) => r.source_revision_config?.image_uri ?? null)).toEqual([
     "registry.example/team/app:v2",
   ]);
+  expect((await watchScans(controller)).deferred).toBeGreaterThan(0);
+}, 30_000);
+
+it("an internal_source file written in two pieces with a pause is uploaded once, whole", async () => {
+  const source = join(dir, "agent");
+  await mkdir(join(source, "src"), { recursive: true });
+  await writeFile(join(source, "package.json"), '{"name": "agent", "type": "module"}\n');
+  await writeFile(join(source, "langgraph.json"), '{"graphs": {"agent": "./src/agent.ts:graph"}}\n');
+  await writeFile(join(source, "src", "agent.ts"), 'export const version = "1";\n');
+  const manifest = {
+    apiVersion: "plumb/v1",
+    kind: "Deployment",
+    metadata: { name: "docs" },
+    spec: {
+      source: "internal_source",
+      source_path: "./agent",
+      source_config: { install_command: "npm install", build_command: "npm run build" },
+      source_revision_config: { graph_config_path: "langgraph.json" },
+    },
+  };
+  await writeFile(join(dir, "docs.yaml"), stringify(manifest));
+  const { controller } = await start();
+  await waitFor("ready", () => controller.ready());
+  const docs = () => controller.status().objects.find((o) => o.name === "docs");
+  await waitFor("docs deployed", () => docs()?.revision_status === "DEPLOYED");
+  const client = api(cp.url);
+  const id = (await client.deployment("docs")).id;
+  const first = docs()!.source_upload!.digest;
+  const revisionsAtStart = (await client.revisions(id)).length; // a create, then its upload
+  const before = total(await watchScans(controller));
+
+  const whole = 'export const version = "2";\nexport const tools = ["search", "fetch"];\n';
+  const cut = whole.indexOf('"fetch"'); // a prefix that is still a file: the list cut short
+  const file = await open(join(source, "src", "agent.ts"), "w");
+  try {
+    await file.write(whole.slice(0, cut));
+    await waitFor("a watch scan of the prefix", async () => total(await watchScans(controller)) > before);
+    await file.write(whole.slice(cut));
+  } finally {
+    await file.close();
+  }
+
+  await waitFor("the whole file deployed", () => {
+    const now = docs();
+    return now?.source_upload?.digest !== first && now?.revision_status === "DEPLOYED";
+  });
+  await waitFor("the queue idle", () => controller.status().queue.running === 0);
+  // One revision more, for the whole file: none for the prefix.
+  const revisions = await client.revisions(id);
+  expect(revisions).toHaveLength(revisionsAtStart + 1);
+  expect(revisions[0]!.source_revision_config?.source_tarball_path).toBe(docs()!.source_upload!.object_path);
   expect((await watchScans(controller)).deferred).toBeGreaterThan(0);
 }, 30_000);
