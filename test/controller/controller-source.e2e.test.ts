@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startController } from "../../src/controller/controller.js";
 import { fastControllerOptions, useControllerHarness } from "./harness.js";
-import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
+import { api, container, internalSource, memoryLogger, waitFor, writeDoc } from "./support.js";
 
 // internal_source under the controller: the source directory is packed and uploaded like `apply`
 // does, and saving a file inside it (manifest untouched) reconciles that deployment only.
@@ -20,17 +20,7 @@ async function writeSource(version: string) {
 describe("controller with an internal_source deployment", () => {
   it("uploads the source at start, and re-uploads only that deployment when a source file is saved", async () => {
     await writeSource("1");
-    await writeDoc(h.dir, "docs.yaml", {
-      apiVersion: "plumb/v1",
-      kind: "Deployment",
-      metadata: { name: "docs" },
-      spec: {
-        source: "internal_source",
-        source_path: "./agent",
-        source_config: { install_command: "npm install", build_command: "npm run build" },
-        source_revision_config: { graph_config_path: "langgraph.json" },
-      },
-    });
+    await writeDoc(h.dir, "docs.yaml", internalSource("docs", "./agent"));
     await writeDoc(h.dir, "other.yaml", container("other", "img/other:1"));
     const log = memoryLogger();
     h.controller = await startController(

@@ -64,6 +64,19 @@ export const container = (name: string, image: string, extra: Record<string, unk
   spec: { source: "internal_container", source_revision_config: { image_uri: image }, ...extra },
 });
 
+/** An internal_source Deployment built from `sourcePath` (relative to its manifest), npm-style. */
+export const internalSource = (name: string, sourcePath: string) => ({
+  apiVersion: "plumb/v1",
+  kind: "Deployment",
+  metadata: { name },
+  spec: {
+    source: "internal_source",
+    source_path: sourcePath,
+    source_config: { install_command: "npm install", build_command: "npm run build" },
+    source_revision_config: { graph_config_path: "langgraph.json" },
+  },
+});
+
 export async function writeDoc(dir: string, file: string, doc: object | string): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, file), typeof doc === "string" ? doc : stringify(doc));

@@ -6,7 +6,7 @@ import { stringify } from "yaml";
 import { type Controller, startController } from "../../../src/controller/controller.js";
 import { DEFAULT_API_KEY } from "../../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../../src/control-plane/server.js";
-import { api, container, memoryLogger, waitFor } from "../support.js";
+import { api, container, internalSource, memoryLogger, waitFor } from "../support.js";
 
 // A writer that writes one manifest in two pieces with a pause between them longer than the
 // debounce (a generator's output, a slow copy). Its first piece is a manifest that parses and
@@ -107,18 +107,7 @@ it("an internal_source file written in two pieces with a pause is uploaded once,
   await writeFile(join(source, "package.json"), '{"name": "agent", "type": "module"}\n');
   await writeFile(join(source, "langgraph.json"), '{"graphs": {"agent": "./src/agent.ts:graph"}}\n');
   await writeFile(join(source, "src", "agent.ts"), 'export const version = "1";\n');
-  const manifest = {
-    apiVersion: "plumb/v1",
-    kind: "Deployment",
-    metadata: { name: "docs" },
-    spec: {
-      source: "internal_source",
-      source_path: "./agent",
-      source_config: { install_command: "npm install", build_command: "npm run build" },
-      source_revision_config: { graph_config_path: "langgraph.json" },
-    },
-  };
-  await writeFile(join(dir, "docs.yaml"), stringify(manifest));
+  await writeFile(join(dir, "docs.yaml"), stringify(internalSource("docs", "./agent")));
   const { controller } = await start();
   await waitFor("ready", () => controller.ready());
   const docs = () => controller.status().objects.find((o) => o.name === "docs");
