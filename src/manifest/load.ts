@@ -6,7 +6,7 @@ import { MAX_MANIFEST_BYTES, type ParsedDocument, type ParseResult, problemAt } 
 import { parseFiles, parseThreads } from "./parse/parse-pool.js";
 import { inside, OFF_THREAD, readAndParse, toRelative, type YamlFile } from "./parse/read-file.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
-import { type Compact, createValidation, sortDocuments, validateDocuments } from "./validate.js";
+import { type Compact, createValidation, validateDocuments } from "./validate.js";
 import { environmentFilesFor } from "./environment-scan.js";
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", ".plumb"]);
@@ -68,12 +68,7 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
   // is parsed, while other threads parse the rest, instead of every document at the end.
   const validation = createValidation(problems);
   await parseFiles(files, { base, realBase, maxBytes }, threads, {
-    inOrder: (results) => {
-      for (const result of results) {
-        validation.addProblems(result.problems);
-        for (const doc of sortDocuments(result.documents)) validation.add(doc);
-      }
-    },
+    inOrder: (results) => results.forEach((result) => validation.addFile(result)),
   });
   return validation.finish();
 }
@@ -120,8 +115,7 @@ export async function loadManifestsInSlices(
   for (const file of files) {
     const result = readAndParse(file, base, realBase, maxBytes, options.maxFileBytes);
     if (result === OFF_THREAD) return { offThread: toRelative(base, file.path) };
-    validation.addProblems(result.problems);
-    for (const doc of sortDocuments(result.documents)) validation.add(doc);
+    validation.addFile(result);
     await pause();
   }
   return validation.finish();

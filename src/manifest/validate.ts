@@ -42,10 +42,10 @@ export type Compact = (loaded: LoadedManifest) => LoadedManifest;
 type Entry = { loaded: LoadedManifest } | { pending: ParsedDocument };
 
 export type Validation = {
-  /** Problems found before validation (reading, parsing): reported with the rest. */
-  addProblems(found: readonly Problem[]): void;
   /** The next document, in reading order (file, then position in the file: sortDocuments). */
   add(doc: ParsedDocument): void;
+  /** The next file's parse, in reading order: its problems (reading, parsing) and its documents. */
+  addFile(parsed: { documents: readonly ParsedDocument[]; problems: readonly Problem[] }): void;
   finish(): ValidationResult;
 };
 
@@ -75,8 +75,11 @@ export function createValidation(earlier: readonly Problem[] = [], compact?: Com
   const referencing: ParsedDocument[] = [];
   const entries: Entry[] = [];
 
-  return {
-    addProblems: (found) => void problems.push(...found),
+  const validation: Validation = {
+    addFile(parsed) {
+      problems.push(...parsed.problems);
+      for (const doc of sortDocuments(parsed.documents)) validation.add(doc);
+    },
     add(doc) {
       const { found, more, first } = checkDocument(doc, seen);
       add(doc, found, more);
@@ -114,6 +117,7 @@ export function createValidation(earlier: readonly Problem[] = [], compact?: Com
       return { manifests, environments, problems: sortProblems(problems) };
     },
   };
+  return validation;
 }
 
 /** What the documents read so far defined that a later one may repeat. */
@@ -196,7 +200,7 @@ const nameOf = (doc: ParsedDocument): string | undefined => {
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Reading order: by file, then by position in the file. */
-export const sortDocuments = (documents: readonly ParsedDocument[]) =>
+const sortDocuments = (documents: readonly ParsedDocument[]) =>
   [...documents].sort((a, b) => compareText(a.file, b.file) || a.index - b.index);
 
 /** Problems in reading order: file, line, column, then errors before warnings. */
