@@ -97,6 +97,25 @@ describe("parseFiles on worker threads", () => {
     expect(image?.image).toMatchObject({ file: "d/two.yaml", line: 17 }); // the second document's field
   });
 
+  it("a worker that fails costs time, never a result: the chunk it took is parsed here", async () => {
+    const files = await yamlFiles();
+    const context = { base: root, realBase: root, maxBytes: 1024 * 1024 };
+    const one = await pool.parseFiles(files, context, 1);
+    const stats = { workers: 0, failed: 0, chunksOnWorkers: 0 };
+    const worker = new URL("../fixtures/parse-pool/crashing-worker.mjs", import.meta.url);
+    const inOrder: number[] = [];
+    const parsed = await pool.parseFiles(files, context, 2, {
+      stats,
+      worker,
+      here: false,
+      chunkFiles: 5,
+      inOrder: (results) => inOrder.push(results.length),
+    });
+    expect(stats).toEqual({ workers: 2, failed: 2, chunksOnWorkers: 0 });
+    expect(seen(parsed)).toEqual(seen(one));
+    expect(inOrder.reduce((a, b) => a + b, 0)).toBe(files.length); // every file handed on, once
+  });
+
   it("uses one thread below the file threshold or on one core, else one per core up to 4", () => {
     expect(pool.parseThreads(pool.PARALLEL_MIN_FILES - 1, 8)).toBe(1);
     expect(pool.parseThreads(pool.PARALLEL_MIN_FILES, 1)).toBe(1);

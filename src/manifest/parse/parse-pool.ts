@@ -22,7 +22,7 @@ import { readAndParse, readManifestText, type YamlFile } from "./read-file.js";
 // order, so output does not change.
 
 const WORKER = new URL("./parse-worker.js", import.meta.url);
-/** Below this many files a worker's start (loading the parser, ~50 ms) costs more than it saves. */
+/** Below this many files a worker's start (loading the parser, 0.1-0.2 s) costs more than it saves. */
 export const PARALLEL_MIN_FILES = 400;
 const MAX_THREADS = 4;
 
@@ -79,6 +79,8 @@ export type ParseOptions = {
   here?: boolean;
   /** Files per chunk (CHUNK_FILES). */
   chunkFiles?: number;
+  /** The workers' script (parse-worker.js); a test gives one that fails. */
+  worker?: URL;
   /** Given the results in file order, a run of files at a time, as soon as they are all parsed. */
   inOrder?: (results: readonly ParseResult[]) => void;
 };
@@ -94,7 +96,7 @@ export async function parseFiles(
   threads = parseThreads(files.length),
   options: ParseOptions = {},
 ): Promise<ParseResult[]> {
-  const { stats, here = true, inOrder, chunkFiles: size = CHUNK_FILES } = options;
+  const { stats, here = true, inOrder, chunkFiles: size = CHUNK_FILES, worker: script = WORKER } = options;
   const chunks = Math.ceil(files.length / size);
   const parseHere = (file: YamlFile) =>
     parseOnThisThread(file, context.base, context.realBase, context.maxBytes);
@@ -112,7 +114,7 @@ export async function parseFiles(
   };
   const chunkFiles = (chunk: number) => files.slice(chunk * size, (chunk + 1) * size);
   const workers = Array.from({ length: here ? threads - 1 : threads }, () =>
-    runWorker(files, { ...context, chunkFiles: size }, next, (chunk, parses) => {
+    runWorker(script, files, { ...context, chunkFiles: size }, next, (chunk, parses) => {
       parsed[chunk] = chunkFiles(chunk).map((file, k) => fromThread(parses[k]!, file, context));
       if (stats) stats.chunksOnWorkers += 1;
       handOn();
@@ -137,13 +139,14 @@ export async function parseFiles(
 
 /** Runs one worker until no chunk is left; true when it ended well. */
 function runWorker(
+  script: URL,
   files: readonly YamlFile[],
   context: Context & { chunkFiles: number },
   next: Int32Array,
   onChunk: (chunk: number, parses: ThreadParse[]) => void,
 ): Promise<boolean> {
   return new Promise((resolve) => {
-    const worker = new Worker(WORKER, {
+    const worker = new Worker(script, {
       workerData: { files, ...context, next },
     });
     worker.on("message", (reply: ChunkReply) => {
