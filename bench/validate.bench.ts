@@ -9,7 +9,7 @@ import { baselineRatio } from "./baseline.js";
 
 const COUNT = 10_000;
 // Issue 28's target, measured against the machine's two cores (docs/manifests.md "Speed": `yaml` 3
-// and the chunked parse pool brought it from 2.7 s to ~1.1-1.3 s); the bench says SLOW when missed.
+// and the chunked parse pool brought it from 2.7 s to 1.3-1.4 s); the bench says SLOW when missed.
 const TARGET_MS = 1000;
 
 /** A realistic mix: gitrepo, container and self-hosted shapes with secrets and a resource spec. */

@@ -14,7 +14,7 @@ const VALID = `${HEAD}spec:
 `;
 
 describe("YAML shape", () => {
-  it("duplicate keys, found without the parser's quadratic check, in block and flow maps", () => {
+  it("duplicate keys, in block and flow maps, named in the message", () => {
     expect(brief(check(`${HEAD}  name: b\nspec: {}\n`).problems)).toEqual(["5:3 error duplicate-key"]);
     const flow = check(`${HEAD}spec: {source: gitrepo, source: gitrepo}\n`);
     expect(brief(flow.problems)).toEqual(["5:25 error duplicate-key"]);
