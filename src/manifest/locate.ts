@@ -18,8 +18,7 @@ export function buildLocators(doc: Document, lineCounter: LineCounter, file: str
   };
   const root = doc.value;
   const docStart = at(root?.range?.[0] ?? 0);
-  const kindKey = walk(doc, root, ["kind"]).at(-1)?.key;
-  const start = kindKey?.range ? at(kindKey.range[0]) : docStart;
+  const start = documentStart(doc, lineCounter, file);
 
   const locate =
     (part: "key" | "value"): Locator =>
@@ -30,6 +29,24 @@ export function buildLocators(doc: Document, lineCounter: LineCounter, file: str
       return node?.range ? at(node.range[0]) : docStart;
     };
   return { key: locate("key"), value: locate("value"), start };
+}
+
+/**
+ * Where a document is shown to start: its `kind` key, else its first node. What buildLocators
+ * gives as `start`, without indexing anything (parse.ts asks it of every document).
+ */
+export function documentStart(doc: Document, lineCounter: LineCounter, file: string): SourceLocation {
+  const root = doc.value instanceof Alias ? doc.value.resolve(doc) : doc.value;
+  let offset = doc.value?.range?.[0] ?? 0;
+  if (root instanceof YAMLMap) {
+    for (const pair of root.pairs()) {
+      if (!(pair.key instanceof Scalar) || String(pair.key.value) !== "kind") continue;
+      if (pair.key.range) offset = pair.key.range[0];
+      break;
+    }
+  }
+  const { line, col } = lineCounter.linePos(offset);
+  return { file, line, column: col };
 }
 
 /** Each mapping's pairs by key, built on first lookup: a linear search per lookup was quadratic. */

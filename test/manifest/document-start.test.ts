@@ -2,7 +2,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { type ParsedDocument, parseManifestText, parseWithPositions } from "../../src/manifest/parse/parse.js";
+import {
+  type ParsedDocument,
+  parseManifestText,
+  parseWithPositions,
+} from "../../src/manifest/parse/parse.js";
 
 // A plan line names each document's line (its kind key), kept from the first parse; the positions of
 // fields are parsed again on demand (parse.ts): both must say what the positional parser says.
@@ -17,12 +21,14 @@ function yamlFiles(dir: string): string[] {
   });
 }
 
+// `slow` reads the start as the positional parser finds the kind key (a path walk), not as
+// documentStart (locate.ts) computes it for every document: the two must agree.
 const startOf = (text: string) => {
   const at = (d: ParsedDocument) => [d.locators.start, d.locators.value(["metadata", "name"])];
   const fast = parseManifestText(text, "m.yaml").documents.map(at);
   const slow = parseWithPositions(text, "m.yaml", true)
     .documents.filter((d) => d.value.apiVersion === "plumb/v1")
-    .map(at);
+    .map((d) => [d.locators.key(["kind"]), d.locators.value(["metadata", "name"])]);
   return { fast, slow };
 };
 

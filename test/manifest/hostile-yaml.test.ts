@@ -53,6 +53,9 @@ describe("YAML shape", () => {
     expect(brief(check(`${HEAD}spec:\n  x:\n    ${"- ".repeat(3000)}x\n`).problems)).toEqual([
       "7:2005 error too-deep",
     ]);
+    // Brackets of both kinds count together (yaml-shape.ts counts them before walking the text).
+    const mixed = `${"[".repeat(600)}${"{".repeat(600)}${"}".repeat(600)}${"]".repeat(600)}`;
+    expect(brief(check(`${HEAD}spec:\n  x: ${mixed}\n`).problems)).toEqual(["6:1006 error too-deep"]);
     const block = Array.from({ length: 70 }, (_, i) => `${"  ".repeat(i + 1)}k${i}:`).join("\n");
     expect(check(`${HEAD}spec:\n${block} v\n`).problems.map((p) => p.code)).toEqual(["too-deep"]);
   });

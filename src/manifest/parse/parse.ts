@@ -1,7 +1,7 @@
 import { Composer, LineCounter, Parser } from "yaml";
 import { PlumbError } from "../../errors.js";
 import { classifyDocument } from "../document-kind.js";
-import { buildLocators, type DocumentLocators } from "../locate.js";
+import { buildLocators, type DocumentLocators, documentStart } from "../locate.js";
 import type { Problem, Severity, SourceLocation } from "../types.js";
 import {
   checkYamlShape,
@@ -55,6 +55,9 @@ export const problemAt = (
 
 const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
 
+// One decoder for every file: without `stream` a decode keeps no state between calls.
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Decodes file bytes as strict UTF-8 (a BOM is dropped); invalid bytes become a problem. */
 export function decodeManifestBytes(
   bytes: Uint8Array,
@@ -65,7 +68,7 @@ export function decodeManifestBytes(
     return { problem: tooLarge(file, bytes.byteLength, maxBytes) };
   }
   try {
-    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    return { text: STRICT_UTF8.decode(bytes) };
   } catch {
     return {
       problem: problemAt(fileStart(file), "error", "invalid-encoding", "", "file is not valid UTF-8 text"),
@@ -150,24 +153,31 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
     const shape = checkYamlShape(doc, at);
     problems.push(...shape);
     if (shape.length > 0) return;
-    const eager = buildLocators(doc, lineCounter, file);
+    const start = documentStart(doc, lineCounter, file);
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (error) {
-      problems.push(aliasProblem(error, eager.start));
+      problems.push(aliasProblem(error, start));
       return;
     }
     if (allDocuments) {
       // A list too: manifest-in-list points into it.
       if (typeof value === "object" && value !== null)
-        documents.push({ file, index, value: value as Record<string, unknown>, locators: eager });
+        documents.push({
+          file,
+          index,
+          value: value as Record<string, unknown>,
+          locators: buildLocators(doc, lineCounter, file),
+        });
       return;
     }
     // A big file is rare and hostile more often than not (50,000 unknown keys): its problems need
     // positions, and parsing it again would double its cost. Keep its tree instead.
     const locators =
-      text.length > KEEP_TREE_OVER_CHARS ? eager : lazyLocators(eager.start, () => positions(index));
+      text.length > KEEP_TREE_OVER_CHARS
+        ? buildLocators(doc, lineCounter, file)
+        : lazyLocators(start, positions, index);
     const kind = classifyDocument(value, locators);
     if (kind === "plumb") documents.push({ file, index, value: value as Record<string, unknown>, locators });
     else if (kind) problems.push(kind);
@@ -188,7 +198,7 @@ export function withLocators(file: string, text: string, plain: readonly PlainDo
     file,
     index,
     value,
-    locators: lazyLocators(start, () => positions(index)),
+    locators: lazyLocators(start, positions, index),
   }));
 }
 
@@ -211,8 +221,17 @@ function rereader(text: string, file: string): (index: number) => DocumentLocato
   };
 }
 
-/** Locators that know the document's start and parse the rest only when asked. */
-function lazyLocators(start: SourceLocation, load: () => DocumentLocators | undefined): DocumentLocators {
+/**
+ * Locators that know the document's start and parse the rest only when asked. Made here, not
+ * inline in parseWithPositions: a closure there would keep that call's whole scope (its
+ * LineCounter, its problems) alive for as long as the manifest is kept.
+ */
+function lazyLocators(
+  start: SourceLocation,
+  positions: (index: number) => DocumentLocators | undefined,
+  index: number,
+): DocumentLocators {
+  const load = () => positions(index);
   return {
     key: (path) => load()?.key(path) ?? start,
     value: (path) => load()?.value(path) ?? start,

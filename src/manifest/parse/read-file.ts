@@ -5,9 +5,16 @@ import { decodeManifestBytes, parseManifestText, type ParseResult, problemAt, to
 /** A manifest file: the path shown (under the root) and the real path read (symlinks resolved). */
 export type YamlFile = { path: string; real: string };
 
-/** A path under the manifest root as results show it: relative, with forward slashes. */
-export const toRelative = (base: string, path: string) =>
-  relative(base, path).split(sep).join("/") || basename(path);
+/**
+ * A path under the manifest root as results show it: relative, with forward slashes. Listed paths
+ * are `join(base, ...)`, normalised: cut the prefix (path.relative cost ~5 µs per file, twice per
+ * file of a 10,000-file load); anything else goes through path.relative.
+ */
+export function toRelative(base: string, path: string): string {
+  const under = path.length > base.length + 1 && path.startsWith(base) && path[base.length] === sep;
+  const cut = under && !base.endsWith(sep) ? path.slice(base.length + 1) : relative(base, path);
+  return (sep === "/" ? cut : cut.split(sep).join("/")) || basename(path);
+}
 
 export const inside = (realBase: string, real: string) =>
   real === realBase || real.startsWith(realBase + sep);

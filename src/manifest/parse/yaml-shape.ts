@@ -128,6 +128,13 @@ const HOPELESS_DEPTH = 1000;
  * and comments are skipped; the precise MAX_NESTING check runs on the parsed tree.
  */
 export function hopelessNestingAt(text: string): number | undefined {
+  // Each level costs a bracket or a "- ": a text with few of them cannot nest that deep, and
+  // counting them is native work (most manifests skip the character walk below).
+  if (
+    occurrences(text, "[") + occurrences(text, "{") <= HOPELESS_DEPTH &&
+    occurrences(text, "-") <= HOPELESS_DEPTH
+  )
+    return undefined;
   let depth = 0;
   let quote = "";
   let lineStart = true;
@@ -156,4 +163,12 @@ export function hopelessNestingAt(text: string): number | undefined {
     } else if ((c === "]" || c === "}") && depth > 0) depth--;
   }
   return undefined;
+}
+
+/** How many times `char` occurs in `text`, stopping once past HOPELESS_DEPTH. */
+function occurrences(text: string, char: string): number {
+  let count = 0;
+  for (let at = text.indexOf(char); at !== -1 && count <= HOPELESS_DEPTH; at = text.indexOf(char, at + 1))
+    count++;
+  return count;
 }
