@@ -69,19 +69,24 @@ spec:
 `;
 }
 
-/** Wall time of `plumb validate` on one manifest, process start to exit (median of 5): the start-up cost. */
-async function startupMs(root: string): Promise<number> {
+/** Wall time of `plumb validate DIR`, process start to exit: the median of `runs`. */
+async function commandMs(dir: string, runs: number): Promise<number> {
   const main = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "cli", "main.js");
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await promisify(execFile)(process.execPath, [main, "validate", dir], { maxBuffer: 1 << 26 });
+    times.push(performance.now() - started);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(runs / 2)]!;
+}
+
+/** `plumb validate` on one manifest (median of 5): the start-up cost. */
+async function startupMs(root: string): Promise<number> {
   const dir = join(root, "one");
   await mkdir(dir);
   await writeFile(join(dir, "agent.yaml"), manifest(1));
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const started = performance.now();
-    await promisify(execFile)(process.execPath, [main, "validate", dir]);
-    times.push(performance.now() - started);
-  }
-  return times.sort((a, b) => a - b)[2]!;
+  return commandMs(dir, 5);
 }
 
 /** `npm run bench`: load and validate 10,000 generated manifests (one per file, 100 directories). */
@@ -107,10 +112,14 @@ export async function run(): Promise<string[]> {
     const ms = performance.now() - started;
     const used = process.cpuUsage(cpu);
     const verdict = ms < TARGET_MS ? "OK" : "SLOW";
+    // As a user runs it: a new process, whose threads all start cold (no JIT warm-up, a small heap).
+    const command = await commandMs(root, 3);
+    const commandVerdict = command < TARGET_MS ? "OK" : "SLOW";
     const startup = await startupMs(root);
     return [
-      `validate ${COUNT} manifests (on every core): ${ms.toFixed(0)} ms wall ${await baselineRatio(ms)} (target < ${TARGET_MS} ms on 2 cores; this machine has ${availableParallelism()}) ${verdict}`,
+      `validate ${COUNT} manifests (loadManifests on every core, in this process after the one-thread pass: JIT warm): ${ms.toFixed(0)} ms wall ${await baselineRatio(ms)} (target < ${TARGET_MS} ms on 2 cores; this machine has ${availableParallelism()}) ${verdict}`,
       `  ${manifests.length} valid, ${problems.length} problems; CPU ${((used.user + used.system) / 1000).toFixed(0)} ms; on one thread ${oneThreadMs.toFixed(0)} ms ${await baselineRatio(oneThreadMs)}`,
+      `plumb validate of the ${COUNT} manifests, process start to exit (median of 3): ${command.toFixed(0)} ms ${await baselineRatio(command)} ${commandVerdict}`,
       `plumb validate of one manifest, process start to exit: ${startup.toFixed(0)} ms ${await baselineRatio(startup)} (commands load only what they use)`,
     ];
   } finally {
