@@ -31,9 +31,12 @@ export async function forEachEnvironment<F extends EnvFlags>(
   connects = true,
 ): Promise<number> {
   // Without --env, a tree that holds no Environment document is not loaded twice.
-  if (!flags.env?.length && !mayDefineEnvironments(path)) return run(flags, io);
+  if (!flags.env?.length && !mayDefineEnvironments(path, { above: true })) return run(flags, io);
   // With plan's loads (io.manifestLoads) each environment's plan reuses this parse.
-  const tree = await loadManifestsOnce(io.manifestLoads, path, { maxBytes: maxManifestBytesFrom(io.env) });
+  const tree = await loadManifestsOnce(io.manifestLoads, path, {
+    maxBytes: maxManifestBytesFrom(io.env),
+    environmentsAbove: true,
+  });
   const environments = selectEnvironments(tree.environments, flags.env ?? []);
   if (environments.length === 0) return run(flags, io);
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
@@ -73,8 +76,12 @@ export async function checkSavedPlanParts(
   flags: EnvFlags & { plan?: string | undefined },
   io: SessionIo,
 ): Promise<void> {
-  if (flags.plan === undefined || (!flags.env?.length && !mayDefineEnvironments(path))) return;
-  const tree = await loadManifestsOnce(io.manifestLoads, path, { maxBytes: maxManifestBytesFrom(io.env) });
+  if (flags.plan === undefined || (!flags.env?.length && !mayDefineEnvironments(path, { above: true })))
+    return;
+  const tree = await loadManifestsOnce(io.manifestLoads, path, {
+    maxBytes: maxManifestBytesFrom(io.env),
+    environmentsAbove: true,
+  });
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   for (const environment of selectEnvironments(tree.environments, flags.env ?? [])) {
     const settings = settingsOf(environment, root, io.env);

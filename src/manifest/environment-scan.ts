@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 
 const SKIPPED = new Set(["node_modules", ".git", ".plumb"]);
 const YAML_FILE = /\.ya?ml$/i;
@@ -11,18 +11,22 @@ const ENVIRONMENT_KIND = /^kind:\s*["']?Environment["']?\s*(#.*)?$/m;
  * A false "yes" only costs a full load; a missing or unreadable path answers no (the command
  * reports it as before).
  */
-export function mayDefineEnvironments(path: string): boolean {
+export function mayDefineEnvironments(path: string, options: { above?: boolean } = {}): boolean {
+  let names = false; // a file of the tree names environments (for `above`)
   const visit = (dir: string): boolean => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = join(dir, entry.name);
       if (entry.isDirectory() && !SKIPPED.has(entry.name) && visit(full)) return true;
-      if (!entry.isDirectory() && YAML_FILE.test(entry.name) && ENVIRONMENT_KIND.test(read(full)))
-        return true;
+      if (entry.isDirectory() || !YAML_FILE.test(entry.name)) continue;
+      const text = read(full);
+      if (ENVIRONMENT_KIND.test(text)) return true;
+      names ||= NAMES_ENVIRONMENTS.test(text);
     }
     return false;
   };
   try {
-    if (statSync(path).isDirectory()) return visit(path);
+    if (statSync(path).isDirectory())
+      return visit(path) || (options.above === true && names && environmentFilesAbove(path).length > 0);
     return ENVIRONMENT_KIND.test(read(path)) || environmentFilesFor(path).length > 0;
   } catch {
     return false;
@@ -44,8 +48,12 @@ function environmentFilesUnder(dir: string): string[] {
   return found.sort();
 }
 
-/** A file that names environments: `metadata.environments` or an `environments:` overrides map. */
-const NAMES_ENVIRONMENTS = /^\s*environments:/m;
+/**
+ * A file that names environments: `metadata.environments` or an `environments:` overrides map, in
+ * block or flow form (`metadata: {name: a, environments: [prod]}`). A false "yes" costs a look up
+ * the tree only.
+ */
+const NAMES_ENVIRONMENTS = /(?:^|[\s{,])["']?environments["']?\s*:/m;
 
 /**
  * The Environment documents a single manifest file runs with (docs/environments.md, "One file as
@@ -66,6 +74,22 @@ export function environmentFilesFor(file: string): string[] {
     if (found.length > 0 || ENVIRONMENT_KIND.test(text)) return found;
     if (dir === top || dirname(dir) === dir) return [];
     dir = dirname(dir);
+  }
+}
+
+/**
+ * The Environment documents a directory as PATH runs with when its own tree defines none and its
+ * manifests name environments (docs/environments.md, "A directory as PATH"): those of the nearest
+ * directory above it, up to the root of its git repository, whose tree holds any (the rule for one
+ * file, from the directory's parent). None outside a repository or at its root. Absolute paths.
+ */
+export function environmentFilesAbove(dir: string): string[] {
+  const own = resolve(dir);
+  const top = gitRootOf(own);
+  if (top === undefined || top === own) return [];
+  for (let at = dirname(own); ; at = dirname(at)) {
+    const found = environmentFilesUnder(at).filter((file) => !file.startsWith(own + sep));
+    if (found.length > 0 || at === top || dirname(at) === at) return found;
   }
 }
 

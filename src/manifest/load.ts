@@ -7,7 +7,7 @@ import { parseFiles, parseThreads } from "./parse/parse-pool.js";
 import { inside, OFF_THREAD, readAndParse, toRelative, type YamlFile } from "./parse/read-file.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
 import { type Compact, createValidation, validateDocuments } from "./validate.js";
-import { environmentFilesFor } from "./environment-scan.js";
+import { environmentFilesAbove, environmentFilesFor } from "./environment-scan.js";
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", ".plumb"]);
 const YAML_FILE = /\.ya?ml$/i;
@@ -31,6 +31,12 @@ export type LoadOptions = {
    * process does nothing else meanwhile. Not the controller: each thread's isolate costs memory.
    */
   parallel?: boolean;
+  /**
+   * A directory whose tree defines no Environment while its manifests name environments runs with
+   * the Environment documents found above it, as one file does (environmentFilesAbove): for the
+   * commands. The controller reads its own root only.
+   */
+  environmentsAbove?: boolean;
 };
 
 /** One command's loads of manifest trees, by root and size limit (loadManifestsOnce). */
@@ -48,7 +54,7 @@ export function loadManifestsOnce(
   options: LoadOptions = {},
 ): Promise<LoadResult> {
   if (!loads) return loadManifests(root, options);
-  const key = `${options.maxBytes ?? ""}\0${root}`;
+  const key = `${options.maxBytes ?? ""}\0${options.environmentsAbove === true}\0${root}`;
   let loaded = loads.get(key);
   if (!loaded) loads.set(key, (loaded = loadManifests(root, { ...options, parallel: true })));
   return loaded;
@@ -61,8 +67,9 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
     // One file as PATH: its Environment documents come from other files, validated with it.
     const [result] = await parseFiles(files, { base, realBase, maxBytes }, 1);
     problems.push(...result!.problems);
-    const documents = [...result!.documents, ...environmentsFor(files[0]!.path, base, maxBytes, problems)];
-    return validateDocuments(documents, problems);
+    const outside = environmentDocuments(environmentFilesFor(files[0]!.path), base, maxBytes);
+    problems.push(...outside.problems);
+    return validateDocuments([...result!.documents, ...outside.documents], problems);
   }
   // Files come in reading order (listManifestFiles): each run of them is validated as soon as it
   // is parsed, while other threads parse the rest, instead of every document at the end.
@@ -70,22 +77,25 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
   await parseFiles(files, { base, realBase, maxBytes }, threads, {
     inOrder: (results) => results.forEach((result) => validation.addFile(result)),
   });
+  if (options.environmentsAbove && validation.lacksEnvironments())
+    validation.addFile(environmentDocuments(environmentFilesAbove(base), base, maxBytes));
   return validation.finish();
 }
 
 /**
- * One file as PATH: the Environment documents it runs with (environment-scan.ts), from files
- * outside it; only their `kind: Environment` documents, shown relative to the file's directory.
+ * The Environment documents of files outside PATH that it runs with (environment-scan.ts): only
+ * their `kind: Environment` documents, shown relative to PATH (or to the one file's directory).
  */
-function environmentsFor(file: string, base: string, maxBytes: number, problems: Problem[]) {
+function environmentDocuments(paths: readonly string[], base: string, maxBytes: number): ParseResult {
   const documents: ParsedDocument[] = [];
-  for (const path of environmentFilesFor(file)) {
+  const problems: Problem[] = [];
+  for (const path of paths) {
     const real = realpathSync(path);
     const result = readAndParse({ path, real }, base, dirname(real), maxBytes) as ParseResult;
     documents.push(...result.documents.filter((d) => d.value.kind === "Environment"));
     problems.push(...result.problems);
   }
-  return documents;
+  return { documents, problems };
 }
 
 /**

@@ -152,6 +152,7 @@ export async function planSession(
     recorded: recordsFromStatus(session.store),
     loads: io.manifestLoads,
     parallelParse: true, // a command's process does nothing else while it parses
+    environmentsAbove: true, // as loadManifestsOnce has it for the command's other loads
     ...(session.environment !== undefined ? { environment: session.environment } : {}),
     ...(options.replace ? { replace: options.replace } : {}),
     ...(signal ? { signal } : {}),

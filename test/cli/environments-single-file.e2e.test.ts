@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/sync/apply.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
+import { validateCommand } from "../../src/cli/offline/validate.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
 import { environmentDoc, PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
@@ -88,6 +89,51 @@ describe("one file as PATH with environments", () => {
     expect(await images(staging, STAGING_KEY)).toEqual({ a: "img/a:2", b: "img/b:2" });
     // prod's override applies to the one file too, on prod's control plane.
     expect((await run(applyCommand, [a, "--env", "prod", "--yes"])).code).toBe(0);
+    expect(await images(prod, PROD_KEY)).toEqual({ a: "img/a:1" });
+  });
+});
+
+// A directory as PATH whose tree defines no Environment runs with those above it, by the same rule
+// as one file (docs/environments.md, "A directory as PATH"); its prune stays scoped to it.
+describe("a directory as PATH with environments above it", () => {
+  it("validates and plans the directory in each environment", async () => {
+    let out = "";
+    process.exitCode = 0;
+    await validateCommand({ write: (t: string) => (out += t) }).parseAsync([join(repo, "agents")], {
+      from: "user",
+    });
+    expect(out).toContain("2 valid manifests, 0 errors");
+    expect(process.exitCode).toBe(0);
+    const json = await run(planCommand, [join(repo, "agents"), "--env", "prod", "--output", "json"]);
+    expect(json.code).toBe(0);
+    const parsed = JSON.parse(json.out) as {
+      environments: Array<{ environment: string; changes: Array<{ name: string; action: string }> }>;
+    };
+    expect(parsed.environments.map((e) => [e.environment, e.changes.map((c) => [c.name, c.action])])).toEqual(
+      [
+        [
+          "prod",
+          [
+            ["a", "noop"],
+            ["b", "create"],
+          ],
+        ],
+      ],
+    );
+    expect(json.out).toContain("img/b:1");
+  });
+
+  it("apply --prune of the directory deletes what left it, never what another directory applied", async () => {
+    await mkdir(join(repo, "others"));
+    await writeFile(join(repo, "others", "c.yaml"), deployment("c", "img/c:2", "img/c:1"));
+    expect((await run(applyCommand, [join(repo, "others"), "--env", "staging", "--yes"])).code).toBe(0);
+    expect((await run(applyCommand, [join(repo, "agents"), "--env", "staging", "--yes"])).code).toBe(0);
+    expect(await images(staging, STAGING_KEY)).toEqual({ a: "img/a:2", b: "img/b:2", c: "img/c:2" });
+    await unlink(join(repo, "agents", "b.yaml"));
+    const pruned = await run(applyCommand, [join(repo, "agents"), "--env", "staging", "--prune", "--yes"]);
+    expect(pruned.code).toBe(0);
+    // b left the directory and is deleted; c, applied from others/, stays.
+    expect(await images(staging, STAGING_KEY)).toEqual({ a: "img/a:2", c: "img/c:2" });
     expect(await images(prod, PROD_KEY)).toEqual({ a: "img/a:1" });
   });
 });

@@ -2,7 +2,12 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { environmentFilesFor, mayDefineEnvironments } from "../../src/manifest/environment-scan.js";
+import {
+  environmentFilesAbove,
+  environmentFilesFor,
+  mayDefineEnvironments,
+} from "../../src/manifest/environment-scan.js";
+import { loadManifests } from "../../src/manifest/load.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -93,5 +98,73 @@ describe("environmentFilesFor", () => {
     expect(environmentFilesFor(join(root, "environments/prod.yaml"))).toEqual([
       join(root, "environments/staging.yaml"),
     ]);
+  });
+});
+
+// A directory as PATH whose own tree defines no Environment runs, when its manifests name
+// environments, with those above it, by the same rule from its parent (docs/environments.md).
+const VALID_ENV = (name: string) =>
+  `apiVersion: plumb/v1\nkind: Environment\nmetadata: {name: ${name}}\nspec: {api_url: "http://127.0.0.1:9", api_key: {env: K}, mode: saas}\n`;
+const VALID_NAMING = `apiVersion: plumb/v1
+kind: Deployment
+metadata: {name: a, environments: [prod]}
+spec:
+  source: internal_container
+  source_revision_config: {image_uri: "img:1"}
+`;
+
+describe("environmentFilesAbove and a directory's load", () => {
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "plumb-env-scan-"));
+    await mkdir(join(root, "repo", ".git"), { recursive: true });
+    await put("repo/environments/prod.yaml", VALID_ENV("prod"));
+    await put("repo/teams/saas/a.yaml", VALID_NAMING);
+    await put("repo/teams/plain/b.yaml", DEPLOYMENT.replace("{name: a}", "{name: b}"));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("finds the nearest tree above, up to the git root; none at the root or outside git", async () => {
+    expect(environmentFilesAbove(join(root, "repo/teams/saas"))).toEqual([
+      join(root, "repo/environments/prod.yaml"),
+    ]);
+    expect(environmentFilesAbove(join(root, "repo"))).toEqual([]);
+    await put("loose/envs/prod.yaml", ENV);
+    await put("loose/agents/a.yaml", NAMING);
+    expect(environmentFilesAbove(join(root, "loose/agents"))).toEqual([]);
+  });
+
+  it("the quick scan says so only for a directory whose manifests name environments, when asked", () => {
+    expect(mayDefineEnvironments(join(root, "repo/teams/saas"), { above: true })).toBe(true);
+    expect(mayDefineEnvironments(join(root, "repo/teams/saas"))).toBe(false); // the controller's
+    expect(mayDefineEnvironments(join(root, "repo/teams/plain"), { above: true })).toBe(false);
+  });
+
+  it("the commands' load validates the directory with them; without the option, unknown-environment", async () => {
+    const saas = join(root, "repo/teams/saas");
+    const above = await loadManifests(saas, { environmentsAbove: true });
+    expect(above.problems).toEqual([]);
+    expect(above.manifests.map((m) => m.manifest.metadata.name)).toEqual(["a"]);
+    expect(above.environments?.map((e) => [e.file, e.manifest.metadata.name])).toEqual([
+      ["../../environments/prod.yaml", "prod"],
+    ]);
+    const own = await loadManifests(saas);
+    expect(own.problems.map((p) => p.code)).toEqual(["unknown-environment"]);
+    // A problem in a file above is reported, under its path from the directory.
+    await put(
+      "repo/environments/prod.yaml",
+      VALID_ENV("prod").replace("mode: saas", "mode: saas, colour: 1"),
+    );
+    const broken = await loadManifests(saas, { environmentsAbove: true });
+    expect(broken.problems.map((p) => [p.file, p.severity])).toContainEqual([
+      "../../environments/prod.yaml",
+      "error",
+    ]);
+    // A directory that defines its own Environment reads no other.
+    await put("repo/teams/saas/envs/qa.yaml", VALID_ENV("qa"));
+    const local = await loadManifests(saas, { environmentsAbove: true });
+    expect(local.environments?.map((e) => e.manifest.metadata.name)).toEqual(["qa"]);
+    expect(local.problems.map((p) => p.code)).toEqual(["unknown-environment"]); // prod is not qa
   });
 });

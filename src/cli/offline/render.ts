@@ -23,7 +23,11 @@ export function renderCommand(stdout: Output = process.stdout, stderr: Output = 
     .addOption(envOption())
     .addOption(targetOption("render only this object"))
     .action(async (path: string, flags: { env: string[]; target: string[] }) => {
-      const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(process.env), parallel: true });
+      const tree = await loadManifests(path, {
+        maxBytes: maxManifestBytesFrom(process.env),
+        parallel: true,
+        environmentsAbove: true,
+      });
       const environments = selectEnvironments(tree.environments, flags.env);
       const rendered: RenderedEnvironment[] = [];
       let problems = tree.problems;

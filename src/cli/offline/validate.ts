@@ -36,6 +36,7 @@ export function validateCommand(stdout: Output = process.stdout): Command {
         const loaded = await loadManifests(path, {
           maxBytes: maxManifestBytesFrom(process.env),
           parallel: true,
+          environmentsAbove: true,
         });
         const { manifests } = loaded;
         // A file the status store says held managed objects and that now defines none (prune-plan.ts).

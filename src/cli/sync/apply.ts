@@ -33,7 +33,12 @@ import {
   targetOf,
 } from "../../reconcile/plan/saved-plan-environments.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS, type ProgressEvent } from "../../apply/apply-types.js";
-import { formatApplyJson, formatApplySummary, plainProgress, ttyProgress } from "../../report/format-apply.js";
+import {
+  formatApplyJson,
+  formatApplySummary,
+  plainProgress,
+  ttyProgress,
+} from "../../report/format-apply.js";
 import { formatApplyMarkdown } from "../../report/format-apply-markdown.js";
 import { buildReportContext } from "../report-context.js";
 import {
@@ -147,7 +152,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     // Once per environment (--env; docs/environments.md), each under its own state lock; else once.
     // A saved plan of environments applies the environments it holds (--env: those of them named).
     const env =
-      flags.plan !== undefined && !flags.env?.length && mayDefineEnvironments(path)
+      flags.plan !== undefined && !flags.env?.length && mayDefineEnvironments(path, { above: true })
         ? await savedPlanEnvironments(flags.plan)
         : flags.env;
     await checkSavedPlanParts(path, { ...flags, env }, io);

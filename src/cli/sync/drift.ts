@@ -118,7 +118,7 @@ async function driftLocked(
     const environment =
       flags.environment === undefined
         ? undefined
-        : await loadEnvironmentWrite(path, flags.environment, maxManifestBytesFrom(io.env));
+        : await loadEnvironmentWrite(path, flags.environment, maxManifestBytesFrom(io.env), true);
     const { written, kept } = await writeDriftEdits(result.root, report, environment);
     for (const w of written)
       log.write(

@@ -56,6 +56,8 @@ type PlanBaseOptions = {
   env?: NodeJS.ProcessEnv;
   /** Parse a big tree on worker threads too (loadManifests' `parallel`): the commands, not the controller. */
   parallelParse?: boolean;
+  /** A directory runs with the Environment documents above it (loadManifests' `environmentsAbove`): the commands. */
+  environmentsAbove?: boolean;
   /** Learns each secret value as it is resolved, so server text that echoes one is redacted. */
   redactor?: SecretRedactor;
   /** Deployments that may be replaced (deleted, then created) when an immutable field changes. */
@@ -101,6 +103,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
   const loaded = await loadManifestsOnce(options.loads, options.root, {
     maxBytes: maxManifestBytesFrom(env),
     ...(options.parallelParse ? { parallel: true } : {}),
+    ...(options.environmentsAbove ? { environmentsAbove: true } : {}),
   });
   const resolved = resolveForPlan(loaded, options.environment, options.targets ?? []);
   const { manifests, problems } = resolved ?? loaded;
