@@ -140,6 +140,27 @@ describe("saved plans with environments", () => {
     ]);
   });
 
+  it("a part already stale when the apply starts refuses the whole apply: no environment applied", async () => {
+    expect((await run(applyCommand, [dir, "--yes"])).code).toBe(0);
+    await writeFile(join(dir, "support-agent.yaml"), deployment("img/agent:3", "img/agent:2"));
+    expect((await run(planCommand, [dir, "--out", planFile])).code).toBe(0); // prod's part, then staging's
+    // Someone changes staging, the second part, in the UI after the review.
+    const client = api(staging.url, STAGING_KEY);
+    const live = await client.deployment("support-agent");
+    await client.call("PATCH", `/v2/deployments/${live.id}`, {
+      source_revision_config: { image_uri: "img/agent:hotfix" },
+    });
+    const [prodBefore, stagingBefore] = [await counted(prod, PROD_KEY), await counted(staging, STAGING_KEY)];
+    const refused = run(applyCommand, [dir, "--plan", planFile, "--yes"]);
+    await expect(refused).rejects.toMatchObject({ code: "plan-stale" });
+    await expect(refused).rejects.toThrow("environment staging: the saved plan");
+    await expect(refused).rejects.toThrow("nothing was sent to any environment");
+    // prod, first in the file and not stale, was not applied either.
+    expect(await counted(prod, PROD_KEY)).toEqual(prodBefore);
+    expect(prodBefore).toEqual([{ name: "support-agent", image: "img/agent:1", revisions: 1 }]);
+    expect(await counted(staging, STAGING_KEY)).toEqual(stagingBefore);
+  });
+
   it("a plan saved without environments is refused where PATH defines them", async () => {
     const flat = await mkdtemp(join(tmpdir(), "plumb-flat-"));
     try {

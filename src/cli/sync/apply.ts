@@ -59,6 +59,7 @@ import { reportInvalidManifests } from "../../report/report-invalid.js";
 import { type StateLockTiming, withStateLock } from "../with-state-lock.js";
 import type { StateLock } from "../../lock/index.js";
 import { listenForStop } from "./apply-stop.js";
+import { refuseStaleParts } from "./apply-saved-parts.js";
 import { checkSavedPlanParts, forEachEnvironment } from "../environments.js";
 import { mayDefineEnvironments } from "../../manifest/environment-scan.js";
 
@@ -156,6 +157,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
         ? await savedPlanEnvironments(flags.plan)
         : flags.env;
     await checkSavedPlanParts(path, { ...flags, env }, io);
+    await refuseStaleParts(path, { ...flags, env }, io);
     process.exitCode = await forEachEnvironment(path, { ...flags, env }, io, (f, envIo) =>
       runApply(path, f, { ...io, ...envIo }),
     );
