@@ -31,7 +31,11 @@ export async function forEachEnvironment<F extends EnvFlags>(
   connects = true,
 ): Promise<number> {
   // Without --env, a tree that holds no Environment document is not loaded twice.
-  if (!flags.env?.length && !mayDefineEnvironments(path, { above: true })) return run(flags, io);
+  if (
+    !flags.env?.length &&
+    !mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) })
+  )
+    return run(flags, io);
   // With plan's loads (io.manifestLoads) each environment's plan reuses this parse.
   const tree = await loadManifestsOnce(io.manifestLoads, path, {
     maxBytes: maxManifestBytesFrom(io.env),
@@ -76,7 +80,11 @@ export async function checkSavedPlanParts(
   flags: EnvFlags & { plan?: string | undefined },
   io: SessionIo,
 ): Promise<void> {
-  if (flags.plan === undefined || (!flags.env?.length && !mayDefineEnvironments(path, { above: true })))
+  if (
+    flags.plan === undefined ||
+    (!flags.env?.length &&
+      !mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) }))
+  )
     return;
   const tree = await loadManifestsOnce(io.manifestLoads, path, {
     maxBytes: maxManifestBytesFrom(io.env),

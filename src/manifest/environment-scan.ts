@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { MAX_MANIFEST_BYTES } from "./parse/parse.js";
 import { dirname, join, resolve, sep } from "node:path";
 
 const SKIPPED = new Set(["node_modules", ".git", ".plumb"]);
@@ -11,7 +12,11 @@ const ENVIRONMENT_KIND = /^kind:\s*["']?Environment["']?\s*(#.*)?$/m;
  * A false "yes" only costs a full load; a missing or unreadable path answers no (the command
  * reports it as before).
  */
-export function mayDefineEnvironments(path: string, options: { above?: boolean } = {}): boolean {
+export function mayDefineEnvironments(
+  path: string,
+  options: { above?: boolean; maxBytes?: number } = {},
+): boolean {
+  const read = readUpTo(options.maxBytes ?? MAX_MANIFEST_BYTES);
   let names = false; // a file of the tree names environments (for `above`)
   const visit = (dir: string): boolean => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -26,15 +31,19 @@ export function mayDefineEnvironments(path: string, options: { above?: boolean }
   };
   try {
     if (statSync(path).isDirectory())
-      return visit(path) || (options.above === true && names && environmentFilesAbove(path).length > 0);
-    return ENVIRONMENT_KIND.test(read(path)) || environmentFilesFor(path).length > 0;
+      return (
+        visit(path) ||
+        (options.above === true && names && environmentFilesAbove(path, options.maxBytes).length > 0)
+      );
+    return ENVIRONMENT_KIND.test(read(path)) || environmentFilesFor(path, options.maxBytes).length > 0;
   } catch {
     return false;
   }
 }
 
 /** The YAML files under `dir` (its tree) that may define `kind: Environment`, sorted. */
-function environmentFilesUnder(dir: string): string[] {
+function environmentFilesUnder(dir: string, maxBytes: number): string[] {
+  const read = readUpTo(maxBytes);
   const found: string[] = [];
   const visit = (at: string) => {
     for (const entry of readdirSync(at, { withFileTypes: true })) {
@@ -64,13 +73,13 @@ const NAMES_ENVIRONMENTS = /(?:^|[\s{,])["']?environments["']?\s*:/m;
  * (another folder's examples must not decide where it is applied). The file itself is left out
  * (it is loaded anyway). Absolute paths.
  */
-export function environmentFilesFor(file: string): string[] {
+export function environmentFilesFor(file: string, maxBytes = MAX_MANIFEST_BYTES): string[] {
   const own = resolve(file);
-  const text = read(own);
+  const text = readUpTo(maxBytes)(own);
   let dir = dirname(own);
   const top = NAMES_ENVIRONMENTS.test(text) ? (gitRootOf(dir) ?? dir) : dir;
   for (;;) {
-    const found = environmentFilesUnder(dir).filter((f) => f !== own);
+    const found = environmentFilesUnder(dir, maxBytes).filter((f) => f !== own);
     if (found.length > 0 || ENVIRONMENT_KIND.test(text)) return found;
     if (dir === top || dirname(dir) === dir) return [];
     dir = dirname(dir);
@@ -83,12 +92,12 @@ export function environmentFilesFor(file: string): string[] {
  * directory above it, up to the root of its git repository, whose tree holds any (the rule for one
  * file, from the directory's parent). None outside a repository or at its root. Absolute paths.
  */
-export function environmentFilesAbove(dir: string): string[] {
+export function environmentFilesAbove(dir: string, maxBytes = MAX_MANIFEST_BYTES): string[] {
   const own = resolve(dir);
   const top = gitRootOf(own);
   if (top === undefined || top === own) return [];
   for (let at = dirname(own); ; at = dirname(at)) {
-    const found = environmentFilesUnder(at).filter((file) => !file.startsWith(own + sep));
+    const found = environmentFilesUnder(at, maxBytes).filter((file) => !file.startsWith(own + sep));
     if (found.length > 0 || at === top || dirname(at) === at) return found;
   }
 }
@@ -101,10 +110,26 @@ function gitRootOf(dir: string): string | undefined {
   }
 }
 
-const read = (file: string): string => {
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return "";
-  }
-};
+/**
+ * A file's text for the scan, or "" when it cannot be read or is larger than the load accepts
+ * (`manifest-too-large`: it is refused there, unread, so nothing in it counts; and a hostile
+ * gigabyte file in the tree is not read whole by a scan).
+ */
+const readUpTo =
+  (maxBytes: number) =>
+  (file: string): string => {
+    let fd: number | undefined;
+    try {
+      fd = openSync(file, "r");
+      const size = fstatSync(fd).size;
+      if (size > maxBytes) return "";
+      const bytes = Buffer.allocUnsafe(size);
+      let read = 0;
+      for (let n = 1; read < size && n > 0; read += n) n = readSync(fd, bytes, read, size - read, read);
+      return bytes.toString("utf8", 0, read);
+    } catch {
+      return "";
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  };

@@ -67,7 +67,7 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
     // One file as PATH: its Environment documents come from other files, validated with it.
     const [result] = await parseFiles(files, { base, realBase, maxBytes }, 1);
     problems.push(...result!.problems);
-    const outside = environmentDocuments(environmentFilesFor(files[0]!.path), base, maxBytes);
+    const outside = environmentDocuments(environmentFilesFor(files[0]!.path, maxBytes), base, maxBytes);
     problems.push(...outside.problems);
     return validateDocuments([...result!.documents, ...outside.documents], problems);
   }
@@ -78,7 +78,7 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
     inOrder: (results) => results.forEach((result) => validation.addFile(result)),
   });
   if (options.environmentsAbove && validation.lacksEnvironments())
-    validation.addFile(environmentDocuments(environmentFilesAbove(base), base, maxBytes));
+    validation.addFile(environmentDocuments(environmentFilesAbove(base, maxBytes), base, maxBytes));
   return validation.finish();
 }
 

@@ -35,6 +35,17 @@ describe("the quick scan for Environment documents", () => {
     expect(mayDefineEnvironments(join(dir, "ignored"))).toBe(false);
     expect(mayDefineEnvironments(join(dir, "missing"))).toBe(false);
   });
+
+  it("reads no file larger than the load accepts (it is refused there, unread)", async () => {
+    const big = await mkdtemp(join(tmpdir(), "plumb-env-scan-big-"));
+    try {
+      await writeFile(join(big, "huge.yaml"), `kind: Environment\n${"#".repeat(4096)}\n`);
+      expect(mayDefineEnvironments(big, { maxBytes: 1024 })).toBe(false);
+      expect(mayDefineEnvironments(big, { maxBytes: 8192 })).toBe(true);
+    } finally {
+      await rm(big, { recursive: true, force: true });
+    }
+  });
 });
 
 // A single manifest file runs with the Environment documents of the nearest directory tree that

@@ -62,6 +62,7 @@ import { listenForStop } from "./apply-stop.js";
 import { refuseStaleParts } from "./apply-saved-parts.js";
 import { checkSavedPlanParts, forEachEnvironment } from "../environments.js";
 import { mayDefineEnvironments } from "../../manifest/environment-scan.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 
 export type ApplyIo = SessionIo & {
   /** Asks on the terminal; injected by tests. */
@@ -153,7 +154,9 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     // Once per environment (--env; docs/environments.md), each under its own state lock; else once.
     // A saved plan of environments applies the environments it holds (--env: those of them named).
     const env =
-      flags.plan !== undefined && !flags.env?.length && mayDefineEnvironments(path, { above: true })
+      flags.plan !== undefined &&
+      !flags.env?.length &&
+      mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) })
         ? await savedPlanEnvironments(flags.plan)
         : flags.env;
     await checkSavedPlanParts(path, { ...flags, env }, io);

@@ -15,7 +15,8 @@ export async function definedEnvironments(
   options: { environments?: readonly string[] | undefined; env: NodeJS.ProcessEnv },
 ): Promise<LoadedEnvironment[] | undefined> {
   const requested = options.environments ?? [];
-  if (requested.length === 0 && !mayDefineEnvironments(root)) return undefined;
+  if (requested.length === 0 && !mayDefineEnvironments(root, { maxBytes: maxManifestBytesFrom(options.env) }))
+    return undefined;
   const tree = await loadManifests(root, { maxBytes: maxManifestBytesFrom(options.env) });
   const selected = selectEnvironments(tree.environments, requested);
   return selected.length > 0 ? selected : undefined;
