@@ -5,6 +5,12 @@ import { PlumbError } from "../errors.js";
 export type ApiOptions = {
   apiUrl: string;
   apiKey: string;
+  /**
+   * The file the key was read from (--api-key-file, an Environment's `api_key: {file}`): read again
+   * when the server answers 401, so a key rotated in place (a mounted Secret) is taken up without a
+   * restart (transport/http.ts).
+   */
+  apiKeyFile?: string | undefined;
   tenantId?: string | undefined;
   /** `{platform_url}` of the organization settings; defaults to apiUrl. */
   platformUrl: string;
@@ -95,7 +101,26 @@ export function readApiOptions(
     : apiUrl;
   const tenantId = nonEmpty(flags.tenantId) ?? nonEmpty(env.PLUMB_TENANT_ID);
   const mode = readModeSetting(flags.mode, env.PLUMB_MODE);
-  return { apiUrl, apiKey, platformUrl, ...(tenantId ? { tenantId } : {}), ...(mode ? { mode } : {}) };
+  return {
+    apiUrl,
+    apiKey,
+    platformUrl,
+    ...(keyFile ? { apiKeyFile: keyFile } : {}),
+    ...(tenantId ? { tenantId } : {}),
+    ...(mode ? { mode } : {}),
+  };
+}
+
+/** The key in `path` now, or undefined when it cannot be read or is empty (the old key is kept then). */
+export function readKeyFileAgain(
+  path: string,
+  readFile: (path: string) => string = (file) => readFileSync(file, "utf8"),
+): string | undefined {
+  try {
+    return nonEmpty(readFile(path));
+  } catch {
+    return undefined;
+  }
 }
 
 function readModeSetting(flag: string | undefined, env: string | undefined): ServerModeSetting | undefined {

@@ -68,6 +68,7 @@ function agentServerPort(options: PortsOptions): AgentServerPort {
         clock: options.clock,
         deploymentUrl: url,
         apiKey: options.api.apiKey,
+        apiKeyFile: options.api.apiKeyFile,
         tenantId: options.api.tenantId,
       });
       clients.set(url, client);
@@ -119,6 +120,7 @@ export function createApplyPorts(given: PortsOptions): ClientPorts {
       clock: options.clock,
       apiUrl: options.api.apiUrl,
       apiKey: options.api.apiKey,
+      apiKeyFile: options.api.apiKeyFile,
       tenantId: options.api.tenantId,
     });
   const platformClient =
@@ -129,6 +131,7 @@ export function createApplyPorts(given: PortsOptions): ClientPorts {
       clock: options.clock,
       platformUrl: options.api.platformUrl,
       apiKey: options.api.apiKey,
+      apiKeyFile: options.api.apiKeyFile,
       tenantId: options.api.tenantId,
     });
   const platform: PlatformPort = {

@@ -145,7 +145,11 @@ export function settingsOf(environment: LoadedEnvironment, root: string, env: No
   own.PLUMB_API_KEY = read("api_key", spec.api_key);
   const flags: ConnectionFlags & { mode?: string } = {
     apiUrl: read("api_url", spec.api_url),
-    apiKeyFile: undefined,
+    // Read again on a 401 (ApiOptions.apiKeyFile): a key rotated in its file needs no restart.
+    apiKeyFile:
+      typeof spec.api_key === "object" && "file" in spec.api_key
+        ? resolve(base, spec.api_key.file)
+        : undefined,
     tenantId: spec.tenant_id === undefined ? undefined : read("tenant_id", spec.tenant_id),
     platformUrl: spec.platform_url === undefined ? undefined : read("platform_url", spec.platform_url),
     mode: spec.mode,

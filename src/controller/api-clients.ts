@@ -39,6 +39,7 @@ export function createControllerClients(options: {
     limiter: controlPlane.http.limiter,
     platformUrl: api.platformUrl,
     apiKey: api.apiKey,
+    apiKeyFile: api.apiKeyFile,
     tenantId: api.tenantId,
   });
   const ports = createApplyPorts({ api, clock, transport, controlPlane, platform });

@@ -46,6 +46,8 @@ describe("readApiOptions", () => {
     expect(options).toEqual({
       apiUrl: "https://flag.test/api",
       apiKey: KEY,
+      // Kept: a 401 reads it again (a rotated key, transport/http.ts).
+      apiKeyFile: "/keys/ok",
       tenantId: "flag-tenant",
       platformUrl: "https://p.test",
     });

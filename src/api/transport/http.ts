@@ -15,6 +15,7 @@ import { errorFromResponse, parseSuccess, unexpectedResponse } from "./response-
 import { abortableExchange } from "./abortable-exchange.js";
 import type { ShapeCheck } from "../../schema/validators.js";
 import { createSecretRedactor, type SecretRedactor } from "../secret-redactor.js";
+import { readKeyFileAgain } from "../config.js";
 
 type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -48,6 +49,11 @@ export type HttpClientOptions = {
   logger?: Logger;
   /** The run's secrets, removed from every error text the server sends (the API key is added to it). */
   redactor?: SecretRedactor;
+  /**
+   * The file the key came from (ApiOptions.apiKeyFile): on a 401 it is read again, and a key that
+   * changed there is used from then on, the request sent once more with it (a rotated key).
+   */
+  apiKeyFile?: string | undefined;
   /**
    * Called immediately before a request that may change something (any method but GET) leaves,
    * after every rate-limiter and retry wait; throwing aborts it unsent. The state lock's fence
@@ -118,6 +124,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     logger: options.logger,
     identity: identityOf(options.auth.apiKey),
     scrub: (text: string) => redactor.redact(text),
+    redactor,
     answered: false,
   };
   const request = <T>(spec: RequestSpec) => requestWithRetries<T>(c, spec);
@@ -140,6 +147,7 @@ type Client = {
   logger: HttpClientOptions["logger"];
   identity: string;
   scrub: (text: string) => string;
+  redactor: SecretRedactor;
   /**
    * Whether this server has answered anything yet. A refused connection before that is a wrong URL
    * or a server that is not running: said at once. After it, a restart: retried as usual.
@@ -235,9 +243,21 @@ function shouldRetry(c: Client, error: ApiError, idempotent: boolean): boolean {
   return idempotent && RETRYABLE_STATUSES.has(error.status);
 }
 
+/** After a 401: the key file holds another key now (rotated in place); it replaces the old one. */
+function takeRotatedKey(c: Client): boolean {
+  const file = c.options.apiKeyFile;
+  const key = file === undefined ? undefined : readKeyFileAgain(file);
+  if (key === undefined || key === c.auth.apiKey) return false;
+  c.redactor.add([key]);
+  c.auth = { ...c.auth, apiKey: key };
+  c.logger?.info({ file }, "the API key file holds another key since it was read: using it");
+  return true;
+}
+
 async function requestWithRetries<T>(c: Client, spec: RequestSpec): Promise<T> {
   const idempotent = spec.idempotent ?? IDEMPOTENT_METHODS.has(spec.method);
   const started = c.clock.now();
+  let rotated = false;
   for (let attemptNo = 1; ; attemptNo += 1) {
     let failure: ApiError;
     try {
@@ -245,6 +265,11 @@ async function requestWithRetries<T>(c: Client, spec: RequestSpec): Promise<T> {
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       failure = error;
+    }
+    // A 401 is answered before any work (docs/api-client.md), so any method may go once more.
+    if (failure.status === 401 && !rotated && takeRotatedKey(c)) {
+      rotated = true;
+      continue;
     }
     if (!shouldRetry(c, failure, idempotent) || attemptNo >= c.policy.maxAttempts) throw failure;
     const delay = failure.retryAfterMs ?? backoffDelay(attemptNo, retryBackoff(c.policy), c.random);

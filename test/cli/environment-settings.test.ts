@@ -1,0 +1,44 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { settingsOf } from "../../src/cli/environments.js";
+import type { LoadedEnvironment } from "../../src/manifest/types.js";
+
+// An Environment's api_key from a file is read now and its path kept (ApiOptions.apiKeyFile): a 401
+// reads the file again, so a key rotated there is taken up without a restart. From a variable,
+// there is no file to read again.
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "plumb-env-settings-"));
+  await mkdir(join(root, "environments", "keys"), { recursive: true });
+  await writeFile(join(root, "environments", "keys", "prod"), "prod-key-from-file\n");
+});
+afterAll(async () => rm(root, { recursive: true, force: true }));
+
+const environment = (apiKey: object): LoadedEnvironment =>
+  ({
+    file: "environments/prod.yaml",
+    manifest: {
+      apiVersion: "plumb/v1",
+      kind: "Environment",
+      metadata: { name: "prod" },
+      spec: { api_url: "http://127.0.0.1:9", api_key: apiKey, mode: "saas" },
+    },
+  }) as unknown as LoadedEnvironment;
+
+describe("settingsOf an Environment's api_key", () => {
+  it("from a file: the key now, and the file's path to read again", () => {
+    const { flags, env } = settingsOf(environment({ file: "keys/prod" }), root, {});
+    expect(env.PLUMB_API_KEY).toBe("prod-key-from-file");
+    expect(flags.apiKeyFile).toBe(join(root, "environments", "keys", "prod"));
+  });
+
+  it("from a variable: no file, whatever --api-key-file the command was given", () => {
+    const { flags, env } = settingsOf(environment({ env: "PROD_KEY" }), root, { PROD_KEY: "from-env" });
+    expect(env.PLUMB_API_KEY).toBe("from-env");
+    expect(Object.keys(flags)).toContain("apiKeyFile");
+    expect(flags.apiKeyFile).toBeUndefined();
+  });
+});

@@ -1,0 +1,77 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { type Controller, startController } from "../../src/controller/controller.js";
+import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
+
+// A long-running controller whose API key comes from a file (--api-key-file, an Environment's
+// api_key: {file}, a mounted Secret) takes up a key rotated in that file without a restart: the
+// control plane, restarted on the same port with only the new key, answers the old one 401, and the
+// controller reads the file again (docs/api-client.md "A rotated key"). Counted on the control plane.
+
+const OLD = "old-rotated-key-0000000000";
+const NEW = "new-rotated-key-1111111111";
+const planeOptions = (key: string, dataDir: string, port = 0) => ({
+  revisionSeconds: 0.02,
+  deploymentReadySeconds: 0,
+  apiKeys: [{ key, tenants: [DEFAULT_TENANT_ID] }],
+  dataDir,
+  port,
+  host: "127.0.0.1",
+});
+
+let dir: string;
+let cp: RunningControlPlane | undefined;
+let controller: Controller | undefined;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "plumb-key-rotation-"));
+});
+afterEach(async () => {
+  await controller?.stop(1_000);
+  await cp?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it("the controller reconciles on with the key rotated in its file, no restart", async () => {
+  const manifests = join(dir, "manifests");
+  const keyFile = join(dir, "api-key");
+  await writeFile(keyFile, `${OLD}\n`);
+  cp = await startControlPlane(planeOptions(OLD, join(dir, "data")));
+  const url = cp.url;
+  await writeDoc(manifests, "a.yaml", container("a", "img/a:1"));
+  const log = memoryLogger();
+  controller = await startController({
+    source: { kind: "dir", dir: manifests },
+    api: { apiUrl: url, apiKey: OLD, apiKeyFile: keyFile, platformUrl: url },
+    listen: { host: "127.0.0.1", port: 0 },
+    selfHeal: false,
+    concurrency: 2,
+    debounceMs: 30,
+    backoffBaseMs: 50,
+    backoffMaxMs: 200,
+    timeoutMs: 10_000,
+    pollIntervalMs: 10,
+    maxPollIntervalMs: 50,
+    env: process.env,
+    logger: log.logger,
+  });
+  await waitFor("a on the control plane", async () => (await api(url, OLD).deployments()).length === 1);
+
+  // The key is rotated: the Secret's file holds the new one, the server accepts only that.
+  await cp.stop();
+  await writeFile(keyFile, `${NEW}\n`);
+  cp = await startControlPlane(planeOptions(NEW, join(dir, "data"), Number(new URL(url).port)));
+  await writeDoc(manifests, "b.yaml", container("b", "img/b:1"));
+  const client = api(url, NEW);
+  await waitFor("b on the control plane, sent with the new key", async () =>
+    (await client.deployments()).some((d) => d.name === "b"),
+  );
+  const deployments = await client.deployments();
+  expect(deployments.map((d) => d.name).sort()).toEqual(["a", "b"]);
+  for (const d of deployments) expect(await client.revisions(d.id)).toHaveLength(1);
+  expect(log.text()).not.toContain(NEW);
+  expect(log.text()).not.toContain(OLD);
+});
