@@ -17,12 +17,10 @@ import {
 } from "../../reconcile/reconcile-object.js";
 import type { WorkItem } from "./schedule.js";
 import type { Worker } from "./work-queue.js";
-import { lazyChild } from "./lazy-log.js";
 
 // The queue's worker: reconciles one object from the current snapshot, then counts, logs and (on an
 // unexpected error) records what happened. Every log line is bound to the object's kind, name, id,
-// revision and commit, each key once (pino does not merge a child's bindings with a line's fields);
-// the bound logger is made only for a line that is written (lazy-log.ts).
+// revision and commit, each key once (pino does not merge a child's bindings with a line's fields).
 
 export type WorkerDeps = {
   /** Everything reconcileObject needs (statuses and record included). */
@@ -84,7 +82,7 @@ export function createReconcileWorker(deps: WorkerDeps): Worker {
       name: metadata.name,
       previous,
       bindings,
-      log: lazyChild(deps.log, bindings),
+      log: deps.log.child(bindings),
       started: clock.now(),
     };
     const known = deps.listing.take(item.key);
@@ -141,7 +139,7 @@ function reportOutcome(deps: WorkerDeps, run: Run, outcome: ReconcileOutcome): v
     ...ended,
   });
   if (event) deps.notifier?.notify(event);
-  const done = lazyChild(deps.log, { ...bindings, ...ended });
+  const done = deps.log.child({ ...bindings, ...ended });
   const fields = {
     reason: item.reason,
     attempt: item.attempt,
