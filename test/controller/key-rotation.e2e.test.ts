@@ -5,6 +5,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { fastControllerOptions } from "./harness.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 
 // A long-running controller whose API key comes from a file (--api-key-file, an Environment's
@@ -43,21 +44,13 @@ it("the controller reconciles on with the key rotated in its file, no restart", 
   const url = cp.url;
   await writeDoc(manifests, "a.yaml", container("a", "img/a:1"));
   const log = memoryLogger();
-  controller = await startController({
-    source: { kind: "dir", dir: manifests },
-    api: { apiUrl: url, apiKey: OLD, apiKeyFile: keyFile, platformUrl: url },
-    listen: { host: "127.0.0.1", port: 0 },
-    selfHeal: false,
-    concurrency: 2,
-    debounceMs: 30,
-    backoffBaseMs: 50,
-    backoffMaxMs: 200,
-    timeoutMs: 10_000,
-    pollIntervalMs: 10,
-    maxPollIntervalMs: 50,
-    env: process.env,
-    logger: log.logger,
-  });
+  controller = await startController(
+    fastControllerOptions(cp, {
+      source: { kind: "dir", dir: manifests },
+      api: { apiUrl: url, apiKey: OLD, apiKeyFile: keyFile, platformUrl: url },
+      logger: log.logger,
+    }),
+  );
   await waitFor("a on the control plane", async () => (await api(url, OLD).deployments()).length === 1);
 
   // The key is rotated: the Secret's file holds the new one, the server accepts only that.
