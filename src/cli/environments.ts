@@ -30,9 +30,11 @@ export async function forEachEnvironment<F extends EnvFlags>(
   /** False for a command that talks to no API (unlock): the Environment's settings are not read. */
   connects = true,
 ): Promise<number> {
-  // Without --env, a tree that holds no Environment document is not loaded twice.
+  // Without --env, a tree that holds no Environment document is not loaded twice: a quick text scan
+  // decides, unless the command shares its loads (plan), whose one parse answers it for free.
   if (
     !flags.env?.length &&
+    !io.manifestLoads &&
     !mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) })
   )
     return run(flags, io);

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -83,4 +83,27 @@ it("parses the tree once for the Environment lookup and every environment's plan
   ]);
   expect(loads.gets).toBe(3);
   expect(loads.sets).toBe(1);
+});
+
+it("a tree without environments is parsed once too, and not scanned as text before", async () => {
+  const plain = await mkdtemp(join(tmpdir(), "plumb-plan-once-plain-"));
+  try {
+    await writeFile(join(plain, "agent.yaml"), await readFile(join(dir, "agent.yaml"), "utf8"));
+    const loads = new CountingLoads();
+    let out = "";
+    process.exitCode = 0;
+    await planCommand({
+      stdout: { write: (t: string) => (out += t) },
+      stderr: { write: () => true },
+      env: { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY },
+      manifestLoads: loads,
+    }).parseAsync([plain, "--output", "json"], { from: "user" });
+    process.exitCode = 0;
+    expect((JSON.parse(out) as { summary: object }).summary).toEqual(expect.objectContaining({ create: 1 }));
+    // The environments' lookup took the load (its first get) and the plan reused it: one parse.
+    expect(loads.gets).toBe(2);
+    expect(loads.sets).toBe(1);
+  } finally {
+    await rm(plain, { recursive: true, force: true });
+  }
 });
