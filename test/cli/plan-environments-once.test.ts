@@ -64,19 +64,24 @@ class CountingLoads extends Map<string, Promise<LoadResult>> {
   }
 }
 
-it("parses the tree once for the Environment lookup and every environment's plan", async () => {
+/** `plumb plan PATH --output json` in this process with `loads`; its JSON and the loads' counts. */
+async function planJson(path: string, env: Record<string, string>) {
   const loads = new CountingLoads();
   let out = "";
   process.exitCode = 0;
   await planCommand({
     stdout: { write: (t: string) => (out += t) },
     stderr: { write: () => true },
-    env: { CP_URL: cp.url, CP_KEY: DEFAULT_API_KEY },
+    env,
     manifestLoads: loads,
-  }).parseAsync([dir, "--output", "json"], { from: "user" });
+  }).parseAsync([path, "--output", "json"], { from: "user" });
   process.exitCode = 0;
-  const planned = (JSON.parse(out) as { environments: Array<{ environment: string; summary: object }> })
-    .environments;
+  return { json: JSON.parse(out) as Record<string, unknown>, loads };
+}
+
+it("parses the tree once for the Environment lookup and every environment's plan", async () => {
+  const { json, loads } = await planJson(dir, { CP_URL: cp.url, CP_KEY: DEFAULT_API_KEY });
+  const planned = (json as { environments: Array<{ environment: string; summary: object }> }).environments;
   expect(planned.map((e) => [e.environment, e.summary])).toEqual([
     ["prod", expect.objectContaining({ create: 1 })],
     ["staging", expect.objectContaining({ create: 1 })],
@@ -89,17 +94,8 @@ it("a tree without environments is parsed once too, and not scanned as text befo
   const plain = await mkdtemp(join(tmpdir(), "plumb-plan-once-plain-"));
   try {
     await writeFile(join(plain, "agent.yaml"), await readFile(join(dir, "agent.yaml"), "utf8"));
-    const loads = new CountingLoads();
-    let out = "";
-    process.exitCode = 0;
-    await planCommand({
-      stdout: { write: (t: string) => (out += t) },
-      stderr: { write: () => true },
-      env: { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY },
-      manifestLoads: loads,
-    }).parseAsync([plain, "--output", "json"], { from: "user" });
-    process.exitCode = 0;
-    expect((JSON.parse(out) as { summary: object }).summary).toEqual(expect.objectContaining({ create: 1 }));
+    const { json, loads } = await planJson(plain, { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY });
+    expect(json.summary).toEqual(expect.objectContaining({ create: 1 }));
     // The environments' lookup took the load (its first get) and the plan reused it: one parse.
     expect(loads.gets).toBe(2);
     expect(loads.sets).toBe(1);
