@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { type Env, FastClock, call, startEnv, writeManifests } from "../reconcile/harness.js";
+import { internalSource } from "../controller/support.js";
 
 // internal_source against the local control plane: create uploads the source and converges, a
 // changed file makes exactly one new revision, an unchanged directory is never uploaded again.
@@ -13,17 +14,8 @@ afterEach(async () => {
   env = undefined;
 });
 
-const sourceDoc = (name: string, sourcePath = "./agent", graph = "langgraph.json") => ({
-  apiVersion: "plumb/v1",
-  kind: "Deployment",
-  metadata: { name },
-  spec: {
-    source: "internal_source",
-    source_path: sourcePath,
-    source_config: { install_command: "npm install", build_command: "npm run build" },
-    source_revision_config: { graph_config_path: graph },
-  },
-});
+const sourceDoc = (name: string, sourcePath = "./agent", graph = "langgraph.json") =>
+  internalSource(name, sourcePath, graph);
 
 async function writeSource(root: string, version: string, dir = "agent") {
   await mkdir(join(root, dir, "src"), { recursive: true });

@@ -65,7 +65,7 @@ export const container = (name: string, image: string, extra: Record<string, unk
 });
 
 /** An internal_source Deployment built from `sourcePath` (relative to its manifest), npm-style. */
-export const internalSource = (name: string, sourcePath: string) => ({
+export const internalSource = (name: string, sourcePath: string, graph = "langgraph.json") => ({
   apiVersion: "plumb/v1",
   kind: "Deployment",
   metadata: { name },
@@ -73,7 +73,7 @@ export const internalSource = (name: string, sourcePath: string) => ({
     source: "internal_source",
     source_path: sourcePath,
     source_config: { install_command: "npm install", build_command: "npm run build" },
-    source_revision_config: { graph_config_path: "langgraph.json" },
+    source_revision_config: { graph_config_path: graph },
   },
 });
 

@@ -26,12 +26,8 @@ import type { PlanManifestsResult } from "../../reconcile/plan/plan-run.js";
 import type { Plan, PlannedPrune } from "../../diff/plan/plan-types.js";
 import type { ApiOptions } from "../../api/config.js";
 import type { ObjectStatus } from "../../status/status-types.js";
-import { refuseStalePlan, savedPlanFlags } from "../../reconcile/plan/saved-plan.js";
-import {
-  readSavedPlanFor,
-  savedPlanEnvironments,
-  targetOf,
-} from "../../reconcile/plan/saved-plan-environments.js";
+import { refuseStalePlan } from "../../reconcile/plan/saved-plan.js";
+import { savedPlanEnvironments } from "../../reconcile/plan/saved-plan-environments.js";
 import { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS, type ProgressEvent } from "../../apply/apply-types.js";
 import {
   formatApplyJson,
@@ -46,7 +42,6 @@ import {
   applyObjects,
   gitCommitOf,
   openSession,
-  planSession,
   type Session,
   type SessionIo,
   warnUnknownSecrets,
@@ -59,7 +54,7 @@ import { reportInvalidManifests } from "../../report/report-invalid.js";
 import { type StateLockTiming, withStateLock } from "../with-state-lock.js";
 import type { StateLock } from "../../lock/index.js";
 import { listenForStop } from "./apply-stop.js";
-import { refuseStaleParts } from "./apply-saved-parts.js";
+import { planApplyRun, refuseStaleParts } from "./apply-saved-parts.js";
 import { checkSavedPlanParts, forEachEnvironment } from "../environments.js";
 import { mayDefineEnvironments } from "../../manifest/environment-scan.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
@@ -180,16 +175,7 @@ async function runApplyLocked(path: string, flags: Flags, io: ApplyIo, lock: Loc
   // Nothing is sent when its record could not be written (e.g. --status-dir on a read-only place).
   await checkStatusDirWritable(session.statusDir);
   // With environments, this environment's part, made against the control plane its client reaches.
-  const target = () => targetOf(session.connect().api);
-  const saved =
-    flags.plan === undefined ? undefined : await readSavedPlanFor(flags.plan, flags.environment, target);
-  const given = { targets: flags.target, prune: flags.prune === true, replace: flags.replace ?? [] };
-  const run = saved ? savedPlanFlags(saved, given) : given;
-  const result = await planSession(session, io, run.targets, undefined, {
-    requireManifests: true,
-    prune: run.prune,
-    replace: run.replace,
-  });
+  const { saved, result } = await planApplyRun(session, flags, io);
   if (!result.ok) {
     reportInvalidManifests(io.stdout, result.problems, flags.output, "nothing applied");
     return 1;
