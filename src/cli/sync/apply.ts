@@ -154,8 +154,11 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
       mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) })
         ? await savedPlanEnvironments(flags.plan)
         : flags.env;
-    await checkSavedPlanParts(path, { ...flags, env }, io);
-    await refuseStaleParts(path, { ...flags, env }, io);
+    // The checks before any environment is applied share one parse of the tree; each environment's
+    // apply reads it again, under its lock.
+    const checks = { ...io, manifestLoads: new Map() };
+    await checkSavedPlanParts(path, { ...flags, env }, checks);
+    await refuseStaleParts(path, { ...flags, env }, checks);
     process.exitCode = await forEachEnvironment(path, { ...flags, env }, io, (f, envIo) =>
       runApply(path, f, { ...io, ...envIo }),
     );
