@@ -64,12 +64,18 @@ it("swaps the new build in whole: dist/ is old, then new, never a partial build"
   let done = false;
   const build = buildDist(root).finally(() => (done = true));
   const seen: string[] = [];
-  while (!done) {
+  const look = async () => {
     const text = existsSync(join(root, "dist", "src", "a.js")) ? await built().catch(() => "") : "";
     seen.push(/a = 2/.test(text) ? "old" : /a = 3/.test(text) ? "new" : text === "" ? "missing" : text);
+  };
+  while (!done) {
+    await look();
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   expect(await build).toMatch(/^dist\/ built/);
+  // One look after the build ended: the loop's last may have landed between the swap's renames
+  // just before it did (a CI run saw "old,missing" and nothing after).
+  await look();
   // dist/ is missing only between the swap's two renames (build-dist.ts swapIn): a poll on a loaded
   // machine may land there, once; it is never a build in part, and never old again after new.
   const phases = seen.filter((state, i) => state !== seen[i - 1]);
