@@ -117,10 +117,12 @@ export function createStoreServices(
 ) {
   const clock = options.clock ?? systemClock;
   const timers = options.timers ?? systemTimers;
+  const readiness = createReadiness();
   const metrics = createControllerMetrics({
     statuses: () => book.statuses.values(),
     invalidFiles: work.invalidFiles,
     queue: work.queue,
+    settled: readiness.settled,
   });
   const notifier = startControllerNotifier({
     notify: options.notify,
@@ -147,7 +149,7 @@ export function createStoreServices(
   });
   const listing = createLiveListing(() => clients.controlPlane.deploymentPages(), options.logger, timers);
   metrics.leading(true);
-  return { metrics, notifier, budget, requests, ...clients, listing, readiness: createReadiness() };
+  return { metrics, notifier, budget, requests, ...clients, listing, readiness };
 }
 
 export type StoreWork = {

@@ -125,7 +125,7 @@ describe("controller on a directory", () => {
     expect(JSON.stringify(controller.status())).not.toContain("t0ps3cret-value");
   });
 
-  it("/readyz answers 200 while the first reconcile waits for DEPLOYED; /status says when it settled", async () => {
+  it("/readyz answers 200 while the first reconcile waits for DEPLOYED; /status and plumb_settled say when it settled", async () => {
     await cp.stop();
     const clock = gatedClock();
     cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0, clock });
@@ -143,12 +143,15 @@ describe("controller on a directory", () => {
     // Ready (the manifests are loaded): the Service keeps routing the page and the webhook.
     expect((await http("/readyz")).status).toBe(200);
     expect(controller.status()).toMatchObject({ ready: true, settled: false });
+    expect(await (await http("/metrics")).text()).toMatch(/^plumb_settled 0$/m);
     expect(controller.ready()).toBe(false); // the API's ready(): every first reconcile finished
     expect((await http("/livez")).status).toBe(200);
 
     clock.open();
     await waitFor("ready", () => controller.ready());
     expect(controller.status()).toMatchObject({ ready: true, settled: true });
+    // Prometheus sees it too, without asking /status for every record (bench/controller-memory).
+    expect(await (await http("/metrics")).text()).toMatch(/^plumb_settled 1$/m);
     expect(controller.status().objects.map((o) => [o.name, o.sync, o.revision_status])).toEqual([
       ["alpha", "Synced", "DEPLOYED"],
     ]);

@@ -12,6 +12,8 @@ export type MetricsSources = {
   /** Files whose manifests are invalid right now. */
   invalidFiles: () => number;
   queue: () => { pending: number; running: number; backingOff: number };
+  /** Every object of the first scan reconciled once since this process started (readiness.ts). */
+  settled?: () => boolean;
 };
 
 export function createControllerMetrics(sources: MetricsSources) {
@@ -151,6 +153,17 @@ function registerStatusGauges(registry: Registry, sources: MetricsSources): void
       this.set(sources.invalidFiles());
     },
   });
+  if (sources.settled) {
+    const settled = sources.settled;
+    new Gauge({
+      name: "plumb_settled",
+      help: "1 once every object of the first scan has been reconciled once since start (as GET /status says), 0 before",
+      registers: [registry],
+      collect() {
+        this.set(settled() ? 1 : 0);
+      },
+    });
+  }
   new Gauge({
     name: "plumb_queue_items",
     help: "Work items by state",
