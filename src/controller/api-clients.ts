@@ -5,6 +5,7 @@ import { createPlatformClient } from "../api/platform-client.js";
 import { createRateLimiter, DEFAULT_API_KEY_CATEGORY } from "../api/transport/rate-limiter.js";
 import { createSecretRedactor } from "../api/secret-redactor.js";
 import type { Clock } from "../clock.js";
+import type { Logger } from "../logger.js";
 import { createApplyPorts } from "../apply/api-adapter.js";
 
 // The controller's API clients: control plane and platform share one rate limiter (its budget the
@@ -19,6 +20,8 @@ export function createControllerClients(options: {
   rateLimit?: { limit: number; windowMs: number } | undefined;
   /** The state lock's fence, checked immediately before every mutating request leaves. */
   beforeWrite?: () => void;
+  /** Where the transport says what it decided (a rotated key taken up, a retry given up); never a secret. */
+  logger?: Logger | undefined;
 }) {
   const { api, clock, rateLimit } = options;
   // The controller's secrets for its whole life: each reconcile adds the values it resolves.
@@ -28,6 +31,7 @@ export function createControllerClients(options: {
     onResponse: options.onResponse,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.beforeWrite ? { beforeWrite: options.beforeWrite } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   };
   const category = rateLimit ? { ...DEFAULT_API_KEY_CATEGORY, ...rateLimit } : DEFAULT_API_KEY_CATEGORY;
   const limiter = createRateLimiter({ clock, categorize: () => category });

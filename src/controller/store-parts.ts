@@ -146,6 +146,7 @@ export function createStoreServices(
     fetch: options.fetch,
     rateLimit: options.apiRateLimit,
     beforeWrite: lock.assertHeld, // checked after the limiter's and retries' waits
+    logger: options.logger,
   });
   const listing = createLiveListing(() => clients.controlPlane.deploymentPages(), options.logger, timers);
   metrics.leading(true);

@@ -65,6 +65,9 @@ it("the controller reconciles on with the key rotated in its file, no restart", 
   const deployments = await client.deployments();
   expect(deployments.map((d) => d.name).sort()).toEqual(["a", "b"]);
   for (const d of deployments) expect(await client.revisions(d.id)).toHaveLength(1);
+  // Said once in the controller's log, naming the file and not the key.
+  const taken = log.lines().filter((l) => /holds another key/.test(String(l.msg)));
+  expect(taken).toEqual([expect.objectContaining({ file: keyFile })]);
   expect(log.text()).not.toContain(NEW);
   expect(log.text()).not.toContain(OLD);
 });
