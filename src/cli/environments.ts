@@ -63,6 +63,8 @@ export async function forEachEnvironment<F extends EnvFlags>(
       ...settings.flags,
       environment: name,
       statusDir: join(resolveStatusDir({ root: path, statusDir: flags.statusDir }), name),
+      // The default store's ENV/: the stores above are read too (docs/status.md "Stores above").
+      ...(flags.statusDir === undefined ? { statusDirOfEnvironment: true } : {}),
     };
     const result = await run(envFlags, { ...io, stdout, env: settings.env });
     code = code === 1 || result === 1 ? 1 : Math.max(code, result);

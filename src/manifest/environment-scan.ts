@@ -103,7 +103,7 @@ export function environmentFilesAbove(dir: string, maxBytes = MAX_MANIFEST_BYTES
 }
 
 /** The nearest directory holding `.git`, from `dir` up; undefined outside a repository. */
-function gitRootOf(dir: string): string | undefined {
+export function gitRootOf(dir: string): string | undefined {
   for (let at = dir; ; at = dirname(at)) {
     if (existsSync(join(at, ".git"))) return at;
     if (dirname(at) === at) return undefined;

@@ -10,7 +10,10 @@ import { type Clock, systemClock } from "../clock.js";
 import type { Deployment } from "../schema/deployment.js";
 import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
 import type { ApplyObject } from "../apply/apply-types.js";
-import { type StatusLocation, loadStatus, resolveStatusDir } from "../git/status-source.js";
+import { type StatusLocation, loadStatus, manifestDirOf, resolveStatusDir } from "../git/status-source.js";
+import { loadAppliedAbove } from "../git/status-above.js";
+import { withAppliedAbove } from "../status/applied-above.js";
+import { gitRootOf } from "../manifest/environment-scan.js";
 import type { CheckoutQueue } from "../git/checkout-queue.js";
 import { resolveStorePending } from "../status/pending-intent.js";
 import { findMissingEnv, formatMissingEnv } from "./missing-env.js";
@@ -19,7 +22,7 @@ import { buildApplyObject } from "./plan/plan-object.js";
 import { withPrune } from "../diff/plan/plan-prune.js";
 import { sortProblems } from "../manifest/validate.js";
 import { decidePrune, findEmptiedManifests } from "./prune/prune-plan.js";
-import { type StatusStore, statusKey } from "../status/status-types.js";
+import { type ObjectStatus, type StatusStore, statusKey } from "../status/status-types.js";
 
 // The I/O edge shared by apply, drift and status: API settings, clients, the status store, the plan.
 
@@ -46,6 +49,11 @@ export type SessionFlags = ApiFlags & {
   gitQueue?: CheckoutQueue | undefined;
   /** The environment planned (docs/environments.md): its deployments resolved; none without Environments. */
   environment?: string;
+  /**
+   * statusDir is the default store's ENV/ (forEachEnvironment), not a --status-dir: the stores above
+   * are read as without one (docs/status.md "Stores above").
+   */
+  statusDirOfEnvironment?: boolean;
 };
 
 export type Session = {
@@ -57,6 +65,11 @@ export type Session = {
   /** The status directory of `location` (derived, so the two cannot disagree). */
   readonly statusDir: string;
   store: StatusStore;
+  /**
+   * What the stores above PATH last applied, per object (docs/status.md "Stores above"), read only:
+   * seen through appliedView, never written, never given to prune. Empty with --status-dir.
+   */
+  appliedAbove: ReadonlyMap<string, ObjectStatus>;
   /** This run's secrets (tokens, the API key, each secret value as it is resolved), removed from server text. */
   redactor: SecretRedactor;
   /** Built on first use, so invalid manifests stop before API settings are needed. */
@@ -102,6 +115,9 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
     environment: flags.environment, // ENV/ on the status branch, with its own lease
   };
   const store = await loadStatus(location);
+  // An explicit --status-dir means that store only.
+  const above = !flags.statusDir || flags.statusDirOfEnvironment;
+  const appliedAbove = above ? await loadAppliedAbove(location, gitRootOf(manifestDirOf(root))) : new Map();
   for (const problem of store.problems) {
     io.stderr.write(`plumb: ignoring status file ${problem.file}: ${problem.message}\n`);
   }
@@ -125,10 +141,19 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
       return resolveStatusDir(location);
     },
     store,
+    appliedAbove,
     redactor,
     connect,
   };
 }
+
+/**
+ * The store as plan and apply read what was last applied (secret fingerprints, source upload,
+ * applied spec): the session's own, with the later applies the stores above recorded
+ * (applied-above.ts). Prune, emptied-manifest checks and status writes read session.store alone.
+ */
+export const appliedView = (session: Session): StatusStore =>
+  withAppliedAbove(session.store, session.appliedAbove);
 
 /** Loads, validates and plans against live (see planManifests), with this session's clients and store. */
 export async function planSession(
@@ -149,7 +174,7 @@ export async function planSession(
       const server = { client: ports.controlPlane, setting: api.mode, apiUrl: api.apiUrl };
       return { controlPlane: ports.controlPlane, platform, server };
     },
-    recorded: recordsFromStatus(session.store),
+    recorded: recordsFromStatus(appliedView(session)),
     loads: io.manifestLoads,
     parallelParse: true, // a command's process does nothing else while it parses
     environmentsAbove: true, // as loadManifestsOnce has it for the command's other loads
@@ -196,9 +221,8 @@ export function warnUnknownSecrets(
   result: Extract<PlanManifestsResult, { ok: true }>,
   io: Pick<SessionIo, "stderr" | "env">,
 ): void {
-  const names = findUnknownSecrets(result.desired, result.live.deployments, (key) =>
-    session.store.objects.get(key),
-  );
+  const view = appliedView(session);
+  const names = findUnknownSecrets(result.desired, result.live.deployments, (key) => view.objects.get(key));
   const warning = formatUnknownSecretsWarning(names, session.root);
   if (warning) io.stderr.write(`plumb: ${warning}\n`);
   for (const line of formatMissingEnv(findMissingEnv(result.desired, io.env)))

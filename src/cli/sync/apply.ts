@@ -39,6 +39,7 @@ import { formatApplyMarkdown } from "../../report/format-apply-markdown.js";
 import { buildReportContext } from "../report-context.js";
 import {
   agentUrlFallback,
+  appliedView,
   applyObjects,
   gitCommitOf,
   openSession,
@@ -272,9 +273,13 @@ async function sendAndReport(run: Confirmed): Promise<number> {
   }
 }
 
-/** The status store's records, each write and removal checking the state lock first. */
+/**
+ * The status store's records, each write and removal checking the state lock first. `previous` is
+ * what was last applied, the stores above included (docs/status.md "Stores above"): an object whose
+ * secrets are not sent keeps their fingerprints, now in this store.
+ */
 const fencedRecords = ({ lock, session }: Confirmed) => ({
-  previous: session.store.objects,
+  previous: appliedView(session).objects,
   record: async (status: ObjectStatus) => {
     lock.assertHeld();
     await saveObjectStatus(session.statusDir, status);

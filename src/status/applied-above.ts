@@ -1,0 +1,68 @@
+import { type ObjectStatus, type StatusStore, blankObjectStatus } from "./status-types.js";
+
+// Pure: what the last apply sent to each object, as the stores above a PATH recorded it (the
+// default stores of its ancestor directories up to the git root; docs/status.md "Stores above").
+// A PATH inside a tree has its own store; an apply of the whole tree recorded the same deployments
+// in the tree's store. Only "what was applied" is taken from there: the secrets' salted fingerprints
+// (each carries its salt, so a record verifies the same anywhere), the source upload, the applied
+// spec, digest, commit and time. Never a manifest_file (relative to another directory: prune would
+// read it as a removed file) nor a pending intent (settled by the store that wrote it).
+
+/** The part of a record that says what the last apply sent. */
+export type AppliedPart = Pick<
+  ObjectStatus,
+  "secret_fingerprints" | "source_upload" | "applied_spec" | "manifest_digest" | "git_commit" | "applied_at"
+>;
+
+const time = (iso: string | null | undefined) => (iso ? Date.parse(iso) || 0 : 0);
+
+const appliedPartOf = (record: ObjectStatus): AppliedPart => ({
+  secret_fingerprints: record.secret_fingerprints,
+  ...(record.source_upload ? { source_upload: record.source_upload } : {}),
+  ...(record.applied_spec ? { applied_spec: record.applied_spec } : {}),
+  manifest_digest: record.manifest_digest,
+  git_commit: record.git_commit,
+  applied_at: record.applied_at ?? null,
+});
+
+/** A record with `applied` as its applied part: the rest (manifest_file, ids, health, ...) is kept. */
+function withApplied(record: ObjectStatus, applied: AppliedPart): ObjectStatus {
+  const { source_upload: _upload, applied_spec: _spec, ...rest } = record;
+  return { ...rest, ...applied };
+}
+
+/**
+ * The applied part of each object among the stores above (nearest first), the later apply winning;
+ * records that say nothing was applied (no applied_at) are left out.
+ */
+export function latestAppliedAbove(stores: readonly StatusStore[]): Map<string, ObjectStatus> {
+  const latest = new Map<string, ObjectStatus>();
+  for (const store of stores)
+    for (const [key, record] of store.objects) {
+      if (time(record.applied_at) === 0) continue;
+      const current = latest.get(key);
+      if (!current || time(record.applied_at) > time(current.applied_at)) latest.set(key, record);
+    }
+  const parts = new Map<string, ObjectStatus>();
+  for (const [key, record] of latest)
+    parts.set(key, withApplied(blankObjectStatus(record.kind, record.name), appliedPartOf(record)));
+  return parts;
+}
+
+/**
+ * The store as plan and apply read what was last applied: the local store, each object's applied
+ * part replaced by the one above when that apply was later. A record with a pending intent is kept
+ * as it is (its own store settles it); an object only above gets a record of its applied part alone
+ * (no manifest_file, no pending). Never written back whole, never given to prune.
+ */
+export function withAppliedAbove(local: StatusStore, above: ReadonlyMap<string, ObjectStatus>): StatusStore {
+  if (above.size === 0) return local;
+  const objects = new Map(local.objects);
+  for (const [key, part] of above) {
+    const own = local.objects.get(key);
+    if (!own) objects.set(key, part);
+    else if (!own.pending && time(part.applied_at) > time(own.applied_at))
+      objects.set(key, withApplied(own, appliedPartOf(part)));
+  }
+  return { objects, problems: local.problems };
+}

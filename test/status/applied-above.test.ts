@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { latestAppliedAbove, withAppliedAbove } from "../../src/status/applied-above.js";
+import { blankObjectStatus, type ObjectStatus, type StatusStore } from "../../src/status/status-types.js";
+
+// What a PATH inside a tree reads from the stores above it (docs/status.md "Stores above"): only
+// what the last apply sent, the later apply winning; never a manifest_file or a pending intent.
+
+const fingerprints = (tag: string) => ({ salt: `salt-${tag}`, values: { KEY: `fp-${tag}` } });
+
+const record = (
+  name: string,
+  at: string | null,
+  tag: string,
+  extra: Partial<ObjectStatus> = {},
+): ObjectStatus => ({
+  ...blankObjectStatus("Deployment", name),
+  id: `id-${name}`,
+  health: "Healthy",
+  sync: "Synced",
+  applied_at: at,
+  updated_at: at ?? "2026-01-01T00:00:00.000Z",
+  git_commit: `commit-${tag}`,
+  manifest_digest: `sha256:${tag}`,
+  secret_fingerprints: fingerprints(tag),
+  applied_spec: { tag },
+  manifest_file: `${tag}/${name}.yaml`,
+  ...extra,
+});
+
+const store = (...records: ObjectStatus[]): StatusStore => ({
+  objects: new Map(records.map((r) => [`Deployment/${r.name}`, r])),
+  problems: [],
+});
+
+const EARLY = "2026-01-01T10:00:00.000Z";
+const LATE = "2026-01-01T11:00:00.000Z";
+const LATER = "2026-01-01T12:00:00.000Z";
+
+const pending: ObjectStatus["pending"] = {
+  secret_fingerprints: null,
+  manifest_digest: "sha256:intent",
+  git_commit: null,
+  base_revision_id: null,
+  base_updated_at: null,
+  started_at: EARLY,
+};
+
+describe("latestAppliedAbove", () => {
+  it("keeps, per object, the applied part of the later apply among the stores above", () => {
+    const parts = latestAppliedAbove([store(record("a", EARLY, "near")), store(record("a", LATE, "far"))]);
+    const a = parts.get("Deployment/a")!;
+    expect(a.secret_fingerprints).toEqual(fingerprints("far"));
+    expect(a.applied_at).toBe(LATE);
+    expect(a.applied_spec).toEqual({ tag: "far" });
+  });
+
+  it("takes no manifest_file, pending intent, id or health from above; skips records never applied", () => {
+    const parts = latestAppliedAbove([
+      store(record("a", LATE, "above", { pending }), record("never", null, "n")),
+    ]);
+    const a = parts.get("Deployment/a")!;
+    expect(a.manifest_file).toBeUndefined();
+    expect(a.pending).toBeUndefined();
+    expect(a.id).toBeNull();
+    expect(a.health).toBe("Unknown");
+    expect(parts.has("Deployment/never")).toBe(false);
+  });
+});
+
+describe("withAppliedAbove", () => {
+  it("takes the applied part from above when that apply was later, keeping the local rest", () => {
+    const above = latestAppliedAbove([store(record("a", LATE, "above", { source_upload: undefined }))]);
+    const local = store(
+      record("a", EARLY, "local", { source_upload: { digest: "sha256:old", object_path: "o/old" } }),
+    );
+    const a = withAppliedAbove(local, above).objects.get("Deployment/a")!;
+    expect(a.secret_fingerprints).toEqual(fingerprints("above"));
+    expect(a.manifest_digest).toBe("sha256:above");
+    expect(a.git_commit).toBe("commit-above");
+    expect(a.applied_at).toBe(LATE);
+    expect(a.applied_spec).toEqual({ tag: "above" });
+    expect(a.source_upload).toBeUndefined(); // the later apply's, even when it had none
+    expect(a.manifest_file).toBe("local/a.yaml");
+    expect(a.id).toBe("id-a");
+    expect(a.health).toBe("Healthy");
+  });
+
+  it("keeps the local record when its apply was later or as late", () => {
+    const above = latestAppliedAbove([store(record("a", LATE, "above"), record("b", LATE, "above"))]);
+    const merged = withAppliedAbove(store(record("a", LATER, "local"), record("b", LATE, "local")), above);
+    expect(merged.objects.get("Deployment/a")!.secret_fingerprints).toEqual(fingerprints("local"));
+    expect(merged.objects.get("Deployment/b")!.secret_fingerprints).toEqual(fingerprints("local"));
+  });
+
+  it("keeps a local record with a pending intent as it is, even when the apply above is later", () => {
+    const local = record("a", EARLY, "local", { pending });
+    const merged = withAppliedAbove(store(local), latestAppliedAbove([store(record("a", LATER, "above"))]));
+    expect(merged.objects.get("Deployment/a")).toBe(local);
+  });
+
+  it("gives an object recorded only above a record of its applied part alone", () => {
+    const merged = withAppliedAbove(store(), latestAppliedAbove([store(record("c", LATE, "above"))]));
+    const c = merged.objects.get("Deployment/c")!;
+    expect(c.secret_fingerprints).toEqual(fingerprints("above"));
+    expect(c.manifest_file).toBeUndefined();
+    expect(c.pending).toBeUndefined();
+    expect(c.applied_at).toBe(LATE);
+  });
+
+  it("returns the local store itself when nothing is recorded above", () => {
+    const local = store(record("a", EARLY, "local"));
+    expect(withAppliedAbove(local, new Map())).toBe(local);
+  });
+});
