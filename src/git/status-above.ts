@@ -1,13 +1,14 @@
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { loadStatusStore, defaultStatusDir } from "../status/status-store.js";
 import { latestAppliedAbove } from "../status/applied-above.js";
-import type { ObjectStatus, StatusStore } from "../status/status-types.js";
-import { manifestDirOf, type StatusLocation } from "./status-source.js";
+import { emptyStatusStore, type ObjectStatus, type StatusStore } from "../status/status-types.js";
+import { loadStatusAndBranchAbove, manifestDirOf, type StatusLocation } from "./status-source.js";
 
 // The stores above a PATH (docs/status.md "Stores above"), read only: the default store of each
 // directory above the manifest directory, up to the root of its git repository, in the
-// environment's ENV/ when there is one. What they say was last applied (applied-above.ts) tells
-// plan and apply that a secret is unchanged after an apply of the whole tree.
+// environment's ENV/ when there is one, in the directory and on the status branch when one is
+// given. What they say was last applied (applied-above.ts) tells plan and apply that a secret is
+// unchanged after an apply of the whole tree.
 
 /** The directories strictly above `dir`, nearest first, up to and including `top` (none when `dir` is not below it). */
 export function directoriesAbove(dir: string, top: string): string[] {
@@ -22,23 +23,21 @@ export function directoriesAbove(dir: string, top: string): string[] {
   }
 }
 
-/** The status directories of the stores above `location`'s manifest directory, up to `top`, nearest first. */
-export const statusDirsAbove = (location: StatusLocation, top: string): string[] =>
-  directoriesAbove(manifestDirOf(location.root), top).map((dir) =>
-    join(defaultStatusDir(dir), location.environment ?? ""),
-  );
-
 /**
- * What the stores above `location` (up to the git root `top`) last applied, per object. A store
- * that cannot be read is skipped (it only ever saves a re-send); its unreadable records too.
+ * The store of `location` (loadStatus) and what the stores above it, up to the git root `top`
+ * (undefined: none), last applied per object. A store above that cannot be read is skipped (it
+ * only ever saves a re-send), and so are its unreadable records.
  */
-export async function loadAppliedAbove(
+export async function loadStatusWithAbove(
   location: StatusLocation,
   top: string | undefined,
-): Promise<Map<string, ObjectStatus>> {
-  if (top === undefined) return new Map();
-  const stores: StatusStore[] = [];
-  for (const dir of statusDirsAbove(location, top))
-    stores.push(await loadStatusStore(dir).catch(() => ({ objects: new Map(), problems: [] })));
-  return latestAppliedAbove(stores);
+): Promise<{ store: StatusStore; appliedAbove: Map<string, ObjectStatus> }> {
+  const dirs = top === undefined ? [] : directoriesAbove(manifestDirOf(location.root), top);
+  const { store, branchAbove } = await loadStatusAndBranchAbove(location, dirs);
+  const stores: StatusStore[] = [...branchAbove];
+  for (const dir of dirs) {
+    const statusDir = join(defaultStatusDir(dir), location.environment ?? "");
+    stores.push(await loadStatusStore(statusDir).catch(() => emptyStatusStore()));
+  }
+  return { store, appliedAbove: latestAppliedAbove(stores) };
 }

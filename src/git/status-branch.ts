@@ -34,6 +34,11 @@ export type StatusBranchTarget = {
    * a remote. Without it (the commands) git runs at once.
    */
   queue?: CheckoutQueue | undefined;
+  /**
+   * Directories above root whose stores are read too, on the same fetch (read only: the stores
+   * above a PATH, status-above.ts): their `.plumb/status/` (ENV/) on the branch.
+   */
+  above?: readonly string[] | undefined;
 };
 
 /** `work` in a turn of the target's queue, or at once without one. */
@@ -75,20 +80,26 @@ export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
   const remoteName = target.remote ?? "origin";
   const remotes = await git.getRemotes(true);
   const remote = remotes.find((r) => r.name === remoteName);
-  const rel = relative(await realTop(top), resolve(target.root));
-  const pathOnBranch = join(
-    rel.startsWith("..") || isAbsolute(rel) ? "" : rel,
-    DEFAULT_STATUS_DIR,
-    target.environment ?? "",
-  );
+  const real = await realTop(top);
   return {
     top,
     current,
     source: remote?.refs.push || remote?.refs.fetch || top,
     hasRemote: remote !== undefined,
-    pathOnBranch: pathOnBranch.split("\\").join("/"),
+    pathOnBranch: pathOnBranchOf(real, target.root, target.environment),
     gitEnv: target.gitEnv,
   };
+}
+
+/** Where the store of the manifest directory `dir` lives on the branch: `REL/.plumb/status/(ENV/)`. */
+function pathOnBranchOf(realTop: string, dir: string, environment: string | undefined): string {
+  const rel = relative(realTop, resolve(dir));
+  const path = join(
+    rel.startsWith("..") || isAbsolute(rel) ? "" : rel,
+    DEFAULT_STATUS_DIR,
+    environment ?? "",
+  );
+  return path.split("\\").join("/");
 }
 
 // git prints the real path; resolve symlinks (e.g. /tmp on macOS) the same way for `relative`.
@@ -257,8 +268,11 @@ export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<
   );
 }
 
-/** The records on the branch, and the text of its prune ledger when it holds one. */
-export type BranchStatusStore = StatusStore & { pruneLedger?: string };
+/**
+ * The records on the branch, and the text of its prune ledger when it holds one; with
+ * `target.above`, the stores of those directories (nearest first).
+ */
+export type BranchStatusStore = StatusStore & { pruneLedger?: string; above?: StatusStore[] };
 
 async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<BranchStatusStore> {
   const git = gitAt(info.gitEnv, info.top);
@@ -272,15 +286,35 @@ async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<Bra
   } else if (!(await git.raw(["branch", "--list", target.branch])).trim()) {
     return store;
   }
-  const listing = await git.raw(["ls-tree", "--name-only", `${ref}:${info.pathOnBranch}`]).catch(() => "");
-  for (const name of listing.split("\n").filter((n) => n.endsWith(".json"))) {
-    const path = `${info.pathOnBranch}/${name}`;
-    const parsed = parseObjectStatus(await git.show([`${ref}:${path}`]));
-    if (typeof parsed === "string")
-      store.problems.push({ file: `${target.branch}:${path}`, message: parsed });
+  const listing = await readRecords(git, ref, info.pathOnBranch, target.branch, store);
+  if (listing.includes(PRUNE_LEDGER_FILE))
+    store.pruneLedger = await git.show([`${ref}:${info.pathOnBranch}/${PRUNE_LEDGER_FILE}`]);
+  if (target.above?.length) {
+    const real = await realTop(info.top);
+    store.above = [];
+    for (const dir of target.above) {
+      const above = emptyStatusStore();
+      await readRecords(git, ref, pathOnBranchOf(real, dir, target.environment), target.branch, above);
+      store.above.push(above);
+    }
+  }
+  return store;
+}
+
+/** Reads the records under `path` at `ref` into `store`; returns the names listed there. */
+async function readRecords(
+  git: SimpleGit,
+  ref: string,
+  path: string,
+  branch: string,
+  store: StatusStore,
+): Promise<string[]> {
+  const listing = (await git.raw(["ls-tree", "--name-only", `${ref}:${path}`]).catch(() => "")).split("\n");
+  for (const name of listing.filter((n) => n.endsWith(".json"))) {
+    const file = `${path}/${name}`;
+    const parsed = parseObjectStatus(await git.show([`${ref}:${file}`]));
+    if (typeof parsed === "string") store.problems.push({ file: `${branch}:${file}`, message: parsed });
     else store.objects.set(statusKey(parsed.kind, parsed.name), parsed);
   }
-  if (listing.split("\n").includes(PRUNE_LEDGER_FILE))
-    store.pruneLedger = await git.show([`${ref}:${info.pathOnBranch}/${PRUNE_LEDGER_FILE}`]);
-  return store;
+  return listing;
 }

@@ -47,21 +47,33 @@ export const resolveStatusDir = (location: StatusLocation): string =>
  * empty directory still knows the fingerprints of the secrets last applied.
  */
 export async function loadStatus(location: StatusLocation): Promise<StatusStore> {
+  return (await loadStatusAndBranchAbove(location, [])).store;
+}
+
+/**
+ * loadStatus, and from the status branch (on the same fetch) the stores of the directories `above`
+ * (status-above.ts reads them locally): nearest first, empty without a status branch.
+ */
+export async function loadStatusAndBranchAbove(
+  location: StatusLocation,
+  above: readonly string[],
+): Promise<{ store: StatusStore; branchAbove: StatusStore[] }> {
   const local = await loadStatusStore(resolveStatusDir(location));
-  if (!location.statusBranch) return local;
+  if (!location.statusBranch) return { store: local, branchAbove: [] };
   const remote = await loadStatusFromBranch({
     root: manifestDirOf(location.root),
     branch: location.statusBranch,
     gitEnv: location.gitEnv,
     environment: location.environment,
     queue: location.gitQueue,
+    ...(above.length > 0 ? { above } : {}),
   });
   // The branch's prune ledger joins the directory's: --prune-max counts earlier runs' deletions. A
   // place that cannot be written is left as it is: plan and status only read, and apply refuses an
   // unwritable status directory before it sends anything.
   if (remote.pruneLedger !== undefined)
     await mergePruneLedger(resolveStatusDir(location), remote.pruneLedger).catch(() => undefined);
-  return mergeStatusStores(remote, local);
+  return { store: mergeStatusStores(remote, local), branchAbove: remote.above ?? [] };
 }
 
 /**

@@ -10,8 +10,8 @@ import { type Clock, systemClock } from "../clock.js";
 import type { Deployment } from "../schema/deployment.js";
 import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
 import type { ApplyObject } from "../apply/apply-types.js";
-import { type StatusLocation, loadStatus, manifestDirOf, resolveStatusDir } from "../git/status-source.js";
-import { loadAppliedAbove } from "../git/status-above.js";
+import { type StatusLocation, manifestDirOf, resolveStatusDir } from "../git/status-source.js";
+import { loadStatusWithAbove } from "../git/status-above.js";
 import { withAppliedAbove } from "../status/applied-above.js";
 import { gitRootOf } from "../manifest/environment-scan.js";
 import type { CheckoutQueue } from "../git/checkout-queue.js";
@@ -114,10 +114,12 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
     ...(flags.gitQueue ? { gitQueue: flags.gitQueue } : {}),
     environment: flags.environment, // ENV/ on the status branch, with its own lease
   };
-  const store = await loadStatus(location);
-  // An explicit --status-dir means that store only.
+  // The stores above PATH, up to the git root; an explicit --status-dir means that store only.
   const above = !flags.statusDir || flags.statusDirOfEnvironment;
-  const appliedAbove = above ? await loadAppliedAbove(location, gitRootOf(manifestDirOf(root))) : new Map();
+  const { store, appliedAbove } = await loadStatusWithAbove(
+    location,
+    above ? gitRootOf(manifestDirOf(root)) : undefined,
+  );
   for (const problem of store.problems) {
     io.stderr.write(`plumb: ignoring status file ${problem.file}: ${problem.message}\n`);
   }

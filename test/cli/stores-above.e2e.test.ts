@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/sync/apply.js";
+import { driftCommand } from "../../src/cli/sync/drift.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
@@ -72,10 +73,12 @@ afterAll(async () => {
 /** Without environments: PLUMB_API_URL names the staging plane. */
 const SINGLE = { PLUMB_API_KEY: STAGING_KEY, AGENT_TOKEN: "token-1" };
 
-const run = (command: typeof planCommand | typeof applyCommand, args: string[]) =>
+type Build = typeof planCommand | typeof applyCommand | typeof driftCommand;
+
+const run = (command: Build, args: string[]) =>
   runCommand(command, args, { staging, prod }, { ...SINGLE, PLUMB_API_URL: staging.url });
 
-const runEnv = (command: typeof planCommand | typeof applyCommand, args: string[]) =>
+const runEnv = (command: Build, args: string[]) =>
   runCommand(command, args, { staging, prod }, { AGENT_TOKEN: "token-1" });
 
 /** Every revision of every deployment on `plane`, and the deployments' names. */
@@ -108,6 +111,10 @@ describe("a PATH inside a tree, without environments", () => {
       ["a", "noop"],
       ["b", "noop"],
     ]);
+
+    // drift compares the secrets the same way: nothing pending, nothing drifted.
+    const drift = await run(driftCommand, [join(repo, "sub"), "--fail-on-pending"]);
+    expect(drift.code).toBe(0);
 
     const sub = await run(applyCommand, [join(repo, "sub"), "--yes"]);
     expect(sub.code).toBe(0);
@@ -176,5 +183,33 @@ describe("a PATH inside a tree, with environments", () => {
     expect(file.err).not.toContain(UNKNOWN);
     expect((await counted(staging, STAGING_KEY)).revisions).toBe(after.revisions);
     expect((await counted(prod, PROD_KEY)).names).toEqual([]);
+  });
+});
+
+describe("a PATH inside a tree, with --status-branch", () => {
+  it("reads the stores above on the branch: a fresh clone applies a sub-directory without a new revision", async () => {
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
+    const base = await mkdtemp(join(tmpdir(), "plumb-stores-above-branch-"));
+    repos.push(base);
+    const bare = join(base, "origin.git");
+    execFileSync("git", ["init", "-q", "--bare", "--initial-branch=main", bare]);
+    const repo = await makeRepo();
+    await writeFile(join(repo, ".gitignore"), ".plumb/\n");
+    git(repo, "checkout", "-q", "-b", "main");
+    git(repo, "add", ".");
+    git(repo, "commit", "-q", "-m", "manifests");
+    git(repo, "remote", "add", "origin", bare);
+    git(repo, "push", "-q", "origin", "main");
+    const tree = await run(applyCommand, [repo, "--status-branch", "plumb-status", "--yes"]);
+    expect(tree.code).toBe(0);
+    const after = await counted(staging, STAGING_KEY);
+
+    const fresh = join(base, "fresh");
+    execFileSync("git", ["clone", "-q", bare, fresh]);
+    const sub = await run(applyCommand, [join(fresh, "sub"), "--status-branch", "plumb-status", "--yes"]);
+    expect(sub.code).toBe(0);
+    expect(sub.err).not.toContain(UNKNOWN);
+    expect((await counted(staging, STAGING_KEY)).revisions).toBe(after.revisions);
   });
 });
