@@ -25,9 +25,15 @@ import { startStateKeeper } from "./state.js";
 export type RunningControlPlane = {
   /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash). */
   url: string;
-  apiKeys: ApiKeyGrant[];
+  /** The keys granted now. */
+  readonly apiKeys: ApiKeyGrant[];
+  /** Grants these keys instead, from the next request on (`plumb control-plane` on SIGHUP). */
+  setApiKeys(grants: ApiKeyGrant[]): void;
   stop(): Promise<void>;
 };
+
+const normalised = (grants: ApiKeyGrant[]): ApiKeyGrant[] =>
+  grants.map((g) => ({ key: g.key, tenants: g.tenants.map((t) => t.toLowerCase()) }));
 
 function resolveOptions(options: Partial<ControlPlaneOptions> = {}): ControlPlaneOptions {
   return {
@@ -61,8 +67,8 @@ export async function startControlPlane(
   options: Partial<ControlPlaneOptions> = {},
 ): Promise<RunningControlPlane> {
   const o = resolveOptions(options);
-  const apiKeys = o.apiKeys.map((g) => ({ key: g.key, tenants: g.tenants.map((t) => t.toLowerCase()) }));
-  const app = createFastify(o, apiKeys);
+  let apiKeys = normalised(o.apiKeys);
+  const { app, auth } = createFastify(o, apiKeys);
   let commit: () => Promise<void> = async () => undefined;
 
   let url = "";
@@ -120,13 +126,22 @@ export async function startControlPlane(
   let stopping: Promise<void> | undefined;
   return {
     url,
-    apiKeys,
+    get apiKeys() {
+      return apiKeys;
+    },
+    setApiKeys(grants) {
+      apiKeys = normalised(grants);
+      auth.replace(apiKeys);
+    },
     stop: () => (stopping ??= stopServer(app, kept)),
   };
 }
 
 /** The HTTP server with its parsers, guards, request log, Date header and error handling. */
-function createFastify(o: ControlPlaneOptions, apiKeys: ApiKeyGrant[]): FastifyInstance {
+function createFastify(
+  o: ControlPlaneOptions,
+  apiKeys: ApiKeyGrant[],
+): { app: FastifyInstance; auth: ReturnType<typeof createAuthenticator> } {
   const app = Fastify({
     logger: false, // request-log.ts logs each request itself, at a fraction of the cost
     bodyLimit: o.bodyLimit,
@@ -144,7 +159,7 @@ function createFastify(o: ControlPlaneOptions, apiKeys: ApiKeyGrant[]): FastifyI
     reply.header("date", new Date(o.clock.now()).toUTCString());
   });
   installErrorHandling(app, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
-  return app;
+  return { app, auth };
 }
 
 /** Lets requests in flight finish (up to STOP_GRACE_MS), then closes the state keeper. */

@@ -20,23 +20,32 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 /** Runs the real command until its banner is out, then stops it; what it printed and what it accepted. */
-async function serve(args: string[], probe: (url: string) => Promise<void> = async () => undefined) {
+async function serve(
+  args: string[],
+  probe: (url: string, hangUp: () => void) => Promise<void> = async () => undefined,
+) {
   let out = "";
   let err = "";
   let stop!: (signal: string) => void;
   const stopped = new Promise<string>((resolve) => (stop = resolve));
+  // The command's SIGHUP subscription, taken here: the probe sends the "signal" by calling it.
+  let hangUp = () => undefined as void;
   const command = controlPlaneCommand(
     { write: (t: string) => (out += t) },
     () => stopped,
     {},
     { write: (t: string) => (err += t) },
+    (reload) => {
+      hangUp = reload;
+      return () => (hangUp = () => undefined);
+    },
   );
   const level = process.env.PLUMB_LOG_LEVEL;
   process.env.PLUMB_LOG_LEVEL = "silent";
   const running = command.parseAsync(["--port", "0", ...args], { from: "user" });
   try {
     await expect.poll(() => out, { interval: 5 }).toContain("state:");
-    await probe(/listening on (\S+)/.exec(out)?.[1] ?? "");
+    await probe(/listening on (\S+)/.exec(out)?.[1] ?? "", () => hangUp());
   } finally {
     stop("SIGTERM");
     await running;
@@ -72,6 +81,28 @@ describe("plumb control-plane --api-key-file", () => {
     );
     expect(`${out}${err}`).not.toContain(KEY_A.slice(0, 6));
     expect(err).toBe("");
+  });
+
+  it("reads its files again on SIGHUP: a key rotated in, a key revoked, a broken file changing nothing", async () => {
+    const file = join(dir, "keys-rotated");
+    await writeFile(file, `${KEY_A}\n`);
+    const { err } = await serve(["--api-key-file", file], async (url, hangUp) => {
+      expect(await status(url, KEY_A)).toBe(200);
+      expect(await status(url, KEY_B)).toBe(401);
+      await writeFile(file, `${KEY_B}\n`); // rotated: A revoked, B granted
+      hangUp();
+      expect(await status(url, KEY_A)).toBe(401);
+      expect(await status(url, KEY_B)).toBe(200);
+      await writeFile(file, "# emptied by mistake\n");
+      hangUp();
+      expect(await status(url, KEY_B)).toBe(200); // the keys granted before stay
+    });
+    expect(err).toContain("SIGHUP: API keys read again: 1 accepted");
+    expect(err).toContain(
+      `SIGHUP: --api-key-file ${file} holds no key; write one KEY[=TENANT] per line; the keys granted before stay`,
+    );
+    expect(err).not.toContain(KEY_A.slice(0, 6));
+    expect(err).not.toContain(KEY_B.slice(0, 6));
   });
 
   it("warns when a key comes on the command line, and not for the development key", async () => {

@@ -72,6 +72,36 @@ export function webhookHost(text: string): string {
   return host;
 }
 
+/** Calls `reload` on each SIGHUP until the returned function is called (the usual "re-read your files"). */
+const onHangUp = (reload: () => void): (() => void) => {
+  process.on("SIGHUP", reload);
+  return () => process.off("SIGHUP", reload);
+};
+
+/**
+ * Reads the key files again and grants what they hold now: a key added is accepted and a key taken
+ * out is refused (401) from the next request on. A file that cannot be read or holds no key changes
+ * nothing (the keys granted stay): said on stderr, naming the file, never a key.
+ */
+function reloadKeys(
+  flags: Pick<Flags, "apiKey" | "apiKeyFile">,
+  cp: { setApiKeys(grants: ApiKeyGrant[]): void },
+  stderr: { write(text: string): unknown },
+): void {
+  if (!flags.apiKeyFile?.length) {
+    stderr.write("plumb control-plane: SIGHUP: no --api-key-file to read again; the keys stay\n");
+    return;
+  }
+  try {
+    const keys = readKeySources(flags);
+    cp.setApiKeys(keys.map((k) => k.grant));
+    stderr.write(`plumb control-plane: SIGHUP: API keys read again: ${keys.length} accepted\n`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    stderr.write(`plumb control-plane: SIGHUP: ${message}; the keys granted before stay\n`);
+  }
+}
+
 const untilSignal = () =>
   new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
@@ -87,6 +117,7 @@ export function controlPlaneCommand(
   until: () => Promise<string> = untilSignal,
   env: NodeJS.ProcessEnv = process.env,
   stderr: { write(text: string): unknown } = process.stderr,
+  reloads: (reload: () => void) => () => void = onHangUp,
 ): Command {
   return new Command("control-plane")
     .description("Run a local control plane: a real server of the deployments, platform and agent APIs")
@@ -103,7 +134,7 @@ export function controlPlaneCommand(
     )
     .option(
       "--api-key-file <file>",
-      "file of accepted keys, one KEY or KEY=TENANT_ID[,TENANT_ID] per line (repeatable)",
+      "file of accepted keys, one KEY or KEY=TENANT_ID[,TENANT_ID] per line (repeatable; read again on SIGHUP)",
       (file: string, files: string[] = []) => [...files, file],
     )
     .option("--revision-seconds <s>", "seconds per revision state (0: immediate)", "1")
@@ -142,7 +173,10 @@ export function controlPlaneCommand(
       const from = keys.map((k) => k.from);
       for (const line of formatStartup(cp.url, cp.apiKeys, state, flags.faults, from))
         stdout.write(`${line}\n`);
+      // SIGHUP reads the key files again: a key rotated or revoked without a restart.
+      const stopReloads = reloads(() => reloadKeys(flags, cp, stderr));
       const signal = await until();
+      stopReloads();
       logger.info({ signal }, "shutting down");
       await cp.stop();
       logger.info({}, "stopped");

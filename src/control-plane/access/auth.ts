@@ -13,7 +13,7 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
 
 /** Resolves the caller's tenant, or throws 401/403 as decisions.md says; `knows` says if a key is granted. */
 export function createAuthenticator(grants: ApiKeyGrant[]) {
-  const byKey = new Map(grants.map((g) => [g.key, g.tenants]));
+  let byKey = new Map(grants.map((g) => [g.key, g.tenants]));
   const knows = (key: string | undefined) => key !== undefined && byKey.has(key);
   const authenticate = (request: FastifyRequest): string => {
     const key = apiKeyOf(request);
@@ -31,5 +31,9 @@ export function createAuthenticator(grants: ApiKeyGrant[]) {
     if (!tenants.includes(asked)) throw new HttpError(403, `This API key cannot reach tenant ${asked}`);
     return asked;
   };
-  return { authenticate, knows };
+  /** The keys granted from now on (a key rotated or revoked at run time): the next request sees them. */
+  const replace = (next: ApiKeyGrant[]) => {
+    byKey = new Map(next.map((g) => [g.key, g.tenants]));
+  };
+  return { authenticate, knows, replace };
 }
