@@ -9,7 +9,7 @@ import { type ObjectStatus, type StatusStore, blankObjectStatus } from "./status
 // read it as a removed file) nor a pending intent (settled by the store that wrote it).
 
 /** The part of a record that says what the last apply sent. */
-export type AppliedPart = Pick<
+type AppliedPart = Pick<
   ObjectStatus,
   "secret_fingerprints" | "source_upload" | "applied_spec" | "manifest_digest" | "git_commit" | "applied_at"
 >;

@@ -1,0 +1,64 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { directoriesAbove, loadStatusWithAbove } from "../../src/git/status-above.js";
+import { saveObjectStatus } from "../../src/status/status-store.js";
+import { blankObjectStatus, type ObjectStatus } from "../../src/status/status-types.js";
+
+// Which stores above a PATH are read (docs/status.md "Stores above"): the default store of each
+// directory above it up to the git root, ENV/ with an environment; none outside a repository.
+
+const made: string[] = [];
+afterAll(async () => {
+  for (const dir of made) await rm(dir, { recursive: true, force: true });
+});
+
+const applied = (name: string, at: string, tag: string): ObjectStatus => ({
+  ...blankObjectStatus("Deployment", name),
+  id: `id-${name}`,
+  applied_at: at,
+  secret_fingerprints: { salt: "s", values: { KEY: tag } },
+  manifest_file: `${name}.yaml`,
+});
+
+describe("directoriesAbove", () => {
+  it("lists the directories above, nearest first, up to and including the top", () => {
+    expect(directoriesAbove("/r/a/b", "/r")).toEqual(["/r/a", "/r"]);
+    expect(directoriesAbove("/r/a", "/r")).toEqual(["/r"]);
+  });
+
+  it("lists none for the top itself or a directory outside it", () => {
+    expect(directoriesAbove("/r", "/r")).toEqual([]);
+    expect(directoriesAbove("/other/a", "/r")).toEqual([]);
+    expect(directoriesAbove("/rr/a", "/r")).toEqual([]);
+  });
+});
+
+describe("loadStatusWithAbove", () => {
+  it("reads the stores above up to the git root (ENV/ with an environment), none above it", async () => {
+    const base = await mkdtemp(join(tmpdir(), "plumb-status-above-"));
+    made.push(base);
+    const repo = join(base, "repo");
+    const sub = join(repo, "a", "b");
+    await mkdir(sub, { recursive: true });
+    execFileSync("git", ["init", "-q", repo]);
+    await saveObjectStatus(join(base, ".plumb/status"), applied("x", "2026-01-01T12:00:00Z", "outside"));
+    await saveObjectStatus(join(repo, ".plumb/status"), applied("x", "2026-01-01T10:00:00Z", "root"));
+    await saveObjectStatus(join(repo, "a/.plumb/status"), applied("x", "2026-01-01T11:00:00Z", "a"));
+    await saveObjectStatus(join(repo, ".plumb/status/staging"), applied("y", "2026-01-01T10:00:00Z", "env"));
+
+    const plain = await loadStatusWithAbove({ root: sub }, repo);
+    expect(plain.store.objects.size).toBe(0);
+    expect(plain.appliedAbove.get("Deployment/x")?.secret_fingerprints?.values).toEqual({ KEY: "a" });
+    expect(plain.appliedAbove.get("Deployment/x")?.manifest_file).toBeUndefined();
+    expect(plain.appliedAbove.has("Deployment/y")).toBe(false);
+
+    const staging = await loadStatusWithAbove({ root: sub, environment: "staging" }, repo);
+    expect([...staging.appliedAbove.keys()]).toEqual(["Deployment/y"]);
+
+    const none = await loadStatusWithAbove({ root: sub }, undefined);
+    expect(none.appliedAbove.size).toBe(0);
+  });
+});
