@@ -11,7 +11,15 @@ import {
   type RetryPolicy,
   wasNeverSent,
 } from "./retry.js";
-import { errorFromResponse, parseSuccess, unexpectedResponse } from "./response-body.js";
+import {
+  bodyTooLarge,
+  errorFromResponse,
+  MAX_BODY_BYTES,
+  MAX_ERROR_BODY_BYTES,
+  parseSuccess,
+  readBodyCapped,
+  unexpectedResponse,
+} from "./response-body.js";
 import { abortableExchange } from "./abortable-exchange.js";
 import type { ShapeCheck } from "../../schema/validators.js";
 import { createSecretRedactor, type SecretRedactor } from "../secret-redactor.js";
@@ -200,17 +208,26 @@ async function attempt(c: Client, spec: RequestSpec, attemptNo: number): Promise
     let status = 0;
     let text = "";
     let retryAfter: string | null;
+    let location: string | null;
+    let tooLarge = false;
     let stream: ReadableStream<Uint8Array> | null = null;
     try {
       const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
-      const response = await c.fetchImpl(url, { method: spec.method, headers, body, signal });
+      // A redirect is answered, never followed (errorFromResponse says where it pointed).
+      const init = { method: spec.method, headers, body, signal, redirect: "manual" } as const;
+      const response = await c.fetchImpl(url, init);
       status = response.status;
       c.answered = true;
       retryAfter = response.headers.get("retry-after");
+      location = response.headers.get("location");
+      const ok = status >= 200 && status < 300;
       const eventStream = response.headers.get("content-type")?.startsWith("text/event-stream") === true;
-      if (spec.stream && status >= 200 && status < 300 && eventStream && response.body)
-        stream = response.body;
-      else text = await response.text();
+      if (spec.stream && ok && eventStream && response.body) stream = response.body;
+      else {
+        const read = await readBodyCapped(response, ok ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES);
+        tooLarge = read === null;
+        text = read ?? "";
+      }
     } catch (error) {
       throw transportError(error);
     } finally {
@@ -229,7 +246,8 @@ async function attempt(c: Client, spec: RequestSpec, attemptNo: number): Promise
       c.logger?.debug(event, "api response");
     }
     if (status < 200 || status >= 300)
-      throw errorFromResponse(spec, { status, text, retryAfter }, c.clock, c.scrub);
+      throw errorFromResponse(spec, { status, text, retryAfter, location }, c.clock, c.scrub);
+    if (tooLarge) throw bodyTooLarge(spec);
     if (spec.stream) return stream ?? Promise.reject(unexpectedResponse(spec, ["not text/event-stream"]));
     return parseSuccess(spec, text);
   });

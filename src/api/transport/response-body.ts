@@ -37,13 +37,65 @@ export function parseSuccess(spec: Exchange, text: string): unknown {
   return value;
 }
 
-/** The status and body of an answer outside 2xx. */
-type ErrorAnswer = { status: number; text: string; retryAfter: string | null };
+/**
+ * The most of a 2xx body read: a broken or hostile server's endless answer would otherwise fill the
+ * heap until the process dies (4 GB of spaces killed plumb with a V8 fatal error). The largest real
+ * answers (a page of 100 deployments, a thread's history) are far below it.
+ */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Of an error body only its `detail` or a 200-character excerpt is kept. */
+export const MAX_ERROR_BODY_BYTES = 1024 * 1024;
+
+/** A body as text (UTF-8, a BOM dropped), or null once it passes `limit` bytes: the rest is not read. */
+export async function readBodyCapped(response: Response, limit: number): Promise<string | null> {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  const body = response.body;
+  if (declared > limit) {
+    await body?.cancel().catch(() => undefined);
+    return null;
+  }
+  if (!body) return "";
+  const reader: ReadableStreamDefaultReader<Uint8Array> = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+const targetOf = (location: string | null | undefined): string => {
+  if (!location || !URL.canParse(location)) return "";
+  return ` to ${new URL(location).origin}`;
+};
+
+/** A success body over MAX_BODY_BYTES. */
+export const bodyTooLarge = (spec: Exchange) =>
+  unexpectedResponse(spec, [`body larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB, not read`]);
+
+/** The status and body of an answer outside 2xx; `location` is a redirect's target. */
+type ErrorAnswer = { status: number; text: string; retryAfter: string | null; location?: string | null };
+
+/**
+ * A 3xx is never followed: fetch would carry X-Api-Key (only Authorization is dropped across
+ * origins) and a POST's body, secret values in it, to wherever the server points. Only the
+ * target's origin is named: a path or query may hold a token.
+ */
+function redirectDetail(location: string | null | undefined, scrub: (text: string) => string): string {
+  return scrub(`redirect${targetOf(location)} not followed: set the URL to the address it leads to`);
+}
 
 /** A non-2xx answer as an ApiError; the server's wait (429, 503) read from Retry-After. */
 export function errorFromResponse(
   spec: Exchange,
-  { status, text, retryAfter }: ErrorAnswer,
+  { status, text, retryAfter, location }: ErrorAnswer,
   clock: Clock,
   scrub: (text: string) => string,
 ): ApiError {
@@ -54,7 +106,7 @@ export function errorFromResponse(
     status,
     method: spec.method,
     path: spec.path,
-    detail: parseDetail(text, scrub),
+    detail: status >= 300 && status < 400 ? redirectDetail(location, scrub) : parseDetail(text, scrub),
     ambiguous: status >= 500,
     retryAfterMs,
   });

@@ -291,3 +291,61 @@ describe("credentials", () => {
     });
   });
 });
+
+describe("hostile answers", () => {
+  it("never follows a redirect: the key and a POST's secret values stay with the API URL's origin", async () => {
+    nock(BASE)
+      .post("/v2/deployments")
+      .reply(307, "", { location: "http://elsewhere.test/v2/deployments?token=abc" });
+    const elsewhere = nock("http://elsewhere.test").post("/v2/deployments").query(true).reply(200, {});
+    const error = await caught(
+      client().http.request({
+        method: "POST",
+        path: "/v2/deployments",
+        body: { secrets: [{ name: "K", value: "sk-secret" }] },
+      }),
+    );
+    const followed = elsewhere.isDone();
+    nock.cleanAll();
+    expect(followed).toBe(false);
+    expect(error.status).toBe(307);
+    expect(error.message).toContain("redirect to http://elsewhere.test not followed");
+    expect(error.message).not.toContain("token=abc");
+  });
+
+  /** A fetch whose answer is an endless body; `pulled` counts the bytes plumb asked for. */
+  function endlessFetch(status: number) {
+    const counter = { pulled: 0 };
+    const chunk = new Uint8Array(1024 * 1024).fill(0x20);
+    const endless: typeof fetch = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            counter.pulled += chunk.byteLength;
+            controller.enqueue(chunk);
+          },
+        }),
+        { status, headers: { "content-type": "application/json" } },
+      );
+    return { endless, counter };
+  }
+
+  it("stops reading a body past the limit instead of filling the heap (unexpected-response)", async () => {
+    const { endless, counter } = endlessFetch(200);
+    const error = await caught(
+      client({ fetch: endless }).http.request({ method: "GET", path: "/v2/things" }),
+    );
+    expect(error.code).toBe("unexpected-response");
+    expect(error.message).toContain("body larger than 16 MiB");
+    expect(counter.pulled).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  it("reads at most 1 MiB of an error body", async () => {
+    const { endless, counter } = endlessFetch(400);
+    const error = await caught(
+      client({ fetch: endless }).http.request({ method: "GET", path: "/v2/things" }),
+    );
+    expect(error.status).toBe(400);
+    expect(counter.pulled).toBeLessThan(4 * 1024 * 1024);
+  });
+});
