@@ -115,6 +115,7 @@ describe("a PATH inside a tree, without environments", () => {
     // drift compares the secrets the same way: nothing pending, nothing drifted.
     const drift = await run(driftCommand, [join(repo, "sub"), "--fail-on-pending"]);
     expect(drift.code).toBe(0);
+    expect(drift.out).not.toContain("removed from git"); // c, recorded above from other/, is not judged
 
     const sub = await run(applyCommand, [join(repo, "sub"), "--yes"]);
     expect(sub.code).toBe(0);
