@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runImport } from "../../src/cli/adopt/import.js";
@@ -11,6 +11,7 @@ import {
 } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { captureIo, startPlane } from "./reconcile-helpers.js";
+import { startHoldingProxy } from "../support/holding-proxy.js";
 
 // plumb import against the local control plane: the manifests it writes plan as a no-op apart
 // from the secrets (whose values cannot be read back); with --adopt and the env set, a complete
@@ -258,5 +259,45 @@ describe("plumb import", () => {
     expect(await runImport(flags({ force: true, name: ["beta"] }), captureIo(cp))).toBe(0);
     expect(await readFile(join(root, "beta.yaml"), "utf8")).toContain("image_uri: img/b:1");
     expect((await readdir(root)).sort()).toEqual(["beta.yaml"]);
+  });
+
+  it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
+    ({ cp, root } = await startPlane());
+    for (const name of ["alpha", "beta"])
+      await post({
+        name,
+        source: "internal_container",
+        source_config: {},
+        source_revision_config: { image_uri: `img/${name}:1` },
+        secrets: [],
+      });
+    // A control plane that answers a name ours refuses: beta as ../escaped, and as "a b\u001b[2J".
+    const out = join(root, "deep", "out");
+    await mkdir(out, { recursive: true });
+    for (const hostile of ["../escaped", "../../escaped", "a b\u001b[2J"]) {
+      const proxy = await startHoldingProxy(cp.url, {
+        rewrite: (method, url, body) =>
+          method === "GET" && url.startsWith("/v2/deployments")
+            ? Buffer.from(
+                body
+                  .toString("utf8")
+                  .split('"name":"beta"')
+                  .join(`"name":${JSON.stringify(hostile)}`),
+              )
+            : body,
+      });
+      try {
+        const io = captureIo(cp);
+        io.env = { ...io.env, PLUMB_API_URL: proxy.url };
+        expect(await runImport(flags({ out, force: true }), io)).toBe(0);
+        expect(io.out()).toContain(`skipped deployment ${JSON.stringify(hostile)}`);
+        expect(io.out()).not.toContain("\u001b");
+      } finally {
+        await proxy.close();
+      }
+    }
+    expect(await readdir(out)).toEqual(["alpha.yaml"]);
+    expect((await readdir(join(root, "deep"))).sort()).toEqual(["out"]);
+    expect((await readdir(root)).sort()).toEqual(["deep"]);
   });
 });

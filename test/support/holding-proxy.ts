@@ -26,7 +26,13 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export async function startHoldingProxy(upstream: string): Promise<HoldingProxy> {
+/** Changes an answer's body on its way back (a server answering what ours never would). */
+type Rewrite = (method: string, url: string, body: Buffer) => Buffer;
+
+export async function startHoldingProxy(
+  upstream: string,
+  options: { rewrite?: Rewrite } = {},
+): Promise<HoldingProxy> {
   const target = new URL(upstream);
   const traps: Trap[] = [];
   const requests: HoldingProxy["requests"] = [];
@@ -40,8 +46,16 @@ export async function startHoldingProxy(upstream: string): Promise<HoldingProxy>
           answer.on("data", (c: Buffer) => chunks.push(c));
           answer.on("end", () => {
             if (res && !res.destroyed) {
-              res.writeHead(answer.statusCode ?? 502, answer.headers);
-              res.end(Buffer.concat(chunks));
+              const body = Buffer.concat(chunks);
+              const rewrite = options.rewrite;
+              if (!rewrite) {
+                res.writeHead(answer.statusCode ?? 502, answer.headers);
+                res.end(body);
+              } else {
+                const { "content-length": _length, ...headers } = answer.headers;
+                res.writeHead(answer.statusCode ?? 502, headers);
+                res.end(rewrite(req.method ?? "GET", req.url ?? "/", body));
+              }
             }
             resolve();
           });

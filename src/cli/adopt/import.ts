@@ -17,6 +17,7 @@ import { runAdopt } from "./adopt.js";
 import { forEachEnvironment } from "../environments.js";
 import { addConnectionOptions, type ConnectionFlags, envOption } from "../options.js";
 import { processIo } from "../process-io.js";
+import { DEPLOYMENT_NAME_PATTERN } from "../../schema/constants.js";
 
 type Flags = ConnectionFlags & {
   out: string;
@@ -65,6 +66,21 @@ export function importCommand(io: ApplyIo = processIo()): Command {
   );
 }
 
+/**
+ * A live name becomes a file name, NAME.yaml in --out: one that is not a manifest's name (a path
+ * separator, `..`, a space, a control character) is skipped, never written where it points.
+ */
+const MANIFEST_NAME = new RegExp(DEPLOYMENT_NAME_PATTERN);
+
+/** The live deployments whose names can be manifests'; each other one is said on stdout. */
+function importable<T extends { id: string; name: string }>(live: T[], stdout: ApplyIo["stdout"]): T[] {
+  for (const d of live.filter((d) => !MANIFEST_NAME.test(d.name)))
+    stdout.write(
+      `skipped deployment ${JSON.stringify(d.name)} (${JSON.stringify(d.id)}): not a manifest name (a letter first, then letters, digits and '-', at most 63 characters); nothing is written for it\n`,
+    );
+  return live.filter((d) => MANIFEST_NAME.test(d.name));
+}
+
 /** The editors' schema, relative to where the manifests go (as in examples/). */
 function schemaComment(out: string): string[] {
   for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
@@ -79,7 +95,7 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   if (flags.environment === undefined) await refuseEnvironments(out);
   const session = await openSession(out, flags, io);
   const { ports, platform } = session.connect();
-  const live = await ports.controlPlane.listDeployments();
+  const live = importable(await ports.controlPlane.listDeployments(), io.stdout);
   const missing = flags.name.filter((name) => !live.some((d) => d.name === name));
   if (missing.length > 0)
     throw new PlumbError("not-found", `no live deployment named ${missing.join(", ")}; nothing was written`, {
