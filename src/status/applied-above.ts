@@ -5,8 +5,10 @@ import { type ObjectStatus, type StatusStore, blankObjectStatus } from "./status
 // A PATH inside a tree has its own store; an apply of the whole tree recorded the same deployments
 // in the tree's store. Only "what was applied" is taken from there: the secrets' salted fingerprints
 // (each carries its salt, so a record verifies the same anywhere), the source upload, the applied
-// spec, digest, commit and time. Never a manifest_file (relative to another directory: prune would
-// read it as a removed file) nor a pending intent (settled by the store that wrote it).
+// spec, digest, commit and time; for an object this store has no record of, also what was last
+// seen of it (health, the verify thread, the checks), so an unchanged object is not verified again as
+// if never seen. Never a manifest_file (relative to another directory: prune would read it as a
+// removed file), an id, nor a pending intent (settled by the store that wrote it).
 
 /** The part of a record that says what the last apply sent. */
 type AppliedPart = Pick<
@@ -44,23 +46,31 @@ export function latestAppliedAbove(stores: readonly StatusStore[]): Map<string, 
       if (!current || time(record.applied_at) > time(current.applied_at)) latest.set(key, record);
     }
   const parts = new Map<string, ObjectStatus>();
-  for (const [key, record] of latest)
-    parts.set(key, withApplied(blankObjectStatus(record.kind, record.name), appliedPartOf(record)));
+  for (const [key, record] of latest) {
+    const seen = {
+      ...blankObjectStatus(record.kind, record.name),
+      health: record.health,
+      verify_thread_id: record.verify_thread_id ?? null,
+      ...(record.checks ? { checks: record.checks } : {}),
+    };
+    parts.set(key, withApplied(seen, appliedPartOf(record)));
+  }
   return parts;
 }
 
 /**
  * The store as plan and apply read what was last applied: the local store, each object's applied
  * part replaced by the one above when that apply was later. A record with a pending intent is kept
- * as it is (its own store settles it); an object only above gets a record of its applied part alone
- * (no manifest_file, no pending). Never written back whole, never given to prune.
+ * as it is (its own store settles it); an object only above gets a record of its applied part and
+ * of what was last seen of it (health, verify thread, checks; no manifest_file, id or pending). Never written back whole, never given to prune.
  */
 export function withAppliedAbove(local: StatusStore, above: ReadonlyMap<string, ObjectStatus>): StatusStore {
   if (above.size === 0) return local;
   const objects = new Map(local.objects);
   for (const [key, part] of above) {
     const own = local.objects.get(key);
-    if (!own) objects.set(key, part);
+    if (!own)
+      objects.set(key, part); // what was seen of it above comes along (latestAppliedAbove)
     else if (!own.pending && time(part.applied_at) > time(own.applied_at))
       objects.set(key, withApplied(own, appliedPartOf(part)));
   }

@@ -54,7 +54,7 @@ describe("latestAppliedAbove", () => {
     expect(a.applied_spec).toEqual({ tag: "far" });
   });
 
-  it("takes no manifest_file, pending intent, id or health from above; skips records never applied", () => {
+  it("takes no manifest_file, pending intent or id from above; skips records never applied", () => {
     const parts = latestAppliedAbove([
       store(record("a", LATE, "above", { pending }), record("never", null, "n")),
     ]);
@@ -62,8 +62,23 @@ describe("latestAppliedAbove", () => {
     expect(a.manifest_file).toBeUndefined();
     expect(a.pending).toBeUndefined();
     expect(a.id).toBeNull();
-    expect(a.health).toBe("Unknown");
     expect(parts.has("Deployment/never")).toBe(false);
+  });
+
+  it("takes what was last seen of the object (health, verify thread, checks): a no-op is not verified again", () => {
+    const checks: NonNullable<ObjectStatus["checks"]> = {
+      revision_id: "rev-1",
+      at: LATE,
+      runs: 3,
+      passed: 3,
+      pass_ratio: 1,
+      latency_ms: { p50: 10, p95: 12, max: 12 },
+    };
+    const [a] = latestAppliedAbove([
+      store(record("a", LATE, "above", { verify_thread_id: "thread-1", checks })),
+    ]).values();
+    expect(a).toMatchObject({ health: "Healthy", verify_thread_id: "thread-1", checks });
+    expect(a!.sync).toBe("OutOfSync"); // the sync of another PATH's view is not taken
   });
 });
 
