@@ -2,7 +2,7 @@ import type { Revision } from "../schema/revision.js";
 import { evaluateGates, type GateResult, type Gates, type SourceFacts } from "./gates.js";
 import { unpinnedReasons } from "./pin.js";
 import type { PromotionPair } from "./promotion-pairs.js";
-import type { SetEdit } from "./yaml-set.js";
+import type { SetEdit } from "../environment/set-values.js";
 
 // One deployment's promotion decided (docs/environments.md, "Promotion"): the source revision's
 // version compared with what the target environment resolves to in git, the pin rule and the
