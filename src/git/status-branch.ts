@@ -36,7 +36,7 @@ export type StatusBranchTarget = {
   queue?: CheckoutQueue | undefined;
   /**
    * Directories above root whose stores are read too, on the same fetch (read only: the stores
-   * above a PATH, status-above.ts): their `.plumb/status/` (ENV/) on the branch.
+   * above a PATH, status-nearby.ts): their `.plumb/status/` (ENV/) on the branch.
    */
   above?: readonly string[] | undefined;
 };

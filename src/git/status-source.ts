@@ -52,7 +52,7 @@ export async function loadStatus(location: StatusLocation): Promise<StatusStore>
 
 /**
  * loadStatus, and from the status branch (on the same fetch) the stores of the directories `above`
- * (status-above.ts reads them locally): nearest first, empty without a status branch.
+ * (status-nearby.ts reads them locally): nearest first, empty without a status branch.
  */
 export async function loadStatusAndBranchAbove(
   location: StatusLocation,

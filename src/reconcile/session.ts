@@ -11,8 +11,8 @@ import type { Deployment } from "../schema/deployment.js";
 import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
 import type { ApplyObject } from "../apply/apply-types.js";
 import { type StatusLocation, manifestDirOf, resolveStatusDir } from "../git/status-source.js";
-import { loadStatusWithAbove } from "../git/status-above.js";
-import { withAppliedAbove } from "../status/applied-above.js";
+import { loadStatusWithNearby } from "../git/status-nearby.js";
+import { withAppliedNearby } from "../status/applied-nearby.js";
 import { gitRootOf } from "../manifest/environment-scan.js";
 import type { CheckoutQueue } from "../git/checkout-queue.js";
 import { resolveStorePending } from "../status/pending-intent.js";
@@ -69,7 +69,7 @@ export type Session = {
    * What the stores above PATH last applied, per object (docs/status.md "Stores above"), read only:
    * seen through appliedView, never written, never given to prune. Empty with --status-dir.
    */
-  appliedAbove: ReadonlyMap<string, ObjectStatus>;
+  appliedNearby: ReadonlyMap<string, ObjectStatus>;
   /** This run's secrets (tokens, the API key, each secret value as it is resolved), removed from server text. */
   redactor: SecretRedactor;
   /** Built on first use, so invalid manifests stop before API settings are needed. */
@@ -116,7 +116,7 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
   };
   // The stores above PATH, up to the git root; an explicit --status-dir means that store only.
   const above = !flags.statusDir || flags.statusDirOfEnvironment;
-  const { store, appliedAbove } = await loadStatusWithAbove(
+  const { store, appliedNearby } = await loadStatusWithNearby(
     location,
     above ? gitRootOf(manifestDirOf(root)) : undefined,
   );
@@ -143,7 +143,7 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
       return resolveStatusDir(location);
     },
     store,
-    appliedAbove,
+    appliedNearby,
     redactor,
     connect,
   };
@@ -152,10 +152,10 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
 /**
  * The store as plan and apply read what was last applied (secret fingerprints, source upload,
  * applied spec): the session's own, with the later applies the stores above recorded
- * (applied-above.ts). Prune, emptied-manifest checks and status writes read session.store alone.
+ * (applied-nearby.ts). Prune, emptied-manifest checks and status writes read session.store alone.
  */
 export const appliedView = (session: Session): StatusStore =>
-  withAppliedAbove(session.store, session.appliedAbove);
+  withAppliedNearby(session.store, session.appliedNearby);
 
 /** Loads, validates and plans against live (see planManifests), with this session's clients and store. */
 export async function planSession(

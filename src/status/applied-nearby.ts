@@ -37,7 +37,7 @@ function withApplied(record: ObjectStatus, applied: AppliedPart): ObjectStatus {
  * The applied part of each object among the stores above (nearest first), the later apply winning;
  * records that say nothing was applied (no applied_at) are left out.
  */
-export function latestAppliedAbove(stores: readonly StatusStore[]): Map<string, ObjectStatus> {
+export function latestAppliedNearby(stores: readonly StatusStore[]): Map<string, ObjectStatus> {
   const latest = new Map<string, ObjectStatus>();
   for (const store of stores)
     for (const [key, record] of store.objects) {
@@ -64,13 +64,13 @@ export function latestAppliedAbove(stores: readonly StatusStore[]): Map<string, 
  * as it is (its own store settles it); an object only above gets a record of its applied part and
  * of what was last seen of it (health, verify thread, checks; no manifest_file, id or pending). Never written back whole, never given to prune.
  */
-export function withAppliedAbove(local: StatusStore, above: ReadonlyMap<string, ObjectStatus>): StatusStore {
+export function withAppliedNearby(local: StatusStore, above: ReadonlyMap<string, ObjectStatus>): StatusStore {
   if (above.size === 0) return local;
   const objects = new Map(local.objects);
   for (const [key, part] of above) {
     const own = local.objects.get(key);
     if (!own)
-      objects.set(key, part); // what was seen of it above comes along (latestAppliedAbove)
+      objects.set(key, part); // what was seen of it above comes along (latestAppliedNearby)
     else if (!own.pending && time(part.applied_at) > time(own.applied_at))
       objects.set(key, withApplied(own, appliedPartOf(part)));
   }

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { directoriesAbove, loadStatusWithAbove } from "../../src/git/status-above.js";
+import { directoriesAbove, loadStatusWithNearby } from "../../src/git/status-nearby.js";
 import { saveObjectStatus } from "../../src/status/status-store.js";
 import { blankObjectStatus, type ObjectStatus } from "../../src/status/status-types.js";
 
@@ -36,7 +36,7 @@ describe("directoriesAbove", () => {
   });
 });
 
-describe("loadStatusWithAbove", () => {
+describe("loadStatusWithNearby", () => {
   it("reads the stores above up to the git root (ENV/ with an environment), none above it", async () => {
     const base = await mkdtemp(join(tmpdir(), "plumb-status-above-"));
     made.push(base);
@@ -49,16 +49,16 @@ describe("loadStatusWithAbove", () => {
     await saveObjectStatus(join(repo, "a/.plumb/status"), applied("x", "2026-01-01T11:00:00Z", "a"));
     await saveObjectStatus(join(repo, ".plumb/status/staging"), applied("y", "2026-01-01T10:00:00Z", "env"));
 
-    const plain = await loadStatusWithAbove({ root: sub }, repo);
+    const plain = await loadStatusWithNearby({ root: sub }, repo);
     expect(plain.store.objects.size).toBe(0);
-    expect(plain.appliedAbove.get("Deployment/x")?.secret_fingerprints?.values).toEqual({ KEY: "a" });
-    expect(plain.appliedAbove.get("Deployment/x")?.manifest_file).toBeUndefined();
-    expect(plain.appliedAbove.has("Deployment/y")).toBe(false);
+    expect(plain.appliedNearby.get("Deployment/x")?.secret_fingerprints?.values).toEqual({ KEY: "a" });
+    expect(plain.appliedNearby.get("Deployment/x")?.manifest_file).toBeUndefined();
+    expect(plain.appliedNearby.has("Deployment/y")).toBe(false);
 
-    const staging = await loadStatusWithAbove({ root: sub, environment: "staging" }, repo);
-    expect([...staging.appliedAbove.keys()]).toEqual(["Deployment/y"]);
+    const staging = await loadStatusWithNearby({ root: sub, environment: "staging" }, repo);
+    expect([...staging.appliedNearby.keys()]).toEqual(["Deployment/y"]);
 
-    const none = await loadStatusWithAbove({ root: sub }, undefined);
-    expect(none.appliedAbove.size).toBe(0);
+    const none = await loadStatusWithNearby({ root: sub }, undefined);
+    expect(none.appliedNearby.size).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { latestAppliedAbove, withAppliedAbove } from "../../src/status/applied-above.js";
+import { latestAppliedNearby, withAppliedNearby } from "../../src/status/applied-nearby.js";
 import { blankObjectStatus, type ObjectStatus, type StatusStore } from "../../src/status/status-types.js";
 
 // What a PATH inside a tree reads from the stores above it (docs/status.md "Stores above"): only
@@ -45,9 +45,9 @@ const pending: ObjectStatus["pending"] = {
   started_at: EARLY,
 };
 
-describe("latestAppliedAbove", () => {
+describe("latestAppliedNearby", () => {
   it("keeps, per object, the applied part of the later apply among the stores above", () => {
-    const parts = latestAppliedAbove([store(record("a", EARLY, "near")), store(record("a", LATE, "far"))]);
+    const parts = latestAppliedNearby([store(record("a", EARLY, "near")), store(record("a", LATE, "far"))]);
     const a = parts.get("Deployment/a")!;
     expect(a.secret_fingerprints).toEqual(fingerprints("far"));
     expect(a.applied_at).toBe(LATE);
@@ -55,7 +55,7 @@ describe("latestAppliedAbove", () => {
   });
 
   it("takes no manifest_file, pending intent or id from above; skips records never applied", () => {
-    const parts = latestAppliedAbove([
+    const parts = latestAppliedNearby([
       store(record("a", LATE, "above", { pending }), record("never", null, "n")),
     ]);
     const a = parts.get("Deployment/a")!;
@@ -74,7 +74,7 @@ describe("latestAppliedAbove", () => {
       pass_ratio: 1,
       latency_ms: { p50: 10, p95: 12, max: 12 },
     };
-    const [a] = latestAppliedAbove([
+    const [a] = latestAppliedNearby([
       store(record("a", LATE, "above", { verify_thread_id: "thread-1", checks })),
     ]).values();
     expect(a).toMatchObject({ health: "Healthy", verify_thread_id: "thread-1", checks });
@@ -82,13 +82,13 @@ describe("latestAppliedAbove", () => {
   });
 });
 
-describe("withAppliedAbove", () => {
+describe("withAppliedNearby", () => {
   it("takes the applied part from above when that apply was later, keeping the local rest", () => {
-    const above = latestAppliedAbove([store(record("a", LATE, "above", { source_upload: undefined }))]);
+    const above = latestAppliedNearby([store(record("a", LATE, "above", { source_upload: undefined }))]);
     const local = store(
       record("a", EARLY, "local", { source_upload: { digest: "sha256:old", object_path: "o/old" } }),
     );
-    const a = withAppliedAbove(local, above).objects.get("Deployment/a")!;
+    const a = withAppliedNearby(local, above).objects.get("Deployment/a")!;
     expect(a.secret_fingerprints).toEqual(fingerprints("above"));
     expect(a.manifest_digest).toBe("sha256:above");
     expect(a.git_commit).toBe("commit-above");
@@ -101,20 +101,20 @@ describe("withAppliedAbove", () => {
   });
 
   it("keeps the local record when its apply was later or as late", () => {
-    const above = latestAppliedAbove([store(record("a", LATE, "above"), record("b", LATE, "above"))]);
-    const merged = withAppliedAbove(store(record("a", LATER, "local"), record("b", LATE, "local")), above);
+    const above = latestAppliedNearby([store(record("a", LATE, "above"), record("b", LATE, "above"))]);
+    const merged = withAppliedNearby(store(record("a", LATER, "local"), record("b", LATE, "local")), above);
     expect(merged.objects.get("Deployment/a")!.secret_fingerprints).toEqual(fingerprints("local"));
     expect(merged.objects.get("Deployment/b")!.secret_fingerprints).toEqual(fingerprints("local"));
   });
 
   it("keeps a local record with a pending intent as it is, even when the apply above is later", () => {
     const local = record("a", EARLY, "local", { pending });
-    const merged = withAppliedAbove(store(local), latestAppliedAbove([store(record("a", LATER, "above"))]));
+    const merged = withAppliedNearby(store(local), latestAppliedNearby([store(record("a", LATER, "above"))]));
     expect(merged.objects.get("Deployment/a")).toBe(local);
   });
 
   it("gives an object recorded only above a record of its applied part alone", () => {
-    const merged = withAppliedAbove(store(), latestAppliedAbove([store(record("c", LATE, "above"))]));
+    const merged = withAppliedNearby(store(), latestAppliedNearby([store(record("c", LATE, "above"))]));
     const c = merged.objects.get("Deployment/c")!;
     expect(c.secret_fingerprints).toEqual(fingerprints("above"));
     expect(c.manifest_file).toBeUndefined();
@@ -124,6 +124,6 @@ describe("withAppliedAbove", () => {
 
   it("returns the local store itself when nothing is recorded above", () => {
     const local = store(record("a", EARLY, "local"));
-    expect(withAppliedAbove(local, new Map())).toBe(local);
+    expect(withAppliedNearby(local, new Map())).toBe(local);
   });
 });
