@@ -8,7 +8,7 @@ import { driftFields, withoutDrift } from "../diff/three-way.js";
 import type { Logger } from "../logger.js";
 import { PlumbError } from "../errors.js";
 import type { LoadedManifest } from "../manifest/types.js";
-import type { ServerFactsReader } from "./server-facts.js";
+import type { ServerFactsReader } from "./plan/server-facts.js";
 import {
   buildApplyObject,
   lastAppliedOf,

@@ -6,7 +6,7 @@ import { formatProblems } from "../../manifest/format/format.js";
 import { loadManifests, noManifests } from "../../manifest/load.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { sortProblems } from "../../manifest/validate.js";
-import { selectTargets } from "../../reconcile/targets.js";
+import { selectTargets } from "../../reconcile/plan/targets.js";
 import { envOption, targetOption } from "../options.js";
 
 type Output = { write(text: string): unknown };

@@ -12,7 +12,7 @@ import type { ApplyObject } from "../../apply/apply-types.js";
 import { packSource } from "../../apply/upload/source-pack.js";
 import { resolvePending } from "../../status/pending-intent.js";
 import type { ObjectStatus } from "../../status/status-types.js";
-import { readServerFacts, type ServerFactsReader } from "../server-facts.js";
+import { readServerFacts, type ServerFactsReader } from "./server-facts.js";
 
 // The per-object steps of a plan and its apply, shared by `plumb plan`/`apply` (planManifests, for
 // every object of a run) and the controller (reconcileObject, one object at a time), so the two

@@ -17,9 +17,9 @@ import type { Deployment } from "../../schema/deployment.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
 import { resolveForPlan } from "./plan-environment.js";
 import { lastAppliedOf, checkRecordedSecrets, findRefusedCreates, settleRecorded } from "./plan-object.js";
-import type { ServerFactsReader } from "../server-facts.js";
+import type { ServerFactsReader } from "./server-facts.js";
 import { type ObjectStatus, type StatusStore, statusKey } from "../../status/status-types.js";
-import { type LiveReader, readLiveDeployments, selectTargets } from "../targets.js";
+import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.js";
 
 // The orchestration of `plumb plan`, reused by apply and drift: load → validate → resolve secrets
 // and digest internal_source directories → read live state (one list pass, or name lookups for a few targets, plus the organization) → buildPlan. Nothing is sent.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { closeNames, readLiveDeployments, type LiveReader } from "../../src/reconcile/targets.js";
-import type { Deployment } from "../../src/schema/deployment.js";
+import { closeNames, readLiveDeployments, type LiveReader } from "../../../src/reconcile/plan/targets.js";
+import type { Deployment } from "../../../src/schema/deployment.js";
 
 describe("closeNames", () => {
   it("suggests names within a few edits, closest first, at most three", () => {

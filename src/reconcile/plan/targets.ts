@@ -1,8 +1,8 @@
 import { distance } from "fastest-levenshtein";
-import type { ControlPlaneClient } from "../api/control-plane-client.js";
-import { UsageError } from "../errors.js";
-import type { LoadedManifest } from "../manifest/types.js";
-import type { Deployment } from "../schema/deployment.js";
+import type { ControlPlaneClient } from "../../api/control-plane-client.js";
+import { UsageError } from "../../errors.js";
+import type { LoadedManifest } from "../../manifest/types.js";
+import type { Deployment } from "../../schema/deployment.js";
 
 // `--target NAME`: which manifests to plan, and the cheapest way to read their live state.
 

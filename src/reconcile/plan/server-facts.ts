@@ -1,7 +1,7 @@
-import { ApiConfigError, type ServerModeSetting } from "../api/config.js";
-import type { ControlPlaneClient } from "../api/control-plane-client.js";
-import type { ServerFacts } from "../manifest/rules/server-rules.js";
-import type { DeploymentManifest } from "../schema/manifest.js";
+import { ApiConfigError, type ServerModeSetting } from "../../api/config.js";
+import type { ControlPlaneClient } from "../../api/control-plane-client.js";
+import type { ServerFacts } from "../../manifest/rules/server-rules.js";
+import type { DeploymentManifest } from "../../schema/manifest.js";
 
 /** What plan reads to check the installation's create rules (src/manifest/rules/server-rules.ts). */
 export type ServerFactsReader = {
