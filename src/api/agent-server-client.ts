@@ -1,6 +1,7 @@
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./transport/http.js";
+import { eventSizeLimit } from "./transport/event-size-limit.js";
 import type { CallOptions } from "./control-plane-client.js";
 import { shapeCheck } from "../schema/validators.js";
 import type { Run, Thread, ThreadState } from "./shapes.js";
@@ -112,19 +113,17 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
       }),
     // Not retried once sent, as createRun: a new verify starts over with a rollback run.
     streamRun: (threadId, body, { signal, timeoutMs } = {}) =>
-      readEvents(() =>
-        http.openStream({
-          method: "POST",
-          path: `/threads/${seg(threadId)}/runs/stream`,
-          route: "/threads/{thread_id}/runs/stream",
-          body,
-          timeoutMs,
-          signal,
-        }),
-      ),
+      readEvents(http, {
+        method: "POST",
+        path: `/threads/${seg(threadId)}/runs/stream`,
+        route: "/threads/{thread_id}/runs/stream",
+        body,
+        timeoutMs,
+        signal,
+      }),
     // Not retried once sent either: a check that failed is counted, not run twice.
     streamStatelessRun: (body, { signal, timeoutMs } = {}) =>
-      readEvents(() => http.openStream({ method: "POST", path: "/runs/stream", body, timeoutMs, signal })),
+      readEvents(http, { method: "POST", path: "/runs/stream", body, timeoutMs, signal }),
     getThread: (threadId, { signal } = {}) =>
       orNull(
         http.request<Thread>({
@@ -156,11 +155,17 @@ export function createAgentServerClient(options: AgentServerClientOptions): Agen
   };
 }
 
-/** The Server-Sent Events of an opened stream, each with its data parsed. */
-async function* readEvents(open: () => Promise<ReadableStream<Uint8Array>>): AsyncGenerator<StreamPart> {
+/** The Server-Sent Events of a stream, each with its data parsed and bounded (MAX_EVENT_BYTES). */
+async function* readEvents(
+  http: HttpClient,
+  spec: Parameters<HttpClient["openStream"]>[0],
+): AsyncGenerator<StreamPart> {
   // Opened on the first read, as a generator's body runs: nothing is sent before someone reads.
-  const stream = await open();
-  const events = stream.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+  const stream = await http.openStream(spec);
+  const events = stream
+    .pipeThrough(eventSizeLimit(spec))
+    .pipeThrough(new TextDecoderStream())
+    .pipeThrough(new EventSourceParserStream());
   for await (const event of events) {
     yield { event: event.event ?? "message", data: parseData(event.data), id: event.id };
   }

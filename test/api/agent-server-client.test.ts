@@ -61,4 +61,48 @@ describe("streamRun", () => {
       code: "unexpected-response",
     });
   });
+
+  /** An agent server streaming forever; `pulled` counts the bytes plumb asked for. */
+  const endless = (piece: string) => {
+    const counter = { pulled: 0 };
+    const chunk = new TextEncoder().encode(piece.repeat(Math.ceil((1024 * 1024) / piece.length)));
+    const fetch: typeof globalThis.fetch = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('event: metadata\ndata: {"run_id":"r1"}\n\n'));
+          },
+          pull(controller) {
+            counter.pulled += chunk.byteLength;
+            controller.enqueue(chunk);
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      );
+    return { counter, client: createAgentServerClient({ deploymentUrl: AGENT, apiKey: KEY, fetch }) };
+  };
+
+  it("stops at an event past 16 MiB (one endless line, or data lines without the blank line ending it)", async () => {
+    for (const piece of ["x", "data: x\n", "data: x\r\n"]) {
+      const { counter, client } = endless(piece);
+      const parts: unknown[] = [];
+      const error = await (async () => {
+        for await (const part of client.streamRun("t1", body)) parts.push(part);
+      })().catch((e: unknown) => e);
+      expect(error, piece).toMatchObject({ code: "unexpected-response" });
+      expect(String(error)).toContain("an event larger than 16 MiB");
+      expect(parts).toEqual([{ event: "metadata", data: { run_id: "r1" }, id: undefined }]);
+      expect(counter.pulled).toBeLessThan(24 * 1024 * 1024);
+    }
+  });
+
+  it("has no limit on the whole stream: 20 MiB of 64 KiB events are read", async () => {
+    const { counter, client } = endless(`event: values\ndata: "${"x".repeat(64 * 1024)}"\n\n`);
+    let seen = 0;
+    for await (const part of client.streamRun("t1", body)) {
+      if (part.event === "values") seen += 1;
+      if (counter.pulled > 20 * 1024 * 1024) break;
+    }
+    expect(seen).toBeGreaterThan(200); // 16 MiB and more, in events of 64 KiB
+  });
 });
