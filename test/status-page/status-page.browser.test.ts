@@ -172,9 +172,11 @@ describe.skipIf(!haveBrowser)("status page in Chromium", () => {
     await page.getByRole("link", { name: "alpha" }).click();
     await expect.poll(() => page.locator("#detail-title").textContent()).toBe("Deployment alpha");
     await expect.poll(() => page.locator("#detail-revisions tr").count()).toBe(2);
-    expect(await page.locator("#detail-plan").textContent()).toContain(
-      'source_revision_config.image_uri: "img/alpha:1" → "img/alpha:2"',
-    );
+    // The last plan is the one of the last reconcile that finished: under load the page can show
+    // the new revision before that reconcile (waiting for DEPLOYED) has finished.
+    await expect
+      .poll(() => page.locator("#detail-plan").textContent(), { timeout: 10_000 })
+      .toContain('source_revision_config.image_uri: "img/alpha:1" → "img/alpha:2"');
     expect(await page.locator("#detail-revisions").textContent()).toContain(after.latest_revision_id);
     await screenshot(page, "status-page-detail.png");
     await page.getByRole("link", { name: "← all objects" }).click();
