@@ -67,6 +67,21 @@ function parseUrl(value: string, source: string): string {
   return url.href.replace(/\/+$/, "");
 }
 
+/**
+ * What an HTTP header can carry of a key: printable ASCII. fetch refuses a line break or a control
+ * character (and anything past U+00FF) in a header before sending, and that failed as a `network`
+ * error blaming the URL ("is the server running?"), after the retries of a GET.
+ */
+const UNSENDABLE_KEY = /[^\x20-\x7e]/;
+
+function sendableKey(key: string, source: string): string {
+  if (UNSENDABLE_KEY.test(key))
+    throw new ApiConfigError(
+      `the API key from ${source} holds a line break, a control character or a non-ASCII character, which an HTTP header cannot carry; it must hold the key alone, on one line`,
+    );
+  return key;
+}
+
 function readKeyFile(path: string, readFile: (path: string) => string): string {
   let text: string;
   try {
@@ -77,7 +92,7 @@ function readKeyFile(path: string, readFile: (path: string) => string): string {
   }
   const key = nonEmpty(text);
   if (!key) throw new ApiConfigError(`--api-key-file ${path} is empty`);
-  return key;
+  return sendableKey(key, `--api-key-file ${path}`);
 }
 
 /**
@@ -95,6 +110,7 @@ export function readApiOptions(
   const keyFile = nonEmpty(flags.apiKeyFile);
   const apiKey = keyFile ? readKeyFile(keyFile, readFile) : nonEmpty(env.PLUMB_API_KEY);
   if (!apiKey) throw new ApiConfigError("no API key: set PLUMB_API_KEY or pass --api-key-file PATH");
+  if (!keyFile) sendableKey(apiKey, "PLUMB_API_KEY");
   const platformText = nonEmpty(flags.platformUrl) ?? nonEmpty(env.PLUMB_PLATFORM_URL);
   const platformUrl = platformText
     ? parseUrl(platformText, flags.platformUrl ? "--platform-url" : "PLUMB_PLATFORM_URL")
@@ -111,13 +127,17 @@ export function readApiOptions(
   };
 }
 
-/** The key in `path` now, or undefined when it cannot be read or is empty (the old key is kept then). */
+/**
+ * The key in `path` now, or undefined when it cannot be read, is empty or cannot be sent in a header
+ * (the old key is kept then).
+ */
 export function readKeyFileAgain(
   path: string,
   readFile: (path: string) => string = (file) => readFileSync(file, "utf8"),
 ): string | undefined {
   try {
-    return nonEmpty(readFile(path));
+    const key = nonEmpty(readFile(path));
+    return key === undefined || UNSENDABLE_KEY.test(key) ? undefined : key;
   } catch {
     return undefined;
   }

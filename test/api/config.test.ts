@@ -1,8 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { ApiConfigError, readApiOptions, redactKey } from "../../src/api/config.js";
+import { ApiConfigError, readApiOptions, readKeyFileAgain, redactKey } from "../../src/api/config.js";
 
 const KEY = "lsv2_pt_0123456789abcdefghij";
-const files: Record<string, string> = { "/keys/ok": `${KEY}\n`, "/keys/empty": "  \n" };
+const files: Record<string, string> = {
+  "/keys/ok": `${KEY}\n`,
+  "/keys/empty": "  \n",
+  "/keys/two-lines": `${KEY}\r\nsecond-line\n`,
+};
 const readFile = (path: string) => {
   const text = files[path];
   if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: "ENOENT" });
@@ -69,6 +73,22 @@ describe("readApiOptions", () => {
       "cannot read --api-key-file /keys/missing (ENOENT)",
     );
     expect(failure(() => read(env, { apiKeyFile: "/keys/empty" })).message).toContain("is empty");
+  });
+
+  it("refuses a key no HTTP header can carry (fetch failed it as a network error blaming the URL), never showing it", () => {
+    const env = { PLUMB_API_URL: "http://x.test" };
+    const fromFile = failure(() => read(env, { apiKeyFile: "/keys/two-lines" }));
+    expect(fromFile.message).toContain("--api-key-file /keys/two-lines holds a line break");
+    for (const key of [`${KEY}\nmore`, `${KEY}\u0000`, `${KEY}\u20ac`]) {
+      const error = failure(() => read({ ...env, PLUMB_API_KEY: key }));
+      expect(error.code).toBe("api-config");
+      expect(error.message).toContain("PLUMB_API_KEY holds");
+      expect(error.message).not.toContain(KEY);
+    }
+    expect(fromFile.message).not.toContain(KEY);
+    // A rotated file holding such a key is not taken: the key in use stays.
+    expect(readKeyFileAgain("/keys/two-lines", readFile)).toBeUndefined();
+    expect(readKeyFileAgain("/keys/ok", readFile)).toBe(KEY);
   });
 
   it("refuses bad URLs, and URLs carrying credentials", () => {
