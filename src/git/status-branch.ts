@@ -7,8 +7,9 @@ import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import { statusGitEnv } from "./git-env.js";
 import { fencedPush, type PushFence } from "./fenced-push.js";
 import type { CheckoutQueue } from "./checkout-queue.js";
-import { DEFAULT_STATUS_DIR, parseObjectStatus } from "../status/status-store.js";
-import { type StatusStore, emptyStatusStore, statusKey } from "../status/status-types.js";
+import { DEFAULT_STATUS_DIR } from "../status/status-store.js";
+import { type StatusStore, emptyStatusStore } from "../status/status-types.js";
+import { readRecords, readStoresBelow } from "./status-branch-records.js";
 import { PRUNE_LEDGER_FILE } from "../status/prune-ledger.js";
 
 // `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository
@@ -39,6 +40,11 @@ export type StatusBranchTarget = {
    * above a PATH, status-nearby.ts): their `.plumb/status/` (ENV/) on the branch.
    */
   above?: readonly string[] | undefined;
+  /**
+   * Whether the stores below root are read too, on the same fetch (read only: the stores below a
+   * directory PATH, status-nearby.ts): every `.plumb/status/` (ENV/) on the branch under root.
+   */
+  below?: boolean | undefined;
 };
 
 /** `work` in a turn of the target's queue, or at once without one. */
@@ -91,15 +97,17 @@ export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
   };
 }
 
+/** The manifest directory `dir` on the branch: its path in the repository ("" at the root or outside). */
+function dirOnBranchOf(realTop: string, dir: string): string {
+  const rel = relative(realTop, resolve(dir));
+  return (rel.startsWith("..") || isAbsolute(rel) ? "" : rel).split("\\").join("/");
+}
+
 /** Where the store of the manifest directory `dir` lives on the branch: `REL/.plumb/status/(ENV/)`. */
 function pathOnBranchOf(realTop: string, dir: string, environment: string | undefined): string {
-  const rel = relative(realTop, resolve(dir));
-  const path = join(
-    rel.startsWith("..") || isAbsolute(rel) ? "" : rel,
-    DEFAULT_STATUS_DIR,
-    environment ?? "",
-  );
-  return path.split("\\").join("/");
+  return join(dirOnBranchOf(realTop, dir), DEFAULT_STATUS_DIR, environment ?? "")
+    .split("\\")
+    .join("/");
 }
 
 // git prints the real path; resolve symlinks (e.g. /tmp on macOS) the same way for `relative`.
@@ -270,9 +278,14 @@ export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<
 
 /**
  * The records on the branch, and the text of its prune ledger when it holds one; with
- * `target.above`, the stores of those directories (nearest first).
+ * `target.above`, the stores of those directories (nearest first); with `target.below`, the stores
+ * under root (status-branch-records.ts).
  */
-export type BranchStatusStore = StatusStore & { pruneLedger?: string; above?: StatusStore[] };
+export type BranchStatusStore = StatusStore & {
+  pruneLedger?: string;
+  above?: StatusStore[];
+  below?: StatusStore[];
+};
 
 async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<BranchStatusStore> {
   const git = gitAt(info.gitEnv, info.top);
@@ -289,8 +302,8 @@ async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<Bra
   const listing = await readRecords(git, ref, info.pathOnBranch, target.branch, store);
   if (listing.includes(PRUNE_LEDGER_FILE))
     store.pruneLedger = await git.show([`${ref}:${info.pathOnBranch}/${PRUNE_LEDGER_FILE}`]);
+  const real = await realTop(info.top);
   if (target.above?.length) {
-    const real = await realTop(info.top);
     store.above = [];
     for (const dir of target.above) {
       const above = emptyStatusStore();
@@ -298,23 +311,10 @@ async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<Bra
       store.above.push(above);
     }
   }
-  return store;
-}
-
-/** Reads the records under `path` at `ref` into `store`; returns the names listed there. */
-async function readRecords(
-  git: SimpleGit,
-  ref: string,
-  path: string,
-  branch: string,
-  store: StatusStore,
-): Promise<string[]> {
-  const listing = (await git.raw(["ls-tree", "--name-only", `${ref}:${path}`]).catch(() => "")).split("\n");
-  for (const name of listing.filter((n) => n.endsWith(".json"))) {
-    const file = `${path}/${name}`;
-    const parsed = parseObjectStatus(await git.show([`${ref}:${file}`]));
-    if (typeof parsed === "string") store.problems.push({ file: `${branch}:${file}`, message: parsed });
-    else store.objects.set(statusKey(parsed.kind, parsed.name), parsed);
+  if (target.below) {
+    const base = dirOnBranchOf(real, target.root);
+    const below = { base, environment: target.environment, branch: target.branch };
+    store.below = await readStoresBelow(info.top, info.gitEnv, git, ref, below);
   }
-  return listing;
+  return store;
 }

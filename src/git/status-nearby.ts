@@ -1,14 +1,16 @@
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { loadStatusStore, defaultStatusDir } from "../status/status-store.js";
 import { latestAppliedNearby } from "../status/applied-nearby.js";
+import { directoriesBelow } from "../status/stores-below.js";
 import { emptyStatusStore, type ObjectStatus, type StatusStore } from "../status/status-types.js";
-import { loadStatusAndBranchAbove, manifestDirOf, type StatusLocation } from "./status-source.js";
+import { loadStatusAndBranchNearby, manifestDirOf, type StatusLocation } from "./status-source.js";
 
-// The stores above a PATH (docs/status.md "Stores above"), read only: the default store of each
-// directory above the manifest directory, up to the root of its git repository, in the
-// environment's ENV/ when there is one, in the directory and on the status branch when one is
-// given. What they say was last applied (applied-nearby.ts) tells plan and apply that a secret is
-// unchanged after an apply of the whole tree.
+// The stores above and below a PATH (docs/status.md "Stores above and below"), read only: the
+// default store of each directory above the manifest directory, up to the root of its git
+// repository, and of each directory of its tree (a directory PATH only: a single file's objects
+// live in its own directory's store), in the environment's ENV/ when there is one, in the
+// directory and on the status branch when one is given. What they say was last applied
+// (applied-nearby.ts) tells plan and apply that a secret is unchanged after an apply elsewhere.
 
 /** The directories strictly above `dir`, nearest first, up to and including `top` (none when `dir` is not below it). */
 export function directoriesAbove(dir: string, top: string): string[] {
@@ -25,17 +27,21 @@ export function directoriesAbove(dir: string, top: string): string[] {
 
 /**
  * The store of `location` (loadStatus) and what the stores above it, up to the git root `top`
- * (undefined: none), last applied per object. A store above that cannot be read is skipped (it
- * only ever saves a re-send), and so are its unreadable records.
+ * (undefined: none), and with `below` those of a directory PATH's tree, last applied per object.
+ * A store that cannot be read is skipped (it only ever saves a re-send), and so are its
+ * unreadable records.
  */
 export async function loadStatusWithNearby(
   location: StatusLocation,
   top: string | undefined,
+  options: { below?: boolean } = {},
 ): Promise<{ store: StatusStore; appliedNearby: Map<string, ObjectStatus> }> {
-  const dirs = top === undefined ? [] : directoriesAbove(manifestDirOf(location.root), top);
-  const { store, branchAbove } = await loadStatusAndBranchAbove(location, dirs);
-  const stores: StatusStore[] = [...branchAbove];
-  for (const dir of dirs) {
+  const own = manifestDirOf(location.root);
+  const dirs = top === undefined ? [] : directoriesAbove(own, top);
+  const below = options.below === true && own === resolve(location.root); // a directory PATH
+  const { store, branchNearby } = await loadStatusAndBranchNearby(location, { above: dirs, below });
+  const stores: StatusStore[] = [...branchNearby];
+  for (const dir of [...dirs, ...(below ? await directoriesBelow(own) : [])]) {
     const statusDir = join(defaultStatusDir(dir), location.environment ?? "");
     stores.push(await loadStatusStore(statusDir).catch(() => emptyStatusStore()));
   }

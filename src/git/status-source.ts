@@ -47,33 +47,36 @@ export const resolveStatusDir = (location: StatusLocation): string =>
  * empty directory still knows the fingerprints of the secrets last applied.
  */
 export async function loadStatus(location: StatusLocation): Promise<StatusStore> {
-  return (await loadStatusAndBranchAbove(location, [])).store;
+  return (await loadStatusAndBranchNearby(location, { above: [], below: false })).store;
 }
 
 /**
  * loadStatus, and from the status branch (on the same fetch) the stores of the directories `above`
- * (status-nearby.ts reads them locally): nearest first, empty without a status branch.
+ * and, with `below`, those under the manifest directory (status-nearby.ts reads them locally):
+ * those above nearest first, then those below; empty without a status branch.
  */
-export async function loadStatusAndBranchAbove(
+export async function loadStatusAndBranchNearby(
   location: StatusLocation,
-  above: readonly string[],
-): Promise<{ store: StatusStore; branchAbove: StatusStore[] }> {
+  nearby: { above: readonly string[]; below: boolean },
+): Promise<{ store: StatusStore; branchNearby: StatusStore[] }> {
   const local = await loadStatusStore(resolveStatusDir(location));
-  if (!location.statusBranch) return { store: local, branchAbove: [] };
+  if (!location.statusBranch) return { store: local, branchNearby: [] };
   const remote = await loadStatusFromBranch({
     root: manifestDirOf(location.root),
     branch: location.statusBranch,
     gitEnv: location.gitEnv,
     environment: location.environment,
     queue: location.gitQueue,
-    ...(above.length > 0 ? { above } : {}),
+    ...(nearby.above.length > 0 ? { above: nearby.above } : {}),
+    ...(nearby.below ? { below: true } : {}),
   });
   // The branch's prune ledger joins the directory's: --prune-max counts earlier runs' deletions. A
   // place that cannot be written is left as it is: plan and status only read, and apply refuses an
   // unwritable status directory before it sends anything.
   if (remote.pruneLedger !== undefined)
     await mergePruneLedger(resolveStatusDir(location), remote.pruneLedger).catch(() => undefined);
-  return { store: mergeStatusStores(remote, local), branchAbove: remote.above ?? [] };
+  const branchNearby = [...(remote.above ?? []), ...(remote.below ?? [])];
+  return { store: mergeStatusStores(remote, local), branchNearby };
 }
 
 /**

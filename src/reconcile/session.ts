@@ -51,7 +51,7 @@ export type SessionFlags = ApiFlags & {
   environment?: string;
   /**
    * statusDir is the default store's ENV/ (forEachEnvironment), not a --status-dir: the stores above
-   * are read as without one (docs/status.md "Stores above").
+   * and below are read as without one (docs/status.md "Stores above and below").
    */
   statusDirOfEnvironment?: boolean;
 };
@@ -66,8 +66,9 @@ export type Session = {
   readonly statusDir: string;
   store: StatusStore;
   /**
-   * What the stores above PATH last applied, per object (docs/status.md "Stores above"), read only:
-   * seen through appliedView, never written, never given to prune. Empty with --status-dir.
+   * What the stores above and below PATH last applied, per object (docs/status.md "Stores above and
+   * below"), read only: seen through appliedView, never written, never given to prune. Empty with
+   * --status-dir.
    */
   appliedNearby: ReadonlyMap<string, ObjectStatus>;
   /** This run's secrets (tokens, the API key, each secret value as it is resolved), removed from server text. */
@@ -114,11 +115,13 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
     ...(flags.gitQueue ? { gitQueue: flags.gitQueue } : {}),
     environment: flags.environment, // ENV/ on the status branch, with its own lease
   };
-  // The stores above PATH, up to the git root; an explicit --status-dir means that store only.
-  const above = !flags.statusDir || flags.statusDirOfEnvironment;
+  // The stores above PATH, up to the git root, and below a directory PATH; an explicit
+  // --status-dir means that store only.
+  const nearby = !flags.statusDir || flags.statusDirOfEnvironment === true;
   const { store, appliedNearby } = await loadStatusWithNearby(
     location,
-    above ? gitRootOf(manifestDirOf(root)) : undefined,
+    nearby ? gitRootOf(manifestDirOf(root)) : undefined,
+    { below: nearby },
   );
   for (const problem of store.problems) {
     io.stderr.write(`plumb: ignoring status file ${problem.file}: ${problem.message}\n`);
@@ -151,7 +154,7 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
 
 /**
  * The store as plan and apply read what was last applied (secret fingerprints, source upload,
- * applied spec): the session's own, with the later applies the stores above recorded
+ * applied spec): the session's own, with the later applies the stores above and below recorded
  * (applied-nearby.ts). Prune, emptied-manifest checks and status writes read session.store alone.
  */
 export const appliedView = (session: Session): StatusStore =>

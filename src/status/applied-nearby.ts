@@ -1,9 +1,10 @@
 import { type ObjectStatus, type StatusStore, blankObjectStatus } from "./status-types.js";
 
-// Pure: what the last apply sent to each object, as the stores above a PATH recorded it (the
-// default stores of its ancestor directories up to the git root; docs/status.md "Stores above").
-// A PATH inside a tree has its own store; an apply of the whole tree recorded the same deployments
-// in the tree's store. Only "what was applied" is taken from there: the secrets' salted fingerprints
+// Pure: what the last apply sent to each object, as the stores above and below a PATH recorded it
+// (the default stores of its ancestor directories up to the git root, and of the directories of a
+// directory PATH's tree; docs/status.md "Stores above and below"). A PATH inside a tree has its own
+// store; an apply of the whole tree recorded the same deployments in the tree's store, and an apply
+// of a sub-directory in the sub-directory's. Only "what was applied" is taken from there: the secrets' salted fingerprints
 // (each carries its salt, so a record verifies the same anywhere), the source upload, the applied
 // spec, digest, commit and time; for an object this store has no record of, also what was last
 // seen of it (health, the verify thread, the checks), so an unchanged object is not verified again as
@@ -34,7 +35,7 @@ function withApplied(record: ObjectStatus, applied: AppliedPart): ObjectStatus {
 }
 
 /**
- * The applied part of each object among the stores above (nearest first), the later apply winning;
+ * The applied part of each object among the stores nearby (nearest first), the later apply winning;
  * records that say nothing was applied (no applied_at) are left out.
  */
 export function latestAppliedNearby(stores: readonly StatusStore[]): Map<string, ObjectStatus> {
@@ -60,17 +61,20 @@ export function latestAppliedNearby(stores: readonly StatusStore[]): Map<string,
 
 /**
  * The store as plan and apply read what was last applied: the local store, each object's applied
- * part replaced by the one above when that apply was later. A record with a pending intent is kept
- * as it is (its own store settles it); an object only above gets a record of its applied part and
+ * part replaced by the one nearby when that apply was later. A record with a pending intent is kept
+ * as it is (its own store settles it); an object only nearby gets a record of its applied part and
  * of what was last seen of it (health, verify thread, checks; no manifest_file, id or pending). Never written back whole, never given to prune.
  */
-export function withAppliedNearby(local: StatusStore, above: ReadonlyMap<string, ObjectStatus>): StatusStore {
-  if (above.size === 0) return local;
+export function withAppliedNearby(
+  local: StatusStore,
+  nearby: ReadonlyMap<string, ObjectStatus>,
+): StatusStore {
+  if (nearby.size === 0) return local;
   const objects = new Map(local.objects);
-  for (const [key, part] of above) {
+  for (const [key, part] of nearby) {
     const own = local.objects.get(key);
     if (!own)
-      objects.set(key, part); // what was seen of it above comes along (latestAppliedNearby)
+      objects.set(key, part); // what was seen of it nearby comes along (latestAppliedNearby)
     else if (!own.pending && time(part.applied_at) > time(own.applied_at))
       objects.set(key, withApplied(own, appliedPartOf(part)));
   }

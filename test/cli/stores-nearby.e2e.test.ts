@@ -10,10 +10,11 @@ import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
 import { environmentDoc, PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
 
-// A PATH inside a tree reads what the stores above it recorded (docs/status.md "Stores above"):
-// after an apply of the whole tree, an apply of a sub-directory or of one file sends no secret
-// again (no new revision), a secret changed in git is still sent, and prune never sees the
-// records above. Counted on the real control plane.
+// A PATH inside a tree reads what the stores above it recorded, and a directory PATH what the
+// stores below it recorded (docs/status.md "Stores above and below"): after an apply of the whole
+// tree, an apply of a sub-directory or of one file sends no secret again (no new revision), and
+// after an apply of a sub-directory, an apply of the tree; a secret changed in git is still sent,
+// and prune never sees the records above or below. Counted on the real control plane.
 
 let staging: RunningControlPlane;
 let prod: RunningControlPlane;
@@ -188,6 +189,44 @@ describe("a PATH inside a tree, with environments", () => {
 });
 
 describe("a PATH inside a tree, with --status-branch", () => {
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
+
+  /** makeRepo, committed with .plumb/ ignored and pushed to a bare origin; [repo, base]. */
+  async function pushedRepo(): Promise<[string, string]> {
+    const base = await mkdtemp(join(tmpdir(), "plumb-stores-nearby-branch-"));
+    repos.push(base);
+    const bare = join(base, "origin.git");
+    execFileSync("git", ["init", "-q", "--bare", "--initial-branch=main", bare]);
+    const repo = await makeRepo();
+    await writeFile(join(repo, ".gitignore"), ".plumb/\n");
+    git(repo, "checkout", "-q", "-b", "main");
+    git(repo, "add", ".");
+    git(repo, "commit", "-q", "-m", "manifests");
+    git(repo, "remote", "add", "origin", bare);
+    git(repo, "push", "-q", "origin", "main");
+    return [repo, base];
+  }
+
+  it("reads the stores below on the branch: a fresh clone applies the tree after a sub-directory without a new revision", async () => {
+    const [repo, base] = await pushedRepo();
+    expect((await run(applyCommand, [repo, "--status-branch", "plumb-status", "--yes"])).code).toBe(0);
+    const tree = await counted(staging, STAGING_KEY);
+    await changeSubSecret(repo, "branched");
+    git(repo, "commit", "-q", "-am", "a secret changed");
+    git(repo, "push", "-q", "origin", "main");
+    expect(
+      (await run(applyCommand, [join(repo, "sub"), "--status-branch", "plumb-status", "--yes"])).code,
+    ).toBe(0);
+    expect((await counted(staging, STAGING_KEY)).revisions).toBe(tree.revisions + 1);
+
+    const fresh = join(base, "fresh");
+    execFileSync("git", ["clone", "-q", join(base, "origin.git"), fresh]);
+    const again = await run(applyCommand, [fresh, "--status-branch", "plumb-status", "--yes"]);
+    expect(again.code).toBe(0);
+    expect((await counted(staging, STAGING_KEY)).revisions).toBe(tree.revisions + 1);
+  });
+
   it("reads the stores above on the branch: a fresh clone applies a sub-directory without a new revision", async () => {
     const git = (cwd: string, ...args: string[]) =>
       execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
@@ -212,5 +251,69 @@ describe("a PATH inside a tree, with --status-branch", () => {
     expect(sub.code).toBe(0);
     expect(sub.err).not.toContain(UNKNOWN);
     expect((await counted(staging, STAGING_KEY)).revisions).toBe(after.revisions);
+  });
+});
+
+/** sub/a.yaml with its literal secret MODE changed in git. */
+const changeSubSecret = (repo: string, literal: string, overrides = "") =>
+  writeFile(join(repo, "sub", "a.yaml"), withSecrets("a", literal, overrides));
+
+describe("a tree after an apply of its sub-directory (the stores below)", () => {
+  it("sends a secret changed in git once: the sub-directory's apply, not the tree's after it", async () => {
+    const repo = await makeRepo();
+    expect((await run(applyCommand, [repo, "--yes"])).code).toBe(0);
+    const tree = await counted(staging, STAGING_KEY);
+    await changeSubSecret(repo, "faster");
+    expect((await run(applyCommand, [join(repo, "sub"), "--yes"])).code).toBe(0);
+    expect((await counted(staging, STAGING_KEY)).revisions).toBe(tree.revisions + 1);
+
+    const again = await run(applyCommand, [repo, "--yes"]);
+    expect(again.code).toBe(0);
+    expect((await counted(staging, STAGING_KEY)).revisions).toBe(tree.revisions + 1);
+    // The tree's own store now holds the new fingerprint (carried forward, nothing sent).
+    const own = JSON.parse(await readFile(join(repo, ".plumb", "status", "deployment.a.json"), "utf8"));
+    expect(own.manifest_file).toBe("sub/a.yaml");
+    const below = JSON.parse(
+      await readFile(join(repo, "sub", ".plumb", "status", "deployment.a.json"), "utf8"),
+    );
+    expect(own.secret_fingerprints).toEqual(below.secret_fingerprints);
+  });
+
+  it("applies the tree after its sub-directory alone without a new revision, and --prune deletes nothing", async () => {
+    const repo = await makeRepo();
+    await changeSubSecret(repo, "first");
+    expect((await run(applyCommand, [join(repo, "sub"), "--yes"])).code).toBe(0);
+    const sub = await counted(staging, STAGING_KEY);
+
+    const plan = await run(planCommand, [repo, "--output", "json"]);
+    const changes = (JSON.parse(plan.out) as { changes: Array<{ name: string; action: string }> }).changes;
+    expect(changes.filter((c) => c.name !== "c").map((c) => [c.name, c.action])).toEqual([
+      ["a", "noop"],
+      ["b", "noop"],
+    ]);
+    const drift = await run(driftCommand, [repo]);
+    expect(drift.out).not.toContain("removed from git");
+
+    // --prune: the sub-directory's records (files relative to sub/) are never the tree's to judge.
+    const pruned = await run(applyCommand, [repo, "--prune", "--yes"]);
+    expect(pruned.code).toBe(0);
+    expect(pruned.out).not.toContain("removed from git");
+    const after = await counted(staging, STAGING_KEY);
+    expect(after.names).toEqual(["a", "b", "c"]);
+    // Only other/c.yaml, recorded in no store, is sent: one revision for it, none for a.
+    expect(after.revisions).toBe(sub.revisions + 1);
+  });
+
+  it("with environments: the tree in staging after its sub-directory sends nothing again", async () => {
+    const repo = await makeRepo(PROD_OVERRIDE);
+    await mkdir(join(repo, "environments"));
+    await writeFile(join(repo, "environments", "staging.yaml"), environmentDoc("staging"));
+    await writeFile(join(repo, "environments", "prod.yaml"), environmentDoc("prod"));
+    expect((await runEnv(applyCommand, [repo, "--env", "staging", "--yes"])).code).toBe(0);
+    await changeSubSecret(repo, "quick", PROD_OVERRIDE);
+    expect((await runEnv(applyCommand, [join(repo, "sub"), "--env", "staging", "--yes"])).code).toBe(0);
+    const sub = await counted(staging, STAGING_KEY);
+    expect((await runEnv(applyCommand, [repo, "--env", "staging", "--yes"])).code).toBe(0);
+    expect((await counted(staging, STAGING_KEY)).revisions).toBe(sub.revisions);
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -7,8 +7,9 @@ import { directoriesAbove, loadStatusWithNearby } from "../../src/git/status-nea
 import { saveObjectStatus } from "../../src/status/status-store.js";
 import { blankObjectStatus, type ObjectStatus } from "../../src/status/status-types.js";
 
-// Which stores above a PATH are read (docs/status.md "Stores above"): the default store of each
-// directory above it up to the git root, ENV/ with an environment; none outside a repository.
+// Which stores above and below a PATH are read (docs/status.md "Stores above and below"): the
+// default store of each directory above it up to the git root, ENV/ with an environment, none
+// outside a repository; with `below`, those of a directory PATH's tree, none for one file.
 
 const made: string[] = [];
 afterAll(async () => {
@@ -60,5 +61,36 @@ describe("loadStatusWithNearby", () => {
 
     const none = await loadStatusWithNearby({ root: sub }, undefined);
     expect(none.appliedNearby.size).toBe(0);
+  });
+
+  it("with below, reads the stores of a directory PATH's tree (ENV/ with an environment), none for one file", async () => {
+    const repo = await mkdtemp(join(tmpdir(), "plumb-status-below-"));
+    made.push(repo);
+    execFileSync("git", ["init", "-q", repo]);
+    await mkdir(join(repo, "a", "b"), { recursive: true });
+    await writeFile(join(repo, "a", "b", "x.yaml"), "");
+    await saveObjectStatus(join(repo, ".plumb/status"), applied("x", "2026-01-01T10:00:00Z", "own"));
+    await saveObjectStatus(join(repo, "a/b/.plumb/status"), applied("x", "2026-01-01T11:00:00Z", "b"));
+    await saveObjectStatus(
+      join(repo, "a/.plumb/status/staging"),
+      applied("y", "2026-01-01T10:00:00Z", "env"),
+    );
+    await saveObjectStatus(
+      join(repo, "node_modules/p/.plumb/status"),
+      applied("z", "2026-01-01T10:00:00Z", "n"),
+    );
+
+    const tree = await loadStatusWithNearby({ root: repo }, repo, { below: true });
+    expect(tree.store.objects.get("Deployment/x")?.secret_fingerprints?.values).toEqual({ KEY: "own" });
+    expect(tree.appliedNearby.get("Deployment/x")?.secret_fingerprints?.values).toEqual({ KEY: "b" });
+    expect(tree.appliedNearby.get("Deployment/x")?.manifest_file).toBeUndefined();
+    expect([...tree.appliedNearby.keys()]).toEqual(["Deployment/x"]);
+
+    const staging = await loadStatusWithNearby({ root: repo, environment: "staging" }, repo, { below: true });
+    expect([...staging.appliedNearby.keys()]).toEqual(["Deployment/y"]);
+
+    expect((await loadStatusWithNearby({ root: repo }, repo)).appliedNearby.size).toBe(0);
+    const file = await loadStatusWithNearby({ root: join(repo, "a", "b", "x.yaml") }, repo, { below: true });
+    expect(file.appliedNearby.get("Deployment/x")?.secret_fingerprints?.values).toEqual({ KEY: "own" }); // above only
   });
 });
