@@ -63,7 +63,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
       ...settings.flags,
       environment: name,
       statusDir: join(resolveStatusDir({ root: path, statusDir: flags.statusDir }), name),
-      // The default store's ENV/: the stores above are read too (docs/status.md "Stores above").
+      // The default store's ENV/: the stores above and below are read too (docs/status.md).
       ...(flags.statusDir === undefined ? { statusDirOfEnvironment: true } : {}),
     };
     const result = await run(envFlags, { ...io, stdout, env: settings.env });

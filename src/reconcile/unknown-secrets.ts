@@ -34,7 +34,7 @@ export function formatUnknownSecretsWarning(names: readonly string[], path: stri
   if (names.length === 0) return null;
   const some = names.length === 1 ? "1 live deployment has" : `${names.length} live deployments have`;
   return (
-    `warning: ${some} secrets but no recorded fingerprints (in no status store here or above): their secrets will be ` +
+    `warning: ${some} secrets but no recorded fingerprints (in no status store here, above or below): their secrets will be ` +
     `sent again, a new revision each (${names.slice(0, 5).join(", ")}${names.length > 5 ? ", ..." : ""}). ` +
     `To avoid it: pass --status-branch to read the published status, or if the live values equal the ` +
     `manifests', record them first with: plumb adopt ${path}`

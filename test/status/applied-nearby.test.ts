@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { latestAppliedNearby, withAppliedNearby } from "../../src/status/applied-nearby.js";
 import { blankObjectStatus, type ObjectStatus, type StatusStore } from "../../src/status/status-types.js";
 
-// What a PATH inside a tree reads from the stores above it (docs/status.md "Stores above"): only
-// what the last apply sent, the later apply winning; never a manifest_file or a pending intent.
+// What a PATH reads from the stores above and below it (docs/status.md "Stores above and below"):
+// only what the last apply sent, the later apply winning; never a manifest_file or a pending intent.
 
 const fingerprints = (tag: string) => ({ salt: `salt-${tag}`, values: { KEY: `fp-${tag}` } });
 

@@ -275,8 +275,8 @@ async function sendAndReport(run: Confirmed): Promise<number> {
 
 /**
  * The status store's records, each write and removal checking the state lock first. `previous` is
- * what was last applied, the stores above included (docs/status.md "Stores above"): an object whose
- * secrets are not sent keeps their fingerprints, now in this store.
+ * what was last applied, the stores nearby included (docs/status.md "Stores above and below"): an
+ * object whose secrets are not sent keeps their fingerprints, now in this store.
  */
 const fencedRecords = ({ lock, session }: Confirmed) => ({
   previous: appliedView(session).objects,
