@@ -11,7 +11,7 @@ import { DEFAULT_STATUS_DIR } from "./status-store.js";
 const SKIPPED = new Set(["node_modules", ".git", ".plumb"]);
 
 /** The walk stops after this many directories: a store past it only costs a re-send. */
-export const MAX_DIRECTORIES_WALKED = 20_000;
+const MAX_DIRECTORIES_WALKED = 20_000;
 
 /**
  * The directories strictly below `dir` that hold a `.plumb` directory (their default store is
