@@ -54,7 +54,13 @@ export function editValues(
     const { text: source, quote } = sourceOf(edit.value);
     const token = node.srcToken;
     const plain = token.type === "scalar";
-    CST.setScalarValue(token, source, quote && plain ? { type: "QUOTE_DOUBLE" } : {});
+    // Always one line (`implicitKey`: no block scalar, no folding; a line break is written `\n`):
+    // folded, a double-quoted value's next lines were indented as its key and the file no longer
+    // parsed. One line also keeps every other line where it was.
+    CST.setScalarValue(token, source, {
+      implicitKey: true,
+      ...(quote && plain ? { type: "QUOTE_DOUBLE" as const } : {}),
+    });
     outcomes.push({ edit, line: lineOf(node.range?.[0] ?? 0), written: true });
   }
   return { text: tokens.map((t) => CST.stringify(t)).join(""), outcomes };
