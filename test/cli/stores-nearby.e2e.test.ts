@@ -282,8 +282,11 @@ describe("a tree after an apply of its sub-directory (the stores below)", () => 
   it("applies the tree after its sub-directory alone without a new revision, and --prune deletes nothing", async () => {
     const repo = await makeRepo();
     await changeSubSecret(repo, "first");
+    await writeFile(join(repo, "sub", "z.yaml"), plain("z"));
     expect((await run(applyCommand, [join(repo, "sub"), "--yes"])).code).toBe(0);
     const sub = await counted(staging, STAGING_KEY);
+    // z leaves git: sub/'s store recorded it, the tree's never did; only `apply sub --prune` deletes it.
+    await rm(join(repo, "sub", "z.yaml"));
 
     const plan = await run(planCommand, [repo, "--output", "json"]);
     const changes = (JSON.parse(plan.out) as { changes: Array<{ name: string; action: string }> }).changes;
@@ -299,7 +302,7 @@ describe("a tree after an apply of its sub-directory (the stores below)", () => 
     expect(pruned.code).toBe(0);
     expect(pruned.out).not.toContain("removed from git");
     const after = await counted(staging, STAGING_KEY);
-    expect(after.names).toEqual(["a", "b", "c"]);
+    expect(after.names).toEqual(["a", "b", "c", "z"]);
     // Only other/c.yaml, recorded in no store, is sent: one revision for it, none for a.
     expect(after.revisions).toBe(sub.revisions + 1);
   });
