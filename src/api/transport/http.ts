@@ -213,8 +213,11 @@ async function attempt(c: Client, spec: RequestSpec, attemptNo: number): Promise
     let stream: ReadableStream<Uint8Array> | null = null;
     try {
       const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
-      // A redirect is answered, never followed (errorFromResponse says where it pointed).
-      const init = { method: spec.method, headers, body, signal, redirect: "manual" } as const;
+      // A redirect from the API's origin is answered, never followed (errorFromResponse says where
+      // it pointed): it would carry the key. Another origin's request (a signed upload URL) carries
+      // none, so storage may redirect it (a bucket's region) as before.
+      const redirect = url.origin === c.origin ? "manual" : "follow";
+      const init = { method: spec.method, headers, body, signal, redirect } as const;
       const response = await c.fetchImpl(url, init);
       status = response.status;
       c.answered = true;

@@ -313,6 +313,27 @@ describe("hostile answers", () => {
     expect(error.message).not.toContain("token=abc");
   });
 
+  it("lets fetch follow a redirect only for another origin's URL, sent without the key (storage may redirect an upload)", async () => {
+    const seen: Array<{ url: string; redirect: string | undefined; key: boolean }> = [];
+    const recording: typeof fetch = async (url, init) => {
+      const headers = init?.headers as Record<string, string>;
+      seen.push({ url: (url as URL).href, redirect: init?.redirect, key: "x-api-key" in headers });
+      return new Response(null, { status: 200 });
+    };
+    const { http } = client({ fetch: recording });
+    await http.request({ method: "POST", path: "/v2/deployments", body: {} });
+    await http.request({
+      method: "PUT",
+      url: "https://storage.test/bucket/obj",
+      path: "/bucket/obj",
+      rawBody: new Uint8Array([1]),
+    });
+    expect(seen).toEqual([
+      { url: `${BASE}/v2/deployments`, redirect: "manual", key: true },
+      { url: "https://storage.test/bucket/obj", redirect: "follow", key: false },
+    ]);
+  });
+
   /** A fetch whose answer is an endless body; `pulled` counts the bytes plumb asked for. */
   function endlessFetch(status: number) {
     const counter = { pulled: 0 };
