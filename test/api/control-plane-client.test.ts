@@ -39,6 +39,17 @@ describe("listing and lookup", () => {
     expect(all.map((d) => d.name)).toEqual([...first, ...second].map((d) => d.name));
   });
 
+  it("stops with unexpected-response when the server answers the first page again (it ignores offset): the list never ended", async () => {
+    const first = Array.from({ length: 100 }, (_, i) => deployment(`d-${i}`));
+    nock(BASE).get("/v2/deployments").query(true).times(2).reply(200, { resources: first, offset: 0 });
+    const error = await make()
+      .listDeployments()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ code: "unexpected-response" });
+    expect(String(error)).toContain("the page at offset 100 is the page at offset 0 again");
+  });
+
   it("yields the same deployments a page at a time, asking for the next page only when read", async () => {
     const first = Array.from({ length: 100 }, (_, i) => deployment(`d-${i}`));
     nock(BASE)

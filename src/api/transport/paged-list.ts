@@ -22,6 +22,18 @@ export function wrongApiUrl(apiUrl: string, path: string, cause: ApiError): ApiC
   return Object.assign(error, { cause });
 }
 
+const markOf = (items: readonly unknown[]): string =>
+  `${items.length}:${JSON.stringify(items[0])}:${JSON.stringify(items[items.length - 1])}`;
+
+const sameAgain = (path: string, before: number, now: number) =>
+  new ApiError({
+    code: "unexpected-response",
+    status: 200,
+    method: "GET",
+    path,
+    detail: `the page at offset ${now} is the page at offset ${before} again: the server, or a proxy before it, ignores the offset parameter, so the list would never end`,
+  });
+
 export function createPagedList(http: HttpClient, apiUrl: string, pageSize: number) {
   async function* pagesOf<T>(
     path: string,
@@ -29,6 +41,7 @@ export function createPagedList(http: HttpClient, apiUrl: string, pageSize: numb
     query: Record<string, string | undefined>,
     signal?: AbortSignal,
   ): AsyncGenerator<T[]> {
+    let previous: { offset: number; mark: string } | undefined;
     for (let offset = 0; ;) {
       const page = await http
         .request<Page<T>>({
@@ -42,6 +55,12 @@ export function createPagedList(http: HttpClient, apiUrl: string, pageSize: numb
           // A list the API always has answers 404 only when the base URL is not the API's.
           throw error instanceof ApiError && error.status === 404 ? wrongApiUrl(apiUrl, path, error) : error;
         });
+      // A server (or a proxy before it) that ignores `offset` answers the first page again and
+      // again: the list never ended and grew until the process died. Its first and last items
+      // and its length name a page well enough: a real list never repeats them on the next page.
+      const mark = markOf(page.resources);
+      if (previous !== undefined && mark === previous.mark) throw sameAgain(path, previous.offset, offset);
+      previous = { offset, mark };
       yield page.resources;
       if (page.resources.length < pageSize) return;
       // `offset` is the next page's offset; fall back to counting if a server echoes the current one.
