@@ -15,6 +15,7 @@ import {
   checkRecordedSecrets,
   findRefusedCreates,
   settleRecorded,
+  forLiveDeployment,
   type TaskLimit,
 } from "./plan/plan-object.js";
 import type { ApplyResult } from "../apply/apply-types.js";
@@ -134,7 +135,7 @@ async function planObject(
     checkRecordedSecrets(desired, recorded, ctx.fingerprintLimit),
   ]);
   const settled = await settleRecorded(desired, recorded, checkedRecorded, deployment, ctx.fingerprintLimit);
-  const { previous, checked } = settled;
+  const { previous, checked } = forLiveDeployment(settled, deployment);
   const live = { deployments: deployment ? [deployment] : [], ...(organization ? { organization } : {}) };
   const plan = buildPlan({
     desired: [desired],

@@ -9,7 +9,8 @@ import { type ObjectStatus, type StatusStore, blankObjectStatus } from "./status
 // spec, digest, commit and time; for an object this store has no record of, also what was last
 // seen of it (health, the verify thread, the checks), so an unchanged object is not verified again as
 // if never seen. Never a manifest_file (relative to another directory: prune would read it as a
-// removed file), an id, nor a pending intent (settled by the store that wrote it).
+// removed file) nor a pending intent (settled by the store that wrote it); the id says which
+// deployment it was applied to, and an applied part of another deployment is never taken.
 
 /** The part of a record that says what the last apply sent. */
 type AppliedPart = Pick<
@@ -18,6 +19,13 @@ type AppliedPart = Pick<
 >;
 
 const time = (iso: string | null | undefined) => (iso ? Date.parse(iso) || 0 : 0);
+
+/**
+ * Whether two records can speak of the same deployment: not when both name one and the ids differ
+ * (applied to another control plane, or a deployment deleted and created again under the name).
+ */
+const sameDeployment = (a: Pick<ObjectStatus, "id">, b: Pick<ObjectStatus, "id">) =>
+  !a.id || !b.id || a.id === b.id;
 
 const appliedPartOf = (record: ObjectStatus): AppliedPart => ({
   secret_fingerprints: record.secret_fingerprints,
@@ -50,6 +58,8 @@ export function latestAppliedNearby(stores: readonly StatusStore[]): Map<string,
   for (const [key, record] of latest) {
     const seen = {
       ...blankObjectStatus(record.kind, record.name),
+      // Which deployment it was applied to: plan trusts it only for that one (plan-run.ts).
+      id: record.id,
       health: record.health,
       verify_thread_id: record.verify_thread_id ?? null,
       ...(record.checks ? { checks: record.checks } : {}),
@@ -63,7 +73,9 @@ export function latestAppliedNearby(stores: readonly StatusStore[]): Map<string,
  * The store as plan and apply read what was last applied: the local store, each object's applied
  * part replaced by the one nearby when that apply was later. A record with a pending intent is kept
  * as it is (its own store settles it); an object only nearby gets a record of its applied part and
- * of what was last seen of it (health, verify thread, checks; no manifest_file, id or pending). Never written back whole, never given to prune.
+ * of what was last seen of it (its id, health, verify thread, checks; no manifest_file or pending).
+ * An applied part recorded for another deployment id than the local record's is not taken. Never
+ * written back whole, never given to prune.
  */
 export function withAppliedNearby(
   local: StatusStore,
@@ -75,7 +87,7 @@ export function withAppliedNearby(
     const own = local.objects.get(key);
     if (!own)
       objects.set(key, part); // what was seen of it nearby comes along (latestAppliedNearby)
-    else if (!own.pending && time(part.applied_at) > time(own.applied_at))
+    else if (!own.pending && sameDeployment(own, part) && time(part.applied_at) > time(own.applied_at))
       objects.set(key, withApplied(own, appliedPartOf(part)));
   }
   return { objects, problems: local.problems };

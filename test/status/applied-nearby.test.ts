@@ -54,14 +54,14 @@ describe("latestAppliedNearby", () => {
     expect(a.applied_spec).toEqual({ tag: "far" });
   });
 
-  it("takes no manifest_file, pending intent or id from above; skips records never applied", () => {
+  it("takes no manifest_file or pending intent from above, keeps which deployment it was; skips records never applied", () => {
     const parts = latestAppliedNearby([
       store(record("a", LATE, "above", { pending }), record("never", null, "n")),
     ]);
     const a = parts.get("Deployment/a")!;
     expect(a.manifest_file).toBeUndefined();
     expect(a.pending).toBeUndefined();
-    expect(a.id).toBeNull();
+    expect(a.id).toBe("id-a"); // plan trusts it for that deployment only
     expect(parts.has("Deployment/never")).toBe(false);
   });
 
@@ -105,6 +105,12 @@ describe("withAppliedNearby", () => {
     const merged = withAppliedNearby(store(record("a", LATER, "local"), record("b", LATE, "local")), above);
     expect(merged.objects.get("Deployment/a")!.secret_fingerprints).toEqual(fingerprints("local"));
     expect(merged.objects.get("Deployment/b")!.secret_fingerprints).toEqual(fingerprints("local"));
+  });
+
+  it("keeps the local applied part when the later one nearby was applied to another deployment id", () => {
+    const local = record("a", EARLY, "local");
+    const other = latestAppliedNearby([store(record("a", LATER, "above", { id: "id-elsewhere" }))]);
+    expect(withAppliedNearby(store(local), other).objects.get("Deployment/a")).toBe(local);
   });
 
   it("keeps a local record with a pending intent as it is, even when the apply above is later", () => {

@@ -73,6 +73,20 @@ export async function settleRecorded(
 }
 
 /**
+ * The settled record, unless it speaks of another deployment than the live one of that name (its id
+ * differs: deleted and created again outside plumb, or a record applied to another control plane):
+ * its fingerprints, upload and applied spec say nothing about this one, so none is used (secrets
+ * unknown: sent again, as with no record).
+ */
+export function forLiveDeployment<T extends { previous: ObjectStatus | undefined }>(
+  settled: T,
+  live: Deployment | null,
+): T | { previous: undefined; checked: undefined } {
+  const id = settled.previous?.id;
+  return id && live && id !== live.id ? { previous: undefined, checked: undefined } : settled;
+}
+
+/**
  * The deployments among `loaded` that a plan would create (absent, or replaced by another source),
  * checked against the installation's rules (docs/plan.md "Installation rules"): a create the server
  * would refuse is a problem with file:line, found before anything is sent.

@@ -16,7 +16,13 @@ import type { Problem } from "../../manifest/types.js";
 import type { Deployment } from "../../schema/deployment.js";
 import { resolveDesiredObject } from "./resolve-desired.js";
 import { resolveForPlan } from "./plan-environment.js";
-import { lastAppliedOf, checkRecordedSecrets, findRefusedCreates, settleRecorded } from "./plan-object.js";
+import {
+  lastAppliedOf,
+  checkRecordedSecrets,
+  findRefusedCreates,
+  settleRecorded,
+  forLiveDeployment,
+} from "./plan-object.js";
 import type { ServerFactsReader } from "./server-facts.js";
 import { type ObjectStatus, type StatusStore, statusKey } from "../../status/status-types.js";
 import { type LiveReader, readLiveDeployments, selectTargets } from "./targets.js";
@@ -238,10 +244,8 @@ async function settleAllRecorded(
       const { kind, metadata } = object.loaded.manifest;
       const key = statusKey(kind, metadata.name);
       const deployment = kind === "Deployment" ? (live.get(metadata.name) ?? null) : null;
-      const result = await settleRecorded(
-        object,
-        recorded(kind, metadata.name),
-        checked.get(key),
+      const result = forLiveDeployment(
+        await settleRecorded(object, recorded(kind, metadata.name), checked.get(key), deployment),
         deployment,
       );
       if (result.previous) previous.set(key, result.previous);
