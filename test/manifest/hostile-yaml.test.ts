@@ -86,6 +86,15 @@ describe("YAML shape", () => {
     ]);
   });
 
+  it("an alias without its anchor is reported where the alias is, in a later document too", () => {
+    const later = `${VALID}---\n${HEAD.replace("name: a", "name: b")}spec:\n  labels:\n    x: *rev\n`;
+    const { problems } = check(later);
+    const line = later.split("\n").findIndex((text) => text.includes("*rev")) + 1;
+    expect(problems.map((p) => [p.code, `${p.line}:${p.column}`])).toEqual([
+      ["yaml-unresolved-alias", `${line}:8`],
+    ]);
+  });
+
   it(`shows at most ${MAX_PROBLEMS_PER_DOCUMENT} problems of a document, in order, and counts the rest`, () => {
     const keys = Array.from({ length: 1500 }, (_, i) => `  k${i}: v\n`).join("");
     const { problems } = check(`${VALID}${keys}`);

@@ -1,4 +1,4 @@
-import { Composer, LineCounter, Parser } from "yaml";
+import { Composer, type Document, LineCounter, Parser, visit } from "yaml";
 import { PlumbError } from "../../errors.js";
 import { classifyDocument } from "../document-kind.js";
 import { buildLocators, type DocumentLocators, documentStart } from "../locate.js";
@@ -158,7 +158,7 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (error) {
-      problems.push(aliasProblem(error, start));
+      problems.push(aliasProblem(error, start, doc, at));
       return;
     }
     if (allDocuments) {
@@ -241,19 +241,42 @@ function lazyLocators(
 
 const STACK_OVERFLOW = /Maximum call stack size exceeded/;
 
-/** toJS fails on an alias without its anchor, or on an alias bomb: say which. */
-function aliasProblem(error: unknown, at: SourceLocation): Problem {
+/** Where the first alias named `name` is (the one without an anchor before it), if it has a range. */
+function aliasOffset(doc: Document, name: string): number | undefined {
+  let offset: number | undefined;
+  visit(doc, {
+    Alias(_, node) {
+      if (node.source !== name || !node.range) return undefined;
+      offset = node.range[0];
+      return visit.BREAK;
+    },
+  });
+  return offset;
+}
+
+/**
+ * toJS fails on an alias without its anchor (said at the alias: `at` turns its offset into a
+ * position), or on an alias bomb (said at the document's start): say which.
+ */
+function aliasProblem(
+  error: unknown,
+  start: SourceLocation,
+  doc: Document,
+  at: (offset: number) => SourceLocation,
+): Problem {
   const unresolved = /^Unresolved alias[^:]*: (.*)$/.exec(reason(error));
-  if (unresolved)
+  if (unresolved) {
+    const offset = aliasOffset(doc, unresolved[1]!);
     return problemAt(
-      at,
+      offset === undefined ? start : at(offset),
       "error",
       "yaml-unresolved-alias",
       "",
       `alias *${unresolved[1]} has no anchor &${unresolved[1]} before it in this document`,
     );
+  }
   const message = `document expands too many aliases (limit ${MAX_ALIAS_COUNT}): ${reason(error)}`;
-  return problemAt(at, "error", "yaml-alias-limit", "", message);
+  return problemAt(start, "error", "yaml-alias-limit", "", message);
 }
 
 const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
