@@ -64,6 +64,13 @@ function parseUrl(value: string, source: string): string {
   if (url.username || url.password) {
     throw new ApiConfigError(`${source} must not carry credentials; set PLUMB_API_KEY or --api-key-file`);
   }
+  // The API's paths are appended to it: a query or a fragment ends up before them (every call then
+  // answered 404, and the message quoted the URL, a `?code=` token with it). Not echoed.
+  if (url.search || url.hash) {
+    throw new ApiConfigError(
+      `${source} must not carry a query (?...) or a fragment (#...): plumb appends the API's paths to it; give the base URL and the key in PLUMB_API_KEY or --api-key-file`,
+    );
+  }
   return url.href.replace(/\/+$/, "");
 }
 

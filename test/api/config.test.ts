@@ -100,6 +100,16 @@ describe("readApiOptions", () => {
     );
     const withKey = failure(() => read({ PLUMB_API_URL: `https://user:${KEY}@x.test`, PLUMB_API_KEY: KEY }));
     expect(withKey.message).not.toContain(KEY);
+    for (const url of [`https://x.test/?code=${KEY}`, `https://x.test/api#${KEY}`]) {
+      const withQuery = failure(() => read({ PLUMB_API_URL: url, PLUMB_API_KEY: KEY }));
+      expect(withQuery.message).toContain("PLUMB_API_URL must not carry a query");
+      expect(withQuery.message).not.toContain(KEY);
+    }
+    expect(
+      failure(() =>
+        read({ PLUMB_API_URL: "https://x.test", PLUMB_API_KEY: KEY }, { platformUrl: "https://p.test/?a=1" }),
+      ).message,
+    ).toContain("--platform-url must not carry a query");
   });
 });
 
