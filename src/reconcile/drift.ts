@@ -7,7 +7,8 @@ import { statusKey } from "../status/status-types.js";
 // round: every change apply would make is a place where live differs from what git says. Each such
 // object says which side moved since plumb's last apply (the three-way model, src/diff/three-way.ts):
 // only git ("change": pending, apply sends it), only live ("drift"), both ("conflict"), or not known
-// ("unknown"). Drift, conflicts and unknowns are drift for the exit code; a pending change is not.
+// ("unknown"). Drift, conflicts and unknowns are drift for the exit code; a pending change is not;
+// an object an error kept from being planned is not checked (an error, exit 1).
 
 export type DriftReason =
   | "differs" // live differs from git; apply would update it
@@ -36,14 +37,28 @@ export type DriftItem = {
   change: PlannedChange | null;
 };
 
+/**
+ * An object whose plan an error stopped (a secret not resolved, a source not read: the change's
+ * `not_planned`): nothing is known of its drift. Not drift, an error: drift exits 1 for it.
+ */
+export type NotChecked = {
+  kind: PlannedChange["kind"];
+  name: string;
+  file: string | null;
+  line: number | null;
+  errors: string[];
+};
+
 export type DriftReport = {
   format_version: "1";
-  /** Nothing differs at all. */
+  /** Nothing differs at all, and every object was checked. */
   in_sync: boolean;
   /** Some object drifted, conflicts or has an unknown base (exit 2); false when all that differs is pending. */
   drifted: boolean;
   summary: Record<DriftReason, number> & { in_sync: number; pending: number };
   items: DriftItem[];
+  /** Objects not checked: an error stopped their plan (exit 1). */
+  not_checked: NotChecked[];
 };
 
 const RANK: Record<DriftOrigin, number> = { change: 0, drift: 1, unknown: 2, conflict: 3 };
@@ -73,9 +88,17 @@ function reasonOf(change: PlannedChange, recorded: ObjectStatus | undefined): Dr
 /** Pure: the drift report of a plan, the status store and the live deployments. */
 export function buildDriftReport(plan: Plan, store: StatusStore, live: readonly Deployment[]): DriftReport {
   const items: DriftItem[] = [];
+  const notChecked: NotChecked[] = [];
   const inGit = new Set(plan.changes.map((c) => statusKey(c.kind, c.name)));
   let inSync = 0;
   for (const change of plan.changes) {
+    // Refused for an error, not for a live difference: it was never compared (was reported as
+    // "live differs from git in a field that cannot change", exit 2, for an unset secret variable).
+    if (change.not_planned) {
+      const { kind, name, file, line } = change;
+      notChecked.push({ kind, name, file, line, errors: change.errors.map((e) => e.message) });
+      continue;
+    }
     const reason = reasonOf(change, store.objects.get(statusKey(change.kind, change.name)));
     if (!reason) {
       inSync += 1;
@@ -141,5 +164,6 @@ export function buildDriftReport(plan: Plan, store: StatusStore, live: readonly 
     if (item.origin === "change") summary.pending += 1;
   }
   const drifted = items.some((item) => item.origin !== "change");
-  return { format_version: "1", in_sync: items.length === 0, drifted, summary, items };
+  const in_sync = items.length === 0 && notChecked.length === 0;
+  return { format_version: "1", in_sync, drifted, summary, items, not_checked: notChecked };
 }

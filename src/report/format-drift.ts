@@ -33,7 +33,17 @@ const itemText = (item: DriftItem) =>
     ? `${REASON_TEXT[item.reason]} (pending: ${PENDING_TEXT}${item.reason === "removed-from-git" ? " --prune" : ""})`
     : `${REASON_TEXT[item.reason]} (${ORIGIN_TEXT[item.origin]})`;
 
+/** "2 objects not checked (errors above); " before the summary, when an error stopped some plans. */
+const notCheckedText = (report: DriftReport) =>
+  report.not_checked.length > 0
+    ? `${count(report.not_checked.length, "object")} not checked (errors above); `
+    : "";
+
 function summaryText(report: DriftReport): string {
+  return `${notCheckedText(report)}${driftSummary(report)}`;
+}
+
+function driftSummary(report: DriftReport): string {
   const matching = `${count(report.summary.in_sync, "object")} ${report.summary.in_sync === 1 ? "matches" : "match"} git`;
   const pending = report.summary.pending;
   const pendingText = pending > 0 ? `${count(pending, "object")} pending (${PENDING_TEXT})` : "";
@@ -60,7 +70,13 @@ function itemBlock(item: DriftItem, c: ReturnType<typeof createColors>): string 
  */
 export function formatDriftText(report: DriftReport, options: { color?: boolean } = {}): string {
   const c = createColors(options.color ?? false);
-  const blocks = driftedOf(report).map((item) => itemBlock(item, c));
+  const blocks = report.not_checked.map((n) =>
+    [
+      `${c.red("!")} ${n.kind} ${c.bold(n.name)}: not checked, an error stopped its plan  ${c.dim(n.file ? `${n.file}:${n.line}` : "(not in git)")}`,
+      ...n.errors.map((e) => `    ! error: ${e}`),
+    ].join("\n"),
+  );
+  blocks.push(...driftedOf(report).map((item) => itemBlock(item, c)));
   const pending = pendingOf(report);
   if (pending.length > 0)
     blocks.push([`Pending (${PENDING_TEXT}):`, ...pending.map((item) => itemBlock(item, c))].join("\n\n"));
@@ -83,6 +99,10 @@ export function formatDriftMarkdown(report: DriftReport, limit = MARKDOWN_LIMIT)
   const head = [`### plumb drift`, "", summaryText(report)];
   if (report.in_sync) return `${head.join("\n")}\n`;
   head.push("", "| Object | Drift | Fields | Manifest |", "|---|---|---|---|");
+  for (const n of report.not_checked)
+    head.push(
+      `| ${n.kind} \`${cell(n.name)}\` | not checked: ${cell(n.errors.join("; "))} | — | ${cell(n.file ? `${n.file}:${n.line}` : "(not in git)")} |`,
+    );
   const ordered = [...driftedOf(report), ...pendingOf(report)];
   for (const item of ordered) {
     head.push(

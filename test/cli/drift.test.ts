@@ -92,6 +92,32 @@ describe("plumb drift", () => {
     expect(io.out()).toContain("d-two: applied before, now gone from the control plane");
   });
 
+  it("exit 1 when a secret's variable is unset: the object is not checked, never called drift in a field that cannot change", async () => {
+    const started = await startPlane();
+    cp = started.cp;
+    const secret = { secrets: [{ name: "TOKEN", valueFrom: { env: "DRIFT_TOKEN" } }] };
+    await writeManifests(started.root, [
+      containerDoc("d-secret", "registry.example/s:1", secret),
+      containerDoc("d-plain", "registry.example/p:1"),
+    ]);
+    const withToken = { PLUMB_API_URL: cp.url, PLUMB_API_KEY: "plumb-local-key", DRIFT_TOKEN: "t0ken" };
+    expect(await runApply(started.root, applyFlags(), captureIo(cp, { env: withToken }))).toBe(0);
+    const { DRIFT_TOKEN: _unset, ...without } = withToken;
+
+    let io = captureIo(cp, { env: without });
+    expect(await runDrift(started.root, driftFlags("json"), io)).toBe(1);
+    const report = JSON.parse(io.out()) as { items: unknown[]; not_checked: Array<{ name: string }> };
+    expect(report.items).toEqual([]);
+    expect(report.not_checked.map((n) => n.name)).toEqual(["d-secret"]);
+    io = captureIo(cp, { env: without });
+    expect(await runDrift(started.root, driftFlags("text"), io)).toBe(1);
+    expect(io.out()).toContain("d-secret: not checked, an error stopped its plan");
+    expect(io.out()).toContain("1 object not checked (errors above); No drift: 1 object matches git.");
+    expect(io.out()).not.toContain("cannot change");
+    // With the variable set again, in sync.
+    expect(await runDrift(started.root, driftFlags(), captureIo(cp, { env: withToken }))).toBe(0);
+  });
+
   it("exit 1 on invalid manifests, before any API call", async () => {
     const started = await startPlane();
     cp = started.cp;

@@ -30,6 +30,7 @@ const report = (kind: "Deployment" | "OrganizationAccess", fields: FieldChange[]
       change: change(fields),
     },
   ],
+  not_checked: [],
 });
 
 describe("planDriftEdits", () => {

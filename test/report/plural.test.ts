@@ -28,6 +28,7 @@ const report = (items: number, inSync: number, pending = false): DriftReport => 
     line: 1,
     change: null,
   })),
+  not_checked: [],
 });
 
 describe("counts in summaries", () => {

@@ -136,5 +136,7 @@ async function driftLocked(
         : formatDriftText(report, { color }),
   );
   if (publishError) throw publishError;
+  // An object an error kept from being checked is an error (1), as plan says for the same refusal.
+  if (report.not_checked.length > 0) return 1;
   return report.drifted || (flags.failOnPending && !report.in_sync) ? 2 : 0;
 }
