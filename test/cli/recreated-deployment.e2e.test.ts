@@ -7,7 +7,7 @@ import { applyCommand } from "../../src/cli/sync/apply.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
-import { PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
+import { PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes, withSecrets } from "./two-planes.js";
 
 // A recorded fingerprint speaks of the deployment it was applied to (its id), not of any deployment
 // of that name: one deleted and created again outside plumb, or a record another control plane's
@@ -17,20 +17,6 @@ import { PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.
 let staging: RunningControlPlane;
 let prod: RunningControlPlane;
 const dirs: string[] = [];
-
-const manifest = (name: string, mode: string) => `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  source: internal_container
-  source_revision_config: {image_uri: "img/${name}:1"}
-  secrets:
-    - name: API_TOKEN
-      valueFrom: {env: AGENT_TOKEN}
-    - name: MODE
-      value: ${mode}
-`;
 
 beforeAll(async () => {
   ({ staging, prod } = await startTwoPlanes());
@@ -64,7 +50,7 @@ const revisionsOf = async (plane: RunningControlPlane, key: string, name: string
 
 it("sends the secrets again to a deployment deleted and created again outside plumb under the same name", async () => {
   const dir = await repo();
-  await writeFile(join(dir, "a.yaml"), manifest("recreated", "fast"));
+  await writeFile(join(dir, "a.yaml"), withSecrets("recreated", "fast"));
   const run = on(staging, STAGING_KEY);
   expect((await run(applyCommand, [dir, "--yes"])).code).toBe(0);
 
@@ -99,10 +85,10 @@ it("sends the secrets again to a deployment deleted and created again outside pl
 it("does not take a later apply to another control plane, recorded in the store above, for this one's", async () => {
   const dir = await repo();
   await mkdir(join(dir, "sub"));
-  await writeFile(join(dir, "sub", "a.yaml"), manifest("elsewhere", "fast"));
+  await writeFile(join(dir, "sub", "a.yaml"), withSecrets("elsewhere", "fast"));
   // The sub-directory is applied to staging; then the secret changes and the tree goes to prod.
   expect((await on(staging, STAGING_KEY)(applyCommand, [join(dir, "sub"), "--yes"])).code).toBe(0);
-  await writeFile(join(dir, "sub", "a.yaml"), manifest("elsewhere", "slow"));
+  await writeFile(join(dir, "sub", "a.yaml"), withSecrets("elsewhere", "slow"));
   expect((await on(prod, PROD_KEY)(applyCommand, [dir, "--yes"])).code).toBe(0);
   const before = await revisionsOf(staging, STAGING_KEY, "elsewhere");
 

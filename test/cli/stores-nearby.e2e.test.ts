@@ -8,7 +8,14 @@ import { driftCommand } from "../../src/cli/sync/drift.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
-import { environmentDoc, PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
+import {
+  environmentDoc,
+  PROD_KEY,
+  runCommand,
+  STAGING_KEY,
+  startTwoPlanes,
+  withSecrets,
+} from "./two-planes.js";
 
 // A PATH inside a tree reads what the stores above it recorded, and a directory PATH what the
 // stores below it recorded (docs/status.md "Stores above and below"): after an apply of the whole
@@ -19,20 +26,6 @@ import { environmentDoc, PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } fro
 let staging: RunningControlPlane;
 let prod: RunningControlPlane;
 const repos: string[] = [];
-
-const withSecrets = (name: string, literal: string, overrides = "") => `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  source: internal_container
-  source_revision_config: {image_uri: "img/${name}:1"}
-  secrets:
-    - name: API_TOKEN
-      valueFrom: {env: AGENT_TOKEN}
-    - name: MODE
-      value: ${literal}
-${overrides}`;
 
 const plain = (name: string) => `apiVersion: plumb/v1
 kind: Deployment
@@ -228,19 +221,8 @@ describe("a PATH inside a tree, with --status-branch", () => {
   });
 
   it("reads the stores above on the branch: a fresh clone applies a sub-directory without a new revision", async () => {
-    const git = (cwd: string, ...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
-    const base = await mkdtemp(join(tmpdir(), "plumb-stores-above-branch-"));
-    repos.push(base);
+    const [repo, base] = await pushedRepo();
     const bare = join(base, "origin.git");
-    execFileSync("git", ["init", "-q", "--bare", "--initial-branch=main", bare]);
-    const repo = await makeRepo();
-    await writeFile(join(repo, ".gitignore"), ".plumb/\n");
-    git(repo, "checkout", "-q", "-b", "main");
-    git(repo, "add", ".");
-    git(repo, "commit", "-q", "-m", "manifests");
-    git(repo, "remote", "add", "origin", bare);
-    git(repo, "push", "-q", "origin", "main");
     const tree = await run(applyCommand, [repo, "--status-branch", "plumb-status", "--yes"]);
     expect(tree.code).toBe(0);
     const after = await counted(staging, STAGING_KEY);

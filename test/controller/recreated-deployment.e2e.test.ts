@@ -35,6 +35,18 @@ spec:
     - {name: MODE, value: fast}
 `;
 
+/** Deletes alpha and creates one of the same name with another MODE, as someone without plumb would. */
+async function recreateOutsidePlumb(client: ReturnType<typeof api>): Promise<{ id: string }> {
+  await client.call("DELETE", `/v2/deployments/${(await client.deployment("alpha")).id}`);
+  return client.call<{ id: string }>("POST", "/v2/deployments", {
+    name: "alpha",
+    source: "internal_container",
+    source_config: {},
+    source_revision_config: { image_uri: "img/alpha:1" },
+    secrets: [{ name: "MODE", value: "slow" }],
+  });
+}
+
 it("does not report a deployment created again outside plumb, with other secrets, as in sync", async () => {
   await writeDoc(dir, "a.yaml", manifest);
   controller = await startController(
@@ -42,14 +54,7 @@ it("does not report a deployment created again outside plumb, with other secrets
   );
   await waitFor("ready", () => controller!.ready());
   const client = api(cp.url);
-  await client.call("DELETE", `/v2/deployments/${(await client.deployment("alpha")).id}`);
-  const recreated = await client.call<{ id: string }>("POST", "/v2/deployments", {
-    name: "alpha",
-    source: "internal_container",
-    source_config: {},
-    source_revision_config: { image_uri: "img/alpha:1" },
-    secrets: [{ name: "MODE", value: "slow" }],
-  });
+  const recreated = await recreateOutsidePlumb(client);
 
   await controller.checkDrift();
   // Self-healing: git's secrets are sent to the new deployment (one revision), and recorded for it.
@@ -65,14 +70,7 @@ it("without self-heal, reports it out of sync and sends nothing", async () => {
   controller = await startController(fastControllerOptions(cp, { source: { kind: "dir", dir } }));
   await waitFor("ready", () => controller!.ready());
   const client = api(cp.url);
-  await client.call("DELETE", `/v2/deployments/${(await client.deployment("alpha")).id}`);
-  const recreated = await client.call<{ id: string }>("POST", "/v2/deployments", {
-    name: "alpha",
-    source: "internal_container",
-    source_config: {},
-    source_revision_config: { image_uri: "img/alpha:1" },
-    secrets: [{ name: "MODE", value: "slow" }],
-  });
+  const recreated = await recreateOutsidePlumb(client);
   await waitFor("deployed", async () => (await client.deployment("alpha")).active_revision_id !== null);
   await controller.checkDrift();
   await waitFor("queue idle", () => controller!.status().queue.running === 0);
