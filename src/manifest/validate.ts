@@ -1,6 +1,7 @@
 import { DOCUMENT_KINDS } from "../schema/constants.js";
 import type { Manifest } from "../schema/manifest.js";
 import { checkEnvironmentDocument, checkEnvironmentReferences } from "./rules/environment-rules.js";
+import { checkSharedControlPlaneNames } from "./rules/environment-names.js";
 import { type ParsedDocument, problemAt } from "./parse/parse.js";
 import { checkDeploymentRules } from "./rules/rules.js";
 import { isRecord } from "./rules/rule-helpers.js";
@@ -107,6 +108,9 @@ export function createValidation(earlier: readonly Problem[] = [], compact?: Com
     finish() {
       const deployments = referencing.filter((doc) => doc.value.kind === "Deployment");
       for (const [doc, found] of checkEnvironmentReferences(environmentDocs, deployments)) add(doc, found);
+      const collisions = checkSharedControlPlaneNames(environmentDocs, deployments, seen.names);
+      problems.push(...collisions.map((c) => c.problem));
+      const colliding = new Set(collisions.map((c) => c.name));
       const manifests: LoadedManifest[] = [];
       const environments: LoadedEnvironment[] = [];
       for (const entry of entries) {
@@ -117,11 +121,17 @@ export function createValidation(earlier: readonly Problem[] = [], compact?: Com
         else manifests.push(compact ? compact(toLoaded(entry.pending)) : toLoaded(entry.pending));
       }
       if (environmentDocs.length === 0) return { manifests, problems: sortProblems(problems) };
-      return { manifests, environments, problems: sortProblems(problems) };
+      // A Deployment whose name another one takes on a shared control plane is left out, as a
+      // duplicate name's is: the controller reconciles neither copy of that one live deployment.
+      const kept = colliding.size === 0 ? manifests : manifests.filter((m) => !isColliding(m, colliding));
+      return { manifests: kept, environments, problems: sortProblems(problems) };
     },
   };
   return validation;
 }
+
+const isColliding = (loaded: LoadedManifest, colliding: ReadonlySet<string>) =>
+  loaded.manifest.kind === "Deployment" && colliding.has(loaded.manifest.metadata.name);
 
 /** What the documents read so far defined that a later one may repeat. */
 type Seen = {

@@ -8,12 +8,16 @@ import { validateCommand } from "../../src/cli/offline/validate.js";
 // environment is an error at the override's line, naming the environment; --env narrows it.
 
 let dir: string;
-const environment = (name: string) =>
-  `apiVersion: plumb/v1\nkind: Environment\nmetadata:\n  name: ${name}\nspec:\n  api_url: http://127.0.0.1:8123\n  api_key: {env: KEY}\n`;
+// staging's suffix: on one control plane, the two environments' deployments need different names.
+const environment = (name: string, suffix = "") =>
+  `apiVersion: plumb/v1\nkind: Environment\nmetadata:\n  name: ${name}\nspec:\n  api_url: http://127.0.0.1:8123\n  api_key: {env: KEY}\n${suffix}`;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "plumb-validate-env-"));
-  await writeFile(join(dir, "envs.yaml"), `${environment("staging")}---\n${environment("prod")}`);
+  await writeFile(
+    join(dir, "envs.yaml"),
+    `${environment("staging", "  name_suffix: -staging\n")}---\n${environment("prod")}`,
+  );
   await writeFile(
     join(dir, "agent.yaml"),
     `apiVersion: plumb/v1

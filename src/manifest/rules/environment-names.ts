@@ -1,0 +1,77 @@
+import { isDeepStrictEqual } from "node:util";
+import { type ParsedDocument, problemAt } from "../parse/parse.js";
+import { isRecord } from "./rule-helpers.js";
+import type { Problem, SourceLocation } from "../types.js";
+
+// Environments on one control plane (the same api_url, api_key and tenant_id, as written) share its
+// deployment names: a deployment's name there is its name plus the environment's name_suffix. Two
+// deployments (or one in two environments) that come to the same name there would be one live
+// deployment, each environment's apply changing what the other applied (and two controllers, or
+// one reconciling both, undoing each other forever). Said by plumb validate, at the later name,
+// whose Deployment is then left out as a duplicate name's is (the controller reconciles the rest).
+
+type Environment = { name: string; suffix: string; connection: unknown };
+
+const environmentOf = (doc: ParsedDocument): Environment | undefined => {
+  const metadata = isRecord(doc.value.metadata) ? doc.value.metadata : {};
+  const spec = isRecord(doc.value.spec) ? doc.value.spec : {};
+  if (typeof metadata.name !== "string") return undefined;
+  const suffix = typeof spec.name_suffix === "string" ? spec.name_suffix : "";
+  // The key too: on one URL, another key may reach another workspace.
+  const connection = [spec.api_url, spec.api_key, spec.tenant_id ?? null];
+  return { name: metadata.name, suffix, connection };
+};
+
+/** The environments a Deployment lists (metadata.environments); undefined: every environment. */
+const listedEnvironments = (doc: ParsedDocument): string[] | undefined => {
+  const metadata = isRecord(doc.value.metadata) ? doc.value.metadata : {};
+  const listed = Array.isArray(metadata.environments) ? metadata.environments : [];
+  const names = listed.filter((name): name is string => typeof name === "string");
+  return names.length > 0 ? names : undefined;
+};
+
+/**
+ * `names`: every Deployment's name (keyed lowercased, in reading order) and where it is; `naming`: the
+ * Deployments that name environments (the others run in every environment).
+ */
+export function checkSharedControlPlaneNames(
+  environmentDocs: readonly ParsedDocument[],
+  naming: readonly ParsedDocument[],
+  names: ReadonlyMap<string, { name: string; at: () => SourceLocation }>,
+): Array<{ name: string; problem: Problem }> {
+  // The first document of each name (a second one is a duplicate-name error already).
+  const environments = environmentDocs
+    .map(environmentOf)
+    .filter((e) => e !== undefined)
+    .filter((e, i, all) => all.findIndex((other) => other.name === e.name) === i);
+  const shared = environments.filter((e) =>
+    environments.some((other) => other !== e && isDeepStrictEqual(other.connection, e.connection)),
+  );
+  if (shared.length === 0) return [];
+  const listed = new Map<string, string[] | undefined>();
+  for (const doc of naming) {
+    const metadata = isRecord(doc.value.metadata) ? doc.value.metadata : {};
+    if (typeof metadata.name === "string") listed.set(metadata.name, listedEnvironments(doc));
+  }
+  const problems: Array<{ name: string; problem: Problem }> = [];
+  const taken = new Map<string, { deployment: string; environment: Environment }>();
+  for (const { name, at } of names.values()) {
+    const runsIn = listed.get(name);
+    for (const environment of shared) {
+      if (runsIn !== undefined && !runsIn.includes(environment.name)) continue;
+      const live = `${name}${environment.suffix}`;
+      const key = `${JSON.stringify(environment.connection)}\n${live}`;
+      const first = taken.get(key);
+      if (!first) {
+        taken.set(key, { deployment: name, environment });
+        continue;
+      }
+      const other = first.deployment === name ? "it in" : `deployment ${first.deployment} in`;
+      const message = `deployment ${name} in environment ${environment.name} is named ${live} on its control plane, as ${other} environment ${first.environment.name} (both environments have the same api_url, api_key and tenant_id): applying one would change the other's deployment; give the environments different name_suffix values, or rename one deployment`;
+      const problem = problemAt(at(), "error", "environment-name-collision", "metadata.name", message);
+      problems.push({ name, problem });
+      break; // one problem per deployment
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { checkFiles, yaml } from "./helpers.js";
+
+// Environments on one control plane (the same api_url, api_key and tenant_id) share its names: a
+// deployment's name there is its name plus the environment's name_suffix. Two that meet are one
+// live deployment that each environment's apply would change: an error at the later name.
+
+const env = (name: string, extra = "", url = "{env: SAAS_API_URL}") => yaml`
+apiVersion: plumb/v1
+kind: Environment
+metadata:
+  name: ${name}
+spec:
+  api_url: ${url}
+  api_key: {env: KEY}
+${extra}`;
+
+const deployment = (name: string, environments?: string[]) => yaml`
+apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: ${name}
+${environments ? `  environments: [${environments.join(", ")}]\n` : ""}spec:
+  source: internal_container
+  source_revision_config: {image_uri: "img:1"}
+`;
+
+const where = (files: Record<string, string>) =>
+  checkFiles(files)
+    .problems.filter((p) => p.code === "environment-name-collision")
+    .map((p) => `${p.file}:${p.line}:${p.column} ${p.message}`);
+
+describe("names on a control plane shared by environments", () => {
+  it("a suffix per environment, or another control plane, keeps names apart", () => {
+    expect(
+      where({
+        "e/staging.yaml": env("staging", "  name_suffix: -staging\n"),
+        "e/prod.yaml": env("prod"),
+        "e/onprem.yaml": env("onprem", "", "{env: ONPREM_API_URL}"),
+        "a.yaml": deployment("agent"),
+      }),
+    ).toEqual([]);
+  });
+
+  it("two environments without suffixes on one control plane: each shared deployment is one live deployment", () => {
+    expect(
+      where({
+        "e/staging.yaml": env("staging"),
+        "e/prod.yaml": env("prod"),
+        "a.yaml": deployment("agent"),
+        "b.yaml": deployment("only-prod", ["prod"]),
+      }),
+    ).toEqual([
+      "a.yaml:4:9 deployment agent in environment staging is named agent on its control plane, as it in environment prod (both environments have the same api_url, api_key and tenant_id): applying one would change the other's deployment; give the environments different name_suffix values, or rename one deployment",
+    ]);
+  });
+
+  it("a prod deployment named as staging names another one (its name plus staging's suffix)", () => {
+    expect(
+      where({
+        "e/staging.yaml": env("staging", "  name_suffix: -staging\n"),
+        "e/prod.yaml": env("prod"),
+        "a.yaml": deployment("triage"),
+        "b.yaml": deployment("triage-staging", ["prod"]),
+      }),
+    ).toEqual([
+      "b.yaml:4:9 deployment triage-staging in environment prod is named triage-staging on its control plane, as deployment triage in environment staging (both environments have the same api_url, api_key and tenant_id): applying one would change the other's deployment; give the environments different name_suffix values, or rename one deployment",
+    ]);
+  });
+
+  it("the later deployment is left out (as a duplicate name is), so no controller reconciles it", () => {
+    const result = checkFiles({
+      "e/staging.yaml": env("staging", "  name_suffix: -staging\n"),
+      "e/prod.yaml": env("prod"),
+      "a.yaml": deployment("triage"),
+      "b.yaml": deployment("triage-staging", ["prod"]),
+      "c.yaml": deployment("other"),
+    });
+    expect(result.manifests.map((m) => m.manifest.metadata.name).sort()).toEqual(["other", "triage"]);
+  });
+
+  it("another key on the same URL may reach another workspace: not said", () => {
+    expect(
+      where({
+        "e/staging.yaml": env("staging").replace("{env: KEY}", "{env: STAGING_KEY}"),
+        "e/prod.yaml": env("prod"),
+        "a.yaml": deployment("agent"),
+      }),
+    ).toEqual([]);
+  });
+
+  it("another tenant on the same URL is another namespace", () => {
+    expect(
+      where({
+        "e/staging.yaml": env("staging", "  tenant_id: 10000000-0000-4000-8000-000000000001\n"),
+        "e/prod.yaml": env("prod", "  tenant_id: 10000000-0000-4000-8000-000000000002\n"),
+        "a.yaml": deployment("agent"),
+      }),
+    ).toEqual([]);
+  });
+});
