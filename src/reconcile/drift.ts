@@ -41,7 +41,7 @@ export type DriftItem = {
  * An object whose plan an error stopped (a secret not resolved, a source not read: the change's
  * `not_planned`): nothing is known of its drift. Not drift, an error: drift exits 1 for it.
  */
-export type NotChecked = {
+type NotChecked = {
   kind: PlannedChange["kind"];
   name: string;
   file: string | null;

@@ -5,7 +5,7 @@ import { MAX_BODY_BYTES, unexpectedResponse } from "./response-body.js";
 // endless `data:` lines) filled the heap for as long as the verify budget let it run.
 
 /** The most one event (its lines up to the blank line ending it) may hold: a 2xx body's limit. */
-export const MAX_EVENT_BYTES = MAX_BODY_BYTES;
+const MAX_EVENT_BYTES = MAX_BODY_BYTES;
 
 /**
  * Passes the bytes through unchanged and errors the stream, as `unexpected-response` naming the
