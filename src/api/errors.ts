@@ -123,7 +123,8 @@ const HINTS: Partial<Record<ApiErrorCode, string>> = {
   unauthorized: "check PLUMB_API_KEY (or --api-key-file)",
   forbidden: "check PLUMB_TENANT_ID: the key may reach several workspaces, or not this one",
   network: "check PLUMB_API_URL and that the server is reachable",
-  timeout: "the server did not answer in time; try again or raise the timeout",
+  // No flag or variable sets the per-request timeout (30 s): asking to raise it sent users looking.
+  timeout: "the server did not answer in time; check that it is up and not overloaded, then try again",
 };
 
 function formatDetail(detail: ErrorDetail | undefined): string {

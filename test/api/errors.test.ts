@@ -85,4 +85,11 @@ describe("codes", () => {
       "GET /v2/deployments failed: network — ECONNREFUSED (check PLUMB_API_URL and that the server is reachable)",
     );
   });
+
+  it("a timeout's hint asks for no timeout setting: the per-request timeout is none", () => {
+    const error = new ApiError({ code: "timeout", status: 0, method: "GET", path: "/v2/deployments" });
+    expect(error.message).toBe(
+      "GET /v2/deployments failed: timeout (the server did not answer in time; check that it is up and not overloaded, then try again)",
+    );
+  });
 });
