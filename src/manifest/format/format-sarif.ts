@@ -7,6 +7,13 @@ import { sortProblems } from "../validate.js";
 
 type SarifLevel = "error" | "warning";
 
+/**
+ * A relative URI reference of a repository path: each segment percent-encoded. encodeURI left `#`
+ * and `?` as they were, so `a#b.yaml` named the file `a` with a fragment (code scanning showed the
+ * problem on no file).
+ */
+const uriOf = (path: string) => path.split("/").map(encodeURIComponent).join("/");
+
 export function formatSarif(
   problems: readonly Problem[],
   repositoryPath: (file: string) => string,
@@ -35,7 +42,7 @@ export function formatSarif(
           locations: [
             {
               physicalLocation: {
-                artifactLocation: { uri: encodeURI(repositoryPath(p.file)), uriBaseId: "%SRCROOT%" },
+                artifactLocation: { uri: uriOf(repositoryPath(p.file)), uriBaseId: "%SRCROOT%" },
                 region: { startLine: Math.max(1, p.line), startColumn: Math.max(1, p.column) },
               },
             },

@@ -94,6 +94,14 @@ describe("SARIF log of validation problems", () => {
     expect(run.results[1].locations[0].physicalLocation.artifactLocation.uri).toBe("deploy/team%20a/b.yaml");
   });
 
+  it("percent-encodes a file name's #, ? and % (encodeURI left # and ?: a fragment, a query)", () => {
+    const uriOf = (file: string) =>
+      JSON.parse(formatSarif([problem({ file })], (f) => f, tool)).runs[0].results[0].locations[0]
+        .physicalLocation.artifactLocation.uri as string;
+    expect(uriOf("team a/b#c?d%e.yaml")).toBe("team%20a/b%23c%3Fd%25e.yaml");
+    expect(uriOf("é/ü.yaml")).toBe("%C3%A9/%C3%BC.yaml");
+  });
+
   it("an empty run when there is nothing to report", () => {
     const log = JSON.parse(formatSarif([], (f) => f, tool));
     expect(validateSchema(log)).toBe(true);
