@@ -6,7 +6,13 @@ import { PlumbError } from "../../errors.js";
 import { createEventStreams, type EventStreams } from "./event-streams.js";
 import { createHostCheck } from "./host-check.js";
 import { type PageRoutes, servePageAsset, servePageData } from "./page-routes.js";
-import { createWebhookGuard, type WebhookVerdict } from "../source/webhook.js";
+import {
+  createWebhookGuard,
+  mayBeSigned,
+  type WebhookDigest,
+  type WebhookVerdict,
+  webhookDigest,
+} from "../source/webhook.js";
 
 // The controller's HTTP face: probes, metrics, status, the status page and the git webhook.
 // node:http keeps it small.
@@ -87,16 +93,22 @@ const drainedOrClosed = (res: ServerResponse) =>
     res.on("close", done);
   });
 
-async function readBody(req: IncomingMessage): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
+/** Feeds the body to `digest` as it arrives, keeping none of it; false once it passes the limit. */
+async function digestBody(req: IncomingMessage, digest: WebhookDigest): Promise<boolean> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_WEBHOOK_BYTES) return null;
-    chunks.push(chunk as Buffer);
+    if (size > MAX_WEBHOOK_BYTES) return false;
+    digest.update(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  return true;
 }
+
+/** An answer after which the connection closes: the rest of a body left unread is not waited for. */
+const sendAndClose = (res: ServerResponse, code: number, body: unknown) => {
+  res.setHeader("connection", "close");
+  send(res, code, body);
+};
 
 async function handle(
   h: HttpHandlers,
@@ -109,9 +121,13 @@ async function handle(
   if (path === "/hooks/git") {
     if (method !== "POST") return send(res, 405, { detail: "use POST" });
     if (!h.webhookSecret) return send(res, 404, { detail: "webhook not configured (--webhook-secret-file)" });
-    const body = await readBody(req);
-    if (!body) return send(res, 413, { detail: "payload too large" });
-    const verdict = server.webhook(h.webhookSecret, req.headers, body);
+    if (!mayBeSigned(req.headers)) {
+      h.onBadWebhook?.("signature");
+      return sendAndClose(res, 401, { detail: "invalid signature" });
+    }
+    const digest = webhookDigest(h.webhookSecret, req.headers);
+    if (!(await digestBody(req, digest))) return send(res, 413, { detail: "payload too large" });
+    const verdict = server.webhook(h.webhookSecret, req.headers, digest);
     if (!verdict.ok) {
       h.onBadWebhook?.(verdict.reason);
       return send(res, verdict.status, { detail: verdict.detail });
