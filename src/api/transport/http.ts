@@ -114,6 +114,15 @@ const blockedPort = (error: unknown): string | undefined =>
     ? BLOCKED_PORT
     : undefined;
 
+/**
+ * Control characters of a server's text, written as escapes (`\n`, `\u001b`): a line break or an
+ * escape sequence reached the terminal and CI logs as they were, where a hostile server's
+ * `\n::error::...` became a workflow command of its own and `\u001b[2J` cleared the screen.
+ */
+const escapeControls = (text: string): string =>
+  // eslint-disable-next-line no-control-regex -- control characters are what this finds
+  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => JSON.stringify(c).slice(1, -1));
+
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const clock = options.clock ?? systemClock;
   const redactor = options.redactor ?? createSecretRedactor();
@@ -131,7 +140,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     auth: options.auth,
     logger: options.logger,
     identity: identityOf(options.auth.apiKey),
-    scrub: (text: string) => redactor.redact(text),
+    scrub: (text: string) => escapeControls(redactor.redact(text)),
     redactor,
     answered: false,
   };

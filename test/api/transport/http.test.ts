@@ -112,6 +112,14 @@ describe("request core", () => {
     expect(error.message).toContain("[redacted]");
   });
 
+  it("writes a server's control characters as escapes: no line break or escape sequence reaches a log", async () => {
+    nock(BASE).get("/v2/things").reply(400, { detail: "bad\n::error::forged\u001b[2J" });
+    const error = await caught(client().http.request({ method: "GET", path: "/v2/things" }));
+    expect(error.message).toContain("bad\\n::error::forged\\u001b[2J");
+    // eslint-disable-next-line no-control-regex -- what must not be there
+    expect(error.message).not.toMatch(/[\u0000-\u001f]/);
+  });
+
   it("keeps a short excerpt of a non-JSON error body", async () => {
     nock(BASE).get("/x").reply(400, "<html>bad gateway config</html>");
     const error = await caught(client().http.request({ method: "GET", path: "/x" }));
