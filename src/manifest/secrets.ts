@@ -4,6 +4,7 @@ import { PlumbError } from "../errors.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 import { resolveInsideRoot } from "./inside-root.js";
 import { MAX_MANIFEST_BYTES } from "./parse/parse.js";
+import { PLUMB_CREDENTIAL_VARIABLES, plumbCredentialMessage } from "./rules/secret-rules.js";
 import type { LoadedManifest } from "./types.js";
 
 export type SecretValue = { name: string; value: string };
@@ -31,6 +32,9 @@ export async function loadSecretValues(
       };
       let value: string | undefined;
       if (secret.valueFrom && "env" in secret.valueFrom) {
+        // Also where the value is read, whatever checked the manifest before (validate's secret-env-credential).
+        if (PLUMB_CREDENTIAL_VARIABLES.has(secret.valueFrom.env))
+          fail(plumbCredentialMessage(secret.valueFrom.env));
         value = env[secret.valueFrom.env];
         if (value === undefined || value === "")
           fail(`environment variable ${secret.valueFrom.env} is not set or empty`);

@@ -54,6 +54,26 @@ describe("loadSecretValues", () => {
     );
   });
 
+  it("never reads plumb's own credentials for a deployment, set or not", async () => {
+    for (const variable of ["PLUMB_API_KEY", "PLUMB_GIT_TOKEN", "PLUMB_WEBHOOK_SECRET"]) {
+      // validate refuses the name (secret-env-credential); the read refuses it again on its own.
+      const loaded = await load("    - name: HARMLESS\n      valueFrom: {env: MY_KEY}\n");
+      loaded.manifest.spec.secrets![0]!.valueFrom = { env: variable };
+      const error = await failure(
+        loadSecretValues(loaded, { root: t.root, env: { [variable]: "plumb-own-credential" } }),
+      );
+      expect(error.code).toBe("secret-unresolved");
+      expect(error.message).toContain(
+        `team/app.yaml:7:7: secret HARMLESS: ${variable} is one of plumb's own`,
+      );
+      expect(error.message).not.toContain("plumb-own-credential");
+    }
+    const other = await load("    - name: KEY\n      valueFrom: {env: PLUMB_TEST_TOKEN}\n");
+    expect(await loadSecretValues(other, { root: t.root, env: { PLUMB_TEST_TOKEN: "t" } })).toEqual([
+      { name: "KEY", value: "t" },
+    ]);
+  });
+
   it("a missing file", async () => {
     const loaded = await load("    - name: TOKEN\n      valueFrom: {file: nope.txt}\n");
     const error = await failure(loadSecretValues(loaded, { root: t.root, env: {} }));

@@ -8,6 +8,24 @@ import {
   reportDuplicateNames,
 } from "./rule-helpers.js";
 
+/**
+ * plumb's own credentials (the API key, the git token, the status, webhook and notification
+ * secrets): never a deployment's secret. Named in a manifest, they went to the deployment, where
+ * its code reads them: whoever merges a manifest into the branch a controller follows got the
+ * controller's keys (git write access past review, the API key). secrets.ts refuses them too.
+ */
+export const PLUMB_CREDENTIAL_VARIABLES: ReadonlySet<string> = new Set([
+  "PLUMB_API_KEY",
+  "PLUMB_GIT_TOKEN",
+  "PLUMB_STATUS_TOKEN",
+  "PLUMB_WEBHOOK_SECRET",
+  "PLUMB_NOTIFY_SECRET",
+]);
+
+/** The message for a secret naming one of PLUMB_CREDENTIAL_VARIABLES. */
+export const plumbCredentialMessage = (variable: string): string =>
+  `${variable} is one of plumb's own credentials and is never sent to a deployment; give the deployment its own variable (e.g. export LANGSMITH_API_KEY where plumb runs) and name that`;
+
 /** True when a path written in a manifest goes through a `.git` entry (secrets.ts checks the real path). */
 const inGitDirectory = (target: string): boolean => target.split(/[\\/]/).includes(".git");
 
@@ -38,6 +56,13 @@ export function checkSecrets(spec: Raw, file: string, report: Report): void {
           : "secret needs value or valueFrom";
       report("error", "secret-value-missing", secret.value === "" ? [...path, "value"] : path, message);
     }
+    if (isRecord(from) && typeof from.env === "string" && PLUMB_CREDENTIAL_VARIABLES.has(from.env))
+      report(
+        "error",
+        "secret-env-credential",
+        [...path, "valueFrom", "env"],
+        plumbCredentialMessage(from.env),
+      );
     if (isRecord(from) && typeof from.file === "string") {
       if (leavesRoot(file, from.file)) {
         report(

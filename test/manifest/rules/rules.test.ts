@@ -219,6 +219,13 @@ describe("secrets", () => {
     expect(brief(check(absolute).problems)).toEqual(["17:25 error secret-file-outside-root"]);
   });
 
+  it("plumb's own credentials as a secret's variable", () => {
+    const text = withSecrets("    - name: A\n      valueFrom: {env: PLUMB_GIT_TOKEN}\n");
+    expect(brief(check(text).problems)).toEqual(["17:19 error secret-env-credential"]);
+    const other = withSecrets("    - name: A\n      valueFrom: {env: PLUMB_TEST_TOKEN}\n");
+    expect(check(other).problems).toEqual([]);
+  });
+
   it("a file inside a .git directory", () => {
     for (const file of [".git/config", "./sub/.git/config", "..\\\\.git\\\\config"]) {
       const text = withSecrets(`    - name: A\n      valueFrom: {file: "${file}"}\n`);
