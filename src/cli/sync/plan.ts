@@ -48,10 +48,15 @@ type SavedParts = {
   parts: Array<{ environment: string; target: PlanTarget; saved: SavedPlan }>;
 };
 
-/** 1 on any error or refused change; with --detailed-exitcode 2 when something would change. */
+/**
+ * 1 on any error or refused change; with --detailed-exitcode 2 when something would change: a
+ * create, an update, or (with --prune) a deletion. A deployment only removed from git and kept
+ * (no --prune) changes nothing.
+ */
 export function planExitCode(plan: Plan, detailed: boolean): number {
   if (plan.summary.refused > 0 || plan.changes.some((c) => c.errors.length > 0)) return 1;
-  return detailed && plan.summary.create + plan.summary.update > 0 ? 2 : 0;
+  const changes = plan.summary.create + plan.summary.update + (plan.summary.delete ?? 0);
+  return detailed && changes > 0 ? 2 : 0;
 }
 
 /** `plumb plan [PATH]`: what apply would change, how, and the requests it would send. Sends nothing. */
