@@ -16,6 +16,55 @@ import type { PageEvents } from "./page-events.js";
 
 const REVISIONS_SHOWN = 10;
 const REVISIONS_TIMEOUT_MS = 5_000;
+/** A deployment's revisions read for the page are shown again, to every viewer, this long. */
+const REVISIONS_FRESH_MS = 2_000;
+/** The page's share of the key's API budget: reads of revisions started per second, at most. */
+const PAGE_READS_PER_SECOND = 5;
+
+type RevisionRows = NonNullable<ObjectDetail["revisions"]>;
+
+/**
+ * The revisions the detail view shows, read at most once per deployment per REVISIONS_FRESH_MS
+ * whoever asks (viewers asking at once share the read) and at most PAGE_READS_PER_SECOND reads
+ * in all. Each read was a request on the controller's own key and limiter: 600 viewers of one
+ * detail view spent the whole budget (3,000 list calls in 30 s) and a one-field change took 17 s
+ * to roll out instead of 3.
+ */
+function createRevisionReader(
+  controlPlane: Pick<ControlPlaneClient, "listRevisions">,
+  clock: Clock,
+): (id: string) => Promise<RevisionRows> {
+  const recent = new Map<string, { at: number; rows: Promise<RevisionRows> }>();
+  let started: number[] = [];
+  return (id) => {
+    const now = clock.now();
+    const cached = recent.get(id);
+    if (cached && now - cached.at < REVISIONS_FRESH_MS) return cached.rows;
+    started = started.filter((at) => now - at < 1_000);
+    if (started.length >= PAGE_READS_PER_SECOND)
+      return Promise.reject(
+        new Error(
+          `the page reads at most ${PAGE_READS_PER_SECOND} deployments' revisions a second; shown again shortly`,
+        ),
+      );
+    started.push(now);
+    for (const [key, entry] of recent) if (now - entry.at >= REVISIONS_FRESH_MS) recent.delete(key);
+    const rows = controlPlane
+      .listRevisions(id, { limit: REVISIONS_SHOWN, signal: AbortSignal.timeout(REVISIONS_TIMEOUT_MS) })
+      .then((page) =>
+        page.resources.map((r) => ({
+          id: r.id,
+          status: r.status,
+          created_at: r.created_at,
+          status_message: r.status_message,
+        })),
+      );
+    recent.set(id, { at: now, rows });
+    // A failed read is not shown again: the next view reads.
+    rows.catch(() => recent.get(id)?.rows === rows && recent.delete(id));
+    return rows;
+  };
+}
 
 /** What the page's header reads, each when asked. */
 export type HeaderSources = {
@@ -43,6 +92,7 @@ export type StatusPageSources = {
 };
 
 export function createStatusPageRoutes(sources: StatusPageSources): PageRoutes {
+  const revisions = createRevisionReader(sources.controlPlane, sources.clock);
   const pageObject = (key: string): PageObject | undefined => {
     const entry = sources.snapshot().objects.get(key);
     const status = sources.statuses.get(key);
@@ -74,16 +124,7 @@ export function createStatusPageRoutes(sources: StatusPageSources): PageRoutes {
       const id = object.status?.id;
       if (kind === "Deployment" && id) {
         try {
-          const page = await sources.controlPlane.listRevisions(id, {
-            limit: REVISIONS_SHOWN,
-            signal: AbortSignal.timeout(REVISIONS_TIMEOUT_MS),
-          });
-          detail.revisions = page.resources.map((r) => ({
-            id: r.id,
-            status: r.status,
-            created_at: r.created_at,
-            status_message: r.status_message,
-          }));
+          detail.revisions = await revisions(id);
         } catch (error) {
           detail.revisions_error = `revisions not read: ${errorMessage(error)}`;
         }
