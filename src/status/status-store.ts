@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { mkdir, open, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describeErrno, fileError } from "../errors.js";
@@ -27,8 +27,9 @@ export function parseObjectStatus(text: string): ObjectStatus | string {
   let data: unknown;
   try {
     data = JSON.parse(text);
-  } catch (error) {
-    return `not JSON: ${(error as Error).message}`;
+  } catch {
+    // Not the parser's message: it quotes the text, which may be any file a symlink points at.
+    return "not JSON";
   }
   const [first] = recordProblems(data);
   if (first !== undefined) return `not a status record: ${first.replace(": ", " ")}`;
@@ -36,6 +37,33 @@ export function parseObjectStatus(text: string): ObjectStatus | string {
 }
 
 export const formatObjectStatus = (status: ObjectStatus): string => `${JSON.stringify(status, null, 2)}\n`;
+
+/** A record is a few KB; a larger file in the store is not one (and is not read into memory whole). */
+const MAX_RECORD_BYTES = 1024 * 1024;
+
+/**
+ * One record's text: a regular file, not through a symlink (a record that points at another file
+ * would show that file's start in the problem it makes, and could be /dev/zero), at most
+ * MAX_RECORD_BYTES.
+ */
+function readRecordFile(file: string): string {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP")
+      throw new Error("a symbolic link, not a record", { cause: error });
+    throw error;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error("not a regular file");
+    if (stat.size > MAX_RECORD_BYTES) throw new Error(`larger than ${MAX_RECORD_BYTES} bytes, not a record`);
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Reads every `*.json` record under `dir`; a missing directory is an empty store. */
 export async function loadStatusStore(dir: string): Promise<StatusStore> {
@@ -53,7 +81,7 @@ export async function loadStatusStore(dir: string): Promise<StatusStore> {
     try {
       // Synchronously: a store of 1,000 small records reads in a few ms this way, against ~100 ms
       // of thread-pool round trips (they also queue behind plan's scrypt checks).
-      text = readFileSync(file, "utf8");
+      text = readRecordFile(file);
     } catch (error) {
       // A directory or an unreadable file where a record should be: reported and ignored, never trusted.
       store.problems.push({ file, message: `not readable: ${describeErrno(error)}` });

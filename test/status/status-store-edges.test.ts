@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -40,9 +40,28 @@ describe("status store edges", () => {
     );
     const [root, json, directory, field] = problems.map((p) => p.message);
     expect(root).toMatch(/^not a status record: \/ \S/);
-    expect(json).toMatch(/^not JSON: \S/);
+    expect(json).toBe("not JSON");
     expect(directory).toMatch(/^not readable: \S/);
     expect(field).toMatch(/^not a status record: \/sync \S/);
+  });
+
+  it("reads no record through a symlink nor a huge file, and quotes nothing of what it could not parse", async () => {
+    const dir = await tempDir();
+    await mkdir(dir, { recursive: true });
+    const secret = join(dir, "..", "token.txt");
+    await writeFile(secret, "sk-live-TOKEN-0123456789");
+    await symlink(secret, join(dir, "deployment.leak.json"));
+    await writeFile(join(dir, "deployment.huge.json"), Buffer.alloc(1024 * 1024 + 1, 0x20));
+    await writeFile(join(dir, "deployment.text.json"), "sk-live-OTHER-0123456789");
+    const { problems, objects } = await loadStatusStore(dir);
+    expect(objects.size).toBe(0);
+    const text = JSON.stringify(problems);
+    expect(text).not.toContain("sk-live");
+    expect(problems.map((p) => p.message)).toEqual([
+      "not readable: larger than 1048576 bytes, not a record",
+      "not readable: a symbolic link, not a record",
+      "not JSON",
+    ]);
   });
 
   it("a status directory that cannot be listed is status-unreadable, with the fix", async () => {
