@@ -105,6 +105,34 @@ describe("plumb control-plane --api-key-file", () => {
     expect(err).not.toContain(KEY_B.slice(0, 6));
   });
 
+  it("refuses to listen beyond loopback with only the development key; with keys of one's own it may", async () => {
+    const open = controlPlaneCommand(
+      { write: () => true },
+      () => Promise.resolve("SIGTERM"),
+      {},
+      { write: () => true },
+    );
+    await expect(open.parseAsync(["--host", "0.0.0.0", "--port", "0"], { from: "user" })).rejects.toThrow(
+      /--host 0\.0\.0\.0 listens beyond this machine, where the documented development key plumb-local-key lets anyone in: give keys of your own with --api-key-file FILE/,
+    );
+    const explicit = controlPlaneCommand(
+      { write: () => true },
+      () => Promise.resolve("SIGTERM"),
+      {},
+      { write: () => true },
+    );
+    await expect(
+      explicit.parseAsync(["--host", "10.0.0.1", "--port", "0", "--api-key", DEFAULT_API_KEY], {
+        from: "user",
+      }),
+    ).rejects.toThrow(/listens beyond this machine/);
+    // Any loopback address is this machine's only: the development key stays fine there.
+    const { out } = await serve(["--host", "127.0.0.2"], async (url) => {
+      expect(await status(url, DEFAULT_API_KEY)).toBe(200);
+    });
+    expect(out).toContain("listening on http://127.0.0.2:");
+  });
+
   it("warns when a key comes on the command line, and not for the development key", async () => {
     const chosen = await serve(["--api-key", KEY_A]);
     expect(chosen.err).toMatch(/warning: --api-key puts keys on the command line.*--api-key-file FILE/);

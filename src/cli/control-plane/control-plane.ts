@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { Command, Option } from "commander";
 import { UsageError } from "../../errors.js";
+import { isLoopback } from "../../controller/http/host-check.js";
 import { createLogger } from "../../logger.js";
 import { parseFaultSpec } from "../../control-plane/http/faults.js";
 import { type ApiKeyGrant, DEFAULT_API_KEY } from "../../control-plane/options.js";
@@ -70,6 +71,17 @@ export function webhookHost(text: string): string {
       `--webhook-allow-host takes a host name or IP address (e.g. hooks.example.com), got "${text}"`,
     );
   return host;
+}
+
+/**
+ * Beyond loopback, the documented development key would let anyone who reaches the port in (and
+ * through its run webhooks, to this machine's loopback): refused unless keys of one's own are given.
+ */
+function refuseOpenToTheNetwork(host: string, keys: readonly { grant: ApiKeyGrant }[]): void {
+  if (isLoopback(host) || keys.some((k) => k.grant.key !== DEFAULT_API_KEY)) return;
+  throw new UsageError(
+    `--host ${host} listens beyond this machine, where the documented development key ${DEFAULT_API_KEY} lets anyone in: give keys of your own with --api-key-file FILE, or bind 127.0.0.1`,
+  );
 }
 
 /** Calls `reload` on each SIGHUP until the returned function is called (the usual "re-read your files"). */
@@ -154,6 +166,7 @@ export function controlPlaneCommand(
       const warning = commandLineKeyWarning(flags.apiKey, DEFAULT_API_KEY);
       if (warning) stderr.write(`plumb control-plane: warning: ${warning}\n`);
       const keys = readKeySources(flags);
+      refuseOpenToTheNetwork(flags.host, keys);
       const cp = await startControlPlane({
         host: flags.host,
         port: port(flags.port),
