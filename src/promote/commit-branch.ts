@@ -7,18 +7,25 @@ import type { FileChange } from "./file-changes.js";
 
 // promote --branch NAME: the promotion committed on a new branch NAME of the repository holding
 // PATH, made from HEAD in a temporary worktree, so the working tree, its checked-out branch and
-// its index are not touched; the branch is left for review (push it, open a pull request). The
-// edited files must be as HEAD has them (the change was computed from the working copy).
+// its index are not touched; the branch is left for review (push it, open a pull request). Every
+// file the promotion was judged from must be as HEAD has them, not only the edited ones: the
+// manifests under PATH (YAML, tracked or not) and the two Environment documents. A gate loosened
+// in the working copy only (soak: 2h taken out of prod.yaml) gave a branch whose promotion HEAD's
+// own gates block, with nothing in the branch or its evidence to say so.
 
 const failed = (message: string, cause?: unknown) =>
   new PlumbError("promotion-branch-failed", message, cause === undefined ? {} : { cause });
 
-/** Commits `changes` (paths relative to `root`) on the new branch; returns the commit id. */
+/**
+ * Commits `changes` (paths relative to `root`) on the new branch; returns the commit id. `read`:
+ * more files (relative to `root`) the promotion was judged from, beside the YAML under `root`.
+ */
 export async function commitOnNewBranch(
   root: string,
   branch: string,
   changes: readonly FileChange[],
   message: string,
+  read: readonly string[] = [],
 ): Promise<string> {
   const top = await gitAt(undefined, root)
     .revparse(["--show-toplevel"])
@@ -43,10 +50,18 @@ export async function commitOnNewBranch(
     );
   const realRoot = await realpath(root);
   const paths = changes.map((c) => relative(top, resolve(realRoot, c.file)));
-  const dirty = (await git.raw(["status", "--porcelain", "--", ...paths])).trim();
+  const tree = relative(top, realRoot);
+  const under = (glob: string) => `:(glob)${tree ? `${tree}/` : ""}**/${glob}`;
+  const judged = [
+    ...paths,
+    ...read.map((f) => relative(top, resolve(realRoot, f))),
+    under("*.yaml"),
+    under("*.yml"),
+  ];
+  const dirty = (await git.raw(["status", "--porcelain", "--untracked-files=all", "--", ...judged])).trim();
   if (dirty)
     throw failed(
-      `--branch commits on top of HEAD, and these files differ from it:\n${dirty}\ncommit or discard those changes first (or use --write)`,
+      `--branch commits on top of HEAD, and these files the promotion was judged from differ from it:\n${dirty}\ncommit or discard those changes first (or use --write)`,
     );
   const identity = (await git.raw(["config", "user.email"]).catch(() => "")).trim()
     ? []
@@ -56,10 +71,10 @@ export async function commitOnNewBranch(
   try {
     await git.raw(["worktree", "add", "--quiet", "-b", branch, worktree, "HEAD"]);
     for (const [i, change] of changes.entries()) await writeFile(join(worktree, paths[i]!), change.after);
-    const tree = gitAt(undefined, worktree);
-    await tree.raw(["add", "--", ...paths]);
-    await tree.raw([...identity, "commit", "--quiet", "-m", message, "--", ...paths]);
-    const commit = (await tree.revparse(["HEAD"])).trim();
+    const work = gitAt(undefined, worktree);
+    await work.raw(["add", "--", ...paths]);
+    await work.raw([...identity, "commit", "--quiet", "-m", message, "--", ...paths]);
+    const commit = (await work.revparse(["HEAD"])).trim();
     committed = true;
     return commit;
   } catch (error) {

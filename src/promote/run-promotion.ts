@@ -63,7 +63,14 @@ export async function runPromotion(
   if (run.mode === "write") await writeFileChanges(run.root, changes);
   else {
     const branch = run.branch!;
-    const commit = await commitOnNewBranch(run.root, branch, changes, formatCommitMessage(report));
+    const environments = [scope.from.file, scope.to.file];
+    const commit = await commitOnNewBranch(
+      run.root,
+      branch,
+      changes,
+      formatCommitMessage(report),
+      environments,
+    );
     Object.assign(report, { branch, commit });
   }
   return { report, changes };

@@ -52,11 +52,44 @@ describe("commitOnNewBranch", () => {
   it("refuses files that differ from HEAD and bad branch names, and makes no branch", async () => {
     await writeFile(join(repo, "deploy", "a.yaml"), `${BEFORE}# edited\n`);
     await expect(commitOnNewBranch(join(repo, "deploy"), "p", change, "m")).rejects.toThrow(
-      /these files differ from it:\n\s*M deploy\/a\.yaml/,
+      /these files the promotion was judged from differ from it:\n\s*M deploy\/a\.yaml/,
     );
     await expect(commitOnNewBranch(join(repo, "deploy"), "bad..name", change, "m")).rejects.toThrow(
       "--branch bad..name: not a valid branch name",
     );
     expect(git("branch", "--list").trim()).toBe("* main");
+  });
+
+  it("refuses when any file the promotion was judged from differs from HEAD, not only the edited ones", async () => {
+    await mkdir(join(repo, "envs"));
+    await writeFile(
+      join(repo, "envs", "prod.yaml"),
+      "kind: Environment\nspec:\n  promotion:\n    gates: {soak: 2h}\n",
+    );
+    await writeFile(join(repo, "deploy", "b.yaml"), "kind: Deployment\nmetadata:\n  name: b\n");
+    git("add", ".");
+    git("commit", "-qm", "second");
+    const attempt = () => commitOnNewBranch(join(repo, "deploy"), "p", change, "m", ["../envs/prod.yaml"]);
+    // The gate loosened in the working copy only: the branch would carry a promotion HEAD blocks.
+    await writeFile(
+      join(repo, "envs", "prod.yaml"),
+      "kind: Environment\nspec:\n  promotion:\n    gates: {}\n",
+    );
+    await expect(attempt()).rejects.toThrow(/judged from differ from it:\n\s*M envs\/prod\.yaml/);
+    git("checkout", "-q", "envs/prod.yaml");
+    await writeFile(join(repo, "deploy", "b.yaml"), "kind: Deployment\nmetadata:\n  name: b # edited\n");
+    await expect(attempt()).rejects.toThrow(/M deploy\/b\.yaml/);
+    git("checkout", "-q", "deploy/b.yaml");
+    await mkdir(join(repo, "deploy", "more"));
+    await writeFile(join(repo, "deploy", "more", "c.yml"), "kind: Deployment\n");
+    await expect(attempt()).rejects.toThrow(/\?\? deploy\/more\/c\.yml/);
+    await rm(join(repo, "deploy", "more"), { recursive: true });
+    expect(git("branch", "--list").trim()).toBe("* main");
+    // What the promotion did not read may differ: the status store, other files, YAML elsewhere.
+    await mkdir(join(repo, "deploy", ".plumb", "status"), { recursive: true });
+    await writeFile(join(repo, "deploy", ".plumb", "status", "a.json"), "{}");
+    await writeFile(join(repo, "README.md"), "notes\n");
+    await writeFile(join(repo, "ci.yaml"), "on: push\n");
+    expect(await attempt()).toBe(git("rev-parse", "p").trim());
   });
 });
