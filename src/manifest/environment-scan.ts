@@ -41,15 +41,16 @@ export function mayDefineEnvironments(
   }
 }
 
-/** The YAML files under `dir` (its tree) that may define `kind: Environment`, sorted. */
-function environmentFilesUnder(dir: string, maxBytes: number): string[] {
+/** The YAML files under `dir` (its tree, or only its own files) that may define `kind: Environment`, sorted. */
+function environmentFilesUnder(dir: string, maxBytes: number, tree = true): string[] {
   const read = readUpTo(maxBytes);
   const found: string[] = [];
   const visit = (at: string) => {
     for (const entry of readdirSync(at, { withFileTypes: true })) {
       const full = join(at, entry.name);
-      if (entry.isDirectory() && !SKIPPED.has(entry.name)) visit(full);
-      else if (entry.isFile() && YAML_FILE.test(entry.name) && ENVIRONMENT_KIND.test(read(full)))
+      if (entry.isDirectory() && !SKIPPED.has(entry.name)) {
+        if (tree) visit(full);
+      } else if (entry.isFile() && YAML_FILE.test(entry.name) && ENVIRONMENT_KIND.test(read(full)))
         found.push(full);
     }
   };
@@ -68,7 +69,8 @@ const NAMES_ENVIRONMENTS = /(?:^|[\s{,])["']?environments["']?\s*:/m;
  * The Environment documents a single manifest file runs with (docs/environments.md, "One file as
  * PATH"): the files defining `kind: Environment` in the file's own directory's tree; when there are
  * none and the file names environments itself, in the tree of the nearest directory that has any,
- * up to the root of its git repository (outside a repository, the file's directory only). A file
+ * up to the root of its git repository (outside a repository, the files of the file's own directory
+ * only, not the tree below it). A file
  * that names no environment is never pulled into environments found outside its own directory
  * (another folder's examples must not decide where it is applied). The file itself is left out
  * (it is loaded anyway). Absolute paths.
@@ -77,9 +79,12 @@ export function environmentFilesFor(file: string, maxBytes = MAX_MANIFEST_BYTES)
   const own = resolve(file);
   const text = readUpTo(maxBytes)(own);
   let dir = dirname(own);
-  const top = NAMES_ENVIRONMENTS.test(text) ? (gitRootOf(dir) ?? dir) : dir;
+  const repository = gitRootOf(dir);
+  const top = NAMES_ENVIRONMENTS.test(text) ? (repository ?? dir) : dir;
   for (;;) {
-    const found = environmentFilesUnder(dir, maxBytes).filter((f) => f !== own);
+    // Outside a repository nothing bounds a directory's tree (a file in /tmp or $HOME): only the
+    // file's own directory's files are read, never other projects below it.
+    const found = environmentFilesUnder(dir, maxBytes, repository !== undefined).filter((f) => f !== own);
     if (found.length > 0 || ENVIRONMENT_KIND.test(text)) return found;
     if (dir === top || dirname(dir) === dir) return [];
     dir = dirname(dir);

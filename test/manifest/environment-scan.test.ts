@@ -102,6 +102,21 @@ describe("environmentFilesFor", () => {
     expect(environmentFilesFor(join(root, "loose/a.yaml"))).toEqual([]);
   });
 
+  it("outside git, reads the files of its own directory, never the tree below it (other projects)", async () => {
+    // A file in /tmp or $HOME: below its directory are other people's clones with environments.
+    await put("tmp/a.yaml", NAMING);
+    await put("tmp/someone-elses-clone/environments/prod.yaml", ENV);
+    expect(environmentFilesFor(join(root, "tmp/a.yaml"))).toEqual([]);
+    expect(mayDefineEnvironments(join(root, "tmp/a.yaml"))).toBe(false);
+    await put("tmp/prod.yaml", ENV); // beside it: the file's own environments
+    expect(environmentFilesFor(join(root, "tmp/a.yaml"))).toEqual([join(root, "tmp/prod.yaml")]);
+    // In a repository, the file's directory's tree is read as before (bounded by the repository).
+    await mkdir(join(root, "repo", ".git"), { recursive: true });
+    await put("repo/a.yaml", NAMING);
+    await put("repo/envs/prod.yaml", ENV);
+    expect(environmentFilesFor(join(root, "repo/a.yaml"))).toEqual([join(root, "repo/envs/prod.yaml")]);
+  });
+
   it("an Environment file itself runs with its siblings, itself left out", async () => {
     await mkdir(join(root, ".git"));
     await put("environments/prod.yaml", ENV);
