@@ -75,6 +75,12 @@ it("without self-heal, reports it out of sync and sends nothing", async () => {
   await controller.checkDrift();
   await waitFor("queue idle", () => controller!.status().queue.running === 0);
   // Was "Synced": the old deployment's fingerprints matched git, so the rogue values stood unseen.
-  expect(controller.status().objects[0]).toMatchObject({ id: recreated.id, sync: "OutOfSync" });
+  // Nothing applied to it is known; which file defines it still is (a prune scoped to a file sees it).
+  expect(controller.status().objects[0]).toMatchObject({
+    id: recreated.id,
+    sync: "OutOfSync",
+    applied_at: null,
+    manifest_file: "a.yaml",
+  });
   expect((await client.revisions(recreated.id)).length).toBe(1);
 });

@@ -11,7 +11,7 @@ import { appliedSpecOf, manifestDigest } from "../../apply/status-record.js";
 import type { ApplyObject } from "../../apply/apply-types.js";
 import { packSource } from "../../apply/upload/source-pack.js";
 import { resolvePending } from "../../status/pending-intent.js";
-import type { ObjectStatus } from "../../status/status-types.js";
+import { blankObjectStatus, type ObjectStatus } from "../../status/status-types.js";
 import { readServerFacts, type ServerFactsReader } from "./server-facts.js";
 
 // The per-object steps of a plan and its apply, shared by `plumb plan`/`apply` (planManifests, for
@@ -75,15 +75,21 @@ export async function settleRecorded(
 /**
  * The settled record, unless it speaks of another deployment than the live one of that name (its id
  * differs: deleted and created again outside plumb, or a record applied to another control plane):
- * its fingerprints, upload and applied spec say nothing about this one, so none is used (secrets
- * unknown: sent again, as with no record).
+ * then what was applied and seen there says nothing about this one and is left out (secrets
+ * unknown: sent again, as with no record; no verify thread, checks or health carried over), while
+ * which file defines the object stays (prune scoped to a file still finds it).
  */
 export function forLiveDeployment<T extends { previous: ObjectStatus | undefined }>(
   settled: T,
   live: Deployment | null,
-): T | { previous: undefined; checked: undefined } {
-  const id = settled.previous?.id;
-  return id && live && id !== live.id ? { previous: undefined, checked: undefined } : settled;
+): T | { previous: ObjectStatus; checked: undefined } {
+  const { previous } = settled;
+  if (!previous?.id || !live || previous.id === live.id) return settled;
+  const blank = blankObjectStatus(previous.kind, previous.name);
+  return {
+    previous: { ...blank, ...(previous.manifest_file ? { manifest_file: previous.manifest_file } : {}) },
+    checked: undefined,
+  };
 }
 
 /**
