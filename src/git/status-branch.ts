@@ -299,7 +299,8 @@ async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<Bra
   } else if (!(await git.raw(["branch", "--list", target.branch])).trim()) {
     return store;
   }
-  const listing = await readRecords(git, ref, info.pathOnBranch, target.branch, store);
+  const repo = { git, top: info.top, env: info.gitEnv };
+  const listing = await readRecords(repo, ref, info.pathOnBranch, target.branch, store);
   if (listing.includes(PRUNE_LEDGER_FILE))
     store.pruneLedger = await git.show([`${ref}:${info.pathOnBranch}/${PRUNE_LEDGER_FILE}`]);
   const real = await realTop(info.top);
@@ -307,7 +308,7 @@ async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<Bra
     store.above = [];
     for (const dir of target.above) {
       const above = emptyStatusStore();
-      await readRecords(git, ref, pathOnBranchOf(real, dir, target.environment), target.branch, above);
+      await readRecords(repo, ref, pathOnBranchOf(real, dir, target.environment), target.branch, above);
       store.above.push(above);
     }
   }
