@@ -4,6 +4,9 @@ import { spawn } from "node:child_process";
 // `git show` each: the stores below a tree on the status branch hold a record per object
 // (1,000 records: ~0.1 s this way, several seconds as 1,000 processes).
 
+/** All the records read at once: 10,000 records of a few KB are ~30 MB. */
+const MAX_BATCH_BYTES = 256 * 1024 * 1024;
+
 /**
  * The text of each of `specs` (`REF:PATH`) in the repository at `cwd`, in order; null for one that
  * is missing or not a file. `env`: the git commands' environment (default: this process's).
@@ -12,14 +15,24 @@ export function readBlobs(
   cwd: string,
   env: Record<string, string> | undefined,
   specs: readonly string[],
+  maxBytes = MAX_BATCH_BYTES,
 ): Promise<(string | null)[]> {
   if (specs.length === 0) return Promise.resolve([]);
   return new Promise((resolve, reject) => {
     const git = spawn("git", ["cat-file", "--batch"], { cwd, env: env ?? process.env, stdio: "pipe" });
     const chunks: Buffer[] = [];
-    git.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    let bytes = 0;
+    git.stdout.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      // A branch anyone can push to may hold a file of gigabytes where a record should be.
+      if (bytes > maxBytes) {
+        git.kill();
+        reject(new Error(`the status records on the branch are larger than ${maxBytes} bytes in all`));
+      } else chunks.push(chunk);
+    });
     git.on("error", reject);
     git.on("close", (code) => {
+      if (bytes > maxBytes) return;
       if (code !== 0) reject(new Error(`git cat-file --batch exited with ${code}`));
       else resolve(parseBatch(Buffer.concat(chunks), specs.length));
     });

@@ -34,5 +34,7 @@ describe("readBlobs", () => {
       null,
     ]);
     expect(await readBlobs(repo, undefined, [])).toEqual([]);
+    // A file of gigabytes where a record should be is not read whole: past the bound, an error.
+    await expect(readBlobs(repo, undefined, specs, 16)).rejects.toThrow(/larger than 16 bytes in all/);
   });
 });
