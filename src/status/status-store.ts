@@ -57,7 +57,8 @@ function readRecordFile(file: string): string {
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new Error("not a regular file");
+    if (!stat.isFile())
+      throw new Error(stat.isDirectory() ? "is a directory, not a file" : "not a regular file");
     if (stat.size > MAX_RECORD_BYTES) throw new Error(`larger than ${MAX_RECORD_BYTES} bytes, not a record`);
     return readFileSync(fd, "utf8");
   } finally {
