@@ -11,6 +11,7 @@ import { describeHolder, isDeadLocalHolder } from "./holder.js";
 import { type LockHolder, type Monotonic, systemMonotonic } from "./lock-types.js";
 import { createObserver } from "./observer.js";
 import type { PushFence } from "../git/fenced-push.js";
+import { scratchPrune } from "./scratch-prune.js";
 
 // The lease of a status branch, held in the git remote itself so that writers on different machines
 // (CI runners, pods) exclude each other: the ref refs/plumb/locks/<branch> points to a commit whose
@@ -42,6 +43,7 @@ async function openRemote(target: LeaseTarget) {
     source: info.source,
     git,
     tree,
+    scratch,
     /** git run synchronously, for a renewal on the spot (renewNow): the same environment. */
     gitSync: (args: string[], timeoutMs: number) =>
       execFileSync("git", args, {
@@ -161,6 +163,8 @@ export type BranchLease = {
   assertHeld(): void;
   /** A status push that renews the lease in the same atomic push (status/fenced-push.ts). */
   withLease: NonNullable<PushFence["withLease"]>;
+  /** The scratch repository the lease is written from (kept small: scratch-prune.ts). */
+  scratch: string;
 };
 
 type LeaseOptions = {
@@ -171,6 +175,10 @@ type LeaseOptions = {
   clock?: Clock;
   monotonic?: Monotonic;
   signal?: AbortSignal;
+  /** Unreferenced objects of the scratch repository older than this are pruned (default: 2 leases, at least 10 min)… */
+  pruneAfterMs?: number;
+  /** …every this many renewals or looks (default 100). */
+  pruneEvery?: number;
 };
 
 /** Free to take: none, ours, its local process gone, or the same commit seen for its whole lease. */
@@ -202,13 +210,17 @@ export async function acquireBranchLease(
     expires_at: new Date(clock.now() + options.leaseMs).toISOString(),
   });
   const observer = createObserver(monotonic);
+  const olderThanMs = options.pruneAfterMs ?? Math.max(600_000, 2 * options.leaseMs);
+  const prune = scratchPrune(remote.git, olderThanMs, options.pruneEvery);
   try {
     for (;;) {
       const seen = await readLease(remote, target.branch);
+      await prune();
       const startedAt = monotonic();
       if (takeable(seen, holder, observer.expired, options.leaseMs)) {
         const current = await writeLease(remote, target.branch, next(), seen?.sha ?? null);
-        if (current) return startRenewing(remote, target.branch, current, next, { ...options, startedAt });
+        if (current)
+          return startRenewing(remote, target.branch, current, next, { ...options, startedAt }, prune);
       }
       if (options.signal?.aborted) throw options.signal.reason;
       if (clock.now() >= deadline) {
@@ -232,6 +244,7 @@ function startRenewing(
   first: string,
   next: () => Lease,
   options: LeaseOptions & { startedAt: number },
+  prune: () => Promise<void>,
 ): BranchLease {
   const monotonic = options.monotonic ?? systemMonotonic;
   const lost = new AbortController();
@@ -256,6 +269,7 @@ function startRenewing(
     inFlight: null,
     timer: undefined,
     released: false,
+    prune,
   };
   // A renewMs past the renew deadline loses the lease between renewals (tests: a holder that is gone).
   r.timer = setInterval(() => {
@@ -267,6 +281,7 @@ function startRenewing(
     assertHeld: () => assertHeld(r),
     withLease: (push) => withLease(r, push),
     release: () => release(r),
+    scratch: remote.scratch,
   };
 }
 
@@ -285,6 +300,8 @@ type Renewal = {
   inFlight: { commit: string; started: number } | null;
   timer: ReturnType<typeof setInterval> | undefined;
   released: boolean;
+  /** After each renewal that landed (scratch-prune.ts). */
+  prune: () => Promise<void>;
 };
 
 function lose(r: Renewal, error: PlumbError): void {
@@ -296,8 +313,9 @@ async function renew(r: Renewal): Promise<void> {
   // Even late: a compare-and-swap that lands proves no one took it meanwhile (fence.ts).
   const from = r.current;
   const started = r.monotonic();
+  let landed: string | null = null;
   try {
-    const landed = await writeLease(r.remote, r.branch, r.next(), from, (commit) => {
+    landed = await writeLease(r.remote, r.branch, r.next(), from, (commit) => {
       r.inFlight = { commit, started };
     });
     if (landed) {
@@ -317,6 +335,7 @@ async function renew(r: Renewal): Promise<void> {
   } finally {
     r.inFlight = null;
   }
+  if (landed) await r.prune();
 }
 
 // Past the renew deadline at a write while the lease itself has not run out on this process's

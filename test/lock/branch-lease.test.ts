@@ -77,6 +77,33 @@ describe("the status branch lease", () => {
     await stale.release(); // its CAS release fails quietly: the ref is someone else's now
   }, 30_000);
 
+  it("its scratch repository stays small however often it renews (unreferenced objects pruned)", async () => {
+    const looseObjects = async (dir: string) =>
+      Number(/^count: (\d+)/m.exec((await exec("git", ["-C", dir, "count-objects", "-v"])).stdout)?.[1]);
+    const held = await acquireBranchLease(lease(clones[0]!), newHolder("plumb controller", Date.now()), {
+      leaseMs: 3_000,
+      renewMs: 300, // one new commit object per renewal
+      timeoutMs: 0,
+      retryMs: 50,
+      pruneAfterMs: 0,
+      pruneEvery: 5,
+    });
+    const renewals = async () => {
+      await exec("git", ["-C", clones[1]!, "fetch", "-q", "origin", leaseRef("plumb-status")]);
+      const message = (await exec("git", ["-C", clones[1]!, "log", "-1", "--format=%B", "FETCH_HEAD"]))
+        .stdout;
+      return Number(/"renewals":(\d+)/.exec(message)?.[1] ?? 0);
+    };
+    const deadline = Date.now() + 40_000;
+    while ((await renewals()) < 12 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await renewals()).toBeGreaterThanOrEqual(12);
+    // Without pruning one loose object per renewal (12 and more); with it, those since the last
+    // prune, which ran at the 10th.
+    expect(await looseObjects(held.scratch)).toBeLessThan(8);
+    await held.release();
+  }, 60_000);
+
   it("unlock --force removes the lease whoever holds it", async () => {
     const a = await acquireStateLock(target(clones[0]!), { command: "plumb apply" });
     expect(await forceUnlock(target(clones[1]!))).toMatchObject({ command: "plumb apply" });
