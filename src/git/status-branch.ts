@@ -9,7 +9,7 @@ import { fencedPush, type PushFence } from "./fenced-push.js";
 import type { CheckoutQueue } from "./checkout-queue.js";
 import { DEFAULT_STATUS_DIR } from "../status/status-store.js";
 import { type StatusStore, emptyStatusStore } from "../status/status-types.js";
-import { readRecords, readStoresBelow } from "./status-branch-records.js";
+import { readRecords, readStoresBelow } from "./records/status-branch-records.js";
 import { PRUNE_LEDGER_FILE } from "../status/prune-ledger.js";
 
 // `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository
@@ -279,7 +279,7 @@ export async function loadStatusFromBranch(target: StatusBranchTarget): Promise<
 /**
  * The records on the branch, and the text of its prune ledger when it holds one; with
  * `target.above`, the stores of those directories (nearest first); with `target.below`, the stores
- * under root (status-branch-records.ts).
+ * under root (records/status-branch-records.ts).
  */
 export type BranchStatusStore = StatusStore & {
   pruneLedger?: string;

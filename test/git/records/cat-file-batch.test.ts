@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readBlobs } from "../../src/git/cat-file-batch.js";
+import { readBlobs } from "../../../src/git/records/cat-file-batch.js";
 
 // The records below a tree on the status branch are read by one `git cat-file --batch`.
 

@@ -1,7 +1,7 @@
 import type { SimpleGit } from "simple-git";
-import { parseObjectStatus } from "../status/status-store.js";
-import { type StatusStore, emptyStatusStore, statusKey } from "../status/status-types.js";
-import { storesBelowInListing } from "../status/stores-below.js";
+import { parseObjectStatus } from "../../status/status-store.js";
+import { type StatusStore, emptyStatusStore, statusKey } from "../../status/status-types.js";
+import { storesBelowInListing } from "../../status/stores-below.js";
 import { readBlobs } from "./cat-file-batch.js";
 
 // Reading records off the status branch (status-branch.ts): one store's, and the stores below a
