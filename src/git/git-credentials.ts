@@ -59,8 +59,18 @@ export const PASSED_ENV = [
 /** What the askpass reads from git's environment. */
 export const ASKPASS_ENV = ["GIT_ASKPASS", "PLUMB_GIT_ORIGIN", "PLUMB_GIT_TOKEN", "PLUMB_GIT_USERNAME"];
 
-/** git settings every plumb git command runs with: no redirect is followed, to any host. */
-const PLUMB_GIT_CONFIG: ReadonlyArray<[string, string]> = [["http.followRedirects", "false"]];
+/**
+ * git settings every plumb git command runs with: no redirect is followed, to any host; and an HTTP
+ * transfer that moves less than a byte a second for 60 s is abandoned. git has no timeout of its
+ * own: a server (or proxy) that accepted the connection and then said nothing held a fetch forever,
+ * and with it the controller's checkout queue: no later poll or webhook fetched again, while it
+ * stayed ready (docs/controller.md "How it works").
+ */
+const PLUMB_GIT_CONFIG: ReadonlyArray<[string, string]> = [
+  ["http.followRedirects", "false"],
+  ["http.lowSpeedLimit", "1"],
+  ["http.lowSpeedTime", "60"],
+];
 
 /** Appends config entries (GIT_CONFIG_KEY_n/VALUE_n) to whatever GIT_CONFIG_COUNT `env` carries. */
 export function withConfigEntries(

@@ -1,12 +1,14 @@
 import { execFile } from "node:child_process";
 import { access, mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PlumbError } from "../../src/errors.js";
 import { openManifestSource } from "../../src/controller/source/manifest-source.js";
-import { createGitCredentials } from "../../src/git/git-credentials.js";
+import { createGitCredentials, withConfigEntries } from "../../src/git/git-credentials.js";
 import { memoryLogger } from "../controller/support.js";
 
 const run = promisify(execFile);
@@ -110,13 +112,41 @@ describe("git credentials (GIT_ASKPASS)", () => {
       "git@host:a/b",
     );
     expect(creds.env).toMatchObject({
-      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_COUNT: "3",
       GIT_CONFIG_KEY_0: "http.followRedirects",
       GIT_CONFIG_VALUE_0: "false",
     });
     expect(creds.env.GIT_ASKPASS).toBeUndefined();
     expect(creds.env.PLUMB_GIT_TOKEN).toBeUndefined();
   });
+
+  it("abandons a transfer from a server that accepted the connection and then says nothing", async () => {
+    const silent = createServer(() => {}); // reads each request, never answers
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/acme/manifests.git`;
+    const creds = await createGitCredentials({ PATH: process.env.PATH }, url);
+    // plumb's own stall limit is 60 s; only its time is shortened here (a later entry wins), so
+    // the abort comes from the limit plumb sets: without it git waits for ever (killed at 20 s).
+    const env = withConfigEntries({ ...creds.env, HOME: home, GIT_CONFIG_NOSYSTEM: "1" }, [
+      ["http.lowSpeedTime", "2"],
+    ]);
+    try {
+      const started = Date.now();
+      const failure = await run("git", ["clone", "-q", url, join(home, "clone")], {
+        env,
+        timeout: 20_000,
+      }).then(
+        () => "cloned",
+        (error: { stderr?: string; killed?: boolean }) => (error.killed ? "killed" : String(error.stderr)),
+      );
+      expect(failure).toMatch(/Operation too slow/);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+      await creds.dispose();
+    }
+  }, 30_000);
 
   it("refuses a repository URL with credentials in it, naming PLUMB_GIT_TOKEN and never the token", async () => {
     for (const url of [
