@@ -27,10 +27,12 @@ export async function startController(options: ControllerStartOptions): Promise<
   checkDriftBranchOptions(options);
   checkPromoteBranchOptions(options);
   const http = await listenEarly(options.listen, options.statusToken); // probes answer during the clone
-  const source = await openManifestSource(options.source, options.env, log).catch(async (error: unknown) => {
-    await http?.close();
-    throw error;
-  });
+  const source = await openManifestSource(options.source, options.env, log, options.signal).catch(
+    async (error: unknown) => {
+      await http?.close();
+      throw error;
+    },
+  );
   try {
     await checkManifestRoot(options.source, source.manifestRoot);
     const environments = await definedEnvironments(source.manifestRoot, options);

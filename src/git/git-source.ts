@@ -2,6 +2,7 @@ import { access, mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { SimpleGit } from "simple-git";
 import { gitAt } from "./status-branch.js";
+import { simpleGit } from "./simple-git.js";
 import { PlumbError } from "../errors.js";
 import { createGitCredentials, type GitCredentials } from "./git-credentials.js";
 import { type CheckoutQueue, createCheckoutQueue } from "./checkout-queue.js";
@@ -18,6 +19,8 @@ export type GitSourceOptions = {
   env: NodeJS.ProcessEnv;
   /** Shared with other git work (the status branch); when given, the caller disposes of it. */
   credentials?: GitCredentials | undefined;
+  /** Ends the first clone (its git process killed): a controller stopped while cloning stops now. */
+  signal?: AbortSignal | undefined;
 };
 
 export type GitSource = {
@@ -66,6 +69,21 @@ const gitFailure = (what: string, url: string, error: unknown) =>
       .join(" ")}`,
   );
 
+/** gitAt's git for the first clone, killed when `signal` aborts (SIGTERM during a slow clone). */
+const cloningGit = (env: Record<string, string>, dir: string, signal: AbortSignal | undefined): SimpleGit =>
+  signal
+    ? simpleGit({
+        baseDir: dir,
+        abort: signal,
+        unsafe: {
+          allowUnsafeAskPass: true,
+          allowUnsafeCredentialHelper: true,
+          allowUnsafeConfigEnvCount: true,
+        },
+        allowEnvironment: Object.keys(env).filter((k) => k.toUpperCase().startsWith("GIT_")),
+      }).env(env)
+    : gitAt(env, dir);
+
 export async function openGitSource(options: GitSourceOptions): Promise<GitSource> {
   const checkoutDir = resolve(options.workDir);
   const owned = options.credentials ? undefined : await createGitCredentials(options.env, options.url);
@@ -76,7 +94,7 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
   let git = gitIn(checkoutDir);
   if (!(await exists(join(checkoutDir, ".git")))) {
     try {
-      await gitIn(checkoutDir).clone(options.url, checkoutDir, [
+      await cloningGit(env, checkoutDir, options.signal).clone(options.url, checkoutDir, [
         "--depth",
         "1",
         "--branch",

@@ -35,6 +35,7 @@ export async function openManifestSource(
   source: ControllerSource,
   env: NodeJS.ProcessEnv,
   log: Logger,
+  signal?: AbortSignal,
 ): Promise<ManifestSource> {
   if (source.kind === "dir") {
     return {
@@ -51,7 +52,7 @@ export async function openManifestSource(
   }
   const credentials = await createGitCredentials(env, source.url);
   try {
-    const git = await openGitSource({ ...source, env, credentials });
+    const git = await openGitSource({ ...source, env, credentials, signal });
     log.info({ repo: redactUrl(source.url), branch: source.branch, revision: git.commit() }, "checked out");
     return {
       kind: "git",
