@@ -15,6 +15,12 @@ export type EventStreams = {
   open(req: IncomingMessage, res: ServerResponse, subscribe: Subscribe): void;
   /** Streams open now. */
   size(): number;
+  /**
+   * Ends every open stream (the page reconnects in 2 s): when other handlers take over the socket
+   * (standby → leader), a stream opened on the standby is fed by nothing, and the page it feeds
+   * said "standby" with no objects for up to its 30 minutes while this controller led.
+   */
+  endAll(): void;
 };
 
 export const MAX_EVENT_STREAMS = 100;
@@ -29,8 +35,12 @@ export function createEventStreams(
   const maxBuffered = options.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
   const timers = options.timers ?? systemTimers;
   let open = 0;
+  const ends = new Set<() => void>();
   return {
     size: () => open,
+    endAll: () => {
+      for (const end of [...ends]) end();
+    },
     open(req, res, subscribe) {
       if (open >= max) {
         res.writeHead(503, {
@@ -55,11 +65,13 @@ export function createEventStreams(
       const end = () => {
         if (ended) return;
         ended = true;
+        ends.delete(end);
         open--;
         unsubscribe();
         cancelAge();
         res.end();
       };
+      ends.add(end);
       const cancelAge = timers.setTimeout(end, maxAgeMs);
       res.on("close", end);
       const unsubscribed = subscribe((text) => {

@@ -205,7 +205,10 @@ export async function startControllerHttp(listen: Listen, handlers: HttpHandlers
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}`,
-    use: (next) => void (current = next),
+    use: (next) => {
+      current = next;
+      state.streams.endAll(); // each page reconnects to the new handlers' events
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

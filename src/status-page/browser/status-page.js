@@ -469,7 +469,8 @@ async function listen() {
           while ((end = buffer.indexOf("\n\n")) >= 0) {
             const block = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
-            if (/^event: changed$/m.test(block)) void refresh();
+            // hello: a new connection, after which what changed while it was down is not sent.
+            if (/^event: (changed|hello)$/m.test(block)) void refresh();
           }
         }
       }

@@ -97,6 +97,31 @@ describe("status page routes", () => {
     expect((await get("/ui/api/header")).status).toBe(200);
   });
 
+  it("ends the open event streams when other handlers take over (standby → leader): each page reconnects to the new ones", async () => {
+    const standby: PageRoutes = { ...routes, subscribe: () => () => undefined }; // feeds nothing
+    const get = await start(standby);
+    const events = await get("/ui/events", TOKEN);
+    expect(events.status).toBe(200);
+    const reader = events.body!.getReader();
+    http!.use({
+      ready: () => true,
+      registry: new Registry(),
+      status: () => ({}),
+      webhookSecret: undefined,
+      onWebhook: () => undefined,
+      statusToken: TOKEN,
+      page: routes,
+    });
+    const ended = await Promise.race([
+      reader.read().then(({ done }) => (done ? "ended" : "data")),
+      new Promise((resolve) => setTimeout(() => resolve("still open"), 5_000)),
+    ]);
+    expect(ended).toBe("ended");
+    const again = (await get("/ui/events", TOKEN)).body!.getReader();
+    expect(new TextDecoder().decode((await again.read()).value)).toContain("event: hello");
+    await again.cancel();
+  });
+
   it("has no page where no page routes are given (a standby)", async () => {
     const get = await start(undefined);
     expect((await get("/")).status).toBe(404);
