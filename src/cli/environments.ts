@@ -10,6 +10,10 @@ import type { SessionIo } from "../reconcile/session.js";
 import { resolveStatusDir } from "../git/status-source.js";
 import type { ConnectionFlags } from "./options.js";
 import { mayDefineEnvironments } from "../manifest/environment-scan.js";
+import {
+  environmentCredentialMessage,
+  NOT_ENVIRONMENT_SETTINGS,
+} from "../manifest/rules/environment-rules.js";
 import { readApiOptions } from "../api/config.js";
 import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
 
@@ -128,6 +132,12 @@ export function settingsOf(environment: LoadedEnvironment, root: string, env: No
   const read = (field: string, setting: Setting): string => {
     if (typeof setting === "string") return setting;
     if ("env" in setting) {
+      // Checked here too: the controller follows Environment documents as they are merged.
+      if (NOT_ENVIRONMENT_SETTINGS.has(setting.env))
+        throw new PlumbError(
+          "api-config",
+          `environment ${metadata.name}: ${environmentCredentialMessage(field, setting.env)}`,
+        );
       const value = env[setting.env]?.trim();
       if (value) return value;
       throw new PlumbError(

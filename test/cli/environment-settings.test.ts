@@ -35,6 +35,19 @@ describe("settingsOf an Environment's api_key", () => {
     expect(flags.apiKeyFile).toBe(join(root, "environments", "keys", "prod"));
   });
 
+  it("never from one of plumb's own credentials other than an API key, whatever validated it", () => {
+    const env = { PLUMB_GIT_TOKEN: "ghp-the-controllers-token" };
+    let thrown: unknown;
+    try {
+      settingsOf(environment({ env: "PLUMB_GIT_TOKEN" }), root, env);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: "api-config" });
+    expect(String((thrown as Error).message)).toContain("spec.api_key reads PLUMB_GIT_TOKEN");
+    expect(String((thrown as Error).message)).not.toContain("ghp-the");
+  });
+
   it("from a variable: no file, whatever --api-key-file the command was given", () => {
     const { flags, env } = settingsOf(environment({ env: "PROD_KEY" }), root, { PROD_KEY: "from-env" });
     expect(env.PLUMB_API_KEY).toBe("from-env");

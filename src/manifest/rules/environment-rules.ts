@@ -1,5 +1,6 @@
 import { type ParsedDocument, problemAt } from "../parse/parse.js";
 import { isRecord } from "./rule-helpers.js";
+import { PLUMB_CREDENTIAL_VARIABLES } from "./secret-rules.js";
 import { suggest } from "../schema-check.js";
 import type { Problem } from "../types.js";
 
@@ -8,15 +9,44 @@ import type { Problem } from "../types.js";
 
 const API_KEY = ["spec", "api_key"] as const;
 
-/** A literal API key in git is refused with its own message (replacing the schema's shape error). */
+/** The settings an Environment reads from a variable or a file: they go to its control plane. */
+export const ENVIRONMENT_CONNECTION_FIELDS = ["api_url", "api_key", "tenant_id", "platform_url"] as const;
+
+/**
+ * plumb's own credentials that are not an API key (the git token, the status, webhook and
+ * notification secrets): never an Environment's setting. Named there, a merged Environment (its
+ * api_url chosen too) sent the controller's git token to a server of its author's choosing.
+ * PLUMB_API_KEY stays: it is an API key, the default one.
+ */
+export const NOT_ENVIRONMENT_SETTINGS: ReadonlySet<string> = new Set(
+  [...PLUMB_CREDENTIAL_VARIABLES].filter((variable) => variable !== "PLUMB_API_KEY"),
+);
+
+/** The message for an Environment setting that names one of NOT_ENVIRONMENT_SETTINGS. */
+export const environmentCredentialMessage = (field: string, variable: string): string =>
+  `spec.${field} reads ${variable}, one of plumb's own credentials, which never goes to a control plane; give the environment its own variable`;
+
+/**
+ * A literal API key in git is refused with its own message (replacing the schema's shape error);
+ * a setting read from one of plumb's own credentials other than an API key is refused.
+ */
 export function checkEnvironmentDocument(doc: ParsedDocument, schemaProblems: Problem[]): Problem[] {
   const spec = isRecord(doc.value.spec) ? doc.value.spec : {};
-  if (typeof spec.api_key !== "string") return schemaProblems;
+  const credentials = ENVIRONMENT_CONNECTION_FIELDS.flatMap((field) => {
+    const setting = spec[field];
+    const variable = isRecord(setting) && typeof setting.env === "string" ? setting.env : undefined;
+    if (variable === undefined || !NOT_ENVIRONMENT_SETTINGS.has(variable)) return [];
+    const at = doc.locators.value(["spec", field, "env"]);
+    const message = environmentCredentialMessage(field, variable);
+    return [problemAt(at, "error", "environment-credential", `spec.${field}.env`, message)];
+  });
+  if (typeof spec.api_key !== "string") return [...schemaProblems, ...credentials];
   const message =
     "spec.api_key must not be written in git; name where plumb reads it: {env: VAR} or {file: PATH}";
   return [
     ...schemaProblems.filter((p) => p.field !== "spec.api_key"),
     problemAt(doc.locators.value([...API_KEY]), "error", "literal-api-key", "spec.api_key", message),
+    ...credentials,
   ];
 }
 

@@ -74,6 +74,24 @@ describe("kind: Environment", () => {
     expect(problems[0]!.message).not.toContain("sk-live-123");
   });
 
+  it("a setting read from one of plumb's own credentials other than an API key is an error at it", () => {
+    // A merged Environment sending the controller's git token to a server of its author's choosing.
+    const leaking = DEV.replace("http://127.0.0.1:8123", "{env: PLUMB_WEBHOOK_SECRET}").replace(
+      "DEV_API_KEY",
+      "PLUMB_GIT_TOKEN",
+    );
+    const { problems } = check(leaking);
+    expect(brief(problems)).toEqual([
+      "6:18 error environment-credential",
+      "7:18 error environment-credential",
+    ]);
+    expect(problems[1]!.message).toContain(
+      "spec.api_key reads PLUMB_GIT_TOKEN, one of plumb's own credentials",
+    );
+    // The API key variable plumb itself reads stays an Environment's to name.
+    expect(check(DEV.replace("DEV_API_KEY", "PLUMB_API_KEY")).problems).toEqual([]);
+  });
+
   it("unknown fields, modes and missing settings are schema errors with file:line", () => {
     const bad = DEV.replace("  api_url: http://127.0.0.1:8123\n", "  mode: cloud\n  api_urll: x\n");
     expect(brief(check(bad).problems)).toEqual([
