@@ -10,6 +10,7 @@ import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
 import {
   environmentDoc,
+  plain,
   PROD_KEY,
   runCommand,
   STAGING_KEY,
@@ -26,15 +27,6 @@ import {
 let staging: RunningControlPlane;
 let prod: RunningControlPlane;
 const repos: string[] = [];
-
-const plain = (name: string) => `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  source: internal_container
-  source_revision_config: {image_uri: "img/${name}:1"}
-`;
 
 const PROD_OVERRIDE = `environments:
   prod:

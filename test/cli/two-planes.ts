@@ -70,15 +70,18 @@ export async function runCommand(
   return { out, err, code };
 }
 
-/** A Deployment with a secret from $AGENT_TOKEN and a literal one (MODE), then `overrides` (YAML). */
-export const withSecrets = (name: string, literal: string, overrides = "") => `apiVersion: plumb/v1
+/** An internal_container Deployment with no secret. */
+export const plain = (name: string) => `apiVersion: plumb/v1
 kind: Deployment
 metadata:
   name: ${name}
 spec:
   source: internal_container
   source_revision_config: {image_uri: "img/${name}:1"}
-  secrets:
+`;
+
+/** The same with a secret from $AGENT_TOKEN and a literal one (MODE), then `overrides` (YAML). */
+export const withSecrets = (name: string, literal: string, overrides = "") => `${plain(name)}  secrets:
     - name: API_TOKEN
       valueFrom: {env: AGENT_TOKEN}
     - name: MODE
