@@ -10,7 +10,7 @@ import type { Problem } from "../types.js";
 const API_KEY = ["spec", "api_key"] as const;
 
 /** The settings an Environment reads from a variable or a file: they go to its control plane. */
-export const ENVIRONMENT_CONNECTION_FIELDS = ["api_url", "api_key", "tenant_id", "platform_url"] as const;
+const ENVIRONMENT_CONNECTION_FIELDS = ["api_url", "api_key", "tenant_id", "platform_url"] as const;
 
 /**
  * plumb's own credentials that are not an API key (the git token, the status, webhook and
