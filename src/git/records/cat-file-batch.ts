@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { PlumbError } from "../../errors.js";
 
 // Many small files of one ref read by one git process (`git cat-file --batch`), instead of one
 // `git show` each: the stores below a tree on the status branch hold a record per object
@@ -27,7 +28,12 @@ export function readBlobs(
       // A branch anyone can push to may hold a file of gigabytes where a record should be.
       if (bytes > maxBytes) {
         git.kill();
-        reject(new Error(`the status records on the branch are larger than ${maxBytes} bytes in all`));
+        reject(
+          new PlumbError(
+            "status-branch-read-failed",
+            `the status records on the branch are larger than ${maxBytes} bytes in all: a file that is not a record was pushed under .plumb/status/; remove it from the status branch`,
+          ),
+        );
       } else chunks.push(chunk);
     });
     git.on("error", reject);

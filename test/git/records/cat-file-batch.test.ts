@@ -35,6 +35,9 @@ describe("readBlobs", () => {
     ]);
     expect(await readBlobs(repo, undefined, [])).toEqual([]);
     // A file of gigabytes where a record should be is not read whole: past the bound, an error.
-    await expect(readBlobs(repo, undefined, specs, 16)).rejects.toThrow(/larger than 16 bytes in all/);
+    await expect(readBlobs(repo, undefined, specs, 16)).rejects.toMatchObject({
+      code: "status-branch-read-failed",
+      message: expect.stringMatching(/larger than 16 bytes in all: .* remove it from the status branch$/),
+    });
   });
 });
