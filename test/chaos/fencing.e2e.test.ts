@@ -36,7 +36,9 @@ afterEach(async () => {
   }
   for (const server of servers.splice(0)) await new Promise((r) => server.close(r));
   await cp.stop();
-  await rm(tmp, { recursive: true, force: true });
+  // A killed controller's git child (a push into origin.git) can still be writing an object for a
+  // moment (spawnCli's child is not a group leader): retry the removal on ENOTEMPTY.
+  await rm(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 const env = (apiUrl: string) => ({
