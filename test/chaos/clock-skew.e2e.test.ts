@@ -5,8 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, expect, it, onTestFailed } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
-import { freePort } from "../support/free-port.js";
+import { assertBuilt, type CliRun, listeningPort, spawnCli } from "../support/built-cli.js";
 import { api, container, waitFor, writeDoc } from "../controller/support.js";
 
 // issue 23 [safety], clock skew: a standby whose clock runs an hour ahead (or behind) under
@@ -54,8 +53,8 @@ afterEach(async () => {
 });
 
 const env = { PLUMB_API_URL: "", PLUMB_API_KEY: DEFAULT_API_KEY, PLUMB_LOG_LEVEL: "info", NO_COLOR: "1" };
-const args = (dir: string, port: number) => [
-  ...["controller", "--dir", dir, "--listen", `127.0.0.1:${port}`, "--debounce", "20ms"],
+const args = (dir: string) => [
+  ...["controller", "--dir", dir, "--listen", "127.0.0.1:0", "--debounce", "20ms"],
   ...["--poll-interval", "20ms", "--lock-lease", "3s"],
 ];
 
@@ -97,13 +96,15 @@ for (const offset of ["+1h", "-1h"])
       });
       const dir = join(tmp, "deploy");
       await writeDoc(dir, "a.yaml", container("alpha", "img/alpha:1"));
-      const [portA, portB] = [await freePort(), await freePort()];
-      const leader = spawnCli(args(dir, portA), { ...env, PLUMB_API_URL: cp.url });
+      const leader = spawnCli(args(dir), { ...env, PLUMB_API_URL: cp.url });
       children.push(leader);
       runs.push(leader);
+      const portA = await listeningPort(leader);
       await waitFor("leader leads", async () => (await metric(portA)) === "1", 20_000);
       await waitFor("alpha created", async () => (await revisions()) === 1, 20_000);
-      runs.push(skewedCli(offset, args(dir, portB)));
+      const standby = skewedCli(offset, args(dir));
+      runs.push(standby);
+      const portB = await listeningPort(standby);
       await waitFor("standby up", async () => (await metric(portB)) === "0", 20_000);
 
       // Three leases with the leader alive: it keeps the lock; each change gets one revision.

@@ -5,8 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
-import { freePort } from "../support/free-port.js";
+import { assertBuilt, type CliRun, listeningPort, spawnCli } from "../support/built-cli.js";
 import { api, container, waitFor, writeDoc } from "../controller/support.js";
 
 // issue 23 [safety], a paused controller leader at each point of a reconcile: real processes, real
@@ -46,8 +45,8 @@ async function plane(options: Parameters<typeof startControlPlane>[0]) {
   return cp;
 }
 
-function controller(dir: string, port: number, apiUrl: string, extra: string[] = []): CliRun {
-  const args = ["controller", "--dir", dir, "--listen", `127.0.0.1:${port}`, "--debounce", "20ms"];
+function controller(dir: string, apiUrl: string, extra: string[] = []): CliRun {
+  const args = ["controller", "--dir", dir, "--listen", "127.0.0.1:0", "--debounce", "20ms"];
   const env = { PLUMB_API_URL: apiUrl, PLUMB_API_KEY: DEFAULT_API_KEY, PLUMB_LOG_LEVEL: "info" };
   const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "3s", ...extra], env);
   children.push(run);
@@ -103,10 +102,11 @@ async function pair(
   holdAt?: (r: Seen) => boolean,
 ) {
   const proxy = await notingProxy(cp.url, holdAt);
-  const [portA, portB] = [await freePort(), await freePort()];
-  const leader = controller(dir, portA, proxy.url, leaderFlags);
+  const leader = controller(dir, proxy.url, leaderFlags);
+  const portA = await listeningPort(leader);
   await waitFor("leader ready", async () => (await readyz(portA)) === 200, 20_000);
-  const standby = controller(dir, portB, cp.url);
+  const standby = controller(dir, cp.url);
+  const portB = await listeningPort(standby);
   await waitFor("standby up", async () => (await readyz(portB)) === 503, 20_000);
   return { proxy, leader, standby, standbyLeads: async () => (await readyz(portB)) === 200 };
 }

@@ -7,8 +7,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeAll, beforeEach, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
-import { freePort } from "../support/free-port.js";
+import { assertBuilt, type CliRun, listeningPort, spawnCli } from "../support/built-cli.js";
 import { api, container, waitFor, writeDoc } from "../controller/support.js";
 
 // issue 23 [safety], a paused leader: real processes, real SIGSTOP/SIGCONT, short leases. A leader
@@ -47,8 +46,8 @@ const env = (apiUrl: string) => ({
   PLUMB_LOG_LEVEL: "info",
 });
 
-function controller(dir: string, port: number, apiUrl: string, extra: string[] = []): CliRun {
-  const args = ["controller", "--dir", dir, "--listen", `127.0.0.1:${port}`, "--debounce", "20ms"];
+function controller(dir: string, apiUrl: string, extra: string[] = []): CliRun {
+  const args = ["controller", "--dir", dir, "--listen", "127.0.0.1:0", "--debounce", "20ms"];
   const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "3s", ...extra], env(apiUrl));
   children.push(run);
   return run;
@@ -103,11 +102,12 @@ it("a leader stopped with a PATCH waiting to retry sends nothing after SIGCONT: 
   const dir = join(tmp, "deploy");
   await writeDoc(dir, "a.yaml", container("alpha", "img/alpha:1"));
   const proxy = await throttlingProxy();
-  const [portA, portB] = [await freePort(), await freePort()];
-  const leader = controller(dir, portA, proxy.url);
+  const leader = controller(dir, proxy.url);
+  const portA = await listeningPort(leader);
   await waitFor("leader ready", async () => (await readyz(portA)) === 200, 20_000);
   await waitFor("alpha created", async () => (await revisionsOf("alpha")).length === 1, 20_000);
-  const standby = controller(dir, portB, cp.url);
+  const standby = controller(dir, cp.url);
+  const portB = await listeningPort(standby);
   await waitFor("standby up", async () => (await readyz(portB)) === 503, 20_000);
 
   // The leader's next PATCH (after its write-ahead record) gets a 429: it waits 3 s to retry.
@@ -153,8 +153,8 @@ it("a leader that lost the lease publishes nothing: the status branch keeps the 
   for (const pod of ["pod-a", "pod-b"]) await exec("git", ["clone", "-q", origin, join(tmp, pod)]);
   // A longer lease: its renewals are git pushes, slower on a busy machine (the last --lock-lease wins).
   const branch = ["--status-branch", "plumb-status", "--lock-lease", "5s"];
-  const [portA, portB] = [await freePort(), await freePort()];
-  const leader = controller(join(tmp, "pod-a", "deploy"), portA, cp.url, branch);
+  const leader = controller(join(tmp, "pod-a", "deploy"), cp.url, branch);
+  const portA = await listeningPort(leader);
   await waitFor("leader ready", async () => (await readyz(portA)) === 200, 20_000);
   await waitFor("alpha created", async () => (await revisionsOf("alpha")).length === 1, 20_000);
   const onBranch = async () => {
@@ -166,7 +166,8 @@ it("a leader that lost the lease publishes nothing: the status branch keeps the 
     async () => (await onBranch().catch(() => "")).includes("DEPLOYED"),
     20_000,
   );
-  const standby = controller(join(tmp, "pod-b", "deploy"), portB, cp.url, branch);
+  const standby = controller(join(tmp, "pod-b", "deploy"), cp.url, branch);
+  const portB = await listeningPort(standby);
   await waitFor("standby up", async () => (await readyz(portB)) === 503, 20_000);
 
   leader.child.kill("SIGSTOP");

@@ -1,7 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
-import { freePort } from "../support/free-port.js";
-import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, type CliRun, listeningPort, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
 import { useControllerHarness } from "./harness.js";
 import { api, container, waitFor, writeDoc } from "./support.js";
@@ -23,12 +22,11 @@ const doc = (name: string) =>
   container(name, `img/${name}:1`, { secrets: [{ name: "API_TOKEN", valueFrom: { env: "API_TOKEN" } }] });
 
 async function startCtl(token: string) {
-  const port = await freePort();
   const env = { PLUMB_API_URL: proxy.url, PLUMB_API_KEY: DEFAULT_API_KEY, API_TOKEN: token };
-  const args = ["controller", "--dir", h.dir, "--listen", `127.0.0.1:${port}`, "--debounce", "20ms"];
+  const args = ["controller", "--dir", h.dir, "--listen", "127.0.0.1:0", "--debounce", "20ms"];
   const run = spawnCli([...args, "--poll-interval", "20ms"], env);
   children.push(run);
-  return { run, url: `http://127.0.0.1:${port}` };
+  return { run, url: `http://127.0.0.1:${await listeningPort(run)}` };
 }
 
 async function revisions() {

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { freePort } from "../support/free-port.js";
-import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
+import { assertBuilt, type CliRun, listeningPort, spawnCli } from "../support/built-cli.js";
 import { fastControllerOptions, useControllerHarness } from "./harness.js";
 import { api, container, waitFor, writeDoc } from "./support.js";
 
@@ -79,21 +79,17 @@ it("a second controller stands by, reconciles nothing, and leads once the first 
 it("after kill -9 of the leading built CLI, the standby takes over and applies each change once", async () => {
   await writeDoc(h.dir, "a.yaml", container("alpha", "img/alpha:1"));
   const env = { PLUMB_API_URL: h.cp.url, PLUMB_API_KEY: DEFAULT_API_KEY, PLUMB_LOG_LEVEL: "info" };
-  const ports = [await freePort(), await freePort()];
-  const start = (port: number) => {
-    const args = ["controller", "--dir", h.dir, "--listen", `127.0.0.1:${port}`, "--debounce", "20ms"];
+  const start = () => {
+    const args = ["controller", "--dir", h.dir, "--listen", "127.0.0.1:0", "--debounce", "20ms"];
     const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "5s"], env);
     children.push(run);
     return run;
   };
-  const leader = start(ports[0]!);
-  await waitFor(
-    "leader settled",
-    async () => (await statusOf(`http://127.0.0.1:${ports[0]}`)).settled,
-    20_000,
-  );
-  const standby = start(ports[1]!);
-  const standbyUrl = `http://127.0.0.1:${ports[1]}`;
+  const leader = start();
+  const leaderUrl = `http://127.0.0.1:${await listeningPort(leader)}`;
+  await waitFor("leader settled", async () => (await statusOf(leaderUrl)).settled, 20_000);
+  const standby = start();
+  const standbyUrl = `http://127.0.0.1:${await listeningPort(standby)}`;
   await waitFor("standby up", async () => (await readyz(standbyUrl)).role === "standby", 20_000);
 
   leader.child.kill("SIGKILL");

@@ -47,3 +47,24 @@ export async function runCli(
   const code = await run.exited;
   return { code, output: run.output() };
 }
+
+/**
+ * The port of a controller spawned with `--listen 127.0.0.1:0`, read from its first log line with a
+ * `url` (it logs `listening` as soon as it binds). A port picked up front (freePort) can be taken
+ * by any other socket of a busy run before the child binds it; port 0 cannot. Fails with what the
+ * child printed and how it ended, should it exit or stay silent.
+ */
+export async function listeningPort(run: CliRun, timeoutMs = 20_000): Promise<number> {
+  const found = () => /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(run.output())?.[1];
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
+    const port = found();
+    if (port) return Number(port);
+    const ended = run.child.exitCode ?? run.child.signalCode;
+    if (ended !== null || Date.now() > deadline)
+      throw new Error(
+        `controller ${ended === null ? `did not listen within ${timeoutMs} ms` : `exited (${ended}) before listening`}:\n${run.output()}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}

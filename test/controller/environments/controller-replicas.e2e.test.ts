@@ -1,7 +1,6 @@
 import { afterEach, beforeAll, expect, it } from "vitest";
 import { type Controller, startController } from "../../../src/controller/controller.js";
-import { assertBuilt, type CliRun, spawnCli } from "../../support/built-cli.js";
-import { freePort } from "../../support/free-port.js";
+import { assertBuilt, type CliRun, listeningPort, spawnCli } from "../../support/built-cli.js";
 import { waitFor } from "../support.js";
 import {
   environmentOptions,
@@ -68,11 +67,11 @@ it("two replicas take one environment each; one stopping hands its environment t
 it("after kill -9 of a replica (built CLI), the other takes its environment and applies each change once", async () => {
   await writeTree(h);
   const env = { STAGING_KEY, PROD_KEY, PLUMB_LOG_LEVEL: "info" };
-  const start = (port: number) => {
-    const args = ["controller", "--dir", h.dir, "--listen", `127.0.0.1:${port}`, "--debounce", "20ms"];
+  const start = async () => {
+    const args = ["controller", "--dir", h.dir, "--listen", "127.0.0.1:0", "--debounce", "20ms"];
     const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "2s"], env);
     children.push(run);
-    return { run, url: `http://127.0.0.1:${port}` };
+    return { run, url: `http://127.0.0.1:${await listeningPort(run)}` };
   };
   const roles = async (url: string) => {
     const res = await fetch(`${url}/readyz`).catch(() => null);
@@ -81,9 +80,9 @@ it("after kill -9 of a replica (built CLI), the other takes its environment and 
     };
     return (body.environments ?? []).filter((e) => e.role === "leader").map((e) => e.environment);
   };
-  const a = start(await freePort());
+  const a = await start();
   await waitFor("a leads both", async () => (await roles(a.url)).length === 2, 30_000);
-  const b = start(await freePort());
+  const b = await start();
   await waitFor(
     "one each",
     async () => (await roles(a.url)).length === 1 && (await roles(b.url)).length === 1,
