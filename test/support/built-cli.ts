@@ -63,7 +63,7 @@ export async function listeningPort(run: CliRun, timeoutMs = 20_000): Promise<nu
     const ended = run.child.exitCode ?? run.child.signalCode;
     if (ended !== null || Date.now() > deadline)
       throw new Error(
-        `controller ${ended === null ? `did not listen within ${timeoutMs} ms` : `exited (${ended}) before listening`}:\n${run.output()}`,
+        `controller ${ended === null ? `did not listen within ${timeoutMs} ms` : `exited (${ended}) before listening`}; its last lines:\n${run.output().trimEnd().split("\n").slice(-8).join("\n")}`,
       );
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
