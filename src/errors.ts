@@ -5,6 +5,8 @@
 export const ERROR_CODES = [
   // settings and usage
   "api-config",
+  // an API URL whose origin --allow-api-origin / PLUMB_ALLOWED_API_ORIGINS does not list
+  "api-origin-not-allowed",
   "usage",
   "invalid-setting",
   // manifests and files

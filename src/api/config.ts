@@ -1,5 +1,11 @@
 import { readFileSync } from "node:fs";
 import { PlumbError } from "../errors.js";
+import {
+  type AllowedOrigins,
+  type AllowFlags,
+  allowedOriginsFrom,
+  checkApiOrigin,
+} from "./allowed-origins.js";
 
 /** Where and how to reach the APIs. Hold the key only here; print it only through redactKey(). */
 export type ApiOptions = {
@@ -19,6 +25,11 @@ export type ApiOptions = {
    * refuses what that mode cannot create. A plumb control plane reports its own through GET /info.
    */
   mode?: ServerModeSetting | undefined;
+  /**
+   * The origins a credential may go to (--allow-api-origin, PLUMB_ALLOWED_API_ORIGINS); undefined:
+   * not pinned. The transport checks every URL it sends the key to (an agent server's) against it.
+   */
+  allowedOrigins?: AllowedOrigins | undefined;
 };
 
 type ServerMode = "saas" | "self-hosted";
@@ -26,7 +37,7 @@ export type ServerModeSetting = { mode: ServerMode; from: "--mode" | "PLUMB_MODE
 const SERVER_MODES: readonly string[] = ["saas", "self-hosted"];
 
 /** Command-line flags; each overrides its environment variable. No `--api-key`: argv is visible to `ps`. */
-export type ApiFlags = {
+export type ApiFlags = AllowFlags & {
   apiUrl?: string;
   apiKeyFile?: string;
   tenantId?: string;
@@ -104,7 +115,8 @@ function readKeyFile(path: string, readFile: (path: string) => string): string {
 
 /**
  * Reads PLUMB_API_URL, PLUMB_API_KEY (or --api-key-file), PLUMB_TENANT_ID, PLUMB_PLATFORM_URL;
- * flags override the environment. Throws ApiConfigError naming what to set.
+ * flags override the environment. Throws ApiConfigError naming what to set. With an allowlist of
+ * origins (allowed-origins.ts) the API and platform URLs are checked before the key is read.
  */
 export function readApiOptions(
   env: Record<string, string | undefined> = process.env,
@@ -113,15 +125,18 @@ export function readApiOptions(
 ): ApiOptions {
   const urlText = nonEmpty(flags.apiUrl) ?? nonEmpty(env.PLUMB_API_URL);
   if (!urlText) throw new ApiConfigError("no API URL: set PLUMB_API_URL or pass --api-url");
-  const apiUrl = parseUrl(urlText, flags.apiUrl ? "--api-url" : "PLUMB_API_URL");
+  const urlSource = flags.apiUrl ? "--api-url" : "PLUMB_API_URL";
+  const apiUrl = parseUrl(urlText, urlSource);
+  const allowedOrigins = allowedOriginsFrom(flags, env);
+  checkApiOrigin(apiUrl, allowedOrigins, urlSource);
+  const platformText = nonEmpty(flags.platformUrl) ?? nonEmpty(env.PLUMB_PLATFORM_URL);
+  const platformSource = flags.platformUrl ? "--platform-url" : "PLUMB_PLATFORM_URL";
+  const platformUrl = platformText ? parseUrl(platformText, platformSource) : apiUrl;
+  if (platformText) checkApiOrigin(platformUrl, allowedOrigins, platformSource);
   const keyFile = nonEmpty(flags.apiKeyFile);
   const apiKey = keyFile ? readKeyFile(keyFile, readFile) : nonEmpty(env.PLUMB_API_KEY);
   if (!apiKey) throw new ApiConfigError("no API key: set PLUMB_API_KEY or pass --api-key-file PATH");
   if (!keyFile) sendableKey(apiKey, "PLUMB_API_KEY");
-  const platformText = nonEmpty(flags.platformUrl) ?? nonEmpty(env.PLUMB_PLATFORM_URL);
-  const platformUrl = platformText
-    ? parseUrl(platformText, flags.platformUrl ? "--platform-url" : "PLUMB_PLATFORM_URL")
-    : apiUrl;
   const tenantId = nonEmpty(flags.tenantId) ?? nonEmpty(env.PLUMB_TENANT_ID);
   const mode = readModeSetting(flags.mode, env.PLUMB_MODE);
   return {
@@ -131,6 +146,7 @@ export function readApiOptions(
     ...(keyFile ? { apiKeyFile: keyFile } : {}),
     ...(tenantId ? { tenantId } : {}),
     ...(mode ? { mode } : {}),
+    ...(allowedOrigins ? { allowedOrigins } : {}),
   };
 }
 

@@ -112,7 +112,9 @@ function agentServerPort(options: PortsOptions): AgentServerPort {
 export function createApplyPorts(given: PortsOptions): ClientPorts {
   const redactor = given.transport?.redactor ?? createSecretRedactor();
   redactor.add([given.api.apiKey]);
-  const options: PortsOptions = { ...given, transport: { ...given.transport, redactor } };
+  // Every client refuses to send the key to an origin the allowlist does not name (an agent server's).
+  const allowedOrigins = given.api.allowedOrigins;
+  const options: PortsOptions = { ...given, transport: { ...given.transport, redactor, allowedOrigins } };
   const controlPlane =
     options.controlPlane ??
     createControlPlaneClient({

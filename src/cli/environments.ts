@@ -14,7 +14,8 @@ import {
   environmentCredentialMessage,
   NOT_ENVIRONMENT_SETTINGS,
 } from "../manifest/rules/environment-rules.js";
-import { readApiOptions } from "../api/config.js";
+import { type ApiOptions, readApiOptions } from "../api/config.js";
+import { type AllowFlags, allowedOriginsFrom, checkApiOrigin } from "../api/allowed-origins.js";
 import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
 
 // `--env NAME` on plan and apply (docs/environments.md): the command runs once per environment,
@@ -55,7 +56,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
   let code = 0;
   for (const environment of environments) {
     const name = environment.manifest.metadata.name;
-    const settings = connects ? settingsOf(environment, root, io.env) : { flags: {}, env: io.env };
+    const settings = connects ? settingsOf(environment, root, io.env, flags) : { flags: {}, env: io.env };
     const captured: string[] = [];
     const stdout = json ? { write: (text: string) => captured.push(text) } : io.stdout;
     if (!json)
@@ -100,7 +101,7 @@ export async function checkSavedPlanParts(
   });
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   for (const environment of selectEnvironments(tree.environments, flags.env ?? [])) {
-    const settings = settingsOf(environment, root, io.env);
+    const settings = settingsOf(environment, root, io.env, flags);
     const target = () => targetOf(readApiOptions(settings.env, settings.flags));
     await readSavedPlanFor(flags.plan, environment.manifest.metadata.name, target);
   }
@@ -125,8 +126,24 @@ function withEnvironment(text: string, environment: string): unknown {
 
 type Setting = string | { env: string } | { file: string };
 
-/** An Environment's API settings as the flags and variables the session reads (docs/environments.md). */
-export function settingsOf(environment: LoadedEnvironment, root: string, env: NodeJS.ProcessEnv) {
+/** Where an Environment wrote a setting, as file:line (the file alone when it cannot be located). */
+function whereIs(environment: LoadedEnvironment, field: string): string {
+  const at = typeof environment.locate === "function" ? environment.locate(["spec", field]) : undefined;
+  return at ? `${at.file}:${at.line}` : environment.file;
+}
+
+/**
+ * An Environment's API settings as the flags and variables the session reads (docs/environments.md).
+ * Where the key goes (api_url, platform_url) is read first and, with an allowlist (`allow`'s
+ * --allow-api-origin, else PLUMB_ALLOWED_API_ORIGINS), checked before the key or the tenant is read:
+ * a merged Environment naming a token file and its author's URL reads nothing and sends nothing.
+ */
+export function settingsOf(
+  environment: LoadedEnvironment,
+  root: string,
+  env: NodeJS.ProcessEnv,
+  allow: AllowFlags = {},
+) {
   const { spec, metadata } = environment.manifest;
   const base = resolve(root, dirname(environment.file));
   const read = (field: string, setting: Setting): string => {
@@ -154,19 +171,50 @@ export function settingsOf(environment: LoadedEnvironment, root: string, env: No
       );
     }
   };
+  const allowed = allowedOriginsFrom(allow, env);
+  const pinned = (field: string, url: string) =>
+    checkApiOrigin(
+      url,
+      allowed,
+      `environment ${metadata.name} (${whereIs(environment, field)}): spec.${field}`,
+    );
+  const apiUrl = read("api_url", spec.api_url);
+  pinned("api_url", apiUrl);
+  const platformUrl = spec.platform_url === undefined ? undefined : read("platform_url", spec.platform_url);
+  if (platformUrl !== undefined) pinned("platform_url", platformUrl);
   const own: NodeJS.ProcessEnv = { ...env };
   for (const name of SETTINGS) delete own[name];
   own.PLUMB_API_KEY = read("api_key", spec.api_key);
   const flags: ConnectionFlags & { mode?: string } = {
-    apiUrl: read("api_url", spec.api_url),
+    apiUrl,
     // Read again on a 401 (ApiOptions.apiKeyFile): a key rotated in its file needs no restart.
     apiKeyFile:
       typeof spec.api_key === "object" && "file" in spec.api_key
         ? resolve(base, spec.api_key.file)
         : undefined,
     tenantId: spec.tenant_id === undefined ? undefined : read("tenant_id", spec.tenant_id),
-    platformUrl: spec.platform_url === undefined ? undefined : read("platform_url", spec.platform_url),
+    platformUrl,
     mode: spec.mode,
+    // The session checks its URLs again, and the transport every URL it sends the key to.
+    ...(allow.allowApiOrigin?.length ? { allowApiOrigin: [...allow.allowApiOrigin] } : {}),
   };
   return { flags, env: own };
+}
+
+/**
+ * The controller's reader of each Environment's API settings, as plan --env reads them; `unpinned`
+ * is called once, at the first Environment read, when no allowlist of origins is given.
+ */
+export function environmentApiReader(
+  flags: ConnectionFlags & { mode?: string },
+  env: NodeJS.ProcessEnv,
+  unpinned: () => void,
+): (environment: LoadedEnvironment, root: string) => ApiOptions {
+  let told = false;
+  return (environment, root) => {
+    if (!told && !allowedOriginsFrom(flags, env)) unpinned();
+    told = true;
+    const settings = settingsOf(environment, root, env, flags);
+    return readApiOptions(settings.env, { ...flags, ...settings.flags });
+  };
 }

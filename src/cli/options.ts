@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { parseAllowedOrigin } from "../api/allowed-origins.js";
 
 // Flags shared by every command that talks to the control plane, so their names, help and env
 // fallbacks stay the same everywhere.
@@ -7,6 +8,8 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 export const PLUMB_VERSION = "0.1.0";
 
 export type ConnectionFlags = {
+  /** --allow-api-origin: the only origins a credential may go to (docs/security.md). */
+  allowApiOrigin?: string[];
   apiUrl?: string;
   apiKeyFile?: string;
   tenantId?: string;
@@ -42,10 +45,29 @@ export const replaceOption = () =>
     .argParser((value: string, all: string[] = []) => [...all, value])
     .default([], "none");
 
+/**
+ * `--allow-api-origin ORIGIN` (repeatable): plumb sends its API key only to these origins, whatever
+ * the manifests or PLUMB_API_URL say (docs/security.md "Pinning where the key goes"). Each value is
+ * checked here: a path, a query or another scheme is a usage error naming it.
+ */
+export const allowApiOriginOption = () =>
+  new Option(
+    "--allow-api-origin <origin>",
+    "send the API key only to this origin, e.g. https://api.example.com (repeatable; else PLUMB_ALLOWED_API_ORIGINS, comma-separated); any other API, platform or agent URL is refused",
+  ).argParser((value: string, all: string[] = []) => {
+    try {
+      parseAllowedOrigin(value, "--allow-api-origin");
+    } catch (error) {
+      throw new InvalidArgumentError((error as Error).message);
+    }
+    return [...all, value];
+  });
+
 /** API connection (flags override PLUMB_* env) and the status store location. */
 export function addConnectionOptions(command: Command, statusBranchHelp: string): Command {
   return command
     .option("--api-url <url>", "control plane URL (PLUMB_API_URL)")
+    .addOption(allowApiOriginOption())
     .option("--api-key-file <path>", "file holding the API key (else PLUMB_API_KEY)")
     .option("--tenant-id <id>", "tenant (workspace) id (PLUMB_TENANT_ID)")
     .option("--platform-url <url>", "platform API URL for organization settings (PLUMB_PLATFORM_URL)")

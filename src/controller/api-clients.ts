@@ -42,6 +42,7 @@ export function createControllerClients(options: {
     clock,
     limiter: controlPlane.http.limiter,
     platformUrl: api.platformUrl,
+    allowedOrigins: api.allowedOrigins,
     apiKey: api.apiKey,
     apiKeyFile: api.apiKeyFile,
     tenantId: api.tenantId,

@@ -24,6 +24,7 @@ import { abortableExchange } from "./abortable-exchange.js";
 import type { ShapeCheck } from "../../schema/validators.js";
 import { createSecretRedactor, type SecretRedactor } from "../secret-redactor.js";
 import { readKeyFileAgain } from "../config.js";
+import { type AllowedOrigins, checkApiOrigin } from "../allowed-origins.js";
 
 type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -68,6 +69,11 @@ export type HttpClientOptions = {
    * (StateLock.assertHeld): a holder whose lease lapsed while it waited sends nothing.
    */
   beforeWrite?: () => void;
+  /**
+   * The origins the key may go to (ApiOptions.allowedOrigins): a request that would carry it to
+   * another (an agent server's URL from the manifests) is refused unsent (api-origin-not-allowed).
+   */
+  allowedOrigins?: AllowedOrigins | undefined;
 };
 
 type RequestSpec = {
@@ -193,6 +199,9 @@ function urlFor(c: Client, spec: RequestSpec): URL {
 
 async function attempt(c: Client, spec: RequestSpec, attemptNo: number): Promise<unknown> {
   const url = urlFor(c, spec);
+  // Only a request to the client's own origin carries the key (headersFor): that origin must be listed.
+  if (url.origin === c.origin)
+    checkApiOrigin(url.href, c.options.allowedOrigins, `${spec.method} ${spec.path} not sent`);
   const headers = headersFor(c, spec, url);
   const permit = { identity: c.identity, method: spec.method, path: spec.path, signal: spec.signal };
   return c.limiter.schedule(permit, async (waitedMs) => {

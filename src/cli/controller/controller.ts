@@ -3,7 +3,6 @@ import { readApiOptions } from "../../api/config.js";
 import { startController } from "../../controller/controller.js";
 import { FILE_SETTLE_MS } from "../../controller/snapshot/read-at-rest.js";
 import { PlumbError } from "../../errors.js";
-import type { LoadedEnvironment } from "../../manifest/types.js";
 import { createLogger } from "../../logger.js";
 import { type ControllerRestart, tuneHeapForController } from "./heap-tuning.js";
 import { memoryLimitFrom } from "./memory-limit.js";
@@ -20,7 +19,8 @@ import {
 import { buildLogStream } from "./log-stream.js";
 import { cronExpression, leaseDuration, parseRateLimit, positiveInt } from "../flag-values.js";
 import { addConnectionOptions, envOption, parseDuration } from "../options.js";
-import { settingsOf } from "../environments.js";
+import { environmentApiReader } from "../environments.js";
+import { allowedOriginsFrom } from "../../api/allowed-origins.js";
 
 /** `plumb controller`: keeps the control plane in step with a directory or a git branch, all day. */
 export function controllerCommand(): Command {
@@ -62,15 +62,20 @@ async function runController(
 ): Promise<void> {
   const source = sourceOf(flags, env);
   const listen = listenSettings(flags, statusToken(flags, env));
+  // A bad PLUMB_ALLOWED_API_ORIGINS entry is a usage error at startup, not each environment's failure.
+  allowedOriginsFrom(flags, env);
   // Read when the tree turns out to define no environment (each environment has its own settings).
   const api = () => readApiOptions(env, flags);
-  // An Environment's api_url, api_key, tenant_id, mode and platform_url, as plan --env reads them.
-  const environmentApi = (environment: LoadedEnvironment, root: string) => {
-    const settings = settingsOf(environment, root, env);
-    return readApiOptions(settings.env, { ...flags, ...settings.flags });
-  };
   // Readable lines on a terminal, JSON lines for log collectors (PLUMB_LOG_FORMAT overrides).
   const logger = createLogger({ name: "plumb-controller" }, buildLogStream({ stdout: process.stdout, env }));
+  // An Environment's api_url, api_key, tenant_id, mode and platform_url, as plan --env reads them;
+  // with --allow-api-origin / PLUMB_ALLOWED_API_ORIGINS one naming another origin is refused unread.
+  const environmentApi = environmentApiReader(flags, env, () =>
+    logger.warn(
+      {},
+      "following Environments that name their own api_url and api_key, and no --allow-api-origin or PLUMB_ALLOWED_API_ORIGINS is set: a merged Environment can send a key file this process reads to a server of its author's choosing; set the allowlist (docs/security.md)",
+    ),
+  );
   if (unappliedHeapSettings)
     logger.warn(
       { node: process.version, nodeFlags: unappliedHeapSettings.flags, env: unappliedHeapSettings.env },

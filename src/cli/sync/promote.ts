@@ -11,7 +11,7 @@ import { refusal, runPromotion } from "../../promote/run-promotion.js";
 import type { SessionIo } from "../../reconcile/session.js";
 import { resolveStatusDir } from "../../git/status-source.js";
 import { settingsOf } from "../environments.js";
-import { outputOption, targetOption } from "../options.js";
+import { allowApiOriginOption, outputOption, targetOption } from "../options.js";
 import { processIo } from "../process-io.js";
 
 type Flags = {
@@ -23,6 +23,7 @@ type Flags = {
   output: "text" | "json";
   statusDir?: string;
   statusBranch?: string;
+  allowApiOrigin?: string[];
 };
 
 /**
@@ -49,6 +50,7 @@ export function promoteCommand(io: SessionIo = processIo()): Command {
         "also read the source environment's records (its checks) from this branch, as apply --env writes them there",
       ),
     )
+    .addOption(allowApiOriginOption())
     .action(async (path: string, flags: Flags) => {
       process.exitCode = await runPromote(path, flags, io);
     });
@@ -63,7 +65,7 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
   const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(io.env) });
   const scope = promotionScope(tree, flags.to, flags.target);
   const from = scope.from.manifest.metadata.name;
-  const settings = settingsOf(scope.from, path, io.env);
+  const settings = settingsOf(scope.from, path, io.env, flags);
   const statusDirs = resolveStatusDir({ root: path, statusDir: flags.statusDir });
   const statusDir = join(statusDirs, from);
   const to = scope.to.manifest.metadata.name;
@@ -79,7 +81,7 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
     },
     // Read only for the deployments git already has at the source's version: are they running it?
     target: () => {
-      const target = settingsOf(scope.to, path, io.env);
+      const target = settingsOf(scope.to, path, io.env, flags);
       const statusDir = join(statusDirs, to);
       return {
         flags: { ...target.flags, environment: to, statusDir, statusBranch: flags.statusBranch },
