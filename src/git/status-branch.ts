@@ -11,6 +11,7 @@ import { DEFAULT_STATUS_DIR } from "../status/status-store.js";
 import { type StatusStore, emptyStatusStore } from "../status/status-types.js";
 import { readRecords, readStoresBelow } from "./records/status-branch-records.js";
 import { PRUNE_LEDGER_FILE } from "../status/prune-ledger.js";
+import { trackedRecords } from "./tracked-records.js";
 
 // `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository
 // and pushed, so a pull-request check in a fresh clone can read them. The work happens in a
@@ -246,9 +247,11 @@ async function commitInClone(
   // The branch mirrors the store: records removed locally disappear from the branch too.
   await rm(dest, { recursive: true, force: true });
   await mkdir(dest, { recursive: true });
-  // The records, and the prune ledger (prune-ledger.ts), so the next run's --prune-max counts it.
+  // The records, and the prune ledger (prune-ledger.ts), so the next run's --prune-max counts it;
+  // never a record git tracks in the manifests' branch (tracked-records.ts).
+  const tracked = await trackedRecords(statusDir);
   for (const name of (await readdir(statusDir).catch(() => [] as string[])).filter(
-    (n) => n.endsWith(".json") || n === PRUNE_LEDGER_FILE,
+    (n) => (n.endsWith(".json") && !tracked.has(n)) || n === PRUNE_LEDGER_FILE,
   )) {
     await cp(join(statusDir, name), join(dest, name));
   }

@@ -4,6 +4,7 @@ import type { PushFence } from "./fenced-push.js";
 import type { CheckoutQueue } from "./checkout-queue.js";
 import { loadStatusFromBranch, publishStatusBranch, type PublishResult } from "./status-branch.js";
 import { defaultStatusDir, loadStatusStore } from "../status/status-store.js";
+import { trackedRecords } from "./tracked-records.js";
 import { mergePruneLedger } from "../status/prune-ledger.js";
 import { type StatusStore, mergeStatusStores } from "../status/status-types.js";
 
@@ -59,7 +60,8 @@ export async function loadStatusAndBranchNearby(
   location: StatusLocation,
   nearby: { above: readonly string[]; below: boolean },
 ): Promise<{ store: StatusStore; branchNearby: StatusStore[] }> {
-  const local = await loadStatusStore(resolveStatusDir(location));
+  const dir = resolveStatusDir(location);
+  const local = await loadStatusStore(dir, await trackedRecords(dir));
   if (!location.statusBranch) return { store: local, branchNearby: [] };
   const remote = await loadStatusFromBranch({
     root: manifestDirOf(location.root),

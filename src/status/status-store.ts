@@ -66,8 +66,14 @@ function readRecordFile(file: string): string {
   }
 }
 
-/** Reads every `*.json` record under `dir`; a missing directory is an empty store. */
-export async function loadStatusStore(dir: string): Promise<StatusStore> {
+/**
+ * Reads every `*.json` record under `dir`; a missing directory is an empty store. `ignored`: file
+ * names not to trust, each with the reason reported (git/tracked-records.ts).
+ */
+export async function loadStatusStore(
+  dir: string,
+  ignored: ReadonlyMap<string, string> = new Map(),
+): Promise<StatusStore> {
   const store = emptyStatusStore();
   let names: string[];
   try {
@@ -78,6 +84,11 @@ export async function loadStatusStore(dir: string): Promise<StatusStore> {
   }
   for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
     const file = join(dir, name);
+    const why = ignored.get(name);
+    if (why !== undefined) {
+      store.problems.push({ file, message: why });
+      continue;
+    }
     let text: string;
     try {
       // Synchronously: a store of 1,000 small records reads in a few ms this way, against ~100 ms
