@@ -43,6 +43,8 @@ export type ControlPlaneOptions = {
   authFailureLimit?: { count: number; intervalSeconds: number } | undefined;
   /** Maximum JSON body size in bytes (413 above it). */
   bodyLimit: number;
+  /** Time to receive a whole request, headers and body (408 and closed past it); default 300 s. */
+  requestTimeoutMs: number;
   clock: Clock;
   logger: Logger | false;
   listeners: Listener[];

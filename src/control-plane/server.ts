@@ -52,6 +52,7 @@ function resolveOptions(options: Partial<ControlPlaneOptions> = {}): ControlPlan
     faultSeed: 1,
     rateLimits: {},
     bodyLimit: 1024 * 1024,
+    requestTimeoutMs: 300_000,
     clock: systemClock,
     logger: false,
     listeners: DEFAULT_LISTENERS,
@@ -145,6 +146,14 @@ function createFastify(
   const app = Fastify({
     logger: false, // request-log.ts logs each request itself, at a fraction of the cost
     bodyLimit: o.bodyLimit,
+    // Node's own limit, which fastify turns off (0): a body that stalls half-way held its connection
+    // and what it had sent for ever. Node checks it every 30 s (a test's short timeout: its half),
+    // and only when the headers' own limit (60 s) is not longer.
+    requestTimeout: o.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, o.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, o.requestTimeoutMs / 2)),
+    },
     ajv: {
       customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false },
     },
