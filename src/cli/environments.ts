@@ -51,6 +51,10 @@ export async function forEachEnvironment<F extends EnvFlags>(
   const environments = selectEnvironments(tree.environments, flags.env ?? []);
   if (environments.length === 0) return run(flags, io);
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
+  // With an allowlist, every selected environment's URLs are checked before the first one runs:
+  // a refused one stops the command before anything is sent anywhere.
+  if (connects && allowedOriginsFrom(flags, io.env))
+    for (const environment of environments) pinnedUrlsOf(environment, root, io.env, flags);
   const json = flags.output === "json";
   const outputs: unknown[] = [];
   let code = 0;
@@ -132,11 +136,69 @@ function whereIs(environment: LoadedEnvironment, field: string): string {
   return at ? `${at.file}:${at.line}` : environment.file;
 }
 
+/** One connection setting's value: the literal, its variable's or its file's (relative to the document). */
+function readSetting(
+  environment: LoadedEnvironment,
+  root: string,
+  env: NodeJS.ProcessEnv,
+  field: string,
+  setting: Setting,
+): string {
+  const name = environment.manifest.metadata.name;
+  if (typeof setting === "string") return setting;
+  if ("env" in setting) {
+    // Checked here too: the controller follows Environment documents as they are merged.
+    if (NOT_ENVIRONMENT_SETTINGS.has(setting.env))
+      throw new PlumbError(
+        "api-config",
+        `environment ${name}: ${environmentCredentialMessage(field, setting.env)}`,
+      );
+    const value = env[setting.env]?.trim();
+    if (value) return value;
+    throw new PlumbError(
+      "api-config",
+      `environment ${name}: spec.${field} reads ${setting.env}, which is not set; export it`,
+    );
+  }
+  try {
+    return readFileSync(resolve(root, dirname(environment.file), setting.file), "utf8").trim();
+  } catch {
+    throw new PlumbError(
+      "api-config",
+      `environment ${name}: cannot read spec.${field} from ${setting.file}; check the file`,
+    );
+  }
+}
+
+/**
+ * Where an Environment sends the key (api_url, platform_url), checked against the allowlist
+ * (`allow`'s --allow-api-origin, else PLUMB_ALLOWED_API_ORIGINS) when one is given: refused with
+ * api-origin-not-allowed at the setting's file:line. Reads no key.
+ */
+function pinnedUrlsOf(
+  environment: LoadedEnvironment,
+  root: string,
+  env: NodeJS.ProcessEnv,
+  allow: AllowFlags,
+): { apiUrl: string; platformUrl: string | undefined } {
+  const { spec, metadata } = environment.manifest;
+  const allowed = allowedOriginsFrom(allow, env);
+  const pinned = (field: string, setting: Setting): string => {
+    const url = readSetting(environment, root, env, field, setting);
+    const what = `environment ${metadata.name} (${whereIs(environment, field)}): spec.${field}`;
+    checkApiOrigin(url, allowed, what);
+    return url;
+  };
+  const apiUrl = pinned("api_url", spec.api_url);
+  const platformUrl = spec.platform_url === undefined ? undefined : pinned("platform_url", spec.platform_url);
+  return { apiUrl, platformUrl };
+}
+
 /**
  * An Environment's API settings as the flags and variables the session reads (docs/environments.md).
- * Where the key goes (api_url, platform_url) is read first and, with an allowlist (`allow`'s
- * --allow-api-origin, else PLUMB_ALLOWED_API_ORIGINS), checked before the key or the tenant is read:
- * a merged Environment naming a token file and its author's URL reads nothing and sends nothing.
+ * Where the key goes is read and checked first (pinnedUrlsOf), before the key or the tenant is read:
+ * with an allowlist, a merged Environment naming a token file and its author's URL reads nothing
+ * and sends nothing.
  */
 export function settingsOf(
   environment: LoadedEnvironment,
@@ -144,44 +206,9 @@ export function settingsOf(
   env: NodeJS.ProcessEnv,
   allow: AllowFlags = {},
 ) {
-  const { spec, metadata } = environment.manifest;
-  const base = resolve(root, dirname(environment.file));
-  const read = (field: string, setting: Setting): string => {
-    if (typeof setting === "string") return setting;
-    if ("env" in setting) {
-      // Checked here too: the controller follows Environment documents as they are merged.
-      if (NOT_ENVIRONMENT_SETTINGS.has(setting.env))
-        throw new PlumbError(
-          "api-config",
-          `environment ${metadata.name}: ${environmentCredentialMessage(field, setting.env)}`,
-        );
-      const value = env[setting.env]?.trim();
-      if (value) return value;
-      throw new PlumbError(
-        "api-config",
-        `environment ${metadata.name}: spec.${field} reads ${setting.env}, which is not set; export it`,
-      );
-    }
-    try {
-      return readFileSync(resolve(base, setting.file), "utf8").trim();
-    } catch {
-      throw new PlumbError(
-        "api-config",
-        `environment ${metadata.name}: cannot read spec.${field} from ${setting.file}; check the file`,
-      );
-    }
-  };
-  const allowed = allowedOriginsFrom(allow, env);
-  const pinned = (field: string, url: string) =>
-    checkApiOrigin(
-      url,
-      allowed,
-      `environment ${metadata.name} (${whereIs(environment, field)}): spec.${field}`,
-    );
-  const apiUrl = read("api_url", spec.api_url);
-  pinned("api_url", apiUrl);
-  const platformUrl = spec.platform_url === undefined ? undefined : read("platform_url", spec.platform_url);
-  if (platformUrl !== undefined) pinned("platform_url", platformUrl);
+  const { spec } = environment.manifest;
+  const { apiUrl, platformUrl } = pinnedUrlsOf(environment, root, env, allow);
+  const read = (field: string, setting: Setting) => readSetting(environment, root, env, field, setting);
   const own: NodeJS.ProcessEnv = { ...env };
   for (const name of SETTINGS) delete own[name];
   own.PLUMB_API_KEY = read("api_key", spec.api_key);
@@ -190,7 +217,7 @@ export function settingsOf(
     // Read again on a 401 (ApiOptions.apiKeyFile): a key rotated in its file needs no restart.
     apiKeyFile:
       typeof spec.api_key === "object" && "file" in spec.api_key
-        ? resolve(base, spec.api_key.file)
+        ? resolve(root, dirname(environment.file), spec.api_key.file)
         : undefined,
     tenantId: spec.tenant_id === undefined ? undefined : read("tenant_id", spec.tenant_id),
     platformUrl,
