@@ -119,15 +119,18 @@ async function writeRecordFile(file: string, text: string): Promise<void> {
   // Owner-only: a record holds salted fingerprints of secret values (docs/security.md).
   const handle = await open(temp, "wx", 0o600);
   try {
-    await handle.writeFile(text, "utf8");
-    await handle.datasync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temp, file).catch(async (error: unknown) => {
+    try {
+      await handle.writeFile(text, "utf8");
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (error) {
+    // A full disk fails every later write too (each apply, each reconcile): none leaves its file.
     await rm(temp, { force: true });
     throw error;
-  });
+  }
   await syncDirectory(dirname(file));
 }
 
