@@ -80,7 +80,12 @@ async function runOn(event: "pull_request" | "push") {
     Object.entries(process.env).filter(([k]) => !/^(PLUMB_|GITHUB_)/.test(k)),
   );
   return runAction(action, {
-    inputs: { "api-url": controlPlane.url, "api-key": DEFAULT_API_KEY },
+    // Pinned as the example workflow pins it: the key goes to the control plane's origin only.
+    inputs: {
+      "api-url": controlPlane.url,
+      "api-key": DEFAULT_API_KEY,
+      "allowed-api-origins": controlPlane.url,
+    },
     github: { token: "ghs_test-token", "event.pull_request.head.sha": pr.headSha },
     env: {
       ...(inherited as Record<string, string>),
