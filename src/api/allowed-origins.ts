@@ -15,7 +15,7 @@ export type AllowedOrigins = {
 
 export type AllowFlags = { allowApiOrigin?: readonly string[] | undefined };
 
-export const ALLOWED_ORIGINS_VARIABLE = "PLUMB_ALLOWED_API_ORIGINS";
+const ALLOWED_ORIGINS_VARIABLE = "PLUMB_ALLOWED_API_ORIGINS";
 
 /** `url`'s origin as compared; undefined when it is not an http(s) URL. */
 export function originOf(url: string): string | undefined {
