@@ -1,20 +1,24 @@
 import { stat } from "node:fs/promises";
 import { PlumbError } from "../errors.js";
 import { acquireStateLock, type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
+import { nearbyStoresInUse } from "./nearby-locks.js";
 import type { ConnectionFlags } from "./options.js";
 
 /** The lease and clocks of the lock (tests inject a short lease and a monotonic clock they move). */
 export type StateLockTiming = Pick<LockOptions, "leaseMs" | "monotonic" | "clock" | "retryMs">;
 
 /**
- * Runs `work` holding the state lock of PATH's status store (--status-dir, --status-branch), taken
- * before the store is read and released at the end; `lock.lost` aborts if another writer takes it,
- * and `lock.assertHeld` is the fence every write (request, record, push) passes first.
+ * Runs `work` holding the state lock of PATH's status store (--status-dir, --status-branch), and of
+ * the stores nearby in use (nearby-locks.ts), taken before the store is read and released at the
+ * end; `lock.lost` aborts if another writer takes one of them, and `lock.assertHeld` is the fence
+ * every write (request, record, push) passes first.
  */
 export async function withStateLock<T>(
   path: string,
   flags: Pick<ConnectionFlags, "statusDir" | "statusBranch" | "environment"> & {
     lockTimeout?: number | undefined;
+    /** With environments: statusDir is the environment's default store, nearby ones still count. */
+    statusDirOfEnvironment?: boolean | undefined;
   },
   command: string,
   work: (lock: Pick<StateLock, "lost" | "assertHeld" | "pushFence">) => Promise<T>,
@@ -29,10 +33,30 @@ export async function withStateLock<T>(
     statusBranch: flags.statusBranch,
     environment: flags.environment,
   });
-  const lock = await acquireStateLock(target, { ...timing, command, timeoutMs: flags.lockTimeout ?? 0 });
+  const options = { ...timing, command, timeoutMs: flags.lockTimeout ?? 0 };
+  const lock = await acquireStateLock(target, options);
+  const held: StateLock[] = [];
   try {
-    return await work(lock);
+    // The stores nearby hold objects PATH applies too (nearby-locks.ts); an explicit --status-dir
+    // reads that store only, and so locks it only.
+    if (!flags.statusDir || flags.statusDirOfEnvironment === true)
+      for (const statusDir of await nearbyStoresInUse(path, flags.environment))
+        held.push(await acquireStateLock({ statusDir }, options));
+    return await work(held.length === 0 ? lock : allOf(lock, held));
   } finally {
+    for (const nearby of held.reverse()) await nearby.release();
     await lock.release();
   }
+}
+
+/** PATH's own lock, lost (and refusing writes) when any of the nearby ones is. */
+function allOf(own: StateLock, nearby: StateLock[]): Pick<StateLock, "lost" | "assertHeld" | "pushFence"> {
+  return {
+    lost: AbortSignal.any([own.lost, ...nearby.map((n) => n.lost)]),
+    assertHeld: () => {
+      for (const n of nearby) n.assertHeld();
+      own.assertHeld();
+    },
+    pushFence: own.pushFence,
+  };
 }
