@@ -261,6 +261,27 @@ describe("plumb import", () => {
     expect((await readdir(root)).sort()).toEqual(["beta.yaml"]);
   });
 
+  it("a deployment named organization-access and --organization: refused, nothing written (with --force too)", async () => {
+    // Both would be organization-access.yaml: the deployments' files were written, then the
+    // organization's failed (EEXIST, exit 1, a partial import); with --force it replaced the
+    // deployment's file, which the output said was written.
+    ({ cp, root } = await startPlane());
+    for (const name of ["alpha", "organization-access"])
+      await post({
+        name,
+        source: "internal_container",
+        source_config: {},
+        source_revision_config: { image_uri: `img/${name}:1` },
+        secrets: [],
+      });
+    for (const force of [false, true]) {
+      const refused = runImport(flags({ organization: true, force }), captureIo(cp));
+      await expect(refused).rejects.toMatchObject({ code: "file-exists" });
+      await expect(refused).rejects.toThrow("organization-access.yaml");
+      expect(await readdir(root)).toEqual([]);
+    }
+  });
+
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
     for (const name of ["alpha", "beta"])

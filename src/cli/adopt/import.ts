@@ -130,6 +130,7 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
       ],
     });
   }
+  refuseSameFile(out, files);
   await mkdir(out, { recursive: true }); // only once the control plane answered
   // All or nothing: a file in the way stops the import before anything is written.
   const existing = files.filter((f) => existsSync(join(out, f.file))).map((f) => join(out, f.file));
@@ -150,4 +151,24 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   if (!flags.adopt || chosen.length === 0) return 0;
   const target = chosen.map((d) => d.name);
   return runAdopt(out, { ...flags, target, yes: true, output: "text" }, io);
+}
+
+/**
+ * Two objects for one file (a deployment named organization-access with --organization): refused
+ * before anything is written. The second write failed half-way through the import, or, with
+ * --force, replaced the first's file.
+ */
+function refuseSameFile(out: string, files: ReadonlyArray<{ file: string; what: string }>): void {
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    const first = seen.get(f.file);
+    if (first !== undefined)
+      throw new PlumbError(
+        "file-exists",
+        `${first} and ${f.what} would both be written to ${join(out, f.file)}; nothing was written: ` +
+          "import the deployments without --organization, and the organization into another --out",
+        { exitCode: 1 },
+      );
+    seen.set(f.file, f.what);
+  }
 }
