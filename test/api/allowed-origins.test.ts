@@ -126,6 +126,8 @@ describe("checkApiOrigin", () => {
     ["https://api.example.com:8443", "https://api.example.com:8443"],
     ["http://api.example.com", "http://api.example.com"],
     ["https://api.example.com.attacker.example", "https://api.example.com.attacker.example"],
+    // The same host for DNS, another for the URL parser: refused (fail closed), never widened.
+    ["https://api.example.com./", "https://api.example.com."],
     ["https://api.example.com@attacker.example/x", "https://attacker.example"],
     ["http://[::1]:8124", "http://[::1]:8124"],
     ["not a url", "(not an http(s) URL)"],
