@@ -166,6 +166,11 @@ async function listYamlFiles(base: string, realBase: string, problems: Problem[]
     const entries = await readdir(dir, { withFileTypes: true });
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const path = join(dir, entry.name);
+      if (entry.name.search(UNPRINTABLE) !== -1) {
+        if (entry.isDirectory() || YAML_FILE.test(entry.name))
+          problems.push(unprintableProblem(toRelative(base, path)));
+        continue;
+      }
       if (entry.isDirectory()) {
         if (!SKIPPED_DIRECTORIES.has(entry.name)) await visit(path);
       } else if (entry.isSymbolicLink()) {
@@ -187,6 +192,27 @@ async function listYamlFiles(base: string, realBase: string, problems: Problem[]
   await visit(base);
   return files;
 }
+
+/** C0 and C1 control characters and DEL: a line break or an escape sequence in a name. */
+// eslint-disable-next-line no-control-regex -- control characters are what this finds
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * A name with a control character is never printed as it is (a "\n::warning::" in it would be a
+ * workflow command of its own on a CI log): not read, and reported with each such character escaped.
+ */
+const unprintableProblem = (file: string): Problem =>
+  problemAt(
+    {
+      file: file.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+      line: 1,
+      column: 1,
+    },
+    "error",
+    "unprintable-name",
+    "",
+    "a file or directory name with a control character (a line break, an escape) is not read: rename it",
+  );
 
 const symlinkProblem = (file: string, exists: boolean): Problem =>
   exists
