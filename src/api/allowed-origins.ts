@@ -72,3 +72,10 @@ export function checkApiOrigin(url: string, allowed: AllowedOrigins | undefined,
     `${what}: ${origin ?? "(not an http(s) URL)"} is not an allowed API origin (${allowed.from}: ${[...allowed.origins].join(", ")}); plumb sends its credentials to those origins only. Add it to ${allowed.from} if it is yours, else correct the URL`,
   );
 }
+
+/** The list with `url`'s origin added (a URL a listed control plane assigned); undefined stays unpinned. */
+export function withOrigin(allowed: AllowedOrigins | undefined, url: string): AllowedOrigins | undefined {
+  const origin = originOf(url);
+  if (!allowed || origin === undefined) return allowed;
+  return { ...allowed, origins: new Set([...allowed.origins, origin]) };
+}

@@ -1,6 +1,7 @@
 import { createAgentServerClient, type AgentServerClient } from "../api/agent-server-client.js";
 import type { ApiOptions } from "../api/config.js";
 import { createControlPlaneClient, type ControlPlaneClient } from "../api/control-plane-client.js";
+import { withOrigin } from "../api/allowed-origins.js";
 import type { HttpClientOptions } from "../api/transport/http.js";
 import { createPlatformClient, type PlatformClient } from "../api/platform-client.js";
 import { createRateLimiter } from "../api/transport/rate-limiter.js";
@@ -59,11 +60,14 @@ function agentServerPort(options: PortsOptions): AgentServerPort {
   const redactor = options.transport?.redactor ?? createSecretRedactor([options.api.apiKey]);
   const limiter = createRateLimiter({ clock: options.clock, maxConcurrency: 64 });
   const clients = new Map<string, AgentServerClient>();
+  const assigned = new Set<string>(); // URLs the control plane gave (assignedByControlPlane)
   const clientFor = (url: string) => {
     let client = clients.get(url);
     if (!client) {
+      const allowed = options.transport?.allowedOrigins;
       client = createAgentServerClient({
         ...options.transport,
+        allowedOrigins: assigned.has(url) ? withOrigin(allowed, url) : allowed,
         limiter,
         clock: options.clock,
         deploymentUrl: url,
@@ -102,6 +106,9 @@ function agentServerPort(options: PortsOptions): AgentServerPort {
       return { messages: (state.values.messages ?? []).map((m) => ({ type: m.type, content: m.content })) };
     },
     redact: (text) => redactor.redact(text),
+    assignedByControlPlane: (url) => {
+      if (!clients.has(url)) assigned.add(url); // before its client is made (a made one keeps its list)
+    },
   };
 }
 

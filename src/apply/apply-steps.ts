@@ -201,6 +201,8 @@ export async function verifyIfDue(engine: Engine, run: ObjectRun, deployedNow: b
   progress(engine, run, "verifying");
   const url = deployment.source_config.custom_url || options.agentUrlFallback?.(deployment) || null;
   const agent = engine.ports.agentServer;
+  // Only an external_container's custom_url comes from the manifests; any other the server set.
+  if (url && deployment.source !== "external_container") agent?.assignedByControlPlane?.(url);
   const threadId = previous?.verify_thread_id ?? null;
   const { clock, signal } = options;
   const revisionId =

@@ -93,6 +93,12 @@ export type AgentServerPort = {
   getState(baseUrl: string, threadId: string, options?: CallOptions): Promise<{ messages: Message[] }>;
   /** Removes the run's secrets from what an agent server said (a run's error, an answer) before it is kept. */
   redact(text: string): string;
+  /**
+   * Says `baseUrl` is one the control plane assigned (a gitrepo deployment's read-only custom_url),
+   * not one the manifests wrote: its origin is trusted as the listed control plane that answered
+   * with it, so --allow-api-origin need not name each deployment's host (docs/security.md).
+   */
+  assignedByControlPlane?(baseUrl: string): void;
 };
 
 export type ApplyPorts = {

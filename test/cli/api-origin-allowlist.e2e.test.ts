@@ -4,7 +4,11 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_LISTENER_ID, DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
+import {
+  DEFAULT_INTEGRATION_ID,
+  DEFAULT_LISTENER_ID,
+  DEFAULT_TENANT_ID,
+} from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
 import { runInProcess } from "../support/in-process-cli.js";
@@ -174,5 +178,45 @@ describe("verify's agent URL not listed", () => {
     await applyEdge({});
     expect(seen.length).toBeGreaterThan(0);
     expect(seen[0]).toMatchObject({ url: expect.stringMatching(/^\/edge\//), key: KEY });
+  }, 30_000);
+});
+
+describe("a gitrepo deployment's custom_url, set by the listed control plane", () => {
+  // The control plane assigns it (read-only, spec "custom_url"), on a host of its own on the real
+  // service: here it is http://127.0.0.1:PORT/agents/ID while the API is reached, and listed, as
+  // http://localhost:PORT, another origin. The manifests cannot write it, so it is trusted as the
+  // listed control plane that answered with it; without that, pinning broke verify of every
+  // gitrepo deployment.
+  it("verify reaches it although its origin is not listed; nothing goes to the trap", async () => {
+    const repo = join(dir, "repo");
+    await mkdir(repo, { recursive: true });
+    await writeFile(
+      join(repo, "git-agent.yaml"),
+      `apiVersion: plumb/v1
+kind: Deployment
+metadata: {name: git-agent}
+spec:
+  source: gitrepo
+  source_config:
+    integration_id: ${DEFAULT_INTEGRATION_ID}
+    repo_url: https://github.com/acme/git-agent
+    deployment_type: dev
+  source_revision_config: {repo_ref: refs/tags/v1.0.0, graph_config_path: langgraph.json}
+  verify:
+    assistant_id: agent
+    cases:
+      - {name: ping, input: ping, expect_regex: "^pong$"}
+`,
+    );
+    const viaLocalhost = cp.url.replace("127.0.0.1", "localhost");
+    const { code, output } = await runInProcess(
+      ["apply", repo, "--yes"],
+      settings({ PLUMB_API_URL: viaLocalhost, PLUMB_ALLOWED_API_ORIGINS: viaLocalhost }),
+    );
+    expect(code, output).toBe(0);
+    expect(output).toContain("verify passed");
+    const live = (await api(cp.url, KEY).deployments()).find((d) => d.name === "git-agent");
+    expect(live?.source_config.custom_url).toMatch(/^http:\/\/127\.0\.0\.1:/);
+    expect(seen).toEqual([]);
   }, 30_000);
 });
