@@ -1,5 +1,6 @@
 import { createColors } from "picocolors";
 import { changeLines } from "./format-lines.js";
+import { escapeControls } from "../manifest/format/format.js";
 import { MARKDOWN_LIMIT } from "./format-markdown.js";
 import { redactChange } from "../diff/secrets/redact.js";
 import type { DriftItem, DriftReason, DriftReport } from "../reconcile/drift.js";
@@ -73,7 +74,7 @@ export function formatDriftText(report: DriftReport, options: { color?: boolean 
   const blocks = report.not_checked.map((n) =>
     [
       `${c.red("!")} ${n.kind} ${c.bold(n.name)}: not checked, an error stopped its plan  ${c.dim(n.file ? `${n.file}:${n.line}` : "(not in git)")}`,
-      ...n.errors.map((e) => `    ! error: ${e}`),
+      ...n.errors.map((e) => `    ! error: ${escapeControls(e)}`),
     ].join("\n"),
   );
   blocks.push(...driftedOf(report).map((item) => itemBlock(item, c)));

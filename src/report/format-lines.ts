@@ -10,6 +10,7 @@ import {
 } from "../diff/plan/plan-types.js";
 import { redactChange } from "../diff/secrets/redact.js";
 import { isObject, type JsonObject } from "../diff/values.js";
+import { escapeControls } from "../manifest/format/format.js";
 
 // What the text and Markdown formatters share: the headline and the field lines of one change.
 // Secret values never reach a line: secrets are shown by name only.
@@ -83,8 +84,15 @@ function flatten(object: JsonObject, prefix = ""): Line[] {
   return lines;
 }
 
-/** The lines under a change's headline: fields, errors, warnings and effect. */
+/**
+ * The lines under a change's headline: fields, errors, warnings and effect; each one line of
+ * printable text (an error may quote a manifest's path with a line break in it).
+ */
 export function changeLines(plain: PlannedChange): Line[] {
+  return linesOf(plain).map((line) => ({ ...line, text: escapeControls(line.text) }));
+}
+
+function linesOf(plain: PlannedChange): Line[] {
   const change = redactChange(plain);
   const lines: Line[] = [];
   if (change.action === "create" && change.request) {

@@ -1,3 +1,4 @@
+import { escapeControls } from "../../manifest/format/format.js";
 import type { ChangeError } from "./plan-types.js";
 
 /**
@@ -5,9 +6,11 @@ import type { ChangeError } from "./plan-types.js";
  * field or already names it first (e.g. "source_config.repo_url cannot change…"), so the field is said once.
  */
 export function formatChangeError(error: ChangeError): string {
-  if (!error.field) return error.message;
-  const named = error.message.startsWith(`${error.field} `) || error.message.startsWith(`${error.field}:`);
-  return named ? error.message : `${error.field}: ${error.message}`;
+  // One line: a message may quote a manifest's text (a file path) with a line break in it.
+  const message = escapeControls(error.message);
+  if (!error.field) return message;
+  const named = message.startsWith(`${error.field} `) || message.startsWith(`${error.field}:`);
+  return named ? message : `${error.field}: ${message}`;
 }
 
 /** Several errors on one line (apply summaries, status `last_error`). */

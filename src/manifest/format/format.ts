@@ -12,7 +12,8 @@ export function formatProblems(problems: readonly Problem[]): string {
     .join("\n");
 }
 
-const escapeControls = (text: string): string =>
+/** Control characters written as escapes (`\n`, `\u001b`): text of a manifest's printed on one line. */
+export const escapeControls = (text: string): string =>
   // eslint-disable-next-line no-control-regex -- control characters are what this finds
   text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
     const json = JSON.stringify(c).slice(1, -1); // `\n`, `\u001b`; DEL and C1 stay as they are there
