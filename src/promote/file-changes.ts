@@ -1,4 +1,5 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import { replaceFileText } from "../manifest/replace-file.js";
 import { join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { fileError, PlumbError } from "../errors.js";
@@ -40,7 +41,7 @@ export async function buildFileChanges(root: string, items: readonly PromotionIt
 export async function writeFileChanges(root: string, changes: readonly FileChange[]): Promise<void> {
   for (const change of changes) {
     const path = join(root, change.file);
-    await writeFile(path, change.after).catch((error: unknown) => {
+    await replaceFileText(path, change.after).catch((error: unknown) => {
       throw fileError(
         "manifest-write-failed",
         path,

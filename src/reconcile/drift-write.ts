@@ -1,4 +1,5 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import { replaceFileText } from "../manifest/replace-file.js";
 import { join } from "node:path";
 import { type FieldOrigin, SOURCE_TARBALL_FIELD } from "../diff/plan/plan-types.js";
 import { fileError, PlumbError } from "../errors.js";
@@ -111,7 +112,7 @@ export async function writeDriftEdits(
     }
     if (text !== before) {
       originals.set(path, before);
-      await writeFile(path, text).catch((error: unknown) => {
+      await replaceFileText(path, text).catch((error: unknown) => {
         throw fileError(
           "manifest-write-failed",
           path,
@@ -122,7 +123,7 @@ export async function writeDriftEdits(
     }
   }
   if (othersBefore !== undefined && (await environment!.renderOthers()) !== othersBefore) {
-    for (const [path, text] of originals) await writeFile(path, text);
+    for (const [path, text] of originals) await replaceFileText(path, text);
     throw new PlumbError(
       "drift-write-unsafe",
       `drift --write --env ${environment!.environment} would have changed another environment's resolved manifests; every file was restored, nothing written. Write the live values into environments.${environment!.environment}.spec by hand`,
