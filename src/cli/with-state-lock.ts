@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import { PlumbError } from "../errors.js";
 import { acquireStateLock, type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import { nearbyStoresInUse } from "./nearby-locks.js";
@@ -34,18 +35,27 @@ export async function withStateLock<T>(
     environment: flags.environment,
   });
   const options = { ...timing, command, timeoutMs: flags.lockTimeout ?? 0 };
-  const lock = await acquireStateLock(target, options);
+  // The stores nearby hold objects PATH applies too (nearby-locks.ts); an explicit --status-dir
+  // reads that store only, and so locks it only. All are taken in one order, by path, PATH's own
+  // among them: `apply TREE` and `apply TREE/sub` with --lock-timeout then wait for each other
+  // instead of each holding its own store and waiting for the other's until both time out.
+  const nearby =
+    !flags.statusDir || flags.statusDirOfEnvironment === true
+      ? await nearbyStoresInUse(path, flags.environment)
+      : [];
+  const ownDir = resolve(target.statusDir);
   const held: StateLock[] = [];
+  let own: StateLock | undefined;
   try {
-    // The stores nearby hold objects PATH applies too (nearby-locks.ts); an explicit --status-dir
-    // reads that store only, and so locks it only.
-    if (!flags.statusDir || flags.statusDirOfEnvironment === true)
-      for (const statusDir of await nearbyStoresInUse(path, flags.environment))
-        held.push(await acquireStateLock({ statusDir }, options));
-    return await work(held.length === 0 ? lock : allOf(lock, held));
+    for (const statusDir of nearby.filter((dir) => resolve(dir) < ownDir))
+      held.push(await acquireStateLock({ statusDir }, options));
+    own = await acquireStateLock(target, options);
+    for (const statusDir of nearby.filter((dir) => resolve(dir) > ownDir))
+      held.push(await acquireStateLock({ statusDir }, options));
+    return await work(held.length === 0 ? own : allOf(own, held));
   } finally {
+    await own?.release();
     for (const nearby of held.reverse()) await nearby.release();
-    await lock.release();
   }
 }
 

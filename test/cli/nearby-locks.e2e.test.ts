@@ -76,3 +76,15 @@ it("apply of the tree is refused, sending nothing, while an apply of a sub-direc
   expect((await apply(repo)).code).toBe(0);
   expect(await revisions()).toBe(3);
 });
+
+it("apply of the tree and of a sub-directory at once, with --lock-timeout: one waits for the other, one revision", async () => {
+  // Each took its own store first and then waited for the other's: both timed out, nothing applied.
+  // The stores are now taken in one order (by path), so the later one waits and then has nothing
+  // left to send.
+  await bump("4");
+  const waiting = (path: string) =>
+    runCommand(applyCommand, [path, "--yes", "--no-wait", "--lock-timeout", "20s"], planes, env());
+  const both = await Promise.allSettled([waiting(repo), waiting(join(repo, "sub"))]);
+  expect(both.map((r) => (r.status === "rejected" ? String(r.reason) : "ok"))).toEqual(["ok", "ok"]);
+  expect(await revisions()).toBe(4);
+}, 60_000);
