@@ -133,7 +133,7 @@ describe("plumb controller (built CLI)", () => {
     expect(cmdline).toContain("controller");
   });
 
-  it("sizes itself for a small pod when told its memory limit (old generation at half of it)", async () => {
+  it("sizes itself for a small pod when told its memory limit (old generation at 5/16 of it)", async () => {
     await setup(0);
     const run = spawnController([], {
       PLUMB_MEMORY_LIMIT: "256Mi",
@@ -144,7 +144,7 @@ describe("plumb controller (built CLI)", () => {
     const cmdline = (await readFile(`/proc/${run.child.pid}/cmdline`, "utf8")).split("\0");
     const environ = (await readFile(`/proc/${run.child.pid}/environ`, "utf8")).split("\0");
     const restarts = typeof (process as { execve?: unknown }).execve === "function";
-    for (const flag of ["--max-old-space-size=128", "--max-semi-space-size=2", "--optimize-for-size"])
+    for (const flag of ["--max-old-space-size=80", "--max-semi-space-size=2", "--optimize-for-size"])
       expect(cmdline.includes(flag), flag).toBe(restarts);
     expect(environ.includes("MALLOC_ARENA_MAX=1")).toBe(restarts);
     expect(environ.includes("MALLOC_MMAP_THRESHOLD_=16384")).toBe(restarts);

@@ -30,7 +30,7 @@ export function controllerCommand(): Command {
       "after",
       "\nMemory: the controller sets its own heap settings. Under a limit of 512 MiB or less\n" +
         "(PLUMB_MEMORY_LIMIT, e.g. 256Mi, else the container's cgroup limit) it sizes itself for a\n" +
-        'small pod: old generation at half the limit (docs/controller.md "Speed and memory").',
+        'small pod: old generation at 5/16 of the limit (docs/controller.md "Speed and memory").',
     );
   addSourceOptions(command);
   addDriftAndPruneOptions(command);

@@ -25,8 +25,14 @@ import { setFlagsFromString } from "node:v8";
 //   enough. Set only for the V8 versions node was checked to accept it on (Node 20 to 24's, 11 to
 //   13; measured on 24's): node refuses a flag its V8 does not know, and V8 calls it a testing flag.
 // Under a memory limit of 512 MiB or less (a small pod; memory-limit.ts), also:
-// - the old generation capped at half the limit, so V8 collects harder near it instead of the
-//   pod being OOM-killed; 2 MB semi-spaces.
+// - the old generation capped at 5/16 of the limit (80 MiB in a 256 MiB pod), so V8 collects
+//   harder near it instead of the pod being OOM-killed, and, above all, overshoots less: while a
+//   full GC marks, V8 lets the heap grow past its allocation limit by up to min(32 MB, (cap -
+//   limit) / 2) before it finishes the GC eagerly. At half the limit that was the whole 32 MB: a
+//   restart over 10,000 objects (≈ 45-50 MB live) reached 80-85 MB of heap at its full GCs, 145-170
+//   MB RSS. At 5/16 it is ≈ 12 MB: 138-145 MB. The trade: the heap holds about 15,000 such objects
+//   before V8 stops with "heap out of memory" (half the limit held about 25,000); a bigger tree
+//   needs a bigger limit, which raises the cap with it. 2 MB semi-spaces.
 // Flags fixed when the heap is made need a restart: the controller restarts itself with them, in
 // place (process.execve: same PID, no second process) where Node has it (22.15+, 24); on older
 // Node set them yourself (docs/troubleshooting.md). Settings the user gave node (flags or
@@ -37,6 +43,8 @@ export const CONTROLLER_HEAP_GROWING_PERCENT = 10;
 const LIFTOFF_ONLY_MAX_V8 = 13;
 /** At or under this memory limit the controller sizes itself for a small pod. */
 export const SMALL_MEMORY_LIMIT = 512 * 2 ** 20;
+/** A small pod's old generation cap, as a share of its memory limit (see above). */
+const SMALL_POD_OLD_SPACE_SHARE = 5 / 16;
 
 type NodeProcess = Pick<NodeJS.Process, "execArgv" | "env" | "argv" | "execPath"> & {
   execve?: (file: string, args?: readonly string[], env?: NodeJS.ProcessEnv) => never;
@@ -75,7 +83,10 @@ export function controllerRestart(
     ],
   ];
   if (small)
-    wanted.push([/^--max[-_]old[-_]space[-_]size\b/, `--max-old-space-size=${Math.floor(limit / 2 ** 21)}`]);
+    wanted.push([
+      /^--max[-_]old[-_]space[-_]size\b/,
+      `--max-old-space-size=${Math.floor((limit * SMALL_POD_OLD_SPACE_SHARE) / 2 ** 20)}`,
+    ]);
   wanted.push([/^--(no-)?optimize[-_]for[-_]size\b/, "--optimize-for-size"]);
   if (Number(v8Version.split(".")[0]) <= LIFTOFF_ONLY_MAX_V8)
     wanted.push([/^--(no-)?(liftoff[-_]only|liftoff|wasm[-_]tier[-_]up)\b/, "--liftoff-only"]);
