@@ -214,7 +214,9 @@ const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Reading order: by file, then by position in the file. */
 const sortDocuments = (documents: readonly ParsedDocument[]) =>
-  [...documents].sort((a, b) => compareText(a.file, b.file) || a.index - b.index);
+  documents.length < 2
+    ? documents
+    : [...documents].sort((a, b) => compareText(a.file, b.file) || a.index - b.index);
 
 /** Problems in reading order: file, line, column, then errors before warnings. */
 export const sortProblems = (problems: readonly Problem[]): Problem[] =>

@@ -79,6 +79,14 @@ describe("YAML shape", () => {
     expect(check(`${VALID}  extra:\n${list}`).problems.map((p) => p.code)).not.toContain("too-many-keys");
   });
 
+  it("the shortest text of too many keys is still counted (texts under the limit's length are not walked)", () => {
+    // One character and a comma per key: the fewest characters a mapping of that many keys takes.
+    const flow = `{${"a,".repeat(MAX_MAPPING_KEYS)}a}\n`;
+    expect(brief(check(flow).problems)).toEqual(["1:1 error too-many-keys"]);
+    const block = ":\n".repeat(MAX_MAPPING_KEYS + 1);
+    expect(brief(check(block).problems)).toEqual(["1:1 error too-many-keys"]);
+  });
+
   it("an alias without its anchor says so (not 'too many aliases')", () => {
     const { problems } = check(`${HEAD.replace("name: a", "name: *nowhere")}spec: {}\n`);
     expect(problems.map((p) => [p.code, p.message])).toEqual([

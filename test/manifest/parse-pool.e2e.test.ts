@@ -116,6 +116,54 @@ describe("parseFiles on worker threads", () => {
     expect(inOrder.reduce((a, b) => a + b, 0)).toBe(files.length); // every file handed on, once
   });
 
+  it("workers started before the files are known (startParsePool) give what one thread gives", async () => {
+    const files = await yamlFiles();
+    const context = { base: root, realBase: root, maxBytes: 1024 * 1024 };
+    const one = await pool.parseFiles(files, context, 1);
+    const stats = { workers: 0, failed: 0, chunksOnWorkers: 0 };
+    const started = pool.startParsePool(2);
+    const parsed = await pool.parseFiles(files, context, 3, {
+      pool: started,
+      stats,
+      here: false,
+      chunkFiles: 5,
+    });
+    expect(stats).toEqual({ workers: 2, failed: 0, chunksOnWorkers: Math.ceil(files.length / 5) });
+    expect(seen(parsed)).toEqual(seen(one));
+  });
+
+  it("a started pool that gets no files ends: its workers exit, waiting for nothing", async () => {
+    const started = pool.startParsePool(2);
+    const exits = started.workers.map(({ worker }) => new Promise((resolve) => worker.once("exit", resolve)));
+    const files = await yamlFiles();
+    // One thread asked for (a tree below the threshold): the pool is stopped unused.
+    await pool.parseFiles(files, { base: root, realBase: root, maxBytes: 1024 * 1024 }, 1, { pool: started });
+    await Promise.all(exits);
+    expect(await Promise.all(started.workers.map(({ ended }) => ended))).toEqual([false, false]);
+  });
+
+  it("loadManifests of a big tree in parallel (workers started while listing) gives one thread's result", async () => {
+    const { loadManifests } = (await import(
+      join(process.cwd(), "dist", "src", "manifest", "load.js")
+    )) as typeof import("../../src/manifest/load.js");
+    const many = join(root, "many");
+    await mkdir(join(many, "a"), { recursive: true });
+    for (let i = 0; i < pool.PARALLEL_MIN_FILES + 50; i++)
+      await writeFile(join(many, i % 2 ? "a" : "", `agent-${i}.yaml`), deployment(i));
+    await writeFile(
+      join(many, "a", "broken.yaml"),
+      "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: x\n",
+    );
+    const one = await loadManifests(many);
+    const parallel = await loadManifests(many, { parallel: true });
+    expect(parallel.problems).toEqual(one.problems);
+    expect(parallel.problems.map((p) => p.code)).toContain("yaml-syntax");
+    expect(parallel.manifests.map((m) => [m.file, m.location, m.manifest])).toEqual(
+      one.manifests.map((m) => [m.file, m.location, m.manifest]),
+    );
+    expect(parallel.manifests).toHaveLength(pool.PARALLEL_MIN_FILES + 50);
+  });
+
   it("uses one thread below the file threshold or on one core, else one per core up to 4", () => {
     expect(pool.parseThreads(pool.PARALLEL_MIN_FILES - 1, 8)).toBe(1);
     expect(pool.parseThreads(pool.PARALLEL_MIN_FILES, 1)).toBe(1);

@@ -70,8 +70,52 @@ export const CHUNK_FILES = 100;
 /** A chunk a worker parsed, as it posts it (parse-worker.ts); `done` when it found no chunk left. */
 export type ChunkReply = { chunk: number; parses: ThreadParse[] } | { done: true };
 
+/** What a started worker is sent once the tree is listed: the files, and how to read them. */
+export type WorkerJob = Context & { files: readonly YamlFile[]; chunkFiles: number };
+
 /** Where `parseFiles` counts what it did, when given. */
 export type ParseStats = { workers: number; failed: number; chunksOnWorkers: number };
+
+/**
+ * Worker threads started before their files are known (startParsePool), sharing one chunk counter:
+ * loading a worker's parser takes 0.1-0.2 s, which the listing of a big tree can hide.
+ */
+export type ParsePool = { next: Int32Array; workers: PoolWorker[] };
+
+type PoolWorker = {
+  worker: Worker;
+  /** True when the worker ran out of chunks; false when it failed (its chunks are parsed here). */
+  ended: Promise<boolean>;
+  onChunk?: (chunk: number, parses: ThreadParse[]) => void;
+};
+
+/** Starts `count` workers that wait for their job (parseFiles gives it). */
+export function startParsePool(count: number, script: URL = WORKER): ParsePool {
+  const next = new Int32Array(new SharedArrayBuffer(4));
+  return { next, workers: Array.from({ length: count }, () => startWorker(script, next)) };
+}
+
+/** Ends a pool's workers without a job (the listing failed, or the tree turned out small). */
+export function stopParsePool(pool: ParsePool): void {
+  for (const { worker } of pool.workers) void worker.terminate();
+}
+
+function startWorker(script: URL, next: Int32Array): PoolWorker {
+  const worker = new Worker(script, { workerData: { next } });
+  const handle: PoolWorker = { worker, ended: Promise.resolve(false) };
+  handle.ended = new Promise((resolve) => {
+    worker.on("message", (reply: ChunkReply) => {
+      if ("done" in reply) {
+        resolve(true);
+        void worker.terminate();
+      } else handle.onChunk?.(reply.chunk, reply.parses);
+    });
+    // Listened to from the start: a worker that fails before its job is a worker that failed.
+    worker.once("error", () => resolve(false));
+    worker.once("exit", () => resolve(false));
+  });
+  return handle;
+}
 
 export type ParseOptions = {
   stats?: ParseStats;
@@ -81,14 +125,16 @@ export type ParseOptions = {
   chunkFiles?: number;
   /** The workers' script (parse-worker.js); a test gives one that fails. */
   worker?: URL;
+  /** Workers already started (startParsePool), used instead of starting `threads` of them here. */
+  pool?: ParsePool;
   /** Given the results in file order, a run of files at a time, as soon as they are all parsed. */
   inOrder?: (results: readonly ParseResult[]) => void;
 };
 
 /**
  * Every file's parse, in order, on `threads` threads (this one included, unless `options.here` is
- * false). From TypeScript sources (the unit tests) there is no compiled worker and every file is
- * parsed here.
+ * false), or on this one and `options.pool`'s. From TypeScript sources (the unit tests) there is
+ * no compiled worker and every file is parsed here.
  */
 export async function parseFiles(
   files: readonly YamlFile[],
@@ -96,66 +142,47 @@ export async function parseFiles(
   threads = parseThreads(files.length),
   options: ParseOptions = {},
 ): Promise<ParseResult[]> {
-  const { stats, here = true, inOrder, chunkFiles: size = CHUNK_FILES, worker: script = WORKER } = options;
+  const { stats, here = true, inOrder, chunkFiles: size = CHUNK_FILES } = options;
   const chunks = Math.ceil(files.length / size);
   const parseHere = (file: YamlFile) =>
     parseOnThisThread(file, context.base, context.realBase, context.maxBytes);
   if (threads <= 1 || chunks <= 1) {
+    if (options.pool) stopParsePool(options.pool);
     const all = files.map(parseHere);
     inOrder?.(all);
     return all;
   }
+  const pool = options.pool ?? startParsePool(here ? threads - 1 : threads, options.worker);
   // Next chunk to take, shared with the workers: Atomics.add hands each chunk to one thread.
-  const next = new Int32Array(new SharedArrayBuffer(4));
+  const { next } = pool;
   const parsed = new Array<ParseResult[] | undefined>(chunks);
   let handedOn = 0; // chunks given to inOrder so far: each as soon as all before it are parsed
   const handOn = () => {
     for (; handedOn < chunks && parsed[handedOn]; handedOn++) inOrder?.(parsed[handedOn]!);
   };
   const chunkFiles = (chunk: number) => files.slice(chunk * size, (chunk + 1) * size);
-  const workers = Array.from({ length: here ? threads - 1 : threads }, () =>
-    runWorker(script, files, { ...context, chunkFiles: size }, next, (chunk, parses) => {
+  const job: WorkerJob = { files, ...context, chunkFiles: size };
+  for (const handle of pool.workers) {
+    handle.onChunk = (chunk, parses) => {
       parsed[chunk] = chunkFiles(chunk).map((file, k) => fromThread(parses[k]!, file, context));
       if (stats) stats.chunksOnWorkers += 1;
       handOn();
-    }),
-  );
-  if (stats) stats.workers += workers.length;
+    };
+    handle.worker.postMessage(job);
+  }
+  if (stats) stats.workers += pool.workers.length;
   for (let chunk = here ? Atomics.add(next, 0, 1) : chunks; chunk < chunks; chunk = Atomics.add(next, 0, 1)) {
     parsed[chunk] = chunkFiles(chunk).map(parseHere);
     handOn();
     // Lets the workers' chunks in (their messages) between ours, instead of all at the end.
     await new Promise((resolve) => setImmediate(resolve));
   }
-  for (const worker of workers) {
+  for (const handle of pool.workers) {
     // A worker that failed (it should not) costs time, never a result: its chunks are parsed here.
-    const ok = await worker;
+    const ok = await handle.ended;
     if (!ok && stats) stats.failed += 1;
   }
   for (let chunk = 0; chunk < chunks; chunk++) parsed[chunk] ??= chunkFiles(chunk).map(parseHere);
   handOn();
   return parsed.flat() as ParseResult[];
-}
-
-/** Runs one worker until no chunk is left; true when it ended well. */
-function runWorker(
-  script: URL,
-  files: readonly YamlFile[],
-  context: Context & { chunkFiles: number },
-  next: Int32Array,
-  onChunk: (chunk: number, parses: ThreadParse[]) => void,
-): Promise<boolean> {
-  return new Promise((resolve) => {
-    const worker = new Worker(script, {
-      workerData: { files, ...context, next },
-    });
-    worker.on("message", (reply: ChunkReply) => {
-      if ("done" in reply) {
-        resolve(true);
-        void worker.terminate();
-      } else onChunk(reply.chunk, reply.parses);
-    });
-    worker.once("error", () => resolve(false));
-    worker.once("exit", () => resolve(false));
-  });
 }

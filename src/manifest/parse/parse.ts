@@ -8,6 +8,7 @@ import {
   crowdedMappingAt,
   duplicateKeyMessage,
   hopelessNestingAt,
+  MAX_MAPPING_KEYS,
   tooDeep,
   tooManyKeys,
 } from "./yaml-shape.js";
@@ -202,10 +203,16 @@ export function withLocators(file: string, text: string, plain: readonly PlainDo
   }));
 }
 
-/** The file's documents, or the offset of a mapping with too many keys (crowdedMappingAt). */
+/**
+ * The file's documents, or the offset of a mapping with too many keys (crowdedMappingAt). Every
+ * entry of a mapping but its last is followed by at least one character (a line break or a
+ * comma), so a text shorter than MAX_MAPPING_KEYS characters cannot hold too many: its tokens are
+ * not walked (manifests are ~1 KB).
+ */
 function parseYaml(text: string, lineCounter: LineCounter) {
   const tokens = new Parser(lineCounter.addNewLine).parse(text);
-  return crowdedMappingAt(tokens) ?? new Composer({ prettyErrors: false }).compose(tokens);
+  const crowded = text.length >= MAX_MAPPING_KEYS ? crowdedMappingAt(tokens) : undefined;
+  return crowded ?? new Composer({ prettyErrors: false }).compose(tokens);
 }
 
 /** The locators of each document of `text`, parsed again on the first call and kept. */

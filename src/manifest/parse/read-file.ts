@@ -17,7 +17,7 @@ export function toRelative(base: string, path: string): string {
 }
 
 export const inside = (realBase: string, real: string) =>
-  real === realBase || real.startsWith(realBase + sep);
+  real === realBase || (real.startsWith(realBase) && real.startsWith(sep, realBase.length));
 
 // O_NOFOLLOW: a file listed as plain that became a symlink since is refused, not followed out of the root.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
