@@ -1,9 +1,10 @@
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
-import { PlumbError, UsageError } from "../../errors.js";
+import { fileError, PlumbError, UsageError } from "../../errors.js";
+import { replaceFileText } from "../../manifest/replace-file.js";
 import {
   type BuiltManifest,
   buildDeploymentManifest,
@@ -141,9 +142,7 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
       { exitCode: 1 },
     );
   for (const f of files) {
-    await writeFile(join(out, f.file), formatManifest(f.built.manifest, f.header), {
-      flag: flags.force ? "w" : "wx",
-    });
+    await writeImported(join(out, f.file), formatManifest(f.built.manifest, f.header), flags.force === true);
     io.stdout.write(`wrote ${join(out, f.file)}: ${f.what}\n`);
     for (const note of f.built.notes) io.stdout.write(`  note: ${note}\n`);
   }
@@ -171,4 +170,20 @@ function refuseSameFile(out: string, files: ReadonlyArray<{ file: string; what: 
       );
     seen.set(f.file, f.what);
   }
+}
+
+/**
+ * One imported file, whole or not at all: a file in the way (--force) is replaced by a rename, a
+ * new one removed when its write fails. Written in place, a full disk cut the user's file short
+ * (its content lost) and failed as an internal error.
+ */
+async function writeImported(path: string, text: string, force: boolean): Promise<void> {
+  const fail = (error: unknown) =>
+    fileError("manifest-write-failed", path, error, "import writes into --out");
+  if (force && existsSync(path))
+    return replaceFileText(path, text).catch((error: unknown) => Promise.reject(fail(error)));
+  await writeFile(path, text, { flag: "wx" }).catch(async (error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") await rm(path, { force: true });
+    throw fail(error);
+  });
 }
