@@ -30,9 +30,10 @@ import { setFlagsFromString } from "node:v8";
 //   full GC marks, V8 lets the heap grow past its allocation limit by up to min(32 MB, (cap -
 //   limit) / 2) before it finishes the GC eagerly. At half the limit that was the whole 32 MB: a
 //   restart over 10,000 objects (≈ 45-50 MB live) reached 80-85 MB of heap at its full GCs, 145-170
-//   MB RSS. At 5/16 it is ≈ 12 MB: 138-145 MB. The trade: the heap holds about 15,000 such objects
-//   before V8 stops with "heap out of memory" (half the limit held about 25,000); a bigger tree
-//   needs a bigger limit, which raises the cap with it. 2 MB semi-spaces.
+//   MB RSS. At 5/16 it is ≈ 12 MB: 138-145 MB. The trade: less room for a bigger tree (in a 256
+//   MiB pod a first start over 20,000 objects ran, 152 MB; over 30,000 V8 failed fatally, its
+//   heap at the cap, where half the limit ran them at 189 MB); a bigger tree needs a bigger
+//   limit, which raises the cap with it. 2 MB semi-spaces.
 // Flags fixed when the heap is made need a restart: the controller restarts itself with them, in
 // place (process.execve: same PID, no second process) where Node has it (22.15+, 24); on older
 // Node set them yourself (docs/troubleshooting.md). Settings the user gave node (flags or
