@@ -1,7 +1,13 @@
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { PlumbError } from "../errors.js";
-import { acquireStateLock, type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
+import {
+  acquireStateLock,
+  type LockOptions,
+  type LockTarget,
+  lockTargetOf,
+  type StateLock,
+} from "../lock/index.js";
 import { nearbyStoresInUse } from "./nearby-locks.js";
 import type { ConnectionFlags } from "./options.js";
 
@@ -36,27 +42,56 @@ export async function withStateLock<T>(
   });
   const options = { ...timing, command, timeoutMs: flags.lockTimeout ?? 0 };
   // The stores nearby hold objects PATH applies too (nearby-locks.ts); an explicit --status-dir
-  // reads that store only, and so locks it only. All are taken in one order, by path, PATH's own
-  // among them: `apply TREE` and `apply TREE/sub` with --lock-timeout then wait for each other
-  // instead of each holding its own store and waiting for the other's until both time out.
-  const nearby =
+  // reads that store only, and so locks it only.
+  const scan = async () =>
     !flags.statusDir || flags.statusDirOfEnvironment === true
       ? await nearbyStoresInUse(path, flags.environment)
       : [];
+  const nearby = await scan();
+  let locks = await lockInOrder(target, nearby, options);
+  try {
+    // A store nearby that another writer started using together with this one was not in use when
+    // scanned: scanned again now that PATH's own lock exists, the later of the two sees the
+    // other's, lets go and takes them all again in order (refused, or waiting with --lock-timeout).
+    const missed = (await scan()).filter((dir) => !nearby.includes(dir));
+    if (missed.length > 0) {
+      await releaseAll(locks);
+      locks = { own: undefined, held: [] };
+      locks = await lockInOrder(target, [...nearby, ...missed], options);
+    }
+    const { own, held } = locks;
+    return await work(held.length === 0 ? own! : allOf(own!, held));
+  } finally {
+    await releaseAll(locks);
+  }
+}
+
+type Locks = { own: StateLock | undefined; held: StateLock[] };
+
+/**
+ * PATH's own lock and the nearby stores', all taken in one order (by path): `apply TREE` and `apply
+ * TREE/sub` with --lock-timeout then wait for each other, instead of each holding its own store and
+ * waiting for the other's until both time out. What was taken is let go when one is refused.
+ */
+async function lockInOrder(target: LockTarget, nearby: string[], options: LockOptions): Promise<Locks> {
   const ownDir = resolve(target.statusDir);
-  const held: StateLock[] = [];
-  let own: StateLock | undefined;
+  const locks: Locks = { own: undefined, held: [] };
   try {
     for (const statusDir of nearby.filter((dir) => resolve(dir) < ownDir))
-      held.push(await acquireStateLock({ statusDir }, options));
-    own = await acquireStateLock(target, options);
+      locks.held.push(await acquireStateLock({ statusDir }, options));
+    locks.own = await acquireStateLock(target, options);
     for (const statusDir of nearby.filter((dir) => resolve(dir) > ownDir))
-      held.push(await acquireStateLock({ statusDir }, options));
-    return await work(held.length === 0 ? own : allOf(own, held));
-  } finally {
-    await own?.release();
-    for (const nearby of held.reverse()) await nearby.release();
+      locks.held.push(await acquireStateLock({ statusDir }, options));
+    return locks;
+  } catch (error) {
+    await releaseAll(locks);
+    throw error;
   }
+}
+
+async function releaseAll(locks: Locks): Promise<void> {
+  await locks.own?.release();
+  for (const nearby of [...locks.held].reverse()) await nearby.release();
 }
 
 /** PATH's own lock, lost (and refusing writes) when any of the nearby ones is. */

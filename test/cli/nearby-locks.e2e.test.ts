@@ -88,3 +88,37 @@ it("apply of the tree and of a sub-directory at once, with --lock-timeout: one w
   expect(both.map((r) => (r.status === "rejected" ? String(r.reason) : "ok"))).toEqual(["ok", "ok"]);
   expect(await revisions()).toBe(4);
 }, 60_000);
+
+it("a store nearby first locked while this apply waited for its own: seen after, and waited for", async () => {
+  // The nearby stores are scanned before any is locked. A writer that starts using a store below
+  // while this apply waits for its own was not in that scan: PATH's own lock taken, the scan is
+  // made again, and the apply lets go and takes them all in order, so it waits for that writer.
+  await bump("5");
+  const before = await revisions();
+  await rm(join(repo, "sub", ".plumb"), { recursive: true, force: true }); // sub: not in use until later
+  const tree = await acquireStateLock(
+    { statusDir: join(repo, ".plumb", "status") },
+    { command: "plumb apply (first)" },
+  );
+  const applying = runCommand(
+    applyCommand,
+    [repo, "--yes", "--no-wait", "--lock-timeout", "20s"],
+    planes,
+    env(),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500)); // its scan is made (were it not: it sees sub below)
+  const sub = await acquireStateLock(
+    { statusDir: join(repo, "sub", ".plumb", "status") },
+    { command: "plumb apply (sub)" },
+  );
+  await tree.release();
+  const first = await Promise.race([
+    applying.then(() => "finished"),
+    new Promise((resolve) => setTimeout(() => resolve("waiting"), 3_000)),
+  ]);
+  expect(first).toBe("waiting");
+  expect(await revisions()).toBe(before);
+  await sub.release();
+  expect((await applying).code).toBe(0);
+  expect(await revisions()).toBe(before + 1);
+}, 60_000);
