@@ -27,6 +27,12 @@ export const ISOLATED = [
   "test/control-plane/listen-errors.test.ts",
   "test/control-plane/api-key-file.test.ts",
   "test/lock/branch-lease-paths.test.ts",
+  "test/report/error-lines-controls.test.ts",
+  "test/manifest/unprintable-names.test.ts",
+  "test/manifest/format/format-controls.test.ts",
+  "test/cli/allow-api-origin-flag.test.ts",
+  "test/cli/api-origin-allowlist.e2e.test.ts",
+  "test/cli/drift-write-atomic.e2e.test.ts",
 ];
 
 export default defineConfig({

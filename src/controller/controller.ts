@@ -28,7 +28,7 @@ export async function startController(options: ControllerStartOptions): Promise<
   checkPromoteBranchOptions(options);
   const http = await listenEarly(options.listen, options.statusToken); // probes answer during the clone
   // Said at once with the bound address: `--listen HOST:0` takes a free port, and this says which.
-  if (http) log.info({ url: http.url }, "listening: /livez /readyz /metrics answer from now on");
+  if (http) log.info({ url: http.url }, "listening: the probes and /metrics answer from now on");
   const source = await openManifestSource(options.source, options.env, log, options.signal).catch(
     async (error: unknown) => {
       await http?.close();

@@ -30,6 +30,18 @@ const post = async (body: unknown) => {
   return (await res.json()) as { id: string; name: string };
 };
 
+/** Plain internal_container deployments `img/NAME:1`, created on the control plane. */
+const postContainers = async (...names: string[]) => {
+  for (const name of names)
+    await post({
+      name,
+      source: "internal_container",
+      source_config: {},
+      source_revision_config: { image_uri: `img/${name}:1` },
+      secrets: [],
+    });
+};
+
 const api = (path: string, init: RequestInit = {}) =>
   fetch(`${cp.url}${path}`, {
     ...init,
@@ -266,14 +278,7 @@ describe("plumb import", () => {
     // organization's failed (EEXIST, exit 1, a partial import); with --force it replaced the
     // deployment's file, which the output said was written.
     ({ cp, root } = await startPlane());
-    for (const name of ["alpha", "organization-access"])
-      await post({
-        name,
-        source: "internal_container",
-        source_config: {},
-        source_revision_config: { image_uri: `img/${name}:1` },
-        secrets: [],
-      });
+    await postContainers("alpha", "organization-access");
     for (const force of [false, true]) {
       const refused = runImport(flags({ organization: true, force }), captureIo(cp));
       await expect(refused).rejects.toMatchObject({ code: "file-exists" });
@@ -284,14 +289,7 @@ describe("plumb import", () => {
 
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
-    for (const name of ["alpha", "beta"])
-      await post({
-        name,
-        source: "internal_container",
-        source_config: {},
-        source_revision_config: { image_uri: `img/${name}:1` },
-        secrets: [],
-      });
+    await postContainers("alpha", "beta");
     // A control plane that answers a name ours refuses: beta as ../escaped, and as "a b\u001b[2J".
     const out = join(root, "deep", "out");
     await mkdir(out, { recursive: true });

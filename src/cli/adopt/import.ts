@@ -41,7 +41,7 @@ export function importCommand(io: ApplyIo = processIo()): Command {
     .addOption(
       new Option("--name <name>", "import only this deployment (repeatable)")
         .argParser((value: string, all: string[] = []) => [...all, value])
-        .default([]),
+        .default([], "every deployment"),
     )
     .option("--organization", "also write organization-access.yaml from the organization's SSO settings")
     .option("--force", "overwrite files that exist (default: refuse, writing nothing)")
