@@ -127,7 +127,11 @@ const blockedPort = (error: unknown): string | undefined =>
  */
 const escapeControls = (text: string): string =>
   // eslint-disable-next-line no-control-regex -- control characters are what this finds
-  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => JSON.stringify(c).slice(1, -1));
+  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+    // JSON escapes C0 (`\n`, `\u001b`) but leaves DEL and C1 (\u009b is a terminal's CSI) as they are.
+    const json = JSON.stringify(c).slice(1, -1);
+    return json.length > 1 ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });
 
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const clock = options.clock ?? systemClock;

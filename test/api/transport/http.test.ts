@@ -113,11 +113,11 @@ describe("request core", () => {
   });
 
   it("writes a server's control characters as escapes: no line break or escape sequence reaches a log", async () => {
-    nock(BASE).get("/v2/things").reply(400, { detail: "bad\n::error::forged\u001b[2J" });
+    nock(BASE).get("/v2/things").reply(400, { detail: "bad\n::error::forged\u001b[2J\u009b2J\u007f" });
     const error = await caught(client().http.request({ method: "GET", path: "/v2/things" }));
-    expect(error.message).toContain("bad\\n::error::forged\\u001b[2J");
-    // eslint-disable-next-line no-control-regex -- what must not be there
-    expect(error.message).not.toMatch(/[\u0000-\u001f]/);
+    expect(error.message).toContain("bad\\n::error::forged\\u001b[2J\\u009b2J\\u007f");
+    // eslint-disable-next-line no-control-regex -- what must not be there (C0, DEL and C1)
+    expect(error.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
   });
 
   it("keeps a short excerpt of a non-JSON error body", async () => {
