@@ -1,13 +1,11 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
-import { assertBuilt } from "../support/built-cli.js";
+import { assertBuilt, runCliWithFileLimit } from "../support/built-cli.js";
 import { runInProcess } from "../support/in-process-cli.js";
 
 // drift --write replaces a manifest whole or not at all. It wrote the file in place (truncate, then
@@ -18,7 +16,6 @@ import { runInProcess } from "../support/in-process-cli.js";
 
 let cp: RunningControlPlane;
 let root: string;
-const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 
 beforeAll(async () => {
   cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
@@ -60,11 +57,7 @@ it("drift --write that cannot write the whole file leaves the manifest as it was
     source_revision_config: { image_uri: "registry.acme.example/t:1.0.0-with-a-much-longer-tag-than-before" },
   });
 
-  const run = promisify(execFile)(
-    "bash",
-    ["-c", 'ulimit -f 4 && exec "$0" "$1" drift "$2" --write', process.execPath, MAIN, root],
-    { env: { ...process.env, ...env, NO_COLOR: "1" } },
-  );
+  const run = runCliWithFileLimit(4, ["drift", root, "--write"], env);
   await expect(run).rejects.toMatchObject({ code: 1 });
   await expect(run).rejects.toThrow("manifest-write-failed");
   expect(await readFile(join(root, "m.yaml"), "utf8")).toBe(text);

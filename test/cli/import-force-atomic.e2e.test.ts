@@ -1,13 +1,11 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
-import { assertBuilt } from "../support/built-cli.js";
+import { assertBuilt, runCliWithFileLimit } from "../support/built-cli.js";
 
 // import --force replaces a file in the way whole or not at all. It wrote over it in place
 // (truncate, then write): on a full disk the user's file was lost, cut to the first 4,096 bytes of
@@ -16,7 +14,6 @@ import { assertBuilt } from "../support/built-cli.js";
 
 let cp: RunningControlPlane;
 let out: string;
-const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 
 beforeAll(async () => {
   cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
@@ -41,22 +38,15 @@ it("import --force that cannot write the whole file leaves the file in the way a
   const mine = "# my own big.yaml, kept\n";
   await writeFile(join(out, "big.yaml"), mine);
 
-  const run = promisify(execFile)(
-    "bash",
-    ["-c", 'ulimit -f 4 && exec "$0" "$1" import --out "$2" --force', process.execPath, MAIN, out],
-    { env: { ...process.env, PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY, NO_COLOR: "1" } },
-  );
+  const env = { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY };
+  const run = runCliWithFileLimit(4, ["import", "--out", out, "--force"], env);
   await expect(run).rejects.toMatchObject({ code: 1 });
   expect(await readFile(join(out, "big.yaml"), "utf8")).toBe(mine);
   expect(await readdir(out)).toEqual(["big.yaml"]);
 
   // A new file whose write fails is not left cut short either (nor an internal error, exit 70).
   await rm(join(out, "big.yaml"));
-  const fresh = promisify(execFile)(
-    "bash",
-    ["-c", 'ulimit -f 4 && exec "$0" "$1" import --out "$2"', process.execPath, MAIN, out],
-    { env: { ...process.env, PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY, NO_COLOR: "1" } },
-  );
+  const fresh = runCliWithFileLimit(4, ["import", "--out", out], env);
   await expect(fresh).rejects.toMatchObject({ code: 1 });
   await expect(fresh).rejects.toThrow("manifest-write-failed");
   expect(await readdir(out)).toEqual([]);

@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 
 // The built CLI as users run it (a real process: real exit codes, real SIGKILL), for e2e tests.
 
@@ -67,4 +68,19 @@ export async function listeningPort(run: CliRun, timeoutMs = 20_000): Promise<nu
       );
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
+}
+
+/**
+ * The built CLI with a file-size limit (`ulimit -f KIB`): a write past it fails with EFBIG, as a
+ * full disk fails one with ENOSPC (the limit is a process's, so the CLI runs in a child).
+ * Rejects as execFile does when the CLI exits non-zero (`code`, and its output in the message).
+ */
+export function runCliWithFileLimit(kib: number, args: string[], env: NodeJS.ProcessEnv) {
+  return promisify(execFile)(
+    "bash",
+    ["-c", `ulimit -f ${kib} && exec "$@"`, "bash", process.execPath, MAIN, ...args],
+    {
+      env: { ...process.env, NO_COLOR: "1", ...env },
+    },
+  );
 }
