@@ -4,6 +4,7 @@ import { latestAppliedNearby } from "../status/applied-nearby.js";
 import { directoriesBelow } from "../status/stores-below.js";
 import { emptyStatusStore, type ObjectStatus, type StatusStore } from "../status/status-types.js";
 import { loadStatusAndBranchNearby, manifestDirOf, type StatusLocation } from "./status-source.js";
+import { trackedRecords } from "./tracked-records.js";
 
 // The stores above and below a PATH (docs/status.md "Stores above and below"), read only: the
 // default store of each directory above the manifest directory, up to the root of its git
@@ -43,7 +44,9 @@ export async function loadStatusWithNearby(
   const stores: StatusStore[] = [...branchNearby];
   for (const dir of [...dirs, ...(below ? await directoriesBelow(own) : [])]) {
     const statusDir = join(defaultStatusDir(dir), location.environment ?? "");
-    stores.push(await loadStatusStore(statusDir).catch(() => emptyStatusStore()));
+    // A record git tracks is not plumb's (tracked-records.ts): ignored here as in PATH's own store.
+    const tracked = await trackedRecords(statusDir);
+    stores.push(await loadStatusStore(statusDir, tracked).catch(() => emptyStatusStore()));
   }
   return { store, appliedNearby: latestAppliedNearby(stores) };
 }

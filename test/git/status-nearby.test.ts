@@ -94,3 +94,19 @@ describe("loadStatusWithNearby", () => {
     expect(file.appliedNearby.get("Deployment/x")?.secret_fingerprints?.values).toEqual({ KEY: "own" }); // above only
   });
 });
+
+describe("a store nearby that git tracks", () => {
+  it("is not read: a committed record says nothing of what was sent (as for PATH's own store)", async () => {
+    const repo = await mkdtemp(join(tmpdir(), "plumb-status-nearby-tracked-"));
+    made.push(repo);
+    execFileSync("git", ["init", "-q", repo]);
+    await mkdir(join(repo, "sub"), { recursive: true });
+    await saveObjectStatus(join(repo, ".plumb/status"), applied("x", "2026-01-01T10:00:00Z", "above"));
+    await saveObjectStatus(join(repo, "sub/a/.plumb/status"), applied("y", "2026-01-01T10:00:00Z", "below"));
+    const read = async () =>
+      (await loadStatusWithNearby({ root: join(repo, "sub") }, repo, { below: true })).appliedNearby;
+    expect([...(await read()).keys()].sort()).toEqual(["Deployment/x", "Deployment/y"]);
+    execFileSync("git", ["add", "-f", ".plumb", "sub/a/.plumb"], { cwd: repo });
+    expect([...(await read()).keys()]).toEqual([]);
+  });
+});
