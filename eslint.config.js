@@ -8,6 +8,7 @@ export default defineConfig(
   {
     ignores: [
       "dist/",
+      ".dist-build-*/",
       "node_modules/",
       "coverage/",
       // npm run mutation's sandboxes and reports (kept out of git)

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, symlink, utimes, writeFile, mkdir } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -82,6 +82,25 @@ it("swaps the new build in whole: dist/ is old, then new, never a partial build"
   expect(["old", "old,new", "old,missing,new", "new"]).toContain(phases.join(","));
   expect(seen.filter((state) => state === "missing").length).toBeLessThanOrEqual(2);
   expect(await built()).toContain("a = 3");
+}, 60_000);
+
+it("writes source maps whose sources are the project's files (built at dist/'s depth)", async () => {
+  const compilerOptions = {
+    target: "es2023",
+    module: "nodenext",
+    outDir: "dist",
+    rootDir: ".",
+    types: [],
+    sourceMap: true,
+  };
+  await put("tsconfig.json", JSON.stringify({ compilerOptions, include: ["src"] }));
+  await put("src/a.ts", "export const a: number = 4;\n");
+  expect(await buildDist(root)).toMatch(/^dist\/ built/);
+  const map = JSON.parse(await readFile(join(root, "dist", "src", "a.js.map"), "utf8")) as {
+    sources: string[];
+  };
+  expect(map.sources.map((source) => join(root, "dist", "src", source))).toEqual([join(root, "src", "a.ts")]);
+  expect((await readdir(root)).filter((name) => name.startsWith(".dist-build-"))).toEqual([]);
 }, 60_000);
 
 it("ignores type errors (the typecheck's) but fails with tsc's output when it cannot build", async () => {

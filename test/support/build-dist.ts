@@ -134,9 +134,10 @@ export async function buildDist(root: string): Promise<string> {
   // Built beside dist/ and swapped in whole: another vitest run using dist/ meanwhile (a second
   // terminal, watch mode) sees the old build or the new one, never a missing or half-written one;
   // a failed build leaves the old one.
-  const cache = join(root, "node_modules", ".cache");
-  await mkdir(cache, { recursive: true });
-  const staging = await mkdtemp(join(cache, "plumb-test-build-"));
+  // Beside dist/, at its depth: the source maps tsc writes name their sources relative to where
+  // they are built, and one built deeper (node_modules/.cache/…) pointed four levels above the
+  // project once renamed into dist/ (vitest then warned "points to missing source files" for each).
+  const staging = await mkdtemp(join(root, ".dist-build-"));
   await chmod(staging, 0o755); // dist/'s mode as tsc makes it (mkdtemp's is 0700)
   try {
     for (const config of configs) await compile(root, config, staging);
@@ -147,6 +148,7 @@ export async function buildDist(root: string): Promise<string> {
   const outputs = await hashOutputs(root);
   // A source changed while tsc ran: leave no stamp, so the next run builds again.
   if ((await hashInputs(root, configs)) === inputs) {
+    await mkdir(join(root, STAMP, ".."), { recursive: true });
     await writeFile(join(root, STAMP), JSON.stringify({ inputs, outputs } satisfies Stamp));
   }
   return `dist/ built (${configs.map((c) => `tsc -p ${c}`).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(1)} s`;
