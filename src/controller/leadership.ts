@@ -1,12 +1,10 @@
 import { Gauge, Registry } from "prom-client";
 import { isPlumbError } from "../errors.js";
-import {
-  acquireStateLock,
-  describeHolder,
-  lockTargetOf,
-  readStateLock,
-  type StateLock,
-} from "../lock/index.js";
+import { describeHolder, lockTargetOf, readStateLock, type StateLock } from "../lock/index.js";
+import { acquireStateLocks } from "../lock/locks-in-order.js";
+import { nearbyStoresInUse } from "../git/status-nearby.js";
+import { manifestDirOf } from "../git/status-source.js";
+import { gitRootOf } from "../manifest/environment-scan.js";
 import type { Logger } from "../logger.js";
 import { errorMessage } from "./error-message.js";
 import type { StatusLocation } from "../git/status-source.js";
@@ -20,6 +18,18 @@ import { startingHandlers } from "./http/startup-http.js";
 // up as a standby (/healthz 200, /readyz 503, plumb_leader 0), touches nothing, and takes the lock
 // when the leader releases it (SIGTERM), dies on this host (its pid is gone), or stops renewing
 // for the lease (another host). Only then does it read the status store and start.
+//
+// It also holds, for its life, the locks of the stores nearby in use (docs/status.md "Stores above
+// and below"), as apply does for its run: a controller on TREE and one on TREE/sub (or `plumb apply
+// TREE/sub`) both reconcile what is under sub, and each sent every change there. All are taken in
+// one order, by path (lock/locks-in-order.ts): the later one is a standby (or refused) until the
+// first lets go, and none waits holding a lock another needs first.
+
+/** The stores nearby in use that a controller of `location` locks too; none with --status-dir (it reads only that store). */
+export const nearbyScanOf = (location: StatusLocation) => async (): Promise<string[]> =>
+  location.statusDir !== undefined
+    ? []
+    : await nearbyStoresInUse(location.root, location.environment, gitRootOf(manifestDirOf(location.root)));
 
 export type LeadershipOptions = {
   location: StatusLocation;
@@ -49,14 +59,20 @@ async function acquireLeadership(options: LeadershipOptions): Promise<StateLock>
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   };
+  const scan = nearbyScanOf(options.location);
+  let refused: string;
   try {
-    return await acquireStateLock(target, lockOptions);
+    return await acquireStateLocks(target, scan, lockOptions);
   } catch (error) {
     if (!isPlumbError(error) || error.code !== "state-locked") throw error;
+    refused = error.message; // names the store held: its own, or one nearby
   }
   const leader = await readStateLock(target);
-  const who = leader ? describeHolder(leader) : "another controller";
-  options.log.warn({ leader: who, status_dir: target.statusDir }, "standby: another controller leads");
+  const who = leader ? describeHolder(leader) : "another writer of a store nearby";
+  options.log.warn(
+    { leader: who, status_dir: target.statusDir, held: refused },
+    "standby: another controller leads",
+  );
   const http = options.http;
   if (http) {
     serveStandby(http, options, who);
@@ -66,7 +82,10 @@ async function acquireLeadership(options: LeadershipOptions): Promise<StateLock>
     );
   }
   try {
-    const lock = await acquireStateLock(target, { ...lockOptions, timeoutMs: Number.POSITIVE_INFINITY });
+    const lock = await acquireStateLocks(target, scan, {
+      ...lockOptions,
+      timeoutMs: Number.POSITIVE_INFINITY,
+    });
     options.log.info({}, "took over the state lock: leading");
     return lock;
   } finally {

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { loadStatusStore, defaultStatusDir } from "../status/status-store.js";
 import { latestAppliedNearby } from "../status/applied-nearby.js";
@@ -49,4 +50,23 @@ export async function loadStatusWithNearby(
     stores.push(await loadStatusStore(statusDir, tracked).catch(() => emptyStatusStore()));
   }
   return { store, appliedNearby: latestAppliedNearby(stores) };
+}
+
+/**
+ * The status directories of the stores above a manifest PATH (up to the git root `top`) and below a
+ * directory PATH that are in use now (the store or its lock exists), in ENV/ with an environment:
+ * a writer locks them too (lock/locks-in-order.ts), as they hold objects it applies.
+ */
+export async function nearbyStoresInUse(
+  path: string,
+  environment: string | undefined,
+  top: string | undefined,
+): Promise<string[]> {
+  const own = manifestDirOf(path);
+  const above = top === undefined ? [] : directoriesAbove(own, top);
+  const below = own === resolve(path) ? await directoriesBelow(own) : [];
+  return [...above, ...below]
+    .map((dir) => join(defaultStatusDir(dir), environment ?? ""))
+    .filter((dir) => existsSync(dir) || existsSync(`${dir.replace(/[/\\]+$/, "")}.lock`))
+    .sort();
 }

@@ -1,10 +1,5 @@
-import {
-  acquireStateLock,
-  describeHolder,
-  readStateLock,
-  type LockTarget,
-  type StateLock,
-} from "../../lock/index.js";
+import { describeHolder, readStateLock, type LockTarget, type StateLock } from "../../lock/index.js";
+import { acquireStateLocks } from "../../lock/locks-in-order.js";
 import type { Logger } from "../../logger.js";
 import { errorMessage } from "../error-message.js";
 import type { Store } from "../store.js";
@@ -42,6 +37,8 @@ export type EnvironmentClaim = {
 export type ClaimDeps = {
   name: string;
   target: LockTarget;
+  /** The stores nearby in use (their ENV/) whose locks are held with its own (leadership.ts). */
+  nearby?: (() => Promise<string[]>) | undefined;
   leaseMs: number | undefined;
   /** Whether this replica may take one more environment now. */
   mayTake: () => boolean;
@@ -164,7 +161,7 @@ async function takeLock(deps: ClaimDeps, state: ClaimState): Promise<StateLock |
     .then((holder) => (state.leader = holder ? describeHolder(holder) : undefined))
     .catch(() => undefined);
   try {
-    return await acquireStateLock(deps.target, {
+    return await acquireStateLocks(deps.target, deps.nearby ?? (async () => []), {
       command: "plumb controller",
       timeoutMs: Number.POSITIVE_INFINITY,
       signal: AbortSignal.any([wait.signal, signal]),

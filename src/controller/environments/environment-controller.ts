@@ -16,6 +16,7 @@ import { createManifestLoader } from "../snapshot/manifest-loader.js";
 import { treeAtRest } from "../snapshot/read-at-rest.js";
 import type { ManifestSource } from "../source/manifest-source.js";
 import { createSync, startTriggers } from "../source/triggers.js";
+import { nearbyScanOf } from "../leadership.js";
 import { startStore } from "../store.js";
 import { type EnvironmentClaim, startClaim } from "./environment-claim.js";
 import { environmentHandlers } from "./environment-http.js";
@@ -248,6 +249,8 @@ function claimOf(ctx: Context, name: string): EnvironmentClaim {
   return startClaim({
     name,
     target: lockTargetOf(location),
+    // --status-dir: that store only; else the stores nearby in ENV/ (as `apply --env ENV` locks them)
+    nearby: nearbyScanOf({ root: source.manifestRoot, statusDir: options.statusDir, environment: name }),
     leaseMs: options.lockLeaseMs,
     mayTake: ctx.rebalance.mayTake,
     check: () => void api(),
