@@ -1,5 +1,5 @@
 import { type Document, type Node, parseAllDocuments, Scalar as ScalarNode, stringify, YAMLMap } from "yaml";
-import { editValues } from "../manifest/edit-values.js";
+import { editValues } from "../manifest/write/edit-values.js";
 import { nodeAt, scalarAt } from "../manifest/yaml-path.js";
 
 // Sets scalar values in a manifest file, adding the mapping keys that are missing on the way

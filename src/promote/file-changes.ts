@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { replaceFileText } from "../manifest/replace-file.js";
+import { replaceFileText } from "../manifest/write/replace-file.js";
 import { join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { fileError, PlumbError } from "../errors.js";

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
-import { replaceFileText } from "../manifest/replace-file.js";
+import { replaceFileText } from "../manifest/write/replace-file.js";
 import { join } from "node:path";
 import { type FieldOrigin, SOURCE_TARBALL_FIELD } from "../diff/plan/plan-types.js";
 import { fileError, PlumbError } from "../errors.js";
-import { editValues, type ValueEdit } from "../manifest/edit-values.js";
+import { editValues, type ValueEdit } from "../manifest/write/edit-values.js";
 import type { DriftReport } from "./drift.js";
 import { editForEnvironment, type EnvironmentWrite } from "./drift-write-environment.js";
 

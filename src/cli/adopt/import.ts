@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { fileError, PlumbError, UsageError } from "../../errors.js";
-import { replaceFileText } from "../../manifest/replace-file.js";
+import { replaceFileText } from "../../manifest/write/replace-file.js";
 import {
   type BuiltManifest,
   buildDeploymentManifest,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { editValues } from "../../src/manifest/edit-values.js";
+import { editValues } from "../../../src/manifest/write/edit-values.js";
 
 // drift --write edits values in place: only the edited scalars change, every other byte stays.
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { parse, parseDocument } from "yaml";
-import { editValues } from "../../src/manifest/edit-values.js";
+import { editValues } from "../../../src/manifest/write/edit-values.js";
 
 // drift --write writes a live string as it reads back: quoted when plain YAML would read it as
 // something else (a number, a list, a mapping), and without the yaml package's warning about

@@ -1,6 +1,6 @@
 import { Composer, CST, type Document, parseDocument, Parser, Scalar } from "yaml";
-import type { FieldPath } from "./locate.js";
-import { nodeAt, scalarAt } from "./yaml-path.js";
+import type { FieldPath } from "../locate.js";
+import { nodeAt, scalarAt } from "../yaml-path.js";
 
 // Edits scalar values inside a manifest file through the yaml package's CST: only the edited
 // scalars change; comments, key order, quoting, indentation and every other byte stay as they were
