@@ -52,6 +52,15 @@ describe("plumb completion bash", () => {
   });
 });
 
+it("keeps apostrophes in descriptions as ’ (quoted safely in every shell), not as spaces", async () => {
+  const { readFile } = await import("node:fs/promises");
+  for (const name of ["zsh", "fish"] as const) {
+    const text = await readFile(await script(name), "utf8");
+    expect(text).toContain("plumb\u2019s commands");
+    expect(text).not.toMatch(/plumb s commands|manifests current/);
+  }
+});
+
 describe.skipIf(!shell("fish"))("plumb completion fish", () => {
   it("fish completes commands, flags and values with the script", async () => {
     const file = await script("fish");

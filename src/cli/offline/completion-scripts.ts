@@ -34,10 +34,14 @@ export function describeCommands(commands: readonly Command[]): CommandSpec[] {
 const words = (list: readonly string[]) => list.join(" ");
 /** Values that are paths complete as files; others (names, durations, URLs) complete as nothing. */
 const takesPath = (o: OptionSpec) => /^--(dir|out|plan|path|workdir)$|-(file|dir)$/.test(o.long);
-/** Text safe inside single quotes in every shell, and free of zsh's spec characters. */
+/**
+ * Text safe inside single quotes in every shell, and free of zsh's spec characters. An apostrophe
+ * becomes ’ (U+2019), which needs no quoting anywhere: as a space it read "plumb s commands".
+ */
 const plain = (text: string) =>
   text
-    .replace(/['[\]:\\]/g, " ")
+    .replace(/'/g, "\u2019")
+    .replace(/[[\]:\\]/g, " ")
     .replace(/\s+/g, " ")
     .trim();
 
