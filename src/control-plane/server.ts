@@ -7,6 +7,7 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./http/json-depth.js";
 import type { ControlPlaneContext } from "./context.js";
 import { registerDeploymentRoutes } from "./deployments/routes.js";
 import { DeploymentStore } from "./deployments/store.js";
+import { bodyStillComing } from "./http/connections.js";
 import { installErrorHandling, unprocessable } from "./http/http-errors.js";
 import { registerMiscRoutes } from "./http/misc-routes.js";
 import {
@@ -164,8 +165,9 @@ function createFastify(
   installRequestLog(app, o.logger);
   // Every answer's Date is this server's clock, the one its timestamps come from (as on a real
   // server): plumb promote's soak gate measures from a revision's updated_at to it.
-  app.addHook("onSend", async (_request, reply) => {
+  app.addHook("onSend", async (request, reply) => {
     reply.header("date", new Date(o.clock.now()).toUTCString());
+    if (bodyStillComing(request.raw)) reply.header("connection", "close");
   });
   installErrorHandling(app, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
   return { app, auth };

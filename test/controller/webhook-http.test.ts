@@ -5,6 +5,7 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ControllerHttp, startControllerHttp } from "../../src/controller/http/http-server.js";
 import { signBody } from "../../src/controller/source/webhook.js";
+import { rawRequest } from "../support/raw-http.js";
 
 // POST /hooks/git on the controller's server: a signed delivery fetches once; the same delivery
 // again is refused (409) and fetches nothing. A body is checked as it arrives, never kept whole.
@@ -118,5 +119,116 @@ describe("POST /hooks/git", () => {
     expect((await post(signBody("hook-secret", body), "d-2")).status).toBe(409);
     expect(fetched).toEqual(["fetch"]);
     expect(refused).toEqual(["signature", "replayed", "replayed"]);
+  });
+});
+
+// An answer given while the request's body is still coming (a refusal before it is read, a 413
+// part-way) says `Connection: close` and ends the connection once written: the client cannot go
+// on sending the rest into a kept-alive connection, and none of it is held. Raw sockets: fetch
+// hides whether the server ended the connection.
+describe("an answer before the body is read closes the connection", () => {
+  const signed = `X-Hub-Signature-256: sha256=${"0".repeat(64)}\r\nX-GitHub-Delivery: early\r\n`;
+  const post = (extra: string) => `POST /hooks/git HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}`;
+
+  it("413 for a declared length over 1 MiB: answered before the body, and the connection ended", async () => {
+    http = await webhookServer();
+    const request = rawRequest(http.url, post(`${signed}Content-Length: ${100 * 1024 * 1024}\r\n`));
+    const answer = await request.answer;
+    expect(answer.status).toBe(413);
+    expect(answer.headers.connection).toBe("close");
+    expect(await request.closed).toBe("end");
+  });
+
+  it("413 part-way through a chunked body: the rest is not read, the connection ended", async () => {
+    http = await webhookServer();
+    const request = rawRequest(http.url, post(`${signed}Transfer-Encoding: chunked\r\n`));
+    const written = await request.push(100 * 1024 * 1024, { chunked: true, untilAnswered: true });
+    const answer = await request.answer;
+    expect(answer.status).toBe(413);
+    expect(answer.headers.connection).toBe("close");
+    expect(await request.closed).toBe("end");
+    expect(written).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it.each([
+    ["401, no signature", post(`Content-Length: ${1024 * 1024}\r\n`), 401, true],
+    [
+      "405, PUT with a body",
+      `PUT /hooks/git HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n`,
+      405,
+      true,
+    ],
+    [
+      "421, a foreign Host",
+      `POST /hooks/git HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 1000000\r\n`,
+      421,
+      true,
+    ],
+    [
+      "200, GET with a body",
+      `GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n`,
+      200,
+      true,
+    ],
+    ["404, no webhook secret", post(`${signed}Content-Length: 1000000\r\n`), 404, false],
+  ])("%s: Connection: close and the connection ended", async (_name, head, status, withSecret) => {
+    http = withSecret
+      ? await webhookServer()
+      : await startControllerHttp(
+          { host: "127.0.0.1", port: 0 },
+          {
+            ready: () => true,
+            registry: new Registry(),
+            status: () => ({}),
+            webhookSecret: undefined,
+            onWebhook: () => {},
+          },
+        );
+    const request = rawRequest(http.url, head);
+    const answer = await request.answer;
+    expect(answer.status).toBe(status);
+    expect(answer.headers.connection).toBe("close");
+    expect(await request.closed).toBe("end");
+  });
+
+  it("keeps the connection of a delivery whose body was read to its end", async () => {
+    http = await webhookServer();
+    const body = JSON.stringify({ ref: "refs/heads/main" });
+    const request = rawRequest(
+      http.url,
+      post(
+        `X-Hub-Signature-256: ${signBody("hook-secret", body)}\r\nX-GitHub-Delivery: kept\r\nContent-Length: ${body.length}\r\n`,
+      ),
+    );
+    request.socket.write(body);
+    const answer = await request.answer;
+    expect(answer.status).toBe(202);
+    expect(answer.headers.connection).not.toBe("close");
+    request.socket.write("GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); // the same connection
+    await request.received(/HTTP\/1\.1 202[^]*HTTP\/1\.1 200 OK/);
+    request.socket.destroy();
+  });
+
+  it("20 deliveries cut at 1 MiB hold no memory and all end", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const buffers = () => {
+      gc();
+      return process.memoryUsage().arrayBuffers;
+    };
+    http = await webhookServer();
+    const before = buffers();
+    const requests = Array.from({ length: 20 }, () =>
+      rawRequest(http!.url, post(`${signed}Transfer-Encoding: chunked\r\n`)),
+    );
+    const written = await Promise.all(
+      requests.map((r) => r.push(100 * 1024 * 1024, { chunked: true, untilAnswered: true })),
+    );
+    expect(await Promise.all(requests.map((r) => r.closed))).toEqual(requests.map(() => "end"));
+    expect((await Promise.all(requests.map((r) => r.answer))).map((a) => a.status)).toEqual(
+      requests.map(() => 413),
+    );
+    expect(Math.max(...written)).toBeLessThan(16 * 1024 * 1024);
+    expect(buffers() - before).toBeLessThan(8 * 1024 * 1024);
   });
 });

@@ -126,6 +126,13 @@ export class DeploymentStore {
     return upload;
   }
 
+  /** The token was issued and its deployment is there: checked before an upload's body is read. */
+  knowsUpload(token: string, now: number): boolean {
+    const owner = this.uploads.get(token);
+    const record = owner && this.byId.get(owner.deploymentId);
+    return record !== undefined && this.get(record.tenantId, record.id, now) !== undefined;
+  }
+
   /** Records a PUT to an upload URL; undefined when the token is unknown or its deployment is gone. */
   receiveUpload(token: string, size: number, now: number): UploadRecord | undefined {
     const owner = this.uploads.get(token);

@@ -45,7 +45,15 @@ export function registerMiscRoutes(app: FastifyInstance, deps: MiscRouteDeps): v
     );
     uploads.put<{ Params: { token: string } }>(
       "/uploads/:token",
-      { config: { public: true }, bodyLimit: deps.uploadLimit },
+      {
+        config: { public: true },
+        bodyLimit: deps.uploadLimit,
+        // An unknown URL is refused before its body (up to 64 MiB, kept whole) is read.
+        onRequest: (request, _reply, done) =>
+          deps.store.knowsUpload(request.params.token, deps.clock.now())
+            ? done()
+            : done(new HttpError(404, "Unknown or expired upload URL.")),
+      },
       async (request) => {
         const body = request.body;
         if (!Buffer.isBuffer(body) || body.length < 2 || body[0] !== 0x1f || body[1] !== 0x8b)

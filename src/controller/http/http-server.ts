@@ -93,10 +93,15 @@ const drainedOrClosed = (res: ServerResponse) =>
     res.on("close", done);
   });
 
-/** Feeds the body to `digest` as it arrives, keeping none of it; false once it passes the limit. */
+/**
+ * Feeds the body to `digest` as it arrives, keeping none of it; false once it passes the limit,
+ * the rest left unread (the answer closes the connection: carriesBody). The request is not
+ * destroyed on the way out, which could cut the connection before the 413 is written.
+ */
 async function digestBody(req: IncomingMessage, digest: WebhookDigest): Promise<boolean> {
+  if (Number(req.headers["content-length"]) > MAX_WEBHOOK_BYTES) return false; // said up front
   let size = 0;
-  for await (const chunk of req) {
+  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     size += (chunk as Buffer).length;
     if (size > MAX_WEBHOOK_BYTES) return false;
     digest.update(chunk as Buffer);
@@ -104,11 +109,9 @@ async function digestBody(req: IncomingMessage, digest: WebhookDigest): Promise<
   return true;
 }
 
-/** An answer after which the connection closes: the rest of a body left unread is not waited for. */
-const sendAndClose = (res: ServerResponse, code: number, body: unknown) => {
-  res.setHeader("connection", "close");
-  send(res, code, body);
-};
+/** The request says a body follows (Content-Length above 0, or Transfer-Encoding). */
+const carriesBody = (req: IncomingMessage): boolean =>
+  req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
 
 async function handle(
   h: HttpHandlers,
@@ -123,10 +126,11 @@ async function handle(
     if (!h.webhookSecret) return send(res, 404, { detail: "webhook not configured (--webhook-secret-file)" });
     if (!mayBeSigned(req.headers)) {
       h.onBadWebhook?.("signature");
-      return sendAndClose(res, 401, { detail: "invalid signature" });
+      return send(res, 401, { detail: "invalid signature" });
     }
     const digest = webhookDigest(h.webhookSecret, req.headers);
     if (!(await digestBody(req, digest))) return send(res, 413, { detail: "payload too large" });
+    res.removeHeader("connection"); // the body was read to its end: the connection may serve another
     const verdict = server.webhook(h.webhookSecret, req.headers, digest);
     if (!verdict.ok) {
       h.onBadWebhook?.(verdict.reason);
@@ -180,6 +184,10 @@ export async function startControllerHttp(listen: Listen, handlers: HttpHandlers
   // A DNS-rebinding page names a host the controller was not told about: 421, nothing served.
   const hostAllowed = createHostCheck(listen.host, listen.allowedHosts);
   const server = createServer((req, res) => {
+    // Whatever answers a request whose body is left unread (a refusal before it, a 413 part-way,
+    // any route but the webhook) closes the connection once written: Node would otherwise read and
+    // drop the rest of the body, however long, to keep the connection for another request.
+    if (carriesBody(req)) res.setHeader("connection", "close");
     if (!hostAllowed(req.headers.host))
       return send(res, 421, {
         detail: "this Host is not one the controller answers: add it with --allowed-host",
