@@ -45,6 +45,10 @@ export type ControlPlaneOptions = {
   bodyLimit: number;
   /** Time to receive a whole request, headers and body (408 and closed past it); default 300 s. */
   requestTimeoutMs: number;
+  /** Connections open at once; one more is closed unanswered as it arrives (default 512). */
+  maxConnections: number;
+  /** Time a kept-alive connection may wait idle for its next request before it is closed (default 5 s). */
+  keepAliveTimeoutMs: number;
   clock: Clock;
   logger: Logger | false;
   listeners: Listener[];

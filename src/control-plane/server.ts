@@ -7,7 +7,12 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./http/json-depth.js";
 import type { ControlPlaneContext } from "./context.js";
 import { registerDeploymentRoutes } from "./deployments/routes.js";
 import { DeploymentStore } from "./deployments/store.js";
-import { bodyStillComing } from "./http/connections.js";
+import {
+  bodyStillComing,
+  capConnections,
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+} from "./http/connections.js";
 import { installErrorHandling, unprocessable } from "./http/http-errors.js";
 import { registerMiscRoutes } from "./http/misc-routes.js";
 import {
@@ -54,6 +59,8 @@ function resolveOptions(options: Partial<ControlPlaneOptions> = {}): ControlPlan
     rateLimits: {},
     bodyLimit: 1024 * 1024,
     requestTimeoutMs: 300_000,
+    maxConnections: DEFAULT_MAX_CONNECTIONS,
+    keepAliveTimeoutMs: DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
     clock: systemClock,
     logger: false,
     listeners: DEFAULT_LISTENERS,
@@ -151,6 +158,9 @@ function createFastify(
     // and what it had sent for ever. Node checks it every 30 s (a test's short timeout: its half),
     // and only when the headers' own limit (60 s) is not longer.
     requestTimeout: o.requestTimeoutMs,
+    // fastify's own default, 72 s, is for a server behind a load balancer; Node's 5 s frees an idle
+    // client's socket sooner (undici, plumb's client, reads the Keep-Alive header and closes first).
+    keepAliveTimeout: o.keepAliveTimeoutMs,
     http: {
       headersTimeout: Math.min(60_000, o.requestTimeoutMs),
       connectionsCheckingInterval: Math.min(30_000, Math.max(50, o.requestTimeoutMs / 2)),
@@ -159,6 +169,7 @@ function createFastify(
       customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false },
     },
   }) as unknown as FastifyInstance;
+  capConnections(app.server, o.maxConnections, o.logger, () => o.clock.now());
   installJsonParser(app);
   const auth = createAuthenticator(apiKeys);
   installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows });
