@@ -69,6 +69,8 @@ export const ERROR_CODES = [
   "lock-lost",
   "lock-io-error",
   "status-unreadable",
+  // git cannot say which records it tracks (git/tracked-records.ts): none is trusted
+  "status-tracking-unknown",
   "status-write-failed",
   "status-branch-no-repo",
   "status-branch-is-manifest-branch",

@@ -1,9 +1,11 @@
 import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "../logger.js";
 import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
 import { loadStatusStore, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
+import { trackedRecords } from "../git/tracked-records.js";
 import { errorMessage } from "./error-message.js";
 import type { PushFence } from "../git/fenced-push.js";
 import type { Timers } from "./queue/work-queue.js";
@@ -25,6 +27,12 @@ export type StatusBook = {
   forget: (kind: string, name: string) => Promise<void>;
   /** Publishes what is pending to the status branch now and waits for every publish (shutdown). */
   flush: () => Promise<void>;
+  /**
+   * After the checkout moved to a new commit: says each record git now tracks in the store (a
+   * commit brought it). The store is read only at start, so no such record is trusted while the
+   * controller runs; the next start ignores it (or, when git cannot answer, refuses to start).
+   */
+  checkTracked: () => Promise<void>;
 };
 
 export type StatusBookOptions = {
@@ -131,6 +139,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       options.onChange?.(statusKey(kind, name));
       publishSoon();
     },
+    checkTracked: trackedChecker(statusDir, new Set(loaded.problems.map((p) => p.file)), log),
     async flush() {
       cancelPublish?.();
       // After losing the lock, the branch is the new leader's: this store is stale, never pushed.
@@ -138,6 +147,25 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       else if (location.statusBranch) log.warn({}, "lost the state lock: status branch not published");
       await publishing;
     },
+  };
+}
+
+/** Says each record git tracks in `statusDir` that was not said yet (StatusBook.checkTracked). */
+function trackedChecker(statusDir: string, said: Set<string>, log: Logger): () => Promise<void> {
+  return async () => {
+    const tracked = await trackedRecords(statusDir).catch((error: unknown) => {
+      log.error(
+        { err: errorMessage(error) },
+        "status records not checked against git: none a commit brings is read while this controller runs; its next start refuses until git answers",
+      );
+      return new Map<string, string>();
+    });
+    for (const [name, reason] of tracked) {
+      const file = join(statusDir, name);
+      if (said.has(file)) continue;
+      said.add(file);
+      log.warn({ file, reason }, "ignoring status file");
+    }
   };
 }
 

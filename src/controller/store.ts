@@ -44,6 +44,8 @@ export type Store = Controller & {
   statuses: ReadonlyMap<string, ObjectStatus>;
   /** Counts a scan (the shared triggers' fetch errors). */
   scanned: (source: string, result: "ok" | "invalid" | "error") => void;
+  /** The checkout moved: the records git now tracks in its store are said (status-book.ts). */
+  checkTracked: () => Promise<void>;
 };
 
 export async function startStore(options: ControllerOptions, shared: StoreShared): Promise<Store> {
@@ -81,7 +83,11 @@ function serveStore(
   const { metrics, listing, readiness, controlPlane, platform, notifier, requests, budget } = services;
   const clock = options.clock ?? systemClock;
   const log = options.logger;
-  const sync = createSync({ source, scan: scanner.scan, metrics, log, stopping: () => state.stopping });
+  const sync = createSync({
+    ...{ source, scan: scanner.scan, metrics, log },
+    newCommit: book.checkTracked,
+    stopping: () => state.stopping,
+  });
   const working = () => !state.stopping && readiness.settled();
   const checkDrift = createDriftCheck(options, {
     sweep: {
@@ -202,6 +208,7 @@ function storeHandle(options: ControllerOptions, shared: StoreShared, parts: Sto
     registry: services.metrics.registry,
     statuses: book.statuses,
     scanned: (trigger, result) => services.metrics.scanned(trigger, result),
+    checkTracked: book.checkTracked,
     manifestRoot: source.manifestRoot,
     ready: services.readiness.settled,
     status: serving.status,

@@ -46,7 +46,9 @@ export async function loadStatusWithNearby(
   for (const dir of [...dirs, ...(below ? await directoriesBelow(own) : [])]) {
     const statusDir = join(defaultStatusDir(dir), location.environment ?? "");
     // A record git tracks is not plumb's (tracked-records.ts): ignored here as in PATH's own store.
-    const tracked = await trackedRecords(statusDir);
+    // A store nearby whose records git cannot say it tracks is skipped (it only saves a re-send).
+    const tracked = await trackedRecords(statusDir).catch(() => undefined);
+    if (tracked === undefined) continue;
     stores.push(await loadStatusStore(statusDir, tracked).catch(() => emptyStatusStore()));
   }
   return { store, appliedNearby: latestAppliedNearby(stores) };

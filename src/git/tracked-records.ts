@@ -1,29 +1,72 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { PlumbError } from "../errors.js";
 
 // A status store is state, never manifests (README: keep `.plumb/` out of git). A record committed
 // to the repository is not one plumb wrote: anyone whose commit lands can name any live deployment
 // in it, and apply --prune in a fresh clone, or a controller with --prune following the branch,
 // would delete that deployment as one plumb created. So the records git tracks are ignored, as an
-// unreadable record is, and said. Outside a work tree (or without git) nothing is tracked.
+// unreadable record is, and said. Outside a repository (no `.git` in the store's directory or
+// above it, no GIT_DIR) nothing can be tracked: no answer from git is needed. Inside one, git must
+// answer: when it fails (not installed, "detected dubious ownership", a broken .git) plumb cannot
+// tell a committed record from its own, and refuses (status-tracking-unknown) rather than trust
+// them all (docs/status.md "Records are state, never manifests").
 
 const TRACKED_RECORD =
   "tracked by git, so not trusted as plumb's own record (one committed to the repository could name any deployment for --prune): " +
   "untrack the store (git rm -r --cached .plumb) and add .plumb/ to .gitignore";
 
-/** The `*.json` names directly in `dir` that git tracks, each with why it is ignored. */
+/** The `*.json` names directly in `dir` that git tracks, each with why it is ignored; status-tracking-unknown when git cannot say. */
 export async function trackedRecords(dir: string): Promise<Map<string, string>> {
   const names = await readdir(dir).catch(() => [] as string[]);
   // A store without records costs no git process (every fresh clone, every first apply).
   if (!names.some((n) => n.endsWith(".json"))) return new Map();
-  const listed = await new Promise<string>((resolve) => {
+  const listed = await new Promise<{ stdout: string; failed?: string }>((done) => {
     execFile(
       "git",
       ["ls-files", "-z", "--", "."],
       { cwd: dir, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout) => resolve(error ? "" : stdout),
+      (error, stdout, stderr) =>
+        done(error ? { stdout: "", failed: gitFailure(error, String(stderr)) } : { stdout }),
     );
   });
-  const tracked = listed.split("\0").filter((n) => n.endsWith(".json") && !n.includes("/"));
+  if (listed.failed !== undefined) {
+    if (!insideRepository(dir)) return new Map();
+    throw trackingUnknown(dir, listed.failed);
+  }
+  const tracked = listed.stdout.split("\0").filter((n) => n.endsWith(".json") && !n.includes("/"));
   return new Map(tracked.map((name) => [name, TRACKED_RECORD]));
 }
+
+/** Is `dir` in a git repository as git would look for one: a `.git` in it or above, or GIT_DIR set. */
+function insideRepository(dir: string): boolean {
+  if (process.env.GIT_DIR) return true;
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    if (existsSync(join(at, ".git"))) return true;
+    if (dirname(at) === at) return false;
+  }
+}
+
+/** git's own first line (control characters escaped), or why it did not run. */
+function gitFailure(error: NodeJS.ErrnoException | Error, stderr: string): string {
+  if ((error as NodeJS.ErrnoException).code === "ENOENT") return "git is not installed (not found on PATH)";
+  const line = stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .find((l) => l.length > 0);
+  return (line ?? error.message).replace(
+    // eslint-disable-next-line no-control-regex -- control characters are what this escapes
+    /[\u0000-\u001f\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+const trackingUnknown = (dir: string, why: string) =>
+  new PlumbError(
+    "status-tracking-unknown",
+    `cannot tell which status records in ${dir} git tracks (git ls-files failed: ${why}): a record committed to the repository is not trusted as plumb's own, and without git's answer none can be. ` +
+      "Fix git there (install it; for 'dubious ownership': git config --global --add safe.directory <the repository>, or run as the repository's owner), " +
+      "or keep the store outside the repository (--status-dir DIR)",
+  );

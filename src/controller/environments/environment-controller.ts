@@ -176,7 +176,12 @@ function createScans(ctx: Context) {
   };
   const scanned = (trigger: string, result: "ok" | "invalid" | "error") =>
     leadersOf(ctx.claims).forEach((c) => c.store()!.scanned(trigger, result));
-  const sync = createSync({ source, scan: scanAll, metrics: { scanned }, log, stopping: () => ctx.stopping });
+  const newCommit = async () =>
+    void (await Promise.all(leadersOf(ctx.claims).map((c) => c.store()!.checkTracked())));
+  const sync = createSync({
+    ...{ source, scan: scanAll, metrics: { scanned }, log, newCommit },
+    stopping: () => ctx.stopping,
+  });
   const checkDrift = async () =>
     void (await Promise.all(leadersOf(ctx.claims).map((c) => c.store()!.checkDrift())));
   return { scanAll, scanned, sync, checkDrift };

@@ -16,6 +16,8 @@ import type { Timers } from "../queue/work-queue.js";
 export function createSync(deps: {
   source: Pick<ManifestSource, "fetch" | "commit">;
   scan: (trigger: string) => Promise<void>;
+  /** After a fetch that moved the commit, before its scan (the status books' checkTracked). */
+  newCommit?: () => Promise<void>;
   metrics: Pick<ControllerMetrics, "scanned">;
   log: Logger;
   stopping: () => boolean;
@@ -26,6 +28,7 @@ export function createSync(deps: {
     try {
       if (await deps.source.fetch()) {
         deps.log.info({ revision: deps.source.commit(), trigger }, "new commit");
+        await deps.newCommit?.();
         await deps.scan(trigger);
       }
     } catch (error) {
