@@ -20,7 +20,18 @@ const problem = (at: SourceLocation, code: string, message: string): Problem => 
 export const tooDeep = (at: SourceLocation): Problem =>
   problem(at, "too-deep", `nested more than ${MAX_NESTING} levels deep; manifests are far shallower`);
 
-/** Duplicate keys, keys that are not plain scalars, and nesting past MAX_NESTING, in one pass. */
+/**
+ * A plain `<<` key: YAML 1.1's merge key, which YAML 1.2 (plumb's core schema) does not have. Read
+ * as written it is a field named "<<" (an unknown field, or a label of a mapping's value), which
+ * is not what its author meant; plumb refuses it where it stands instead of merging.
+ */
+const isMergeKey = (key: Scalar | null): boolean =>
+  key !== null && key.value === "<<" && (key.type === undefined || key.type === Scalar.PLAIN);
+
+const MERGE_KEY_MESSAGE =
+  'YAML merge keys ("<<") are not supported (YAML 1.2 has none): write the fields in this mapping; an alias can still stand for a whole value ("labels: *common")';
+
+/** Duplicate and merge keys, keys that are not plain scalars, and nesting past MAX_NESTING, in one pass. */
 export function checkYamlShape(doc: Document, at: (offset: number) => SourceLocation): Problem[] {
   const problems: Problem[] = [];
   let reportedDepth = false;
@@ -49,6 +60,8 @@ export function checkYamlShape(doc: Document, at: (offset: number) => SourceLoca
       ) {
         const message = "a mapping key must be a plain string, not a list, mapping, alias or binary";
         problems.push(problem(at(offset(key)), "complex-key", message));
+      } else if (isMergeKey(key)) {
+        problems.push(problem(at(offset(key)), "yaml-merge-key", MERGE_KEY_MESSAGE));
       } else {
         const name = String((key?.value as string | number | boolean | null | undefined) ?? "");
         if (seen.has(name))
