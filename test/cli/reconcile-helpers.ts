@@ -7,6 +7,14 @@ import type { ApplyIo } from "../../src/cli/sync/apply.js";
 
 export type Captured = ApplyIo & { out(): string; err(): string };
 
+/**
+ * Revision reads while an in-process apply waits: the first after 10-20 ms, then at most 200 ms
+ * apart. The engine's own (the first read after 500-1,000 ms, up to 15 s apart) made each waiting
+ * apply sit half a second or more on a revision the local control plane had already DEPLOYED; the
+ * back-off itself is test/apply/revision-watcher*.test.ts's to prove.
+ */
+const TEST_POLL = { pollIntervalMs: 20, maxPollIntervalMs: 200 };
+
 /** In-memory stdout/stderr and an environment pointing at the local control plane. */
 export function captureIo(cp: RunningControlPlane, extra: Partial<ApplyIo> = {}): Captured {
   let out = "";
@@ -17,6 +25,7 @@ export function captureIo(cp: RunningControlPlane, extra: Partial<ApplyIo> = {})
     stdin: { isTTY: false },
     env: { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY, NO_COLOR: "1" },
     signals: { once: () => process, removeListener: () => process },
+    poll: TEST_POLL,
     ...extra,
     out: () => out,
     err: () => err,

@@ -21,7 +21,7 @@ import {
   plannedDeletes,
 } from "../../reconcile/prune/prune.js";
 import { checkPruneBudget } from "../../reconcile/prune/prune-budget.js";
-import { applyChanges, type ChangeRunResult } from "../../reconcile/apply-changes.js";
+import { applyChanges, type ChangeRunResult, type RunSettings } from "../../reconcile/apply-changes.js";
 import type { PlanManifestsResult } from "../../reconcile/plan/plan-run.js";
 import type { Plan, PlannedPrune } from "../../diff/plan/plan-types.js";
 import type { ApiOptions } from "../../api/config.js";
@@ -67,6 +67,8 @@ export type ApplyIo = SessionIo & {
   signals?: Pick<NodeJS.Process, "once" | "removeListener">;
   /** The state lock's lease and clocks; injected by tests (a short lease, a paused process). */
   lock?: StateLockTiming;
+  /** How often revisions are read while waiting; injected by tests (the engine's defaults otherwise). */
+  poll?: Pick<RunSettings, "pollIntervalMs" | "maxPollIntervalMs">;
 };
 
 type Flags = ConnectionFlags & {
@@ -257,6 +259,7 @@ async function sendAndReport(run: Confirmed): Promise<number> {
       onProgress: live ? (e: ProgressEvent) => live.onProgress(e) : plainProgress(log),
       agentUrlFallback: agentUrlFallback(api.apiUrl),
       onApplied: () => live?.finish(),
+      ...io.poll,
     };
     const objects = { plan, objects: applyObjects(result), live: result.live.deployments };
     const prune = { deletes: run.deletes, statusDir: session.statusDir };
