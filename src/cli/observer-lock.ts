@@ -34,7 +34,8 @@ export async function takeObserverLock(
     environment: flags.environment,
   });
   try {
-    const lock = await acquireStateLock(target, { command, timeoutMs: flags.lockTimeout ?? 0 });
+    const say = (line: string) => stderr.write(`plumb: ${line}\n`); // a lock not trusted
+    const lock = await acquireStateLock(target, { command, timeoutMs: flags.lockTimeout ?? 0, say });
     // The lock's fence: a run paused past its lease (or whose lock was forced) writes nothing more.
     const writes = () => {
       try {

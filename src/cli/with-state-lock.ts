@@ -34,7 +34,8 @@ export async function withStateLock<T>(
     statusBranch: flags.statusBranch,
     environment: flags.environment,
   });
-  const options = { ...timing, command, timeoutMs: flags.lockTimeout ?? 0 };
+  const say = (line: string) => process.stderr.write(`plumb: ${line}\n`); // a lock not trusted
+  const options = { ...timing, command, timeoutMs: flags.lockTimeout ?? 0, say };
   // The stores nearby hold objects PATH applies too (nearby-locks.ts), all taken in one order and
   // scanned again once held (lock/locks-in-order.ts); an explicit --status-dir reads that store
   // only, and so locks it only.

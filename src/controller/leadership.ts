@@ -56,6 +56,7 @@ async function acquireLeadership(options: LeadershipOptions): Promise<StateLock>
   const target = lockTargetOf(options.location);
   const lockOptions = {
     command: COMMAND,
+    say: (line: string) => options.log.warn({ status_dir: target.statusDir }, line),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   };

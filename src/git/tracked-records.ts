@@ -40,6 +40,20 @@ export async function trackedRecords(dir: string): Promise<Map<string, string>> 
   return new Map(tracked.map((name) => [name, TRACKED_RECORD]));
 }
 
+/**
+ * The names directly in `dir` of the files git tracks there (the state lock's directory:
+ * lock/committed-lock.ts); undefined when git cannot say (no repository, git missing or failing).
+ */
+export async function trackedNamesIn(dir: string): Promise<Set<string> | undefined> {
+  const listed = await new Promise<string | undefined>((done) => {
+    execFile("git", ["ls-files", "-z", "--", "."], { cwd: dir, maxBuffer: 1024 * 1024 }, (error, stdout) =>
+      done(error ? undefined : stdout),
+    );
+  });
+  if (listed === undefined) return undefined;
+  return new Set(listed.split("\0").filter((n) => n.length > 0 && !n.includes("/")));
+}
+
 /** Is `dir` in a git repository as git would look for one: a `.git` in it or above, or GIT_DIR set. */
 function insideRepository(dir: string): boolean {
   if (process.env.GIT_DIR) return true;

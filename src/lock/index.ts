@@ -1,7 +1,8 @@
 import { systemClock } from "../clock.js";
 import { manifestDirOf, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
 import { acquireBranchLease, forceBranchUnlock, readBranchLease } from "./branch-lease.js";
-import { acquireLocalLock, forceLocalUnlock, readLocalLock } from "./local-lock.js";
+import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
+import { acquireLocalLock, forceLocalUnlock, lockPathOf, readLocalLock } from "./local-lock.js";
 import {
   DEFAULT_LEASE_MS,
   type LockHolder,
@@ -76,6 +77,12 @@ export async function acquireStateLock(target: LockTarget, options: LockOptions)
     throw error;
   }
 }
+
+/** Why the store's local lock is not trusted (committed to git: committed-lock.ts); else undefined. */
+export const committedStateLock = async (target: LockTarget): Promise<string | undefined> => {
+  const why = await committedLock(lockPathOf(target));
+  return why && `${why}; ${UNTRACK_LOCK}`;
+};
 
 /** The current holder, or null when the store is not locked. */
 export async function readStateLock(target: LockTarget): Promise<LockHolder | null> {

@@ -1,6 +1,7 @@
 import { rm } from "node:fs/promises";
 import { systemClock } from "../clock.js";
 import { fileError, PlumbError } from "../errors.js";
+import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
 import { createFence, lapsedError, renewDeadlineOf } from "./fence.js";
 import { describeHolder, isDeadLocalHolder, newHolder } from "./holder.js";
 import {
@@ -84,6 +85,7 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
   const lockPath = lockPathOf(target);
   const deadline = clock.now() + (options.timeoutMs ?? 0);
   const observer = createObserver(monotonic);
+  let looked = ""; // the lock last asked of git (committed-lock.ts): once per renewal seen
   for (;;) {
     const holder = newHolder(options.command, clock.now());
     const startedAt = monotonic();
@@ -100,6 +102,13 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
       }
       seen = await readLockDir(lockPath);
       if (seen && stale(seen, observer.expired, leaseMs, clock.now())) {
+        await takeOverLockDir(lockPath, seen.token);
+        continue;
+      }
+      const committed = seen && seen.token !== looked ? await committedLock(lockPath) : undefined;
+      looked = seen?.token ?? looked;
+      if (seen && committed) {
+        options.say?.(`${committed}: this run takes the lock in its place; ${UNTRACK_LOCK}`);
         await takeOverLockDir(lockPath, seen.token);
         continue;
       }
@@ -213,6 +222,7 @@ export async function readLocalLock(target: LockTarget): Promise<LockHolder | nu
   // Stryker disable next-line ArrowFunction: equivalent, !undefined is !null
   const seen = await readLockDir(lockPathOf(target)).catch(() => null);
   if (!seen || seen.released) return null;
+  if (await committedLock(lockPathOf(target))) return null; // a copy in git, not a holder's
   if (!seen.holder) return { id: "", host: "unknown", pid: 0, command: "plumb", since: "" };
   const { lease_ms: _lease, ...holder } = seen.holder;
   return holder;

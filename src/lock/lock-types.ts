@@ -42,6 +42,8 @@ export type LockOptions = {
   /** Every lease decision (expiry, the holder's own validity); default performance.now. */
   monotonic?: Monotonic;
   signal?: AbortSignal;
+  /** Told why a lock there was not trusted and taken (one committed to git: committed-lock.ts). */
+  say?: (line: string) => void;
 };
 
 export type StateLock = {

@@ -1,6 +1,12 @@
 import { Command } from "commander";
 import { PlumbError } from "../../errors.js";
-import { describeHolder, forceUnlock, lockTargetOf, readStateLock } from "../../lock/index.js";
+import {
+  committedStateLock,
+  describeHolder,
+  forceUnlock,
+  lockTargetOf,
+  readStateLock,
+} from "../../lock/index.js";
 import type { SessionIo } from "../../reconcile/session.js";
 import { processIo } from "../process-io.js";
 import { forEachEnvironment } from "../environments.js";
@@ -44,10 +50,13 @@ export async function runUnlock(path: string, flags: Flags, io: Pick<SessionIo, 
     statusBranch: flags.statusBranch,
     environment: flags.environment,
   });
+  // A lock committed to git names no running process: not a holder, and said (committed-lock.ts).
+  const committed = await committedStateLock(target);
+  const unlocked = `The status store ${target.statusDir} is not locked${committed ? ` (${committed})` : ""}.\n`;
   if (!flags.force) {
     const holder = await readStateLock(target);
     if (!holder) {
-      io.stdout.write(`The status store ${target.statusDir} is not locked.\n`);
+      io.stdout.write(unlocked);
       return 0;
     }
     throw new PlumbError(
@@ -59,7 +68,7 @@ export async function runUnlock(path: string, flags: Flags, io: Pick<SessionIo, 
   io.stdout.write(
     holder
       ? `Removed the state lock of ${target.statusDir}, held by ${describeHolder(holder)}.\n`
-      : `The status store ${target.statusDir} was not locked.\n`,
+      : unlocked.replace(" is not locked", " was not locked"),
   );
   return 0;
 }

@@ -163,6 +163,7 @@ async function takeLock(deps: ClaimDeps, state: ClaimState): Promise<StateLock |
   try {
     return await acquireStateLocks(deps.target, deps.nearby ?? (async () => []), {
       command: "plumb controller",
+      say: (line: string) => deps.log.warn({}, line),
       timeoutMs: Number.POSITIVE_INFINITY,
       signal: AbortSignal.any([wait.signal, signal]),
       ...(deps.leaseMs ? { leaseMs: deps.leaseMs } : {}),
