@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   "path-not-found",
   "path-not-directory",
   "path-unreadable",
+  // the controller's --path (or its .plumb) really leads outside its checkout (git/git-source.ts)
+  "path-outside-checkout",
   "file-exists",
   // a Node file-system error that names a path, reported by the top-level catch (src/cli/main.ts)
   "io-error",

@@ -1,5 +1,5 @@
-import { access, mkdir } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { access, lstat, mkdir, realpath } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { SimpleGit } from "simple-git";
 import { gitAt } from "./status-branch.js";
 import { simpleGit } from "./simple-git.js";
@@ -69,6 +69,45 @@ const gitFailure = (what: string, url: string, error: unknown) =>
       .join(" ")}`,
   );
 
+const leaves = (root: string, path: string) => {
+  const rel = relative(root, path);
+  return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+};
+/** A path with its control characters escaped: a committed symlink's target is anyone's text. */
+const shown = (path: string) =>
+  // eslint-disable-next-line no-control-regex -- control characters are what this escapes
+  path.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/**
+ * The manifest root (checkout + --path), its `.plumb` and `.plumb/status`, and with --path the
+ * older layout's `.plumb/status` at the checkout's root (each where it exists) must really be
+ * inside the checkout: a symlink committed to the repository (or `..` in --path) would have the
+ * controller read manifests, and write its records, anywhere on the host.
+ */
+async function checkInsideCheckout(
+  checkoutDir: string,
+  path: string | undefined,
+  url: string,
+): Promise<void> {
+  const realCheckout = await realpath(checkoutDir);
+  const root = path ? join(checkoutDir, path) : checkoutDir;
+  const storeOf = (dir: string) => [join(dir, ".plumb"), join(dir, ".plumb", "status")];
+  const chains = [[root, ...storeOf(root)], ...(path ? [storeOf(checkoutDir)] : [])];
+  for (const chain of chains)
+    for (const at of chain) {
+      const refuse = (why: string) =>
+        new PlumbError(
+          "path-outside-checkout",
+          `--path ${shown(path ?? ".")}: ${shown(relative(checkoutDir, at) || ".")} in the checkout of ${redactUrl(url)} ${why}, outside the checkout; the controller reads and writes only inside it: remove the symlink from the branch, or give --path a real directory of the repository`,
+        );
+      if (leaves(checkoutDir, resolve(at))) throw refuse("names a directory by '..'");
+      if (!(await lstat(at).catch(() => undefined))) break; // not there, nor what is under it
+      const real = await realpath(at).catch(() => undefined);
+      if (real === undefined) throw refuse("is a symlink to nothing (that could be made later)");
+      if (leaves(realCheckout, real)) throw refuse(`leads to ${shown(real)} through a symlink`);
+    }
+}
+
 /** gitAt's git for the first clone, killed when `signal` aborts (SIGTERM during a slow clone). */
 const cloningGit = (env: Record<string, string>, dir: string, signal: AbortSignal | undefined): SimpleGit =>
   signal
@@ -110,6 +149,12 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
     // A checkout from an earlier run: follow the configured remote and branch from here on.
     await git.remote(["set-url", "origin", options.url]);
   }
+  try {
+    await checkInsideCheckout(checkoutDir, options.path, options.url);
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
   let head = (await git.revparse(["HEAD"])).trim();
   const queue = createCheckoutQueue();
   let fetching: Promise<boolean> | null = null;
@@ -127,6 +172,13 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
       const fetched = (await git.revparse(["FETCH_HEAD"])).trim();
       if (fetched === head) return false;
       await git.reset(["--hard", fetched]);
+      // A commit whose --path leads outside the checkout is not followed: back to the last one.
+      try {
+        await checkInsideCheckout(checkoutDir, options.path, options.url);
+      } catch (error) {
+        await git.reset(["--hard", head]);
+        throw error;
+      }
       head = fetched;
       return true;
     });

@@ -1,0 +1,135 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { type Controller, startController } from "../../src/controller/controller.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { fastControllerOptions } from "./harness.js";
+import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
+
+// A controller following a branch reads its manifests under --path in its own checkout, and writes
+// its records in --path/.plumb/status/. A symlink committed to the repository (deploy -> /etc, or
+// deploy/.plumb -> a directory of the host) had it read manifests, and write records, outside the
+// checkout. It now refuses a --path (or .plumb) whose real location is outside: at start, and for a
+// later commit, which is not followed. Counted on the control plane (the deployment only the outside
+// directory declares is never made) and on the host's directory (no record written there).
+
+const run = promisify(execFile);
+const git = (cwd: string, ...args: string[]) =>
+  run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
+
+let tmp: string;
+let work: string;
+let bare: string;
+let outside: string;
+let cp: RunningControlPlane;
+let controller: Controller | undefined;
+
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), "plumb-ctl-path-"));
+  bare = join(tmp, "manifests.git");
+  work = join(tmp, "work");
+  outside = join(tmp, "host-dir"); // stands for /etc or a home directory
+  await writeDoc(outside, "o.yaml", container("outsider", "img/outsider:1"));
+  await run("git", ["init", "--bare", "-b", "main", bare]);
+  await run("git", ["clone", bare, work]);
+  await git(work, "checkout", "-B", "main");
+  cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
+});
+afterEach(async () => {
+  await controller?.stop(1_000);
+  controller = undefined;
+  await cp.stop();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const push = async (message: string) => {
+  await git(work, "add", "-A");
+  await git(work, "commit", "-qm", message);
+  await git(work, "push", "-q", "origin", "main");
+};
+const options = (path: string, log = memoryLogger()) =>
+  fastControllerOptions(cp, {
+    source: { kind: "git", url: bare, branch: "main", path, workDir: join(tmp, "checkout"), intervalMs: 50 },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    logger: log.logger,
+  });
+const names = async () => (await api(cp.url).deployments()).map((d) => d.name).sort();
+
+it("--path a committed symlink to a directory outside the checkout: refused at start, nothing read", async () => {
+  await symlink(outside, join(work, "deploy"));
+  await push("deploy -> a host directory");
+  const started = startController(options("deploy"));
+  await expect(started).rejects.toMatchObject({ code: "path-outside-checkout" });
+  await expect(started).rejects.toThrow(/--path deploy: deploy .*leads to .*host-dir through a symlink/);
+  expect(await names()).toEqual([]);
+});
+
+it("--path a directory through a symlinked parent (deploy/prod, deploy -> outside): refused", async () => {
+  await writeDoc(join(outside, "prod"), "p.yaml", container("outsider-prod", "img/p:1"));
+  await symlink(outside, join(work, "deploy"));
+  await push("deploy -> a host directory");
+  await expect(startController(options("deploy/prod"))).rejects.toMatchObject({
+    code: "path-outside-checkout",
+  });
+  expect(await names()).toEqual([]);
+});
+
+it("--path with '..' out of the checkout: refused", async () => {
+  await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
+  await push("first");
+  await expect(startController(options("../host-dir"))).rejects.toMatchObject({
+    code: "path-outside-checkout",
+  });
+  expect(await names()).toEqual([]);
+});
+
+it("a committed deploy/.plumb symlink to a host directory: refused, no record written there", async () => {
+  await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
+  await symlink(outside, join(work, "deploy", ".plumb"));
+  await push("records go elsewhere");
+  await expect(startController(options("deploy"))).rejects.toThrow(/deploy\/\.plumb .*through a symlink/);
+  expect(existsSync(join(outside, "status"))).toBe(false);
+  expect(await readdir(outside)).toEqual(["o.yaml"]);
+});
+
+it("with --path, a committed .plumb at the checkout's root (the older layout's store, read and moved) linked out: refused", async () => {
+  await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
+  await symlink(outside, join(work, ".plumb"));
+  await push("the older layout's records go elsewhere");
+  await expect(startController(options("deploy"))).rejects.toThrow(/: \.plumb .*through a symlink/);
+  expect(await readdir(outside)).toEqual(["o.yaml"]);
+});
+
+it("a symlinked --path inside the checkout is followed", async () => {
+  await writeDoc(join(work, "real"), "a.yaml", container("alpha", "img/alpha:1"));
+  await symlink("real", join(work, "deploy"));
+  await push("deploy -> real");
+  controller = await startController(options("deploy"));
+  await waitFor("ready", () => controller!.ready());
+  expect(await names()).toEqual(["alpha"]);
+});
+
+it("a later commit that turns --path into a symlink out of the checkout is not followed", async () => {
+  await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
+  await push("first");
+  const log = memoryLogger();
+  controller = await startController(options("deploy", log));
+  await waitFor("ready", () => controller!.ready());
+  const first = controller.status().source.commit;
+  await rm(join(work, "deploy"), { recursive: true });
+  await symlink(outside, join(work, "deploy"));
+  await push("deploy -> a host directory");
+  await waitFor(
+    "the commit refused",
+    () => log.text().includes("path-outside-checkout") || log.text().includes("through a symlink"),
+  );
+  // The checkout stays on the last commit it followed; a rescan reads that one.
+  expect(controller.status().source.commit).toBe(first);
+  await controller.rescan?.();
+  expect(await names()).toEqual(["alpha"]);
+  expect(existsSync(join(tmp, "checkout", "deploy", "a.yaml"))).toBe(true);
+});
