@@ -70,6 +70,8 @@ export const ERROR_CODES = [
   "state-locked",
   "lock-lost",
   "lock-io-error",
+  // a store nearby whose lock cannot be taken (not writable): nothing is sent (lock/locks-in-order.ts)
+  "nearby-store-unwritable",
   "status-unreadable",
   // git cannot say which records it tracks (git/tracked-records.ts): none is trusted
   "status-tracking-unknown",

@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
+import { describeErrno, isPlumbError, PlumbError } from "../errors.js";
 import { acquireStateLock } from "./index.js";
 import type { LockOptions, LockTarget, StateLock } from "./lock-types.js";
 
@@ -43,14 +44,36 @@ async function lockInOrder(target: LockTarget, nearby: string[], options: LockOp
   const locks: Locks = { own: undefined, held: [] };
   try {
     for (const statusDir of others.filter((dir) => dir < ownDir))
-      locks.held.push(await acquireStateLock({ statusDir }, options));
+      locks.held.push(await acquireNearby(statusDir, options));
     locks.own = await acquireStateLock(target, options);
     for (const statusDir of others.filter((dir) => dir > ownDir))
-      locks.held.push(await acquireStateLock({ statusDir }, options));
+      locks.held.push(await acquireNearby(statusDir, options));
     return locks;
   } catch (error) {
     await releaseAll(locks);
     throw error;
+  }
+}
+
+/**
+ * A store nearby's lock. One that cannot be taken (its directory not writable by this user, a
+ * read-only file system) is not skipped: its lock is what tells this writer that no other one is
+ * sending the same changes, so without it nothing is sent (nearby-store-unwritable, a setting to
+ * fix: exit 64), and the message says which store, why, and what to do.
+ */
+async function acquireNearby(statusDir: string, options: LockOptions): Promise<StateLock> {
+  try {
+    return await acquireStateLock({ statusDir }, options);
+  } catch (error) {
+    if (!isPlumbError(error) || error.code !== "lock-io-error") throw error;
+    const why = error.cause === undefined ? error.message : describeErrno(error.cause);
+    throw new PlumbError(
+      "nearby-store-unwritable",
+      `the status store ${statusDir} is a store nearby (above or below the manifests, docs/status.md "Stores above and below"): it records objects ${options.command} sends too, and its lock ${statusDir}.lock cannot be taken: ${why}. ` +
+        `Without that lock plumb cannot know that no other writer is sending the same changes, so nothing is sent. ` +
+        `Fix: make ${dirname(statusDir)} writable for this user (or run as the user who applied there), or, if nothing is applied from there any more, remove that store (its records only save re-sending secrets)`,
+      { exitCode: 64, cause: error },
+    );
   }
 }
 
