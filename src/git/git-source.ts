@@ -2,7 +2,7 @@ import { access, lstat, mkdir, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { SimpleGit } from "simple-git";
 import { gitAt } from "./status-branch.js";
-import { simpleGit } from "./simple-git.js";
+import { runStoppableGit } from "./stoppable-git.js";
 import { PlumbError } from "../errors.js";
 import { createGitCredentials, type GitCredentials } from "./git-credentials.js";
 import { type CheckoutQueue, createCheckoutQueue } from "./checkout-queue.js";
@@ -19,7 +19,7 @@ export type GitSourceOptions = {
   env: NodeJS.ProcessEnv;
   /** Shared with other git work (the status branch); when given, the caller disposes of it. */
   credentials?: GitCredentials | undefined;
-  /** Ends the first clone (its git process killed): a controller stopped while cloning stops now. */
+  /** Ends the first clone and any fetch (their git processes killed): a controller stopped stops now. */
   signal?: AbortSignal | undefined;
 };
 
@@ -108,21 +108,6 @@ async function checkInsideCheckout(
     }
 }
 
-/** gitAt's git for the first clone, killed when `signal` aborts (SIGTERM during a slow clone). */
-const cloningGit = (env: Record<string, string>, dir: string, signal: AbortSignal | undefined): SimpleGit =>
-  signal
-    ? simpleGit({
-        baseDir: dir,
-        abort: signal,
-        unsafe: {
-          allowUnsafeAskPass: true,
-          allowUnsafeCredentialHelper: true,
-          allowUnsafeConfigEnvCount: true,
-        },
-        allowEnvironment: Object.keys(env).filter((k) => k.toUpperCase().startsWith("GIT_")),
-      }).env(env)
-    : gitAt(env, dir);
-
 export async function openGitSource(options: GitSourceOptions): Promise<GitSource> {
   const checkoutDir = resolve(options.workDir);
   const owned = options.credentials ? undefined : await createGitCredentials(options.env, options.url);
@@ -133,13 +118,9 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
   let git = gitIn(checkoutDir);
   if (!(await exists(join(checkoutDir, ".git")))) {
     try {
-      await cloningGit(env, checkoutDir, options.signal).clone(options.url, checkoutDir, [
-        "--depth",
-        "1",
-        "--branch",
-        options.branch,
-        "--single-branch",
-      ]);
+      // Stopped (SIGTERM), it ends with every git process it started (stoppable-git.ts).
+      const clone = ["clone", "--depth", "1", "--branch", options.branch, "--single-branch", "--"];
+      await runStoppableGit([...clone, options.url, checkoutDir], { env, signal: options.signal });
     } catch (error) {
       await cleanup();
       throw gitFailure("cloning", options.url, error);
@@ -165,7 +146,12 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
   const fetchOnce = (): Promise<boolean> =>
     queue.run(async () => {
       try {
-        await git.fetch(["--depth", "1", "origin", options.branch]);
+        // Stopped with the controller, a fetch that hangs ends at once (stoppable-git.ts).
+        await runStoppableGit(["fetch", "--depth", "1", "origin", options.branch], {
+          cwd: checkoutDir,
+          env,
+          signal: options.signal,
+        });
       } catch (error) {
         throw gitFailure("fetching", options.url, error);
       }

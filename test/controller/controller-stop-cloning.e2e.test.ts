@@ -1,0 +1,171 @@
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
+import { type GitHttpServer, startGitHttpServer } from "./git-http-server.js";
+import { waitFor } from "./support.js";
+
+// The built controller, told to stop (SIGTERM) while its first clone waits on a git server that
+// never answers, exits within seconds with its usual code (0), and leaves no git process behind.
+// The clone's abort killed `git clone` only: the HTTP helper it had started (git-remote-http) kept
+// the clone's output pipes open, so the controller logged "stopped while on standby" at once and
+// exited a minute later, when the helper gave up (the stall limit), well past a pod's grace.
+// A poll's fetch that hangs when the controller is told to stop is ended the same way: its helper
+// kept the process past 15 s too.
+
+let work: string;
+let cp: RunningControlPlane;
+let silent: Server;
+let run: CliRun | undefined;
+let gitServer: GitHttpServer | undefined;
+beforeEach(async () => {
+  assertBuilt();
+  work = await mkdtemp(join(tmpdir(), "plumb-stop-cloning-"));
+  cp = await startControlPlane({ revisionSeconds: 0 });
+});
+afterEach(async () => {
+  run?.child.kill("SIGKILL");
+  silent?.closeAllConnections();
+  silent?.close();
+  await gitServer?.close();
+  await cp.stop();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** The pids of the processes whose command line holds `marker` (Linux's /proc). */
+function processesNaming(marker: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "latin1").includes(marker)) pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+it.runIf(process.platform === "linux")(
+  "SIGTERM during a clone that hangs: exits 0 within seconds, no git process left",
+  async () => {
+    let asked = 0;
+    silent = createServer(() => asked++); // reads each request, never answers
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const marker = `stalled-${randomUUID()}`;
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/${marker}/manifests.git`;
+    run = spawnCli(
+      ["controller", "--repo", url, "--workdir", join(work, "checkout"), "--listen", "127.0.0.1:0"],
+      { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY, HOME: work },
+    );
+    // The clone is under way: git's helper has asked the server, which says nothing.
+    await waitFor("the clone's first request", () => asked > 0);
+    expect(processesNaming(marker).length).toBeGreaterThan(0);
+
+    const stoppedAt = Date.now();
+    run.child.kill("SIGTERM");
+    const ended = await Promise.race([
+      run.exited,
+      new Promise<string>((resolve) => setTimeout(() => resolve("still running after 15 s"), 15_000)),
+    ]);
+    const took = Date.now() - stoppedAt;
+    const left = processesNaming(marker);
+    for (const pid of left) process.kill(pid, "SIGKILL"); // (without the fix: the helper)
+    expect(ended, run.output()).toBe(0);
+    expect(took).toBeLessThan(5_000);
+    expect(left).toEqual([]);
+    expect(run.output()).toContain("stopped while on standby");
+  },
+  30_000,
+);
+
+/** Waits at most 15 s for the controller's exit after SIGTERM: its code (or why not), the time, what git left. */
+async function stopAndWatch(child: CliRun, marker: string) {
+  const stoppedAt = Date.now();
+  child.child.kill("SIGTERM");
+  const ended = await Promise.race([
+    child.exited,
+    new Promise<string>((resolve) => setTimeout(() => resolve("still running after 15 s"), 15_000)),
+  ]);
+  const took = Date.now() - stoppedAt;
+  const left = processesNaming(marker);
+  for (const pid of left) process.kill(pid, "SIGKILL");
+  return { ended, took, left };
+}
+
+it.runIf(process.platform === "linux")(
+  "SIGTERM during a poll's fetch that hangs: exits 0 within seconds, no git process left",
+  async () => {
+    // A repository served by git http-backend, behind a front that stops answering once told to.
+    const repo = join(work, "manifests");
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: work });
+    git("init", "-q", "--initial-branch=main", repo);
+    await writeFile(
+      join(repo, "a.yaml"),
+      "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: alpha}\nspec:\n  source: internal_container\n  source_revision_config: {image_uri: img/alpha:1}\n",
+    );
+    git("-C", repo, "add", "-A");
+    git("-C", repo, "commit", "-qm", "alpha");
+    const marker = `poll-${randomUUID()}`; // in the URL: names the git processes of this clone
+    git("clone", "-q", "--bare", repo, join(work, "served", marker, "manifests.git"));
+    gitServer = await startGitHttpServer(join(work, "served"), "bot", "tok");
+    const backend = new URL(gitServer.url);
+    let stalled = 0;
+    let stall = false;
+    silent = createServer((req, res) => {
+      if (stall) return void stalled++; // reads the request, never answers
+      const forward = request(
+        {
+          host: backend.hostname,
+          port: backend.port,
+          path: req.url,
+          method: req.method,
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(forward);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const port = (silent.address() as AddressInfo).port;
+    run = spawnCli(
+      [
+        "controller",
+        ...["--repo", `http://127.0.0.1:${port}/${marker}/manifests.git`],
+        ...["--workdir", join(work, "checkout"), "--listen", "127.0.0.1:0", "--interval", "1s"],
+      ],
+      {
+        PLUMB_API_URL: cp.url,
+        PLUMB_API_KEY: DEFAULT_API_KEY,
+        PLUMB_GIT_USERNAME: "bot",
+        PLUMB_GIT_TOKEN: "tok",
+        HOME: work,
+      },
+    );
+    const child = run;
+    await waitFor("the checkout", () => child.output().includes('"msg":"checked out"')).catch(
+      (error: Error) => {
+        throw new Error(`${error.message}: ${child.output()}`);
+      },
+    );
+    stall = true;
+    await waitFor("a poll's fetch, stalled", () => stalled > 0);
+    const { ended, took, left } = await stopAndWatch(child, marker);
+    expect(ended, child.output()).toBe(0);
+    expect(took).toBeLessThan(5_000);
+    expect(left).toEqual([]);
+  },
+  40_000,
+);
