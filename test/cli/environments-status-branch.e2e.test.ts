@@ -9,6 +9,7 @@ import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { writeDoc } from "../controller/support.js";
+import { TEST_POLL } from "./reconcile-helpers.js";
 
 // --status-branch with --env: each environment's records go under .plumb/status/ENV/ on the status
 // branch (its lease its own: one environment's apply does not wait for another's).
@@ -55,6 +56,7 @@ async function run(command: typeof planCommand | typeof applyCommand, args: stri
     stdout: { write: (t: string) => (out += t) },
     stderr: { write: (t: string) => (err += t) },
     env: { STAGING_KEY, PROD_KEY },
+    poll: TEST_POLL,
   };
   await command(io).parseAsync(args, { from: "user" });
   const code = process.exitCode;

@@ -7,6 +7,7 @@ import { planCommand } from "../../src/cli/sync/plan.js";
 import { renderCommand } from "../../src/cli/offline/render.js";
 import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { TEST_POLL } from "./reconcile-helpers.js";
 
 // One definition, two environments, two real control planes (staging and prod, each on a free
 // loopback port with its own API key): apply reaches each with its own client, the override
@@ -101,6 +102,7 @@ async function run(command: typeof planCommand | typeof applyCommand | typeof re
     stderr: { write: (t: string) => (err += t) },
     // PLUMB_API_URL points nowhere useful: each environment must use its own settings.
     env: { STAGING_API_URL: staging.url, STAGING_API_KEY: STAGING_KEY, PLUMB_API_URL: "http://127.0.0.1:9" },
+    poll: TEST_POLL,
   };
   const cmd =
     command === renderCommand ? renderCommand(io.stdout, io.stderr) : (command as typeof planCommand)(io);

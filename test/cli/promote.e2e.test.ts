@@ -9,6 +9,7 @@ import { planCommand } from "../../src/cli/sync/plan.js";
 import { promoteCommand } from "../../src/cli/sync/promote.js";
 import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { TEST_POLL } from "./reconcile-helpers.js";
 
 // plumb promote against two real control planes (staging and prod, each on a free loopback port
 // with its own key). Staging's clock can be moved forward, so the soak gate is judged on the
@@ -98,6 +99,7 @@ async function run(command: Cmd, args: string[]) {
     stdout: { write: (t: string) => (out += t) },
     stderr: { write: (t: string) => (err += t) },
     env: { STAGING_API_URL: staging.url, STAGING_API_KEY: STAGING_KEY, PLUMB_API_URL: "http://127.0.0.1:9" },
+    poll: TEST_POLL,
   };
   let error: (Error & { code?: string }) | undefined;
   await command(io)

@@ -13,7 +13,7 @@ export type Captured = ApplyIo & { out(): string; err(): string };
  * apply sit half a second or more on a revision the local control plane had already DEPLOYED; the
  * back-off itself is test/apply/revision-watcher*.test.ts's to prove.
  */
-const TEST_POLL = { pollIntervalMs: 20, maxPollIntervalMs: 200 };
+export const TEST_POLL = { pollIntervalMs: 20, maxPollIntervalMs: 200 };
 
 /** In-memory stdout/stderr and an environment pointing at the local control plane. */
 export function captureIo(cp: RunningControlPlane, extra: Partial<ApplyIo> = {}): Captured {

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import type { ApplyIo } from "../../src/cli/sync/apply.js";
+import { TEST_POLL } from "./reconcile-helpers.js";
 
 // The frame of the CLI's environment tests: two real control planes on loopback, staging and prod,
 // each granting its own key, an Environment document naming each by environment variables, and a
@@ -37,6 +39,8 @@ export type CommandIo = {
   stdin: { isTTY: boolean };
   signals: { once: () => NodeJS.Process; removeListener: () => NodeJS.Process };
   env: Record<string, string>;
+  /** An apply's revision reads (TEST_POLL): other commands ignore it. */
+  poll: ApplyIo["poll"];
 };
 
 /** Runs one command in this process against both planes; `env` adds to or overrides their variables. */
@@ -54,6 +58,7 @@ export async function runCommand(
     stderr: { write: (t) => (err += t) },
     stdin: { isTTY: false },
     signals: { once: () => process, removeListener: () => process },
+    poll: TEST_POLL,
     env: {
       STAGING_API_URL: staging.url,
       STAGING_API_KEY: STAGING_KEY,

@@ -18,6 +18,7 @@ import type { LoadedEnvironment } from "../../../src/manifest/types.js";
 import { fastControllerOptions } from "../harness.js";
 import { startReceiver } from "../notify-receiver.js";
 import { api, waitFor } from "../support.js";
+import { TEST_POLL } from "../../cli/reconcile-helpers.js";
 
 // controller --promote-branch-prefix: prod has promotion.auto; once staging runs a pinned version
 // that prod does not, the controller opens the promotion as branch PREFIX+prod of its git source
@@ -193,6 +194,7 @@ it("a replica that does not lead staging reads staging's records from the status
       stdout: { write: () => true },
       stderr: { write: () => true },
       env: { ...process.env, STAGING_KEY, PROD_KEY },
+      poll: TEST_POLL,
     };
     process.exitCode = 0;
     await applyCommand(io).parseAsync([work, "--env", "staging", "--yes", ...args], { from: "user" });
