@@ -82,7 +82,7 @@ describe("the status branch lease", () => {
       Number(/^count: (\d+)/m.exec((await exec("git", ["-C", dir, "count-objects", "-v"])).stdout)?.[1]);
     const held = await acquireBranchLease(lease(clones[0]!), newHolder("plumb controller", Date.now()), {
       leaseMs: 3_000,
-      renewMs: 300, // one new commit object per renewal
+      renewMs: 150, // one new commit object per renewal
       timeoutMs: 0,
       retryMs: 50,
       pruneAfterMs: 0,
