@@ -46,13 +46,26 @@ export type ControllerHttp = {
   use(handlers: HttpHandlers): void;
 };
 
-/** --listen, and the names the controller answers besides it (host-check.ts). */
-export type Listen = { host: string; port: number; allowedHosts?: readonly string[] | undefined };
+/**
+ * --listen, and the names the controller answers besides it (host-check.ts); `maxConnections`
+ * (tests) replaces MAX_CONNECTIONS.
+ */
+export type Listen = {
+  host: string;
+  port: number;
+  allowedHosts?: readonly string[] | undefined;
+  maxConnections?: number | undefined;
+};
 
 /** What one listening server keeps whichever handlers answer: open event streams, seen deliveries. */
 type ServerState = { streams: EventStreams; webhook: ReturnType<typeof createWebhookGuard> };
 
 const MAX_WEBHOOK_BYTES = 1024 * 1024;
+/**
+ * Connections open at once; one more is closed unanswered as it arrives (Node's maxConnections). A
+ * status page takes a few (its event stream, at most 100 of them, and its fetches), a probe one.
+ */
+export const MAX_CONNECTIONS = 256;
 
 /** `127.0.0.1:9400`, `:9400`, `9400` → host and port. */
 export function parseListen(text: string): { host: string; port: number } {
@@ -198,6 +211,7 @@ export async function startControllerHttp(listen: Listen, handlers: HttpHandlers
     });
   });
   server.keepAliveTimeout = 5_000;
+  server.maxConnections = listen.maxConnections ?? MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) =>
       reject(
