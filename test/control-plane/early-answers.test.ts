@@ -18,6 +18,8 @@ afterAll(async () => {
 });
 
 const MiB = 1024 * 1024;
+/** An early answer's connection closes at once: far under a keep-alive timeout (5 s; fastify's 72 s). */
+const AT_ONCE_MS = 2_000;
 const key = `X-Api-Key: ${DEFAULT_API_KEY}\r\n`;
 const create = (headers: string) => `POST /v2/deployments HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}`;
 const early: Array<[name: string, head: string, status: number, chunked?: boolean]> = [
@@ -54,7 +56,7 @@ describe("an answer before the body is read", () => {
     const answer = await request.answer;
     expect(answer.status).toBe(status);
     expect(answer.headers.connection).toBe("close");
-    expect(await request.closed).toBe("end");
+    expect(await request.closedAfterAnswerMs).toBeLessThan(AT_ONCE_MS);
   });
 
   it.each(early)("%s: the client cannot go on sending the body", async (_name, head, _status, chunked) => {

@@ -13,6 +13,11 @@ export type RawRequest = {
   /** On close: "end" when the server ended the connection (FIN) first, else "reset". */
   closed: Promise<"end" | "reset">;
   /**
+   * On close, how long after the answer's head arrived: an early answer closes at once (by a FIN,
+   * or by a reset when the client's unread bytes are still in the server's buffer: Node 24).
+   */
+  closedAfterAnswerMs: Promise<number>;
+  /**
    * Writes up to `bytes` of body in 64 KiB pieces (chunk-encoded if `chunked`), each once the one
    * before was taken, until the connection closes (or, with `untilAnswered`, an answer arrives);
    * resolves with the bytes written.
@@ -40,6 +45,7 @@ export function rawRequest(url: string, head: string): RawRequest {
   socket.on("error", () => undefined);
   let text = "";
   let answered = false;
+  let answeredAt = Number.NaN;
   let ended = false;
   const answer = new Promise<RawAnswer>((resolve, reject) => {
     socket.on("data", (data: Buffer) => {
@@ -47,6 +53,7 @@ export function rawRequest(url: string, head: string): RawRequest {
       const end = text.indexOf("\r\n\r\n");
       if (end < 0 || answered) return;
       answered = true;
+      answeredAt = Date.now();
       resolve(parseHead(text.slice(0, end)));
     });
     socket.on("close", () => reject(new Error(`closed before an answer: ${JSON.stringify(text)}`)));
@@ -87,5 +94,6 @@ export function rawRequest(url: string, head: string): RawRequest {
       );
       check();
     });
-  return { socket, answer, closed, push, received };
+  const closedAfterAnswerMs = closed.then(() => Date.now() - answeredAt);
+  return { socket, answer, closed, closedAfterAnswerMs, push, received };
 }
