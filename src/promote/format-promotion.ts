@@ -1,8 +1,12 @@
+import { escapeControls } from "../manifest/format/format.js";
 import type { PromotionItem, PromotionOutcome } from "./decide.js";
 
 // A promotion's report as text (per deployment: promoted, blocked with the reasons, already at
 // that version, in git but not running it yet), as JSON, and as the commit message of promote
-// --branch (the evidence). Pure.
+// --branch (the evidence). Pure. Every value in them is a control plane's answer or a record's
+// (a revision's version, id and dates, a checks record): each line is written with its control
+// characters escaped, so a value cannot move the terminal's cursor or start a line of its own
+// (a CI workflow command such as ::add-mask::, a forged line of evidence in the commit message).
 
 export type PromotionReport = {
   from: string;
@@ -71,7 +75,7 @@ export function formatPromotionText(report: PromotionReport, wouldWrite: boolean
   const written = counts("in-git") ? `, ${counts("in-git")} in git not applied yet` : "";
   const summary = `${counts("promoted")} to promote, ${counts("current")} already at that version${written}, ${counts("blocked")} blocked, ${counts("unpinned")} unpinned`;
   lines.push("", summary);
-  return `${lines.join("\n")}\n`;
+  return `${lines.map(escapeControls).join("\n")}\n`;
 }
 
 export function formatPromotionJson(report: PromotionReport): string {
@@ -88,7 +92,9 @@ export function formatCommitMessage(report: PromotionReport): string {
       ...item.fields.map((f) => `${item.name} ${f.field}: ${show(f.from)} -> ${f.to}`),
       `  ${sourceLine(item)}`,
       ...item.gates.map((g) => `  ${gateLine(g)}`),
-    ].join("\n"),
+    ]
+      .map(escapeControls)
+      .join("\n"),
   );
-  return `${title}\n\n${body.join("\n\n")}\n`;
+  return `${escapeControls(title)}\n\n${body.join("\n\n")}\n`;
 }

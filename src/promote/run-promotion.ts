@@ -1,4 +1,5 @@
 import { PlumbError } from "../errors.js";
+import { escapeControls } from "../manifest/format/format.js";
 import type { SessionFlags, SessionIo } from "../reconcile/session.js";
 import { commitOnNewBranch } from "./commit-branch.js";
 import { decidePromotion } from "./decide.js";
@@ -80,7 +81,8 @@ export async function runPromotion(
 export function refusal(report: PromotionReport): PlumbError {
   const unpinned = report.items.filter((i) => i.outcome === "unpinned");
   const blocked = report.items.filter((i) => i.outcome === "blocked");
-  const list = (items: typeof unpinned) => items.map((i) => `${i.name} (${i.reasons[0] ?? ""})`).join("; ");
+  const list = (items: typeof unpinned) =>
+    items.map((i) => `${i.name} (${escapeControls(i.reasons[0] ?? "")})`).join("; ");
   if (unpinned.length > 0)
     return new PlumbError(
       "promotion-unpinned",

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +18,9 @@ import {
 // not one a person could have pinned: control characters (a terminal escape, a line break that
 // starts a CI workflow command), a value thousands of characters long, an image "tag" that is a
 // broken digest. Staging's deployment is applied by plumb, then its revision is replaced through
-// the API, as a hostile or broken control plane would report it. Nothing is written.
+// the API, as a hostile or broken control plane would report it. Nothing is written, and the
+// report prints the value escaped on one line. A checks record (as the status branch may carry it)
+// whose fields hold line breaks gives a --branch commit message with no line of its own making.
 
 let planes: TwoPlanes;
 let dir: string;
@@ -72,6 +75,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+// eslint-disable-next-line no-control-regex -- what must not reach the terminal or a CI log
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]|\n::/;
+
 describe("promote from a control plane that reports a version no one pinned", () => {
   for (const [what, image] of [
     ["a terminal escape", "img/agent:2\u001b]8;;https://evil.example\u0007"],
@@ -80,11 +86,13 @@ describe("promote from a control plane that reports a version no one pinned", ()
     ["a broken digest read as a tag", "img/agent@sha256:abc"],
     ["a tag of 5000 characters", `img/agent:${"a".repeat(5000)}`],
   ] as const)
-    it(`${what}: refused as unpinned, the file left alone`, async () => {
+    it(`${what}: refused as unpinned, the file left alone, the value printed escaped`, async () => {
       await stagingRuns(image);
       for (const mode of [["--write"], ["--dry-run"]]) {
         const run = await promote(...mode);
         expect(run.error?.code).toBe("promotion-unpinned");
+        expect(run.out).not.toMatch(CONTROL);
+        expect(run.error?.message).not.toMatch(CONTROL);
         expect(run.out).toContain("unpinned");
         expect(await readFile(join(dir, FILE), "utf8")).toBe(MANIFEST);
       }
@@ -97,5 +105,65 @@ describe("promote from a control plane that reports a version no one pinned", ()
     expect(await readFile(join(dir, FILE), "utf8")).toContain(
       'source_revision_config: {image_uri: "registry.example:5000/img/agent:2.0.1"}',
     );
+  });
+});
+
+describe("a checks record whose fields hold line breaks", () => {
+  const FORGED = "2026-11-26T00:00:00Z\n::add-mask::x\n\nSigned-off-by: Mallory <m@evil.example>\u001b[2K";
+
+  it("is promoted from with --branch, its evidence on one line in the report and the commit message", async () => {
+    const repo = await mkdtemp(join(tmpdir(), "plumb-promote-evidence-"));
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], {
+        cwd: repo,
+        encoding: "utf8",
+      });
+    try {
+      await mkdir(join(repo, "environments"));
+      await writeFile(join(repo, "environments", "staging.yaml"), environmentDoc("staging"));
+      const gates = "{deployed: false, checks: {min_pass_ratio: 0.5}}";
+      await writeFile(
+        join(repo, "environments", "prod.yaml"),
+        environmentDoc("prod", `  promotion: {from: staging, gates: ${gates}}\n`),
+      );
+      await writeFile(
+        join(repo, "evidence.yaml"),
+        `${plain("evidence").replace(":1", ":2")}environments:\n  prod:\n    spec:\n      source_revision_config: {image_uri: "img/evidence:1"}\n`,
+      );
+      const applied = await runCommand(applyCommand, [repo, "--env", "staging", "--yes"], planes);
+      expect(applied.code, applied.err).toBe(0);
+      const file = join(repo, ".plumb", "status", "staging", "deployment.evidence.json");
+      const record = JSON.parse(await readFile(file, "utf8")) as { applied_revision_id?: string };
+      const headers = { "x-api-key": STAGING_KEY };
+      const list = await fetch(`${planes.staging.url}/v2/deployments`, { headers });
+      const live = (
+        (await list.json()) as { resources: Array<{ name: string; latest_revision_id: string }> }
+      ).resources.find((d) => d.name === "evidence")!;
+      const checks = {
+        revision_id: live.latest_revision_id,
+        at: FORGED,
+        runs: 2,
+        passed: 2,
+        pass_ratio: 1,
+        latency_ms: { p50: 1, p95: 1, max: 1 },
+      };
+      await writeFile(file, JSON.stringify({ ...record, checks }, null, 2));
+      git("init", "-q", "-b", "main");
+      git("add", "environments", "evidence.yaml");
+      git("commit", "-q", "-m", "init");
+      const saved = dir;
+      dir = repo;
+      const run = await promote("--branch", "promote/evidence").finally(() => (dir = saved));
+      expect(run.error).toBeUndefined();
+      expect(run.out).toContain("\\n::add-mask::x");
+      expect(run.out).not.toMatch(CONTROL);
+      const message = git("log", "-1", "--format=%B", "promote/evidence");
+      expect(message).toContain("img/evidence:2");
+      expect(message).not.toMatch(CONTROL);
+      expect(message).not.toMatch(/^Signed-off-by/m);
+      expect(git("log", "-1", "--format=%(trailers)", "promote/evidence").trim()).toBe("");
+    } finally {
+      await rm(repo, { recursive: true, force: true });
+    }
   });
 });
