@@ -86,7 +86,8 @@ function serveStore(
   const sync = createSync({
     ...{ source, scan: scanner.scan, metrics, log },
     newCommit: book.checkTracked,
-    stopping: () => state.stopping,
+    // (told to stop: the signal comes first, and ends a fetch under way: stoppable-git.ts)
+    stopping: () => state.stopping || options.signal?.aborted === true,
   });
   const working = () => !state.stopping && readiness.settled();
   const checkDrift = createDriftCheck(options, {

@@ -32,6 +32,7 @@ export function createSync(deps: {
         await deps.scan(trigger);
       }
     } catch (error) {
+      if (deps.stopping()) return; // the fetch was ended by the stop (stoppable-git.ts): no failure
       deps.metrics.scanned(trigger, "error");
       deps.log.error({ err: errorMessage(error), trigger }, "git fetch failed");
     }
