@@ -4,7 +4,7 @@ import { connect, type Socket } from "node:net";
 // ended the connection after its answer (its FIN) or left it open, and how much of a body a client
 // could push into it before it closed.
 
-export type RawAnswer = { status: number; headers: Record<string, string> };
+type RawAnswer = { status: number; headers: Record<string, string> };
 
 export type RawRequest = {
   socket: Socket;
