@@ -101,9 +101,18 @@ async function stopAndWatch(child: CliRun, marker: string) {
   return { ended, took, left };
 }
 
-it.runIf(process.platform === "linux")(
-  "SIGTERM during a poll's fetch that hangs: exits 0 within seconds, no git process left",
-  async () => {
+const STAGING = `apiVersion: plumb/v1
+kind: Environment
+metadata: {name: staging}
+spec: {api_url: {env: STAGING_API_URL}, api_key: {env: STAGING_API_KEY}, mode: saas}
+`;
+
+it.runIf(process.platform === "linux").each([
+  ["a controller", false],
+  ["a controller of environments", true],
+])(
+  "SIGTERM during a poll's fetch that hangs (%s): exits 0 within seconds, no git process left",
+  async (_name, environments) => {
     // A repository served by git http-backend, behind a front that stops answering once told to.
     const repo = join(work, "manifests");
     const git = (...args: string[]) =>
@@ -113,6 +122,7 @@ it.runIf(process.platform === "linux")(
       join(repo, "a.yaml"),
       "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: alpha}\nspec:\n  source: internal_container\n  source_revision_config: {image_uri: img/alpha:1}\n",
     );
+    if (environments) await writeFile(join(repo, "environments.yaml"), STAGING);
     git("-C", repo, "add", "-A");
     git("-C", repo, "commit", "-qm", "alpha");
     const marker = `poll-${randomUUID()}`; // in the URL: names the git processes of this clone
@@ -151,6 +161,8 @@ it.runIf(process.platform === "linux")(
         PLUMB_API_KEY: DEFAULT_API_KEY,
         PLUMB_GIT_USERNAME: "bot",
         PLUMB_GIT_TOKEN: "tok",
+        STAGING_API_URL: cp.url,
+        STAGING_API_KEY: DEFAULT_API_KEY,
         HOME: work,
       },
     );
@@ -167,6 +179,7 @@ it.runIf(process.platform === "linux")(
     expect(took).toBeLessThan(5_000);
     expect(left).toEqual([]);
     expect(child.output()).not.toContain("git fetch failed"); // a fetch stopped is no failure
+    if (environments) expect(child.output()).toContain('"environment":"staging"');
   },
   40_000,
 );
