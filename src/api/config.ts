@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { PlumbError } from "../errors.js";
+import { readSettingFile, settingFileReason } from "./setting-file.js";
 import {
   type AllowedOrigins,
   type AllowFlags,
@@ -105,8 +105,7 @@ function readKeyFile(path: string, readFile: (path: string) => string): string {
   try {
     text = readFile(path);
   } catch (error) {
-    const code = (error as { code?: string }).code ?? "unreadable";
-    throw new ApiConfigError(`cannot read --api-key-file ${path} (${code})`);
+    throw new ApiConfigError(`cannot read --api-key-file ${path} (${settingFileReason(error)})`);
   }
   const key = nonEmpty(text);
   if (!key) throw new ApiConfigError(`--api-key-file ${path} is empty`);
@@ -121,7 +120,7 @@ function readKeyFile(path: string, readFile: (path: string) => string): string {
 export function readApiOptions(
   env: Record<string, string | undefined> = process.env,
   flags: ApiFlags = {},
-  readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
+  readFile: (path: string) => string = readSettingFile,
 ): ApiOptions {
   const urlText = nonEmpty(flags.apiUrl) ?? nonEmpty(env.PLUMB_API_URL);
   if (!urlText) throw new ApiConfigError("no API URL: set PLUMB_API_URL or pass --api-url");
@@ -156,7 +155,7 @@ export function readApiOptions(
  */
 export function readKeyFileAgain(
   path: string,
-  readFile: (path: string) => string = (file) => readFileSync(file, "utf8"),
+  readFile: (path: string) => string = readSettingFile,
 ): string | undefined {
   try {
     const key = nonEmpty(readFile(path));

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { selectEnvironments } from "../environment/select.js";
@@ -15,6 +14,7 @@ import {
   NOT_ENVIRONMENT_SETTINGS,
 } from "../manifest/rules/environment-rules.js";
 import { type ApiOptions, readApiOptions } from "../api/config.js";
+import { readSettingFile, settingFileReason } from "../api/setting-file.js";
 import { type AllowFlags, allowedOriginsFrom, checkApiOrigin } from "../api/allowed-origins.js";
 import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
 
@@ -161,11 +161,11 @@ function readSetting(
     );
   }
   try {
-    return readFileSync(resolve(root, dirname(environment.file), setting.file), "utf8").trim();
-  } catch {
+    return readSettingFile(resolve(root, dirname(environment.file), setting.file)).trim();
+  } catch (error) {
     throw new PlumbError(
       "api-config",
-      `environment ${name}: cannot read spec.${field} from ${setting.file}; check the file`,
+      `environment ${name}: cannot read spec.${field} from ${setting.file} (${settingFileReason(error)}); it must be a regular file holding the value alone`,
     );
   }
 }
