@@ -100,6 +100,19 @@ function sendableKey(key: string, source: string): string {
   return key;
 }
 
+/**
+ * A tenant id goes in a header too: one holding a line break or a control character made fetch
+ * refuse every request before sending, reported as a network failure ("could not reach ...; is the
+ * server running?") against a control plane that was up. Not echoed.
+ */
+export function sendableTenant(tenantId: string, source: string): string {
+  if (UNSENDABLE_KEY.test(tenantId))
+    throw new ApiConfigError(
+      `the tenant id from ${source} holds a line break, a control character or a non-ASCII character, which an HTTP header cannot carry; it must hold the tenant id alone, on one line`,
+    );
+  return tenantId;
+}
+
 function readKeyFile(path: string, readFile: (path: string) => string): string {
   let text: string;
   try {
@@ -137,6 +150,7 @@ export function readApiOptions(
   if (!apiKey) throw new ApiConfigError("no API key: set PLUMB_API_KEY or pass --api-key-file PATH");
   if (!keyFile) sendableKey(apiKey, "PLUMB_API_KEY");
   const tenantId = nonEmpty(flags.tenantId) ?? nonEmpty(env.PLUMB_TENANT_ID);
+  if (tenantId !== undefined) sendableTenant(tenantId, flags.tenantId ? "--tenant-id" : "PLUMB_TENANT_ID");
   const mode = readModeSetting(flags.mode, env.PLUMB_MODE);
   return {
     apiUrl,

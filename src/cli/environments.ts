@@ -13,7 +13,7 @@ import {
   environmentCredentialMessage,
   NOT_ENVIRONMENT_SETTINGS,
 } from "../manifest/rules/environment-rules.js";
-import { type ApiOptions, readApiOptions } from "../api/config.js";
+import { type ApiOptions, readApiOptions, sendableTenant } from "../api/config.js";
 import { readSettingFile, settingFileReason } from "../api/setting-file.js";
 import { type AllowFlags, allowedOriginsFrom, checkApiOrigin } from "../api/allowed-origins.js";
 import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
@@ -219,7 +219,13 @@ export function settingsOf(
       typeof spec.api_key === "object" && "file" in spec.api_key
         ? resolve(root, dirname(environment.file), spec.api_key.file)
         : undefined,
-    tenantId: spec.tenant_id === undefined ? undefined : read("tenant_id", spec.tenant_id),
+    tenantId:
+      spec.tenant_id === undefined
+        ? undefined
+        : sendableTenant(
+            read("tenant_id", spec.tenant_id),
+            `environment ${environment.manifest.metadata.name}'s spec.tenant_id (${whereIs(environment, "tenant_id")})`,
+          ),
     platformUrl,
     mode: spec.mode,
     // The session checks its URLs again, and the transport every URL it sends the key to.

@@ -60,6 +60,7 @@ beforeAll(async () => {
   await writeFile(join(dir, "key.huge"), "k".repeat(100 * 1024));
   await writeFile(join(dir, "key.crlf"), `${KEY}\r\n`);
   await symlink(join(dir, "key.crlf"), join(dir, "key.link"));
+  await writeFile(join(dir, "tenant.broken"), `${DEFAULT_TENANT_ID}\n\u001b[2Kx\n`);
 });
 
 afterAll(async () => {
@@ -101,5 +102,31 @@ describe("a setting file that is no regular file", () => {
     const run = await planWith("api_key: {file: ../key.link}");
     expect(run.output).toContain("files-agent");
     expect(run.code, run.output).toBe(0);
+  });
+});
+
+describe("a tenant id an HTTP header cannot carry", () => {
+  const refused = (output: string, source: string) => {
+    expect(output).toContain(`the tenant id from ${source} holds a line break, a control character`);
+    expect(output).toContain("[api-config]");
+    expect(output).not.toContain("[network]");
+  };
+
+  it("from an Environment's file: refused at its file:line, not reported as a control plane not running", async () => {
+    const run = await planWith("api_key: {file: ../key.crlf}\n  tenant_id: {file: ../tenant.broken}");
+    refused(run.output, "environment staging's spec.tenant_id (environments/staging.yaml:8)");
+    expect(run.code).toBe(1);
+  });
+
+  it("from PLUMB_TENANT_ID: refused the same way", async () => {
+    const plain = await mkdtemp(join(tmpdir(), "plumb-setting-files-plain-"));
+    try {
+      await writeFile(join(plain, "agent.yaml"), DEPLOYMENT);
+      const run = await plumb(["plan", plain], { PLUMB_API_KEY: KEY, PLUMB_TENANT_ID: "a\u0007b" });
+      refused(run.output, "PLUMB_TENANT_ID");
+      expect(run.code).toBe(1);
+    } finally {
+      await rm(plain, { recursive: true, force: true });
+    }
   });
 });
