@@ -67,15 +67,21 @@ export async function commitOnNewBranch(
     ? []
     : ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
   const worktree = await mkdtemp(join(tmpdir(), "plumb-promote-"));
-  let committed = false;
   try {
-    await git.raw(["worktree", "add", "--quiet", "-b", branch, worktree, "HEAD"]);
+    // The commit is made on a detached HEAD; the branch is created only once it exists, in one
+    // ref update that fails if the name is taken meanwhile. A promote killed before (SIGKILL in
+    // the commit, a pre-commit hook that never returns) leaves no branch pointing at HEAD, which
+    // read as a promotion with nothing in it and made the retry fail as "already exists"; a
+    // failure never deletes a branch, which could be another promote's of the same name.
+    await git.raw(["worktree", "add", "--quiet", "--detach", worktree, "HEAD"]);
     for (const [i, change] of changes.entries()) await writeFile(join(worktree, paths[i]!), change.after);
     const work = gitAt(undefined, worktree);
     await work.raw(["add", "--", ...paths]);
     await work.raw([...identity, "commit", "--quiet", "-m", message, "--", ...paths]);
     const commit = (await work.revparse(["HEAD"])).trim();
-    committed = true;
+    await git.raw(["update-ref", "-m", "plumb promote", `refs/heads/${branch}`, commit, ""]).catch(() => {
+      throw failed(`branch ${branch} was made by someone else meanwhile; name a new branch`);
+    });
     return commit;
   } catch (error) {
     if (error instanceof PlumbError) throw error;
@@ -86,7 +92,5 @@ export async function commitOnNewBranch(
   } finally {
     await git.raw(["worktree", "remove", "--force", worktree]).catch(() => undefined);
     await rm(worktree, { recursive: true, force: true });
-    // A branch made for a commit that failed is not left behind (a retry would find it taken).
-    if (!committed) await git.raw(["branch", "-D", branch]).catch(() => undefined);
   }
 }
