@@ -192,7 +192,21 @@ function typeProblem({ error, where, value, field, params, last }: ErrorSite): P
   if (CPU_FIELDS.some((f) => f === last) && typeof error.data === "string") {
     message += "; CPU is a number of cores, e.g. 0.5 (not 500m)";
   }
+  const yaml11 = yaml11Boolean(params.type, error.data);
+  if (yaml11 !== undefined) {
+    message += `; "${String(error.data)}" is text in YAML 1.2 (a boolean only in YAML 1.1): write ${yaml11}`;
+  }
   return problemAt(value, "error", "invalid-type", field, message);
+}
+
+/** YAML 1.1's spellings of true and false, which YAML 1.2 (plumb's, and the schema's) reads as text. */
+const YAML11_BOOLEANS = /^(?:(y|yes|on)|(n|no|off))$/i;
+
+/** "true" or "false" for a string a YAML 1.1 author meant as that boolean, where a boolean is wanted. */
+function yaml11Boolean(type: unknown, data: unknown): string | undefined {
+  if (typeof data !== "string" || !String(type).split(",").includes("boolean")) return undefined;
+  const match = YAML11_BOOLEANS.exec(data);
+  return match ? (match[1] ? "true" : "false") : undefined;
 }
 
 function enumProblem({ error, where, value, field, params }: ErrorSite): Problem {

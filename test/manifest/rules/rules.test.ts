@@ -273,6 +273,23 @@ describe("resource_spec", () => {
     expect(problems[0]!.message).toContain("not 500m");
   });
 
+  it("YAML 1.1 booleans (yes, off, N) where a boolean is wanted get a hint with the YAML 1.2 spelling", () => {
+    for (const [written, meant] of [
+      ["yes", "true"],
+      ["off", "false"],
+      ["N", "false"],
+      ["On", "true"],
+    ]) {
+      const { problems } = check(GITREPO.replace("build_on_push: true", `build_on_push: ${written}`));
+      expect(brief(problems)).toEqual(["11:20 error invalid-type"]);
+      expect(problems[0]!.message).toContain(`"${written}" is text in YAML 1.2`);
+      expect(problems[0]!.message.endsWith(`write ${meant}`)).toBe(true);
+    }
+    // Text where text is wanted, or a word that is no YAML 1.1 boolean: no hint.
+    const { problems } = check(GITREPO.replace("build_on_push: true", "build_on_push: maybe"));
+    expect(problems[0]!.message).not.toContain("YAML 1.1");
+  });
+
   it("volume mounts must name a declared volume, in the main container and in containers", () => {
     const spec = [
       "      volumes: [{name: cache, emptyDir: {}}, {name: cache}]",
