@@ -1,8 +1,6 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { redactUrl } from "../../src/git/git-source.js";
@@ -10,10 +8,7 @@ import { signBody } from "../../src/controller/source/webhook.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
-
-const run = promisify(execFile);
-const git = (cwd: string, ...args: string[]) =>
-  run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
+import { gitIn, manifestRemote } from "../support/git-clones.js";
 
 let tmp: string;
 let bare: string;
@@ -23,17 +18,12 @@ let controller: Controller | undefined;
 
 beforeEach(async () => {
   tmp = await mkdtemp(join(tmpdir(), "plumb-ctl-git-"));
-  bare = join(tmp, "manifests.git");
-  work = join(tmp, "work");
-  await run("git", ["init", "--bare", "-b", "main", bare]);
-  await run("git", ["clone", bare, work]);
-  await git(work, "checkout", "-B", "main");
+  let push: (message: string) => Promise<void>;
+  ({ bare, work, push } = await manifestRemote(tmp));
   await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
   await writeDoc(join(work, "deploy"), "b.yaml", container("beta", "img/beta:1"));
   await writeDoc(work, "README.md", "not a manifest\n");
-  await git(work, "add", ".");
-  await git(work, "commit", "-m", "first");
-  await git(work, "push", "origin", "main");
+  await push("first");
   cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
 });
 afterEach(async () => {
@@ -80,9 +70,9 @@ describe("controller following a git branch", () => {
     const beta = await client.deployment("beta");
 
     await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:2"));
-    await git(work, "commit", "-am", "alpha 2");
-    await git(work, "push", "origin", "main");
-    const pushed = (await git(work, "rev-parse", "HEAD")).stdout.trim();
+    await gitIn(work, "commit", "-am", "alpha 2");
+    await gitIn(work, "push", "origin", "main");
+    const pushed = (await gitIn(work, "rev-parse", "HEAD")).stdout.trim();
     const body = JSON.stringify({ ref: "refs/heads/main", after: pushed });
     const hook = (signature: string) =>
       fetch(`${controller!.url}/hooks/git`, {

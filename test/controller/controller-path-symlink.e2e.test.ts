@@ -1,13 +1,12 @@
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { fastControllerOptions } from "./harness.js";
+import { manifestRemote } from "../support/git-clones.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 
 // A controller following a branch reads its manifests under --path in its own checkout, and writes
@@ -17,26 +16,19 @@ import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 // later commit, which is not followed. Counted on the control plane (the deployment only the outside
 // directory declares is never made) and on the host's directory (no record written there).
 
-const run = promisify(execFile);
-const git = (cwd: string, ...args: string[]) =>
-  run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
-
 let tmp: string;
 let work: string;
 let bare: string;
 let outside: string;
+let push: (message: string) => Promise<void>;
 let cp: RunningControlPlane;
 let controller: Controller | undefined;
 
 beforeEach(async () => {
   tmp = await mkdtemp(join(tmpdir(), "plumb-ctl-path-"));
-  bare = join(tmp, "manifests.git");
-  work = join(tmp, "work");
   outside = join(tmp, "host-dir"); // stands for /etc or a home directory
   await writeDoc(outside, "o.yaml", container("outsider", "img/outsider:1"));
-  await run("git", ["init", "--bare", "-b", "main", bare]);
-  await run("git", ["clone", bare, work]);
-  await git(work, "checkout", "-B", "main");
+  ({ bare, work, push } = await manifestRemote(tmp));
   cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
 });
 afterEach(async () => {
@@ -46,11 +38,6 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-const push = async (message: string) => {
-  await git(work, "add", "-A");
-  await git(work, "commit", "-qm", message);
-  await git(work, "push", "-q", "origin", "main");
-};
 const options = (path: string, log = memoryLogger()) =>
   fastControllerOptions(cp, {
     source: { kind: "git", url: bare, branch: "main", path, workDir: join(tmp, "checkout"), intervalMs: 50 },

@@ -1,12 +1,11 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { fastControllerOptions } from "./harness.js";
+import { gitIn, manifestRemote } from "../support/git-clones.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 
 // A record git tracks is not plumb's (docs/status.md "Records are state, never manifests"). A
@@ -14,10 +13,6 @@ import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 // record into that store (the checkout's `--path/.plumb/status/`), naming a deployment plumb never
 // made. With --prune, trusting it would delete that deployment. Counted on the control plane: it
 // stays while the controller runs past the commit, and after a restart on the same checkout.
-
-const run = promisify(execFile);
-const git = (cwd: string, ...args: string[]) =>
-  run("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
 
 let tmp: string;
 let work: string;
@@ -27,15 +22,10 @@ let controller: Controller | undefined;
 
 beforeEach(async () => {
   tmp = await mkdtemp(join(tmpdir(), "plumb-ctl-tracked-"));
-  bare = join(tmp, "manifests.git");
-  work = join(tmp, "work");
-  await run("git", ["init", "--bare", "-b", "main", bare]);
-  await run("git", ["clone", bare, work]);
-  await git(work, "checkout", "-B", "main");
+  let push: (message: string) => Promise<void>;
+  ({ bare, work, push } = await manifestRemote(tmp));
   await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
-  await git(work, "add", ".");
-  await git(work, "commit", "-m", "first");
-  await git(work, "push", "origin", "main");
+  await push("first");
   cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
 });
 afterEach(async () => {
@@ -85,9 +75,9 @@ it("a record a pulled commit brings into the controller's store is never trusted
   };
   await writeDoc(join(work, "deploy", ".plumb", "status"), "deployment.victim.json", JSON.stringify(forged));
   await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:2"));
-  await git(work, "add", "-A");
-  await git(work, "commit", "-m", "alpha 2, and .plumb/");
-  await git(work, "push", "origin", "main");
+  await gitIn(work, "add", "-A");
+  await gitIn(work, "commit", "-m", "alpha 2, and .plumb/");
+  await gitIn(work, "push", "origin", "main");
   const image = async () => (await client.deployment("alpha")).source_revision_config?.image_uri;
   await waitFor("the commit applied", async () => (await image()) === "img/alpha:2");
   await waitFor("the tracked record said", () => first.text().includes("deployment.victim.json"));
@@ -100,8 +90,8 @@ it("a record a pulled commit brings into the controller's store is never trusted
   await waitFor("ready again", () => controller!.ready());
   expect(second.text()).toContain("tracked by git");
   await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:3"));
-  await git(work, "commit", "-qam", "alpha 3");
-  await git(work, "push", "origin", "main");
+  await gitIn(work, "commit", "-qam", "alpha 3");
+  await gitIn(work, "push", "origin", "main");
   await waitFor("the next commit applied", async () => (await image()) === "img/alpha:3");
   expect((await client.deployments()).map((d) => d.name).sort()).toEqual(["alpha", "victim"]);
 }, 60_000);

@@ -23,3 +23,29 @@ export async function originWithClones(root: string, names = ["runner-a", "runne
   }
   return clones;
 }
+
+/** `git ARGS` in `cwd` as a committer named t (the tests' commits). */
+export const gitIn = (cwd: string, ...args: string[]) =>
+  exec("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd });
+
+/**
+ * A remote a controller follows (`--repo`): a bare `manifests.git` in ROOT with branch main, and a
+ * clone `work` on main to write the manifests in; `push` commits everything in it and pushes.
+ */
+export async function manifestRemote(root: string): Promise<{
+  bare: string;
+  work: string;
+  push: (message: string) => Promise<void>;
+}> {
+  const bare = join(root, "manifests.git");
+  const work = join(root, "work");
+  await exec("git", ["init", "--bare", "-b", "main", bare]);
+  await exec("git", ["clone", "-q", bare, work]);
+  await gitIn(work, "checkout", "-q", "-B", "main");
+  const push = async (message: string) => {
+    await gitIn(work, "add", "-A");
+    await gitIn(work, "commit", "-qm", message);
+    await gitIn(work, "push", "-q", "origin", "main");
+  };
+  return { bare, work, push };
+}
