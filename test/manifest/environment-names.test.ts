@@ -98,4 +98,27 @@ describe("names on a control plane shared by environments", () => {
       }),
     ).toEqual([]);
   });
+
+  it("one control plane's URL written two ways (case, a default port, a trailing slash) is one control plane", () => {
+    for (const [a, b] of [
+      ["https://api.example.com", "https://api.example.com/"],
+      ["https://api.example.com", "HTTPS://API.Example.com:443"],
+      ["https://api.example.com/v1", "https://api.example.com/v1//"],
+    ])
+      expect(
+        where({
+          "e/staging.yaml": env("staging", "", a),
+          "e/prod.yaml": env("prod", "", b),
+          "a.yaml": deployment("agent"),
+        }),
+        `${a} and ${b}`,
+      ).toHaveLength(1);
+    expect(
+      where({
+        "e/staging.yaml": env("staging", "", "https://api.example.com"),
+        "e/prod.yaml": env("prod", "", "https://api.example.com:8443"),
+        "a.yaml": deployment("agent"),
+      }),
+    ).toEqual([]);
+  });
 });

@@ -3,7 +3,8 @@ import { type ParsedDocument, problemAt } from "../parse/parse.js";
 import { isRecord } from "./rule-helpers.js";
 import type { Problem, SourceLocation } from "../types.js";
 
-// Environments on one control plane (the same api_url, api_key and tenant_id, as written) share its
+// Environments on one control plane (the same api_url, api_key and tenant_id, as written; a literal
+// api_url as the client reads it, case, default port and trailing `/` aside) share its
 // deployment names: a deployment's name there is its name plus the environment's name_suffix. Two
 // deployments (or one in two environments) that come to the same name there would be one live
 // deployment, each environment's apply changing what the other applied (and two controllers, or
@@ -12,13 +13,22 @@ import type { Problem, SourceLocation } from "../types.js";
 
 type Environment = { name: string; suffix: string; connection: unknown };
 
+/**
+ * A literal URL as the client reads it (WHATWG: scheme and host in lower case, no default port, no
+ * trailing `/`), so one control plane written two ways is one; anything else as written.
+ */
+const sameUrl = (value: unknown): unknown => {
+  if (typeof value !== "string" || !URL.canParse(value)) return value;
+  return new URL(value).href.replace(/\/+$/, "");
+};
+
 const environmentOf = (doc: ParsedDocument): Environment | undefined => {
   const metadata = isRecord(doc.value.metadata) ? doc.value.metadata : {};
   const spec = isRecord(doc.value.spec) ? doc.value.spec : {};
   if (typeof metadata.name !== "string") return undefined;
   const suffix = typeof spec.name_suffix === "string" ? spec.name_suffix : "";
   // The key too: on one URL, another key may reach another workspace.
-  const connection = [spec.api_url, spec.api_key, spec.tenant_id ?? null];
+  const connection = [sameUrl(spec.api_url), spec.api_key, spec.tenant_id ?? null];
   return { name: metadata.name, suffix, connection };
 };
 
