@@ -37,9 +37,10 @@ export async function commitOnNewBranch(
     );
   // Every path below is relative to the repository's top (PATH may be a folder of it).
   const git = gitAt(undefined, top);
-  await git.raw(["check-ref-format", "--branch", branch]).catch(() => {
-    throw failed(`--branch ${branch}: not a valid branch name`);
-  });
+  // --branch expands @{-1} (the branch checked out before) to another name: only a name that is
+  // itself is taken, as git branch would.
+  const checked = await git.raw(["check-ref-format", "--branch", branch]).catch(() => null);
+  if (checked?.trim() !== branch) throw failed(`--branch ${branch}: not a valid branch name`);
   const exists = await git.raw(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`]).then(
     (out) => out.trim() !== "",
     () => false,

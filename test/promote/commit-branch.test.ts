@@ -60,6 +60,21 @@ describe("commitOnNewBranch", () => {
     expect(git("branch", "--list").trim()).toBe("* main");
   });
 
+  it("refuses a branch name git would expand to another one (@{-1}, the branch checked out before)", async () => {
+    git("checkout", "-q", "-b", "previous");
+    git("checkout", "-q", "main");
+    await expect(commitOnNewBranch(join(repo, "deploy"), "@{-1}", change, "m")).rejects.toThrow(
+      "--branch @{-1}: not a valid branch name",
+    );
+    expect(
+      git("branch", "--list")
+        .trim()
+        .split("\n")
+        .map((b) => b.trim()),
+    ).toEqual(["* main", "previous"]);
+    expect(git("rev-parse", "previous")).toBe(git("rev-parse", "main"));
+  });
+
   it("refuses when any file the promotion was judged from differs from HEAD, not only the edited ones", async () => {
     await mkdir(join(repo, "envs"));
     await writeFile(
