@@ -8,7 +8,8 @@ import { assertBuilt, runCli } from "../support/built-cli.js";
 // plumb render prints a value holding line breaks (a literal secret such as a PEM key, a command)
 // on one line, double-quoted with `\n`: printed as a block scalar, each of its lines started a line
 // of the output, and one reading `::warning::…` or `::add-mask::…` (leading spaces are trimmed) was
-// run by a CI runner as a workflow command. The output still reads back as the same values.
+// run by a CI runner as a workflow command. The output still reads back as the same values; a
+// secret's literal value is printed as (sensitive), never as written.
 
 let dir: string;
 const PEM = "-----BEGIN KEY-----\nMIIB\n-----END KEY-----\n";
@@ -28,6 +29,8 @@ beforeAll(async () => {
 kind: Deployment
 metadata:
   name: agent
+  annotations:
+    runbook: ${JSON.stringify(INJECTED)}
 spec:
   source: internal_container
   source_revision_config: {image_uri: "img/agent:1"}
@@ -50,11 +53,15 @@ describe("plumb render of values with line breaks", () => {
     const docs = parseAllDocuments(output);
     expect(Array.isArray(docs) && docs.length).toBe(1);
     const manifest = (docs as Array<{ toJS: () => unknown }>)[0]!.toJS() as {
+      metadata: { annotations: Record<string, string> };
       spec: { secrets: Array<{ name: string; value: string }> };
     };
+    expect(manifest.metadata.annotations.runbook).toBe(INJECTED);
+    // A secret's literal value is never printed (as plan and diff): by name only.
     expect(manifest.spec.secrets).toEqual([
-      { name: "TLS_KEY", value: PEM },
-      { name: "NOTE", value: INJECTED },
+      { name: "TLS_KEY", value: "(sensitive)" },
+      { name: "NOTE", value: "(sensitive)" },
     ]);
+    expect(output).not.toContain("MIIB");
   });
 });
