@@ -11,7 +11,7 @@ import type { LoadedManifest } from "../manifest/types.js";
 // widely than the repository and kept elsewhere.
 
 /** What a secret's literal `value` is printed as: render never prints a secret value, as plan and diff. */
-export const SENSITIVE = "(sensitive)";
+const SENSITIVE = "(sensitive)";
 
 /** The manifest with each secret's literal value replaced (its name and valueFrom kept). */
 function withoutSecretValues(manifest: LoadedManifest["manifest"]): unknown {

@@ -21,7 +21,7 @@ import type { SourceRevisionConfig } from "../schema/deployment.js";
 const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 const TAG_PREFIX = "refs/tags/";
 /** The longest value a promotion copies into git (a path or a reference is far shorter). */
-export const MAX_VALUE = 1024;
+const MAX_VALUE = 1024;
 
 const DOMAIN = String.raw`(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?`;
 const COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
@@ -32,7 +32,7 @@ const IMAGE = new RegExp(
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** The value as a reason quotes it: control characters escaped, a long one cut. */
-export function quoted(value: string): string {
+function quoted(value: string): string {
   const cut = value.length > 80 ? `${value.slice(0, 80)}… (${value.length} characters)` : value;
   return `"${escapeControls(cut)}"`;
 }
