@@ -7,10 +7,10 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 // its read, a controller's every environment with it, and /dev/zero or a huge file was read into
 // memory without end. Synchronous, as its callers are.
 
-export const MAX_SETTING_FILE_BYTES = 64 * 1024;
+const MAX_SETTING_FILE_BYTES = 64 * 1024;
 
 /** Why a setting file was not read: what it is, never what it holds. */
-export class SettingFileRefused extends Error {
+class SettingFileRefused extends Error {
   constructor(readonly reason: string) {
     super(reason);
   }
