@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
@@ -22,12 +22,32 @@ const ROOT = process.getuid?.() === 0;
 const OTHER = 65534;
 let cp: RunningControlPlane;
 let repo: string;
+/** This runtime's node, where uid OTHER can run it (npx's node@24 lives under /root, mode 0700). */
+let node = process.execPath;
+
+/** A copy of this node in a directory anyone can read, when OTHER cannot run the one in place. */
+async function nodeForOther(): Promise<string> {
+  try {
+    execFileSync(process.execPath, ["-e", ""], { uid: OTHER, gid: OTHER, stdio: "ignore" });
+    return process.execPath;
+  } catch {
+    const dir = await mkdtemp(join(tmpdir(), "plumb-node-"));
+    await chmod(dir, 0o755);
+    await copyFile(process.execPath, join(dir, "node"));
+    await chmod(join(dir, "node"), 0o755);
+    return join(dir, "node");
+  }
+}
 
 beforeAll(async () => {
   assertBuilt();
+  if (ROOT) node = await nodeForOther();
   cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
 });
-afterAll(async () => cp?.stop());
+afterAll(async () => {
+  await cp?.stop();
+  if (node !== process.execPath) await rm(join(node, ".."), { recursive: true, force: true });
+});
 afterEach(async () => {
   execFileSync("chmod", ["-R", "u+w", repo]);
   await rm(repo, { recursive: true, force: true });
@@ -37,7 +57,7 @@ const env = () => ({ PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY, NO_C
 
 /** The built CLI, as another user when this one is root. */
 function runAs(args: string[]): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [MAIN, ...args], {
+  const child = spawn(node, [MAIN, ...args], {
     env: { PATH: process.env.PATH, HOME: repo, ...env() },
     stdio: ["ignore", "pipe", "pipe"],
     ...(ROOT ? { uid: OTHER, gid: OTHER } : {}),
@@ -45,7 +65,10 @@ function runAs(args: string[]): Promise<{ code: number | null; output: string }>
   let output = "";
   child.stdout.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-  return new Promise((done) => child.once("exit", (code) => done({ code, output })));
+  return new Promise((done, fail) => {
+    child.once("error", fail); // could not start (EACCES): fail now, not at the test's timeout
+    child.once("exit", (code) => done({ code, output }));
+  });
 }
 
 /** A git tree with sub/a.yaml applied from `appliedFrom` (its store is then in use); a.yaml then changed. */
