@@ -167,7 +167,13 @@ describe("SDK conformance: multitask strategies on streamed runs", () => {
     });
     const second = start(thread.thread_id, "second", "interrupt");
     const firstParts = await first; // ended by the interrupt, without an answer
-    expect(texts(lastValues(firstParts))).toEqual(["human:first"]);
+    // The open-source server, busy (CI builds the image beside it), may end it before its first
+    // values event (target.ts): no answer either way; where the state came, it is the input alone.
+    const firstValues = lastValues(firstParts);
+    if (firstValues !== undefined || !target.mayEndBeforeValues) {
+      expect(texts(firstValues)).toEqual(["human:first"]);
+    }
+    expect(JSON.stringify(firstParts)).not.toContain("ai:first");
     await target.untilHeld(1);
     const third = start(thread.thread_id, "third", "rollback");
     const secondParts = await second;
