@@ -140,6 +140,9 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
   const queue = createCheckoutQueue();
   let fetching: Promise<boolean> | null = null;
   let again = false;
+  // The last commit refused (its --path leads outside): said again at each poll, never checked out
+  // again, so the working tree stays at `head` instead of going to it and back every poll.
+  let refused: { commit: string; error: unknown } | undefined;
 
   // One turn: the fetch, the read of FETCH_HEAD and the reset (another fetch in between would
   // change FETCH_HEAD under it).
@@ -157,12 +160,14 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
       }
       const fetched = (await git.revparse(["FETCH_HEAD"])).trim();
       if (fetched === head) return false;
+      if (refused?.commit === fetched) throw refused.error;
       await git.reset(["--hard", fetched]);
       // A commit whose --path leads outside the checkout is not followed: back to the last one.
       try {
         await checkInsideCheckout(checkoutDir, options.path, options.url);
       } catch (error) {
         await git.reset(["--hard", head]);
+        refused = { commit: fetched, error };
         throw error;
       }
       head = fetched;

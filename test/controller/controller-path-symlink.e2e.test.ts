@@ -35,7 +35,8 @@ afterEach(async () => {
   await controller?.stop(1_000);
   controller = undefined;
   await cp.stop();
-  await rm(tmp, { recursive: true, force: true });
+  // A fetch the stop ended may still be taking its git processes down (stoppable-git.ts: up to 2 s).
+  await rm(tmp, { recursive: true, force: true, maxRetries: 30, retryDelay: 100 });
 });
 
 const options = (path: string, log = memoryLogger()) =>
