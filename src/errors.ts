@@ -159,3 +159,11 @@ export const fileError = (code: PlumbErrorCode, path: string, error: unknown, fi
 
 /** Anything thrown, as an Error (kept as it is when it already is one). */
 export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
+/** Control characters written as escapes (`\n`, `\u001b`): text read from a file, a repository or a server, printed on one line. */
+export const escapeControls = (text: string): string =>
+  // eslint-disable-next-line no-control-regex -- control characters are what this finds
+  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+    const json = JSON.stringify(c).slice(1, -1); // `\n`, `\u001b`; DEL and C1 stay as they are there
+    return json.length > 1 ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });

@@ -6,7 +6,7 @@ import { nearbyStoresInUse } from "./nearby-locks.js";
 import type { ConnectionFlags } from "./options.js";
 
 /** The lease and clocks of the lock (tests inject a short lease and a monotonic clock they move). */
-export type StateLockTiming = Pick<LockOptions, "leaseMs" | "monotonic" | "clock" | "retryMs">;
+export type StateLockTiming = Pick<LockOptions, "leaseMs" | "monotonic" | "clock" | "retryMs" | "say">;
 
 /**
  * Runs `work` holding the state lock of PATH's status store (--status-dir, --status-branch), and of
@@ -34,7 +34,8 @@ export async function withStateLock<T>(
     statusBranch: flags.statusBranch,
     environment: flags.environment,
   });
-  const say = (line: string) => process.stderr.write(`plumb: ${line}\n`); // a lock not trusted
+  // A lock not trusted (committed to git) is said on the command's stderr, given by the caller.
+  const say = timing.say ?? ((line: string) => process.stderr.write(`plumb: ${line}\n`));
   const options = { ...timing, command, timeoutMs: flags.lockTimeout ?? 0, say };
   // The stores nearby hold objects PATH applies too (nearby-locks.ts), all taken in one order and
   // scanned again once held (lock/locks-in-order.ts); an explicit --status-dir reads that store

@@ -3,7 +3,7 @@ import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { SimpleGit } from "simple-git";
 import { gitAt } from "./status-branch.js";
 import { runStoppableGit } from "./stoppable-git.js";
-import { PlumbError } from "../errors.js";
+import { escapeControls, PlumbError } from "../errors.js";
 import { createGitCredentials, type GitCredentials } from "./git-credentials.js";
 import { type CheckoutQueue, createCheckoutQueue } from "./checkout-queue.js";
 
@@ -74,9 +74,7 @@ const leaves = (root: string, path: string) => {
   return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
 };
 /** A path with its control characters escaped: a committed symlink's target is anyone's text. */
-const shown = (path: string) =>
-  // eslint-disable-next-line no-control-regex -- control characters are what this escapes
-  path.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+const shown = escapeControls;
 
 /**
  * The manifest root (checkout + --path), its `.plumb` and `.plumb/status`, and with --path the

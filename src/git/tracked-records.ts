@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { PlumbError } from "../errors.js";
+import { escapeControls, PlumbError } from "../errors.js";
 
 // A status store is state, never manifests (README: keep `.plumb/` out of git). A record committed
 // to the repository is not one plumb wrote: anyone whose commit lands can name any live deployment
@@ -70,11 +70,7 @@ function gitFailure(error: NodeJS.ErrnoException | Error, stderr: string): strin
     .split("\n")
     .map((l) => l.trim())
     .find((l) => l.length > 0);
-  return (line ?? error.message).replace(
-    // eslint-disable-next-line no-control-regex -- control characters are what this escapes
-    /[\u0000-\u001f\u007f-\u009f]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return escapeControls(line ?? error.message);
 }
 
 const trackingUnknown = (dir: string, why: string) =>

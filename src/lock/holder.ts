@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { escapeControls } from "../errors.js";
 import type { LockHolder } from "./lock-types.js";
 
 // Who holds a lock: written with it so a blocked run can name the holder. Informational only: no
@@ -45,4 +46,7 @@ export function isDeadLocalHolder(holder: LockHolder): boolean {
 
 /** "plumb apply (pid 123 on build-7) since 2026-11-22T10:00:00.000Z" */
 export const describeHolder = (holder: LockHolder): string =>
-  `${holder.command} (pid ${holder.pid} on ${holder.host}) since ${holder.since || "an unknown time"}`;
+  // Read from a lock file (a clone's, a status branch's): control characters escaped, not printed.
+  escapeControls(
+    `${holder.command} (pid ${holder.pid} on ${holder.host}) since ${holder.since || "an unknown time"}`,
+  );

@@ -50,7 +50,9 @@ export function adoptCommand(io: ApplyIo = processIo()): Command {
 }
 
 export const runAdopt = (path: string, flags: Flags, io: ApplyIo): Promise<number> =>
-  withStateLock(path, flags, "plumb adopt", (lock) => adoptLocked(path, flags, io, lock));
+  withStateLock(path, flags, "plumb adopt", (lock) => adoptLocked(path, flags, io, lock), {
+    say: (line) => void io.stderr.write(`plumb: ${line}\n`),
+  });
 
 async function adoptLocked(
   path: string,

@@ -170,7 +170,8 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
 
 export async function runApply(path: string, flags: Flags, io: ApplyIo): Promise<number> {
   // One writer per status store: the lock is held from before the store is read until the end.
-  return withStateLock(path, flags, "plumb apply", (lock) => runApplyLocked(path, flags, io, lock), io.lock);
+  const timing = { ...io.lock, say: (line: string) => void io.stderr.write(`plumb: ${line}\n`) };
+  return withStateLock(path, flags, "plumb apply", (lock) => runApplyLocked(path, flags, io, lock), timing);
 }
 
 type Lock = Pick<StateLock, "lost" | "assertHeld" | "pushFence">;

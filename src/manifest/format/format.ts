@@ -1,5 +1,6 @@
 import type { Problem } from "../types.js";
 import { sortProblems } from "../validate.js";
+import { escapeControls } from "../../errors.js";
 
 /**
  * One line per problem: `FILE:LINE:COL: error|warning: message [code]`, sorted by file and line.
@@ -12,13 +13,7 @@ export function formatProblems(problems: readonly Problem[]): string {
     .join("\n");
 }
 
-/** Control characters written as escapes (`\n`, `\u001b`): text of a manifest's printed on one line. */
-export const escapeControls = (text: string): string =>
-  // eslint-disable-next-line no-control-regex -- control characters are what this finds
-  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
-    const json = JSON.stringify(c).slice(1, -1); // `\n`, `\u001b`; DEL and C1 stay as they are there
-    return json.length > 1 ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-  });
+export { escapeControls };
 
 export type ProblemsJson = {
   problems: Array<Pick<Problem, "file" | "line" | "column" | "severity" | "code" | "field" | "message">>;
