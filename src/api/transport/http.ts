@@ -1,5 +1,6 @@
 import { backoffDelay, type Clock, systemClock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
+import { escapeControls } from "../../errors.js";
 import { ApiError } from "../errors.js";
 import { createRateLimiter, identityOf, type RateLimiter } from "./rate-limiter.js";
 import {
@@ -120,19 +121,6 @@ const blockedPort = (error: unknown): string | undefined =>
     ? BLOCKED_PORT
     : undefined;
 
-/**
- * Control characters of a server's text, written as escapes (`\n`, `\u001b`): a line break or an
- * escape sequence reached the terminal and CI logs as they were, where a hostile server's
- * `\n::error::...` became a workflow command of its own and `\u001b[2J` cleared the screen.
- */
-const escapeControls = (text: string): string =>
-  // eslint-disable-next-line no-control-regex -- control characters are what this finds
-  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
-    // JSON escapes C0 (`\n`, `\u001b`) but leaves DEL and C1 (\u009b is a terminal's CSI) as they are.
-    const json = JSON.stringify(c).slice(1, -1);
-    return json.length > 1 ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-  });
-
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const clock = options.clock ?? systemClock;
   const redactor = options.redactor ?? createSecretRedactor();
@@ -150,6 +138,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     auth: options.auth,
     logger: options.logger,
     identity: identityOf(options.auth.apiKey),
+    // A server's text with its control characters escaped: a hostile "\n::error::" or "\u001b[2J"
+    // reached the terminal and CI logs as it was.
     scrub: (text: string) => escapeControls(redactor.redact(text)),
     redactor,
     answered: false,
