@@ -2,7 +2,7 @@ import type { FieldChange, PlannedChange } from "../diff/plan/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { EnvironmentManifest } from "../schema/environment.js";
 import type { Revision } from "../schema/revision.js";
-import type { ChecksRecord } from "../status/checks-record.js";
+import { type ChecksRecord, checksRecordProblems } from "../status/checks-record.js";
 
 // The gates of a promotion (docs/environments.md, "Promotion"), judged on what the source
 // environment's control plane and status records say about its latest revision. Pure.
@@ -13,7 +13,8 @@ import type { ChecksRecord } from "../status/checks-record.js";
 // - soak: that revision has been DEPLOYED at least this long, both times from the control plane
 //   (the revision's updated_at, and the Date of its answer);
 // - checks: the agent's checks ran on that very revision and met min_pass_ratio (default 1) and
-//   max_latency_p95_ms.
+//   max_latency_p95_ms. A record whose values are impossible or contradict each other (a
+//   pass_ratio that is not passed / runs, passed above runs) fails the gate, saying what is wrong.
 
 export type Gates = NonNullable<NonNullable<EnvironmentManifest["spec"]["promotion"]>["gates"]>;
 type GateName = "deployed" | "soak" | "checks";
@@ -29,6 +30,8 @@ export type SourceFacts = {
   pending: boolean;
   /** The status record's checks (apply's verify: src/status/checks-record.ts); null when none. */
   checks: ChecksRecord | null;
+  /** Why the deployment's status record was ignored when it was (not JSON, not a record), else null. */
+  recordProblem?: string | null;
   /** The control plane's time (its Date header), or the local clock when it sent none. */
   now: { ms: number; from: "control plane" | "local clock" };
 };
@@ -102,11 +105,24 @@ function soakGate(facts: SourceFacts, soak: string): GateResult {
 function checksGate(facts: SourceFacts, gates: NonNullable<Gates["checks"]>): GateResult {
   const id = facts.revision?.id ?? facts.deployment.latest_revision_id ?? "none";
   const checks = facts.checks;
+  if (!checks && facts.recordProblem)
+    return {
+      gate: "checks",
+      ok: false,
+      detail: `no checks read for revision ${id}: its status record was ignored (${facts.recordProblem}); run the checks again (apply the source environment) or correct the record`,
+    };
   if (!checks || checks.revision_id !== id)
     return {
       gate: "checks",
       ok: false,
       detail: `no checks recorded for revision ${id}${checks ? ` (the last ran on ${checks.revision_id})` : ""}`,
+    };
+  const problems = checksRecordProblems(checks);
+  if (problems.length > 0)
+    return {
+      gate: "checks",
+      ok: false,
+      detail: `the checks record of revision ${id} is not consistent, so none of it is trusted: ${problems.join("; ")}; run the checks again (apply the source environment) or correct its status record`,
     };
   const minRatio = gates.min_pass_ratio ?? 1;
   const maxP95 = gates.max_latency_p95_ms;

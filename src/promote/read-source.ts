@@ -1,6 +1,7 @@
+import { basename } from "node:path";
 import { PlumbError } from "../errors.js";
 import { openSession, planSession, type SessionFlags, type SessionIo } from "../reconcile/session.js";
-import { statusKey } from "../status/status-types.js";
+import { statusFileName, statusKey } from "../status/status-types.js";
 import type { SourceFacts } from "./gates.js";
 import type { PromotionPair } from "./promotion-pairs.js";
 
@@ -63,6 +64,9 @@ export async function readSource(
         change: result.plan.changes.find((c) => c.kind === "Deployment" && c.name === name) ?? null,
         pending: Boolean(record?.pending),
         checks: record?.checks ?? null,
+        recordProblem:
+          session.store.problems.find((p) => basename(p.file) === statusFileName("Deployment", name))
+            ?.message ?? null,
         now:
           now === null
             ? { ms: session.clock.now(), from: "local clock" }

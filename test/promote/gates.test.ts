@@ -120,6 +120,43 @@ describe("promotion gates", () => {
     ).toContain("no run");
   });
 
+  it("checks refuses a record whose values are impossible or contradict each other, saying what is wrong", () => {
+    const gates = { deployed: false, checks: { min_pass_ratio: 0.9, max_latency_p95_ms: 2000 } };
+    const detail = (over: Record<string, unknown>) => {
+      const failed = failing(facts({ checks: { ...checks, ...over } }), gates);
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toContain("checks: the checks record of revision rev-2 is not consistent");
+      return failed[0];
+    };
+    // A ratio of 1 for 3 of 10 passed is not promoted on the ratio's word.
+    expect(detail({ passed: 3, pass_ratio: 1 })).toContain("pass_ratio 1 is not 3/10 passed (0.3)");
+    expect(detail({ passed: 12, pass_ratio: 1 })).toContain("passed 12 is more than runs 10");
+    expect(detail({ pass_ratio: 1.5 })).toContain("pass_ratio is 1.5, not a number from 0 to 1");
+    expect(detail({ pass_ratio: -0.1, passed: 0 })).toContain("pass_ratio is -0.1");
+    expect(detail({ runs: 0, passed: 0, pass_ratio: 1 })).toContain("pass_ratio 1 is not 0/0 passed (0)");
+    expect(detail({ pass_ratio: "1" })).toContain('pass_ratio is "1", not a number from 0 to 1');
+    expect(detail({ runs: "10" })).toContain('runs is "10", not a whole number');
+    expect(detail({ passed: 9.5, pass_ratio: 0.95 })).toContain("passed is 9.5, not a whole number");
+    expect(detail({ pass_ratio: Number.NaN })).toContain("pass_ratio is NaN");
+    expect(detail({ latency_ms: { p50: 1, p95: null, max: 1 } })).toContain("latency_ms.p95 is null");
+    expect(detail({ latency_ms: { p50: 10, p95: 5, max: 20 } })).toContain("not p50 <= p95 <= max");
+    // The exact quotient apply writes is consistent: 2 of 3 holds as 0.666….
+    expect(
+      failing(facts({ checks: { ...checks, runs: 3, passed: 2, pass_ratio: 2 / 3 } }), {
+        checks: { min_pass_ratio: 0.5 },
+      }),
+    ).toEqual([]);
+  });
+
+  it("checks says the record was ignored when it could not be read, not that none was recorded", () => {
+    const failed = failing(
+      facts({ checks: null, recordProblem: "not a status record: /checks/runs must be integer" }),
+    );
+    expect(failed).toEqual([
+      "checks: no checks read for revision rev-2: its status record was ignored (not a status record: /checks/runs must be integer); run the checks again (apply the source environment) or correct the record",
+    ]);
+  });
+
   it("deployed is on unless turned off; soak and checks only when named", () => {
     expect(evaluateGates(undefined, facts()).map((g) => g.gate)).toEqual(["deployed"]);
     expect(evaluateGates({ deployed: false }, facts())).toEqual([]);
