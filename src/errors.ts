@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   "manifest-unreadable",
   "manifest-write-failed",
   "drift-write-unsafe",
+  // a manifest saved by someone else between plumb's read and its write (manifest/write/replace-file.ts)
+  "manifest-changed",
   "secret-unresolved",
   "path-not-found",
   "path-not-directory",

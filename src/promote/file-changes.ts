@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { type StagedReplacement, stageFileText } from "../manifest/write/replace-file.js";
+import { replaceFilesText } from "../manifest/write/replace-file.js";
 import { join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { fileError, PlumbError } from "../errors.js";
@@ -38,43 +38,16 @@ export async function buildFileChanges(root: string, items: readonly PromotionIt
 }
 
 /**
- * Writes the changed files under `root`, all or none as far as the disk allows: every new text is
- * written and synced beside its file first, and only when all are the files are replaced (one
- * rename each). A file that could not be written (a full disk, a file-size limit, no permission)
- * leaves every file as it was; written one after the other, the files before it were promoted
- * and the error named only the one that failed.
+ * Writes the changed files under `root`, all or none as far as the disk allows, and only over the
+ * text each edit was computed from (replaceFilesText): a file saved meanwhile refuses the whole
+ * write (manifest-changed). Written one after the other, a failing file left the ones before it
+ * promoted, and an edit saved between the read and the write was lost.
  */
 export async function writeFileChanges(root: string, changes: readonly FileChange[]): Promise<void> {
-  const staged: StagedReplacement[] = [];
-  try {
-    for (const change of changes) {
-      const path = join(root, change.file);
-      staged.push(
-        await stageFileText(path, change.after).catch((error: unknown) => {
-          throw fileError(
-            "manifest-write-failed",
-            path,
-            error,
-            "promote --write needs to write the manifest files; nothing was written",
-          );
-        }),
-      );
-    }
-  } catch (error) {
-    await Promise.all(staged.map((s) => s.discard()));
-    throw error;
-  }
-  for (const [i, s] of staged.entries())
-    await s.commit().catch(async (error: unknown) => {
-      await Promise.all(staged.slice(i + 1).map((rest) => rest.discard()));
-      const path = join(root, changes[i]!.file);
-      throw fileError(
-        "manifest-write-failed",
-        path,
-        error,
-        "promote --write needs to write the manifest files",
-      );
-    });
+  await replaceFilesText(
+    changes.map((c) => ({ path: join(root, c.file), before: c.before, after: c.after })),
+    "promote --write",
+  );
 }
 
 /** The changes as one unified diff (a/FILE, b/FILE). */

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { replaceFileText } from "../manifest/write/replace-file.js";
+import { type FileReplacement, replaceFilesText, replaceFileText } from "../manifest/write/replace-file.js";
 import { join } from "node:path";
 import { type FieldOrigin, SOURCE_TARBALL_FIELD } from "../diff/plan/plan-types.js";
 import { fileError, PlumbError } from "../errors.js";
@@ -71,16 +71,22 @@ export function planDriftEdits(report: DriftReport): { edits: Map<string, DriftE
   return { edits, kept };
 }
 
-/** Writes the edits into the manifest files under `root`; returns what it wrote and what it could not. */
+/**
+ * Writes the edits into the manifest files under `root`; returns what it wrote and what it could
+ * not. Every file's new text is computed first, then all are written or none, and only over the
+ * text read (replaceFilesText: an edit saved meanwhile refuses the write, manifest-changed).
+ * `afterRead` runs between the reads and the write (tests change a file there).
+ */
 export async function writeDriftEdits(
   root: string,
   report: DriftReport,
   /** With environments: the environment drift checked (drift-write-environment.ts). */
   environment?: EnvironmentWrite,
+  afterRead?: () => Promise<void>,
 ): Promise<{ written: WrittenField[]; kept: KeptField[] }> {
   const { edits, kept } = planDriftEdits(report);
   const written: WrittenField[] = [];
-  const originals = new Map<string, string>();
+  const files: FileReplacement[] = [];
   const othersBefore = environment && edits.size > 0 ? await environment.renderOthers() : undefined;
   for (const [file, list] of edits) {
     const path = join(root, file);
@@ -110,20 +116,13 @@ export async function writeDriftEdits(
           ...(o.into ? { into: o.into } : {}),
         });
     }
-    if (text !== before) {
-      originals.set(path, before);
-      await replaceFileText(path, text).catch((error: unknown) => {
-        throw fileError(
-          "manifest-write-failed",
-          path,
-          error,
-          "drift --write needs to write the manifest files",
-        );
-      });
-    }
+    if (text !== before) files.push({ path, before, after: text });
   }
+  await afterRead?.();
+  await replaceFilesText(files, "drift --write");
   if (othersBefore !== undefined && (await environment!.renderOthers()) !== othersBefore) {
-    for (const [path, text] of originals) await replaceFileText(path, text);
+    // Each file back to what it was, unless saved again meanwhile (that edit is kept).
+    for (const f of files) await replaceFileText(f.path, f.before, f.after);
     throw new PlumbError(
       "drift-write-unsafe",
       `drift --write --env ${environment!.environment} would have changed another environment's resolved manifests; every file was restored, nothing written. Write the live values into environments.${environment!.environment}.spec by hand`,

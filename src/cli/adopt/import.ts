@@ -181,7 +181,7 @@ async function writeImported(path: string, text: string, force: boolean): Promis
   const fail = (error: unknown) =>
     fileError("manifest-write-failed", path, error, "import writes into --out");
   if (force && existsSync(path))
-    return replaceFileText(path, text).catch((error: unknown) => Promise.reject(fail(error)));
+    return replaceFileText(path, text, undefined).catch((error: unknown) => Promise.reject(fail(error)));
   await writeFile(path, text, { flag: "wx" }).catch(async (error: unknown) => {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") await rm(path, { force: true });
     throw fail(error);
