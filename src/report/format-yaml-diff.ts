@@ -5,6 +5,7 @@ import type { FieldChange, Plan, PlannedChange } from "../diff/plan/plan-types.j
 import { isObject, type JsonObject } from "../diff/values.js";
 import { buildDeploymentManifest, buildOrganizationManifest } from "../import/build-manifest.js";
 import { formatManifest } from "../import/format-manifest.js";
+import { escapeLines } from "../manifest/format/format.js";
 import type { Deployment, Organization } from "../schema/deployment.js";
 
 // `plumb diff FILE`: each object of the file as a unified diff of YAML, live against what apply
@@ -90,6 +91,8 @@ export function formatYamlDiff(plan: Plan, live: LiveState, options: { color?: b
       .split("\n")
       .slice(1) // the "Index:"/"====" banner of jsdiff
       .filter((line) => !/^={10,}$/.test(line))
+      // Live's values and the file's lines, printed where a CI runner reads workflow commands.
+      .map(escapeLines)
       .map((line) =>
         line.startsWith("+") && !line.startsWith("+++")
           ? c.green(line)

@@ -167,3 +167,44 @@ describe("a checks record whose fields hold line breaks", () => {
     }
   });
 });
+
+describe("a manifest line that reads as a CI workflow command", () => {
+  it("is printed in promote's diff with its first colon escaped, so no line of the output starts one", async () => {
+    const repo = await mkdtemp(join(tmpdir(), "plumb-promote-diff-lines-"));
+    try {
+      await mkdir(join(repo, "environments"));
+      await writeFile(join(repo, "environments", "staging.yaml"), environmentDoc("staging"));
+      await writeFile(
+        join(repo, "environments", "prod.yaml"),
+        environmentDoc("prod", "  promotion: {from: staging, gates: {deployed: false}}\n"),
+      );
+      // A block scalar's lines next to the promoted line: the diff's context shows them.
+      const manifest = `${plain("lines").replace(":1", ":2")}environments:
+  prod:
+    spec:
+      verify:
+        assistant_id: agent
+        cases:
+          - name: lines
+            input: |
+              ::add-mask::context-line
+                ::warning::injected
+      source_revision_config: {image_uri: "img/lines:1"}
+`;
+      await writeFile(join(repo, "lines.yaml"), manifest);
+      const applied = await runCommand(applyCommand, [repo, "--env", "staging", "--yes"], planes);
+      expect(applied.code, applied.err).toBe(0);
+      const saved = dir;
+      dir = repo;
+      const run = await promote("--dry-run").finally(() => (dir = saved));
+      expect(run.error).toBeUndefined();
+      expect(run.out).toContain('+      source_revision_config: {image_uri: "img/lines:2"}');
+      expect(run.out).toMatch(/^ {15}\\u003a:add-mask::context-line$/m);
+      expect(run.out).toMatch(/^ {17}\\u003a:warning::injected$/m);
+      expect(run.out).not.toMatch(/^\s*::/m);
+      expect(await readFile(join(repo, "lines.yaml"), "utf8")).toBe(manifest);
+    } finally {
+      await rm(repo, { recursive: true, force: true });
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { Command, Option } from "commander";
 import { UsageError } from "../../errors.js";
 import { loadManifests } from "../../manifest/load.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
+import { escapeLines } from "../../manifest/format/format.js";
 import { formatFileChanges } from "../../promote/file-changes.js";
 import { formatPromotionJson, formatPromotionText } from "../../promote/format-promotion.js";
 import { promotionScope } from "../../promote/promotion-pairs.js";
@@ -93,7 +94,8 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
   if (flags.output === "json") io.stdout.write(formatPromotionJson({ ...report, ...(diff ? { diff } : {}) }));
   else {
     io.stdout.write(formatPromotionText(report, mode === "dry-run"));
-    if (diff) io.stdout.write(`\n${diff}`);
+    // The diff's lines are the manifests' (a block scalar's `::add-mask::` line as context).
+    if (diff) io.stdout.write(`\n${escapeLines(diff)}`);
     if (report.ok) io.stdout.write(`${footer(report.mode, changes.length, report.commit, report.branch)}\n`);
   }
   if (!report.ok) throw refusal(report);

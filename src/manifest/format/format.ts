@@ -15,6 +15,20 @@ export function formatProblems(problems: readonly Problem[]): string {
 
 export { escapeControls };
 
+/**
+ * Text of many lines read from files or servers (a unified diff of a manifest), each line made safe
+ * to print in a terminal and a CI log: its control characters escaped (escapeControls, so no line
+ * breaks in two), and a line whose first characters after blanks are `::` written with that first
+ * colon as `\u003a`. A CI runner trims a line and runs it as a workflow command when it starts
+ * with `::` (`::add-mask::`, `::warning::`, `::stop-commands::`): a manifest's block scalar or a
+ * live value's lines printed as a diff's context did.
+ */
+export const escapeLines = (text: string): string =>
+  text
+    .split("\n")
+    .map((line) => escapeControls(line).replace(/^(\s*):(?=:)/u, "$1\\u003a"))
+    .join("\n");
+
 export type ProblemsJson = {
   problems: Array<Pick<Problem, "file" | "line" | "column" | "severity" | "code" | "field" | "message">>;
 };
