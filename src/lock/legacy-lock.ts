@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { rename, rm, writeFile } from "node:fs/promises";
 import { PlumbError } from "../errors.js";
 import { describeHolder, isDeadLocalHolder, parseHolder } from "./holder.js";
-import { type DirLease, legacyHolderPath } from "./lock-dir.js";
+import { type DirLease, legacyHolderPath, readHolderText } from "./lock-dir.js";
 import type { LockHolder } from "./lock-types.js";
 
 // An older plumb on the same store (before the lease-watching lock) locked it with proper-lockfile:
@@ -53,8 +53,7 @@ export async function writeLegacyMarker(lockPath: string, holder: LockHolder): P
 /** Removes the record if it is still this holder's (a next holder may have written its own). */
 export async function removeLegacyMarker(lockPath: string, id: string): Promise<void> {
   const path = legacyHolderPath(lockPath);
-  // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder
-  const text = await readFile(path, "utf8").catch(() => "");
+  const text = await readHolderText(path);
   // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, the file was just read (force: when missing)
   if (parseHolder(text)?.id === id) await rm(path, { force: true });
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, renameSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { MAX_HOLDER_BYTES, readStateFile } from "../status/state-file.js";
 import { parseHolder } from "./holder.js";
 import type { LockHolder } from "./lock-types.js";
 
@@ -39,6 +40,13 @@ export type DirLease = {
 const CLAIM_WINDOW_MS = 5_000;
 
 const HOLDER_FILE = "holder.json";
+/**
+ * A holder record's text, "" when it cannot be read as one: not blocking on a FIFO put there (a
+ * waiter blocked for ever), not through a link, bounded (status/state-file.ts).
+ */
+export const readHolderText = (path: string): Promise<string> =>
+  // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder
+  readStateFile(path, MAX_HOLDER_BYTES, "a lock record").catch(() => "");
 const beat = (id: string, n: number | "released") => `beat-${id}-${n}`;
 /** rename() onto a lock that is there: a directory with files (EEXIST/ENOTEMPTY), or a file. */
 const HELD = new Set(["EEXIST", "ENOTEMPTY", "ENOTDIR", "EISDIR"]);
@@ -89,14 +97,12 @@ export async function readLockDir(lockPath: string): Promise<DirLease | null> {
     if (mtimeMs === undefined) return null; // gone meanwhile
     const claim = await claimOf(lockPath, mtimeMs);
     if (claim) return claim;
-    // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder
-    const text = await readFile(legacyHolderPath(lockPath), "utf8").catch(() => "");
+    const text = await readHolderText(legacyHolderPath(lockPath));
     return { holder: parseHolder(text), token: `legacy-${mtimeMs}`, released: false, legacy: { mtimeMs } };
   }
   // Stryker disable next-line StringLiteral: equivalent, a token is only compared with itself
   const token = beatName ?? "no-beat";
-  // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder
-  const text = await readFile(join(lockPath, HOLDER_FILE), "utf8").catch(() => "");
+  const text = await readHolderText(join(lockPath, HOLDER_FILE));
   return { holder: parseHolder(text), token, released: token.endsWith("-released") };
 }
 
@@ -111,8 +117,7 @@ async function claimOf(lockPath: string, mtimeMs: number): Promise<DirLease | un
     // Stryker disable next-line ArrowFunction: equivalent, undefined?.mtimeMs is null?.mtimeMs
     const written = (await stat(record).catch(() => null))?.mtimeMs ?? Infinity;
     if (written > mtimeMs || mtimeMs - written > CLAIM_WINDOW_MS) continue;
-    // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder
-    const holder = parseHolder(await readFile(record, "utf8").catch(() => ""));
+    const holder = parseHolder(await readHolderText(record));
     if (holder) return { holder, token: `claim-${name.slice(prefix.length)}`, released: false };
   }
   return undefined;

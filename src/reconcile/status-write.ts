@@ -1,10 +1,15 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RevisionStatus } from "../schema/revision.js";
 import type { PlanManifestsResult } from "./plan/plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";
-import { formatObjectStatus, removeObservedStatus, saveObservedStatus } from "../status/status-store.js";
+import { readStateFile } from "../status/state-file.js";
+import {
+  formatObjectStatus,
+  MAX_RECORD_BYTES,
+  removeObservedStatus,
+  saveObservedStatus,
+} from "../status/status-store.js";
 import { type ObjectStatus, type StatusStore, statusFileName, statusKey } from "../status/status-types.js";
 
 /**
@@ -18,9 +23,8 @@ async function saveIfChanged(
   record: ObjectStatus,
   base: ObjectStatus | undefined,
 ): Promise<void> {
-  const current = await readFile(join(dir, statusFileName(record.kind, record.name)), "utf8").catch(
-    () => null,
-  );
+  const file = join(dir, statusFileName(record.kind, record.name));
+  const current = await readStateFile(file, MAX_RECORD_BYTES, "a record").catch(() => null);
   if (current !== formatObjectStatus(record))
     await saveObservedStatus(dir, record, base ? (base.seq ?? 0) : null);
 }

@@ -1,5 +1,7 @@
-import { appendFile, mkdir, open, readFile, rename } from "node:fs/promises";
+import { appendFile, mkdir, open, rename } from "node:fs/promises";
 import { join } from "node:path";
+import { fileError } from "../errors.js";
+import { readStateFile } from "./state-file.js";
 
 // The deletions --prune made, kept in the status directory so that --prune-max bounds deletions
 // per --prune-window across scans, commits, commands and restarts (docs/status.md "Prune").
@@ -13,6 +15,8 @@ export type PruneEntry = { at: string; kind: string; name: string; id: string };
 /** Entries older than this are dropped when the ledger is rewritten (longer than any sane window). */
 const KEEP_MS = 7 * 24 * 3_600_000;
 const REWRITE_OVER = 1_000;
+/** A week of deletions is a few thousand lines; a larger file is not read (state-file.ts). */
+const MAX_LEDGER_BYTES = 16 * 1024 * 1024;
 
 const isEntry = (value: unknown): value is PruneEntry => {
   const v = value as Partial<PruneEntry> | null;
@@ -26,14 +30,23 @@ const isEntry = (value: unknown): value is PruneEntry => {
   );
 };
 
-/** Every readable entry; a missing ledger is empty. */
+/**
+ * Every readable entry; a missing ledger is empty. One that is not a regular file (a FIFO, which
+ * blocked apply --prune for ever), a link or too large is status-unreadable, naming it.
+ */
 export async function readPruneLedger(statusDir: string): Promise<PruneEntry[]> {
+  const file = join(statusDir, PRUNE_LEDGER_FILE);
   let text: string;
   try {
-    text = await readFile(join(statusDir, PRUNE_LEDGER_FILE), "utf8");
+    text = await readStateFile(file, MAX_LEDGER_BYTES, "the prune ledger");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
+    throw fileError(
+      "status-unreadable",
+      file,
+      error,
+      "plumb writes this ledger of --prune deletions itself: remove what is there, or pass --status-dir",
+    );
   }
   return parsePruneLedger(text);
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
-import { mkdir, open, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describeErrno, fileError } from "../errors.js";
 import { shapeCheck } from "../schema/validators.js";
+import { readStateFile, readStateFileSync } from "./state-file.js";
 import {
   type ObjectStatus,
   type StatusStore,
@@ -39,32 +39,15 @@ export function parseObjectStatus(text: string): ObjectStatus | string {
 export const formatObjectStatus = (status: ObjectStatus): string => `${JSON.stringify(status, null, 2)}\n`;
 
 /** A record is a few KB; a larger file in the store is not one (and is not read into memory whole). */
-const MAX_RECORD_BYTES = 1024 * 1024;
+export const MAX_RECORD_BYTES = 1024 * 1024;
 
 /**
- * One record's text: a regular file, not through a symlink (a record that points at another file
+ * One record's text: a regular file, opened without blocking (a FIFO blocked plan, apply and the
+ * controller in its open for ever), not through a symlink (a record that points at another file
  * would show that file's start in the problem it makes, and could be /dev/zero), at most
- * MAX_RECORD_BYTES.
+ * MAX_RECORD_BYTES (state-file.ts).
  */
-function readRecordFile(file: string): string {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ELOOP")
-      throw new Error("a symbolic link, not a record", { cause: error });
-    throw error;
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile())
-      throw new Error(stat.isDirectory() ? "is a directory, not a file" : "not a regular file");
-    if (stat.size > MAX_RECORD_BYTES) throw new Error(`larger than ${MAX_RECORD_BYTES} bytes, not a record`);
-    return readFileSync(fd, "utf8");
-  } finally {
-    closeSync(fd);
-  }
-}
+const readRecordFile = (file: string): string => readStateFileSync(file, MAX_RECORD_BYTES, "a record");
 
 /**
  * Reads every `*.json` record under `dir`; a missing directory is an empty store. `ignored`: file
@@ -152,7 +135,7 @@ async function syncDirectory(dir: string): Promise<void> {
 /** The record a file holds now; null when there is none (or it cannot be read as one). */
 async function currentRecord(file: string): Promise<ObjectStatus | null> {
   // Stryker disable next-line ArrowFunction: equivalent, undefined is then not JSON (parsed below): null all the same
-  const text = await readFile(file, "utf8").catch(() => null);
+  const text = await readStateFile(file, MAX_RECORD_BYTES, "a record").catch(() => null);
   // Stryker disable next-line ConditionalExpression: equivalent, as above
   if (text === null) return null;
   const parsed = parseObjectStatus(text);

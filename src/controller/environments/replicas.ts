@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { isDeadLocalHolder } from "../../lock/holder.js";
+import { MAX_HOLDER_BYTES, readStateFile } from "../../status/state-file.js";
 import type { Logger } from "../../logger.js";
 import { errorMessage } from "../error-message.js";
 
@@ -56,7 +57,8 @@ export async function startReplicas(options: {
     let count = 1;
     for (const file of files) {
       if (join(dir, file) === own) continue;
-      const text = await readFile(join(dir, file), "utf8").catch(() => "");
+      // Not blocking on a FIFO put there, bounded (status/state-file.ts); unreadable: no beat.
+      const text = await readStateFile(join(dir, file), MAX_HOLDER_BYTES, "a heartbeat").catch(() => "");
       const before = seen.get(file);
       const next: Seen =
         before && before.text === text ? before : { text, changedAt: at, beat: parseBeat(text) };
