@@ -28,14 +28,18 @@ const COMPILER_OPTIONS = {
   noLib: true,
 };
 const GLOBALS = ["Array<T>", "Boolean", "Function", "IArguments", "Number", "Object", "RegExp", "String"]
+  .concat(["CallableFunction", "NewableFunction"]) // TypeScript 7 is strict by default
   .map((type) => `interface ${type} {}\n`)
   .join("");
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "plumb-build-dist-"));
-  // Only typescript: the stamp goes to the project's own node_modules/.cache, not this one's.
+  // Only the compiler: the stamp goes to the project's own node_modules/.cache, not this one's.
   await mkdir(join(root, "node_modules"));
-  await symlink(join(process.cwd(), "node_modules", "typescript"), join(root, "node_modules", "typescript"));
+  await symlink(
+    join(process.cwd(), "node_modules", "typescript-7"),
+    join(root, "node_modules", "typescript-7"),
+  );
   await put("package.json", JSON.stringify({ type: "module", scripts: { build: "tsc -p tsconfig.json" } }));
   await put("tsconfig.json", JSON.stringify({ compilerOptions: COMPILER_OPTIONS, include: ["src"] }));
   await put("src/globals.d.ts", GLOBALS);
