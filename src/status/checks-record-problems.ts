@@ -1,0 +1,56 @@
+import type { ChecksRecord } from "./checks-record.js";
+
+// The checks record's own consistency, apart from its TypeBox shape (checks-record.ts): promote's
+// gate runs in the controller, which must not load TypeBox at run time (test/schemas/validators.test.ts).
+
+/** How far a recorded pass_ratio may be from passed / runs (apply writes the exact quotient). */
+const RATIO_TOLERANCE = 1e-9;
+
+const isCount = (value: unknown): value is number =>
+  typeof value === "number" && Number.isInteger(value) && value >= 0;
+const isMeasure = (value: unknown): value is number =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0;
+/** A value as the record holds it, JSON-escaped and cut to 40 characters. */
+function shown(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (value === undefined) return "missing";
+  const text = JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text;
+}
+
+/**
+ * What makes a checks record impossible or self-contradictory (empty when none): counts that are
+ * not whole numbers, passed above runs, a pass_ratio outside [0, 1] or other than passed / runs
+ * (0 when nothing ran), latencies that are not numbers or not p50 <= p95 <= max. A record is
+ * written by apply from its own counts, so any of these means it was edited or damaged: the
+ * promotion gate trusts none of its values (docs/environments.md, "Gates").
+ */
+export function checksRecordProblems(record: ChecksRecord): string[] {
+  const data = record as unknown as Record<string, unknown>;
+  const { runs, passed, pass_ratio: ratio } = data;
+  const problems: string[] = [];
+  if (!isCount(runs)) problems.push(`runs is ${shown(runs)}, not a whole number of at least 0`);
+  if (!isCount(passed)) problems.push(`passed is ${shown(passed)}, not a whole number of at least 0`);
+  if (isCount(runs) && isCount(passed) && passed > runs)
+    problems.push(`passed ${passed} is more than runs ${runs}`);
+  if (typeof ratio !== "number" || !Number.isFinite(ratio) || ratio < 0 || ratio > 1)
+    problems.push(`pass_ratio is ${shown(ratio)}, not a number from 0 to 1`);
+  else if (isCount(runs) && isCount(passed) && passed <= runs) {
+    const expected = runs === 0 ? 0 : passed / runs;
+    if (Math.abs(ratio - expected) > RATIO_TOLERANCE)
+      problems.push(`pass_ratio ${ratio} is not ${passed}/${runs} passed (${Number(expected.toFixed(4))})`);
+  }
+  problems.push(...latencyProblems(data.latency_ms));
+  return problems;
+}
+
+function latencyProblems(latency: unknown): string[] {
+  if (typeof latency !== "object" || latency === null)
+    return [`latency_ms is ${shown(latency)}, not an object`];
+  const values = latency as Record<string, unknown>;
+  const bad = (["p50", "p95", "max"] as const).filter((key) => !isMeasure(values[key]));
+  if (bad.length > 0)
+    return bad.map((key) => `latency_ms.${key} is ${shown(values[key])}, not a number of at least 0`);
+  const { p50, p95, max } = values as { p50: number; p95: number; max: number };
+  return p50 <= p95 && p95 <= max ? [] : [`latency_ms is not p50 <= p95 <= max (${p50}, ${p95}, ${max})`];
+}
