@@ -219,8 +219,11 @@ function holdLocalLock(
 
 /** The current holder, or null when the store is not locked. */
 export async function readLocalLock(target: LockTarget): Promise<LockHolder | null> {
-  // Stryker disable next-line ArrowFunction: equivalent, !undefined is !null
-  const seen = await readLockDir(lockPathOf(target)).catch(() => null);
+  // A path that is no lock at all (a file there) is said (lock-dir.ts); one that cannot be read is no holder.
+  const seen = await readLockDir(lockPathOf(target)).catch((error: unknown) => {
+    if (error instanceof PlumbError) throw error;
+    return null;
+  });
   if (!seen || seen.released) return null;
   if (await committedLock(lockPathOf(target))) return null; // a copy in git, not a holder's
   if (!seen.holder) return { id: "", host: "unknown", pid: 0, command: "plumb", since: "" };
@@ -230,7 +233,11 @@ export async function readLocalLock(target: LockTarget): Promise<LockHolder | nu
 
 /** Removes the lock whoever holds it; returns who held it. */
 export async function forceLocalUnlock(target: LockTarget): Promise<LockHolder | null> {
-  const holder = await readLocalLock(target);
+  // A file there (no one's lock, lock-dir.ts) is removed too: --force asks for the path cleared.
+  const holder = await readLocalLock(target).catch((error: unknown) => {
+    if (error instanceof PlumbError && error.code === "lock-io-error") return null;
+    throw error;
+  });
   await removeLockDir(lockPathOf(target));
   // A crashed claim's prepared directory beside it (lock-dir.ts).
   if (holder?.id) await removePrepared(lockPathOf(target), holder.id);

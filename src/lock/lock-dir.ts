@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, renameSync } from "node:fs";
-import { mkdir, readdir, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { PlumbError } from "../errors.js";
 import { MAX_HOLDER_BYTES, readStateFile } from "../status/state-file.js";
 import { parseHolder } from "./holder.js";
 import type { LockHolder } from "./lock-types.js";
@@ -85,9 +86,7 @@ export async function readLockDir(lockPath: string): Promise<DirLease | null> {
     names = await readdir(lockPath);
   } catch (error) {
     if (code(error) === "ENOENT") return null;
-    if (code(error) === "ENOTDIR")
-      // Stryker disable next-line StringLiteral: equivalent, a token is only compared with itself
-      return { holder: null, token: "not-a-directory", released: false };
+    if (code(error) === "ENOTDIR") await refuseNotALock(lockPath);
     throw error;
   }
   const beatName = names.find((n) => n.startsWith("beat-"));
@@ -107,6 +106,28 @@ export async function readLockDir(lockPath: string): Promise<DirLease | null> {
 }
 
 const preparedPathOf = (lockPath: string, id: string) => `${lockPath}.new-${id}`;
+
+/**
+ * Something that is no directory at the lock's path (a file, a link to one, a FIFO): no plumb makes
+ * a lock so (this one and an older one both make a directory), so it is no one's lock. Read as
+ * one, it was "held by another plumb process" (pid 0 on unknown) and, waited for a lease, renamed
+ * aside and deleted. Refused with what it is and the fix; nothing is removed. A path one of whose
+ * parents is a file (ENOTDIR there too) is not refused here: there is no lock.
+ */
+async function refuseNotALock(lockPath: string): Promise<void> {
+  const stats = await lstat(lockPath).catch(() => null);
+  if (!stats || stats.isDirectory()) return;
+  const what = stats.isSymbolicLink()
+    ? "a symbolic link to no directory"
+    : stats.isFile()
+      ? "a file"
+      : "neither a file nor a directory";
+  throw new PlumbError(
+    "lock-io-error",
+    `${lockPath} is ${what}, not a state lock: plumb's lock there is a directory it creates and removes itself, so something else put this one there. ` +
+      `Fix: move it away or remove it (rm ${lockPath}) if nothing of yours uses it, or pass --status-dir to another directory`,
+  );
+}
 
 /** The empty lock directory as the claim of the plumb whose prepared directory it followed. */
 async function claimOf(lockPath: string, mtimeMs: number): Promise<DirLease | undefined> {

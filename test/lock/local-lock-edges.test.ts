@@ -116,21 +116,16 @@ describe("what is found at the lock path", () => {
     await lock.release();
   }, 20_000);
 
-  it("a regular file there is someone's lock: refused, shown as an unknown holder, removed by --force", async () => {
+  it("a regular file there is no one's lock: refused as lock-io-error saying so (not held by pid 0 on unknown), removed by --force", async () => {
     await mkdir(join(root, ".plumb"), { recursive: true });
     await writeFile(lockPathOf(target()), "");
-    await expect(acquireStateLock(target(), { command: "plumb apply" })).rejects.toMatchObject({
-      code: "state-locked",
-      message: expect.stringContaining("is held by another plumb process"),
-    });
-    expect(await readStateLock(target())).toEqual({
-      id: "",
-      host: "unknown",
-      pid: 0,
-      command: "plumb",
-      since: "",
-    });
-    await forceUnlock(target());
+    const notALock = {
+      code: "lock-io-error",
+      message: expect.stringContaining(`${lockPathOf(target())} is a file, not a state lock`),
+    };
+    await expect(acquireStateLock(target(), { command: "plumb apply" })).rejects.toMatchObject(notALock);
+    await expect(readStateLock(target())).rejects.toMatchObject(notALock);
+    expect(await forceUnlock(target())).toBeNull();
     const lock = await acquireStateLock(target(), { command: "plumb apply" });
     await lock.release();
   });

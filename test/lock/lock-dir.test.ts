@@ -1,9 +1,10 @@
-import { mkdir, mkdtemp, readdir, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHolder } from "../../src/lock/holder.js";
-import { acquireStateLock } from "../../src/lock/index.js";
+import { fakeClock } from "../support/fake-clock.js";
+import { acquireStateLock, readStateLock } from "../../src/lock/index.js";
 import {
   createLockDir,
   readLockDir,
@@ -54,6 +55,32 @@ describe("reading the lock (a waiter's look)", () => {
     await expect(
       acquireStateLock({ statusDir: join(root, ".plumb", "status") }, { command: "plumb apply" }),
     ).rejects.toMatchObject({ code: "lock-io-error" });
+  });
+
+  it("a file at the lock's path is no one's lock: lock-io-error naming it and the fix, never taken over", async () => {
+    await mkdir(join(root, ".plumb"), { recursive: true });
+    await writeFile(lockPath, "the user's notes\n");
+    const target = { statusDir: join(root, ".plumb", "status") };
+    const refused = {
+      code: "lock-io-error",
+      message: expect.stringContaining(`${lockPath} is a file, not a state lock`),
+    };
+    await expect(readLockDir(lockPath)).rejects.toMatchObject(refused);
+    // Waited for (a lease of 1 s, watched over 3 s): it was renamed aside and deleted as a stale lock.
+    const clock = fakeClock();
+    await expect(
+      acquireStateLock(target, {
+        command: "plumb apply",
+        leaseMs: 1_000,
+        timeoutMs: 3_000,
+        retryMs: 100,
+        clock,
+        monotonic: () => clock.now(),
+      }),
+    ).rejects.toMatchObject({ ...refused, message: expect.stringContaining(`rm ${lockPath}`) });
+    await expect(readStateLock(target)).rejects.toMatchObject(refused); // plumb unlock, status
+    expect(await readFile(lockPath, "utf8")).toBe("the user's notes\n");
+    expect(await readdir(join(root, ".plumb"))).toEqual(["status.lock"]);
   });
 
   it("shows the holder's latest renewal even beside a stray file", async () => {
