@@ -96,7 +96,14 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
         // For an older plumb on this store: its lock's holder record, naming this holder.
         await writeLegacyMarker(lockPath, holder).catch(async (error: unknown) => {
           await held.release();
-          throw error;
+          // Named as itself: a directory there was reported as the lock path "is a directory".
+          const marker = legacyHolderPath(lockPath);
+          throw fileError(
+            "lock-io-error",
+            marker,
+            error,
+            `plumb writes this holder record (for an older plumb) beside its lock ${lockPath}: move away what is there, or pass --status-dir to another directory`,
+          );
         });
         return held;
       }

@@ -130,6 +130,18 @@ describe("what is found at the lock path", () => {
     await lock.release();
   });
 
+  it("a directory where the lock's holder record for an older plumb goes: lock-io-error naming that path, no lock left", async () => {
+    const marker = `${lockPathOf(target())}.json`;
+    await mkdir(join(marker, "x"), { recursive: true });
+    await expect(acquireStateLock(target(), { command: "plumb apply" })).rejects.toMatchObject({
+      code: "lock-io-error",
+      message: expect.stringMatching(
+        new RegExp(`^${marker}: is a directory, not a file \\(EISDIR\\); plumb writes this holder record`),
+      ),
+    });
+    expect(await readStateLock(target())).toBeNull();
+  });
+
   it("an older plumb's holder record without command or time still names its process", async () => {
     await mkdir(lockPathOf(target()), { recursive: true });
     await writeFile(`${lockPathOf(target())}.json`, JSON.stringify({ host: hostname(), pid: 1 }));
