@@ -39,9 +39,12 @@ function parseHead(text: string): RawAnswer {
   return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0), headers };
 }
 
-/** Connects to `url`'s port on 127.0.0.1 and writes `head` (request line and headers, no blank line). */
-export function rawRequest(url: string, head: string): RawRequest {
-  const socket = connect(Number(new URL(url).port), "127.0.0.1");
+/**
+ * Connects to `url`'s port on 127.0.0.1 and writes `head` (request line and headers, no blank line);
+ * `from` is the client's own address (any of 127.0.0.0/8 on Linux: another client to the server).
+ */
+export function rawRequest(url: string, head: string, from?: string): RawRequest {
+  const socket = connect({ port: Number(new URL(url).port), host: "127.0.0.1", localAddress: from });
   socket.on("error", () => undefined);
   let text = "";
   let answered = false;

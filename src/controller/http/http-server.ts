@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
 import type { Registry } from "prom-client";
 import { PlumbError } from "../../errors.js";
 import { createEventStreams, type EventStreams } from "./event-streams.js";
@@ -47,14 +47,15 @@ export type ControllerHttp = {
 };
 
 /**
- * --listen, and the names the controller answers besides it (host-check.ts); `maxConnections`
- * (tests) replaces MAX_CONNECTIONS.
+ * --listen, and the names the controller answers besides it (host-check.ts); `maxConnections` and
+ * `maxConnectionsPerClient` (tests) replace MAX_CONNECTIONS and MAX_CONNECTIONS_PER_CLIENT.
  */
 export type Listen = {
   host: string;
   port: number;
   allowedHosts?: readonly string[] | undefined;
   maxConnections?: number | undefined;
+  maxConnectionsPerClient?: number | undefined;
 };
 
 /** What one listening server keeps whichever handlers answer: open event streams, seen deliveries. */
@@ -66,6 +67,29 @@ const MAX_WEBHOOK_BYTES = 1024 * 1024;
  * status page takes a few (its event stream, at most 100 of them, and its fetches), a probe one.
  */
 export const MAX_CONNECTIONS = 256;
+/**
+ * Connections one client address may hold at once: one more from it is closed unanswered as it
+ * arrives. A single client filling all MAX_CONNECTIONS would starve the kubelet's probes (a
+ * liveness failure, then a restart) and every other viewer; now it takes a quarter at most. Behind
+ * an ingress every viewer shares its address: 64 is some twenty status pages open through it.
+ */
+export const MAX_CONNECTIONS_PER_CLIENT = 64;
+
+/** Closes, as it arrives, a connection from an address that already holds `max` open. */
+function limitPerClient(server: Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on("connection", (socket: Socket) => {
+    const client = socket.remoteAddress ?? "";
+    const count = (open.get(client) ?? 0) + 1;
+    if (count > max) return void socket.destroy();
+    open.set(client, count);
+    socket.once("close", () => {
+      const left = (open.get(client) ?? 1) - 1;
+      if (left > 0) open.set(client, left);
+      else open.delete(client);
+    });
+  });
+}
 
 /** `127.0.0.1:9400`, `:9400`, `9400` → host and port. */
 export function parseListen(text: string): { host: string; port: number } {
@@ -212,6 +236,7 @@ export async function startControllerHttp(listen: Listen, handlers: HttpHandlers
   });
   server.keepAliveTimeout = 5_000;
   server.maxConnections = listen.maxConnections ?? MAX_CONNECTIONS;
+  limitPerClient(server, listen.maxConnectionsPerClient ?? MAX_CONNECTIONS_PER_CLIENT);
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) =>
       reject(
