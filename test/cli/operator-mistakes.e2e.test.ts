@@ -248,7 +248,7 @@ describe("operator mistakes end in a clear error, never exit 70", () => {
   it("a record path that is a directory is reported and ignored, not a crash", async () => {
     const run = await runCli(["plan", dir, "--status-dir", join(root, "record-is-dir")], env());
     expect(run.code, run.output).toBe(0);
-    expect(run.output).toContain("not readable: is a directory");
+    expect(run.output).toContain("not readable: a directory, not a regular file");
   }, 30_000);
 
   it("a single manifest file as PATH works, its status beside it", async () => {
