@@ -74,6 +74,8 @@ export const ERROR_CODES = [
   "lock-io-error",
   // a store nearby whose lock cannot be taken (not writable): nothing is sent (lock/locks-in-order.ts)
   "nearby-store-unwritable",
+  // the command's own store, the same: its lock cannot be taken, the directory not writable (lock/local-lock.ts)
+  "store-unwritable",
   "status-unreadable",
   // git cannot say which records it tracks (git/tracked-records.ts): none is trusted
   "status-tracking-unknown",

@@ -1,6 +1,8 @@
 import { rm } from "node:fs/promises";
 import { systemClock } from "../clock.js";
-import { fileError, PlumbError } from "../errors.js";
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
+import { describeErrno, fileError, PlumbError } from "../errors.js";
 import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
 import { createFence, lapsedError, renewDeadlineOf } from "./fence.js";
 import { describeHolder, isDeadLocalHolder, newHolder } from "./holder.js";
@@ -52,15 +54,49 @@ function stateLockedError(holder: LockHolder | null, statusDir: string) {
   );
 }
 
-const lockIoError = (error: unknown, lockPath: string) =>
-  error instanceof PlumbError
-    ? error
-    : fileError(
-        "lock-io-error",
-        lockPath,
-        error,
-        "the state lock lives beside the status directory: check PATH, or pass --status-dir to a writable directory",
-      );
+/** Errors that say the store's directory cannot be written by this user (or at all). */
+const UNWRITABLE = new Set(["EACCES", "EPERM", "EROFS"]);
+
+/** The nearest directory that exists on the way up to `dir`: the one to make writable. */
+function existingDirOf(dir: string): string {
+  for (let d = dir; ; d = dirname(d)) if (existsSync(d) || dirname(d) === d) return d;
+}
+
+/**
+ * A store whose lock cannot be taken (its directory not writable by this user, a read-only file
+ * system): which store, why, and the fix, exit 64 (a setting to fix). `nearbyOf`: the command of
+ * which it is a store nearby (locks-in-order.ts); else the command's own store. Its own was a
+ * lock-io-error naming only the lock, exit 1.
+ */
+export function storeUnwritableError(statusDir: string, cause: unknown, nearbyOf?: string): PlumbError {
+  const why = describeErrno(cause);
+  const writable = `make ${existingDirOf(dirname(statusDir))} writable for this user (or run as the user who applied there)`;
+  const lock = `its lock ${statusDir}.lock cannot be taken: ${why}`;
+  const message =
+    nearbyOf === undefined
+      ? `the status store ${statusDir} is this command's own (PATH's, or --status-dir): ${lock}. ` +
+        `Its records are written ahead of every request, under that lock, so nothing is sent. ` +
+        `Fix: ${writable}, or pass --status-dir to a directory this user can write`
+      : `the status store ${statusDir} is a store nearby (above or below the manifests, docs/status.md "Stores above and below"): it records objects ${nearbyOf} sends too, and ${lock}. ` +
+        `Without that lock plumb cannot know that no other writer is sending the same changes, so nothing is sent. ` +
+        `Fix: ${writable}, or, if nothing is applied from there any more, remove that store (its records only save re-sending secrets)`;
+  return new PlumbError(nearbyOf === undefined ? "store-unwritable" : "nearby-store-unwritable", message, {
+    exitCode: 64,
+    cause,
+  });
+}
+
+const lockIoError = (error: unknown, lockPath: string, statusDir: string) => {
+  if (error instanceof PlumbError) return error;
+  if (UNWRITABLE.has((error as NodeJS.ErrnoException).code ?? ""))
+    return storeUnwritableError(statusDir, error);
+  return fileError(
+    "lock-io-error",
+    lockPath,
+    error,
+    "the state lock lives beside the status directory: check PATH, or pass --status-dir to a writable directory",
+  );
+};
 
 /**
  * May a waiter remove this lock now? Released, its local process gone, or seen unrenewed for a lease;
@@ -120,7 +156,7 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
         continue;
       }
     } catch (error) {
-      throw lockIoError(error, lockPath);
+      throw lockIoError(error, lockPath, target.statusDir);
     }
     if (!seen) continue; // released between the two looks: try again at once
     if (options.signal?.aborted) throw options.signal.reason;

@@ -1,6 +1,7 @@
-import { dirname, resolve } from "node:path";
-import { describeErrno, isPlumbError, PlumbError } from "../errors.js";
+import { resolve } from "node:path";
+import { isPlumbError } from "../errors.js";
 import { acquireStateLock } from "./index.js";
+import { storeUnwritableError } from "./local-lock.js";
 import type { LockOptions, LockTarget, StateLock } from "./lock-types.js";
 
 // A writer's own store and the stores nearby that hold objects it applies too (docs/status.md
@@ -65,15 +66,10 @@ async function acquireNearby(statusDir: string, options: LockOptions): Promise<S
   try {
     return await acquireStateLock({ statusDir }, options);
   } catch (error) {
-    if (!isPlumbError(error) || error.code !== "lock-io-error") throw error;
-    const why = error.cause === undefined ? error.message : describeErrno(error.cause);
-    throw new PlumbError(
-      "nearby-store-unwritable",
-      `the status store ${statusDir} is a store nearby (above or below the manifests, docs/status.md "Stores above and below"): it records objects ${options.command} sends too, and its lock ${statusDir}.lock cannot be taken: ${why}. ` +
-        `Without that lock plumb cannot know that no other writer is sending the same changes, so nothing is sent. ` +
-        `Fix: make ${dirname(statusDir)} writable for this user (or run as the user who applied there), or, if nothing is applied from there any more, remove that store (its records only save re-sending secrets)`,
-      { exitCode: 64, cause: error },
-    );
+    // A failure of the disk (its cause); a lock-io-error without one already says what and the fix.
+    const unwritable = isPlumbError(error) && ["lock-io-error", "store-unwritable"].includes(error.code);
+    if (!unwritable || error.cause === undefined) throw error;
+    throw storeUnwritableError(statusDir, error.cause, options.command);
   }
 }
 

@@ -130,3 +130,16 @@ it("a controller on the tree, with the store below not writable: does not start,
   expect(await revisions("unwritable-controller")).toBe(1);
   refused(run, join(sub, ".plumb", "status"));
 }, 60_000);
+
+it("apply with its own store not writable: store-unwritable, naming it, why and the fix, exit 64, nothing sent", async () => {
+  const { sub } = await tree("unwritable-own", "sub");
+  await readOnly(join(sub, ".plumb"));
+  const run = await runAs(["apply", sub, "--yes", "--no-wait"]);
+  expect(await revisions("unwritable-own")).toBe(1);
+  expect(run.output).toContain("[store-unwritable]");
+  expect(run.output).toContain(`the status store ${join(sub, ".plumb", "status")} is this command's own`);
+  expect(run.output).toContain("permission denied (EACCES)");
+  expect(run.output).toContain(`Fix: make ${join(sub, ".plumb")} writable for this user`);
+  expect(run.output).not.toMatch(/\n\s+at /); // no stack
+  expect(run.code, run.output).toBe(64);
+}, 60_000);
