@@ -74,6 +74,7 @@ export async function openStoreRecords(
     statusDir: options.statusDir,
     statusBranch: options.statusBranch,
     gitEnv: source.gitEnv, // the status branch is pushed with the same credentials as fetches
+    gitStop: source.gitStop, // its pushes and the lease's end with the controller's stop
     gitQueue: source.gitQueue, // and its fetch takes turns with the poll's in the checkout
   };
   // One leader per status store: a second controller waits here as a standby.

@@ -29,27 +29,31 @@ const leaseRejected = (error: unknown, ref: string): boolean =>
 const atomicAmbiguous = (error: unknown): boolean =>
   String((error as Error).message ?? error).includes("atomic transaction failed");
 
+/** git over the network: the push and the ls-remote (status-branch.ts's networkGit: stoppable). */
+type NetworkGit = (args: readonly string[]) => Promise<string>;
+
 /** The commit `ref` names on the remote now ("" when it does not exist). */
-const remoteRef = async (git: SimpleGit, ref: string): Promise<string> =>
-  (await git.raw(["ls-remote", "origin", ref])).split(/\s/)[0] ?? "";
+const remoteRef = async (network: NetworkGit, ref: string): Promise<string> =>
+  (await network(["ls-remote", "origin", ref])).split(/\s/)[0] ?? "";
 
 /** Pushes the clone's HEAD to `branch`; with a lease, atomically with the lease's renewal. */
 export async function fencedPush(
   git: SimpleGit,
   branch: string,
   fence: PushFence | undefined,
+  network: NetworkGit = (args) => git.raw([...args]),
 ): Promise<void> {
   fence?.check();
   const head = `HEAD:refs/heads/${branch}`;
   if (!fence?.withLease) {
-    await git.push("origin", head);
+    await network(["push", "--quiet", "origin", head]);
     return;
   }
   await fence.withLease(async (lease) => {
     const tree = (await git.raw(["hash-object", "-t", "tree", "-w", "/dev/null"])).trim();
     const commit = (await git.raw([...IDENTITY, "commit-tree", tree, "-m", lease.message])).trim();
     try {
-      await git.raw([
+      await network([
         ...["push", "--quiet", "--atomic", `--force-with-lease=${lease.ref}:${lease.expected}`],
         ...["origin", head, `${commit}:${lease.ref}`],
       ]);
@@ -59,7 +63,7 @@ export async function fencedPush(
       // A server refusing an atomic push marks every ref "atomic transaction failed", whichever
       // one failed: a status push racing another environment's push to the same branch (each
       // with a lease of its own) reads like a taken lease. The lease ref itself decides.
-      if (atomicAmbiguous(error) && (await remoteRef(git, lease.ref)) === lease.expected) throw error;
+      if (atomicAmbiguous(error) && (await remoteRef(network, lease.ref)) === lease.expected) throw error;
       return null;
     }
   });

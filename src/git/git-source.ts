@@ -106,6 +106,16 @@ async function checkInsideCheckout(
     }
 }
 
+/** The first clone of the branch. Stopped (SIGTERM), it ends with every git process it started (stoppable-git.ts). */
+async function cloneOnce(options: GitSourceOptions, env: Record<string, string>, checkoutDir: string) {
+  const clone = ["clone", "--depth", "1", "--branch", options.branch, "--single-branch", "--"];
+  await runStoppableGit([...clone, options.url, checkoutDir], { env, signal: options.signal }).catch(
+    (error: unknown) => {
+      throw gitFailure("cloning", options.url, error);
+    },
+  );
+}
+
 export async function openGitSource(options: GitSourceOptions): Promise<GitSource> {
   const checkoutDir = resolve(options.workDir);
   const owned = options.credentials ? undefined : await createGitCredentials(options.env, options.url);
@@ -115,14 +125,10 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
   await mkdir(checkoutDir, { recursive: true });
   let git = gitIn(checkoutDir);
   if (!(await exists(join(checkoutDir, ".git")))) {
-    try {
-      // Stopped (SIGTERM), it ends with every git process it started (stoppable-git.ts).
-      const clone = ["clone", "--depth", "1", "--branch", options.branch, "--single-branch", "--"];
-      await runStoppableGit([...clone, options.url, checkoutDir], { env, signal: options.signal });
-    } catch (error) {
+    await cloneOnce(options, env, checkoutDir).catch(async (error: unknown) => {
       await cleanup();
-      throw gitFailure("cloning", options.url, error);
-    }
+      throw error;
+    });
     git = gitIn(checkoutDir);
   } else {
     // A checkout from an earlier run: follow the configured remote and branch from here on.
@@ -193,6 +199,10 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
       })().finally(() => (fetching = null));
       return fetching;
     },
-    close: cleanup,
+    // A fetch the stop ended may run 2 s more (SIGTERM, then SIGKILL): its git is gone before close ends.
+    close: async () => {
+      if (options.signal?.aborted) await fetching?.catch(() => undefined);
+      await cleanup();
+    },
   };
 }

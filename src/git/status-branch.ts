@@ -12,6 +12,7 @@ import { type StatusStore, emptyStatusStore } from "../status/status-types.js";
 import { readRecords, readStoresBelow } from "./records/status-branch-records.js";
 import { PRUNE_LEDGER_FILE } from "../status/prune-ledger.js";
 import { trackedRecords } from "./tracked-records.js";
+import { type GitStop, runNetworkGit } from "./stoppable-git.js";
 
 // `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository
 // and pushed, so a pull-request check in a fresh clone can read them. The work happens in a
@@ -28,6 +29,8 @@ export type StatusBranchTarget = {
    * remote); without it they inherit this process's environment.
    */
   gitEnv?: Record<string, string> | undefined;
+  /** The controller's stop: its git commands over the network end with it (stoppable-git.ts). */
+  gitStop?: GitStop | undefined;
   /** With environments: the environment's records are under `.plumb/status/ENV/` on the branch. */
   environment?: string | undefined;
   /**
@@ -70,7 +73,21 @@ export type RepoInfo = {
   hasRemote: boolean;
   pathOnBranch: string;
   gitEnv: Record<string, string> | undefined;
+  gitStop?: GitStop | undefined;
 };
+
+/**
+ * `git ARGS` over the network (ls-remote, clone, fetch, push) in `cwd`, in a process group of its
+ * own that the controller's stop ends (stoppable-git.ts); simple-git ended git alone, and its HTTP
+ * helper, waiting on a remote that said nothing, kept the controller up to a minute past SIGTERM.
+ */
+export const networkGit =
+  (info: Pick<RepoInfo, "gitEnv" | "gitStop">, cwd: string) => (args: readonly string[]) =>
+    runNetworkGit(args, {
+      cwd,
+      env: info.gitEnv ?? (process.env as Record<string, string>),
+      stop: info.gitStop,
+    });
 
 const GIT_IDENTITY = ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
 
@@ -95,6 +112,7 @@ export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
     hasRemote: remote !== undefined,
     pathOnBranch: pathOnBranchOf(real, target.root, target.environment),
     gitEnv: target.gitEnv,
+    gitStop: target.gitStop,
   };
 }
 
@@ -126,8 +144,8 @@ function assertNotManifestBranch(info: RepoInfo, branch: string): void {
   }
 }
 
-async function branchExists(git: SimpleGit, source: string, branch: string): Promise<boolean> {
-  const out = await git.listRemote(["--heads", source, branch]);
+async function branchExists(info: RepoInfo, branch: string): Promise<boolean> {
+  const out = await networkGit(info, info.top)(["ls-remote", "--heads", info.source, branch]);
   return out.trim().length > 0;
 }
 
@@ -210,7 +228,7 @@ async function publishIn(
       if (result.commit === null) return { branch: target.branch, commit: null, pushed: false };
       try {
         // Fenced again after the clone and commit: the lease checked, and swapped in the same push.
-        await fencedPush(gitAt(info.gitEnv, work), target.branch, fence);
+        await fencedPush(gitAt(info.gitEnv, work), target.branch, fence, networkGit(info, work));
         return { branch: target.branch, commit: result.commit, pushed: true };
       } catch (error) {
         if (error instanceof PlumbError) throw error; // lock-lost: never retried
@@ -235,9 +253,9 @@ async function commitInClone(
   message: string,
   work: string,
 ): Promise<{ commit: string | null }> {
-  const outer = gitAt(info.gitEnv);
-  if (await branchExists(outer, info.source, branch)) {
-    await outer.clone(info.source, work, ["--depth", "1", "--single-branch", "--branch", branch]);
+  if (await branchExists(info, branch)) {
+    const clone = ["clone", "--depth", "1", "--single-branch", "--branch", branch, "--"];
+    await networkGit(info, info.top)([...clone, info.source, work]);
   } else {
     await mkdir(work, { recursive: true });
     await gitAt(info.gitEnv, work).init().addRemote("origin", info.source).checkout(["--orphan", branch]);
@@ -295,9 +313,10 @@ async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<Bra
   const store: BranchStatusStore = emptyStatusStore();
   let ref = target.branch;
   if (info.hasRemote) {
-    if (!(await branchExists(git, info.source, target.branch))) return store;
+    if (!(await branchExists(info, target.branch))) return store;
     const remoteRef = `refs/plumb/status/${target.branch}`;
-    await git.fetch(target.remote ?? "origin", `+refs/heads/${target.branch}:${remoteRef}`, ["--quiet"]);
+    const refspec = `+refs/heads/${target.branch}:${remoteRef}`;
+    await networkGit(info, info.top)(["fetch", "--quiet", target.remote ?? "origin", refspec]);
     ref = remoteRef;
   } else if (!(await git.raw(["branch", "--list", target.branch])).trim()) {
     return store;

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { PushFence } from "./fenced-push.js";
 import type { CheckoutQueue } from "./checkout-queue.js";
+import type { GitStop } from "./stoppable-git.js";
 import { loadStatusFromBranch, publishStatusBranch, type PublishResult } from "./status-branch.js";
 import { defaultStatusDir, loadStatusStore } from "../status/status-store.js";
 import { trackedRecords } from "./tracked-records.js";
@@ -18,6 +19,8 @@ export type StatusLocation = {
   statusBranch?: string | undefined;
   /** Environment of the status branch's git commands (credentials); default: this process's. */
   gitEnv?: Record<string, string> | undefined;
+  /** The controller's stop: the status branch's git commands over the network end with it (stoppable-git.ts). */
+  gitStop?: GitStop | undefined;
   /** The checkout's git queue, where the status branch's git work in the checkout takes turns (the controller's). */
   gitQueue?: CheckoutQueue | undefined;
   /**
@@ -67,6 +70,7 @@ export async function loadStatusAndBranchNearby(
     root: manifestDirOf(location.root),
     branch: location.statusBranch,
     gitEnv: location.gitEnv,
+    gitStop: location.gitStop,
     environment: location.environment,
     queue: location.gitQueue,
     ...(nearby.above.length > 0 ? { above: nearby.above } : {}),
@@ -96,6 +100,7 @@ export async function publishStatus(
       root: manifestDirOf(location.root),
       branch: location.statusBranch,
       gitEnv: location.gitEnv,
+      gitStop: location.gitStop,
       environment: location.environment,
       queue: location.gitQueue,
     },

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
 import { statusGitEnv } from "../git/git-env.js";
-import { gitAt, gitFailure, repoInfo } from "../git/status-branch.js";
+import { gitAt, gitFailure, networkGit, repoInfo } from "../git/status-branch.js";
+import type { GitStop } from "../git/stoppable-git.js";
 import { createFence, type Fence, lapsedError, renewDeadlineOf } from "./fence.js";
 import { describeHolder, isDeadLocalHolder } from "./holder.js";
 import { type LockHolder, type Monotonic, systemMonotonic } from "./lock-types.js";
@@ -23,7 +24,13 @@ import { scratchPrune } from "./scratch-prune.js";
 // once when the holder is a process of this host that is gone; expires_at is for people to read,
 // never compared: clocks of different machines need not agree.
 
-export type LeaseTarget = { root: string; branch: string; gitEnv?: Record<string, string> | undefined };
+export type LeaseTarget = {
+  root: string;
+  branch: string;
+  gitEnv?: Record<string, string> | undefined;
+  /** The controller's stop: the lease's git commands over the network end with it (stoppable-git.ts). */
+  gitStop?: GitStop | undefined;
+};
 type Lease = { holder: LockHolder; expires_at: string; lease_ms?: number; renewals?: number };
 type Seen = { sha: string; lease: Lease | null } | null;
 
@@ -42,6 +49,8 @@ async function openRemote(target: LeaseTarget) {
   return {
     source: info.source,
     git,
+    /** ls-remote, fetch and push: in a process group the controller's stop ends (stoppable-git.ts). */
+    net: networkGit({ gitEnv: env.env, gitStop: target.gitStop }, scratch),
     tree,
     scratch,
     /** git run synchronously, for a renewal on the spot (renewNow): the same environment. */
@@ -68,7 +77,10 @@ const LOST_RACE =
   /stale info|cannot lock ref|reference already exists|failed to update ref|but expected|fetch first/i;
 
 /** Exported for the race test (a lease released between ls-remote and fetch). */
-export async function readLease(remote: Pick<Remote, "git" | "source">, branch: string): Promise<Seen> {
+export async function readLease(
+  remote: Pick<Remote, "git" | "net" | "source">,
+  branch: string,
+): Promise<Seen> {
   try {
     return await readLeaseUnchecked(remote, branch);
   } catch (error) {
@@ -84,18 +96,18 @@ export async function readLease(remote: Pick<Remote, "git" | "source">, branch: 
 const RELEASED_MEANWHILE = /couldn't find remote ref/i;
 
 async function readLeaseUnchecked(
-  remote: Pick<Remote, "git" | "source">,
+  remote: Pick<Remote, "git" | "net" | "source">,
   branch: string,
   attempt = 0,
 ): Promise<Seen> {
   const ref = leaseRef(branch);
   // Stryker disable next-line MethodExpression: equivalent, the first field is the same with or without the line's end
-  const out = (await remote.git.raw(["ls-remote", remote.source, ref])).trim();
+  const out = (await remote.net(["ls-remote", remote.source, ref])).trim();
   // Stryker disable next-line Regex: equivalent, ls-remote separates the sha by one tab
   const sha = out.split(/\s+/)[0];
   if (!sha) return null;
   try {
-    await remote.git.raw(["fetch", "--quiet", "--no-tags", remote.source, `+${ref}:refs/seen/lease`]);
+    await remote.net(["fetch", "--quiet", "--no-tags", remote.source, `+${ref}:refs/seen/lease`]);
   } catch (error) {
     // Look again: released (no ref now) or re-taken (a new one to read). Seen once in CI as a
     // standby's startup failure while the leader released on SIGTERM.
@@ -137,7 +149,7 @@ async function writeLease(
   onCommit?.(commit);
   const ref = leaseRef(branch);
   try {
-    await remote.git.raw([
+    await remote.net([
       "push",
       "--quiet",
       `--force-with-lease=${ref}:${expected ?? ""}`,
@@ -419,8 +431,8 @@ async function release(r: Renewal): Promise<void> {
   clearInterval(r.timer);
   await r.renewing;
   const ref = leaseRef(r.branch);
-  await r.remote.git
-    .raw(["push", "--quiet", `--force-with-lease=${ref}:${r.current}`, r.remote.source, `:${ref}`])
+  await r.remote
+    .net(["push", "--quiet", `--force-with-lease=${ref}:${r.current}`, r.remote.source, `:${ref}`])
     .catch(() => undefined);
   await r.remote.close();
 }
@@ -441,8 +453,7 @@ export async function forceBranchUnlock(target: LeaseTarget): Promise<LockHolder
   try {
     const seen = await readLease(remote, target.branch);
     // Stryker disable next-line ConditionalExpression: equivalent, git deletes a missing ref without error (one push saved)
-    if (seen)
-      await remote.git.raw(["push", "--quiet", "--force", remote.source, `:${leaseRef(target.branch)}`]);
+    if (seen) await remote.net(["push", "--quiet", "--force", remote.source, `:${leaseRef(target.branch)}`]);
     return seen?.lease?.holder ?? null;
   } finally {
     await remote.close();

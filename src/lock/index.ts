@@ -24,6 +24,7 @@ export const lockTargetOf = (location: StatusLocation): LockTarget => ({
   root: manifestDirOf(location.root),
   statusBranch: location.statusBranch,
   gitEnv: location.gitEnv,
+  gitStop: location.gitStop,
   environment: location.environment,
 });
 
@@ -35,6 +36,7 @@ const branchOf = (target: LockTarget) =>
         root: target.root,
         branch: target.environment ? `${target.statusBranch}@${target.environment}` : target.statusBranch,
         gitEnv: target.gitEnv,
+        gitStop: target.gitStop,
       }
     : undefined;
 

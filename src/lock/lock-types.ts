@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { PushFence } from "../git/fenced-push.js";
+import type { GitStop } from "../git/stoppable-git.js";
 
 // The state lock's shapes: one writer per status store at a time (apply, adopt, the controller).
 
@@ -19,6 +20,8 @@ export type LockTarget = {
   /** With a status branch, a lease in its remote is held too (branch-lease.ts). */
   statusBranch?: string | undefined;
   gitEnv?: Record<string, string> | undefined;
+  /** The controller's stop: the lease's git commands over the network end with it (stoppable-git.ts). */
+  gitStop?: GitStop | undefined;
   /** With environments: the environment's store, whose branch lease is its own (`BRANCH@ENV`). */
   environment?: string | undefined;
 };

@@ -5,7 +5,8 @@ import type { LoadedEnvironment } from "../manifest/types.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
 import { onBranchWorktree } from "../git/branch-worktree.js";
-import { gitAt } from "../git/status-branch.js";
+import { gitAt, networkGit } from "../git/status-branch.js";
+import type { GitStop } from "../git/stoppable-git.js";
 import type { CheckoutQueue } from "../git/checkout-queue.js";
 import { formatCommitMessage, type PromotionReport } from "./format-promotion.js";
 import { promotionScope } from "./promotion-pairs.js";
@@ -24,6 +25,8 @@ export type AutoPromotionDeps = {
     repoRoot: string;
     manifestRoot: string;
     gitEnv: Record<string, string> | undefined;
+    /** The controller's stop: the branch's fetch and push end with it (stoppable-git.ts). */
+    gitStop?: GitStop | undefined;
     /** The checkout's git queue: the status branch's fetch and the branch's worktree take turns in it. */
     gitQueue: CheckoutQueue;
   };
@@ -100,17 +103,22 @@ export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<Open
       ...["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"],
       ...["commit", "--quiet", "-m", formatCommitMessage(branchReport)],
     ]);
-    if (await sameAsRemote(tree, deps.branch)) return null;
-    await tree.raw(["push", "--force", "origin", `HEAD:refs/heads/${deps.branch}`]);
+    const network = networkGit(deps.source, worktree);
+    if (await sameAsRemote(tree, network, deps.branch)) return null;
+    await network(["push", "--quiet", "--force", "origin", `HEAD:refs/heads/${deps.branch}`]);
     const commit = (await tree.revparse(["HEAD"])).trim();
     return { report: { ...branchReport, commit }, branch: deps.branch, commit };
   });
 }
 
 /** True when the remote's branch already holds this commit's tree (the promotion is open already). */
-async function sameAsRemote(tree: ReturnType<typeof gitAt>, branch: string): Promise<boolean> {
+async function sameAsRemote(
+  tree: ReturnType<typeof gitAt>,
+  network: ReturnType<typeof networkGit>,
+  branch: string,
+): Promise<boolean> {
   const local = `refs/plumb/promotion/${branch}`;
-  const fetched = await tree.raw(["fetch", "--quiet", "origin", `+refs/heads/${branch}:${local}`]).then(
+  const fetched = await network(["fetch", "--quiet", "origin", `+refs/heads/${branch}:${local}`]).then(
     () => true,
     () => false, // no such branch yet
   );

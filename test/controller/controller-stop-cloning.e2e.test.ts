@@ -107,49 +107,48 @@ metadata: {name: staging}
 spec: {api_url: {env: STAGING_API_URL}, api_key: {env: STAGING_API_KEY}, mode: saas}
 `;
 
+/** A repository served by git http-backend, behind a front that stops answering requests once `stall` says so. */
+async function servedBehindFront(environments = false) {
+  const repo = join(work, "manifests");
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: work });
+  git("init", "-q", "--initial-branch=main", repo);
+  await writeFile(
+    join(repo, "a.yaml"),
+    "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: alpha}\nspec:\n  source: internal_container\n  source_revision_config: {image_uri: img/alpha:1}\n",
+  );
+  if (environments) await writeFile(join(repo, "environments.yaml"), STAGING);
+  git("-C", repo, "add", "-A");
+  git("-C", repo, "commit", "-qm", "alpha");
+  const marker = `poll-${randomUUID()}`; // in the URL: names the git processes of this clone
+  git("clone", "-q", "--bare", repo, join(work, "served", marker, "manifests.git"));
+  gitServer = await startGitHttpServer(join(work, "served"), "bot", "tok");
+  const backend = new URL(gitServer.url);
+  const front = { port: 0, stalled: 0, stall: (_url: string) => false };
+  silent = createServer((req, res) => {
+    if (front.stall(req.url ?? "")) return void front.stalled++; // reads the request, never answers
+    const forward = request(
+      { host: backend.hostname, port: backend.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  front.port = (silent.address() as AddressInfo).port;
+  return { marker, front };
+}
+
 it.runIf(process.platform === "linux").each([
   ["a controller", false],
   ["a controller of environments", true],
 ])(
   "SIGTERM during a poll's fetch that hangs (%s): exits 0 within seconds, no git process left",
   async (_name, environments) => {
-    // A repository served by git http-backend, behind a front that stops answering once told to.
-    const repo = join(work, "manifests");
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: work });
-    git("init", "-q", "--initial-branch=main", repo);
-    await writeFile(
-      join(repo, "a.yaml"),
-      "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: alpha}\nspec:\n  source: internal_container\n  source_revision_config: {image_uri: img/alpha:1}\n",
-    );
-    if (environments) await writeFile(join(repo, "environments.yaml"), STAGING);
-    git("-C", repo, "add", "-A");
-    git("-C", repo, "commit", "-qm", "alpha");
-    const marker = `poll-${randomUUID()}`; // in the URL: names the git processes of this clone
-    git("clone", "-q", "--bare", repo, join(work, "served", marker, "manifests.git"));
-    gitServer = await startGitHttpServer(join(work, "served"), "bot", "tok");
-    const backend = new URL(gitServer.url);
-    let stalled = 0;
-    let stall = false;
-    silent = createServer((req, res) => {
-      if (stall) return void stalled++; // reads the request, never answers
-      const forward = request(
-        {
-          host: backend.hostname,
-          port: backend.port,
-          path: req.url,
-          method: req.method,
-          headers: req.headers,
-        },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      req.pipe(forward);
-    });
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
-    const port = (silent.address() as AddressInfo).port;
+    const { marker, front } = await servedBehindFront(environments);
+    const port = front.port;
     run = spawnCli(
       [
         "controller",
@@ -172,14 +171,56 @@ it.runIf(process.platform === "linux").each([
         throw new Error(`${error.message}: ${child.output()}`);
       },
     );
-    stall = true;
-    await waitFor("a poll's fetch, stalled", () => stalled > 0);
+    front.stall = () => true;
+    await waitFor("a poll's fetch, stalled", () => front.stalled > 0);
     const { ended, took, left } = await stopAndWatch(child, marker);
     expect(ended, child.output()).toBe(0);
     expect(took).toBeLessThan(5_000);
     expect(left).toEqual([]);
     expect(child.output()).not.toContain("git fetch failed"); // a fetch stopped is no failure
     if (environments) expect(child.output()).toContain('"environment":"staging"');
+  },
+  40_000,
+);
+
+// The status branch's pushes and the lease's ran with simple-git, whose abort ends git alone: at
+// SIGTERM a push waiting on a remote that says nothing kept the controller up to the stall limit
+// (60 s), and so did the last status publish and the lease's release after it, each its own minute.
+it.runIf(process.platform === "linux")(
+  "SIGTERM during a status-branch push that hangs: exits 0 within seconds, no git process left",
+  async () => {
+    const { marker, front } = await servedBehindFront();
+    run = spawnCli(
+      [
+        "controller",
+        ...["--repo", `http://127.0.0.1:${front.port}/${marker}/manifests.git`],
+        ...["--workdir", join(work, "checkout"), "--listen", "127.0.0.1:0", "--interval", "1h"],
+        // A renewal of the lease (a push) every second.
+        ...["--status-branch", "plumb-status", "--lock-lease", "3s"],
+      ],
+      {
+        PLUMB_API_URL: cp.url,
+        PLUMB_API_KEY: DEFAULT_API_KEY,
+        PLUMB_GIT_USERNAME: "bot",
+        PLUMB_GIT_TOKEN: "tok",
+        HOME: work,
+      },
+    );
+    const child = run;
+    await waitFor("the controller's first reconcile", () =>
+      child.output().includes("first reconcile finished"),
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}: ${child.output()}`);
+    });
+    // Pushes (git-receive-pack) get no answer from now on; fetches and ls-remote still do.
+    front.stall = (url) => url.includes("git-receive-pack");
+    await waitFor("a push, stalled", () => front.stalled > 0);
+    const { ended, took, left } = await stopAndWatch(child, marker);
+    expect(ended, child.output()).toBe(0);
+    // The push in flight ends at once; the last publish's push gets 3 s (AFTER_STOP_MS), then the
+    // lease's release is not tried against a remote that did not answer.
+    expect(took, child.output()).toBeLessThan(8_000);
+    expect(left).toEqual([]);
   },
   40_000,
 );

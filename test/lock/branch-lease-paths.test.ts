@@ -307,7 +307,10 @@ describe("the remote", () => {
       },
     };
     await expect(
-      readLease({ git, source: "origin" } as unknown as Parameters<typeof readLease>[0], "plumb-status"),
+      readLease(
+        { git, net: git.raw, source: "origin" } as unknown as Parameters<typeof readLease>[0],
+        "plumb-status",
+      ),
     ).rejects.toMatchObject({
       code: "status-branch-read-failed",
       message: expect.stringContaining("could not read the lease of status branch plumb-status"),
@@ -325,7 +328,10 @@ describe("the remote", () => {
       },
     };
     await expect(
-      readLease({ git, source: "origin" } as unknown as Parameters<typeof readLease>[0], "plumb-status"),
+      readLease(
+        { git, net: git.raw, source: "origin" } as unknown as Parameters<typeof readLease>[0],
+        "plumb-status",
+      ),
     ).rejects.toMatchObject({ code: "status-branch-read-failed" });
     expect(calls).toEqual(["ls-remote", "fetch"]);
   });

@@ -126,7 +126,7 @@ describe("reading a lease its holder releases at that moment", () => {
       },
     };
     const seen = await readLease(
-      { git, source: "origin" } as unknown as Parameters<typeof readLease>[0],
+      { git, net: git.raw, source: "origin" } as unknown as Parameters<typeof readLease>[0],
       "plumb-status",
     );
     expect(seen).toBeNull();
@@ -141,7 +141,10 @@ describe("reading a lease its holder releases at that moment", () => {
       },
     };
     await expect(
-      readLease({ git, source: "origin" } as unknown as Parameters<typeof readLease>[0], "plumb-status"),
+      readLease(
+        { git, net: git.raw, source: "origin" } as unknown as Parameters<typeof readLease>[0],
+        "plumb-status",
+      ),
     ).rejects.toMatchObject({ code: "status-branch-read-failed" });
   });
 });

@@ -239,6 +239,7 @@ function claimOf(ctx: Context, name: string): EnvironmentClaim {
     gitEnv: source.gitEnv,
     gitQueue: source.gitQueue,
     environment: name,
+    gitStop: source.gitStop,
   };
   const api = () => {
     const environment = ctx.roster.get(name);

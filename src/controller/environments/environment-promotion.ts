@@ -30,6 +30,7 @@ export function promotionOf(
       repoRoot: source.repoRoot,
       manifestRoot: source.manifestRoot,
       gitEnv: source.gitEnv,
+      gitStop: source.gitStop,
       gitQueue: source.gitQueue,
     },
     to: name,

@@ -5,6 +5,7 @@ import type { ControllerSource } from "../controller-types.js";
 import { createGitCredentials } from "../../git/git-credentials.js";
 import { openGitSource, redactUrl } from "../../git/git-source.js";
 import { type CheckoutQueue, createCheckoutQueue } from "../../git/checkout-queue.js";
+import { createGitStop, type GitStop } from "../../git/stoppable-git.js";
 
 // Where the manifests come from: a directory as it is, or a shallow checkout of a git branch.
 
@@ -23,6 +24,12 @@ export type ManifestSource = {
   /** git: the environment (credentials) of every git command, status branch included. */
   gitEnv: Record<string, string> | undefined;
   /**
+   * The controller's stop as the status branch's and the lease's git commands over the network see
+   * it (stoppable-git.ts): those running end at once, later ones get a few seconds. Undefined
+   * without a stop signal (tests that stop the controller by its own call).
+   */
+  gitStop: GitStop | undefined;
+  /**
    * The repository's git queue (git/checkout-queue.ts): the poll, the status branch's fetch and the
    * branch worktrees take turns in it. A directory source has one of its own (no poll; the status
    * branch and worktrees in the user's repository still take turns).
@@ -37,6 +44,7 @@ export async function openManifestSource(
   log: Logger,
   signal?: AbortSignal,
 ): Promise<ManifestSource> {
+  const gitStop = signal ? createGitStop(signal) : undefined;
   if (source.kind === "dir") {
     return {
       kind: "dir",
@@ -46,6 +54,7 @@ export async function openManifestSource(
       location: source.dir,
       fetch: undefined,
       gitEnv: undefined,
+      gitStop,
       gitQueue: createCheckoutQueue(),
       close: async () => {},
     };
@@ -62,6 +71,7 @@ export async function openManifestSource(
       location: redactUrl(source.url),
       fetch: () => git.fetch(),
       gitEnv: credentials.env,
+      gitStop,
       gitQueue: git.queue,
       async close() {
         await git.close();

@@ -1,6 +1,6 @@
 import { join, relative } from "node:path";
 import { onBranchWorktree } from "../../git/branch-worktree.js";
-import { gitAt } from "../../git/status-branch.js";
+import { gitAt, networkGit } from "../../git/status-branch.js";
 import { PlumbError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { buildDriftReport } from "../../reconcile/drift.js";
@@ -23,7 +23,8 @@ import type { ManifestSource } from "../source/manifest-source.js";
 
 export type DriftBranchDeps = {
   branch: string;
-  source: Pick<ManifestSource, "repoRoot" | "manifestRoot" | "gitEnv" | "gitQueue" | "commit">;
+  source: Pick<ManifestSource, "repoRoot" | "manifestRoot" | "gitEnv" | "gitQueue" | "commit"> &
+    Partial<Pick<ManifestSource, "gitStop">>;
   statuses: ReadonlyMap<string, ObjectStatus>;
   readers: Pick<Extract<PlanManifestsOptions, { controlPlane: unknown }>, "controlPlane" | "platform">;
   env: NodeJS.ProcessEnv;
@@ -100,7 +101,11 @@ export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<st
         "-m",
         message,
       ]);
-      await tree.raw(["push", "--force", "origin", `HEAD:refs/heads/${branch}`]);
+      // Over the network: in a process group the controller's stop ends (stoppable-git.ts).
+      await networkGit(
+        deps.source,
+        worktree,
+      )(["push", "--quiet", "--force", "origin", `HEAD:refs/heads/${branch}`]);
       deps.log.info({ branch, fields: fields.length }, "drift written back to a branch");
       return fields;
     }).catch((error: unknown) => {
