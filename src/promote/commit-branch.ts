@@ -1,7 +1,7 @@
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { realpath, rm, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { PlumbError } from "../errors.js";
+import { removeStaleWorktrees, tempWorktreeDir } from "../git/branch-worktree.js";
 import { gitAt } from "../git/status-branch.js";
 import type { FileChange } from "./file-changes.js";
 
@@ -12,6 +12,8 @@ import type { FileChange } from "./file-changes.js";
 // manifests under PATH (YAML, tracked or not) and the two Environment documents. A gate loosened
 // in the working copy only (soak: 2h taken out of prod.yaml) gave a branch whose promotion HEAD's
 // own gates block, with nothing in the branch or its evidence to say so.
+
+const WORKTREE_PREFIX = "plumb-promote-";
 
 const failed = (message: string, cause?: unknown) =>
   new PlumbError("promotion-branch-failed", message, cause === undefined ? {} : { cause });
@@ -67,7 +69,9 @@ export async function commitOnNewBranch(
   const identity = (await git.raw(["config", "user.email"]).catch(() => "")).trim()
     ? []
     : ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
-  const worktree = await mkdtemp(join(tmpdir(), "plumb-promote-"));
+  // A promote killed mid-run left its worktree registered: gone now, if its process is (only plumb's).
+  await removeStaleWorktrees(git, WORKTREE_PREFIX);
+  const worktree = await tempWorktreeDir(WORKTREE_PREFIX);
   try {
     // The commit is made on a detached HEAD; the branch is created only once it exists, in one
     // ref update that fails if the name is taken meanwhile. A promote killed before (SIGKILL in

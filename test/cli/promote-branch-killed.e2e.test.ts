@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +19,8 @@ import {
 // plumb promote --branch killed (SIGKILL, its git with it) while it commits: a pre-commit hook
 // holds the commit until the test has seen it start, then the built CLI's process group is killed.
 // No branch may be left: a branch at HEAD read as a promotion with nothing in it, and the retry
-// failed as "branch already exists". The retry then makes the branch with the promotion.
+// failed as "branch already exists". The retry then makes the branch with the promotion, and
+// removes the temporary worktree the killed run left registered (its pid gone).
 
 let planes: TwoPlanes;
 let repo: string;
@@ -52,6 +53,14 @@ function promote() {
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return { child, exited, output: () => out };
 }
+
+/** The paths of the repository's worktrees, its own checkout first. */
+const worktrees = () =>
+  git("worktree", "list", "--porcelain")
+    .split("\n")
+    .filter((line) => line.startsWith("worktree "))
+    .map((line) => line.slice("worktree ".length));
+const realRepo = () => realpathSync(repo);
 
 async function until(condition: () => boolean, what: string) {
   const deadline = Date.now() + 30_000;
@@ -99,11 +108,18 @@ describe("promote --branch killed while it commits", () => {
     await run.exited;
     expect(git("branch", "--list", BRANCH).trim()).toBe("");
     expect(git("status", "--porcelain", "--", "environments", "agent.yaml").trim()).toBe("");
+    // Its temporary worktree is left registered (and its directory there) by the kill ...
+    const left = worktrees().filter((path) => path !== realRepo());
+    expect(left).toHaveLength(1);
+    expect(left[0]).toContain(`plumb-promote-${run.child.pid}-`);
 
     await rm(hook);
     const retry = promote();
     expect(await retry.exited, retry.output()).toBe(0);
     expect(git("show", `${BRANCH}:agent.yaml`)).toContain('image_uri: "img/agent:1"');
     expect(git("rev-parse", "--abbrev-ref", "HEAD").trim()).toBe("main");
+    // ... and removed by the next run, which made and removed its own: only the checkout is left.
+    expect(worktrees()).toEqual([realRepo()]);
+    expect(existsSync(left[0]!)).toBe(false);
   });
 });

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, expect, it } from "vitest";
-import { onBranchWorktree } from "../../src/git/branch-worktree.js";
+import { simpleGit } from "simple-git";
+import { onBranchWorktree, removeStaleWorktrees } from "../../src/git/branch-worktree.js";
 import { createCheckoutQueue } from "../../src/git/checkout-queue.js";
 
 // Branches rebuilt in temporary worktrees of one checkout, as each environment's drift check
@@ -102,4 +103,27 @@ it("six environments writing their branches at once each get theirs (a failed on
       );
   }
   expect(await worktrees(repoRoot)).toBe(1);
+});
+
+it("removes only the worktrees of its prefix whose plumb is gone; a live one's and others stay", async () => {
+  const dir = await checkout();
+  const { pid: gone } = await new Promise<{ pid: number }>((resolve) => {
+    const child = execFile(process.execPath, ["-e", ""]);
+    child.once("exit", () => resolve({ pid: child.pid! }));
+  });
+  const add = async (name: string) => {
+    const path = await mkdtemp(join(tmpdir(), name));
+    dirs.push(path);
+    await git(dir, "worktree", "add", "--quiet", "--detach", path, "HEAD");
+    return path;
+  };
+  const stale = await add(`plumb-drift-${gone}-`);
+  const live = await add(`plumb-drift-${process.pid}-`);
+  const otherPrefix = await add(`plumb-other-${gone}-`);
+  const users = await add("my-worktree-");
+  await removeStaleWorktrees(simpleGit(dir), "plumb-drift-");
+  const listed = await git(dir, "worktree", "list", "--porcelain");
+  expect(listed).not.toContain(basename(stale));
+  for (const kept of [live, otherPrefix, users]) expect(listed).toContain(basename(kept));
+  await expect(readdir(stale)).rejects.toMatchObject({ code: "ENOENT" });
 });
