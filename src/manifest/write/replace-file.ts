@@ -9,7 +9,7 @@ import { fileError, PlumbError } from "../../errors.js";
 // editor, another run) between plumb's read and its rename was silently replaced by plumb's text.
 
 /** A new text written beside its file, not yet in place: `commit` renames it over, `discard` drops it. */
-export type StagedReplacement = {
+type StagedReplacement = {
   /** Refuses (manifest-changed) when the file no longer holds the text the new one was computed from. */
   verify: () => Promise<void>;
   commit: () => Promise<void>;
@@ -30,7 +30,7 @@ const changedSince = (path: string) =>
  * link), with its mode, synced. On failure nothing is left behind. `expected`: the text `text` was
  * computed from, which `verify` checks is still the file's (undefined: anything may be replaced).
  */
-export async function stageFileText(
+async function stageFileText(
   path: string,
   text: string,
   expected: string | undefined,
