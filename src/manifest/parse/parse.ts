@@ -7,9 +7,11 @@ import {
   checkYamlShape,
   crowdedMappingAt,
   duplicateKeyMessage,
+  emptyDocumentRunAt,
   hopelessNestingAt,
   MAX_MAPPING_KEYS,
   tooDeep,
+  tooManyEmptyDocuments,
   tooManyKeys,
 } from "./yaml-shape.js";
 import { emptiedTextWarning } from "../rules/emptied-rules.js";
@@ -103,6 +105,11 @@ export function parseManifestText(text: string, file: string): ParseResult {
     const at = { file, line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
     return { documents: [], problems: [tooDeep(at)] };
   }
+  const emptyRun = emptyDocumentRunAt(text);
+  if (emptyRun !== undefined) {
+    const line = text.slice(0, emptyRun).split("\n").length;
+    return { documents: [], problems: [tooManyEmptyDocuments({ file, line, column: 1 })] };
+  }
   const result = parseWithPositions(text, file);
   const emptied = emptiedTextWarning(text, file, result.documents.length);
   if (emptied) result.problems.push(emptied);
@@ -128,9 +135,7 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
     docs = parseYaml(text, lineCounter);
     if (typeof docs === "number") return { documents: [], problems: [tooManyKeys(at(docs))] };
   } catch (error) {
-    problems.push(
-      problemAt(fileStart(file), "error", "yaml-syntax", "", `cannot parse YAML: ${reason(error)}`),
-    );
+    problems.push(parseFailure(error, file));
     return { documents: [], problems };
   }
   const positions = rereader(text, file);
@@ -247,6 +252,22 @@ function lazyLocators(
 }
 
 const STACK_OVERFLOW = /Maximum call stack size exceeded/;
+
+/**
+ * The parser threw: a syntax error it could not keep to a document, or its own recursion ran out of
+ * stack on a shape no check before it caught (said as what it is, not as the engine's RangeError).
+ */
+function parseFailure(error: unknown, file: string): Problem {
+  if (error instanceof RangeError && STACK_OVERFLOW.test(error.message))
+    return problemAt(
+      fileStart(file),
+      "error",
+      "yaml-too-complex",
+      "",
+      "the YAML parser ran out of stack on this file (it recurses once per nesting level and per empty document in a row); split the file or simplify it",
+    );
+  return problemAt(fileStart(file), "error", "yaml-syntax", "", `cannot parse YAML: ${reason(error)}`);
+}
 
 /** Where the first alias named `name` is (the one without an anchor before it), if it has a range. */
 function aliasOffset(doc: Document, name: string): number | undefined {

@@ -178,6 +178,37 @@ export function hopelessNestingAt(text: string): number | undefined {
   return undefined;
 }
 
+/**
+ * Empty documents (`---` lines with only blanks or a comment after them) one file may hold in a
+ * row. The parser's lexer recurses once for each: some 5,000 in a row overflowed its stack, said as
+ * "cannot parse YAML: Maximum call stack size exceeded" at 1:1. No manifest holds more than a few.
+ */
+export const MAX_EMPTY_DOCUMENTS = 1000;
+
+const EMPTY_DOCUMENT_START = /^---[ \t]*(#.*)?\r?$/;
+
+/** The offset of the first line of a run of more than MAX_EMPTY_DOCUMENTS empty documents; undefined if none. */
+export function emptyDocumentRunAt(text: string): number | undefined {
+  if (occurrences(text, "---") <= MAX_EMPTY_DOCUMENTS) return undefined;
+  let run = 0;
+  let runStart = 0;
+  let offset = 0;
+  for (const line of text.split("\n")) {
+    if (!EMPTY_DOCUMENT_START.test(line)) run = 0;
+    else if (run++ === 0) runStart = offset;
+    else if (run > MAX_EMPTY_DOCUMENTS) return runStart;
+    offset += line.length + 1;
+  }
+  return undefined;
+}
+
+export const tooManyEmptyDocuments = (at: SourceLocation): Problem =>
+  problem(
+    at,
+    "too-many-empty-documents",
+    `more than ${MAX_EMPTY_DOCUMENTS} empty documents in a row from here (--- lines with nothing between them), more than the YAML parser can read; remove the extra --- lines`,
+  );
+
 /** How many times `char` occurs in `text`, stopping once past HOPELESS_DEPTH. */
 function occurrences(text: string, char: string): number {
   let count = 0;
