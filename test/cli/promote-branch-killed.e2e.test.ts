@@ -1,20 +1,11 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyCommand } from "../../src/cli/sync/apply.js";
 import { assertBuilt } from "../support/built-cli.js";
-import {
-  environmentDoc,
-  plain,
-  PROD_KEY,
-  runCommand,
-  STAGING_KEY,
-  startTwoPlanes,
-  type TwoPlanes,
-} from "./two-planes.js";
+import { gitIn, planesEnv, prodImage, promotionRepo, stopPromotion } from "../support/promotion-repo.js";
+import { plain, startTwoPlanes, type TwoPlanes } from "./two-planes.js";
 
 // plumb promote --branch killed (SIGKILL, its git with it) while it commits: a pre-commit hook
 // holds the commit until the test has seen it start, then the built CLI's process group is killed.
@@ -27,23 +18,12 @@ let repo: string;
 const BRANCH = "promote/prod-agent";
 const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 
-const git = (...args: string[]) =>
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], {
-    cwd: repo,
-    encoding: "utf8",
-  });
+const git = (...args: string[]) => gitIn(repo)(...args);
 
 /** The built CLI in a process group of its own (so it and its git can be killed together). */
 function promote() {
   const child = spawn(process.execPath, [MAIN, "promote", repo, "--to", "prod", "--branch", BRANCH], {
-    env: {
-      ...process.env,
-      NO_COLOR: "1",
-      STAGING_API_URL: planes.staging.url,
-      STAGING_API_KEY: STAGING_KEY,
-      PROD_API_URL: planes.prod.url,
-      PROD_API_KEY: PROD_KEY,
-    },
+    env: { ...process.env, NO_COLOR: "1", ...planesEnv(planes) },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -73,27 +53,11 @@ async function until(condition: () => boolean, what: string) {
 beforeAll(async () => {
   assertBuilt();
   planes = await startTwoPlanes();
-  repo = await mkdtemp(join(tmpdir(), "plumb-promote-killed-"));
-  await mkdir(join(repo, "environments"));
-  await writeFile(join(repo, "environments", "staging.yaml"), environmentDoc("staging"));
-  await writeFile(
-    join(repo, "environments", "prod.yaml"),
-    environmentDoc("prod", "  promotion: {from: staging, gates: {deployed: false}}\n"),
-  );
-  const override = `environments:\n  prod:\n    spec:\n      source_revision_config: {image_uri: "img/agent:0"}\n`;
-  await writeFile(join(repo, "agent.yaml"), `${plain("agent")}${override}`);
-  const applied = await runCommand(applyCommand, [repo, "--env", "staging", "--yes"], planes);
-  expect(applied.code, applied.err).toBe(0);
-  git("init", "-q", "-b", "main");
-  git("add", "environments", "agent.yaml");
-  git("commit", "-q", "-m", "init");
+  const files = { "agent.yaml": `${plain("agent")}${prodImage("img/agent:0")}` };
+  repo = await promotionRepo(planes, files, { prefix: "plumb-promote-killed-", git: true });
 });
 
-afterAll(async () => {
-  await planes.staging.stop();
-  await planes.prod.stop();
-  await rm(repo, { recursive: true, force: true });
-});
+afterAll(() => stopPromotion(planes, repo));
 
 describe("promote --branch killed while it commits", () => {
   it("leaves no branch, and the retry makes it with the promotion", async () => {

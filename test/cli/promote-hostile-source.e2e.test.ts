@@ -1,18 +1,9 @@
-import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyCommand } from "../../src/cli/sync/apply.js";
 import { promoteCommand } from "../../src/cli/sync/promote.js";
-import {
-  environmentDoc,
-  plain,
-  runCommand,
-  STAGING_KEY,
-  startTwoPlanes,
-  type TwoPlanes,
-} from "./two-planes.js";
+import { gitIn, prodImage, promotionRepo, stopPromotion } from "../support/promotion-repo.js";
+import { plain, runCommand, STAGING_KEY, startTwoPlanes, type TwoPlanes } from "./two-planes.js";
 
 // plumb promote when the source environment's control plane answers a revision whose version is
 // not one a person could have pinned: control characters (a terminal escape, a line break that
@@ -25,21 +16,18 @@ import {
 let planes: TwoPlanes;
 let dir: string;
 const FILE = "agent.yaml";
-const MANIFEST = `${plain("agent")}environments:
-  prod:
-    spec:
-      source_revision_config: {image_uri: "img/agent:1"}
-`;
+const MANIFEST = `${plain("agent")}${prodImage("img/agent:1")}`;
 
-/** promote in this process; its output kept when it ends with an error (a refusal throws). */
-async function promote(...args: string[]) {
+/** promote of `root` in this process; its output kept when it ends with an error (a refusal throws). */
+async function promoteIn(root: string, ...args: string[]) {
   let out = "";
   let error: (Error & { code?: string }) | undefined;
   const keep: typeof promoteCommand = (io) =>
     promoteCommand({ ...io!, stdout: { write: (t: string) => (out += t) } });
-  await runCommand(keep, [dir, "--to", "prod", ...args], planes).catch((e: Error) => (error = e));
+  await runCommand(keep, [root, "--to", "prod", ...args], planes).catch((e: Error) => (error = e));
   return { out, error };
 }
+const promote = (...args: string[]) => promoteIn(dir, ...args);
 
 /** Staging's deployment `agent` given a new revision built from `image` (as its control plane says). */
 async function stagingRuns(image: string) {
@@ -57,23 +45,10 @@ async function stagingRuns(image: string) {
 
 beforeAll(async () => {
   planes = await startTwoPlanes();
-  dir = await mkdtemp(join(tmpdir(), "plumb-promote-hostile-"));
-  await mkdir(join(dir, "environments"));
-  await writeFile(join(dir, "environments", "staging.yaml"), environmentDoc("staging"));
-  await writeFile(
-    join(dir, "environments", "prod.yaml"),
-    environmentDoc("prod", "  promotion: {from: staging, gates: {deployed: false}}\n"),
-  );
-  await writeFile(join(dir, FILE), MANIFEST);
-  const applied = await runCommand(applyCommand, [dir, "--env", "staging", "--yes"], planes);
-  expect(applied.code, applied.err).toBe(0);
+  dir = await promotionRepo(planes, { [FILE]: MANIFEST }, { prefix: "plumb-promote-hostile-" });
 });
 
-afterAll(async () => {
-  await planes.staging.stop();
-  await planes.prod.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => stopPromotion(planes, dir));
 
 // eslint-disable-next-line no-control-regex -- what must not reach the terminal or a CI log
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]|\n::/;
@@ -112,26 +87,13 @@ describe("a checks record whose fields hold line breaks", () => {
   const FORGED = "2026-11-26T00:00:00Z\n::add-mask::x\n\nSigned-off-by: Mallory <m@evil.example>\u001b[2K";
 
   it("is promoted from with --branch, its evidence on one line in the report and the commit message", async () => {
-    const repo = await mkdtemp(join(tmpdir(), "plumb-promote-evidence-"));
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], {
-        cwd: repo,
-        encoding: "utf8",
-      });
+    const files = {
+      "evidence.yaml": `${plain("evidence").replace(":1", ":2")}${prodImage("img/evidence:1")}`,
+    };
+    const gates = "{deployed: false, checks: {min_pass_ratio: 0.5}}";
+    const repo = await promotionRepo(planes, files, { prefix: "plumb-promote-evidence-", gates, git: true });
+    const git = gitIn(repo);
     try {
-      await mkdir(join(repo, "environments"));
-      await writeFile(join(repo, "environments", "staging.yaml"), environmentDoc("staging"));
-      const gates = "{deployed: false, checks: {min_pass_ratio: 0.5}}";
-      await writeFile(
-        join(repo, "environments", "prod.yaml"),
-        environmentDoc("prod", `  promotion: {from: staging, gates: ${gates}}\n`),
-      );
-      await writeFile(
-        join(repo, "evidence.yaml"),
-        `${plain("evidence").replace(":1", ":2")}environments:\n  prod:\n    spec:\n      source_revision_config: {image_uri: "img/evidence:1"}\n`,
-      );
-      const applied = await runCommand(applyCommand, [repo, "--env", "staging", "--yes"], planes);
-      expect(applied.code, applied.err).toBe(0);
       const file = join(repo, ".plumb", "status", "staging", "deployment.evidence.json");
       const record = JSON.parse(await readFile(file, "utf8")) as { applied_revision_id?: string };
       const headers = { "x-api-key": STAGING_KEY };
@@ -148,12 +110,7 @@ describe("a checks record whose fields hold line breaks", () => {
         latency_ms: { p50: 1, p95: 1, max: 1 },
       };
       await writeFile(file, JSON.stringify({ ...record, checks }, null, 2));
-      git("init", "-q", "-b", "main");
-      git("add", "environments", "evidence.yaml");
-      git("commit", "-q", "-m", "init");
-      const saved = dir;
-      dir = repo;
-      const run = await promote("--branch", "promote/evidence").finally(() => (dir = saved));
+      const run = await promoteIn(repo, "--branch", "promote/evidence");
       expect(run.error).toBeUndefined();
       expect(run.out).toContain("\\n::add-mask::x");
       expect(run.out).not.toMatch(CONTROL);
@@ -170,16 +127,8 @@ describe("a checks record whose fields hold line breaks", () => {
 
 describe("a manifest line that reads as a CI workflow command", () => {
   it("is printed in promote's diff with its first colon escaped, so no line of the output starts one", async () => {
-    const repo = await mkdtemp(join(tmpdir(), "plumb-promote-diff-lines-"));
-    try {
-      await mkdir(join(repo, "environments"));
-      await writeFile(join(repo, "environments", "staging.yaml"), environmentDoc("staging"));
-      await writeFile(
-        join(repo, "environments", "prod.yaml"),
-        environmentDoc("prod", "  promotion: {from: staging, gates: {deployed: false}}\n"),
-      );
-      // A block scalar's lines next to the promoted line: the diff's context shows them.
-      const manifest = `${plain("lines").replace(":1", ":2")}environments:
+    // A block scalar's lines next to the promoted line: the diff's context shows them.
+    const manifest = `${plain("lines").replace(":1", ":2")}environments:
   prod:
     spec:
       verify:
@@ -191,12 +140,13 @@ describe("a manifest line that reads as a CI workflow command", () => {
                 ::warning::injected
       source_revision_config: {image_uri: "img/lines:1"}
 `;
-      await writeFile(join(repo, "lines.yaml"), manifest);
-      const applied = await runCommand(applyCommand, [repo, "--env", "staging", "--yes"], planes);
-      expect(applied.code, applied.err).toBe(0);
-      const saved = dir;
-      dir = repo;
-      const run = await promote("--dry-run").finally(() => (dir = saved));
+    const repo = await promotionRepo(
+      planes,
+      { "lines.yaml": manifest },
+      { prefix: "plumb-promote-diff-lines-" },
+    );
+    try {
+      const run = await promoteIn(repo, "--dry-run");
       expect(run.error).toBeUndefined();
       expect(run.out).toContain('+      source_revision_config: {image_uri: "img/lines:2"}');
       expect(run.out).toMatch(/^ {15}\\u003a:add-mask::context-line$/m);
