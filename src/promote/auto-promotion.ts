@@ -65,7 +65,12 @@ function sessionOf(deps: AutoPromotionDeps, environment: LoadedEnvironment): Pro
       environment: name,
       statusDir: deps.statusDirOf(name),
       ...(deps.statusBranch
-        ? { statusBranch: deps.statusBranch, gitEnv: deps.source.gitEnv, gitQueue: deps.source.gitQueue }
+        ? {
+            statusBranch: deps.statusBranch,
+            gitEnv: deps.source.gitEnv,
+            gitStop: deps.source.gitStop,
+            gitQueue: deps.source.gitQueue,
+          }
         : {}),
     },
     io: {

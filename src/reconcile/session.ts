@@ -15,6 +15,7 @@ import { loadStatusWithNearby } from "../git/status-nearby.js";
 import { withAppliedNearby } from "../status/applied-nearby.js";
 import { gitRootOf } from "../manifest/environment-scan.js";
 import type { CheckoutQueue } from "../git/checkout-queue.js";
+import type { GitStop } from "../git/stoppable-git.js";
 import { resolveStorePending } from "../status/pending-intent.js";
 import { findMissingEnv, formatMissingEnv } from "./missing-env.js";
 import { findUnknownSecrets, formatUnknownSecretsWarning } from "./unknown-secrets.js";
@@ -45,6 +46,8 @@ export type SessionFlags = ApiFlags & {
   statusBranch?: string;
   /** Credentials for the status branch's fetches (the controller's git source), when it needs any. */
   gitEnv?: Record<string, string> | undefined;
+  /** The controller's stop: the status branch's fetches end with it (stoppable-git.ts). */
+  gitStop?: GitStop | undefined;
   /** The checkout's git queue (the controller's), where the status branch's fetch takes its turn. */
   gitQueue?: CheckoutQueue | undefined;
   /** The environment planned (docs/environments.md): its deployments resolved; none without Environments. */
@@ -112,6 +115,7 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
     statusDir: flags.statusDir,
     statusBranch: flags.statusBranch,
     ...(flags.gitEnv ? { gitEnv: flags.gitEnv } : {}),
+    ...(flags.gitStop ? { gitStop: flags.gitStop } : {}),
     ...(flags.gitQueue ? { gitQueue: flags.gitQueue } : {}),
     environment: flags.environment, // ENV/ on the status branch, with its own lease
   };
