@@ -3,7 +3,12 @@ import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "../logger.js";
 import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
-import { loadStatusStore, removeObjectStatus, saveObjectStatus } from "../status/status-store.js";
+import {
+  formatObjectStatus,
+  loadStatusStore,
+  removeObjectStatus,
+  saveObjectStatus,
+} from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
 import { trackedRecords } from "../git/tracked-records.js";
 import { errorMessage } from "./error-message.js";
@@ -71,6 +76,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   // is written at its first record even when it says the same, or the next publish, which mirrors
   // this directory, would take it off the branch.
   const onDisk = location.statusBranch ? new Set(await readdir(statusDir).catch(() => [])) : undefined;
+  const own = await ownRecords(statusDir, statuses);
   const legacy = options.legacy
     ? await loadLegacy(options.legacy, statuses, log)
     : new Map<string, ObjectStatus>();
@@ -78,21 +84,14 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
 
   const fence = options.fence ?? (() => undefined);
   const pushFence = options.pushFence ?? { check: fence };
-  const held = () => {
-    try {
-      fence();
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const held = () => attempt(fence);
   let cancelPublish: (() => void) | undefined;
   let publishing: Promise<void> = Promise.resolve();
   const publish = () => {
     cancelPublish = undefined;
     publishing = publishing
       // Checked again immediately before the push (status/fenced-push.ts).
-      .then(() => publishStatus(location, "plumb controller: status", pushFence))
+      .then(() => publishStatus(location, "plumb controller: status", pushFence, own.text))
       // The older layout on the branch loses what moved (it mirrors its directory, which keeps the rest).
       .then(() => {
         if (!moved || !options.legacy) return null;
@@ -139,7 +138,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       options.onChange?.(statusKey(kind, name));
       publishSoon();
     },
-    checkTracked: trackedChecker(statusDir, new Set(loaded.problems.map((p) => p.file)), log),
+    checkTracked: trackedChecker(statusDir, new Set(loaded.problems.map((p) => p.file)), log, own),
     async flush() {
       cancelPublish?.();
       // After losing the lock, the branch is the new leader's: this store is stale, never pushed.
@@ -150,17 +149,70 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   };
 }
 
-/** Says each record git tracks in `statusDir` that was not said yet (StatusBook.checkTracked). */
-function trackedChecker(statusDir: string, said: Set<string>, log: Logger): () => Promise<void> {
+/**
+ * The names git tracks in the store (a commit put a file at a record's path; the checkout's reset
+ * wrote it over this controller's record): such a file is the commit's, never read as a record. The
+ * controller's own record is kept in memory, published from there (text), and written back when a
+ * later commit takes the file away (untracked, from checkTracked).
+ */
+async function ownRecords(statusDir: string, statuses: ReadonlyMap<string, ObjectStatus>) {
+  const tracked = new Set((await trackedRecords(statusDir).catch(() => new Map<string, string>())).keys());
+  return {
+    tracked,
+    text: (file: string) => {
+      const status = recordNamed(statuses, file);
+      return status && formatObjectStatus(status);
+    },
+    untracked: async (file: string) => {
+      const status = recordNamed(statuses, file);
+      if (status) await saveObjectStatus(statusDir, status);
+    },
+  };
+}
+
+/** Whether `check` returns without throwing. */
+function attempt(check: () => void): boolean {
+  try {
+    check();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The record kept whose file is named `file` (`deployment.NAME.json`). */
+function recordNamed(statuses: ReadonlyMap<string, ObjectStatus>, file: string): ObjectStatus | undefined {
+  for (const status of statuses.values()) if (statusFileName(status.kind, status.name) === file) return status;
+  return undefined;
+}
+
+/**
+ * Says each record git tracks in `statusDir` that was not said yet (StatusBook.checkTracked), keeps
+ * `names.tracked` the names git tracks now, and hands each name git no longer tracks to `names.untracked`.
+ */
+function trackedChecker(
+  statusDir: string,
+  said: Set<string>,
+  log: Logger,
+  names: { tracked: Set<string>; untracked: (file: string) => Promise<void> },
+): () => Promise<void> {
   return async () => {
-    const tracked = await trackedRecords(statusDir).catch((error: unknown) => {
+    const now = await trackedRecords(statusDir).catch((error: unknown) => {
       log.error(
         { err: errorMessage(error) },
         "status records not checked against git: none a commit brings is read while this controller runs; its next start refuses until git answers",
       );
-      return new Map<string, string>();
+      return undefined;
     });
-    for (const [name, reason] of tracked) {
+    if (!now) return;
+    const gone = [...names.tracked].filter((name) => !now.has(name));
+    names.tracked.clear();
+    for (const name of now.keys()) names.tracked.add(name);
+    for (const name of gone) {
+      said.delete(join(statusDir, name));
+      await names.untracked(name);
+    }
+    for (const [name, reason] of now) {
       const file = join(statusDir, name);
       if (said.has(file)) continue;
       said.add(file);

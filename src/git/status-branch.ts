@@ -1,4 +1,4 @@
-import { cp, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { SimpleGit } from "simple-git";
@@ -152,6 +152,14 @@ async function branchExists(info: RepoInfo, branch: string): Promise<boolean> {
 export type PublishResult = { branch: string; commit: string | null; pushed: boolean };
 
 /**
+ * The text of the writer's own record named `file` (`deployment.NAME.json`), when it holds one. A
+ * file git tracks in the store is not published (it is the commit's, tracked-records.ts), but a
+ * commit can put one at the path of a record the writer keeps (a controller's checkout, reset to
+ * the commit, has the committed file there): the writer's own record is published in its place.
+ */
+export type OwnRecords = (file: string) => string | undefined;
+
+/**
  * Commits the records of `statusDir` to `branch` (under `<root>/.plumb/status/` on that branch) and
  * pushes. Retries a few times when a concurrent run pushed first. Returns commit null when the branch
  * already held exactly these records.
@@ -161,6 +169,7 @@ export async function publishStatusBranch(
   statusDir: string,
   message: string,
   fence?: PushFence,
+  own?: OwnRecords,
 ): Promise<PublishResult> {
   fence?.check(); // a writer that lost the state lock publishes nothing: the branch is someone else's
   const info = await repoInfo(target);
@@ -170,7 +179,7 @@ export async function publishStatusBranch(
       info,
       "status-branch-push-failed",
       `could not push status to branch ${target.branch}`,
-      (withCredentials) => publishIn(withCredentials, target, statusDir, message, fence),
+      (withCredentials) => publishIn(withCredentials, target, { statusDir, own }, message, fence),
     );
   // With a remote the work is in a temporary clone of the remote, and the checkout only read; without
   // one the clone is of the checkout and the push goes into it.
@@ -213,10 +222,13 @@ const gitReason = (error: unknown): string =>
     .replace(/(authorization:\s*\w+\s+)\S+/gi, "$1[redacted]")
     .trim();
 
+/** The store a publish mirrors: its directory, and the writer's own records (OwnRecords). */
+type PublishedStore = { statusDir: string; own?: OwnRecords | undefined };
+
 async function publishIn(
   info: RepoInfo,
   target: StatusBranchTarget,
-  statusDir: string,
+  store: PublishedStore,
   message: string,
   fence: PushFence | undefined,
 ): Promise<PublishResult> {
@@ -224,7 +236,7 @@ async function publishIn(
   try {
     for (let attempt = 1; ; attempt++) {
       const work = join(tmp, `clone-${attempt}`);
-      const result = await commitInClone(info, target.branch, statusDir, message, work);
+      const result = await commitInClone(info, target.branch, store, message, work);
       if (result.commit === null) return { branch: target.branch, commit: null, pushed: false };
       try {
         // Fenced again after the clone and commit: the lease checked, and swapped in the same push.
@@ -249,7 +261,7 @@ async function publishIn(
 async function commitInClone(
   info: RepoInfo,
   branch: string,
-  statusDir: string,
+  { statusDir, own }: PublishedStore,
   message: string,
   work: string,
 ): Promise<{ commit: string | null }> {
@@ -266,12 +278,14 @@ async function commitInClone(
   await rm(dest, { recursive: true, force: true });
   await mkdir(dest, { recursive: true });
   // The records, and the prune ledger (prune-ledger.ts), so the next run's --prune-max counts it;
-  // never a record git tracks in the manifests' branch (tracked-records.ts).
+  // never a record git tracks in the manifests' branch (tracked-records.ts): in its place the
+  // writer's own record of that name, when it holds one (OwnRecords).
   const tracked = await trackedRecords(statusDir);
-  for (const name of (await readdir(statusDir).catch(() => [] as string[])).filter(
-    (n) => (n.endsWith(".json") && !tracked.has(n)) || n === PRUNE_LEDGER_FILE,
-  )) {
-    await cp(join(statusDir, name), join(dest, name));
+  for (const name of await readdir(statusDir).catch(() => [] as string[])) {
+    const mine = tracked.has(name) ? own?.(name) : undefined;
+    if (mine !== undefined) await writeFile(join(dest, name), mine);
+    else if ((name.endsWith(".json") && !tracked.has(name)) || name === PRUNE_LEDGER_FILE)
+      await cp(join(statusDir, name), join(dest, name));
   }
   await git.raw(["add", "--all", "--force", "--", info.pathOnBranch]);
   const staged = (await git.raw(["diff", "--cached", "--name-only"])).trim();

@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import type { PushFence } from "./fenced-push.js";
 import type { CheckoutQueue } from "./checkout-queue.js";
 import type { GitStop } from "./stoppable-git.js";
-import { loadStatusFromBranch, publishStatusBranch, type PublishResult } from "./status-branch.js";
+import { loadStatusFromBranch, type OwnRecords, publishStatusBranch, type PublishResult } from "./status-branch.js";
 import { defaultStatusDir, loadStatusStore } from "../status/status-store.js";
 import { trackedRecords } from "./tracked-records.js";
 import { mergePruneLedger } from "../status/prune-ledger.js";
@@ -93,6 +93,7 @@ export async function publishStatus(
   location: StatusLocation,
   message: string,
   fence?: PushFence,
+  own?: OwnRecords,
 ): Promise<PublishResult | null> {
   if (!location.statusBranch) return null;
   return publishStatusBranch(
@@ -107,6 +108,7 @@ export async function publishStatus(
     resolveStatusDir(location),
     message,
     fence,
+    own,
   );
 }
 
