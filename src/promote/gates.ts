@@ -69,6 +69,10 @@ function deployedGate(facts: SourceFacts): GateResult {
     );
   if (facts.pending)
     return fail("an apply is in flight or was interrupted (its write-ahead intent is recorded)");
+  if (facts.recordProblem)
+    return fail(
+      `its status record was ignored (${facts.recordProblem}): whether an apply is in flight is unknown; correct the record or apply the source environment again`,
+    );
   if (!change) return fail("not planned in the source environment");
   if (change.action !== "noop") {
     const fields = change.fields ?? [];

@@ -148,9 +148,17 @@ describe("promotion gates", () => {
     ).toEqual([]);
   });
 
+  it("deployed fails when the status record was ignored: an intent in flight could be in it", () => {
+    const ignored = facts({ checks: null, recordProblem: "not JSON" });
+    expect(failing(ignored, { deployed: true })).toEqual([
+      "deployed: its status record was ignored (not JSON): whether an apply is in flight is unknown; correct the record or apply the source environment again",
+    ]);
+  });
+
   it("checks says the record was ignored when it could not be read, not that none was recorded", () => {
     const failed = failing(
       facts({ checks: null, recordProblem: "not a status record: /checks/runs must be integer" }),
+      { deployed: false, checks: {} },
     );
     expect(failed).toEqual([
       "checks: no checks read for revision rev-2: its status record was ignored (not a status record: /checks/runs must be integer); run the checks again (apply the source environment) or correct the record",
