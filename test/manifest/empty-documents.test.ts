@@ -6,22 +6,14 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_EMPTY_DOCUMENTS } from "../../src/manifest/parse/yaml-shape.js";
 import { assertBuilt, runCli } from "../support/built-cli.js";
-import { brief, check } from "./helpers.js";
+import { brief, check, VALID_DEPLOYMENT } from "./helpers.js";
 
 // yaml's lexer recurses once per empty document in a row (`---` lines with nothing between them):
 // a file of some 5,000 overflowed its stack, and plumb said "cannot parse YAML: Maximum call stack
 // size exceeded" at 1:1, which names no cause and no fix. Such a run is refused before parsing,
 // at its first line; a stack overflow the checks before the parser did not foresee is said as one.
 
-const VALID = `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: a
-spec:
-  source: external_container
-  source_config: {listener_id: 10000000-0000-4000-8000-000000000001}
-  source_revision_config: {image_uri: "img:1"}
-`;
+const VALID = VALID_DEPLOYMENT;
 const RUN_LINE = VALID.split("\n").length; // the first line after VALID
 
 describe(`more than ${MAX_EMPTY_DOCUMENTS} empty documents in a row`, () => {

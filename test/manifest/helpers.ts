@@ -6,6 +6,17 @@ import { parseManifestText } from "../../src/manifest/parse/parse.js";
 import type { Problem } from "../../src/manifest/types.js";
 import { validateDocuments } from "../../src/manifest/validate.js";
 
+/** The smallest valid Deployment (external_container, named a): a file that validates clean. */
+export const VALID_DEPLOYMENT = `apiVersion: plumb/v1
+kind: Deployment
+metadata:
+  name: a
+spec:
+  source: external_container
+  source_config: {listener_id: 10000000-0000-4000-8000-000000000001}
+  source_revision_config: {image_uri: "img:1"}
+`;
+
 /** Parses and validates one file's text, as `plumb validate` would. */
 export function check(text: string, file = "m.yaml") {
   const parsed = parseManifestText(text, file);

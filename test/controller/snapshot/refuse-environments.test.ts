@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { refuseEnvironments } from "../../../src/controller/snapshot/refuse-environments.js";
-import { checkFiles } from "../../manifest/helpers.js";
+import { checkFiles, VALID_DEPLOYMENT } from "../../manifest/helpers.js";
 
 // A controller started without environments: a tree that defines them later fails the scan rather
 // than sending every deployment's base spec to the one control plane it knows.
@@ -13,15 +13,7 @@ spec:
   api_url: http://127.0.0.1:8123
   api_key: {env: KEY}
 `;
-const DEPLOYMENT = `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: a
-spec:
-  source: external_container
-  source_config: {listener_id: 10000000-0000-4000-8000-000000000001}
-  source_revision_config: {image_uri: "img:1"}
-`;
+const DEPLOYMENT = VALID_DEPLOYMENT;
 
 describe("the controller and environments", () => {
   it("passes a tree without environments through unchanged", () => {
