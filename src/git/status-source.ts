@@ -3,7 +3,12 @@ import { dirname, resolve } from "node:path";
 import type { PushFence } from "./fenced-push.js";
 import type { CheckoutQueue } from "./checkout-queue.js";
 import type { GitStop } from "./stoppable-git.js";
-import { loadStatusFromBranch, type OwnRecords, publishStatusBranch, type PublishResult } from "./status-branch.js";
+import {
+  loadStatusFromBranch,
+  type OwnRecords,
+  publishStatusBranch,
+  type PublishResult,
+} from "./status-branch.js";
 import { defaultStatusDir, loadStatusStore } from "../status/status-store.js";
 import { trackedRecords } from "./tracked-records.js";
 import { mergePruneLedger } from "../status/prune-ledger.js";
@@ -46,6 +51,14 @@ export const resolveStatusDir = (location: StatusLocation): string =>
   location.statusDir ? resolve(location.statusDir) : defaultStatusDir(manifestDirOf(location.root));
 
 /**
+ * The records of a status directory, those git tracks ignored and reported as problems (a record
+ * committed to the repository is not plumb's, tracked-records.ts): how every reader of a store reads
+ * it, the status page's too. status-tracking-unknown when git cannot say.
+ */
+export const loadUntrackedStatusStore = async (dir: string): Promise<StatusStore> =>
+  loadStatusStore(dir, await trackedRecords(dir));
+
+/**
  * The store as `plan`, `apply`, `drift` and `status` see it: the local directory merged with the
  * status branch when one is given (the newer record of each object wins), so a fresh clone with an
  * empty directory still knows the fingerprints of the secrets last applied.
@@ -64,7 +77,7 @@ export async function loadStatusAndBranchNearby(
   nearby: { above: readonly string[]; below: boolean },
 ): Promise<{ store: StatusStore; branchNearby: StatusStore[] }> {
   const dir = resolveStatusDir(location);
-  const local = await loadStatusStore(dir, await trackedRecords(dir));
+  const local = await loadUntrackedStatusStore(dir);
   if (!location.statusBranch) return { store: local, branchNearby: [] };
   const remote = await loadStatusFromBranch({
     root: manifestDirOf(location.root),

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { validateCommand } from "../../src/cli/offline/validate.js";
 import { saveObjectStatus } from "../../src/status/status-store.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
+import { gitIn } from "../support/git-clones.js";
 
 // plumb validate and emptied files: alone, a file holding only a conflict marker (or comments, a
 // git-lfs pointer, nothing) is a no-documents warning; where the status store beside the manifests
@@ -59,4 +60,15 @@ it("with a record of an object in that file: manifest-emptied naming it, exit 1"
   const { out, code } = await validate();
   expect(out).toMatch(/b\.yaml:1:1: error: .*Deployment beta.*\[manifest-emptied\]/);
   expect(code).toBe(1);
+});
+
+it("with that record committed to git: not plumb's record (docs/status.md), so the warning alone, exit 0", async () => {
+  await saveObjectStatus(join(dir, ".plumb", "status"), record("beta", "b.yaml"));
+  await gitIn(dir, "init", "-q");
+  await gitIn(dir, "add", "--force", ".plumb");
+  await gitIn(dir, "commit", "-qm", "a committed record");
+  const { out, code } = await validate();
+  expect(out).not.toContain("[manifest-emptied]");
+  expect(out).toContain("[no-documents]");
+  expect(code).toBe(0);
 });

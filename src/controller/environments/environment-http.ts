@@ -5,7 +5,7 @@ import { buildObjectPage } from "../../status-page/page-model.js";
 import { buildStandbyHeader } from "../../status-page/page-header.js";
 import { buildMatrixPage, type MatrixPage, type MatrixQuery } from "../../status-page/matrix-model.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
-import { loadStatusStore } from "../../status/status-store.js";
+import { loadUntrackedStatusStore } from "../../git/status-source.js";
 import { emptyStatusStore } from "../../status/status-types.js";
 import type { ControllerStatusJson } from "../controller-types.js";
 import type { HttpHandlers } from "../http/http-server.js";
@@ -105,7 +105,7 @@ async function matrixOf(
       const led = claim?.role() === "leader" ? claim.store() : undefined;
       const records = led
         ? led.statuses.values()
-        : (await loadStatusStore(deps.statusDirOf(name)).catch(() => emptyStatusStore())).objects.values();
+        : (await storeLedElsewhere(deps.statusDirOf(name))).values();
       return {
         name,
         promotion_from: manifest.spec.promotion?.from ?? null,
@@ -116,6 +116,13 @@ async function matrixOf(
   );
   return buildMatrixPage(environments, query);
 }
+
+/**
+ * The records of an environment led by another replica, read from its store: never one git tracks
+ * (none at all when git cannot say), as the stores led here read theirs (docs/status.md).
+ */
+const storeLedElsewhere = async (dir: string) =>
+  (await loadUntrackedStatusStore(dir).catch(() => emptyStatusStore())).objects;
 
 function environmentPage(
   deps: Pick<Parameters<typeof environmentHandlers>[0], "claims" | "invalid" | "clock">,

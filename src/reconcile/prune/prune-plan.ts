@@ -5,8 +5,7 @@ import type { PlannedPrune } from "../../diff/plan/plan-types.js";
 import { checkEmptiedFiles } from "../../manifest/rules/emptied-rules.js";
 import type { Problem } from "../../manifest/types.js";
 import type { Deployment } from "../../schema/deployment.js";
-import { manifestDirOf, resolveStatusDir } from "../../git/status-source.js";
-import { loadStatusStore } from "../../status/status-store.js";
+import { loadUntrackedStatusStore, manifestDirOf, resolveStatusDir } from "../../git/status-source.js";
 import { statusKey } from "../../status/status-types.js";
 
 // Which managed deployments are removed from git: one computation for plan/apply --prune (session.ts)
@@ -59,7 +58,7 @@ export function findEmptiedManifests(
  * `root` (none there: nothing to compare, the no-documents warnings stand alone).
  */
 export async function findEmptiedNearRoot(root: string, tree: LoadedTree): Promise<Problem[]> {
-  const store = await loadStatusStore(resolveStatusDir({ root })).catch(() => undefined);
+  const store = await loadUntrackedStatusStore(resolveStatusDir({ root })).catch(() => undefined);
   return store ? findEmptiedManifests(root, store.objects.values(), tree) : [];
 }
 
