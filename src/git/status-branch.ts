@@ -12,7 +12,7 @@ import { type StatusStore, emptyStatusStore } from "../status/status-types.js";
 import { readRecords, readStoresBelow } from "./records/status-branch-records.js";
 import { PRUNE_LEDGER_FILE } from "../status/prune-ledger.js";
 import { trackedRecords } from "./tracked-records.js";
-import { type GitStop, runNetworkGit } from "./stoppable-git.js";
+import { type GitStop, GitStopped, runNetworkGit } from "./stoppable-git.js";
 
 // `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository
 // and pushed, so a pull-request check in a fresh clone can read them. The work happens in a
@@ -210,7 +210,9 @@ async function withStatusGitEnv<T>(
 export const gitFailure = (error: unknown, code: PlumbErrorCode, what: string): PlumbError =>
   error instanceof PlumbError
     ? error
-    : new PlumbError(code, `${what}: ${gitReason(error)}; ${CREDENTIALS_FIX}`, { cause: error });
+    : error instanceof GitStopped // the controller's stop, not the credentials
+      ? new PlumbError(code, `${what}: ${error.message}`, { cause: error })
+      : new PlumbError(code, `${what}: ${gitReason(error)}; ${CREDENTIALS_FIX}`, { cause: error });
 
 const CREDENTIALS_FIX =
   "the status branch is pushed with the repository's own credentials (its http.extraheader, credential helpers, GIT_ASKPASS) or PLUMB_GIT_USERNAME/PLUMB_GIT_TOKEN: give them write access (GitHub Actions: permissions: contents: write)";
@@ -243,7 +245,8 @@ async function publishIn(
         await fencedPush(gitAt(info.gitEnv, work), target.branch, fence, networkGit(info, work));
         return { branch: target.branch, commit: result.commit, pushed: true };
       } catch (error) {
-        if (error instanceof PlumbError) throw error; // lock-lost: never retried
+        // lock-lost, and a push the controller's stop ended: never retried
+        if (error instanceof PlumbError || error instanceof GitStopped) throw error;
         if (attempt >= 3) {
           throw gitFailure(
             error,

@@ -76,42 +76,60 @@ export function runStoppableGit(args: readonly string[], options: StoppableGit):
 const AFTER_STOP_MS = 3_000;
 
 /**
- * The controller's stop as its git commands over the network see it. A command running when the
- * controller is told to stop (a status publish, a lease renewal, a poll's fetch) ends at once: what
- * it did is done again or no longer needed. One started after (the last status publish, the lease's
- * release) may run AFTER_STOP_MS; once one of them ran out, the remote is taken as not answering
- * and every later one is refused at once, so a stalled remote costs the stop a few seconds, not a
- * minute per command (the stall limit, git-credentials.ts), past a pod's grace.
+ * The controller's stop as its git commands over the network see it. Once the controller is told
+ * to stop, a command may run AFTER_STOP_MS more: one running then (a status publish, a lease
+ * renewal: a healthy remote finishes it, so a push that landed is not cut off unknown), and each
+ * started after (the last status publish, the lease's release). Once one of them ran out, the
+ * remote is taken as not answering and every later one is refused at once: a stalled remote costs
+ * the stop a few seconds, not a minute per command (the stall limit, git-credentials.ts), past a
+ * pod's grace.
  */
 export type GitStop = {
-  /** The signal of a command starting now, and whether it is the after-stop bound. */
-  commandSignal(): { signal: AbortSignal; bounded: boolean };
-  /** A bounded command ran out: refuse the later ones. */
-  ranOut(): void;
+  /** Aborted when the controller is told to stop. */
+  readonly signal: AbortSignal;
+  readonly afterStopMs: number;
+  /** A command ran out after the stop: later ones are not tried. */
+  unanswered: boolean;
 };
 
-export function createGitStop(stopping: AbortSignal, afterStopMs = AFTER_STOP_MS): GitStop {
-  let unanswered = false;
-  return {
-    commandSignal() {
-      if (!stopping.aborted) return { signal: stopping, bounded: false };
-      if (unanswered) return { signal: AbortSignal.abort(), bounded: false };
-      return { signal: AbortSignal.timeout(afterStopMs), bounded: true };
-    },
-    ranOut: () => (unanswered = true),
-  };
-}
+export const createGitStop = (signal: AbortSignal, afterStopMs = AFTER_STOP_MS): GitStop => ({
+  signal,
+  afterStopMs,
+  unanswered: false,
+});
+
+/** A git command the controller's stop ended or did not start: no credentials or remote to fix. */
+export class GitStopped extends Error {}
 
 /** `git ARGS` over the network: stoppable when `stop` is given (the controller's), else as any git. */
 export async function runNetworkGit(
   args: readonly string[],
   options: { cwd?: string | undefined; env: Record<string, string>; stop?: GitStop | undefined },
 ): Promise<string> {
-  const run = options.stop?.commandSignal();
+  const { stop } = options;
+  const run = { cwd: options.cwd, env: options.env };
+  if (!stop) return runStoppableGit(args, run);
+  const seconds = stop.afterStopMs / 1000;
+  if (stop.signal.aborted && stop.unanswered)
+    throw new GitStopped(`not tried: the controller is stopping and the git remote did not answer`);
+  const bound = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const startBound = () => (timer = setTimeout(() => bound.abort(), stop.afterStopMs));
+  if (stop.signal.aborted) startBound();
+  else stop.signal.addEventListener("abort", startBound, { once: true });
   try {
-    return await runStoppableGit(args, { cwd: options.cwd, env: options.env, signal: run?.signal });
+    return await runStoppableGit(args, { ...run, signal: bound.signal });
   } catch (error) {
-    if (run?.bounded && run.signal.aborted) options.stop?.ranOut();
-    throw error;
+    if (!bound.signal.aborted) throw error;
+    stop.unanswered = true;
+    throw new GitStopped(
+      `stopped: the git remote did not answer within ${seconds} s of the controller's stop`,
+      {
+        cause: error,
+      },
+    );
+  } finally {
+    stop.signal.removeEventListener("abort", startBound);
+    clearTimeout(timer);
   }
 }

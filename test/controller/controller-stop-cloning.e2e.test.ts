@@ -183,7 +183,7 @@ it.runIf(process.platform === "linux").each([
   40_000,
 );
 
-// The status branch's pushes and the lease's ran with simple-git, whose abort ends git alone: at
+// The status branch's pushes and the lease's ran with simple-git, which ended git on no stop: at
 // SIGTERM a push waiting on a remote that says nothing kept the controller up to the stall limit
 // (60 s), and so did the last status publish and the lease's release after it, each its own minute.
 it.runIf(process.platform === "linux")(
@@ -217,8 +217,8 @@ it.runIf(process.platform === "linux")(
     await waitFor("a push, stalled", () => front.stalled > 0);
     const { ended, took, left } = await stopAndWatch(child, marker);
     expect(ended, child.output()).toBe(0);
-    // The push in flight ends at once; the last publish's push gets 3 s (AFTER_STOP_MS), then the
-    // lease's release is not tried against a remote that did not answer.
+    // The push in flight gets 3 s more (AFTER_STOP_MS); then the last publish and the lease's
+    // release are not tried against a remote that did not answer.
     expect(took, child.output()).toBeLessThan(8_000);
     expect(left).toEqual([]);
   },
