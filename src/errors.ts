@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   "path-unreadable",
   // the controller's --path (or its .plumb) really leads outside its checkout (git/git-source.ts)
   "path-outside-checkout",
+  // a --dir controller's store (.plumb, .plumb/status) is a symlink out of --dir (controller/source/store-inside-dir.ts)
+  "store-outside-dir",
   "file-exists",
   // a Node file-system error that names a path, reported by the top-level catch (src/cli/main.ts)
   "io-error",

@@ -2,6 +2,7 @@ import { systemClock } from "../clock.js";
 import type { Controller, ControllerStartOptions } from "./controller-types.js";
 import { listenEarly } from "./http/startup-http.js";
 import { checkManifestRoot, openManifestSource } from "./source/manifest-source.js";
+import { checkStoreInsideDir } from "./source/store-inside-dir.js";
 import { checkDriftBranchOptions } from "./sweeps/drift-branch.js";
 import { checkPromoteBranchOptions } from "./sweeps/promotion-branch.js";
 import { startStore } from "./store.js";
@@ -37,6 +38,7 @@ export async function startController(options: ControllerStartOptions): Promise<
   );
   try {
     await checkManifestRoot(options.source, source.manifestRoot);
+    if (options.source.kind === "dir") await checkStoreInsideDir(source.manifestRoot, options.statusDir);
     const environments = await definedEnvironments(source.manifestRoot, options);
     if (environments)
       return await startEnvironmentController(options, {

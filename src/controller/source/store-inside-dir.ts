@@ -1,0 +1,47 @@
+import { lstat, readdir, realpath } from "node:fs/promises";
+import { isAbsolute, join, relative, sep } from "node:path";
+import { escapeControls, PlumbError } from "../../errors.js";
+import { DEFAULT_STATUS_DIR } from "../../status/status-store.js";
+
+// A --dir controller writes its state only inside the tree it was given: its store is
+// `--dir/.plumb/status` unless --status-dir names one. A `.plumb`, `.plumb/status`, the lock
+// beside it or an environment's store in it that is a symlink out of the tree (or to nothing yet)
+// would have it write status records and locks wherever the link leads: refused at start, as a git
+// controller refuses a committed one (git-source.ts, path-outside-checkout). A link that stays
+// inside is followed; a store elsewhere on purpose is `--status-dir` (docs/controller.md "Symlinks
+// in --dir"). Only directories matter: a record or lock file is replaced by rename, never written
+// through a link, and read without following one (status/state-file.ts).
+
+const leaves = (root: string, path: string) => {
+  const rel = relative(root, path);
+  return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+};
+
+/** Throws store-outside-dir when the default store under `dir` really lies outside it (nothing when `statusDir` is given). */
+export async function checkStoreInsideDir(dir: string, statusDir: string | undefined): Promise<void> {
+  if (statusDir) return;
+  const realDir = await realpath(dir);
+  const store = join(dir, DEFAULT_STATUS_DIR);
+  const chain = [join(dir, ".plumb"), store, `${store}.lock`];
+  for (const at of chain) {
+    if (!(await lstat(at).catch(() => undefined))) {
+      if (at === join(dir, ".plumb")) return; // nothing under it either
+      continue;
+    }
+    await checkInside(dir, realDir, at);
+  }
+  // An environment's store (`.plumb/status/ENV`) and its lock (`ENV.lock`): the links among them.
+  for (const entry of await readdir(store, { withFileTypes: true }).catch(() => []))
+    if (entry.isSymbolicLink()) await checkInside(dir, realDir, join(store, entry.name));
+}
+
+async function checkInside(dir: string, realDir: string, at: string): Promise<void> {
+  const refuse = (why: string) =>
+    new PlumbError(
+      "store-outside-dir",
+      `--dir ${escapeControls(dir)}: ${escapeControls(relative(dir, at))} ${why}, outside the directory; the controller writes its status only inside --dir: replace the symlink with a directory, or pass --status-dir to keep the status there on purpose`,
+    );
+  const real = await realpath(at).catch(() => undefined);
+  if (real === undefined) throw refuse("is a symlink to nothing (that could be made later)");
+  if (leaves(realDir, real)) throw refuse(`leads to ${escapeControls(real)} through a symlink`);
+}
