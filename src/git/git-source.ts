@@ -1,4 +1,4 @@
-import { access, lstat, mkdir, realpath } from "node:fs/promises";
+import { access, lstat, mkdir, readdir, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { SimpleGit } from "simple-git";
 import { gitAt } from "./status-branch.js";
@@ -77,8 +77,9 @@ const leaves = (root: string, path: string) => {
 const shown = escapeControls;
 
 /**
- * The manifest root (checkout + --path), its `.plumb` and `.plumb/status`, and with --path the
- * older layout's `.plumb/status` at the checkout's root (each where it exists) must really be
+ * The manifest root (checkout + --path), its `.plumb`, `.plumb/status`, the lock beside it and any
+ * link in it (an environment's store), and with --path the older layout's `.plumb/status` at the
+ * checkout's root (each where it exists) must really be
  * inside the checkout: a symlink committed to the repository (or `..` in --path) would have the
  * controller read manifests, and write its records, anywhere on the host.
  */
@@ -91,7 +92,13 @@ async function checkInsideCheckout(
   const root = path ? join(checkoutDir, path) : checkoutDir;
   const storeOf = (dir: string) => [join(dir, ".plumb"), join(dir, ".plumb", "status")];
   const chains = [[root, ...storeOf(root)], ...(path ? [storeOf(checkoutDir)] : [])];
-  for (const chain of chains)
+  // Beside the store its lock, and in it the links among its entries: an environment's store
+  // (`.plumb/status/ENV`, written as the store is) and its lock (`ENV.lock`).
+  const store = join(root, ".plumb", "status");
+  const links = (await readdir(store, { withFileTypes: true }).catch(() => []))
+    .filter((entry) => entry.isSymbolicLink())
+    .map((entry) => [join(store, entry.name)]);
+  for (const chain of [...chains, [`${store}.lock`], ...links])
     for (const at of chain) {
       const refuse = (why: string) =>
         new PlumbError(

@@ -1,10 +1,14 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm, symlink } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { readApiOptions } from "../../src/api/config.js";
+import { settingsOf } from "../../src/cli/environments.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { environmentDoc } from "./environments/fixture.js";
 import { fastControllerOptions } from "./harness.js";
 import { manifestRemote } from "../support/git-clones.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
@@ -90,6 +94,26 @@ it("with --path, a committed .plumb at the checkout's root (the older layout's s
   await push("the older layout's records go elsewhere");
   await expect(startController(options("deploy"))).rejects.toThrow(/: \.plumb .*through a symlink/);
   expect(await readdir(outside)).toEqual(["o.yaml"]);
+});
+
+it("a committed environment's store (deploy/.plumb/status/prod) linked to a host directory: refused, no record written there", async () => {
+  await writeDoc(join(work, "deploy"), "env-prod.yaml", environmentDoc("prod", cp.url, "PROD_KEY"));
+  await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
+  await mkdir(join(work, "deploy", ".plumb", "status"), { recursive: true });
+  await symlink(outside, join(work, "deploy", ".plumb", "status", "prod"));
+  await push("prod's records go elsewhere");
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, PROD_KEY: DEFAULT_API_KEY };
+  const started = startController({
+    ...options("deploy"),
+    env,
+    environmentApi: (environment, root) => {
+      const settings = settingsOf(environment, root, env);
+      return readApiOptions(settings.env, settings.flags);
+    },
+  }).then((c) => (controller = c));
+  await expect(started).rejects.toThrow(/deploy\/\.plumb\/status\/prod .*through a symlink/);
+  expect(await readdir(outside)).toEqual(["o.yaml"]);
+  expect(await names()).toEqual([]);
 });
 
 it("a symlinked --path inside the checkout is followed", async () => {
