@@ -70,10 +70,11 @@ export const MAX_CONNECTIONS = 256;
 /**
  * Connections one client address may hold at once: one more from it is closed unanswered as it
  * arrives. A single client filling all MAX_CONNECTIONS would starve the kubelet's probes (a
- * liveness failure, then a restart) and every other viewer; now it takes a quarter at most. Behind
- * an ingress every viewer shares its address: 64 is some twenty status pages open through it.
+ * liveness failure, then a restart) and every other viewer; now a quarter is always left for the
+ * others. Behind an ingress every viewer shares its address, so the share stays large: the page's
+ * 100 event streams and their fetches fit through one.
  */
-export const MAX_CONNECTIONS_PER_CLIENT = 64;
+export const MAX_CONNECTIONS_PER_CLIENT = 192;
 
 /** Closes, as it arrives, a connection from an address that already holds `max` open. */
 function limitPerClient(server: Server, max: number): void {
