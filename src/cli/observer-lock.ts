@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import { acquireStateLock, lockTargetOf } from "../lock/index.js";
+import { checkStoreInsideDir } from "../controller/source/store-inside-dir.js";
 import { PlumbError } from "../errors.js";
+import { manifestDirOf } from "../git/status-source.js";
 import type { PushFence } from "../git/fenced-push.js";
 import type { ConnectionFlags } from "./options.js";
 
@@ -27,6 +29,7 @@ export async function takeObserverLock(
 ): Promise<ObserverLock> {
   // A PATH that does not exist is reported as such by the load; the lock must not create it.
   if (!flags.statusDir && !existsSync(path)) return { writes: () => false, release: async () => undefined };
+  await checkStoreInsideDir(manifestDirOf(path), flags.statusDir, "command"); // as withStateLock
   const target = lockTargetOf({
     root: path,
     statusDir: flags.statusDir,

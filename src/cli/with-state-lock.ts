@@ -1,5 +1,7 @@
 import { stat } from "node:fs/promises";
+import { checkStoreInsideDir } from "../controller/source/store-inside-dir.js";
 import { PlumbError } from "../errors.js";
+import { manifestDirOf } from "../git/status-source.js";
 import { type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import { acquireStateLocks } from "../lock/locks-in-order.js";
 import { nearbyStoresInUse } from "./nearby-locks.js";
@@ -28,6 +30,13 @@ export async function withStateLock<T>(
   // A missing PATH is said first: taking the lock would create PATH/.plumb/ for nothing.
   if (!(await stat(path).catch(() => undefined)))
     throw new PlumbError("path-not-found", `manifest path ${path} does not exist`);
+  // The default store (an environment's too) is written only inside PATH's directory, not through a
+  // symlink out of it; --status-dir names one elsewhere on purpose.
+  await checkStoreInsideDir(
+    manifestDirOf(path),
+    flags.statusDirOfEnvironment === true ? undefined : flags.statusDir,
+    "command",
+  );
   const target = lockTargetOf({
     root: path,
     statusDir: flags.statusDir,

@@ -9,7 +9,8 @@ import { DEFAULT_STATUS_DIR } from "../../status/status-store.js";
 // would have it write status records and locks wherever the link leads: refused at start, as a git
 // controller refuses a committed one (git-source.ts, path-outside-checkout). A link that stays
 // inside is followed; a store elsewhere on purpose is `--status-dir` (docs/controller.md "Symlinks
-// in --dir"). Only directories matter: a record or lock file is replaced by rename, never written
+// in --dir"). The commands that write a store (apply, adopt; drift and status refreshing records)
+// check the manifests' directory the same way before they take its lock (docs/status.md). Only directories matter: a record or lock file is replaced by rename, never written
 // through a link, and read without following one (status/state-file.ts).
 
 const leaves = (root: string, path: string) => {
@@ -17,8 +18,15 @@ const leaves = (root: string, path: string) => {
   return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
 };
 
+/** Who checks: the controller names its --dir, a command the manifests' directory. */
+type Checker = "controller" | "command";
+
 /** Throws store-outside-dir when the default store under `dir` really lies outside it (nothing when `statusDir` is given). */
-export async function checkStoreInsideDir(dir: string, statusDir: string | undefined): Promise<void> {
+export async function checkStoreInsideDir(
+  dir: string,
+  statusDir: string | undefined,
+  by: Checker = "controller",
+): Promise<void> {
   if (statusDir) return;
   const realDir = await realpath(dir);
   const store = join(dir, DEFAULT_STATUS_DIR);
@@ -28,18 +36,22 @@ export async function checkStoreInsideDir(dir: string, statusDir: string | undef
       if (at === join(dir, ".plumb")) return; // nothing under it either
       continue;
     }
-    await checkInside(dir, realDir, at);
+    await checkInside(dir, realDir, at, by);
   }
   // An environment's store (`.plumb/status/ENV`) and its lock (`ENV.lock`): the links among them.
   for (const entry of await readdir(store, { withFileTypes: true }).catch(() => []))
-    if (entry.isSymbolicLink()) await checkInside(dir, realDir, join(store, entry.name));
+    if (entry.isSymbolicLink()) await checkInside(dir, realDir, join(store, entry.name), by);
 }
 
-async function checkInside(dir: string, realDir: string, at: string): Promise<void> {
+async function checkInside(dir: string, realDir: string, at: string, by: Checker): Promise<void> {
+  const [named, writer] =
+    by === "controller"
+      ? [`--dir ${escapeControls(dir)}`, "the controller writes its status only inside --dir"]
+      : [escapeControls(dir), "plumb writes its status only inside the manifests' directory"];
   const refuse = (why: string) =>
     new PlumbError(
       "store-outside-dir",
-      `--dir ${escapeControls(dir)}: ${escapeControls(relative(dir, at))} ${why}, outside the directory; the controller writes its status only inside --dir: replace the symlink with a directory, or pass --status-dir to keep the status there on purpose`,
+      `${named}: ${escapeControls(relative(dir, at))} ${why}, outside the directory; ${writer}: replace the symlink with a directory, or pass --status-dir to keep the status there on purpose`,
     );
   const real = await realpath(at).catch(() => undefined);
   if (real === undefined) throw refuse("is a symlink to nothing (that could be made later)");
