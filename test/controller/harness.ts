@@ -2,10 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
-import type { Controller, ControllerOptions } from "../../src/controller/controller.js";
+import { type Controller, type ControllerOptions, startController } from "../../src/controller/controller.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { memoryLogger } from "./support.js";
+import { manifestRemote } from "../support/git-clones.js";
+import { container, memoryLogger, writeDoc } from "./support.js";
 
 // The common frame of the in-process controller tests: a temporary manifest directory and a fast
 // local control plane per test, and whatever controller the test started is stopped afterwards.
@@ -48,4 +49,51 @@ export function fastControllerOptions(
     logger: memoryLogger().logger,
     ...options,
   };
+}
+
+/** useGitControllerHarness's state: a bare remote whose `deploy/` holds alpha, and its work clone. */
+export type GitControllerHarness = {
+  tmp: string;
+  bare: string;
+  work: string;
+  cp: RunningControlPlane;
+  controller: Controller | undefined;
+  /** Commits everything in the work clone and pushes it to `main`. */
+  push: (message: string) => Promise<void>;
+  /** A controller following `main`'s `deploy/` (checkout under tmp, polling every 50 ms). */
+  start: (options?: Partial<ControllerOptions>) => Promise<Controller>;
+};
+
+/** The frame of the controller tests that follow a git remote (test/support/git-clones.ts). */
+export function useGitControllerHarness(prefix: string): GitControllerHarness {
+  const h = { controller: undefined } as GitControllerHarness;
+  beforeEach(async () => {
+    h.tmp = await mkdtemp(join(tmpdir(), prefix));
+    ({ bare: h.bare, work: h.work, push: h.push } = await manifestRemote(h.tmp));
+    await writeDoc(join(h.work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
+    await h.push("first");
+    h.cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
+  });
+  afterEach(async () => {
+    await h.controller?.stop(1_000);
+    h.controller = undefined;
+    await h.cp.stop();
+    // A fetch the stop ended may still be taking its git processes down (stoppable-git.ts: up to 2 s).
+    await rm(h.tmp, { recursive: true, force: true, maxRetries: 30, retryDelay: 100 });
+  });
+  h.start = (options = {}) =>
+    startController(
+      fastControllerOptions(h.cp, {
+        source: {
+          kind: "git",
+          url: h.bare,
+          branch: "main",
+          path: "deploy",
+          workDir: join(h.tmp, "checkout"),
+          intervalMs: 50,
+        },
+        ...options,
+      }),
+    );
+  return h;
 }

@@ -1,13 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { type Controller, startController } from "../../src/controller/controller.js";
-import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { fastControllerOptions } from "./harness.js";
-import { gitIn, manifestRemote } from "../support/git-clones.js";
+import { expect, it } from "vitest";
+import { useGitControllerHarness } from "./harness.js";
+import { gitIn } from "../support/git-clones.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 
 // A controller following a branch keeps its records in the checkout (`--path/.plumb/status/`) and
@@ -17,55 +14,25 @@ import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 // lost for it: not from the status branch, not from the controller's next start.
 
 const run = promisify(execFile);
-let tmp: string;
-let work: string;
-let bare: string;
-let cp: RunningControlPlane;
-let controller: Controller | undefined;
-
-beforeEach(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "plumb-ctl-committed-"));
-  let push: (message: string) => Promise<void>;
-  ({ bare, work, push } = await manifestRemote(tmp));
-  await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
-  await push("first");
-  cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
-});
-afterEach(async () => {
-  await controller?.stop(1_000);
-  controller = undefined;
-  await cp.stop();
-  await rm(tmp, { recursive: true, force: true, maxRetries: 30, retryDelay: 100 });
-});
+const h = useGitControllerHarness("plumb-ctl-committed-");
 
 const start = (log: ReturnType<typeof memoryLogger>) =>
-  startController(
-    fastControllerOptions(cp, {
-      source: {
-        kind: "git",
-        url: bare,
-        branch: "main",
-        path: "deploy",
-        workDir: join(tmp, "checkout"),
-        intervalMs: 50,
-      },
-      statusBranch: "plumb-status",
-      env: { PATH: process.env.PATH, HOME: tmp },
-      logger: log.logger,
-    }),
-  );
+  h.start({ statusBranch: "plumb-status", env: { PATH: process.env.PATH, HOME: h.tmp }, logger: log.logger });
 
 const RECORD = "deploy/.plumb/status/deployment.alpha.json";
 const onBranch = async (): Promise<Record<string, unknown> | undefined> => {
-  const shown = await run("git", ["--git-dir", bare, "show", `plumb-status:${RECORD}`]).catch(() => undefined);
+  const shown = await run("git", ["--git-dir", h.bare, "show", `plumb-status:${RECORD}`]).catch(
+    () => undefined,
+  );
   return shown ? (JSON.parse(shown.stdout) as Record<string, unknown>) : undefined;
 };
 
 it("a pulled commit that adds a file at the path of the controller's own record: the record stays on the status branch, the file is not trusted", async () => {
+  const { cp, tmp, work } = h;
   const client = api(cp.url);
   const first = memoryLogger();
-  controller = await start(first);
-  await waitFor("ready", () => controller!.ready());
+  h.controller = await start(first);
+  await waitFor("ready", () => h.controller!.ready());
   const own = join(tmp, "checkout", RECORD);
   const mine = JSON.parse(await readFile(own, "utf8")) as Record<string, unknown>;
 
@@ -81,10 +48,10 @@ it("a pulled commit that adds a file at the path of the controller's own record:
   const image = async () => (await client.deployment("alpha")).source_revision_config?.image_uri;
   await waitFor("the commit applied", async () => (await image()) === "img/alpha:2");
   await waitFor("alpha's record of the commit", () =>
-    controller!.status().objects.some((o) => o.name === "alpha" && o.git_commit === commit),
+    h.controller!.status().objects.some((o) => o.name === "alpha" && o.git_commit === commit),
   );
-  await controller.stop(1_000); // publishes the status branch
-  controller = undefined;
+  await h.controller.stop(1_000); // publishes the status branch
+  h.controller = undefined;
 
   const published = await onBranch();
   expect(published?.id).toBe(mine.id);
@@ -94,11 +61,11 @@ it("a pulled commit that adds a file at the path of the controller's own record:
 
   // The next start, on the same checkout, knows alpha from the controller's own record.
   const second = memoryLogger();
-  controller = await start(second);
-  const atStart = controller.status().objects.find((o) => o.name === "alpha");
+  h.controller = await start(second);
+  const atStart = h.controller.status().objects.find((o) => o.name === "alpha");
   expect(atStart?.id).toBe(mine.id);
   expect(atStart?.git_commit).toBe(commit);
-  await waitFor("ready again", () => controller!.ready());
+  await waitFor("ready again", () => h.controller!.ready());
 
   // A commit that takes the file away again (the reset deletes it from the checkout), and adds beta:
   // alpha's record is written back, and stays on the branch.
@@ -107,9 +74,9 @@ it("a pulled commit that adds a file at the path of the controller's own record:
   await gitIn(work, "add", "-A");
   await gitIn(work, "commit", "-qm", "beta, and the file gone");
   await gitIn(work, "push", "-q", "origin", "main");
-  await waitFor("beta's record", () => controller!.status().objects.some((o) => o.name === "beta"));
-  await controller.stop(1_000);
-  controller = undefined;
+  await waitFor("beta's record", () => h.controller!.status().objects.some((o) => o.name === "beta"));
+  await h.controller.stop(1_000);
+  h.controller = undefined;
   expect((JSON.parse(await readFile(own, "utf8")) as Record<string, unknown>).id).toBe(mine.id);
   expect((await onBranch())?.id).toBe(mine.id);
 }, 60_000);

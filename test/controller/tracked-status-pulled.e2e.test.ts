@@ -1,11 +1,8 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { type Controller, startController } from "../../src/controller/controller.js";
-import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { fastControllerOptions } from "./harness.js";
-import { gitIn, manifestRemote } from "../support/git-clones.js";
+import { expect, it } from "vitest";
+import { useGitControllerHarness } from "./harness.js";
+import { gitIn } from "../support/git-clones.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 
 // A record git tracks is not plumb's (docs/status.md "Records are state, never manifests"). A
@@ -14,50 +11,17 @@ import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 // made. With --prune, trusting it would delete that deployment. Counted on the control plane: it
 // stays while the controller runs past the commit, and after a restart on the same checkout.
 
-let tmp: string;
-let work: string;
-let bare: string;
-let cp: RunningControlPlane;
-let controller: Controller | undefined;
-
-beforeEach(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "plumb-ctl-tracked-"));
-  let push: (message: string) => Promise<void>;
-  ({ bare, work, push } = await manifestRemote(tmp));
-  await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
-  await push("first");
-  cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
-});
-afterEach(async () => {
-  await controller?.stop(1_000);
-  controller = undefined;
-  await cp.stop();
-  // A fetch the stop ended may still be taking its git processes down (stoppable-git.ts: up to 2 s).
-  await rm(tmp, { recursive: true, force: true, maxRetries: 30, retryDelay: 100 });
-});
+const h = useGitControllerHarness("plumb-ctl-tracked-");
 
 const start = (log: ReturnType<typeof memoryLogger>) =>
-  startController(
-    fastControllerOptions(cp, {
-      source: {
-        kind: "git",
-        url: bare,
-        branch: "main",
-        path: "deploy",
-        workDir: join(tmp, "checkout"),
-        intervalMs: 50,
-      },
-      prune: true,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME },
-      logger: log.logger,
-    }),
-  );
+  h.start({ prune: true, env: { PATH: process.env.PATH, HOME: process.env.HOME }, logger: log.logger });
 
 it("a record a pulled commit brings into the controller's store is never trusted: --prune deletes nothing it names", async () => {
+  const { cp, tmp, work } = h;
   const client = api(cp.url);
   const first = memoryLogger();
-  controller = await start(first);
-  await waitFor("ready", () => controller!.ready());
+  h.controller = await start(first);
+  await waitFor("ready", () => h.controller!.ready());
   const victim = await client.call<{ id: string }>("POST", "/v2/deployments", {
     name: "victim",
     source: "internal_container",
@@ -85,10 +49,10 @@ it("a record a pulled commit brings into the controller's store is never trusted
   expect((await client.deployments()).map((d) => d.name).sort()).toEqual(["alpha", "victim"]);
 
   // Restarted on the same checkout: the record is there, tracked, and still not trusted.
-  await controller.stop(1_000);
+  await h.controller.stop(1_000);
   const second = memoryLogger();
-  controller = await start(second);
-  await waitFor("ready again", () => controller!.ready());
+  h.controller = await start(second);
+  await waitFor("ready again", () => h.controller!.ready());
   expect(second.text()).toContain("tracked by git");
   await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:3"));
   await gitIn(work, "commit", "-qam", "alpha 3");
