@@ -37,9 +37,9 @@ export const layers = {
   // Pure: normalise, classify, build bodies and plans.
   diff: ["schema", "manifest", "errors"],
   // HTTP clients: auth, rate limits, retries.
-  api: ["schema", "clock", "errors", "logger"],
+  api: ["schema", "clock", "errors", "logger", "regular-file"],
   // The status records on disk and on the git status branch.
-  status: ["schema", "diff", "errors", "clock"],
+  status: ["schema", "diff", "errors", "clock", "regular-file"],
   // Every git call: the status branch and its fenced push, credentials, the controller's remote source.
   git: ["schema", "diff", "status", "clock", "errors"],
   // The state lock: a local lock file or a lease on the status branch.
@@ -77,6 +77,8 @@ export const layers = {
   clock: [],
   errors: [],
   logger: [],
+  // Bounded, non-blocking reads of small files anyone may have written (settings, state files).
+  "regular-file": ["errors"],
 };
 
 /** The layer of a path relative to src/ ("apply/apply.ts" → "apply", "clock.ts" → "clock"). */
@@ -85,8 +87,9 @@ export const layerOf = (/** @type {string} */ relative) => {
   return first.replace(/\.ts$/, "");
 };
 
-/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts). */
-export const isTopLevelFile = (/** @type {string} */ layer) => ["clock", "errors", "logger"].includes(layer);
+/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts). */
+export const isTopLevelFile = (/** @type {string} */ layer) =>
+  ["clock", "errors", "logger", "regular-file"].includes(layer);
 
 /** eslint no-restricted-imports patterns for the files of one layer. */
 export function restrictedImportsOf(/** @type {string} */ layer) {

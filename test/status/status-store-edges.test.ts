@@ -58,7 +58,7 @@ describe("status store edges", () => {
     const text = JSON.stringify(problems);
     expect(text).not.toContain("sk-live");
     expect(problems.map((p) => p.message)).toEqual([
-      "not readable: larger than 1048576 bytes, not a record",
+      "not readable: larger than 1 MiB, not a record",
       "not readable: a symbolic link, not a record",
       "not JSON",
     ]);
