@@ -49,10 +49,12 @@ describe("plumb demo", () => {
       throw new Error(`the demo ended (${code}) before its controller watched:\n${out}`);
     });
     ended.catch(() => undefined);
-    const { dir, controller } = await Promise.race([
-      waitFor("controller watching", () => watching, 120_000),
-      ended,
-    ]);
+    // A hang says where the demo was: its output so far (CI of 13524be timed out here once, on
+    // Node 20 under load, with nothing to go on).
+    const watched = waitFor("controller watching", () => watching, 120_000).catch((error: unknown) => {
+      throw new Error(`${String(error)}; the demo printed:\n${out.slice(-4_000)}`, { cause: error });
+    });
+    const { dir, controller } = await Promise.race([watched, ended]);
     expect(out).toContain("DEPLOYED");
     expect(out).toContain("verify passed");
     expect(out).toContain(join(dir, "saas", "support-agent.yaml"));
