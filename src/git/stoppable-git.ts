@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type IOType, spawn, spawnSync } from "node:child_process";
 
 // The controller's git commands over the network (the first clone of --repo, each poll's fetch,
 // the status branch's ls-remote, clone, fetch and push, the lease's), stoppable. simple-git's `abort` killed the git process only: the HTTP helper git had started
@@ -132,4 +132,57 @@ export async function runNetworkGit(
     stop.signal.removeEventListener("abort", startBound);
     clearTimeout(timer);
   }
+}
+
+/**
+ * `git ARGS` run synchronously (the lease's renewal on the spot, branch-lease.ts renewNow: nothing
+ * is sent before it answers), in a process group of its own, as runNetworkGit's. spawnSync ends
+ * git alone at its timeout and returns: git's HTTP helper (git-remote-http), waiting on a remote
+ * that says nothing, lived on past it up to the stall limit. git itself ends at the timeout with
+ * SIGTERM (its own clean-up, which spawnSync waits for); what is left of its group then (the helper,
+ * nothing to clean up) is killed before this returns. After the controller's stop (`stop`) it runs
+ * at most afterStopMs, and not at all once a command ran out after the stop (GitStop).
+ */
+export function runNetworkGitSync(
+  args: readonly string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs: number; stop?: GitStop | undefined },
+): string {
+  const { stop } = options;
+  let timeoutMs = options.timeoutMs;
+  if (stop?.signal.aborted) {
+    if (stop.unanswered)
+      throw new GitStopped(`not tried: the controller is stopping and the git remote did not answer`);
+    timeoutMs = Math.min(timeoutMs, stop.afterStopMs);
+  }
+  const group = process.platform !== "win32";
+  const settings = {
+    cwd: options.cwd,
+    env: options.env,
+    timeout: Math.max(1, Math.floor(timeoutMs)),
+    stdio: ["ignore", "pipe", "pipe"] as IOType[],
+    encoding: "utf8" as const,
+    // spawnSync reads `detached` as spawn does (a group whose id is git's pid), though Node's types
+    // leave it out; the renewal test (branch-lease-renew-now.test.ts) fails without the group.
+    detached: group,
+  };
+  const ran = spawnSync("git", args, settings);
+  if (group && ran.pid) {
+    try {
+      process.kill(-ran.pid, "SIGKILL");
+    } catch {
+      // the group is gone: nothing git started outlived it
+    }
+  }
+  if (ran.status === 0) return ran.stdout.trim();
+  const failed: NodeJS.ErrnoException | undefined = ran.error;
+  const timedOut = failed?.code === "ETIMEDOUT";
+  if (timedOut && stop?.signal.aborted) {
+    stop.unanswered = true;
+    throw new GitStopped(
+      `stopped: the git remote did not answer within ${stop.afterStopMs / 1000} s of the controller's stop`,
+    );
+  }
+  if (timedOut) throw new Error(`git did not answer within ${Math.round(timeoutMs)} ms`);
+  if (failed) throw failed;
+  throw new Error(ran.stderr.trim() || `git exited with ${ran.status ?? ran.signal}`);
 }

@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +5,7 @@ import { type Clock, systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
 import { statusGitEnv } from "../git/git-env.js";
 import { gitAt, gitFailure, networkGit, repoInfo } from "../git/status-branch.js";
-import type { GitStop } from "../git/stoppable-git.js";
+import { type GitStop, runNetworkGitSync } from "../git/stoppable-git.js";
 import { createFence, type Fence, lapsedError, renewDeadlineOf } from "./fence.js";
 import { describeHolder, isDeadLocalHolder } from "./holder.js";
 import { type LockHolder, type Monotonic, systemMonotonic } from "./lock-types.js";
@@ -53,16 +52,12 @@ async function openRemote(target: LeaseTarget) {
     net: networkGit({ gitEnv: env.env, gitStop: target.gitStop }, scratch),
     tree,
     scratch,
-    /** git run synchronously, for a renewal on the spot (renewNow): the same environment. */
+    /**
+     * git run synchronously, for a renewal on the spot (renewNow): the same environment, and as `net`
+     * a process group of its own, ended as a whole at the timeout and bounded by the controller's stop.
+     */
     gitSync: (args: string[], timeoutMs: number) =>
-      execFileSync("git", args, {
-        cwd: scratch,
-        env: env.env,
-        timeout: Math.max(1, Math.floor(timeoutMs)),
-        // Stryker disable next-line ArrayDeclaration,StringLiteral: equivalent, the output is the return value; no input
-        stdio: ["ignore", "pipe", "pipe"],
-        encoding: "utf8",
-      }).trim(),
+      runNetworkGitSync(args, { cwd: scratch, env: env.env, timeoutMs, stop: target.gitStop }),
     close: async () => {
       await env.dispose();
       await rm(scratch, { recursive: true, force: true });
