@@ -12,6 +12,7 @@ import {
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
 import { trackedRecords } from "../git/tracked-records.js";
 import { errorMessage } from "./error-message.js";
+import type { DisplacedRecords } from "./displaced-records.js";
 import type { PushFence } from "../git/fenced-push.js";
 import type { Timers } from "./queue/work-queue.js";
 
@@ -62,6 +63,11 @@ export type StatusBookOptions = {
   fence?: () => void;
   /** The same lock's hold on status-branch pushes (with a lease: swapped in the same atomic push). */
   pushFence?: PushFence;
+  /**
+   * Where the controller keeps its own records whose path in the store a commit took (a git
+   * checkout's store, displaced-records.ts); without it they are kept in memory only.
+   */
+  displaced?: DisplacedRecords | undefined;
 };
 
 export async function openStatusBook(options: StatusBookOptions): Promise<StatusBook> {
@@ -72,11 +78,11 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   for (const problem of loaded.problems)
     log.warn({ file: problem.file, reason: problem.message }, "ignoring status file");
   for (const [key, status] of loaded.objects) statuses.set(key, status);
+  const own = await ownRecords(statusDir, statuses, options.displaced);
   // With a status branch, records read from the branch may have no file here (a new checkout): each
   // is written at its first record even when it says the same, or the next publish, which mirrors
   // this directory, would take it off the branch.
   const onDisk = location.statusBranch ? new Set(await readdir(statusDir).catch(() => [])) : undefined;
-  const own = await ownRecords(statusDir, statuses);
   const legacy = options.legacy
     ? await loadLegacy(options.legacy, statuses, log)
     : new Map<string, ObjectStatus>();
@@ -121,7 +127,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       const file = statusFileName(status.kind, status.name);
       if (kept && sameRecord(kept, status) && (!onDisk || onDisk.has(file))) return;
       statuses.set(key, status);
-      await saveObjectStatus(statusDir, status);
+      await own.save(status);
       onDisk?.add(file);
       if (legacy.delete(key) && options.legacy) {
         await removeObjectStatus(resolveStatusDir(options.legacy), status.kind, status.name);
@@ -133,7 +139,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
     async forget(kind, name) {
       fence();
       statuses.delete(statusKey(kind, name));
-      await removeObjectStatus(statusDir, kind, name);
+      await own.remove(kind, name);
       onDisk?.delete(statusFileName(kind, name));
       options.onChange?.(statusKey(kind, name));
       publishSoon();
@@ -151,21 +157,45 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
 
 /**
  * The names git tracks in the store (a commit put a file at a record's path; the checkout's reset
- * wrote it over this controller's record): such a file is the commit's, never read as a record. The
- * controller's own record is kept in memory, published from there (text), and written back when a
- * later commit takes the file away (untracked, from checkTracked).
+ * wrote it over this controller's record): such a file is the commit's, never read as a record nor
+ * written over. The controller's own record is kept in memory and, with `displaced`, in the
+ * checkout's git directory (read back at start: displaced-records.ts), published from memory (text),
+ * and written back to the store when a later commit takes the file away (untracked, from checkTracked).
  */
-async function ownRecords(statusDir: string, statuses: ReadonlyMap<string, ObjectStatus>) {
-  const tracked = new Set((await trackedRecords(statusDir).catch(() => new Map<string, string>())).keys());
+async function ownRecords(
+  statusDir: string,
+  statuses: Map<string, ObjectStatus>,
+  displaced: DisplacedRecords | undefined,
+) {
+  const answer = await trackedRecords(statusDir).catch(() => undefined);
+  const tracked = new Set(answer?.keys());
+  await displaced?.restore(answer && tracked, statuses);
+  const away = (file: string) => displaced !== undefined && tracked.has(file);
   return {
     tracked,
     text: (file: string) => {
       const status = recordNamed(statuses, file);
       return status && formatObjectStatus(status);
     },
+    save: async (status: ObjectStatus) => {
+      if (away(statusFileName(status.kind, status.name))) await displaced!.save(status);
+      else await saveObjectStatus(statusDir, status);
+    },
+    remove: async (kind: string, name: string) => {
+      const file = statusFileName(kind, name);
+      if (away(file)) await displaced!.remove(file);
+      else await removeObjectStatus(statusDir, kind, name);
+    },
+    /** A commit now has a file at the record's path: the record is kept away from it from now on. */
+    tracks: async (file: string) => {
+      const status = recordNamed(statuses, file);
+      if (status) await displaced?.save(status);
+    },
     untracked: async (file: string) => {
       const status = recordNamed(statuses, file);
-      if (status) await saveObjectStatus(statusDir, status);
+      if (status && displaced) await displaced.writeBack(status);
+      else if (status) await saveObjectStatus(statusDir, status);
+      else await displaced?.remove(file);
     },
   };
 }
@@ -182,19 +212,25 @@ function attempt(check: () => void): boolean {
 
 /** The record kept whose file is named `file` (`deployment.NAME.json`). */
 function recordNamed(statuses: ReadonlyMap<string, ObjectStatus>, file: string): ObjectStatus | undefined {
-  for (const status of statuses.values()) if (statusFileName(status.kind, status.name) === file) return status;
+  for (const status of statuses.values())
+    if (statusFileName(status.kind, status.name) === file) return status;
   return undefined;
 }
 
 /**
  * Says each record git tracks in `statusDir` that was not said yet (StatusBook.checkTracked), keeps
- * `names.tracked` the names git tracks now, and hands each name git no longer tracks to `names.untracked`.
+ * `names.tracked` the names git tracks now, and hands each name git tracks newly to `names.tracks`
+ * and each it no longer tracks to `names.untracked`.
  */
 function trackedChecker(
   statusDir: string,
   said: Set<string>,
   log: Logger,
-  names: { tracked: Set<string>; untracked: (file: string) => Promise<void> },
+  names: {
+    tracked: Set<string>;
+    tracks: (file: string) => Promise<void>;
+    untracked: (file: string) => Promise<void>;
+  },
 ): () => Promise<void> {
   return async () => {
     const now = await trackedRecords(statusDir).catch((error: unknown) => {
@@ -206,8 +242,10 @@ function trackedChecker(
     });
     if (!now) return;
     const gone = [...names.tracked].filter((name) => !now.has(name));
+    const come = [...now.keys()].filter((name) => !names.tracked.has(name));
     names.tracked.clear();
     for (const name of now.keys()) names.tracked.add(name);
+    for (const name of come) await names.tracks(name);
     for (const name of gone) {
       said.delete(join(statusDir, name));
       await names.untracked(name);

@@ -16,6 +16,7 @@ import { createReadiness } from "./readiness.js";
 import { createControllerScanner } from "./snapshot/sliced-scanner.js";
 import type { SnapshotScanner } from "./snapshot/snapshot-scanner.js";
 import { openStatusBook, type StatusBook } from "./status-book.js";
+import { displacedRecords } from "./displaced-records.js";
 import { createLiveListing } from "./sweeps/live-listing.js";
 import type { AutoPromotionDeps } from "../promote/auto-promotion.js";
 import type { ManifestSource } from "./source/manifest-source.js";
@@ -102,6 +103,11 @@ export async function openStoreRecords(
     onChange: (key) => activity.changed(key),
     fence: lock.assertHeld, // a leader that lost the lock records and publishes nothing
     pushFence: lock.pushFence,
+    // A git checkout's store: its records whose paths a commit takes are kept in its git directory.
+    displaced:
+      source.kind === "git"
+        ? await displacedRecords(source.repoRoot, resolveStatusDir(location), log)
+        : undefined,
   });
   started.push(() => book.flush());
   return { location, lock, activity, pageEvents, book };
