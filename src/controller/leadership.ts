@@ -13,6 +13,7 @@ import { buildStandbyHeader } from "../status-page/page-header.js";
 import type { ControllerHttp } from "./http/http-server.js";
 import type { PageRoutes } from "./http/page-routes.js";
 import { startingHandlers } from "./http/startup-http.js";
+import { lapsedWhileStopping } from "./shutdown.js";
 
 // Leader election on the state lock: one controller per status store reconciles; any other stays
 // up as a standby (/healthz 200, /readyz 503, plumb_leader 0), touches nothing, and takes the lock
@@ -43,12 +44,17 @@ export type LeadershipOptions = {
 
 const COMMAND = "plumb controller";
 
-/** The state lock, once this controller leads; losing it later is logged (the controller stops). */
+/**
+ * The state lock, once this controller leads; losing it later is logged (the controller stops).
+ * A lease that lapsed only because the git remote stopped answering once the controller was told
+ * to stop is no lock lost while leading: the stop's last line says it (shutdown.ts).
+ */
 export async function waitToLead(options: LeadershipOptions): Promise<StateLock> {
   const lock = await acquireLeadership(options);
-  lock.lost.addEventListener("abort", () =>
-    options.log.error({ err: errorMessage(lock.lost.reason) }, "lost the state lock: stopping"),
-  );
+  lock.lost.addEventListener("abort", () => {
+    if (lapsedWhileStopping(lock.lost.reason, options.location.gitStop)) return;
+    options.log.error({ err: errorMessage(lock.lost.reason) }, "lost the state lock: stopping");
+  });
   return lock;
 }
 

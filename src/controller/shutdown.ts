@@ -1,3 +1,5 @@
+import type { GitStop } from "../git/stoppable-git.js";
+import { isLapse } from "../lock/index.js";
 import type { Logger } from "../logger.js";
 import type { ControllerHttp } from "./http/http-server.js";
 import type { ManifestSource } from "./source/manifest-source.js";
@@ -10,6 +12,14 @@ import type { WorkQueue } from "./queue/work-queue.js";
 // After losing the state lock nothing is recorded or published (status-book.ts's fence).
 // HTTP stays up until status is saved so probes see the controller until the end.
 
+/**
+ * Whether the state lock was lost (`reason`) only because the git remote stopped answering once the
+ * controller was told to stop: its lease lapsed (no renewal landed in time, stoppable-git.ts's bound
+ * after the stop), no one was seen taking it. Not a lock lost while leading: it stopped as asked.
+ */
+export const lapsedWhileStopping = (reason: unknown, gitStop: GitStop | undefined): boolean =>
+  gitStop !== undefined && gitStop.signal.aborted && gitStop.unanswered && isLapse(reason);
+
 export async function stopController(parts: {
   graceMs: number;
   log: Logger;
@@ -19,10 +29,15 @@ export async function stopController(parts: {
   book: Pick<StatusBook, "flush" | "statuses">;
   /** The state lock: released once status is saved (a standby takes over at once), before git credentials go. */
   lock: { release(): Promise<void>; lost: AbortSignal };
+  /** With --status-branch: the lock has a lease in the git remote, released through `gitStop`'s remote. */
+  leased: boolean;
+  /** The stop as the controller's git commands over the network see it (stoppable-git.ts). */
+  gitStop: GitStop | undefined;
   http: ControllerHttp | undefined;
   source: Pick<ManifestSource, "close">;
 }): Promise<void> {
   const { log } = parts;
+  const lostBefore = parts.lock.lost.aborted; // lost while leading (the caller stops for it)
   log.info({ grace_ms: parts.graceMs }, "stopping: no new work");
   await parts.triggers.stop();
   await parts.scanner.settled();
@@ -33,6 +48,23 @@ export async function stopController(parts: {
   await parts.lock.release();
   await parts.http?.close();
   await parts.source.close();
-  if (parts.lock.lost.aborted) log.warn({}, "stopped after losing the state lock; nothing more recorded");
+  logStopped(parts, lostBefore);
+}
+
+/** The stop's last line: what became of the status and the lock. */
+function logStopped(parts: Parameters<typeof stopController>[0], lostBefore: boolean): void {
+  const { log, lock, gitStop } = parts;
+  const seconds = (gitStop?.afterStopMs ?? 0) / 1000;
+  if (lock.lost.aborted && !lostBefore && lapsedWhileStopping(lock.lost.reason, gitStop))
+    log.warn(
+      {},
+      `stopped as asked; the git remote did not answer within ${seconds} s of the stop, so the status branch's lease could not be renewed or released: it runs out after its duration (then a standby takes over), and the last status is in the status directory, not on the status branch (nothing is recorded once the lease ran out)`,
+    );
+  else if (lock.lost.aborted) log.warn({}, "stopped after losing the state lock; nothing more recorded");
+  else if (parts.leased && gitStop?.unanswered)
+    log.warn(
+      { objects: parts.book.statuses.size },
+      `stopped; status saved; the git remote did not answer within ${seconds} s of the stop, so the status branch's lease was not released: it runs out after its duration (then a standby takes over)`,
+    );
   else log.info({ objects: parts.book.statuses.size }, "stopped; status saved");
 }

@@ -223,6 +223,8 @@ function storeHandle(options: ControllerOptions, shared: StoreShared, parts: Sto
       services.listing.close(); // a startup or drift sweep waiting for the queue to take its listing ends
       await stopController({
         ...{ graceMs, log, triggers, scanner, queue, book, lock, http },
+        leased: records.location.statusBranch !== undefined,
+        gitStop: records.location.gitStop,
         source: environment ? { close: async () => undefined } : source, // the source is shared
       });
       await loader.close();

@@ -48,8 +48,17 @@ export function createFence(options: {
   };
 }
 
-export const lapsedError = (what: string, deadlineMs: number) =>
-  new PlumbError(
+/** The lock-lost errors of a lapse (no renewal in time), told apart from a lock someone else took. */
+const lapses = new WeakSet<Error>();
+
+export const lapsedError = (what: string, deadlineMs: number): PlumbError => {
+  const error = new PlumbError(
     "lock-lost",
     `lost ${what}: not renewed within ${deadlineMs} ms (this process was paused or its renewals failed), so another writer may hold it now; nothing more is sent or recorded: restart to stand by or run again`,
   );
+  lapses.add(error);
+  return error;
+};
+
+/** Whether `error` is a lapse (lapsedError): the holder did not renew in time; no one was seen taking it. */
+export const isLapse = (error: unknown): boolean => error instanceof Error && lapses.has(error);
