@@ -102,7 +102,11 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       .then(() => {
         if (!moved || !options.legacy) return null;
         moved = false;
-        return publishStatus(options.legacy, "plumb controller: status moved", pushFence);
+        // As the current layout: a file a commit put at the path of a record still there is not it.
+        return publishStatus(options.legacy, "plumb controller: status moved", pushFence, (file) => {
+          const status = recordNamed(legacy, file);
+          return status && formatObjectStatus(status);
+        });
       })
       .then(
         () => undefined,
@@ -269,19 +273,24 @@ export function sameRecord(kept: ObjectStatus, next: ObjectStatus): boolean {
   return isDeepStrictEqual(keptRest, nextRest);
 }
 
-/** The records of the older layout (a failure to read them is logged: they are then not moved). */
+/**
+ * The records of the older layout (a failure to read them is logged: they are then not moved). Its
+ * directory is read as the current one is: a file git tracks there is the commit's, never a record
+ * (tracked-records.ts), never written over; the record of its name is published from memory.
+ */
 async function loadLegacy(
   location: StatusLocation,
   current: ReadonlyMap<string, ObjectStatus>,
   log: Logger,
 ): Promise<Map<string, ObjectStatus>> {
   const dir = resolveStatusDir(location);
+  const tracked = await trackedRecords(dir).catch(() => undefined);
   const [store, local] = await Promise.all([
     loadStatus(location).catch((error: unknown) => {
       log.warn({ err: errorMessage(error) }, "status in the older layout not read");
       return null;
     }),
-    loadStatusStore(dir).catch(() => null),
+    tracked ? loadStatusStore(dir, tracked).catch(() => null) : null,
   ]);
   // Objects recorded in the new place already moved (a record there always wins).
   for (const key of current.keys()) store?.objects.delete(key);
@@ -293,6 +302,7 @@ async function loadLegacy(
   // Its directory holds every record read (some came from the branch), so publishing it later
   // removes from the branch only the records that moved.
   for (const [key, record] of store.objects)
-    if (!local?.objects.has(key)) await saveObjectStatus(dir, record);
+    if (!local?.objects.has(key) && !tracked?.has(statusFileName(record.kind, record.name)))
+      await saveObjectStatus(dir, record);
   return store.objects;
 }

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -135,6 +135,54 @@ describe("one status location for the CLI and the controller", () => {
     // Moved once: a fresh controller finds them in the new place and sends nothing either.
     await controllerOnce(join(tmp, "checkout-2"));
     expect(writes()).toEqual([]);
+  });
+
+  it("older-layout records at paths where a commit put files: kept on the branch, the commit's files not written over", async () => {
+    await applyFromCi();
+    // The older layout, with the records of two objects managed elsewhere (zed, yon) besides a..e.
+    const status = join(tmp, "status");
+    await run("git", ["clone", "--branch", BRANCH, bare, status]);
+    await git(status, "mv", "deployments/.plumb", ".plumb");
+    const a = JSON.parse(await readFile(join(status, ".plumb/status/deployment.a.json"), "utf8")) as object;
+    const elsewhere = (name: string) => ({ ...a, name, id: `id-of-${name}` });
+    for (const name of ["zed", "yon"])
+      await writeFile(join(status, `.plumb/status/deployment.${name}.json`), JSON.stringify(elsewhere(name)));
+    await git(status, "add", "-A");
+    await git(status, "commit", "-m", "older layout");
+    await git(status, "push", "origin", BRANCH);
+    // A commit on main puts files at those records' paths: a forged record and something else.
+    await writeDoc(
+      join(work, ".plumb/status"),
+      "deployment.zed.json",
+      JSON.stringify({ ...elsewhere("zed"), id: "forged" }),
+    );
+    await writeFile(join(work, ".plumb/status/deployment.yon.json"), "not a record\n");
+    await git(work, "add", "-f", ".plumb");
+    await git(work, "commit", "-m", "a store committed at the root");
+    await git(work, "push", "origin", "main");
+
+    const checkout = join(tmp, "checkout");
+    await controllerOnce(checkout);
+    expect(writes()).toEqual([]);
+    // a..e moved; the two records left in the older layout stay on the branch, as they were: the
+    // publish of that layout skipped the files git tracks and put nothing in their place.
+    expect(await branchFiles()).toEqual([
+      ".plumb/status/deployment.yon.json",
+      ".plumb/status/deployment.zed.json",
+      ...RECORDS,
+    ]);
+    for (const name of ["zed", "yon"]) {
+      const shown = await run("git", [
+        "--git-dir",
+        bare,
+        "show",
+        `${BRANCH}:.plumb/status/deployment.${name}.json`,
+      ]);
+      expect(JSON.parse(shown.stdout)).toEqual(elsewhere(name));
+    }
+    // The commit's files in the checkout are as committed: the branch's records were not written
+    // over them (yon's, not read as a record, was).
+    expect((await git(checkout, "diff", "--name-only")).stdout).toBe("");
   });
 
   it("drift while the controller holds the status branch's lease reports only: nothing pushed", async () => {
