@@ -8,7 +8,16 @@ import { defineConfig } from "vitest/config";
 // suite's CPU (docs/testing.md "Speed"). A new test that changes process-wide state belongs here;
 // test/support/isolation.test.ts finds those that are not.
 export const ISOLATED = [
-  "test/api/**/*.test.ts",
+  // test/api's files that use nock (its helpers.ts imports it) or fake timers; the others there
+  // share a worker.
+  "test/api/agent-server-client.test.ts",
+  "test/api/agent-server-stateless.test.ts",
+  "test/api/before-write.test.ts",
+  "test/api/control-plane-client.test.ts",
+  "test/api/error-redaction.test.ts",
+  "test/api/transport/http.test.ts",
+  "test/api/transport/key-rotation.test.ts",
+  "test/api/transport/abortable-exchange.test.ts",
   "test/cli/missing-settings.test.ts",
   "test/status/status-store-durability.test.ts",
   "test/controller/reconcile-fingerprints.e2e.test.ts",

@@ -2,12 +2,13 @@ import { describe, expect, it } from "vitest";
 import { allowedOriginsFrom } from "../../../src/api/allowed-origins.js";
 import { createAgentServerClient } from "../../../src/api/agent-server-client.js";
 import { createHttpClient } from "../../../src/api/transport/http.js";
-import { fakeClock, KEY } from "../helpers.js";
+import { fakeClock } from "../../support/fake-clock.js";
 
 // The transport refuses, unsent, a request that would carry the key to an origin the allowlist
 // does not name (an agent server's URL comes from the manifests: an external container's
 // custom_url); a request to another origin carries no key (a signed upload URL) and still goes.
 
+const KEY = "test-key-0123456789abcdef";
 const allowed = allowedOriginsFrom({ allowApiOrigin: ["https://api.example.com"] }, {});
 
 function countingFetch() {

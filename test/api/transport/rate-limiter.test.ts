@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createRateLimiter, identityOf, TokenBucket } from "../../../src/api/transport/rate-limiter.js";
-import { fakeClock } from "../helpers.js";
+import { fakeClock } from "../../support/fake-clock.js";
 
 /** Largest number of grants inside any half-open window [t, t + windowMs). */
 function busiestWindow(grants: number[], windowMs: number): number {
