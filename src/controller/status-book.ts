@@ -2,7 +2,13 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "../logger.js";
-import { loadStatus, publishStatus, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
+import {
+  loadStatus,
+  publishStatus,
+  resolveStatusDir,
+  saveOwnObjectStatus,
+  type StatusLocation,
+} from "../git/status-source.js";
 import {
   formatObjectStatus,
   loadStatusStore,
@@ -183,7 +189,7 @@ async function ownRecords(
     },
     save: async (status: ObjectStatus) => {
       if (away(statusFileName(status.kind, status.name))) await displaced!.save(status);
-      else await saveObjectStatus(statusDir, status);
+      else await saveOwnObjectStatus(statusDir, status);
     },
     remove: async (kind: string, name: string) => {
       const file = statusFileName(kind, name);

@@ -9,10 +9,10 @@ import {
   publishStatusBranch,
   type PublishResult,
 } from "./status-branch.js";
-import { defaultStatusDir, loadStatusStore } from "../status/status-store.js";
+import { defaultStatusDir, loadStatusStore, saveObjectStatus } from "../status/status-store.js";
 import { trackedRecords } from "./tracked-records.js";
 import { mergePruneLedger } from "../status/prune-ledger.js";
-import { type StatusStore, mergeStatusStores } from "../status/status-types.js";
+import { type ObjectStatus, type StatusStore, mergeStatusStores } from "../status/status-types.js";
 
 /** Where a command reads and writes status: `--status-dir` and `--status-branch`, shared by all commands. */
 export type StatusLocation = {
@@ -57,6 +57,17 @@ export const resolveStatusDir = (location: StatusLocation): string =>
  */
 export const loadUntrackedStatusStore = async (dir: string): Promise<StatusStore> =>
   loadStatusStore(dir, await trackedRecords(dir));
+
+/**
+ * Writes a record as saveObjectStatus does, keeping a later apply's fields from the file at its path
+ * only when that file is the store's own record: git is asked then (rarely: a slow writer), and a
+ * file git tracks, or one git cannot say of, is not (as loadUntrackedStatusStore reads the store).
+ */
+export const saveOwnObjectStatus = (dir: string, status: ObjectStatus): Promise<string> =>
+  saveObjectStatus(dir, status, async (name) => {
+    const tracked = await trackedRecords(dir).catch(() => undefined);
+    return tracked !== undefined && !tracked.has(name);
+  });
 
 /**
  * The store as `plan`, `apply`, `drift` and `status` see it: the local directory merged with the

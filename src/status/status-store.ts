@@ -149,10 +149,18 @@ const appliedTime = (record: ObjectStatus): number =>
  * What a writer's record becomes over the one the file holds: the next sequence number, and, when
  * the file holds a later apply than the writer knew of (a slow writer), that apply's fields kept
  * (digest, fingerprints, applied spec, upload), so an older writer never erases a newer secret change.
+ * Kept only from the store's own record (`own`, asked then): a file a commit put at the record's
+ * path is anyone's, and its fingerprints kept would stop the next apply from sending a changed secret.
  */
-function nextRecord(status: ObjectStatus, current: ObjectStatus | null): ObjectStatus {
+async function nextRecord(
+  status: ObjectStatus,
+  current: ObjectStatus | null,
+  own: OwnFile | undefined,
+  name: string,
+): Promise<ObjectStatus> {
   const seq = Math.max(current?.seq ?? 0, status.seq ?? 0) + 1;
   if (!current || appliedTime(current) <= appliedTime(status)) return { ...status, seq };
+  if (own && !(await own(name))) return { ...status, seq };
   return {
     ...status,
     git_commit: current.git_commit,
@@ -179,13 +187,21 @@ async function writeRecord(dir: string, file: string, status: ObjectStatus): Pro
 }
 
 /**
+ * Whether the file named `name` in the store is the store's own record, not one git tracks (a
+ * commit put it there): git/status-source.ts's saveOwnObjectStatus asks git.
+ */
+export type OwnFile = (name: string) => Promise<boolean>;
+
+/**
  * Writes one record atomically (writeRecordFile) as the next of its sequence (nextRecord). The
  * directory is created when a write finds it missing, not before every write (apply and the
- * controller write up to three records per object).
+ * controller write up to three records per object). `own`: asked before a later apply's fields are
+ * kept from the file there; without it the file is taken as the store's own.
  */
-export async function saveObjectStatus(dir: string, status: ObjectStatus): Promise<string> {
-  const file = join(dir, statusFileName(status.kind, status.name));
-  await writeRecord(dir, file, nextRecord(status, await currentRecord(file)));
+export async function saveObjectStatus(dir: string, status: ObjectStatus, own?: OwnFile): Promise<string> {
+  const name = statusFileName(status.kind, status.name);
+  const file = join(dir, name);
+  await writeRecord(dir, file, await nextRecord(status, await currentRecord(file), own, name));
   return file;
 }
 

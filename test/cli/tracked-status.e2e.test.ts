@@ -4,9 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/sync/apply.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
-import { plain, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
+import { plain, runCommand, STAGING_KEY, startTwoPlanes, withSecrets } from "./two-planes.js";
 
 // The status store is state, never manifests: a record committed to the repository is not one
 // plumb wrote. Anyone whose commit lands can name any live deployment in such a file, and apply
@@ -31,11 +32,9 @@ afterAll(async () => {
 const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], { cwd });
 
+const onStaging = () => ({ PLUMB_API_URL: staging.url, PLUMB_API_KEY: STAGING_KEY, AGENT_TOKEN: "t-1" });
 const apply = (path: string, ...flags: string[]) =>
-  runCommand(applyCommand, [path, "--yes", "--no-wait", ...flags], planes, {
-    PLUMB_API_URL: staging.url,
-    PLUMB_API_KEY: STAGING_KEY,
-  });
+  runCommand(applyCommand, [path, "--yes", "--no-wait", ...flags], planes, onStaging());
 
 it("a committed record naming a deployment plumb never made is not pruned from a fresh clone", async () => {
   const client = api(staging.url, STAGING_KEY);
@@ -75,4 +74,50 @@ it("a committed record naming a deployment plumb never made is not pruned from a
   const published = git(repo, "ls-tree", "-r", "--name-only", "plumb-status").toString();
   expect(published).toContain(".plumb/status/deployment.beta.json");
   expect(published).not.toContain("victim");
+});
+
+// An apply's record is written over whatever file is at its path; when that file held a later
+// apply than the writer knew of (a slow writer), its applied fields (fingerprints, digest, applied
+// spec) were kept in the record written, and a committed file was taken as such a record: its
+// forged fields reached the disk copy, trusted once the store is untracked (the fix the warning
+// gives). Only the store's own record is merged from now (saveOwnObjectStatus, git asked then).
+it("an apply over a committed record at its record's path keeps none of the commit's fields", async () => {
+  const repo = await mkdtemp(join(tmpdir(), "plumb-tracked-merge-"));
+  dirs.push(repo);
+  git(repo, "init", "-q");
+  await writeFile(join(repo, "alpha.yaml"), withSecrets("alpha", "fast"));
+  expect((await apply(repo)).code).toBe(0);
+  const file = join(repo, ".plumb", "status", "deployment.alpha.json");
+  type Record = { secret_fingerprints: { values: { [name: string]: string } }; applied_at: string };
+  const own = JSON.parse(await readFile(file, "utf8")) as Record;
+  // A commit puts a record there from a later apply than any, its secrets' fingerprints swapped.
+  const values = own.secret_fingerprints.values;
+  const forged = {
+    ...own,
+    applied_at: "2099-01-01T00:00:00.000Z",
+    secret_fingerprints: {
+      ...own.secret_fingerprints,
+      values: { API_TOKEN: values.MODE, MODE: values.API_TOKEN },
+    },
+  };
+  await writeFile(file, JSON.stringify(forged));
+  git(repo, "add", "-f", file);
+  git(repo, "commit", "-qm", "manifests (and .plumb/status/deployment.alpha.json)");
+
+  await writeFile(
+    join(repo, "alpha.yaml"),
+    withSecrets("alpha", "fast").replace("img/alpha:1", "img/alpha:2"),
+  );
+  const applied = await apply(repo);
+  expect(applied.code, applied.err).toBe(0);
+  expect(applied.err).toContain("tracked by git");
+  const written = JSON.parse(await readFile(file, "utf8")) as Record;
+  expect(written.applied_at).not.toBe("2099-01-01T00:00:00.000Z");
+  expect(written.secret_fingerprints).not.toEqual(forged.secret_fingerprints); // this apply's own
+
+  // Untracked as the warning says: the record on disk is the apply's, so the plan finds nothing to send.
+  git(repo, "rm", "-rq", "--cached", ".plumb");
+  const plan = await runCommand(planCommand, [repo, "--detailed-exitcode"], planes, onStaging());
+  expect(plan.out).toContain("No changes");
+  expect(plan.code).toBe(0);
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import {
   saveObjectStatus,
   saveObservedStatus,
 } from "../../src/status/status-store.js";
+import { saveOwnObjectStatus } from "../../src/git/status-source.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 // The status store's edges on a real temp directory: what each problem says, missing and damaged
@@ -108,6 +110,21 @@ describe("status store edges", () => {
       source_upload: upload,
       seq: 2,
     });
+  });
+
+  it("through saveOwnObjectStatus, an older apply keeps a later one's fields from the store's own record, none from a file git tracks", async () => {
+    const dir = await tempDir();
+    const repo = join(dir, "..");
+    execFileSync("git", ["init", "-q", repo]);
+    const later = { applied_at: "2026-01-02T00:00:00Z", manifest_digest: "sha256:later" };
+    await saveObjectStatus(dir, sampleStatus("a", later));
+    await saveObjectStatus(dir, sampleStatus("b", later));
+    execFileSync("git", ["-C", repo, "add", "-f", join(dir, "deployment.b.json")]); // a commit's file
+    const slow = { applied_at: "2026-01-01T00:00:00Z", manifest_digest: "sha256:slow" };
+    await saveOwnObjectStatus(dir, sampleStatus("a", slow));
+    await saveOwnObjectStatus(dir, sampleStatus("b", slow));
+    expect(await record(dir, "a")).toMatchObject(later);
+    expect(await record(dir, "b")).toMatchObject(slow);
   });
 
   it("an observation over a damaged file is written, numbered after its base", async () => {

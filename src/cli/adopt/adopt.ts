@@ -2,8 +2,8 @@ import { Command } from "commander";
 import { PlumbError } from "../../errors.js";
 import { adoptKey, buildAdoptedRecord, decideAdoption } from "../../reconcile/adopt.js";
 import { gitCommitOf, openSession, planSession } from "../../reconcile/session.js";
-import { publishStatus } from "../../git/status-source.js";
-import { checkStatusDirWritable, saveObjectStatus } from "../../status/status-store.js";
+import { publishStatus, saveOwnObjectStatus } from "../../git/status-source.js";
+import { checkStatusDirWritable } from "../../status/status-store.js";
 import { askOnTerminal, type ApplyIo } from "../sync/apply.js";
 import {
   addConnectionOptions,
@@ -98,7 +98,7 @@ async function adoptLocked(
       session.clock.now(),
     );
     lock.assertHeld(); // a lock lost meanwhile (forced): nothing more is recorded
-    await saveObjectStatus(session.statusDir, record);
+    await saveOwnObjectStatus(session.statusDir, record);
     recorded.push({
       name: d.name,
       id: record.id,

@@ -47,8 +47,8 @@ import {
   type SessionIo,
   warnUnknownSecrets,
 } from "../../reconcile/session.js";
-import { publishStatus } from "../../git/status-source.js";
-import { checkStatusDirWritable, removeObjectStatus, saveObjectStatus } from "../../status/status-store.js";
+import { publishStatus, saveOwnObjectStatus } from "../../git/status-source.js";
+import { checkStatusDirWritable, removeObjectStatus } from "../../status/status-store.js";
 import { count } from "../../report/plural.js";
 import { positiveInt } from "../flag-values.js";
 import { reportInvalidManifests } from "../../report/report-invalid.js";
@@ -286,7 +286,7 @@ const fencedRecords = ({ lock, session }: Confirmed) => ({
   previous: appliedView(session).objects,
   record: async (status: ObjectStatus) => {
     lock.assertHeld();
-    await saveObjectStatus(session.statusDir, status);
+    await saveOwnObjectStatus(session.statusDir, status);
   },
   forget: async (kind: string, name: string) => {
     lock.assertHeld();
