@@ -1,6 +1,12 @@
 import { Gauge, Registry } from "prom-client";
 import { isPlumbError } from "../errors.js";
-import { describeHolder, lockTargetOf, readStateLock, type StateLock } from "../lock/index.js";
+import {
+  describeHolder,
+  lapsedWhileStopping,
+  lockTargetOf,
+  readStateLock,
+  type StateLock,
+} from "../lock/index.js";
 import { acquireStateLocks } from "../lock/locks-in-order.js";
 import { nearbyStoresInUse } from "../git/status-nearby.js";
 import { manifestDirOf } from "../git/status-source.js";
@@ -13,7 +19,6 @@ import { buildStandbyHeader } from "../status-page/page-header.js";
 import type { ControllerHttp } from "./http/http-server.js";
 import type { PageRoutes } from "./http/page-routes.js";
 import { startingHandlers } from "./http/startup-http.js";
-import { lapsedWhileStopping } from "./shutdown.js";
 
 // Leader election on the state lock: one controller per status store reconciles; any other stays
 // up as a standby (/healthz 200, /readyz 503, plumb_leader 0), touches nothing, and takes the lock

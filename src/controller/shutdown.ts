@@ -1,5 +1,5 @@
 import type { GitStop } from "../git/stoppable-git.js";
-import { isLapse } from "../lock/index.js";
+import { lapsedWhileStopping } from "../lock/index.js";
 import type { Logger } from "../logger.js";
 import type { ControllerHttp } from "./http/http-server.js";
 import type { ManifestSource } from "./source/manifest-source.js";
@@ -11,14 +11,6 @@ import type { WorkQueue } from "./queue/work-queue.js";
 // graceMs: what was sent is recorded, and they resume on the next start), publish status, close.
 // After losing the state lock nothing is recorded or published (status-book.ts's fence).
 // HTTP stays up until status is saved so probes see the controller until the end.
-
-/**
- * Whether the state lock was lost (`reason`) only because the git remote stopped answering once the
- * controller was told to stop: its lease lapsed (no renewal landed in time, stoppable-git.ts's bound
- * after the stop), no one was seen taking it. Not a lock lost while leading: it stopped as asked.
- */
-export const lapsedWhileStopping = (reason: unknown, gitStop: GitStop | undefined): boolean =>
-  gitStop !== undefined && gitStop.signal.aborted && gitStop.unanswered && isLapse(reason);
 
 export async function stopController(parts: {
   graceMs: number;

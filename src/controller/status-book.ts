@@ -20,6 +20,8 @@ import { trackedRecords } from "../git/tracked-records.js";
 import { errorMessage } from "./error-message.js";
 import type { DisplacedRecords } from "./displaced-records.js";
 import type { PushFence } from "../git/fenced-push.js";
+import { type GitStop, GitStopped } from "../git/stoppable-git.js";
+import { lapsedWhileStopping } from "../lock/index.js";
 import type { Timers } from "./queue/work-queue.js";
 
 // The controller's status records: in memory for /status and metrics, each written atomically to
@@ -96,7 +98,6 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
 
   const fence = options.fence ?? (() => undefined);
   const pushFence = options.pushFence ?? { check: fence };
-  const held = () => attempt(fence);
   let cancelPublish: (() => void) | undefined;
   let publishing: Promise<void> = Promise.resolve();
   const publish = () => {
@@ -116,7 +117,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       })
       .then(
         () => undefined,
-        (error: unknown) => log.error({ err: errorMessage(error) }, "status branch not published"),
+        (error: unknown) => sayNotPublished(log, location, error, "push"),
       );
     return publishing;
   };
@@ -158,8 +159,9 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
     async flush() {
       cancelPublish?.();
       // After losing the lock, the branch is the new leader's: this store is stale, never pushed.
-      if (location.statusBranch && held()) await publish();
-      else if (location.statusBranch) log.warn({}, "lost the state lock: status branch not published");
+      const lost = location.statusBranch ? failureOf(fence) : undefined;
+      if (location.statusBranch && !lost) await publish();
+      else if (lost) sayNotPublished(log, location, lost, "fence");
       await publishing;
     },
   };
@@ -210,14 +212,36 @@ async function ownRecords(
   };
 }
 
-/** Whether `check` returns without throwing. */
-function attempt(check: () => void): boolean {
+/** What `check` threw (undefined when it returned). */
+function failureOf(check: () => void): unknown {
   try {
     check();
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (error) {
+    return error ?? new Error("failed");
   }
+}
+
+/**
+ * Told to stop, the controller could not publish because the git remote stopped answering: the lease
+ * lapsed for it (lapsedWhileStopping), or a push ran out after the stop (GitStopped). Not a lock
+ * lost: no one took it, and the last status is in the status directory (sayNotPublished).
+ */
+const unansweredAtStop = (error: unknown, gitStop: GitStop | undefined): boolean =>
+  lapsedWhileStopping(error, gitStop) ||
+  (gitStop?.signal.aborted === true &&
+    gitStop.unanswered &&
+    (error instanceof GitStopped || (error instanceof Error && error.cause instanceof GitStopped)));
+
+/** Why a publish was not made: by the lock's fence before it, or at its push (git's failure or the fence's). */
+function sayNotPublished(log: Logger, location: StatusLocation, error: unknown, at: "fence" | "push"): void {
+  if (unansweredAtStop(error, location.gitStop))
+    log.warn(
+      { status_dir: resolveStatusDir(location) },
+      "status branch not published: the git remote did not answer after the stop; the last status is in the status directory",
+    );
+  else if (at === "fence") log.warn({}, "lost the state lock: status branch not published");
+  else log.error({ err: errorMessage(error) }, "status branch not published");
 }
 
 /** The record kept whose file is named `file` (`deployment.NAME.json`). */

@@ -119,7 +119,7 @@ export type StoreServices = ReturnType<typeof createStoreServices>;
 export function createStoreServices(
   options: ControllerOptions,
   shared: StoreShared,
-  { lock, book }: StoreRecords,
+  { lock, book, location }: StoreRecords,
   work: { invalidFiles: () => number; queue: () => ReturnType<WorkQueue["stats"]> },
 ) {
   const clock = options.clock ?? systemClock;
@@ -135,6 +135,7 @@ export function createStoreServices(
     notify: options.notify,
     pageUrl: () => shared.http?.url ?? shared.environment?.pageUrl(),
     lockLost: lock.lost,
+    gitStop: location.gitStop, // a lease lapsed at the stop, the remote silent, is no lock lost
     environment: shared.environment?.name,
     metrics,
     timers,

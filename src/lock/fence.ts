@@ -1,4 +1,5 @@
 import { PlumbError } from "../errors.js";
+import type { GitStop } from "../git/stoppable-git.js";
 import type { Monotonic } from "./lock-types.js";
 
 // The holder's own view of its lease, on its own monotonic clock (never a wall clock, never another
@@ -61,4 +62,13 @@ export const lapsedError = (what: string, deadlineMs: number): PlumbError => {
 };
 
 /** Whether `error` is a lapse (lapsedError): the holder did not renew in time; no one was seen taking it. */
-export const isLapse = (error: unknown): boolean => error instanceof Error && lapses.has(error);
+const isLapse = (error: unknown): boolean => error instanceof Error && lapses.has(error);
+
+/**
+ * Whether the state lock was lost (`reason`) only because the git remote stopped answering once the
+ * controller was told to stop: its lease lapsed (no renewal landed in time, stoppable-git.ts's bound
+ * after the stop), no one was seen taking it. Not a lock lost while leading: it stopped as asked
+ * (the controller's log, its notifications and its last publish say so: docs/controller.md).
+ */
+export const lapsedWhileStopping = (reason: unknown, gitStop: GitStop | undefined): boolean =>
+  gitStop !== undefined && gitStop.signal.aborted && gitStop.unanswered && isLapse(reason);

@@ -18,7 +18,7 @@ import {
 
 export type { LockHolder, LockOptions, LockTarget, StateLock } from "./lock-types.js";
 export { describeHolder } from "./holder.js";
-export { isLapse } from "./fence.js";
+export { lapsedWhileStopping } from "./fence.js";
 
 export const lockTargetOf = (location: StatusLocation): LockTarget => ({
   statusDir: resolveStatusDir(location),

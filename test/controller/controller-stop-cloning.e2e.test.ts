@@ -11,6 +11,7 @@ import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
 import { type GitHttpServer, startGitHttpServer } from "./git-http-server.js";
+import { startReceiver } from "./notify-receiver.js";
 import { waitFor } from "./support.js";
 
 // The built controller, told to stop (SIGTERM) while its first clone waits on a git server that
@@ -26,6 +27,7 @@ let cp: RunningControlPlane;
 let silent: Server;
 let run: CliRun | undefined;
 let gitServer: GitHttpServer | undefined;
+const stops: Array<() => Promise<void>> = [];
 beforeEach(async () => {
   assertBuilt();
   work = await mkdtemp(join(tmpdir(), "plumb-stop-cloning-"));
@@ -36,6 +38,7 @@ afterEach(async () => {
   silent?.closeAllConnections();
   silent?.close();
   await gitServer?.close();
+  for (const stop of stops.splice(0)) await stop();
   await cp.stop();
   await rm(work, { recursive: true, force: true });
 });
@@ -190,6 +193,8 @@ it.runIf(process.platform === "linux")(
   "SIGTERM during a status-branch push that hangs: exits 0 within seconds, no git process left",
   async () => {
     const { marker, front } = await servedBehindFront();
+    const receiver = await startReceiver();
+    stops.push(() => receiver.close());
     run = spawnCli(
       [
         "controller",
@@ -197,6 +202,7 @@ it.runIf(process.platform === "linux")(
         ...["--workdir", join(work, "checkout"), "--listen", "127.0.0.1:0", "--interval", "1h"],
         // A renewal of the lease (a push) every second.
         ...["--status-branch", "plumb-status", "--lock-lease", "3s"],
+        ...["--notify", receiver.url],
       ],
       {
         PLUMB_API_URL: cp.url,
@@ -223,9 +229,20 @@ it.runIf(process.platform === "linux")(
     expect(left).toEqual([]);
     // The renewal in flight ran out 3 s after the stop, past the 2 s renew deadline: the lease lapsed
     // only because the remote said nothing. It stopped as asked; no lock was lost while leading.
-    expect(child.output()).toContain("stopped as asked; the git remote did not answer within 3 s of the stop");
+    expect(child.output()).toContain(
+      "stopped as asked; the git remote did not answer within 3 s of the stop",
+    );
     expect(child.output()).not.toContain("losing the state lock");
     expect(child.output()).not.toContain('"msg":"lost the state lock: stopping"');
+    // Nor does the notifier say so, nor the last publish quote the lapse as an error: the status
+    // not published is a warning that says where the last status is.
+    expect(
+      receiver.events().map((e) => e["event"]),
+      child.output(),
+    ).not.toContain("lock-lost");
+    expect(child.output()).not.toContain("another writer may hold it now");
+    expect(child.output()).not.toContain('"level":50');
+    expect(child.output()).toContain("the last status is in the status directory");
   },
   40_000,
 );

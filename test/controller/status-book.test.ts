@@ -1,8 +1,12 @@
+import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openStatusBook, sameRecord } from "../../src/controller/status-book.js";
+import { PlumbError } from "../../src/errors.js";
+import { createGitStop, GitStopped } from "../../src/git/stoppable-git.js";
+import { lapsedError } from "../../src/lock/fence.js";
 import { statusFileName } from "../../src/status/status-types.js";
 import { status } from "./fixtures.js";
 import { manualTimers } from "./manual-timers.js";
@@ -53,5 +57,69 @@ describe("status book", () => {
     expect(sameRecord(kept, status("a", { updated_at: "2026-11-26T05:00:00.000Z" }))).toBe(true);
     expect(sameRecord(kept, status("a", { last_error: "boom" }))).toBe(false);
     expect(sameRecord(kept, status("a", { applied_spec: { image: "x" } }))).toBe(false);
+  });
+});
+
+// Told to stop, with a status branch whose remote no longer answers, the last publish cannot land:
+// its lease lapses on the controller's own clock (no one took the lock) or its push runs out. That is
+// a warning saying where the last status is, not an error quoting the lapse ("another writer may
+// hold it now"); a lock another writer took, or a lapse with the remote answering, is said as before.
+describe("status book: the last publish at the stop", () => {
+  const LAPSE = () => lapsedError("the lease of status branch plumb-status", 2_000);
+  const TAKEN = () =>
+    new PlumbError("lock-lost", "lost the lease of status branch plumb-status: another writer took it");
+
+  /** A book on a status branch (a repository without a remote), stopped; `unanswered` as told. */
+  async function stoppedBook(failing: { fence?: () => unknown; push?: () => unknown }, unanswered: boolean) {
+    const root = await mkdtemp(join(tmpdir(), "plumb-book-stop-"));
+    execFileSync("git", ["init", "-q", "--initial-branch=main", root]);
+    const stop = new AbortController();
+    const gitStop = createGitStop(stop.signal, 3_000);
+    const log = memoryLogger();
+    const fail = (make?: () => unknown) => () => {
+      if (make) throw make();
+    };
+    const opened = await openStatusBook({
+      location: { root, statusBranch: "plumb-status", gitStop },
+      timers: manualTimers(),
+      log: log.logger,
+      fence: fail(failing.fence),
+      pushFence: { check: fail(failing.push) },
+    });
+    stop.abort();
+    gitStop.unanswered = unanswered;
+    await opened.flush();
+    const said = log
+      .lines()
+      .map((l) => `${String(l["level"])} ${String(l["msg"])} ${(l["err"] as string | undefined) ?? ""}`);
+    return { said, statusDir: join(root, ".plumb", "status"), lines: log.lines() };
+  }
+
+  const AT_STOP =
+    "40 status branch not published: the git remote did not answer after the stop; the last status is in the status directory ";
+
+  it("warns where the last status is when the lease lapsed at its push, the remote silent", async () => {
+    const { said, lines, statusDir } = await stoppedBook({ push: LAPSE }, true);
+    expect(said).toEqual([AT_STOP]);
+    expect(lines[0]).toMatchObject({ status_dir: statusDir });
+  });
+
+  it("warns the same when the lease had lapsed before the publish, or its push ran out", async () => {
+    expect((await stoppedBook({ fence: LAPSE }, true)).said).toEqual([AT_STOP]);
+    const ranOut = () =>
+      new GitStopped("stopped: the git remote did not answer within 3 s of the controller's stop");
+    expect((await stoppedBook({ push: ranOut }, true)).said).toEqual([AT_STOP]);
+  });
+
+  it("still says a lock taken, or a lapse with the remote answering, as a loss", async () => {
+    expect((await stoppedBook({ push: TAKEN }, true)).said).toEqual([
+      `50 status branch not published ${TAKEN().message} [lock-lost]`,
+    ]);
+    expect((await stoppedBook({ push: LAPSE }, false)).said).toEqual([
+      `50 status branch not published ${LAPSE().message} [lock-lost]`,
+    ]);
+    expect((await stoppedBook({ fence: TAKEN }, true)).said).toEqual([
+      "40 lost the state lock: status branch not published ",
+    ]);
   });
 });

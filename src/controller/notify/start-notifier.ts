@@ -1,3 +1,5 @@
+import type { GitStop } from "../../git/stoppable-git.js";
+import { lapsedWhileStopping } from "../../lock/index.js";
 import type { Logger } from "../../logger.js";
 import type { ControllerOptions } from "../controller-types.js";
 import { errorMessage } from "../error-message.js";
@@ -6,13 +8,17 @@ import { createNotifier, type Notifier } from "./notifier.js";
 import type { Timers } from "../queue/work-queue.js";
 
 // The controller's --notify: a notifier when URLs are given (undefined otherwise), counted in the
-// metrics, and the lock-lost event when the state lock goes.
+// metrics, and the lock-lost event when the state lock goes: not when its lease lapsed only because
+// the git remote stopped answering once the controller was told to stop (no one took the lock: it
+// stopped as asked, and its last log line says so; docs/controller.md).
 
 export function startControllerNotifier(deps: {
   notify: ControllerOptions["notify"];
   /** The status page's address for links; read per event (HTTP binds after this starts). */
   pageUrl: () => string | undefined;
   lockLost: AbortSignal;
+  /** The controller's stop as its git commands see it: a lapse after it, unanswered, is no loss. */
+  gitStop?: GitStop | undefined;
   /** With environments: the environment whose events these are (on each event and in its text). */
   environment?: string | undefined;
   metrics: Pick<ControllerMetrics, "notified">;
@@ -38,7 +44,8 @@ export function startControllerNotifier(deps: {
   const notifier: Notifier = environment
     ? { notify: (event) => created.notify({ ...event, environment }), drain: (ms) => created.drain(ms) }
     : created;
-  deps.lockLost.addEventListener("abort", () =>
+  deps.lockLost.addEventListener("abort", () => {
+    if (lapsedWhileStopping(deps.lockLost.reason, deps.gitStop)) return;
     notifier.notify({
       event: "lock-lost",
       object: null,
@@ -46,7 +53,7 @@ export function startControllerNotifier(deps: {
       revision: null,
       fields: [],
       message: `lost the state lock: stopped reconciling (${errorMessage(deps.lockLost.reason)})`,
-    }),
-  );
+    });
+  });
   return notifier;
 }

@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startControllerNotifier } from "../../../src/controller/notify/start-notifier.js";
+import { PlumbError } from "../../../src/errors.js";
+import { createGitStop, type GitStop } from "../../../src/git/stoppable-git.js";
+import { lapsedError } from "../../../src/lock/fence.js";
 import { createNotifier, signNotification } from "../../../src/controller/notify/notifier.js";
 import type { NotifyEvent } from "../../../src/controller/notify/notify-payload.js";
 import { systemTimers } from "../../../src/controller/queue/work-queue.js";
@@ -201,6 +204,37 @@ describe("the controller's notifier", () => {
       }),
     ]);
     expect(counted).toEqual(["lock-lost:sent"]);
+  });
+
+  // Told to stop, with a status branch whose remote no longer answers, the lease lapses on the
+  // controller's own clock: no one took the lock, it stopped as asked (docs/controller.md).
+  it("sends no lock-lost for a lease lapsed at the stop while the git remote did not answer", async () => {
+    const r = await receiver();
+    const send = async (reason: unknown, gitStop: GitStop) => {
+      const lost = new AbortController();
+      const n = startControllerNotifier({
+        notify: { urls: [r.url] },
+        pageUrl: () => undefined,
+        lockLost: lost.signal,
+        gitStop,
+        metrics: { notified: () => undefined },
+        timers: systemTimers,
+        log: memoryLogger().logger,
+      });
+      lost.abort(reason);
+      await n!.drain(5_000);
+    };
+    const stopped = () => createGitStop(AbortSignal.abort(), 3_000);
+    const silent = { ...stopped(), unanswered: true };
+    const lapse = () => lapsedError("the lease of status branch plumb-status", 2_000);
+    await send(lapse(), silent);
+    expect(r.events()).toEqual([]);
+    // A real loss still says so: taken by another writer at the stop, a lapse with the remote
+    // answering, a lapse while leading.
+    await send(new PlumbError("lock-lost", "another writer took it"), silent);
+    await send(lapse(), stopped());
+    await send(lapse(), { ...createGitStop(new AbortController().signal), unanswered: true });
+    expect(r.events().map((e) => e["event"])).toEqual(["lock-lost", "lock-lost", "lock-lost"]);
   });
 
   it("is off without --notify URLs", async () => {
