@@ -9,8 +9,14 @@ import {
   publishStatusBranch,
   type PublishResult,
 } from "./status-branch.js";
-import { defaultStatusDir, loadStatusStore, saveObjectStatus } from "../status/status-store.js";
-import { trackedRecords } from "./tracked-records.js";
+import {
+  defaultStatusDir,
+  loadStatusStore,
+  type OwnFile,
+  saveObjectStatus,
+  saveObservedStatus,
+} from "../status/status-store.js";
+import { trackedRecords, trackedRecordsNow } from "./tracked-records.js";
 import { mergePruneLedger } from "../status/prune-ledger.js";
 import { type ObjectStatus, type StatusStore, mergeStatusStores } from "../status/status-types.js";
 
@@ -64,10 +70,25 @@ export const loadUntrackedStatusStore = async (dir: string): Promise<StatusStore
  * file git tracks, or one git cannot say of, is not (as loadUntrackedStatusStore reads the store).
  */
 export const saveOwnObjectStatus = (dir: string, status: ObjectStatus): Promise<string> =>
-  saveObjectStatus(dir, status, async (name) => {
-    const tracked = await trackedRecords(dir).catch(() => undefined);
+  saveObjectStatus(dir, status, ownFileIn(dir));
+
+/**
+ * An observation (`status`, `drift`) written as saveObservedStatus does, where a file git tracks at
+ * the record's path (a commit's, whatever sequence number it says) never holds a newer record.
+ */
+export const saveOwnObservedStatus = (
+  dir: string,
+  status: ObjectStatus,
+  base: number | null,
+): Promise<boolean> => saveObservedStatus(dir, status, base, ownFileIn(dir));
+
+/** Whether a file in the store is its own record: not one git tracks, nor one git cannot say of. */
+const ownFileIn =
+  (dir: string): OwnFile =>
+  async (name) => {
+    const tracked = await trackedRecordsNow(dir).catch(() => undefined);
     return tracked !== undefined && !tracked.has(name);
-  });
+  };
 
 /**
  * The store as `plan`, `apply`, `drift` and `status` see it: the local directory merged with the

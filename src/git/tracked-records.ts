@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { escapeControls, PlumbError } from "../errors.js";
@@ -38,6 +38,46 @@ export async function trackedRecords(dir: string): Promise<Map<string, string>> 
   }
   const tracked = listed.stdout.split("\0").filter((n) => n.endsWith(".json") && !n.includes("/"));
   return new Map(tracked.map((name) => [name, TRACKED_RECORD]));
+}
+
+/**
+ * trackedRecords, asked again only once git's index changed (a file git tracks changes only with it:
+ * add, rm, commit, checkout, reset, pull each write a new index file). A writer asks before it lets
+ * the file at a record's path count (status-source.ts's saveOwnObjectStatus): at every write that
+ * meets a file, so a git process each time was one per record written (thousands at a controller's
+ * start); here it is a stat of the index. Outside a repository nothing is tracked and git is not
+ * run; when git cannot say (or where its index is), its failure is thrown each time, as trackedRecords.
+ */
+export async function trackedRecordsNow(dir: string): Promise<ReadonlyMap<string, string>> {
+  if (!insideRepository(dir)) return new Map();
+  const known = answers.get(dir);
+  if (known && indexStamp(known.index) === known.stamp) return known.tracked;
+  const index = known?.index ?? (await indexOf(dir));
+  const stamp = index === undefined ? undefined : indexStamp(index); // before git reads it
+  const tracked = await trackedRecords(dir);
+  if (index !== undefined && stamp !== undefined) answers.set(dir, { index, stamp, tracked });
+  return tracked;
+}
+
+/** trackedRecordsNow's last answer for each store: git's index then (its path and stamp). */
+const answers = new Map<string, { index: string; stamp: string; tracked: Map<string, string> }>();
+
+/** The path of the index git reads for `dir` (GIT_DIR, GIT_INDEX_FILE, a worktree's own); undefined when git cannot say. */
+const indexOf = (dir: string): Promise<string | undefined> =>
+  new Promise((done) => {
+    execFile("git", ["rev-parse", "--git-path", "index"], { cwd: dir }, (error, stdout) =>
+      done(error ? undefined : resolve(dir, stdout.trim())),
+    );
+  });
+
+/** Which index file is there now: a new one (git writes index.lock, then renames it) has another. */
+function indexStamp(index: string): string {
+  try {
+    const stat = statSync(index, { bigint: true });
+    return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  } catch {
+    return "none"; // a repository with nothing added yet: the first add writes one
+  }
 }
 
 /**

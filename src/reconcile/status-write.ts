@@ -4,19 +4,16 @@ import type { PlanManifestsResult } from "./plan/plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";
 import { readStateFile } from "../status/state-file.js";
-import {
-  formatObjectStatus,
-  MAX_RECORD_BYTES,
-  removeObservedStatus,
-  saveObservedStatus,
-} from "../status/status-store.js";
+import { saveOwnObservedStatus } from "../git/status-source.js";
+import { formatObjectStatus, MAX_RECORD_BYTES, removeObservedStatus } from "../status/status-store.js";
 import { type ObjectStatus, type StatusStore, statusFileName, statusKey } from "../status/status-types.js";
 
 /**
  * Writes a record only when its file does not already hold exactly it: an unchanged record keeps
  * its time (refreshStatuses), so a run that observed nothing new touches no file. Comparing with
  * the file, not the loaded store, still writes a record known only from the status branch. A file
- * that a writer (an apply) replaced since the store was loaded is left as it is (saveObservedStatus).
+ * that a writer (an apply) replaced since the store was loaded is left as it is (saveObservedStatus);
+ * a file git tracks there (a commit's) is not such a record, whatever it says (saveOwnObservedStatus).
  */
 async function saveIfChanged(
   dir: string,
@@ -26,7 +23,7 @@ async function saveIfChanged(
   const file = join(dir, statusFileName(record.kind, record.name));
   const current = await readStateFile(file, MAX_RECORD_BYTES, "a record").catch(() => null);
   if (current !== formatObjectStatus(record))
-    await saveObservedStatus(dir, record, base ? (base.seq ?? 0) : null);
+    await saveOwnObservedStatus(dir, record, base ? (base.seq ?? 0) : null);
 }
 
 /**

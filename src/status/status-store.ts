@@ -33,8 +33,19 @@ export function parseObjectStatus(text: string): ObjectStatus | string {
   }
   const [first] = recordProblems(data);
   if (first !== undefined) return `not a status record: ${first.replace(": ", " ")}`;
-  return data as ObjectStatus;
+  const record = data as ObjectStatus;
+  if (record.seq !== undefined && !trustedSeq(record.seq)) delete record.seq;
+  return record;
 }
+
+/**
+ * A record's write count is trusted only while the next one is still a safe integer: a file (any
+ * file at a record's path: a commit's, one written by hand) saying 9007199254740991 or more made the
+ * next write's number overflow (2^53 + 1 is 2^53: the count stopped counting, so an observation no
+ * longer saw an apply made meanwhile). Such a record is read without one, as a record written before
+ * counts were kept.
+ */
+const trustedSeq = (seq: number): boolean => Number.isSafeInteger(seq + 1) && seq >= 0;
 
 export const formatObjectStatus = (status: ObjectStatus): string => `${JSON.stringify(status, null, 2)}\n`;
 
@@ -149,18 +160,21 @@ const appliedTime = (record: ObjectStatus): number =>
  * What a writer's record becomes over the one the file holds: the next sequence number, and, when
  * the file holds a later apply than the writer knew of (a slow writer), that apply's fields kept
  * (digest, fingerprints, applied spec, upload), so an older writer never erases a newer secret change.
- * Kept only from the store's own record (`own`, asked then): a file a commit put at the record's
- * path is anyone's, and its fingerprints kept would stop the next apply from sending a changed secret.
+ * Both only from the store's own record (`own`, asked when the file's number or fields would count):
+ * a file a commit put at the record's path is anyone's; its fingerprints kept would stop the next
+ * apply from sending a changed secret, and its number continued would make every later write count
+ * from whatever the commit says.
  */
 async function nextRecord(
   status: ObjectStatus,
   current: ObjectStatus | null,
-  own: OwnFile | undefined,
-  name: string,
+  isOwn: () => Promise<boolean>,
 ): Promise<ObjectStatus> {
-  const seq = Math.max(current?.seq ?? 0, status.seq ?? 0) + 1;
+  const mine = status.seq !== undefined && trustedSeq(status.seq) ? status.seq : 0;
+  const ahead = current !== null && (current.seq ?? 0) > mine;
+  const seq = (ahead && (await isOwn()) ? current.seq! : mine) + 1;
   if (!current || appliedTime(current) <= appliedTime(status)) return { ...status, seq };
-  if (own && !(await own(name))) return { ...status, seq };
+  if (!(await isOwn())) return { ...status, seq };
   return {
     ...status,
     git_commit: current.git_commit,
@@ -192,6 +206,12 @@ async function writeRecord(dir: string, file: string, status: ObjectStatus): Pro
  */
 export type OwnFile = (name: string) => Promise<boolean>;
 
+/** `own`'s answer for `name`, asked at most once (none: the file is taken as the store's own). */
+const askedOnce = (own: OwnFile | undefined, name: string): (() => Promise<boolean>) => {
+  let answer: Promise<boolean> | undefined;
+  return () => (answer ??= own ? own(name) : Promise.resolve(true));
+};
+
 /**
  * Writes one record atomically (writeRecordFile) as the next of its sequence (nextRecord). The
  * directory is created when a write finds it missing, not before every write (apply and the
@@ -201,7 +221,7 @@ export type OwnFile = (name: string) => Promise<boolean>;
 export async function saveObjectStatus(dir: string, status: ObjectStatus, own?: OwnFile): Promise<string> {
   const name = statusFileName(status.kind, status.name);
   const file = join(dir, name);
-  await writeRecord(dir, file, await nextRecord(status, await currentRecord(file), own, name));
+  await writeRecord(dir, file, await nextRecord(status, await currentRecord(file), askedOnce(own, name)));
   return file;
 }
 
@@ -209,15 +229,21 @@ export async function saveObjectStatus(dir: string, status: ObjectStatus, own?: 
  * An observation (`status`, `drift`): written only when the file holds no newer record than the one
  * it was made from (sequence `base`; null: made from no record). Otherwise someone wrote meanwhile
  * (an apply): the observation is dropped, and the record written stays. Returns whether it was written.
+ * `own` is asked before dropping it: a file that is not the store's own (git tracks it: a commit's,
+ * never read as a record) holds no newer record, whatever number it says.
  */
 export async function saveObservedStatus(
   dir: string,
   status: ObjectStatus,
   base: number | null,
+  own?: OwnFile,
 ): Promise<boolean> {
-  const file = join(dir, statusFileName(status.kind, status.name));
-  const current = await currentRecord(file);
-  if (current && (base === null || (current.seq ?? 0) > base)) return false;
+  const name = statusFileName(status.kind, status.name);
+  const file = join(dir, name);
+  let current = await currentRecord(file);
+  const newer = (record: ObjectStatus | null) => record && (base === null || (record.seq ?? 0) > base);
+  if (newer(current) && own && !(await own(name))) current = null;
+  if (newer(current)) return false;
   await writeRecord(dir, file, { ...status, seq: Math.max(current?.seq ?? 0, base ?? 0) + 1 });
   return true;
 }

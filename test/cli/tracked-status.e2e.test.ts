@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/sync/apply.js";
+import { driftCommand } from "../../src/cli/sync/drift.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
+import { statusCommand } from "../../src/cli/sync/status.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
 import { plain, runCommand, STAGING_KEY, startTwoPlanes, withSecrets } from "./two-planes.js";
@@ -120,4 +122,55 @@ it("an apply over a committed record at its record's path keeps none of the comm
   const plan = await runCommand(planCommand, [repo, "--detailed-exitcode"], planes, onStaging());
   expect(plan.out).toContain("No changes");
   expect(plan.code).toBe(0);
+});
+
+// A record's sequence number continued from whatever file was at its path, a commit's too, and a
+// refresh (status, drift) was dropped when that file said a higher one: a committed file saying
+// 9007199254740991 kept every refresh from being written, and an apply over it wrote 2^53, past which
+// the count stops counting. A file git tracks gives no number now, and no file one past the safe ones.
+it("a committed file with a huge sequence number at a record's path blocks no refresh and no apply", async () => {
+  const client = api(staging.url, STAGING_KEY);
+  const repo = await mkdtemp(join(tmpdir(), "plumb-tracked-seq-"));
+  dirs.push(repo);
+  git(repo, "init", "-q");
+  const branch = ["--status-branch", "plumb-status"]; // where the record lives while git tracks the file
+  await writeFile(join(repo, "alpha.yaml"), withSecrets("alpha", "fast"));
+  expect((await apply(repo, ...branch)).code).toBe(0);
+  const file = join(repo, ".plumb", "status", "deployment.alpha.json");
+  type Record = { id: string; seq: number; manifest_digest: string };
+  const own = JSON.parse(await readFile(file, "utf8")) as Record;
+  const id = (await client.deployment("alpha")).id;
+  const revisions = (await client.revisions(id)).length;
+  await writeFile(file, JSON.stringify({ ...own, seq: Number.MAX_SAFE_INTEGER }));
+  git(repo, "add", "-f", file);
+  git(repo, "commit", "-qm", "manifests (and .plumb/status/deployment.alpha.json)");
+  const written = async () => JSON.parse(await readFile(file, "utf8")) as Record;
+
+  for (const command of [statusCommand, driftCommand]) {
+    git(repo, "checkout", "-q", "--", file); // the commit's file again
+    const refreshed = await runCommand(command, [repo, ...branch], planes, onStaging());
+    expect(refreshed.code, refreshed.err).toBe(0);
+    expect(refreshed.err).toContain("tracked by git");
+    // The branch's record refreshed and written, numbered after it (the commit's number ignored).
+    expect(await written()).toMatchObject({ id, seq: own.seq + 1 });
+  }
+
+  git(repo, "checkout", "-q", "--", file);
+  await writeFile(
+    join(repo, "alpha.yaml"),
+    withSecrets("alpha", "fast").replace("img/alpha:1", "img/alpha:2"),
+  );
+  const applied = await apply(repo, ...branch);
+  expect(applied.code, applied.err).toBe(0);
+  const record = await written();
+  expect(record.manifest_digest).not.toBe(own.manifest_digest);
+  expect(record.seq).toBeLessThan(100); // was 2^53: the commit's number continued
+  expect((await client.revisions(id)).length).toBe(revisions + 1); // the image's, nothing more
+
+  // Untracked as the warning says: the record on disk is the apply's, so the plan finds nothing to send.
+  git(repo, "rm", "-rq", "--cached", ".plumb");
+  const plan = await runCommand(planCommand, [repo, "--detailed-exitcode"], planes, onStaging());
+  expect(plan.out).toContain("No changes");
+  expect(plan.code).toBe(0);
+  expect((await client.revisions(id)).length).toBe(revisions + 1);
 });

@@ -13,7 +13,7 @@ import {
   saveObjectStatus,
   saveObservedStatus,
 } from "../../src/status/status-store.js";
-import { saveOwnObjectStatus } from "../../src/git/status-source.js";
+import { saveOwnObjectStatus, saveOwnObservedStatus } from "../../src/git/status-source.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 // The status store's edges on a real temp directory: what each problem says, missing and damaged
@@ -125,6 +125,51 @@ describe("status store edges", () => {
     await saveOwnObjectStatus(dir, sampleStatus("b", slow));
     expect(await record(dir, "a")).toMatchObject(later);
     expect(await record(dir, "b")).toMatchObject(slow);
+  });
+
+  // A file at a record's path that git tracks (a commit's) gives no sequence number either: a huge
+  // one blocked every refresh (status, drift) and made an apply's count overflow.
+  it("through saveOwnObjectStatus and saveOwnObservedStatus, a file git tracks gives no sequence number; the store's own still does", async () => {
+    const dir = await tempDir();
+    const repo = join(dir, "..");
+    execFileSync("git", ["init", "-q", repo]);
+    const huge = 1_000_000_000_000;
+    for (const name of ["a", "b", "c", "d"])
+      await saveObjectStatus(dir, { ...sampleStatus(name), seq: huge - 1 });
+    // Asked once with nothing tracked (the answer kept), then a commit's files: the index changed.
+    await saveOwnObjectStatus(dir, sampleStatus("a"));
+    expect(await record(dir, "a")).toMatchObject({ seq: huge + 1 });
+    execFileSync("git", [
+      "-C",
+      repo,
+      "add",
+      "-f",
+      join(dir, "deployment.b.json"),
+      join(dir, "deployment.d.json"),
+    ]);
+    await saveOwnObjectStatus(dir, sampleStatus("b"));
+    expect(await record(dir, "b")).toMatchObject({ seq: 1 });
+    expect(await saveOwnObservedStatus(dir, sampleStatus("c", { sync: "Synced" }), 3)).toBe(false); // own, newer
+    expect(await saveOwnObservedStatus(dir, sampleStatus("d", { sync: "Synced" }), 3)).toBe(true);
+    expect(await record(dir, "d")).toMatchObject({ sync: "Synced", seq: 4 });
+  });
+
+  it("trusts no sequence number whose next one is not a safe integer: read without it, counted again from 1", async () => {
+    const dir = await tempDir();
+    await mkdir(dir, { recursive: true });
+    const write = (name: string, seq: number) =>
+      writeFile(join(dir, `deployment.${name}.json`), JSON.stringify({ ...sampleStatus(name), seq }));
+    await write("max", Number.MAX_SAFE_INTEGER);
+    await write("above", 1e300);
+    await write("last", Number.MAX_SAFE_INTEGER - 1);
+    const { objects } = await loadStatusStore(dir);
+    expect(objects.get("Deployment/max")).not.toHaveProperty("seq");
+    expect(objects.get("Deployment/above")).not.toHaveProperty("seq");
+    expect(objects.get("Deployment/last")).toMatchObject({ seq: Number.MAX_SAFE_INTEGER - 1 });
+    await saveObjectStatus(dir, sampleStatus("max"));
+    expect(await record(dir, "max")).toMatchObject({ seq: 1 });
+    expect(await saveObservedStatus(dir, sampleStatus("above"), 7)).toBe(true);
+    expect(await record(dir, "above")).toMatchObject({ seq: 8 });
   });
 
   it("an observation over a damaged file is written, numbered after its base", async () => {
