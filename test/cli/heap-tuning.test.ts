@@ -1,3 +1,6 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   CONTROLLER_HEAP_GROWING_PERCENT,
@@ -6,6 +9,7 @@ import {
   tuneHeapForController,
 } from "../../src/cli/controller/heap-tuning.js";
 import { memoryLimitFrom, parseMemoryQuantity } from "../../src/cli/controller/memory-limit.js";
+import { assertBuilt } from "../support/built-cli.js";
 
 const MiB = 2 ** 20;
 
@@ -105,6 +109,28 @@ describe("controller heap settings", () => {
       256 * MiB,
     );
     expect(calls).toHaveLength(1);
+  });
+});
+
+describe("the restart comes first", () => {
+  it("the command's module loads neither the controller nor the logger: they load once, after the restart", () => {
+    assertBuilt();
+    const dist = (path: string) => pathToFileURL(join(process.cwd(), "dist", "src", path)).href;
+    // Every module the child resolves, as a loader hook sees it.
+    const hooks = `export async function resolve(specifier, context, next) {
+      const result = await next(specifier, context);
+      console.log(result.url);
+      return result;
+    }`;
+    const script = `
+      import { register } from "node:module";
+      register("data:text/javascript,${encodeURIComponent(hooks)}");
+      const { controllerCommand } = await import(${JSON.stringify(dist("cli/controller/controller.js"))});
+      controllerCommand();`;
+    const loaded = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(loaded).toContain(dist("cli/controller/controller.js")); // the hook saw the imports
+    for (const module of ["controller/controller.js", "logger.js", "cli/controller/run-controller.js"])
+      expect(loaded).not.toContain(dist(module));
   });
 });
 

@@ -89,6 +89,7 @@ describe("the built code", () => {
         import { pathToFileURL } from "node:url";
         register(pathToFileURL(${JSON.stringify(join(dir, "hooks.mjs"))}));
         await import(${JSON.stringify(join(root, "dist/src/cli/controller/controller.js"))});
+        await import(${JSON.stringify(join(root, "dist/src/cli/controller/run-controller.js"))});
         const { loadManifests } = await import(${JSON.stringify(join(root, "dist/src/manifest/load.js"))});
         const { parseObjectStatus } = await import(${JSON.stringify(join(root, "dist/src/status/status-store.js"))});
         const result = await loadManifests(${JSON.stringify(dir)});
