@@ -13,6 +13,7 @@ import {
   defaultStatusDir,
   loadStatusStore,
   type OwnFile,
+  removeObservedStatus,
   saveObjectStatus,
   saveObservedStatus,
 } from "../status/status-store.js";
@@ -81,6 +82,13 @@ export const saveOwnObservedStatus = (
   status: ObjectStatus,
   base: number | null,
 ): Promise<boolean> => saveObservedStatus(dir, status, base, ownFileIn(dir));
+
+/**
+ * A removal (`status`, `drift`: the object is gone) as removeObservedStatus does, where a file git
+ * tracks at the record's path (a commit's) is neither compared nor deleted from the working tree.
+ */
+export const removeOwnObservedStatus = (dir: string, status: ObjectStatus): Promise<boolean> =>
+  removeObservedStatus(dir, status, ownFileIn(dir));
 
 /** Whether a file in the store is its own record: not one git tracks, nor one git cannot say of. */
 const ownFileIn =

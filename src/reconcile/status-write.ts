@@ -4,8 +4,8 @@ import type { PlanManifestsResult } from "./plan/plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";
 import { readStateFile } from "../status/state-file.js";
-import { saveOwnObservedStatus } from "../git/status-source.js";
-import { formatObjectStatus, MAX_RECORD_BYTES, removeObservedStatus } from "../status/status-store.js";
+import { removeOwnObservedStatus, saveOwnObservedStatus } from "../git/status-source.js";
+import { formatObjectStatus, MAX_RECORD_BYTES } from "../status/status-store.js";
 import { type ObjectStatus, type StatusStore, statusFileName, statusKey } from "../status/status-types.js";
 
 /**
@@ -59,6 +59,6 @@ export async function writeRefreshedStatus(
   });
   for (const record of refreshed.records)
     await saveIfChanged(session.statusDir, record, store.objects.get(statusKey(record.kind, record.name)));
-  for (const gone of refreshed.removed) await removeObservedStatus(session.statusDir, gone);
+  for (const gone of refreshed.removed) await removeOwnObservedStatus(session.statusDir, gone);
   return refreshed.records;
 }

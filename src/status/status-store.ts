@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describeErrno, fileError } from "../errors.js";
 import { shapeCheck } from "../schema/validators.js";
@@ -248,9 +248,25 @@ export async function saveObservedStatus(
   return true;
 }
 
-/** Removes a record an observation found gone, unless a newer record was written meanwhile (saveObservedStatus). */
-export async function removeObservedStatus(dir: string, status: ObjectStatus): Promise<boolean> {
-  const file = join(dir, statusFileName(status.kind, status.name));
+/**
+ * Removes a record an observation found gone, unless a newer record was written meanwhile
+ * (saveObservedStatus). `own` is asked first when a file is there: a file that is not the store's
+ * own record (git tracks it: a commit's, a user's file) is neither compared nor deleted, whatever it
+ * says; the record removed was not in it (its load said the file is ignored).
+ */
+export async function removeObservedStatus(
+  dir: string,
+  status: ObjectStatus,
+  own?: OwnFile,
+): Promise<boolean> {
+  const name = statusFileName(status.kind, status.name);
+  const file = join(dir, name);
+  const there = await lstat(file).then(
+    () => true,
+    () => false,
+  );
+  if (!there) return true;
+  if (own && !(await own(name))) return true;
   const current = await currentRecord(file);
   if (current && (current.seq ?? 0) > (status.seq ?? 0)) return false;
   await rm(file, { force: true });

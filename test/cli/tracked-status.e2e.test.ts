@@ -174,3 +174,51 @@ it("a committed file with a huge sequence number at a record's path blocks no re
   expect(plan.code).toBe(0);
   expect((await client.revisions(id)).length).toBe(revisions + 1);
 });
+
+// A refresh removes the record of an object gone from git and from the control plane. Its removal
+// compared the number of whatever file was at the record's path and deleted it: a commit's file
+// there (git tracks it; the record came from the status branch) was deleted from the working tree
+// when its seq was low, and blocked the removal when high. A file git tracks is neither now.
+it("the removal of a gone deployment's record leaves a committed file at its path as it was", async () => {
+  const client = api(staging.url, STAGING_KEY);
+  const repo = await mkdtemp(join(tmpdir(), "plumb-tracked-remove-"));
+  dirs.push(repo);
+  git(repo, "init", "-q");
+  const branch = ["--status-branch", "plumb-status"]; // where alpha's record lives while git tracks the file
+  await writeFile(join(repo, "alpha.yaml"), plain("alpha"));
+  await writeFile(join(repo, "beta.yaml"), plain("beta"));
+  expect((await apply(repo, ...branch)).code).toBe(0);
+  const path = ".plumb/status/deployment.alpha.json";
+  const own = JSON.parse(await readFile(join(repo, path), "utf8")) as { id: string; seq: number };
+  const onBranch = () => git(repo, "ls-tree", "-r", "--name-only", "plumb-status").toString();
+  expect(onBranch()).toContain(path);
+
+  // alpha leaves git (a commit that also puts a file at its record's path) and the control plane.
+  const commit = async (seq: number) => {
+    await writeFile(join(repo, path), JSON.stringify({ ...own, seq }));
+    git(repo, "add", "-f", path);
+    git(repo, "commit", "-qm", `a file at alpha's record path, seq ${seq}`);
+  };
+  await rm(join(repo, "alpha.yaml"));
+  await commit(0);
+  await client.call("DELETE", `/v2/deployments/${own.id}`);
+  const unchanged = () => git(repo, "status", "--porcelain", "--", path).toString();
+  const ignoredOnce = (err: string) => err.split(`${path.split("/").pop()}: tracked by git`).length - 1;
+
+  const status = await runCommand(statusCommand, [repo, ...branch], planes, onStaging());
+  expect(status.code, status.err).toBe(0);
+  expect(unchanged()).toBe(""); // was " D": the commit's file deleted from the working tree
+  expect(ignoredOnce(status.err)).toBe(1);
+  expect(status.out).toContain("beta");
+  expect(status.out).not.toContain("alpha");
+
+  await commit(Number.MAX_SAFE_INTEGER - 1); // a number the store would trust
+  const drift = await runCommand(driftCommand, [repo, ...branch], planes, onStaging());
+  expect(drift.code, drift.err).toBe(0);
+  expect(unchanged()).toBe("");
+  expect(ignoredOnce(drift.err)).toBe(1);
+  expect(drift.out).not.toContain("alpha");
+  // drift publishes: the branch no longer holds alpha's record, beta's stays.
+  expect(onBranch()).not.toContain(path);
+  expect(onBranch()).toContain(".plumb/status/deployment.beta.json");
+});

@@ -13,7 +13,11 @@ import {
   saveObjectStatus,
   saveObservedStatus,
 } from "../../src/status/status-store.js";
-import { saveOwnObjectStatus, saveOwnObservedStatus } from "../../src/git/status-source.js";
+import {
+  removeOwnObservedStatus,
+  saveOwnObjectStatus,
+  saveOwnObservedStatus,
+} from "../../src/git/status-source.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 // The status store's edges on a real temp directory: what each problem says, missing and damaged
@@ -152,6 +156,34 @@ describe("status store edges", () => {
     expect(await saveOwnObservedStatus(dir, sampleStatus("c", { sync: "Synced" }), 3)).toBe(false); // own, newer
     expect(await saveOwnObservedStatus(dir, sampleStatus("d", { sync: "Synced" }), 3)).toBe(true);
     expect(await record(dir, "d")).toMatchObject({ sync: "Synced", seq: 4 });
+  });
+
+  // A removal (the object gone) neither compares with nor deletes a file git tracks at the record's
+  // path: a commit's file with a high number blocked it, with a low one (or no record) was deleted.
+  it("through removeOwnObservedStatus, a file git tracks is neither compared nor deleted; the store's own still is", async () => {
+    const dir = await tempDir();
+    const repo = join(dir, "..");
+    execFileSync("git", ["init", "-q", repo]);
+    const huge = Number.MAX_SAFE_INTEGER - 1; // the highest number trusted (written one past the writer's)
+    for (const name of ["a", "b", "c", "d"])
+      await saveObjectStatus(dir, { ...sampleStatus(name), seq: name === "b" ? 0 : huge - 1 });
+    await writeFile(join(dir, "deployment.e.json"), "not a record");
+    const committed = ["a", "b", "e"].map((n) => join(dir, `deployment.${n}.json`));
+    execFileSync("git", ["-C", repo, "add", "-f", ...committed]);
+    const texts = await Promise.all(committed.map((f) => readFile(f, "utf8")));
+    const removal = { ...sampleStatus("a"), seq: 5 };
+    expect(await removeOwnObservedStatus(dir, removal)).toBe(true); // was false: blocked by huge
+    expect(await removeOwnObservedStatus(dir, { ...removal, name: "b" })).toBe(true);
+    expect(await removeOwnObservedStatus(dir, { ...removal, name: "e" })).toBe(true);
+    expect(await Promise.all(committed.map((f) => readFile(f, "utf8")))).toEqual(texts); // none deleted
+    expect(await removeOwnObservedStatus(dir, { ...removal, name: "c" })).toBe(false); // own, newer
+    expect(await removeOwnObservedStatus(dir, { ...removal, name: "d", seq: huge })).toBe(true);
+    expect((await readdir(dir)).sort()).toEqual([
+      "deployment.a.json",
+      "deployment.b.json",
+      "deployment.c.json",
+      "deployment.e.json",
+    ]);
   });
 
   it("trusts no sequence number whose next one is not a safe integer: read without it, counted again from 1", async () => {
