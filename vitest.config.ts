@@ -23,7 +23,6 @@ export const ISOLATED = [
   "test/controller/reconcile-fingerprints.e2e.test.ts",
   "test/manifest/format/format-github.test.ts",
   "test/manifest/format/format-sarif.test.ts",
-  "test/apply/apply.e2e.test.ts",
   "test/apply/verify-environments.e2e.test.ts",
   "test/apply/crash-apply.e2e.test.ts",
   "test/apply/verify-cases.e2e.test.ts",

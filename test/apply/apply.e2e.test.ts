@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/clock.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { type Env, call, containerDoc, gitrepoDoc, startEnv, writeManifests } from "../reconcile/harness.js";
 
@@ -16,8 +17,7 @@ const revisions = async (e: Env, id: string) =>
 
 describe("apply against the local control plane", () => {
   it("creates, waits for DEPLOYED, records status; a second apply is a no-op", async () => {
-    env = await startEnv();
-    process.env.PLUMB_TEST_TOKEN = "s3cret-value";
+    env = await startEnv({}, systemClock, { ...process.env, PLUMB_TEST_TOKEN: "s3cret-value" });
     await writeManifests(env.root, [
       gitrepoDoc("alpha", { secrets: [{ name: "TOKEN", valueFrom: { env: "PLUMB_TEST_TOKEN" } }] }),
       containerDoc("beta", "registry.example/beta:1"),

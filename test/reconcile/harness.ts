@@ -73,6 +73,8 @@ export type Env = {
 export async function startEnv(
   cpOptions: Partial<ControlPlaneOptions> = {},
   clock: Clock = systemClock,
+  /** Where plan reads secrets' `valueFrom: {env}` (a test's own, so it need not write process.env). */
+  processEnv: NodeJS.ProcessEnv = process.env,
 ): Promise<Env> {
   const cp = await startControlPlane({
     revisionSeconds: 0,
@@ -95,6 +97,7 @@ export async function startEnv(
       controlPlane: ports.controlPlane,
       platform: ports.platformClient,
       recorded: recordsFromStatus(store),
+      env: processEnv,
     });
     if (!result.ok) throw new Error(JSON.stringify(result.problems));
     return { plan: result.plan, objects: applyObjects(result) };
