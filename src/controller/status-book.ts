@@ -16,7 +16,7 @@ import {
   saveObjectStatus,
 } from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
-import { trackedRecords } from "../git/tracked-records.js";
+import { trackedRecords, trackedRecordsNow } from "../git/tracked-records.js";
 import { errorMessage } from "./error-message.js";
 import type { DisplacedRecords } from "./displaced-records.js";
 import type { PushFence } from "../git/fenced-push.js";
@@ -182,7 +182,17 @@ async function ownRecords(
   const answer = await trackedRecords(statusDir).catch(() => undefined);
   const tracked = new Set(answer?.keys());
   await displaced?.restore(answer && tracked, statuses);
-  const away = (file: string) => displaced !== undefined && tracked.has(file);
+  // Also a file git tracks already that checkTracked has not said yet: a write between the reset to
+  // a pulled commit and that check wrote over the commit's file in the working tree. git's answer is
+  // the one kept until its index changes (trackedRecordsNow: a stat of the index per write), and the
+  // reset writes a new index; when git cannot say, the store as before (checkTracked logs that).
+  const trackedNow = (file: string) =>
+    trackedRecordsNow(statusDir).then(
+      (now) => now.has(file),
+      () => false,
+    );
+  const away = async (file: string) =>
+    displaced !== undefined && (tracked.has(file) || (await trackedNow(file)));
   return {
     tracked,
     text: (file: string) => {
@@ -190,12 +200,12 @@ async function ownRecords(
       return status && formatObjectStatus(status);
     },
     save: async (status: ObjectStatus) => {
-      if (away(statusFileName(status.kind, status.name))) await displaced!.save(status);
+      if (await away(statusFileName(status.kind, status.name))) await displaced!.save(status);
       else await saveOwnObjectStatus(statusDir, status);
     },
     remove: async (kind: string, name: string) => {
       const file = statusFileName(kind, name);
-      if (away(file)) await displaced!.remove(file);
+      if (await away(file)) await displaced!.remove(file);
       else await removeObjectStatus(statusDir, kind, name);
     },
     /** A commit now has a file at the record's path: the record is kept away from it from now on. */

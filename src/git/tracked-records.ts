@@ -49,9 +49,10 @@ export async function trackedRecords(dir: string): Promise<Map<string, string>> 
  * run; when git cannot say (or where its index is), its failure is thrown each time, as trackedRecords.
  */
 export async function trackedRecordsNow(dir: string): Promise<ReadonlyMap<string, string>> {
-  if (!insideRepository(dir)) return new Map();
+  // The kept answer first: one stat per write (the controller's writes into a checkout ask each time).
   const known = answers.get(dir);
   if (known && indexStamp(known.index) === known.stamp) return known.tracked;
+  if (!insideRepository(dir)) return new Map();
   const index = known?.index ?? (await indexOf(dir));
   const stamp = index === undefined ? undefined : indexStamp(index); // before git reads it
   const tracked = await trackedRecords(dir);

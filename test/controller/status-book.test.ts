@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { displacedRecords } from "../../src/controller/displaced-records.js";
 import { openStatusBook, sameRecord } from "../../src/controller/status-book.js";
 import { PlumbError } from "../../src/errors.js";
 import { createGitStop, GitStopped } from "../../src/git/stoppable-git.js";
@@ -121,5 +122,45 @@ describe("status book: the last publish at the stop", () => {
     expect((await stoppedBook({ fence: TAKEN }, true)).said).toEqual([
       "40 lost the state lock: status branch not published ",
     ]);
+  });
+});
+
+// A git source's store is in its checkout: a pulled commit can put a file at the path of one of the
+// book's records. Between the reset to that commit and checkTracked, a reconcile's record (or a
+// prune's removal) went to the store path and wrote over (or deleted) the commit's file in the
+// working tree. It goes to the displaced records now, as once checkTracked has said the file.
+describe("status book: a commit's file at a record's path, not yet checked", () => {
+  it("is neither written over nor deleted; the record is kept displaced, from the book's own fields", async () => {
+    const checkout = await mkdtemp(join(tmpdir(), "plumb-book-window-"));
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-C", checkout, "-c", "user.name=t", "-c", "user.email=t@localhost", ...args]);
+    git("init", "-q");
+    const statusDir = join(checkout, ".plumb", "status");
+    const log = memoryLogger();
+    const opened = await openStatusBook({
+      location: { root: checkout },
+      timers: manualTimers(),
+      log: log.logger,
+      displaced: await displacedRecords(checkout, statusDir, log.logger),
+    });
+    await opened.record(status("a"));
+    const path = join(".plumb", "status", statusFileName("Deployment", "a"));
+    const commitsText = `${JSON.stringify({ ...status("a", { id: "forged" }), seq: 1_000, applied_at: "2099-01-01T00:00:00.000Z", manifest_digest: "sha256:forged" })}\n`;
+    await writeFile(join(checkout, path), commitsText);
+    git("add", "-f", path);
+    git("commit", "-qm", "a file at a's record path"); // as the reset to a pulled commit leaves it
+
+    await opened.record(status("a", { sync: "OutOfSync", applied_at: "2026-01-01T00:00:00.000Z" }));
+    expect(git("status", "--porcelain").toString()).toBe(""); // was " M": written over
+    const kept = join(checkout, ".git", "plumb", "displaced-status", path);
+    const displaced = JSON.parse(await readFile(kept, "utf8")) as Record<string, unknown>;
+    expect(displaced).toMatchObject({ id: "id-a", sync: "OutOfSync", manifest_digest: null });
+    expect(displaced.seq).toBeLessThan(1_000);
+
+    await opened.forget("Deployment", "a"); // pruned meanwhile
+    expect(git("status", "--porcelain").toString()).toBe(""); // was " D": deleted
+    await expect(readFile(kept)).rejects.toThrow();
+    await opened.checkTracked();
+    expect(log.lines().some((l) => l.msg === "ignoring status file")).toBe(true);
   });
 });
