@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,6 +12,7 @@ import { assertBuilt, type CliRun, spawnCli } from "../support/built-cli.js";
 import { type GitHttpServer, startGitHttpServer } from "./git-http-server.js";
 import { startReceiver } from "./notify-receiver.js";
 import { waitFor } from "./support.js";
+import { processesNaming } from "../support/processes.js";
 
 // The built controller, told to stop (SIGTERM) while its first clone waits on a git server that
 // never answers, exits within seconds with its usual code (0), and leaves no git process behind.
@@ -42,20 +42,6 @@ afterEach(async () => {
   await cp.stop();
   await rm(work, { recursive: true, force: true });
 });
-
-/** The pids of the processes whose command line holds `marker` (Linux's /proc). */
-function processesNaming(marker: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, "latin1").includes(marker)) pids.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
 
 it.runIf(process.platform === "linux")(
   "SIGTERM during a clone that hangs: exits 0 within seconds, no git process left",

@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,6 +12,7 @@ import { acquireBranchLease, leaseRef } from "../../src/lock/branch-lease.js";
 import { newHolder } from "../../src/lock/holder.js";
 import { type GitHttpServer, startGitHttpServer } from "../controller/git-http-server.js";
 import { waitFor } from "../controller/support.js";
+import { processesNaming } from "../support/processes.js";
 
 // The status branch's lease renews on the spot: a holder whose event loop was blocked past its renew
 // deadline (no timer renewal ran) but whose lease has not run out on its own monotonic clock makes
@@ -130,20 +130,6 @@ describe("the status branch lease past its renew deadline", () => {
     await lease.release();
   }, 30_000);
 });
-
-/** The pids of the processes whose command line holds `marker` (Linux's /proc). */
-function processesNaming(marker: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, "latin1").includes(marker)) pids.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
 
 /** What is left of the processes naming `marker` once they had 3 s to go (killed then: without the fix, git's helper). */
 async function leftBehind(marker: string): Promise<number[]> {
