@@ -5,6 +5,7 @@ import type { Logger } from "../logger.js";
 import {
   loadStatus,
   publishStatus,
+  removeOwnObjectStatus,
   resolveStatusDir,
   saveOwnObjectStatus,
   type StatusLocation,
@@ -206,7 +207,7 @@ async function ownRecords(
     remove: async (kind: string, name: string) => {
       const file = statusFileName(kind, name);
       if (await away(file)) await displaced!.remove(file);
-      else await removeObjectStatus(statusDir, kind, name);
+      else await removeOwnObjectStatus(statusDir, kind, name); // a --dir store: a file git tracks stays
     },
     /** A commit now has a file at the record's path: the record is kept away from it from now on. */
     tracks: async (file: string) => {

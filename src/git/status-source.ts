@@ -13,6 +13,7 @@ import {
   defaultStatusDir,
   loadStatusStore,
   type OwnFile,
+  removeObjectStatus,
   removeObservedStatus,
   saveObjectStatus,
   saveObservedStatus,
@@ -89,6 +90,10 @@ export const saveOwnObservedStatus = (
  */
 export const removeOwnObservedStatus = (dir: string, status: ObjectStatus): Promise<boolean> =>
   removeObservedStatus(dir, status, ownFileIn(dir));
+
+/** An object's record removed (pruned) as removeObjectStatus does, never a file git tracks at its path. */
+export const removeOwnObjectStatus = (dir: string, kind: string, name: string): Promise<void> =>
+  removeObjectStatus(dir, kind, name, ownFileIn(dir));
 
 /** Whether a file in the store is its own record: not one git tracks, nor one git cannot say of. */
 const ownFileIn =

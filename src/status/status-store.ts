@@ -261,11 +261,7 @@ export async function removeObservedStatus(
 ): Promise<boolean> {
   const name = statusFileName(status.kind, status.name);
   const file = join(dir, name);
-  const there = await lstat(file).then(
-    () => true,
-    () => false,
-  );
-  if (!there) return true;
+  if (!(await exists(file))) return true;
   if (own && !(await own(name))) return true;
   const current = await currentRecord(file);
   if (current && (current.seq ?? 0) > (status.seq ?? 0)) return false;
@@ -290,7 +286,24 @@ export async function checkStatusDirWritable(dir: string): Promise<void> {
 
 const STATUS_DIR_FIX = "status records cannot live there: pass --status-dir to a writable directory";
 
-/** Removes an object's record (it is no longer managed). Missing files are fine. */
-export async function removeObjectStatus(dir: string, kind: string, name: string): Promise<void> {
-  await rm(join(dir, statusFileName(kind, name)), { force: true });
+/**
+ * Removes an object's record (it is no longer managed). Missing files are fine. `own` is asked when
+ * a file is there: one that is not the store's own record (git tracks it) is not deleted.
+ */
+export async function removeObjectStatus(
+  dir: string,
+  kind: string,
+  name: string,
+  own?: OwnFile,
+): Promise<void> {
+  const file = join(dir, statusFileName(kind, name));
+  if (own && (await exists(file)) && !(await own(statusFileName(kind, name)))) return;
+  await rm(file, { force: true });
 }
+
+/** Whether anything is at `file` (not followed through a symlink). */
+const exists = (file: string): Promise<boolean> =>
+  lstat(file).then(
+    () => true,
+    () => false,
+  );

@@ -222,3 +222,32 @@ it("the removal of a gone deployment's record leaves a committed file at its pat
   expect(onBranch()).not.toContain(path);
   expect(onBranch()).toContain(".plumb/status/deployment.beta.json");
 });
+
+// apply --prune deletes a deployment whose manifest left git, recorded as plumb's (here on the status
+// branch), then removes its record: that removal deleted whatever file was at the record's path, a
+// file git tracks too. The deployment is pruned; the commit's file stays as it was.
+it("apply --prune removes a pruned deployment's record, never a committed file at its path", async () => {
+  const client = api(staging.url, STAGING_KEY);
+  const repo = await mkdtemp(join(tmpdir(), "plumb-tracked-prune-"));
+  dirs.push(repo);
+  git(repo, "init", "-q");
+  const branch = ["--status-branch", "plumb-status"];
+  await writeFile(join(repo, "gamma.yaml"), plain("gamma"));
+  await writeFile(join(repo, "delta.yaml"), plain("delta"));
+  expect((await apply(repo, ...branch)).code).toBe(0);
+  const path = ".plumb/status/deployment.gamma.json";
+  const own = JSON.parse(await readFile(join(repo, path), "utf8")) as object;
+  await rm(join(repo, "gamma.yaml"));
+  await writeFile(join(repo, path), JSON.stringify({ ...own, seq: 0 }));
+  git(repo, "add", "-f", path);
+  git(repo, "commit", "-qm", "gamma leaves git; a file at its record's path");
+
+  const pruned = await apply(repo, "--prune", ...branch);
+  expect(pruned.code, pruned.err).toBe(0);
+  const names = (await client.deployments()).map((d) => d.name);
+  expect(names).toContain("delta");
+  expect(names).not.toContain("gamma");
+  expect(git(repo, "status", "--porcelain", "--", path).toString()).toBe(""); // was " D"
+  const published = git(repo, "ls-tree", "-r", "--name-only", "plumb-status").toString();
+  expect(published).not.toContain("deployment.gamma.json");
+});

@@ -164,3 +164,23 @@ describe("status book: a commit's file at a record's path, not yet checked", () 
     expect(log.lines().some((l) => l.msg === "ignoring status file")).toBe(true);
   });
 });
+
+// Without displaced records (a --dir controller: the store is in the user's repository), a pruned
+// object's removal deleted whatever file was at its record's path, one git tracks too.
+it("status book: a prune's removal leaves a file git tracks at the record's path", async () => {
+  const repo = await mkdtemp(join(tmpdir(), "plumb-book-dir-"));
+  execFileSync("git", ["init", "-q", repo]);
+  const opened = await openStatusBook({
+    location: { root: repo },
+    timers: manualTimers(),
+    log: memoryLogger().logger,
+  });
+  await opened.record(status("a"));
+  await opened.record(status("b"));
+  const path = join(".plumb", "status", statusFileName("Deployment", "a"));
+  execFileSync("git", ["-C", repo, "add", "-f", path]); // the user's, as far as git says
+  await opened.forget("Deployment", "a");
+  await opened.forget("Deployment", "b");
+  expect(JSON.parse(await readFile(join(repo, path), "utf8"))).toMatchObject({ id: "id-a" }); // was deleted
+  await expect(readFile(join(repo, ".plumb", "status", statusFileName("Deployment", "b")))).rejects.toThrow();
+});

@@ -47,8 +47,8 @@ import {
   type SessionIo,
   warnUnknownSecrets,
 } from "../../reconcile/session.js";
-import { publishStatus, saveOwnObjectStatus } from "../../git/status-source.js";
-import { checkStatusDirWritable, removeObjectStatus } from "../../status/status-store.js";
+import { publishStatus, removeOwnObjectStatus, saveOwnObjectStatus } from "../../git/status-source.js";
+import { checkStatusDirWritable } from "../../status/status-store.js";
 import { count } from "../../report/plural.js";
 import { positiveInt } from "../flag-values.js";
 import { reportInvalidManifests } from "../../report/report-invalid.js";
@@ -290,7 +290,7 @@ const fencedRecords = ({ lock, session }: Confirmed) => ({
   },
   forget: async (kind: string, name: string) => {
     lock.assertHeld();
-    await removeObjectStatus(session.statusDir, kind, name);
+    await removeOwnObjectStatus(session.statusDir, kind, name); // never a file git tracks there
   },
 });
 
