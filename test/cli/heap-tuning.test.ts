@@ -127,7 +127,9 @@ describe("the restart comes first", () => {
       register("data:text/javascript,${encodeURIComponent(hooks)}");
       const { controllerCommand } = await import(${JSON.stringify(dist("cli/controller/controller.js"))});
       controllerCommand();`;
-    const loaded = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    const loaded = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+    });
     expect(loaded).toContain(dist("cli/controller/controller.js")); // the hook saw the imports
     for (const module of ["controller/controller.js", "logger.js", "cli/controller/run-controller.js"])
       expect(loaded).not.toContain(dist(module));
