@@ -10,12 +10,7 @@ import {
   saveOwnObjectStatus,
   type StatusLocation,
 } from "../git/status-source.js";
-import {
-  formatObjectStatus,
-  loadStatusStore,
-  removeObjectStatus,
-  saveObjectStatus,
-} from "../status/status-store.js";
+import { formatObjectStatus, loadStatusStore, saveObjectStatus } from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
 import { trackedRecords, trackedRecordsNow } from "../git/tracked-records.js";
 import { errorMessage } from "./error-message.js";
@@ -142,7 +137,7 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       await own.save(status);
       onDisk?.add(file);
       if (legacy.delete(key) && options.legacy) {
-        await removeObjectStatus(resolveStatusDir(options.legacy), status.kind, status.name);
+        await removeOwnObjectStatus(resolveStatusDir(options.legacy), status.kind, status.name);
         moved = true;
       }
       options.onChange?.(key);

@@ -157,6 +157,8 @@ describe("one status location for the CLI and the controller", () => {
       JSON.stringify({ ...elsewhere("zed"), id: "forged" }),
     );
     await writeFile(join(work, ".plumb/status/deployment.yon.json"), "not a record\n");
+    // And one at the older-layout path of a record that moves (a's): the move removes no file git tracks.
+    await writeFile(join(work, ".plumb/status/deployment.a.json"), "the commit's\n");
     await git(work, "add", "-f", ".plumb");
     await git(work, "commit", "-m", "a store committed at the root");
     await git(work, "push", "origin", "main");
@@ -181,7 +183,7 @@ describe("one status location for the CLI and the controller", () => {
       expect(JSON.parse(shown.stdout)).toEqual(elsewhere(name));
     }
     // The commit's files in the checkout are as committed: the branch's records were not written
-    // over them (yon's, not read as a record, was).
+    // over them (yon's, not read as a record, was), and a's move did not delete its file.
     expect((await git(checkout, "diff", "--name-only")).stdout).toBe("");
   });
 
