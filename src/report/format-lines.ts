@@ -121,7 +121,9 @@ function checksLine(checks: NonNullable<PlannedChange["checks"]>): string {
   const p95 = checks.max_latency_p95_ms === null ? "" : `, max p95 ${checks.max_latency_p95_ms} ms`;
   const last = checks.last
     ? `; last: ${checks.last.passed} of ${checks.last.runs} passed, p95 ${checks.last.p95_ms} ms on ${checks.last.revision_id}`
-    : "";
+    : checks.last_invalid
+      ? `; last: checks record invalid: ${checks.last_invalid}`
+      : "";
   return `checks after DEPLOYED: ${checks.runs} runs, min_pass_ratio ${checks.min_pass_ratio}${p95}${last}`;
 }
 

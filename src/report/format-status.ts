@@ -1,12 +1,18 @@
 import { createColors } from "picocolors";
+import { checksRecordInvalid } from "../status/checks-record-problems.js";
 import type { ObjectStatus } from "../status/status-types.js";
 
 const pad = (text: string, width: number) => text + " ".repeat(Math.max(0, width - text.length));
 
-/** `8/9 p95 1290ms`: the agent's checks of the active revision; `-` when none ran on it. */
+/**
+ * `8/9 p95 1290ms`: the agent's checks of the active revision; `-` when none ran on it; `record
+ * invalid: …` (escaped, cut) when the record contradicts itself.
+ */
 function checksCell(s: ObjectStatus): string {
   const checks = s.checks;
   if (!checks || checks.revision_id !== s.active_revision_id) return "-";
+  const invalid = checksRecordInvalid(checks);
+  if (invalid) return `record invalid: ${invalid}`;
   return `${checks.passed}/${checks.runs} p95 ${checks.latency_ms.p95}ms`;
 }
 

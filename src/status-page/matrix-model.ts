@@ -1,3 +1,4 @@
+import { checksRecordInvalid } from "../status/checks-record-problems.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "../status/status-types.js";
 
 // The status page's deployment × environment matrix (docs/environments.md "Checks" and the
@@ -32,6 +33,8 @@ type MatrixCell = {
   health: HealthStatus;
   /** The agent's checks of the active revision; null when none ran on it. */
   checks: { passed: number; runs: number; pass_ratio: number; p95_ms: number } | null;
+  /** The first problem of a self-contradictory checks record of the active revision (then checks is null). */
+  checks_invalid: string | null;
   /** The environment this one is promoted from, when that runs another version (null: not behind). */
   lags_behind: string | null;
 };
@@ -102,7 +105,9 @@ const baseName = (name: string, suffix: string | null | undefined) =>
 
 function cellOf(record: ObjectStatus): Omit<MatrixCell, "lags_behind"> {
   const checks = record.checks;
-  const current = checks && checks.revision_id === record.active_revision_id ? checks : null;
+  const active = checks && checks.revision_id === record.active_revision_id ? checks : null;
+  const invalid = active && checksRecordInvalid(active);
+  const current = invalid ? null : active;
   return {
     name: record.name,
     revision_id: record.active_revision_id ?? record.latest_revision_id,
@@ -118,6 +123,7 @@ function cellOf(record: ObjectStatus): Omit<MatrixCell, "lags_behind"> {
           p95_ms: current.latency_ms.p95,
         }
       : null,
+    checks_invalid: invalid || null,
   };
 }
 

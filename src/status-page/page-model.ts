@@ -1,5 +1,6 @@
 import type { Line } from "../report/format-lines.js";
 import type { ChecksRecord } from "../status/checks-record.js";
+import { checksRecordInvalid } from "../status/checks-record-problems.js";
 import {
   HEALTH_STATUSES,
   type HealthStatus,
@@ -54,6 +55,8 @@ export type ObjectRow = {
   drift_fields: string[];
   /** The agent's checks of the revision they name (spec.verify); null before any ran. */
   checks: ChecksRecord | null;
+  /** The first problem of a self-contradictory checks record (then checks is null): none of its figures are shown. */
+  checks_invalid: string | null;
 };
 
 export type ObjectQuery = { sync?: string; health?: string; q?: string; offset?: number; limit?: number };
@@ -73,6 +76,7 @@ const DEFAULT_PAGE_SIZE = 50;
 
 export function buildObjectRow(object: PageObject): ObjectRow {
   const { status, activity } = object;
+  const invalid = status?.checks ? checksRecordInvalid(status.checks) : null;
   return {
     kind: object.kind,
     name: object.name,
@@ -98,7 +102,8 @@ export function buildObjectRow(object: PageObject): ObjectRow {
       : null,
     last_error: status?.last_error ?? null,
     drift_fields: activity?.drift_fields ?? [],
-    checks: status?.checks ?? null,
+    checks: invalid ? null : (status?.checks ?? null),
+    checks_invalid: invalid,
   };
 }
 

@@ -54,3 +54,12 @@ function latencyProblems(latency: unknown): string[] {
   const { p50, p95, max } = values as { p50: number; p95: number; max: number };
   return p50 <= p95 && p95 <= max ? [] : [`latency_ms is not p50 <= p95 <= max (${p50}, ${p95}, ${max})`];
 }
+
+/**
+ * The first of checksRecordProblems, or null when the record is consistent. Every place that shows
+ * a record's figures (the status page's matrix and detail, `plumb status`, a plan's last checks)
+ * shows this instead of figures it cannot trust: "checks record invalid: …" (docs/environments.md).
+ */
+export function checksRecordInvalid(record: ChecksRecord): string | null {
+  return checksRecordProblems(record)[0] ?? null;
+}

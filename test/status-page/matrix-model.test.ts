@@ -8,6 +8,10 @@ import {
 } from "../../src/status-page/matrix-model.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
 import { status } from "../controller/fixtures.js";
+import { formatStatusText } from "../../src/report/format-status.js";
+import { withPlannedChecks } from "../../src/apply/verify/verify-plan.js";
+import { changeLines } from "../../src/report/format-lines.js";
+import type { Manifest } from "../../src/schema/manifest.js";
 
 const gitrepo = (name: string, ref: string, extra: Partial<ObjectStatus> = {}) =>
   status(name, { applied_spec: { source: "gitrepo", source_revision_config: { repo_ref: ref } }, ...extra });
@@ -94,6 +98,7 @@ describe("buildEnvironmentMatrix", () => {
       sync: "Synced",
       health: "Healthy",
       checks: { passed: 3, runs: 4, pass_ratio: 0.75, p95_ms: 400 },
+      checks_invalid: null,
       lags_behind: null,
     });
     expect(support.cells[1]).toMatchObject({ name: "support-agent", version: "v1.4.1", checks: null });
@@ -148,5 +153,64 @@ describe("the object row", () => {
         activity: undefined,
       }).checks,
     ).toBeNull();
+  });
+});
+
+describe("a checks record that contradicts itself (docs/environments.md, Checks)", () => {
+  // pass_ratio 1 with 3 of 10 passed: the record was edited; none of its figures is shown.
+  const edited = { ...checks("rev-a"), runs: 10, passed: 3, pass_ratio: 1 };
+  const problem = "pass_ratio 1 is not 3/10 passed (0.3)";
+  const record = gitrepo("a", "v1", { active_revision_id: "rev-a", checks: edited });
+
+  it("is shown in the matrix as invalid, with its first problem, never its figures", () => {
+    const cell = buildEnvironmentMatrix([{ name: "dev", records: [record] }]).rows[0]!.cells[0]!;
+    expect(cell.checks).toBeNull();
+    expect(cell.checks_invalid).toBe(problem);
+    const valid = gitrepo("a", "v1", { active_revision_id: "rev-a", checks: checks("rev-a") });
+    expect(
+      buildEnvironmentMatrix([{ name: "dev", records: [valid] }]).rows[0]!.cells[0]!.checks_invalid,
+    ).toBeNull();
+  });
+
+  it("is shown in the object's detail and in plumb status as invalid, escaped", () => {
+    const row = buildObjectRow({
+      kind: "Deployment",
+      name: "a",
+      status: record,
+      manifest: undefined,
+      activity: undefined,
+    });
+    expect(row).toMatchObject({ checks: null, checks_invalid: problem });
+    expect(formatStatusText([record])).toContain(`record invalid: ${problem}`);
+    expect(formatStatusText([record])).not.toContain("3/10 p95");
+    const control = gitrepo("a", "v1", {
+      active_revision_id: "rev-a",
+      checks: { ...edited, runs: "\u001b[2J" as never },
+    });
+    const text = formatStatusText([control]);
+    expect(text).toContain('record invalid: runs is "\\u001b[2J", not a whole number');
+    expect(text).not.toContain("\u001b");
+  });
+
+  it("is said as invalid in a plan's last checks", () => {
+    const manifest = {
+      apiVersion: "plumb/v1",
+      kind: "Deployment",
+      metadata: { name: "a" },
+      spec: { source: "gitrepo", verify: { input: "hi" } },
+    } as unknown as Manifest;
+    const plan = withPlannedChecks(
+      {
+        changes: [{ kind: "Deployment", name: "a", action: "update", diff: [], errors: [], warnings: [] }],
+      } as never,
+      new Map([["Deployment/a", manifest]]),
+      new Map([["Deployment/a", record]]),
+    );
+    const change = plan.changes[0]!;
+    expect(change.checks).toMatchObject({ last: null, last_invalid: problem });
+    const text = changeLines(change)
+      .map((l) => l.text)
+      .join("\n");
+    expect(text).toContain(`last: checks record invalid: ${problem}`);
   });
 });

@@ -171,6 +171,44 @@ describe.skipIf(!haveBrowser)("the environment matrix in Chromium", () => {
     expect(await page.locator("#matrix-rows").textContent()).toContain("support-agent");
   });
 
+  it("shows a checks record that contradicts itself as invalid, escaped, never its figures", async () => {
+    const edited = {
+      revision_id: "rev-a",
+      at: "2026-11-25T19:00:00.000Z",
+      runs: 10,
+      passed: 3,
+      pass_ratio: 1,
+      latency_ms: { p50: 80, p95: 120, max: 120 },
+    };
+    const page = await browser.newPage();
+    await page.goto(
+      await serve([
+        { name: "dev", records: [gitrepo("a", "v1", { active_revision_id: "rev-a", checks: edited })] },
+        {
+          name: "prod",
+          promotion_from: "dev",
+          records: [
+            gitrepo("a", "v1", {
+              active_revision_id: "rev-a",
+              checks: { ...edited, runs: "<img src=x>" as never },
+            }),
+          ],
+        },
+      ]),
+    );
+    await expect.poll(() => page.locator("#matrix").isVisible()).toBe(true);
+    const cells = page.locator("#matrix-rows tr", { hasText: "a" }).locator("td");
+    await expect.poll(() => cells.count()).toBe(2);
+    expect(await cells.nth(0).textContent()).toContain(
+      "checks record invalid: pass_ratio 1 is not 3/10 passed (0.3)",
+    );
+    expect(await cells.nth(0).textContent()).not.toContain("checks 3/10");
+    expect(await cells.nth(1).textContent()).toContain(
+      'checks record invalid: runs is "<img src=x>", not a whole number',
+    );
+    expect(await page.locator("#matrix-rows img").count()).toBe(0);
+  });
+
   it("the picker shows one environment (its header, objects and details) or the matrix", async () => {
     const page = await browser.newPage();
     const base = await serve(TWO_ENVIRONMENTS);

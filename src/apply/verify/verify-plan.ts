@@ -2,6 +2,7 @@ import type { Plan, PlannedChecks } from "../../diff/plan/plan-types.js";
 import type { Manifest } from "../../schema/manifest.js";
 import type { ObjectStatus } from "../../status/status-types.js";
 import { statusKey } from "../../status/status-types.js";
+import { checksRecordInvalid } from "../../status/checks-record-problems.js";
 
 // Pure: what a plan says of each Deployment's checks (spec.verify): how many runs apply will make
 // after DEPLOYED, the thresholds, and what the status record measured last.
@@ -10,7 +11,9 @@ function plannedChecks(manifest: Manifest, record: ObjectStatus | undefined): Pl
   if (manifest.kind !== "Deployment" || !manifest.spec.verify) return undefined;
   const verify = manifest.spec.verify;
   const asked = (verify.cases?.length ?? 0) + (verify.input ? 1 : 0);
-  const last = record?.checks;
+  const recorded = record?.checks;
+  const invalid = recorded ? checksRecordInvalid(recorded) : null;
+  const last = invalid ? undefined : recorded;
   return {
     runs: asked * (verify.repeat ?? 1),
     min_pass_ratio: verify.min_pass_ratio ?? 1,
@@ -24,6 +27,7 @@ function plannedChecks(manifest: Manifest, record: ObjectStatus | undefined): Pl
           p95_ms: last.latency_ms.p95,
         }
       : null,
+    ...(invalid ? { last_invalid: invalid } : {}),
   };
 }
 

@@ -114,6 +114,8 @@ export type PlannedChecks = {
   max_latency_p95_ms: number | null;
   /** The status record's checks, when any ran (of the revision named). */
   last: { revision_id: string; runs: number; passed: number; pass_ratio: number; p95_ms: number } | null;
+  /** The first problem of a self-contradictory checks record (then last is null; docs/environments.md). */
+  last_invalid?: string;
 };
 
 /**

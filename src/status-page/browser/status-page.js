@@ -15,7 +15,8 @@ const HEALTH = ["Healthy", "Progressing", "Degraded", "Unknown"];
 /** @typedef {{ kind: string, name: string, sync: string, health: string, id: string|null,
  *   latest_revision_id: string|null, active_revision_id: string|null, revision_status: string|null,
  *   updated_at: string|null, git_commit: string|null, file: string|null, line: number|null,
- *   last_reconcile: Reconcile|null, last_error: string|null, drift_fields: string[], checks: Checks|null }} Row */
+ *   last_reconcile: Reconcile|null, last_error: string|null, drift_fields: string[], checks: Checks|null,
+ *   checks_invalid: string|null }} Row */
 /** @typedef {{ revision_id: string, at: string, runs: number, passed: number, pass_ratio: number,
  *   latency_ms: { p50: number, p95: number, max: number }, first_token_ms?: { p50: number, p95: number },
  *   failures?: Array<{ case: string, reason: string }> }} Checks */
@@ -24,7 +25,7 @@ const HEALTH = ["Healthy", "Progressing", "Degraded", "Unknown"];
 
 /** @typedef {{ name: string, revision_id: string|null, revision_status: string|null, version: string|null,
  *   sync: string, health: string, checks: { passed: number, runs: number, pass_ratio: number, p95_ms: number }|null,
- *   lags_behind: string|null }} Cell */
+ *   checks_invalid: string|null, lags_behind: string|null }} Cell */
 /** @typedef {{ environments: string[], upstream: Array<string|null>, total: number, matched: number,
  *   lagging: number, rows: Array<{ deployment: string, cells: Array<Cell|null>, lagging: boolean }> }} Matrix */
 
@@ -290,7 +291,9 @@ function renderCell(c, environment) {
   td.append(link, el("br"));
   td.append(el("small", `${short(c.revision_id)} ${c.revision_status ?? ""}`), el("br"));
   td.append(badge(c.sync), " ", badge(c.health));
-  if (c.checks)
+  if (c.checks_invalid)
+    td.append(el("br"), el("small", `checks record invalid: ${c.checks_invalid}`, "error"));
+  else if (c.checks)
     td.append(
       el("br"),
       el("small", `checks ${c.checks.passed}/${c.checks.runs} · p95 ${c.checks.p95_ms} ms`),
@@ -383,6 +386,10 @@ function renderChecks(o) {
   const c = o.checks;
   const failures = $("detail-check-failures");
   failures.replaceChildren();
+  if (o.checks_invalid) {
+    renderFacts($("detail-checks"), [["Checks", `record invalid: ${o.checks_invalid}`]]);
+    return;
+  }
   if (!c) {
     renderFacts($("detail-checks"), [["Checks", "none recorded (spec.verify runs them after DEPLOYED)"]]);
     return;
