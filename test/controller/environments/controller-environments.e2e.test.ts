@@ -1,12 +1,14 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { systemClock } from "../../../src/clock.js";
+import { type Clock, systemClock } from "../../../src/clock.js";
 import { startController } from "../../../src/controller/controller.js";
+import { DEFAULT_TENANT_ID } from "../../../src/control-plane/options.js";
+import { startControlPlane } from "../../../src/control-plane/server.js";
 import { acquireStateLock } from "../../../src/lock/index.js";
 import { freePort } from "../../support/free-port.js";
 import { startReceiver } from "../notify-receiver.js";
-import { waitFor } from "../support.js";
+import { api, waitFor } from "../support.js";
 import {
   environmentOptions,
   imageOn,
@@ -233,4 +235,65 @@ it("a replica leading no environment stamps its page header with the injected cl
   } finally {
     await held.release();
   }
+}, 60_000);
+
+// plumb_settled per environment (docs/controller.md, Metrics and Environments): 1 for an
+// environment once every object of its first scan has been reconciled once, 0 for one whose first
+// reconcile still waits, whatever the other environments say. prod's control plane holds its
+// revisions (its clock frozen until open()); staging's deploy at once.
+/** The local control plane's time, frozen until open(): prod's revision stays in its first state. */
+function gatedClock(): Clock & { open(): void } {
+  const frozenAt = Date.now();
+  let opened = false;
+  return {
+    now: () => (opened ? Date.now() : frozenAt),
+    sleep: systemClock.sleep,
+    open: () => void (opened = true),
+  };
+}
+
+const settledOf = (metrics: string) =>
+  [...metrics.matchAll(/^plumb_settled\{environment="([^"]+)"\} (\d)$/gm)]
+    .map((m) => `${m[1]} ${m[2]}`)
+    .sort();
+
+it("plumb_settled says it per environment: staging settled while prod's first reconcile waits", async () => {
+  const clock = gatedClock();
+  await h.prod.stop();
+  h.prod = await startControlPlane({
+    revisionSeconds: 0.02,
+    deploymentReadySeconds: 0,
+    apiKeys: [{ key: PROD_KEY, tenants: [DEFAULT_TENANT_ID] }],
+    clock,
+  });
+  await writeTree(h);
+  const port = await freePort();
+  const controller = await startController(
+    environmentOptions(h, { listen: { host: "127.0.0.1", port }, timeoutMs: 60_000 }),
+  );
+  h.controllers.push(controller);
+  const metrics = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+
+  // prod's alpha and its revision exist; the revision cannot advance: prod's reconcile is in flight.
+  const prod = api(h.prod.url, PROD_KEY);
+  const alpha = await waitFor("prod's alpha created", () => prod.deployment("alpha"), 20_000);
+  await waitFor("prod's revision", async () =>
+    (await prod.revisions(alpha.id)).length > 0 ? true : undefined,
+  );
+  await waitFor("staging settled", async () => settledOf(await metrics()).includes("staging 1"), 20_000);
+  const held = await metrics();
+  expect(settledOf(held)).toEqual(["prod 0", "staging 1"]);
+  expect(held.match(/^# TYPE plumb_settled gauge$/gm)).toHaveLength(1); // one family, a sample each
+  expect(held).not.toMatch(/^plumb_settled \d$/m); // no sample without its environment
+  // As /status says it.
+  expect(controller.status().environments?.map((e) => `${e.environment} ${e.settled ? 1 : 0}`)).toEqual([
+    "prod 0",
+    "staging 1",
+  ]);
+  expect(controller.status().settled).toBe(false);
+
+  clock.open();
+  await waitFor("prod settled", async () => settledOf(await metrics()).includes("prod 1"), 20_000);
+  expect(settledOf(await metrics())).toEqual(["prod 1", "staging 1"]);
+  expect(controller.status().settled).toBe(true);
 }, 60_000);
