@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { type Clock, systemClock } from "../../src/clock.js";
+import { gatedClock } from "../support/fake-clock.js";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { signBody } from "../../src/controller/source/webhook.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
@@ -29,15 +29,6 @@ afterEach(async () => {
  * The local control plane's time, frozen until open(): revisions stay in their first state (the
  * controller's first reconcile keeps waiting for DEPLOYED) for as long as the test needs.
  */
-function gatedClock(): Clock & { open(): void } {
-  const frozenAt = Date.now();
-  let opened = false;
-  return {
-    now: () => (opened ? Date.now() : frozenAt),
-    sleep: systemClock.sleep,
-    open: () => void (opened = true),
-  };
-}
 
 async function start(extra: { selfHeal?: boolean; webhookSecret?: string } = {}) {
   const log = memoryLogger();

@@ -1,4 +1,4 @@
-import type { Clock } from "../../src/clock.js";
+import { type Clock, systemClock } from "../../src/clock.js";
 
 // A clock for waits tested without waiting: time moves only by its sleeps, which it records.
 
@@ -15,5 +15,16 @@ export function fakeClock(start = 1_700_000_000_000): Clock & { sleeps: number[]
       await new Promise((resolve) => setImmediate(resolve)); // let callers already woken run first
       now += ms;
     },
+  };
+}
+
+/** The wall clock, frozen until open(): a local control plane's revisions stay in their first state. */
+export function gatedClock(): Clock & { open(): void } {
+  const frozenAt = Date.now();
+  let opened = false;
+  return {
+    now: () => (opened ? Date.now() : frozenAt),
+    sleep: systemClock.sleep,
+    open: () => void (opened = true),
   };
 }

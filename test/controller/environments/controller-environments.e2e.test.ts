@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
-import { type Clock, systemClock } from "../../../src/clock.js";
+import { systemClock } from "../../../src/clock.js";
+import { gatedClock } from "../../support/fake-clock.js";
 import { startController } from "../../../src/controller/controller.js";
 import { DEFAULT_TENANT_ID } from "../../../src/control-plane/options.js";
 import { startControlPlane } from "../../../src/control-plane/server.js";
@@ -241,16 +242,6 @@ it("a replica leading no environment stamps its page header with the injected cl
 // environment once every object of its first scan has been reconciled once, 0 for one whose first
 // reconcile still waits, whatever the other environments say. prod's control plane holds its
 // revisions (its clock frozen until open()); staging's deploy at once.
-/** The local control plane's time, frozen until open(): prod's revision stays in its first state. */
-function gatedClock(): Clock & { open(): void } {
-  const frozenAt = Date.now();
-  let opened = false;
-  return {
-    now: () => (opened ? Date.now() : frozenAt),
-    sleep: systemClock.sleep,
-    open: () => void (opened = true),
-  };
-}
 
 const settledOf = (metrics: string) =>
   [...metrics.matchAll(/^plumb_settled\{environment="([^"]+)"\} (\d)$/gm)]
