@@ -18,7 +18,18 @@ const config = {
   concurrency: 1,
   incremental: true,
   incrementalFile: "reports/mutation/stryker-incremental.json",
-  ignorePatterns: ["dist", "coverage", "reports", ".plumb", "examples", "bench"],
+  // Also what other runs make meanwhile: the suite's build directories (test/support/build-dist.ts, renamed
+  // into dist/ when done) and other mutation runs' sandboxes; copying one that goes crashed a run.
+  ignorePatterns: [
+    "dist",
+    "coverage",
+    "reports",
+    ".plumb",
+    "examples",
+    "bench",
+    ".dist-build-*",
+    ".stryker-tmp*",
+  ],
   reporters: ["clear-text", "progress", "json"],
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
   // A mutant that makes a loop endless is judged timed out (detected) this long after its tests' time.
