@@ -121,6 +121,7 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
   const lockPath = lockPathOf(target);
   const deadline = clock.now() + (options.timeoutMs ?? 0);
   const observer = createObserver(monotonic);
+  // Stryker disable next-line StringLiteral: equivalent, no lock's token is any fixed string (beat-, claim-, legacy-, no-beat): the first look asks git whatever it starts as
   let looked = ""; // the lock last asked of git (committed-lock.ts): once per renewal seen
   for (;;) {
     const holder = newHolder(options.command, clock.now());
@@ -149,6 +150,7 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
         continue;
       }
       const committed = seen && seen.token !== looked ? await committedLock(lockPath) : undefined;
+      // Stryker disable next-line LogicalOperator: equivalent, `&&` keeps looked at "" so git is asked at every look: the same answer, only more git runs
       looked = seen?.token ?? looked;
       if (seen && committed) {
         options.say?.(`${committed}: this run takes the lock in its place; ${UNTRACK_LOCK}`);
