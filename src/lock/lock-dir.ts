@@ -115,6 +115,7 @@ const preparedPathOf = (lockPath: string, id: string) => `${lockPath}.new-${id}`
  * parents is a file (ENOTDIR there too) is not refused here: there is no lock.
  */
 async function refuseNotALock(lockPath: string): Promise<void> {
+  // Stryker disable next-line ArrowFunction: equivalent, !undefined is !null
   const stats = await lstat(lockPath).catch(() => null);
   if (!stats || stats.isDirectory()) return;
   const what = stats.isSymbolicLink()
