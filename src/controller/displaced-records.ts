@@ -1,5 +1,6 @@
 import { readdir, rm } from "node:fs/promises";
-import { isAbsolute, join, relative } from "node:path";
+import { join, relative } from "node:path";
+import { isOutside } from "../manifest/inside-root.js";
 import type { Logger } from "../logger.js";
 import { simpleGit } from "../git/simple-git.js";
 import { readStateFile } from "../status/state-file.js";
@@ -44,8 +45,8 @@ export async function displacedRecords(
   statusDir: string,
   log: Logger,
 ): Promise<DisplacedRecords | undefined> {
+  if (isOutside(checkoutDir, statusDir)) return undefined; // a store named `..x` is inside
   const inCheckout = relative(checkoutDir, statusDir);
-  if (inCheckout.startsWith("..") || isAbsolute(inCheckout)) return undefined;
   const gitDir = await simpleGit(checkoutDir)
     .revparse(["--absolute-git-dir"])
     .then((out) => out.trim())

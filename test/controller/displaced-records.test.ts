@@ -46,6 +46,15 @@ describe("displaced status records", () => {
     );
   });
 
+  it("are kept for a store under a directory whose name starts with two dots (inside the checkout)", async () => {
+    const dotted = join(checkout, "..deploy", ".plumb", "status");
+    const dottedKept = join(checkout, ".git", "plumb", "displaced-status", "..deploy", ".plumb", "status");
+    await mkdir(dottedKept, { recursive: true });
+    await writeFile(join(dottedKept, "deployment.a.json"), formatObjectStatus(status("a")));
+    const { statuses } = await statusesOf(dotted, new Set(["deployment.a.json"]));
+    expect(statuses.get("Deployment/a")?.id).toBe("id-a");
+  });
+
   it("reads only a regular file holding the record its name says", async () => {
     await keep("deployment.b.json", status("c")); // named b, says c
     const elsewhere = join(checkout, "a.json");

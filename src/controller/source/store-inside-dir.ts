@@ -1,5 +1,6 @@
 import { lstat, readdir, realpath } from "node:fs/promises";
-import { isAbsolute, join, relative, sep } from "node:path";
+import { join, relative } from "node:path";
+import { isOutside } from "../../manifest/inside-root.js";
 import { escapeControls, PlumbError } from "../../errors.js";
 import { DEFAULT_STATUS_DIR } from "../../status/status-store.js";
 
@@ -12,11 +13,6 @@ import { DEFAULT_STATUS_DIR } from "../../status/status-store.js";
 // in --dir"). The commands that write a store (apply, adopt; drift and status refreshing records)
 // check the manifests' directory the same way before they take its lock (docs/status.md). Only directories matter: a record or lock file is replaced by rename, never written
 // through a link, and read without following one (status/state-file.ts).
-
-const leaves = (root: string, path: string) => {
-  const rel = relative(root, path);
-  return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
-};
 
 /** Who checks: the controller names its --dir, a command the manifests' directory. */
 type Checker = "controller" | "command";
@@ -55,5 +51,5 @@ async function checkInside(dir: string, realDir: string, at: string, by: Checker
     );
   const real = await realpath(at).catch(() => undefined);
   if (real === undefined) throw refuse("is a symlink to nothing (that could be made later)");
-  if (leaves(realDir, real)) throw refuse(`leads to ${escapeControls(real)} through a symlink`);
+  if (isOutside(realDir, real)) throw refuse(`leads to ${escapeControls(real)} through a symlink`);
 }
