@@ -21,7 +21,7 @@ const CONTROLLER = [
   ],
   "status-page",
   "promote",
-  ...["clock", "errors", "logger"],
+  ...["clock", "errors", "logger", "path-inside"],
 ];
 
 /** @type {Record<string, string[]>} */
@@ -31,7 +31,7 @@ export const layers = {
   // The local control plane stands in for a foreign service: it shares only shapes, time and errors.
   "control-plane": ["schema", "clock", "errors"],
   // Load, parse and validate manifests (pure rules; file reads at its edge).
-  manifest: ["schema", "errors"],
+  manifest: ["schema", "errors", "path-inside"],
   // Pure: one environment's view of the manifests (defaults and overrides merged, docs/environments.md).
   environment: ["schema", "manifest", "errors"],
   // Pure: normalise, classify, build bodies and plans.
@@ -39,9 +39,9 @@ export const layers = {
   // HTTP clients: auth, rate limits, retries.
   api: ["schema", "clock", "errors", "logger", "regular-file"],
   // The status records on disk and on the git status branch.
-  status: ["schema", "diff", "errors", "clock", "regular-file"],
+  status: ["schema", "diff", "errors", "clock", "regular-file", "path-inside"],
   // Every git call: the status branch and its fenced push, credentials, the controller's remote source.
-  git: ["schema", "diff", "status", "clock", "errors"],
+  git: ["schema", "diff", "status", "clock", "errors", "path-inside"],
   // The state lock: a local lock file or a lease on the status branch.
   lock: ["status", "git", "clock", "errors"],
   // The apply engine: send, wait, verify, upload, record.
@@ -79,6 +79,8 @@ export const layers = {
   logger: [],
   // Bounded, non-blocking reads of small files anyone may have written (settings, state files).
   "regular-file": ["errors"],
+  // "Is this path outside that directory", asked by several layers.
+  "path-inside": [],
 };
 
 /** The layer of a path relative to src/ ("apply/apply.ts" → "apply", "clock.ts" → "clock"). */
@@ -87,9 +89,9 @@ export const layerOf = (/** @type {string} */ relative) => {
   return first.replace(/\.ts$/, "");
 };
 
-/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts). */
+/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts). */
 export const isTopLevelFile = (/** @type {string} */ layer) =>
-  ["clock", "errors", "logger", "regular-file"].includes(layer);
+  ["clock", "errors", "logger", "regular-file", "path-inside"].includes(layer);
 
 /** eslint no-restricted-imports patterns for the files of one layer. */
 export function restrictedImportsOf(/** @type {string} */ layer) {

@@ -1,6 +1,6 @@
 import { readdir, rm } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { isOutside } from "../manifest/inside-root.js";
+import { isOutside } from "../path-inside.js";
 import type { Logger } from "../logger.js";
 import { simpleGit } from "../git/simple-git.js";
 import { readStateFile } from "../status/state-file.js";

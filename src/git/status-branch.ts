@@ -1,6 +1,7 @@
 import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
+import { isOutside } from "../path-inside.js";
 import type { SimpleGit } from "simple-git";
 import { simpleGit } from "./simple-git.js";
 import { PlumbError, type PlumbErrorCode } from "../errors.js";
@@ -119,7 +120,7 @@ export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
 /** The manifest directory `dir` on the branch: its path in the repository ("" at the root or outside). */
 function dirOnBranchOf(realTop: string, dir: string): string {
   const rel = relative(realTop, resolve(dir));
-  return (rel.startsWith("..") || isAbsolute(rel) ? "" : rel).split("\\").join("/");
+  return (isOutside(realTop, resolve(dir)) ? "" : rel).split("\\").join("/");
 }
 
 /** Where the store of the manifest directory `dir` lives on the branch: `REL/.plumb/status/(ENV/)`. */

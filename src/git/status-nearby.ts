@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { isOutside } from "../path-inside.js";
 import { loadStatusStore, defaultStatusDir } from "../status/status-store.js";
 import { latestAppliedNearby } from "../status/applied-nearby.js";
 import { directoriesBelow } from "../status/stores-below.js";
@@ -19,8 +20,7 @@ export function directoriesAbove(dir: string, top: string): string[] {
   const own = resolve(dir);
   const root = resolve(top);
   const found: string[] = [];
-  const rel = relative(root, own);
-  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return found;
+  if (own === root || isOutside(root, own)) return found;
   for (let at = dirname(own); ; at = dirname(at)) {
     found.push(at);
     if (at === root || dirname(at) === at) return found;

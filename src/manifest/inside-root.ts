@@ -1,14 +1,10 @@
 import { realpath } from "node:fs/promises";
-import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { dirname, relative, resolve, sep } from "node:path";
+import { isOutside } from "../path-inside.js";
 
 // The one check that a path named in a manifest (valueFrom.file, spec.source_path) stays inside the
 // manifest root, by its text and through symlinks. Validation checks the text alone (leavesRoot).
 
-/** True when `path` (absolute) is outside `root` (absolute). */
-export const isOutside = (root: string, path: string): boolean => {
-  const rel = relative(root, path);
-  return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
-};
 
 /** `path` relative to the root, with '/' separators, as shown to users. */
 const shownPath = (root: string, path: string): string => relative(root, path).split(sep).join("/") || ".";

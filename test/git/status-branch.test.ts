@@ -12,13 +12,15 @@ const run = promisify(execFile);
 const git = async (cwd: string, ...args: string[]) =>
   (await run("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd })).stdout.trim();
 
-async function manifestRepo(): Promise<{ base: string; bare: string; clone: string; root: string }> {
+async function manifestRepo(
+  dirName = "deploy",
+): Promise<{ base: string; bare: string; clone: string; root: string }> {
   const base = await mkdtemp(join(tmpdir(), "plumb-sb-"));
   const bare = join(base, "origin.git");
   await run("git", ["init", "--quiet", "--bare", "--initial-branch=main", bare]);
   const clone = join(base, "work");
   await run("git", ["clone", "--quiet", bare, clone]);
-  const root = join(clone, "deploy");
+  const root = join(clone, dirName);
   await mkdir(root, { recursive: true });
   await writeFile(join(root, "app.yaml"), "apiVersion: plumb/v1\n");
   await writeFile(join(clone, ".gitignore"), ".plumb/\n");
@@ -60,6 +62,17 @@ describe("status branch", () => {
     expect([...store.objects.keys()].sort()).toEqual(["Deployment/alpha", "Deployment/beta"]);
     expect(store.objects.get("Deployment/alpha")?.secret_fingerprints).toEqual(
       sampleStatus("a").secret_fingerprints,
+    );
+  });
+
+  it("keeps the records of a directory whose name starts with two dots under it on the branch", async () => {
+    // `..deploy` is inside the repository: its store is `..deploy/.plumb/status/`, not the
+    // repository root's (a check of the text "starts with .." took it for a directory outside).
+    const { bare, root } = await manifestRepo("..deploy");
+    await saveObjectStatus(join(root, ".plumb/status"), sampleStatus("alpha"));
+    await publishStatus({ root, statusBranch: "plumb-status" }, "plumb apply: status");
+    expect(await git(bare, "ls-tree", "-r", "--name-only", "plumb-status")).toBe(
+      "..deploy/.plumb/status/deployment.alpha.json",
     );
   });
 

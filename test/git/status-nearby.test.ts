@@ -35,6 +35,12 @@ describe("directoriesAbove", () => {
     expect(directoriesAbove("/other/a", "/r")).toEqual([]);
     expect(directoriesAbove("/rr/a", "/r")).toEqual([]);
   });
+
+  it("takes a directory whose name starts with two dots for one inside the top", () => {
+    expect(directoriesAbove("/r/..a/b", "/r")).toEqual(["/r/..a", "/r"]);
+    expect(directoriesAbove("/r/..a", "/r")).toEqual(["/r"]);
+    expect(directoriesAbove("/r/../a", "/r")).toEqual([]);
+  });
 });
 
 describe("loadStatusWithNearby", () => {

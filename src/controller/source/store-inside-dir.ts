@@ -1,6 +1,6 @@
 import { lstat, readdir, realpath } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { isOutside } from "../../manifest/inside-root.js";
+import { isOutside } from "../../path-inside.js";
 import { escapeControls, PlumbError } from "../../errors.js";
 import { DEFAULT_STATUS_DIR } from "../../status/status-store.js";
 
