@@ -1,5 +1,6 @@
 import { access, lstat, mkdir, readdir, realpath } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { join, relative, resolve } from "node:path";
+import { isOutside } from "../path-inside.js";
 import type { SimpleGit } from "simple-git";
 import { gitAt } from "./status-branch.js";
 import { runStoppableGit } from "./stoppable-git.js";
@@ -69,10 +70,6 @@ const gitFailure = (what: string, url: string, error: unknown) =>
       .join(" ")}`,
   );
 
-const leaves = (root: string, path: string) => {
-  const rel = relative(root, path);
-  return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel);
-};
 /** A path with its control characters escaped: a committed symlink's target is anyone's text. */
 const shown = escapeControls;
 
@@ -105,11 +102,11 @@ async function checkInsideCheckout(
           "path-outside-checkout",
           `--path ${shown(path ?? ".")}: ${shown(relative(checkoutDir, at) || ".")} in the checkout of ${redactUrl(url)} ${why}, outside the checkout; the controller reads and writes only inside it: remove the symlink from the branch, or give --path a real directory of the repository`,
         );
-      if (leaves(checkoutDir, resolve(at))) throw refuse("names a directory by '..'");
+      if (isOutside(checkoutDir, resolve(at))) throw refuse("names a directory by '..'");
       if (!(await lstat(at).catch(() => undefined))) break; // not there, nor what is under it
       const real = await realpath(at).catch(() => undefined);
       if (real === undefined) throw refuse("is a symlink to nothing (that could be made later)");
-      if (leaves(realCheckout, real)) throw refuse(`leads to ${shown(real)} through a symlink`);
+      if (isOutside(realCheckout, real)) throw refuse(`leads to ${shown(real)} through a symlink`);
     }
 }
 
