@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { replaceFilesText } from "../manifest/write/replace-file.js";
 import { join } from "node:path";
 import { createTwoFilesPatch } from "diff";
+import { Alias, type Node, parseAllDocuments, Scalar, visit, YAMLMap, YAMLSeq } from "yaml";
 import { fileError, PlumbError } from "../errors.js";
 import type { PromotionItem } from "./decide.js";
 import { setValues } from "../environment/set-values.js";
@@ -50,13 +51,67 @@ export async function writeFileChanges(root: string, changes: readonly FileChang
   );
 }
 
-/** The changes as one unified diff (a/FILE, b/FILE). */
+/** What a secret's literal value is shown as in the diff, as plan, diff and render show it. */
+const SENSITIVE = "(sensitive)";
+
+/**
+ * Where each `secrets: [{value: …}]` entry's literal value is in `text`, as [start, end) offsets
+ * (an alias's anchored node too: `value: *pw` shows `&pw hunter2` wherever it is written).
+ */
+function secretValueRanges(text: string): Array<[number, number]> {
+  // By start: two aliases of one anchor name the same node once.
+  const ranges = new Map<number, number>();
+  const add = (node: Node | null | undefined) => {
+    if (node?.range) ranges.set(node.range[0], node.range[1]);
+  };
+  const docs = parseAllDocuments(text);
+  for (const doc of Array.isArray(docs) ? docs : []) {
+    visit(doc, {
+      Pair(_, pair) {
+        const { key, value: list } = pair;
+        if (!(key instanceof Scalar) || key.value !== "secrets" || !(list instanceof YAMLSeq)) return;
+        for (const item of list) {
+          if (!(item instanceof YAMLMap)) continue;
+          const value = item.get("value");
+          if (value instanceof Alias) add(value.resolve(doc));
+          add(value);
+        }
+      },
+    });
+  }
+  return [...ranges];
+}
+
+/**
+ * The text with each secret's literal value replaced by "(sensitive)", its line breaks kept (the
+ * diff's line numbers stay the file's). A promotion never edits a secret, so both sides mask alike;
+ * the diff is printed where CI logs keep it, which more people read than the repository.
+ */
+function maskSecretValues(text: string): string {
+  let masked = text;
+  for (const [start, end] of secretValueRanges(text).sort((a, b) => b[0] - a[0])) {
+    const lines = masked.slice(start, end).split("\n");
+    const kept = lines.map((line, i) => (i === 0 ? SENSITIVE : line.endsWith("\r") ? "\r" : ""));
+    masked = masked.slice(0, start) + kept.join("\n") + masked.slice(end);
+  }
+  return masked;
+}
+
+/** The changes as one unified diff (a/FILE, b/FILE), secrets' literal values masked. */
 export function formatFileChanges(changes: readonly FileChange[]): string {
   return changes
     .map((c) =>
-      createTwoFilesPatch(`a/${c.file}`, `b/${c.file}`, c.before, c.after, undefined, undefined, {
-        context: 3,
-      })
+      createTwoFilesPatch(
+        `a/${c.file}`,
+        `b/${c.file}`,
+        maskSecretValues(c.before),
+        maskSecretValues(c.after),
+        undefined,
+        undefined,
+        {
+          context: 3,
+        },
+      )
         .split("\n")
         .filter((line) => !line.startsWith("====="))
         .join("\n"),
