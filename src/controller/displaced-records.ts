@@ -4,7 +4,7 @@ import { isOutside } from "../path-inside.js";
 import type { Logger } from "../logger.js";
 import { simpleGit } from "../git/simple-git.js";
 import { readStateFile } from "../status/state-file.js";
-import { MAX_RECORD_BYTES, parseObjectStatus, saveObjectStatus } from "../status/status-store.js";
+import { anyFile, MAX_RECORD_BYTES, parseObjectStatus, saveObjectStatus } from "../status/status-store.js";
 import { mergeStatusStores, type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
 import { errorMessage } from "./error-message.js";
 
@@ -16,7 +16,9 @@ import { errorMessage } from "./error-message.js";
 // (`$GIT_DIR/plumb/displaced-status/<store path>/<record file>`), so it belongs to that checkout
 // and that store alone. Written atomically at every change (saveObjectStatus), read back at the
 // next start while git still tracks the file there, and written back to the store (and removed
-// here) once a commit takes the file away (docs/status.md).
+// here) once a commit takes the file away (docs/status.md). Both places are written trusting any
+// file at the record's path (anyFile), on purpose: git tracks nothing in its own directory, and a
+// write-back goes only where git has just said it tracks no file.
 
 export type DisplacedRecords = {
   /**
@@ -71,18 +73,18 @@ export async function displacedRecords(
         const merged = kept ? mergedRecord(key, kept, record) : record;
         statuses.set(key, merged);
         if (!tracked || tracked.has(file)) continue;
-        await saveObjectStatus(statusDir, merged);
+        await saveObjectStatus(statusDir, merged, anyFile);
         await remove(file);
       }
       for (const status of statuses.values()) {
         const file = statusFileName(status.kind, status.name);
-        if (tracked?.has(file) && !displaced.has(file)) await saveObjectStatus(dir, status);
+        if (tracked?.has(file) && !displaced.has(file)) await saveObjectStatus(dir, status, anyFile);
       }
     },
-    save: (status) => inTurn(() => saveObjectStatus(dir, status)),
+    save: (status) => inTurn(() => saveObjectStatus(dir, status, anyFile)),
     writeBack: (status) =>
       inTurn(async () => {
-        await saveObjectStatus(statusDir, status);
+        await saveObjectStatus(statusDir, status, anyFile);
         await rm(join(dir, statusFileName(status.kind, status.name)), { force: true });
       }),
     remove,

@@ -10,7 +10,7 @@ import {
   saveOwnObjectStatus,
   type StatusLocation,
 } from "../git/status-source.js";
-import { formatObjectStatus, loadStatusStore, saveObjectStatus } from "../status/status-store.js";
+import { formatObjectStatus, loadStatusStore } from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
 import { trackedRecords, trackedRecordsNow } from "../git/tracked-records.js";
 import { errorMessage } from "./error-message.js";
@@ -212,7 +212,8 @@ async function ownRecords(
     untracked: async (file: string) => {
       const status = recordNamed(statuses, file);
       if (status && displaced) await displaced.writeBack(status);
-      else if (status) await saveObjectStatus(statusDir, status);
+      // A --dir or --status-dir store: asked again, in case a commit took the path back meanwhile.
+      else if (status) await saveOwnObjectStatus(statusDir, status);
       else await displaced?.remove(file);
     },
   };
@@ -339,6 +340,6 @@ async function loadLegacy(
   // removes from the branch only the records that moved.
   for (const [key, record] of store.objects)
     if (!local?.objects.has(key) && !tracked?.has(statusFileName(record.kind, record.name)))
-      await saveObjectStatus(dir, record);
+      await saveOwnObjectStatus(dir, record);
   return store.objects;
 }

@@ -202,23 +202,33 @@ async function writeRecord(dir: string, file: string, status: ObjectStatus): Pro
 
 /**
  * Whether the file named `name` in the store is the store's own record, not one git tracks (a
- * commit put it there): git/status-source.ts's saveOwnObjectStatus asks git.
+ * commit put it there): git/status-source.ts's saveOwnObjectStatus asks git. Every write and removal
+ * takes one: a store in a git checkout can hold a commit's file at a record's path, and a writer
+ * that forgot to ask would take its fields and number or delete it. Trusting every file is said
+ * where it is meant (anyFile).
  */
 export type OwnFile = (name: string) => Promise<boolean>;
 
-/** `own`'s answer for `name`, asked at most once (none: the file is taken as the store's own). */
-const askedOnce = (own: OwnFile | undefined, name: string): (() => Promise<boolean>) => {
+/**
+ * Every file at a record's path is the store's own, unasked: only for a store git never tracks
+ * (the displaced records in a checkout's git directory) or a write-back over a path git has just
+ * said it no longer tracks (controller/displaced-records.ts), and for tests' fixtures.
+ */
+export const anyFile: OwnFile = () => Promise.resolve(true);
+
+/** `own`'s answer for `name`, asked at most once. */
+const askedOnce = (own: OwnFile, name: string): (() => Promise<boolean>) => {
   let answer: Promise<boolean> | undefined;
-  return () => (answer ??= own ? own(name) : Promise.resolve(true));
+  return () => (answer ??= own(name));
 };
 
 /**
  * Writes one record atomically (writeRecordFile) as the next of its sequence (nextRecord). The
  * directory is created when a write finds it missing, not before every write (apply and the
- * controller write up to three records per object). `own`: asked before a later apply's fields are
- * kept from the file there; without it the file is taken as the store's own.
+ * controller write up to three records per object). `own`: asked before a later apply's fields or
+ * number are kept from the file there.
  */
-export async function saveObjectStatus(dir: string, status: ObjectStatus, own?: OwnFile): Promise<string> {
+export async function saveObjectStatus(dir: string, status: ObjectStatus, own: OwnFile): Promise<string> {
   const name = statusFileName(status.kind, status.name);
   const file = join(dir, name);
   await writeRecord(dir, file, await nextRecord(status, await currentRecord(file), askedOnce(own, name)));
@@ -236,13 +246,13 @@ export async function saveObservedStatus(
   dir: string,
   status: ObjectStatus,
   base: number | null,
-  own?: OwnFile,
+  own: OwnFile,
 ): Promise<boolean> {
   const name = statusFileName(status.kind, status.name);
   const file = join(dir, name);
   let current = await currentRecord(file);
   const newer = (record: ObjectStatus | null) => record && (base === null || (record.seq ?? 0) > base);
-  if (newer(current) && own && !(await own(name))) current = null;
+  if (newer(current) && !(await own(name))) current = null;
   if (newer(current)) return false;
   await writeRecord(dir, file, { ...status, seq: Math.max(current?.seq ?? 0, base ?? 0) + 1 });
   return true;
@@ -257,12 +267,12 @@ export async function saveObservedStatus(
 export async function removeObservedStatus(
   dir: string,
   status: ObjectStatus,
-  own?: OwnFile,
+  own: OwnFile,
 ): Promise<boolean> {
   const name = statusFileName(status.kind, status.name);
   const file = join(dir, name);
   if (!(await exists(file))) return true;
-  if (own && !(await own(name))) return true;
+  if (!(await own(name))) return true;
   const current = await currentRecord(file);
   if (current && (current.seq ?? 0) > (status.seq ?? 0)) return false;
   await rm(file, { force: true });
@@ -294,10 +304,10 @@ export async function removeObjectStatus(
   dir: string,
   kind: string,
   name: string,
-  own?: OwnFile,
+  own: OwnFile,
 ): Promise<void> {
   const file = join(dir, statusFileName(kind, name));
-  if (own && (await exists(file)) && !(await own(statusFileName(kind, name)))) return;
+  if ((await exists(file)) && !(await own(statusFileName(kind, name)))) return;
   await rm(file, { force: true });
 }
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { applyPlan } from "../../src/apply/apply.js";
 import type { ApplyObject } from "../../src/apply/apply-types.js";
-import { loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
 import { gitrepoDoc, type Env, startEnv, writeManifests } from "../reconcile/harness.js";
 
 // The server's 422 names fields of the request body; apply must name the manifest fields and where
@@ -40,7 +40,7 @@ async function applyObjects(objects: ApplyObject[]) {
     pollIntervalMs: 10,
     maxPollIntervalMs: 100,
     previous: store.objects,
-    record: async (status) => void (await saveObjectStatus(env!.statusDir, status)),
+    record: async (status) => void (await saveObjectStatus(env!.statusDir, status, anyFile)),
     gitCommit: null,
   });
 }

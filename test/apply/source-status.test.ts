@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ApplyResult } from "../../src/apply/apply-types.js";
 import { buildObjectStatus } from "../../src/apply/status-record.js";
-import { loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
 import { mergeStatusStores, type ObjectStatus } from "../../src/status/status-types.js";
 
 // The status record's source_upload: what plan compares the directory's digest with.
@@ -51,8 +51,8 @@ describe("source_upload in status records", () => {
   it("round-trips through the store, and an older record without it still loads", async () => {
     const dir = await mkdtemp(join(tmpdir(), "plumb-source-status-"));
     try {
-      await saveObjectStatus(dir, record({ sourceUpload: first, now: 1_000 }));
-      await saveObjectStatus(dir, { ...record({ now: 1_000 }), name: "plain" });
+      await saveObjectStatus(dir, record({ sourceUpload: first, now: 1_000 }), anyFile);
+      await saveObjectStatus(dir, { ...record({ now: 1_000 }), name: "plain" }, anyFile);
       const store = await loadStatusStore(dir);
       expect(store.problems).toEqual([]);
       expect(store.objects.get("Deployment/docs")!.source_upload).toEqual(first);

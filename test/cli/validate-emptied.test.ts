@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { validateCommand } from "../../src/cli/offline/validate.js";
-import { saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/status-store.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
 import { gitIn } from "../support/git-clones.js";
 
@@ -56,14 +56,14 @@ it("without records: a clear warning, exit 0", async () => {
 });
 
 it("with a record of an object in that file: manifest-emptied naming it, exit 1", async () => {
-  await saveObjectStatus(join(dir, ".plumb", "status"), record("beta", "b.yaml"));
+  await saveObjectStatus(join(dir, ".plumb", "status"), record("beta", "b.yaml"), anyFile);
   const { out, code } = await validate();
   expect(out).toMatch(/b\.yaml:1:1: error: .*Deployment beta.*\[manifest-emptied\]/);
   expect(code).toBe(1);
 });
 
 it("with that record committed to git: not plumb's record (docs/status.md), so the warning alone, exit 0", async () => {
-  await saveObjectStatus(join(dir, ".plumb", "status"), record("beta", "b.yaml"));
+  await saveObjectStatus(join(dir, ".plumb", "status"), record("beta", "b.yaml"), anyFile);
   await gitIn(dir, "init", "-q");
   await gitIn(dir, "add", "--force", ".plumb");
   await gitIn(dir, "commit", "-qm", "a committed record");

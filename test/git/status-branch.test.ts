@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { loadStatus, publishStatus } from "../../src/git/status-source.js";
-import { saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/status-store.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 const run = promisify(execFile);
@@ -35,7 +35,7 @@ describe("status branch", () => {
   it("commits to the branch, pushes, and a fresh clone reads it back", async () => {
     const { base, bare, clone, root } = await manifestRepo();
     const location = { root, statusBranch: "plumb-status" };
-    await saveObjectStatus(join(root, ".plumb/status"), sampleStatus("alpha"));
+    await saveObjectStatus(join(root, ".plumb/status"), sampleStatus("alpha"), anyFile);
     const first = await publishStatus(location, "plumb apply: status");
     expect(first?.pushed).toBe(true);
     // Nothing changed: no empty commit.
@@ -52,6 +52,7 @@ describe("status branch", () => {
     await saveObjectStatus(
       join(root, ".plumb/status"),
       sampleStatus("beta", { updated_at: "2026-02-01T00:00:00Z" }),
+      anyFile,
     );
     await publishStatus(location, "second");
     expect(await git(bare, "rev-list", "--count", "plumb-status")).toBe("2");
@@ -69,7 +70,7 @@ describe("status branch", () => {
     // `..deploy` is inside the repository: its store is `..deploy/.plumb/status/`, not the
     // repository root's (a check of the text "starts with .." took it for a directory outside).
     const { bare, root } = await manifestRepo("..deploy");
-    await saveObjectStatus(join(root, ".plumb/status"), sampleStatus("alpha"));
+    await saveObjectStatus(join(root, ".plumb/status"), sampleStatus("alpha"), anyFile);
     await publishStatus({ root, statusBranch: "plumb-status" }, "plumb apply: status");
     expect(await git(bare, "ls-tree", "-r", "--name-only", "plumb-status")).toBe(
       "..deploy/.plumb/status/deployment.alpha.json",

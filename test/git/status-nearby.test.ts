@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { directoriesAbove, loadStatusWithNearby } from "../../src/git/status-nearby.js";
-import { saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/status-store.js";
 import { blankObjectStatus, type ObjectStatus } from "../../src/status/status-types.js";
 
 // Which stores above and below a PATH are read (docs/status.md "Stores above and below"): the
@@ -51,10 +51,22 @@ describe("loadStatusWithNearby", () => {
     const sub = join(repo, "a", "b");
     await mkdir(sub, { recursive: true });
     execFileSync("git", ["init", "-q", repo]);
-    await saveObjectStatus(join(base, ".plumb/status"), applied("x", "2026-01-01T12:00:00Z", "outside"));
-    await saveObjectStatus(join(repo, ".plumb/status"), applied("x", "2026-01-01T10:00:00Z", "root"));
-    await saveObjectStatus(join(repo, "a/.plumb/status"), applied("x", "2026-01-01T11:00:00Z", "a"));
-    await saveObjectStatus(join(repo, ".plumb/status/staging"), applied("y", "2026-01-01T10:00:00Z", "env"));
+    await saveObjectStatus(
+      join(base, ".plumb/status"),
+      applied("x", "2026-01-01T12:00:00Z", "outside"),
+      anyFile,
+    );
+    await saveObjectStatus(
+      join(repo, ".plumb/status"),
+      applied("x", "2026-01-01T10:00:00Z", "root"),
+      anyFile,
+    );
+    await saveObjectStatus(join(repo, "a/.plumb/status"), applied("x", "2026-01-01T11:00:00Z", "a"), anyFile);
+    await saveObjectStatus(
+      join(repo, ".plumb/status/staging"),
+      applied("y", "2026-01-01T10:00:00Z", "env"),
+      anyFile,
+    );
 
     const plain = await loadStatusWithNearby({ root: sub }, repo);
     expect(plain.store.objects.size).toBe(0);
@@ -75,15 +87,21 @@ describe("loadStatusWithNearby", () => {
     execFileSync("git", ["init", "-q", repo]);
     await mkdir(join(repo, "a", "b"), { recursive: true });
     await writeFile(join(repo, "a", "b", "x.yaml"), "");
-    await saveObjectStatus(join(repo, ".plumb/status"), applied("x", "2026-01-01T10:00:00Z", "own"));
-    await saveObjectStatus(join(repo, "a/b/.plumb/status"), applied("x", "2026-01-01T11:00:00Z", "b"));
+    await saveObjectStatus(join(repo, ".plumb/status"), applied("x", "2026-01-01T10:00:00Z", "own"), anyFile);
+    await saveObjectStatus(
+      join(repo, "a/b/.plumb/status"),
+      applied("x", "2026-01-01T11:00:00Z", "b"),
+      anyFile,
+    );
     await saveObjectStatus(
       join(repo, "a/.plumb/status/staging"),
       applied("y", "2026-01-01T10:00:00Z", "env"),
+      anyFile,
     );
     await saveObjectStatus(
       join(repo, "node_modules/p/.plumb/status"),
       applied("z", "2026-01-01T10:00:00Z", "n"),
+      anyFile,
     );
 
     const tree = await loadStatusWithNearby({ root: repo }, repo, { below: true });
@@ -107,8 +125,16 @@ describe("a store nearby that git tracks", () => {
     made.push(repo);
     execFileSync("git", ["init", "-q", repo]);
     await mkdir(join(repo, "sub"), { recursive: true });
-    await saveObjectStatus(join(repo, ".plumb/status"), applied("x", "2026-01-01T10:00:00Z", "above"));
-    await saveObjectStatus(join(repo, "sub/a/.plumb/status"), applied("y", "2026-01-01T10:00:00Z", "below"));
+    await saveObjectStatus(
+      join(repo, ".plumb/status"),
+      applied("x", "2026-01-01T10:00:00Z", "above"),
+      anyFile,
+    );
+    await saveObjectStatus(
+      join(repo, "sub/a/.plumb/status"),
+      applied("y", "2026-01-01T10:00:00Z", "below"),
+      anyFile,
+    );
     const read = async () =>
       (await loadStatusWithNearby({ root: join(repo, "sub") }, repo, { below: true })).appliedNearby;
     expect([...(await read()).keys()].sort()).toEqual(["Deployment/x", "Deployment/y"]);

@@ -6,7 +6,12 @@ import { applyChanges, buildApplyOptions } from "../../src/reconcile/apply-chang
 import { planManifests, recordsFromStatus } from "../../src/reconcile/plan/plan-run.js";
 import { applyObjects } from "../../src/reconcile/session.js";
 import { readPruneLedger } from "../../src/status/prune-ledger.js";
-import { loadStatusStore, removeObjectStatus, saveObjectStatus } from "../../src/status/status-store.js";
+import {
+  anyFile,
+  loadStatusStore,
+  removeObjectStatus,
+  saveObjectStatus,
+} from "../../src/status/status-store.js";
 import { type Env, FastClock, startEnv, writeManifests } from "./harness.js";
 
 // The replace → apply → prune sequence plumb apply and the controller share (apply-changes.ts),
@@ -63,10 +68,10 @@ async function scenario(cpOptions: Partial<ControlPlaneOptions> = {}) {
   const records = {
     previous: store.objects,
     record: (status: Parameters<typeof saveObjectStatus>[1]) =>
-      saveObjectStatus(statusDir, status).then(() => {}),
+      saveObjectStatus(statusDir, status, anyFile).then(() => {}),
     forget: async (kind: string, name: string) => {
       forgotten.push(name);
-      await removeObjectStatus(statusDir, kind, name);
+      await removeObjectStatus(statusDir, kind, name, anyFile);
     },
   };
   const settings = {

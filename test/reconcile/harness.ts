@@ -12,7 +12,7 @@ import { applyObjects } from "../../src/reconcile/session.js";
 import { type ClientPorts, createApplyPorts } from "../../src/apply/api-adapter.js";
 import { applyPlan } from "../../src/apply/apply.js";
 import type { ApplyObject, ApplyOptions, ApplyReport } from "../../src/apply/apply-types.js";
-import { loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
 
 /** A clock whose sleeps move time forward at once: the control plane shares it, so revisions progress. */
 export class FastClock implements Clock {
@@ -120,7 +120,7 @@ export async function startEnv(
         pollIntervalMs: 10,
         maxPollIntervalMs: 100,
         previous: store.objects,
-        record: async (status) => void (await saveObjectStatus(statusDir, status)),
+        record: async (status) => void (await saveObjectStatus(statusDir, status, anyFile)),
         gitCommit: "test-commit",
         ...options,
       });

@@ -2,7 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/status-store.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 // Node's fs, observed (every call is carried out on a real temp directory): what the status
@@ -32,9 +32,9 @@ describe("status store durability", () => {
     "fsyncs the record, renames it into place, then fsyncs the directory",
     async () => {
       const dir = join(await mkdtemp(join(tmpdir(), "plumb-durable-")), "status");
-      await saveObjectStatus(dir, sampleStatus("alpha"));
+      await saveObjectStatus(dir, sampleStatus("alpha"), anyFile);
       calls.length = 0;
-      await saveObjectStatus(dir, sampleStatus("alpha", { health: "Degraded" }));
+      await saveObjectStatus(dir, sampleStatus("alpha", { health: "Degraded" }), anyFile);
       const record = join(dir, "deployment.alpha.json");
       expect(calls.map((c) => c.replace(/\.[0-9]+\.[0-9a-f]+\.tmp$/, ".tmp"))).toEqual([
         `datasync ${record}.tmp`,

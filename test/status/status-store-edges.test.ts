@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  anyFile,
   checkStatusDirWritable,
   defaultStatusDir,
   formatObjectStatus,
@@ -82,7 +83,7 @@ describe("status store edges", () => {
   it("a record whose rename fails leaves no temp file behind", async () => {
     const dir = await tempDir();
     await mkdir(join(dir, "deployment.a.json"), { recursive: true });
-    await expect(saveObjectStatus(dir, sampleStatus("a"))).rejects.toMatchObject({
+    await expect(saveObjectStatus(dir, sampleStatus("a"), anyFile)).rejects.toMatchObject({
       code: "status-write-failed",
     });
     expect(await readdir(dir)).toEqual(["deployment.a.json"]);
@@ -97,16 +98,16 @@ describe("status store edges", () => {
       applied_spec: { source: "internal_source" },
       source_upload: upload,
     });
-    await saveObjectStatus(dir, first);
+    await saveObjectStatus(dir, first, anyFile);
     const later = sampleStatus("a", { applied_at: "2026-01-03T00:00:00Z", manifest_digest: "sha256:later" });
-    await saveObjectStatus(dir, later);
+    await saveObjectStatus(dir, later, anyFile);
     expect(await record(dir, "a")).toMatchObject({ manifest_digest: "sha256:later", seq: 2 });
     expect(await record(dir, "a")).not.toHaveProperty("source_upload");
 
     const b = { ...first, name: "b" };
-    await saveObjectStatus(dir, b);
+    await saveObjectStatus(dir, b, anyFile);
     const slow = sampleStatus("b", { applied_at: "2026-01-01T00:00:00Z", manifest_digest: "sha256:slow" });
-    await saveObjectStatus(dir, slow);
+    await saveObjectStatus(dir, slow, anyFile);
     expect(await record(dir, "b")).toMatchObject({
       manifest_digest: "sha256:first",
       applied_at: "2026-01-02T00:00:00Z",
@@ -121,8 +122,8 @@ describe("status store edges", () => {
     const repo = join(dir, "..");
     execFileSync("git", ["init", "-q", repo]);
     const later = { applied_at: "2026-01-02T00:00:00Z", manifest_digest: "sha256:later" };
-    await saveObjectStatus(dir, sampleStatus("a", later));
-    await saveObjectStatus(dir, sampleStatus("b", later));
+    await saveObjectStatus(dir, sampleStatus("a", later), anyFile);
+    await saveObjectStatus(dir, sampleStatus("b", later), anyFile);
     execFileSync("git", ["-C", repo, "add", "-f", join(dir, "deployment.b.json")]); // a commit's file
     const slow = { applied_at: "2026-01-01T00:00:00Z", manifest_digest: "sha256:slow" };
     await saveOwnObjectStatus(dir, sampleStatus("a", slow));
@@ -139,7 +140,7 @@ describe("status store edges", () => {
     execFileSync("git", ["init", "-q", repo]);
     const huge = 1_000_000_000_000;
     for (const name of ["a", "b", "c", "d"])
-      await saveObjectStatus(dir, { ...sampleStatus(name), seq: huge - 1 });
+      await saveObjectStatus(dir, { ...sampleStatus(name), seq: huge - 1 }, anyFile);
     // Asked once with nothing tracked (the answer kept), then a commit's files: the index changed.
     await saveOwnObjectStatus(dir, sampleStatus("a"));
     expect(await record(dir, "a")).toMatchObject({ seq: huge + 1 });
@@ -166,7 +167,7 @@ describe("status store edges", () => {
     execFileSync("git", ["init", "-q", repo]);
     const huge = Number.MAX_SAFE_INTEGER - 1; // the highest number trusted (written one past the writer's)
     for (const name of ["a", "b", "c", "d"])
-      await saveObjectStatus(dir, { ...sampleStatus(name), seq: name === "b" ? 0 : huge - 1 });
+      await saveObjectStatus(dir, { ...sampleStatus(name), seq: name === "b" ? 0 : huge - 1 }, anyFile);
     await writeFile(join(dir, "deployment.e.json"), "not a record");
     const committed = ["a", "b", "e"].map((n) => join(dir, `deployment.${n}.json`));
     execFileSync("git", ["-C", repo, "add", "-f", ...committed]);
@@ -186,6 +187,30 @@ describe("status store edges", () => {
     ]);
   });
 
+  // A store in a git checkout can hold a commit's file at a record's path: a write that trusted it
+  // took its fields and number, a removal deleted it. No write or removal trusts a file unasked: each
+  // caller passes git's answer (git/status-source.ts) or says anyFile where it means it.
+  it("has every write and removal say whose files it trusts: a caller cannot leave it out (type-checked)", async () => {
+    const dir = await tempDir();
+    const unasked = [
+      // @ts-expect-error: a write says whose files it trusts (git's answer, or anyFile)
+      () => saveObjectStatus(dir, sampleStatus("a")),
+      // @ts-expect-error: an observation too
+      () => saveObservedStatus(dir, sampleStatus("a"), null),
+      // @ts-expect-error: a removal of an observed record too
+      () => removeObservedStatus(dir, sampleStatus("a")),
+      // @ts-expect-error: a pruned object's removal too
+      () => removeObjectStatus(dir, "Deployment", "a"),
+    ];
+    expect(unasked).toHaveLength(4); // never called: npm run typecheck is the check
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "deployment.a.json"), "a commit's file");
+    const notOwn = () => Promise.resolve(false);
+    await removeObjectStatus(dir, "Deployment", "a", notOwn);
+    expect(await removeObservedStatus(dir, sampleStatus("a"), notOwn)).toBe(true);
+    expect(await readFile(join(dir, "deployment.a.json"), "utf8")).toBe("a commit's file");
+  });
+
   it("trusts no sequence number whose next one is not a safe integer: read without it, counted again from 1", async () => {
     const dir = await tempDir();
     await mkdir(dir, { recursive: true });
@@ -198,9 +223,9 @@ describe("status store edges", () => {
     expect(objects.get("Deployment/max")).not.toHaveProperty("seq");
     expect(objects.get("Deployment/above")).not.toHaveProperty("seq");
     expect(objects.get("Deployment/last")).toMatchObject({ seq: Number.MAX_SAFE_INTEGER - 1 });
-    await saveObjectStatus(dir, sampleStatus("max"));
+    await saveObjectStatus(dir, sampleStatus("max"), anyFile);
     expect(await record(dir, "max")).toMatchObject({ seq: 1 });
-    expect(await saveObservedStatus(dir, sampleStatus("above"), 7)).toBe(true);
+    expect(await saveObservedStatus(dir, sampleStatus("above"), 7, anyFile)).toBe(true);
     expect(await record(dir, "above")).toMatchObject({ seq: 8 });
   });
 
@@ -208,9 +233,9 @@ describe("status store edges", () => {
     const dir = await tempDir();
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, "deployment.a.json"), "{damaged");
-    expect(await saveObservedStatus(dir, sampleStatus("a"), null)).toBe(true);
+    expect(await saveObservedStatus(dir, sampleStatus("a"), null, anyFile)).toBe(true);
     expect(await record(dir, "a")).toMatchObject({ seq: 1 });
-    expect(await saveObservedStatus(dir, sampleStatus("b"), 5)).toBe(true);
+    expect(await saveObservedStatus(dir, sampleStatus("b"), 5, anyFile)).toBe(true);
     expect(await record(dir, "b")).toMatchObject({ seq: 6 });
   });
 
@@ -219,20 +244,22 @@ describe("status store edges", () => {
     await mkdir(dir, { recursive: true });
     const { seq: _seq, ...unnumbered } = sampleStatus("a", { sync: "Synced" });
     await writeFile(join(dir, "deployment.a.json"), JSON.stringify(unnumbered));
-    expect(await saveObservedStatus(dir, sampleStatus("a", { sync: "OutOfSync" }), null)).toBe(false);
+    expect(await saveObservedStatus(dir, sampleStatus("a", { sync: "OutOfSync" }), null, anyFile)).toBe(
+      false,
+    );
     expect(await record(dir, "a")).toMatchObject({ sync: "Synced" });
   });
 
   it("a removal made from the record the file holds removes it; a missing record is removed already", async () => {
     const dir = await tempDir();
-    await saveObjectStatus(dir, sampleStatus("a"));
-    await saveObjectStatus(dir, sampleStatus("a"));
+    await saveObjectStatus(dir, sampleStatus("a"), anyFile);
+    await saveObjectStatus(dir, sampleStatus("a"), anyFile);
     const current = (await loadStatusStore(dir)).objects.get("Deployment/a")!;
     expect(current.seq).toBe(2);
-    expect(await removeObservedStatus(dir, current)).toBe(true);
+    expect(await removeObservedStatus(dir, current, anyFile)).toBe(true);
     expect(await readdir(dir)).toEqual([]);
-    expect(await removeObservedStatus(dir, current)).toBe(true);
-    await expect(removeObjectStatus(dir, "Deployment", "a")).resolves.toBeUndefined();
+    expect(await removeObservedStatus(dir, current, anyFile)).toBe(true);
+    await expect(removeObjectStatus(dir, "Deployment", "a", anyFile)).resolves.toBeUndefined();
   });
 
   it("checks a status directory is writable: creates it, leaves nothing, and names the fix when it cannot", async () => {

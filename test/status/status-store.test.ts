@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  anyFile,
   loadStatusStore,
   mergeStatusStores,
   removeObjectStatus,
@@ -16,9 +17,9 @@ import { sampleStatus } from "../reconcile/fixtures.js";
 describe("status store", () => {
   it("round-trips one file per object and reports unreadable files", async () => {
     const dir = join(await mkdtemp(join(tmpdir(), "plumb-st-")), "status");
-    await saveObjectStatus(dir, sampleStatus("alpha"));
-    await saveObjectStatus(dir, sampleStatus("beta", { sync: "OutOfSync", health: "Degraded" }));
-    await saveObjectStatus(dir, { ...sampleStatus("org"), kind: "OrganizationAccess", id: null });
+    await saveObjectStatus(dir, sampleStatus("alpha"), anyFile);
+    await saveObjectStatus(dir, sampleStatus("beta", { sync: "OutOfSync", health: "Degraded" }), anyFile);
+    await saveObjectStatus(dir, { ...sampleStatus("org"), kind: "OrganizationAccess", id: null }, anyFile);
     await writeFile(join(dir, "broken.json"), "{not json");
     await writeFile(join(dir, "other.json"), JSON.stringify({ kind: "Deployment" }));
     expect((await readdir(dir)).sort()).toEqual([
@@ -37,14 +38,14 @@ describe("status store", () => {
       ...sampleStatus("alpha"),
       seq: 1,
     });
-    await removeObjectStatus(dir, "Deployment", "alpha");
+    await removeObjectStatus(dir, "Deployment", "alpha", anyFile);
     expect((await loadStatusStore(dir)).objects.has("Deployment/alpha")).toBe(false);
   });
 
   it("creates missing directories on the first write, leaves no temp file, and ignores one a kill left", async () => {
     const dir = join(await mkdtemp(join(tmpdir(), "plumb-st-")), "a", "b");
-    const file = await saveObjectStatus(dir, sampleStatus("alpha"));
-    await saveObjectStatus(dir, sampleStatus("alpha", { sync: "OutOfSync" }));
+    const file = await saveObjectStatus(dir, sampleStatus("alpha"), anyFile);
+    await saveObjectStatus(dir, sampleStatus("alpha", { sync: "OutOfSync" }), anyFile);
     expect(await readdir(dir)).toEqual([file.split("/").pop()]);
     // A process killed between writing its temp file and the rename leaves `<record>.<pid>.<hex>.tmp`.
     await writeFile(`${file}.123.abcdef.tmp`, "{half a rec");
@@ -57,7 +58,7 @@ describe("status store", () => {
     const parent = await mkdtemp(join(tmpdir(), "plumb-st-"));
     await writeFile(join(parent, "file"), "");
     await expect(
-      saveObjectStatus(join(parent, "file", "status"), sampleStatus("alpha")),
+      saveObjectStatus(join(parent, "file", "status"), sampleStatus("alpha"), anyFile),
     ).rejects.toMatchObject({
       code: "status-write-failed",
       message: expect.stringContaining("deployment.alpha.json"),
@@ -101,15 +102,15 @@ describe("status store", () => {
       manifest_digest: "sha256:new",
       secret_fingerprints: { salt: "s", values: { TOKEN: "new" } },
     });
-    await saveObjectStatus(dir, newer);
-    await saveObjectStatus(dir, { ...newer, sync: "Synced" });
+    await saveObjectStatus(dir, newer, anyFile);
+    await saveObjectStatus(dir, { ...newer, sync: "Synced" }, anyFile);
     const slow = sampleStatus("a", {
       applied_at: "2026-01-01T00:00:00Z",
       manifest_digest: "sha256:old",
       secret_fingerprints: { salt: "s", values: { TOKEN: "old" } },
       health: "Degraded",
     });
-    await saveObjectStatus(dir, slow);
+    await saveObjectStatus(dir, slow, anyFile);
     const record = (await loadStatusStore(dir)).objects.get("Deployment/a")!;
     expect(record.seq).toBe(3);
     expect(record.health).toBe("Degraded");
@@ -119,17 +120,21 @@ describe("status store", () => {
 
   it("an observation made from an older record than the file is dropped, as is a removal", async () => {
     const dir = join(await mkdtemp(join(tmpdir(), "plumb-st-")), "status");
-    await saveObjectStatus(dir, sampleStatus("a"));
+    await saveObjectStatus(dir, sampleStatus("a"), anyFile);
     const loaded = (await loadStatusStore(dir)).objects.get("Deployment/a")!;
-    await saveObjectStatus(dir, { ...loaded, manifest_digest: "sha256:applied-meanwhile" });
-    expect(await saveObservedStatus(dir, { ...loaded, sync: "OutOfSync" }, loaded.seq ?? 0)).toBe(false);
-    expect(await removeObservedStatus(dir, loaded)).toBe(false);
-    expect(await saveObservedStatus(dir, sampleStatus("b"), null)).toBe(true);
-    expect(await saveObservedStatus(dir, sampleStatus("b"), null)).toBe(false);
+    await saveObjectStatus(dir, { ...loaded, manifest_digest: "sha256:applied-meanwhile" }, anyFile);
+    expect(await saveObservedStatus(dir, { ...loaded, sync: "OutOfSync" }, loaded.seq ?? 0, anyFile)).toBe(
+      false,
+    );
+    expect(await removeObservedStatus(dir, loaded, anyFile)).toBe(false);
+    expect(await saveObservedStatus(dir, sampleStatus("b"), null, anyFile)).toBe(true);
+    expect(await saveObservedStatus(dir, sampleStatus("b"), null, anyFile)).toBe(false);
     const store = (await loadStatusStore(dir)).objects;
     expect(store.get("Deployment/a")?.manifest_digest).toBe("sha256:applied-meanwhile");
     const current = store.get("Deployment/a")!;
-    expect(await saveObservedStatus(dir, { ...current, sync: "OutOfSync" }, current.seq ?? 0)).toBe(true);
+    expect(await saveObservedStatus(dir, { ...current, sync: "OutOfSync" }, current.seq ?? 0, anyFile)).toBe(
+      true,
+    );
     expect((await loadStatusStore(dir)).objects.get("Deployment/a")).toMatchObject({
       sync: "OutOfSync",
       seq: 3,
