@@ -4,15 +4,15 @@ import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "../logger.js";
 import {
   loadStatus,
+  ownRecordsIn,
   publishStatus,
-  removeOwnObjectStatus,
+  type RecordWriter,
   resolveStatusDir,
-  saveOwnObjectStatus,
   type StatusLocation,
 } from "../git/status-source.js";
 import { formatObjectStatus, loadStatusStore } from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
-import { trackedRecords, trackedRecordsNow } from "../git/tracked-records.js";
+import { trackedRecords } from "../git/tracked-records.js";
 import { errorMessage } from "./error-message.js";
 import type { DisplacedRecords } from "./displaced-records.js";
 import type { PushFence } from "../git/fenced-push.js";
@@ -87,9 +87,12 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   // is written at its first record even when it says the same, or the next publish, which mirrors
   // this directory, would take it off the branch.
   const onDisk = location.statusBranch ? new Set(await readdir(statusDir).catch(() => [])) : undefined;
-  const legacy = options.legacy
-    ? await loadLegacy(options.legacy, statuses, log)
-    : new Map<string, ObjectStatus>();
+  // The older layout's store, written through one writer (git's answer kept for the book's life).
+  const legacyStore = options.legacy && ownRecordsIn(resolveStatusDir(options.legacy));
+  const legacy =
+    options.legacy && legacyStore
+      ? await loadLegacy(options.legacy, legacyStore, statuses, log)
+      : new Map<string, ObjectStatus>();
   let moved = false;
 
   const fence = options.fence ?? (() => undefined);
@@ -136,8 +139,8 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
       statuses.set(key, status);
       await own.save(status);
       onDisk?.add(file);
-      if (legacy.delete(key) && options.legacy) {
-        await removeOwnObjectStatus(resolveStatusDir(options.legacy), status.kind, status.name);
+      if (legacy.delete(key) && legacyStore) {
+        await legacyStore.removeOwnObjectStatus(status.kind, status.name);
         moved = true;
       }
       options.onChange?.(key);
@@ -177,13 +180,14 @@ async function ownRecords(
 ) {
   const answer = await trackedRecords(statusDir).catch(() => undefined);
   const tracked = new Set(answer?.keys());
+  const store = ownRecordsIn(statusDir); // git's answer kept by this book, for its store
   await displaced?.restore(answer && tracked, statuses);
   // Also a file git tracks already that checkTracked has not said yet: a write between the reset to
   // a pulled commit and that check wrote over the commit's file in the working tree. git's answer is
   // the one kept until its index changes (trackedRecordsNow: a stat of the index per write), and the
   // reset writes a new index; when git cannot say, the store as before (checkTracked logs that).
   const trackedNow = (file: string) =>
-    trackedRecordsNow(statusDir).then(
+    store.trackedRecordsNow().then(
       (now) => now.has(file),
       () => false,
     );
@@ -197,12 +201,12 @@ async function ownRecords(
     },
     save: async (status: ObjectStatus) => {
       if (await away(statusFileName(status.kind, status.name))) await displaced!.save(status);
-      else await saveOwnObjectStatus(statusDir, status);
+      else await store.saveOwnObjectStatus(status);
     },
     remove: async (kind: string, name: string) => {
       const file = statusFileName(kind, name);
       if (await away(file)) await displaced!.remove(file);
-      else await removeOwnObjectStatus(statusDir, kind, name); // a --dir store: a file git tracks stays
+      else await store.removeOwnObjectStatus(kind, name); // a --dir store: a file git tracks stays
     },
     /** A commit now has a file at the record's path: the record is kept away from it from now on. */
     tracks: async (file: string) => {
@@ -213,7 +217,7 @@ async function ownRecords(
       const status = recordNamed(statuses, file);
       if (status && displaced) await displaced.writeBack(status);
       // A --dir or --status-dir store: asked again, in case a commit took the path back meanwhile.
-      else if (status) await saveOwnObjectStatus(statusDir, status);
+      else if (status) await store.saveOwnObjectStatus(status);
       else await displaced?.remove(file);
     },
   };
@@ -317,6 +321,7 @@ export function sameRecord(kept: ObjectStatus, next: ObjectStatus): boolean {
  */
 async function loadLegacy(
   location: StatusLocation,
+  writer: RecordWriter,
   current: ReadonlyMap<string, ObjectStatus>,
   log: Logger,
 ): Promise<Map<string, ObjectStatus>> {
@@ -340,6 +345,6 @@ async function loadLegacy(
   // removes from the branch only the records that moved.
   for (const [key, record] of store.objects)
     if (!local?.objects.has(key) && !tracked?.has(statusFileName(record.kind, record.name)))
-      await saveOwnObjectStatus(dir, record);
+      await writer.saveOwnObjectStatus(record);
   return store.objects;
 }

@@ -18,7 +18,7 @@ import {
   saveObjectStatus,
   saveObservedStatus,
 } from "../status/status-store.js";
-import { trackedRecords, trackedRecordsNow } from "./tracked-records.js";
+import { trackedRecords, trackedRecordsKept } from "./tracked-records.js";
 import { mergePruneLedger } from "../status/prune-ledger.js";
 import { type ObjectStatus, type StatusStore, mergeStatusStores } from "../status/status-types.js";
 
@@ -67,41 +67,51 @@ export const loadUntrackedStatusStore = async (dir: string): Promise<StatusStore
   loadStatusStore(dir, await trackedRecords(dir));
 
 /**
- * Writes a record as saveObjectStatus does, keeping a later apply's fields from the file at its path
- * only when that file is the store's own record: git is asked then (rarely: a slow writer), and a
- * file git tracks, or one git cannot say of, is not (as loadUntrackedStatusStore reads the store).
+ * The records of the store `dir` as plumb's writers change them: each write and removal asks
+ * whether the file at the record's path is the store's own first (OwnFile), and a file git tracks
+ * there (a commit put it at the record's path), or one git cannot say of, is not (as
+ * loadUntrackedStatusStore reads the store). git's answer is kept by this handle until git's index
+ * changes (trackedRecordsKept): open one for a run (a command's) or a status book (a controller's)
+ * and write through it, not one per write.
  */
-export const saveOwnObjectStatus = (dir: string, status: ObjectStatus): Promise<string> =>
-  saveObjectStatus(dir, status, ownFileIn(dir));
+export type RecordWriter = {
+  /**
+   * Writes a record as saveObjectStatus does, keeping a later apply's fields and number from the
+   * file at its path only when that file is the store's own.
+   */
+  saveOwnObjectStatus: (status: ObjectStatus) => Promise<string>;
+  /**
+   * An observation (`status`, `drift`) written as saveObservedStatus does, where a file git tracks
+   * at the record's path (a commit's, whatever sequence number it says) never holds a newer record.
+   */
+  saveOwnObservedStatus: (status: ObjectStatus, base: number | null) => Promise<boolean>;
+  /**
+   * A removal (`status`, `drift`: the object is gone) as removeObservedStatus does, where a file git
+   * tracks at the record's path (a commit's) is neither compared nor deleted from the working tree.
+   */
+  removeOwnObservedStatus: (status: ObjectStatus) => Promise<boolean>;
+  /** An object's record removed (pruned) as removeObjectStatus does, never a file git tracks at its path. */
+  removeOwnObjectStatus: (kind: string, name: string) => Promise<void>;
+  /** The names git tracks in the store now, as this handle last heard it; throws when git cannot say. */
+  trackedRecordsNow: () => Promise<ReadonlyMap<string, string>>;
+};
 
-/**
- * An observation (`status`, `drift`) written as saveObservedStatus does, where a file git tracks at
- * the record's path (a commit's, whatever sequence number it says) never holds a newer record.
- */
-export const saveOwnObservedStatus = (
-  dir: string,
-  status: ObjectStatus,
-  base: number | null,
-): Promise<boolean> => saveObservedStatus(dir, status, base, ownFileIn(dir));
-
-/**
- * A removal (`status`, `drift`: the object is gone) as removeObservedStatus does, where a file git
- * tracks at the record's path (a commit's) is neither compared nor deleted from the working tree.
- */
-export const removeOwnObservedStatus = (dir: string, status: ObjectStatus): Promise<boolean> =>
-  removeObservedStatus(dir, status, ownFileIn(dir));
-
-/** An object's record removed (pruned) as removeObjectStatus does, never a file git tracks at its path. */
-export const removeOwnObjectStatus = (dir: string, kind: string, name: string): Promise<void> =>
-  removeObjectStatus(dir, kind, name, ownFileIn(dir));
-
-/** Whether a file in the store is its own record: not one git tracks, nor one git cannot say of. */
-const ownFileIn =
-  (dir: string): OwnFile =>
-  async (name) => {
-    const tracked = await trackedRecordsNow(dir).catch(() => undefined);
+/** The store `dir`'s records, written as its own records only (RecordWriter). */
+export function ownRecordsIn(dir: string): RecordWriter {
+  const trackedRecordsNow = trackedRecordsKept(dir);
+  /** Whether a file in the store is its own record: not one git tracks, nor one git cannot say of. */
+  const own: OwnFile = async (name) => {
+    const tracked = await trackedRecordsNow().catch(() => undefined);
     return tracked !== undefined && !tracked.has(name);
   };
+  return {
+    saveOwnObjectStatus: (status) => saveObjectStatus(dir, status, own),
+    saveOwnObservedStatus: (status, base) => saveObservedStatus(dir, status, base, own),
+    removeOwnObservedStatus: (status) => removeObservedStatus(dir, status, own),
+    removeOwnObjectStatus: (kind, name) => removeObjectStatus(dir, kind, name, own),
+    trackedRecordsNow,
+  };
+}
 
 /**
  * The store as `plan`, `apply`, `drift` and `status` see it: the local directory merged with the

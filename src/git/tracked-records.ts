@@ -41,27 +41,31 @@ export async function trackedRecords(dir: string): Promise<Map<string, string>> 
 }
 
 /**
- * trackedRecords, asked again only once git's index changed (a file git tracks changes only with it:
- * add, rm, commit, checkout, reset, pull each write a new index file). A writer asks before it lets
- * the file at a record's path count (status-source.ts's saveOwnObjectStatus): at every write that
- * meets a file, so a git process each time was one per record written (thousands at a controller's
- * start); here it is a stat of the index. Outside a repository nothing is tracked and git is not
- * run; when git cannot say (or where its index is), its failure is thrown each time, as trackedRecords.
+ * trackedRecords of the store `dir`, asked again only once git's index changed (a file git tracks
+ * changes only with it: add, rm, commit, checkout, reset, pull each write a new index file). A writer
+ * asks before it lets the file at a record's path count (status-source.ts's ownRecordsIn): at every
+ * write that meets a file, so a git process each time was one per record written (thousands at a
+ * controller's start); here it is a stat of the index. The answer is kept by the function returned,
+ * so by whoever holds it (a command's run, a controller's status book), for its one store: never by
+ * the process for every store of that path (a store that a `git init` nested in another repository
+ * was answered for with the outer repository's index). Outside a repository nothing is tracked and
+ * git is not run; when git cannot say (or where its index is), its failure is thrown each time, as
+ * trackedRecords.
  */
-export async function trackedRecordsNow(dir: string): Promise<ReadonlyMap<string, string>> {
-  // The kept answer first: one stat per write (the controller's writes into a checkout ask each time).
-  const known = answers.get(dir);
-  if (known && indexStamp(known.index) === known.stamp) return known.tracked;
-  if (!insideRepository(dir)) return new Map();
-  const index = known?.index ?? (await indexOf(dir));
-  const stamp = index === undefined ? undefined : indexStamp(index); // before git reads it
-  const tracked = await trackedRecords(dir);
-  if (index !== undefined && stamp !== undefined) answers.set(dir, { index, stamp, tracked });
-  return tracked;
+export function trackedRecordsKept(dir: string): () => Promise<ReadonlyMap<string, string>> {
+  /** The last answer: git's index then (its path and stamp). */
+  let known: { index: string; stamp: string; tracked: Map<string, string> } | undefined;
+  return async () => {
+    // The kept answer first: one stat per write (the controller's writes into a checkout ask each time).
+    if (known && indexStamp(known.index) === known.stamp) return known.tracked;
+    if (!insideRepository(dir)) return new Map();
+    const index = known?.index ?? (await indexOf(dir));
+    const stamp = index === undefined ? undefined : indexStamp(index); // before git reads it
+    const tracked = await trackedRecords(dir);
+    if (index !== undefined && stamp !== undefined) known = { index, stamp, tracked };
+    return tracked;
+  };
 }
-
-/** trackedRecordsNow's last answer for each store: git's index then (its path and stamp). */
-const answers = new Map<string, { index: string; stamp: string; tracked: Map<string, string> }>();
 
 /** The path of the index git reads for `dir` (GIT_DIR, GIT_INDEX_FILE, a worktree's own); undefined when git cannot say. */
 const indexOf = (dir: string): Promise<string | undefined> =>

@@ -4,7 +4,7 @@ import type { PlanManifestsResult } from "./plan/plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";
 import { readStateFile } from "../status/state-file.js";
-import { removeOwnObservedStatus, saveOwnObservedStatus } from "../git/status-source.js";
+import { ownRecordsIn, type RecordWriter } from "../git/status-source.js";
 import { formatObjectStatus, MAX_RECORD_BYTES } from "../status/status-store.js";
 import { type ObjectStatus, type StatusStore, statusFileName, statusKey } from "../status/status-types.js";
 
@@ -16,14 +16,14 @@ import { type ObjectStatus, type StatusStore, statusFileName, statusKey } from "
  * a file git tracks there (a commit's) is not such a record, whatever it says (saveOwnObservedStatus).
  */
 async function saveIfChanged(
-  dir: string,
+  store: { dir: string; records: RecordWriter },
   record: ObjectStatus,
   base: ObjectStatus | undefined,
 ): Promise<void> {
-  const file = join(dir, statusFileName(record.kind, record.name));
+  const file = join(store.dir, statusFileName(record.kind, record.name));
   const current = await readStateFile(file, MAX_RECORD_BYTES, "a record").catch(() => null);
   if (current !== formatObjectStatus(record))
-    await saveOwnObservedStatus(dir, record, base ? (base.seq ?? 0) : null);
+    await store.records.saveOwnObservedStatus(record, base ? (base.seq ?? 0) : null);
 }
 
 /**
@@ -57,8 +57,9 @@ export async function writeRefreshedStatus(
     latestStatuses,
     now: session.clock.now(),
   });
+  const written = { dir: session.statusDir, records: ownRecordsIn(session.statusDir) };
   for (const record of refreshed.records)
-    await saveIfChanged(session.statusDir, record, store.objects.get(statusKey(record.kind, record.name)));
-  for (const gone of refreshed.removed) await removeOwnObservedStatus(session.statusDir, gone);
+    await saveIfChanged(written, record, store.objects.get(statusKey(record.kind, record.name)));
+  for (const gone of refreshed.removed) await written.records.removeOwnObservedStatus(gone);
   return refreshed.records;
 }

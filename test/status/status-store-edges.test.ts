@@ -14,11 +14,7 @@ import {
   saveObjectStatus,
   saveObservedStatus,
 } from "../../src/status/status-store.js";
-import {
-  removeOwnObservedStatus,
-  saveOwnObjectStatus,
-  saveOwnObservedStatus,
-} from "../../src/git/status-source.js";
+import { ownRecordsIn } from "../../src/git/status-source.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 // The status store's edges on a real temp directory: what each problem says, missing and damaged
@@ -126,8 +122,9 @@ describe("status store edges", () => {
     await saveObjectStatus(dir, sampleStatus("b", later), anyFile);
     execFileSync("git", ["-C", repo, "add", "-f", join(dir, "deployment.b.json")]); // a commit's file
     const slow = { applied_at: "2026-01-01T00:00:00Z", manifest_digest: "sha256:slow" };
-    await saveOwnObjectStatus(dir, sampleStatus("a", slow));
-    await saveOwnObjectStatus(dir, sampleStatus("b", slow));
+    const store = ownRecordsIn(dir);
+    await store.saveOwnObjectStatus(sampleStatus("a", slow));
+    await store.saveOwnObjectStatus(sampleStatus("b", slow));
     expect(await record(dir, "a")).toMatchObject(later);
     expect(await record(dir, "b")).toMatchObject(slow);
   });
@@ -142,7 +139,8 @@ describe("status store edges", () => {
     for (const name of ["a", "b", "c", "d"])
       await saveObjectStatus(dir, { ...sampleStatus(name), seq: huge - 1 }, anyFile);
     // Asked once with nothing tracked (the answer kept), then a commit's files: the index changed.
-    await saveOwnObjectStatus(dir, sampleStatus("a"));
+    const store = ownRecordsIn(dir);
+    await store.saveOwnObjectStatus(sampleStatus("a"));
     expect(await record(dir, "a")).toMatchObject({ seq: huge + 1 });
     execFileSync("git", [
       "-C",
@@ -152,10 +150,10 @@ describe("status store edges", () => {
       join(dir, "deployment.b.json"),
       join(dir, "deployment.d.json"),
     ]);
-    await saveOwnObjectStatus(dir, sampleStatus("b"));
+    await store.saveOwnObjectStatus(sampleStatus("b"));
     expect(await record(dir, "b")).toMatchObject({ seq: 1 });
-    expect(await saveOwnObservedStatus(dir, sampleStatus("c", { sync: "Synced" }), 3)).toBe(false); // own, newer
-    expect(await saveOwnObservedStatus(dir, sampleStatus("d", { sync: "Synced" }), 3)).toBe(true);
+    expect(await store.saveOwnObservedStatus(sampleStatus("c", { sync: "Synced" }), 3)).toBe(false); // own, newer
+    expect(await store.saveOwnObservedStatus(sampleStatus("d", { sync: "Synced" }), 3)).toBe(true);
     expect(await record(dir, "d")).toMatchObject({ sync: "Synced", seq: 4 });
   });
 
@@ -173,18 +171,36 @@ describe("status store edges", () => {
     execFileSync("git", ["-C", repo, "add", "-f", ...committed]);
     const texts = await Promise.all(committed.map((f) => readFile(f, "utf8")));
     const removal = { ...sampleStatus("a"), seq: 5 };
-    expect(await removeOwnObservedStatus(dir, removal)).toBe(true); // was false: blocked by huge
-    expect(await removeOwnObservedStatus(dir, { ...removal, name: "b" })).toBe(true);
-    expect(await removeOwnObservedStatus(dir, { ...removal, name: "e" })).toBe(true);
+    const store = ownRecordsIn(dir);
+    expect(await store.removeOwnObservedStatus(removal)).toBe(true); // was false: blocked by huge
+    expect(await store.removeOwnObservedStatus({ ...removal, name: "b" })).toBe(true);
+    expect(await store.removeOwnObservedStatus({ ...removal, name: "e" })).toBe(true);
     expect(await Promise.all(committed.map((f) => readFile(f, "utf8")))).toEqual(texts); // none deleted
-    expect(await removeOwnObservedStatus(dir, { ...removal, name: "c" })).toBe(false); // own, newer
-    expect(await removeOwnObservedStatus(dir, { ...removal, name: "d", seq: huge })).toBe(true);
+    expect(await store.removeOwnObservedStatus({ ...removal, name: "c" })).toBe(false); // own, newer
+    expect(await store.removeOwnObservedStatus({ ...removal, name: "d", seq: huge })).toBe(true);
     expect((await readdir(dir)).sort()).toEqual([
       "deployment.a.json",
       "deployment.b.json",
       "deployment.c.json",
       "deployment.e.json",
     ]);
+  });
+
+  // git's answer is kept by the writer that asked (a command's run, a controller's status book), not
+  // by the process for every store at that path: one answer per path for the process answered a
+  // store that a `git init` nested in another repository with the outer one's unchanged index.
+  it("keeps git's answer per writer: a new run asks the repository the store is in now", async () => {
+    const outer = await mkdtemp(join(tmpdir(), "plumb-st-edges-"));
+    const dir = join(outer, "inner", ".plumb", "status");
+    execFileSync("git", ["init", "-q", outer]);
+    await saveObjectStatus(dir, sampleStatus("a"), anyFile);
+    execFileSync("git", ["-C", outer, "add", "-f", join(dir, "deployment.a.json")]); // a commit's file
+    await ownRecordsIn(dir).removeOwnObjectStatus("Deployment", "a");
+    expect(await readdir(dir)).toEqual(["deployment.a.json"]); // the outer repository's: kept
+    // The store's own repository now (nested): nothing tracked there, so a's file is its record.
+    execFileSync("git", ["init", "-q", join(outer, "inner")]);
+    await ownRecordsIn(dir).removeOwnObjectStatus("Deployment", "a");
+    expect(await readdir(dir)).toEqual([]); // was kept: the outer repository's answer, cached
   });
 
   // A store in a git checkout can hold a commit's file at a record's path: a write that trusted it

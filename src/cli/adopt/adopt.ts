@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { PlumbError } from "../../errors.js";
 import { adoptKey, buildAdoptedRecord, decideAdoption } from "../../reconcile/adopt.js";
 import { gitCommitOf, openSession, planSession } from "../../reconcile/session.js";
-import { publishStatus, saveOwnObjectStatus } from "../../git/status-source.js";
+import { ownRecordsIn, publishStatus } from "../../git/status-source.js";
 import { checkStatusDirWritable } from "../../status/status-store.js";
 import { askOnTerminal, type ApplyIo } from "../sync/apply.js";
 import {
@@ -90,6 +90,7 @@ async function adoptLocked(
   }
   const gitCommit = await gitCommitOf(path);
   const recorded = [];
+  const store = ownRecordsIn(session.statusDir);
   for (const d of adoptable) {
     const record = await buildAdoptedRecord(
       d,
@@ -98,7 +99,7 @@ async function adoptLocked(
       session.clock.now(),
     );
     lock.assertHeld(); // a lock lost meanwhile (forced): nothing more is recorded
-    await saveOwnObjectStatus(session.statusDir, record);
+    await store.saveOwnObjectStatus(record);
     recorded.push({
       name: d.name,
       id: record.id,

@@ -47,7 +47,7 @@ import {
   type SessionIo,
   warnUnknownSecrets,
 } from "../../reconcile/session.js";
-import { publishStatus, removeOwnObjectStatus, saveOwnObjectStatus } from "../../git/status-source.js";
+import { ownRecordsIn, publishStatus } from "../../git/status-source.js";
 import { checkStatusDirWritable } from "../../status/status-store.js";
 import { count } from "../../report/plural.js";
 import { positiveInt } from "../flag-values.js";
@@ -282,17 +282,20 @@ async function sendAndReport(run: Confirmed): Promise<number> {
  * what was last applied, the stores nearby included (docs/status.md "Stores above and below"): an
  * object whose secrets are not sent keeps their fingerprints, now in this store.
  */
-const fencedRecords = ({ lock, session }: Confirmed) => ({
-  previous: appliedView(session).objects,
-  record: async (status: ObjectStatus) => {
-    lock.assertHeld();
-    await saveOwnObjectStatus(session.statusDir, status);
-  },
-  forget: async (kind: string, name: string) => {
-    lock.assertHeld();
-    await removeOwnObjectStatus(session.statusDir, kind, name); // never a file git tracks there
-  },
-});
+const fencedRecords = ({ lock, session }: Confirmed) => {
+  const store = ownRecordsIn(session.statusDir); // git's answer kept for this run
+  return {
+    previous: appliedView(session).objects,
+    record: async (status: ObjectStatus) => {
+      lock.assertHeld();
+      await store.saveOwnObjectStatus(status);
+    },
+    forget: async (kind: string, name: string) => {
+      lock.assertHeld();
+      await store.removeOwnObjectStatus(kind, name); // never a file git tracks there
+    },
+  };
+};
 
 /** Pushes the status (--status-branch), then prints the report; a failed push is thrown after it. */
 async function publishAndReport(
