@@ -96,13 +96,26 @@ function deployedGate(facts: SourceFacts): GateResult {
   };
 }
 
+/** How far a Date header may read behind the moment it answers for: it counts whole seconds. */
+const DATE_RESOLUTION_MS = 1000;
+
 function soakGate(facts: SourceFacts, soak: string): GateResult {
   const revision = facts.revision;
+  const fail = (detail: string): GateResult => ({ gate: "soak", ok: false, detail });
   if (!revision || revision.status !== "DEPLOYED")
-    return { gate: "soak", ok: false, detail: `no DEPLOYED revision to soak (${soak} needed)` };
+    return fail(`no DEPLOYED revision to soak (${soak} needed)`);
   const since = Date.parse(revision.updated_at);
-  const soaked = facts.now.ms - since;
-  const ok = Number.isFinite(since) && soaked >= soakMs(soak);
+  if (!Number.isFinite(since))
+    return fail(`its updated_at ${JSON.stringify(revision.updated_at)} is not a time; ${soak} needed`);
+  const measured = facts.now.ms - since;
+  // The revision was DEPLOYED before the answer that says so: a Date header, whole seconds, reads up
+  // to 999 ms before an updated_at of the same second. Further ahead, the two clocks disagree.
+  if (-measured >= DATE_RESOLUTION_MS)
+    return fail(
+      `its updated_at ${revision.updated_at} is ${formatDuration(-measured)} ahead of the ${facts.now.from}'s time (${new Date(facts.now.ms).toISOString()}): the clocks disagree, so how long it has soaked is unknown; ${soak} needed`,
+    );
+  const soaked = Math.max(0, measured);
+  const ok = soaked >= soakMs(soak);
   const detail = `deployed ${formatDuration(soaked)} ago (at ${revision.updated_at}, ${facts.now.from}); ${soak} needed`;
   return { gate: "soak", ok, detail };
 }

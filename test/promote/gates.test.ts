@@ -97,6 +97,16 @@ describe("promotion gates", () => {
     expect(
       failing(facts({ revision: { ...revision, status: "DEPLOYING" } }), { deployed: false, soak: "1s" }),
     ).toEqual(["soak: no DEPLOYED revision to soak (1s needed)"]);
+    // An updated_at that is not a time said "deployed NaNs ago".
+    expect(failing(facts({ revision: { ...revision, updated_at: "soon" } }), { soak: "0s" })).toEqual([
+      'soak: its updated_at "soon" is not a time; 0s needed',
+    ]);
+    // The local clock (no Date header) is read to the millisecond, and a second behind is tolerated alike.
+    const local = (ms: number) => facts({ now: { ms: Date.parse(DEPLOYED_AT) + ms, from: "local clock" } });
+    expect(failing(local(-999), { soak: "0s" })).toEqual([]);
+    expect(failing(local(-1000), { soak: "0s" })).toEqual([
+      `soak: its updated_at ${DEPLOYED_AT} is 1s ahead of the local clock's time (2026-11-25T09:59:59.000Z): the clocks disagree, so how long it has soaked is unknown; 0s needed`,
+    ]);
   });
 
   it("checks must be of this very revision and meet both thresholds (min_pass_ratio defaults to 1)", () => {
