@@ -14,6 +14,7 @@ import {
   NOT_ENVIRONMENT_SETTINGS,
 } from "../manifest/rules/environment-rules.js";
 import { type ApiOptions, readApiOptions, sendableTenant } from "../api/config.js";
+import { ApiError } from "../api/errors.js";
 import { readSettingFile, settingFileReason } from "../api/setting-file.js";
 import { type AllowFlags, allowedOriginsFrom, checkApiOrigin } from "../api/allowed-origins.js";
 import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
@@ -75,7 +76,9 @@ export async function forEachEnvironment<F extends EnvFlags>(
       // The default store's ENV/: the stores above and below are read too (docs/status.md).
       ...(flags.statusDir === undefined ? { statusDirOfEnvironment: true } : {}),
     };
-    const result = await run(envFlags, { ...io, stdout, env: settings.env });
+    const result = await run(envFlags, { ...io, stdout, env: settings.env }).catch((error: unknown) => {
+      throw connects ? withEnvironmentHint(error, environment) : error;
+    });
     code = code === 1 || result === 1 ? 1 : Math.max(code, result);
     if (json) outputs.push(withEnvironment(captured.join(""), name));
   }
@@ -129,6 +132,29 @@ function withEnvironment(text: string, environment: string): unknown {
 }
 
 type Setting = string | { env: string } | { file: string };
+
+/** Where a setting's value comes from, for a hint: never the value itself. */
+const sourceOf = (setting: Setting): string =>
+  typeof setting === "string" ? "as written" : "env" in setting ? `$${setting.env}` : `file ${setting.file}`;
+
+/**
+ * An API error of an environment's run with its hint pointing at that Environment's settings: the
+ * client's hints name PLUMB_API_KEY, PLUMB_TENANT_ID and PLUMB_API_URL, which a run with
+ * environments does not read (a 401 said "check PLUMB_API_KEY" for a key read from $PROD_API_KEY).
+ */
+export function withEnvironmentHint(error: unknown, environment: LoadedEnvironment): unknown {
+  if (!(error instanceof ApiError)) return error;
+  const { metadata, spec } = environment.manifest;
+  const setting = (field: string, value: Setting | undefined) =>
+    value === undefined
+      ? `environment ${metadata.name}'s spec.${field} (not set, ${environment.file})`
+      : `environment ${metadata.name}'s spec.${field} (${sourceOf(value)}, ${whereIs(environment, field)})`;
+  error.message = error.message
+    .replace("check PLUMB_API_KEY (or --api-key-file)", `check ${setting("api_key", spec.api_key)}`)
+    .replace("check PLUMB_TENANT_ID", `check ${setting("tenant_id", spec.tenant_id)}`)
+    .replace("check PLUMB_API_URL", `check ${setting("api_url", spec.api_url)}`);
+  return error;
+}
 
 /** Where an Environment wrote a setting, as file:line (the file alone when it cannot be located). */
 function whereIs(environment: LoadedEnvironment, field: string): string {

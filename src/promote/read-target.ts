@@ -26,6 +26,8 @@ export async function readTarget(
   /** The target's session settings, read only now (its API key may be unset where promote runs). */
   settings: () => { flags: SessionFlags; io: SessionIo },
   names: ReadonlyMap<string, string>,
+  /** The error as said to the user (its hint naming the target Environment's settings). */
+  explain: (error: unknown) => unknown = (error) => error,
 ): Promise<Map<string, TargetLive>> {
   const read = new Map<string, TargetLive>();
   try {
@@ -44,7 +46,8 @@ export async function readTarget(
       const record = session.store.objects.get(statusKey("Deployment", name));
       read.set(written, { deployment, active, latest, digest: record?.source_upload?.digest ?? null });
     }
-  } catch (error) {
+  } catch (thrown) {
+    const error = explain(thrown);
     for (const written of names.keys())
       if (!read.has(written))
         read.set(written, { error: error instanceof Error ? error.message : String(error) });

@@ -28,6 +28,8 @@ export type PromotionRun = {
    * whose settings cannot be read leaves those deployments in-git, unknown whether running.
    */
   target: () => { flags: SessionFlags; io: SessionIo };
+  /** An error of either environment's reads as said to the user (its hint naming that Environment). */
+  explain?: { source: (error: unknown) => unknown; target: (error: unknown) => unknown };
 };
 
 export async function runPromotion(
@@ -39,7 +41,11 @@ export async function runPromotion(
   // Nothing runs in both: nothing to read from the source's control plane.
   if (scope.pairs.length === 0)
     return { report: { from, to, mode: run.mode, ok: true, items: [] }, changes: [] };
-  const reads = await readSource(run.root, run.source.flags, run.source.io, scope.pairs);
+  const reads = await readSource(run.root, run.source.flags, run.source.io, scope.pairs).catch(
+    (error: unknown) => {
+      throw run.explain ? run.explain.source(error) : error;
+    },
+  );
   const decided = scope.pairs.map((pair) =>
     decidePromotion({ pair, from, to, gates: scope.gates, ...reads.get(pair.name)! }),
   );
@@ -48,7 +54,10 @@ export async function runPromotion(
       .filter((_, i) => decided[i]!.outcome === "current")
       .map((p) => [p.name, p.target.manifest.metadata.name]),
   );
-  const live = inGit.size > 0 ? await readTarget(run.root, run.target, inGit) : new Map<string, TargetLive>();
+  const live =
+    inGit.size > 0
+      ? await readTarget(run.root, run.target, inGit, run.explain?.target)
+      : new Map<string, TargetLive>();
   const items = decided.map((item) => {
     const read = reads.get(item.name)!;
     const source = { revision: read.facts.revision, sourceDigest: read.sourceDigest };

@@ -11,7 +11,7 @@ import { promotionScope } from "../../promote/promotion-pairs.js";
 import { refusal, runPromotion } from "../../promote/run-promotion.js";
 import type { SessionIo } from "../../reconcile/session.js";
 import { resolveStatusDir } from "../../git/status-source.js";
-import { settingsOf } from "../environments.js";
+import { settingsOf, withEnvironmentHint } from "../environments.js";
 import { allowApiOriginOption, outputOption, targetOption } from "../options.js";
 import { processIo } from "../process-io.js";
 
@@ -79,6 +79,10 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
     source: {
       flags: { ...settings.flags, environment: from, statusDir, statusBranch: flags.statusBranch },
       io: { ...io, env: settings.env },
+    },
+    explain: {
+      source: (error) => withEnvironmentHint(error, scope.from),
+      target: (error) => withEnvironmentHint(error, scope.to),
     },
     // Read only for the deployments git already has at the source's version: are they running it?
     target: () => {
