@@ -26,7 +26,7 @@ import {
 import { createOrganizationsModule } from "./organizations/index.js";
 import { installRequestGuards } from "./http/request-guards.js";
 import { installRequestLog } from "./http/request-log.js";
-import { shareValidatorCompiler } from "./http/shared-validators.js";
+import { controlPlaneValidators } from "./http/shared-validators.js";
 import { startStateKeeper } from "./state.js";
 
 export type RunningControlPlane = {
@@ -147,9 +147,6 @@ export async function startControlPlane(
   };
 }
 
-/** Every error of a body, which is validated as sent: never coerced, trimmed or defaulted. */
-const AJV_OPTIONS = { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false };
-
 /** The HTTP server with its parsers, guards, request log, Date header and error handling. */
 function createFastify(
   o: ControlPlaneOptions,
@@ -169,9 +166,9 @@ function createFastify(
       headersTimeout: Math.min(60_000, o.requestTimeoutMs),
       connectionsCheckingInterval: Math.min(30_000, Math.max(50, o.requestTimeoutMs / 2)),
     },
-    ajv: { customOptions: AJV_OPTIONS },
   }) as unknown as FastifyInstance;
-  shareValidatorCompiler(app, AJV_OPTIONS); // the body schemas compiled once per process, not per server
+  // The body schemas compiled once per process, not per server: every error of a body, never coerced.
+  app.setValidatorCompiler(controlPlaneValidators.compiler);
   capConnections(app.server, o.maxConnections, o.logger, () => o.clock.now());
   installJsonParser(app);
   const auth = createAuthenticator(apiKeys);
