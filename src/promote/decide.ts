@@ -1,6 +1,7 @@
 import type { Revision } from "../schema/revision.js";
 import { evaluateGates, type GateResult, type Gates, type SourceFacts } from "./gates.js";
-import { unpinnedReasons } from "./pin.js";
+import { quoted, unpinnedReasons } from "./pin.js";
+import { FAILED_REVISION_STATUSES } from "../schema/constants.js";
 import type { PromotionPair } from "./promotion-pairs.js";
 import type { SetEdit } from "../environment/set-values.js";
 
@@ -79,6 +80,12 @@ function fieldsToCopy(pair: PromotionPair, revision: Revision): PromotedField[] 
   return fields;
 }
 
+/** Why a revision that failed in the source is not promoted, its status message quoted and cut. */
+function failedThere(revision: Revision, from: string): string {
+  const message = revision.status_message ? ` (${quoted(revision.status_message)})` : "";
+  return `revision ${revision.id} is ${revision.status} in ${from}${message}: a version that failed there is never promoted, whatever the gates; fix it and apply ${from} again`;
+}
+
 export function decidePromotion(input: DecideInput): PromotionItem {
   const { pair, facts } = input;
   const revision = facts.revision;
@@ -119,6 +126,9 @@ export function decidePromotion(input: DecideInput): PromotionItem {
   const fields = fieldsToCopy(pair, revision);
   if (typeof fields === "string") return item("blocked", [fields, ...failed]);
   if (fields.length === 0) return item("current", []);
+  // Whatever the gates (deployed: false too): the source's control plane says this version failed.
+  if (FAILED_REVISION_STATUSES.includes(revision.status))
+    return item("blocked", [failedThere(revision, input.from), ...failed], fields);
   const unpinned = unpinnedReasons(revision.source_revision_config);
   if (unpinned.length > 0) return item("unpinned", [...unpinned, ...failed], fields);
   if (failed.length > 0) return item("blocked", failed, fields);

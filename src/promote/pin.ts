@@ -32,7 +32,7 @@ const IMAGE = new RegExp(
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** The value as a reason quotes it: control characters escaped, a long one cut. */
-function quoted(value: string): string {
+export function quoted(value: string): string {
   const cut = value.length > 80 ? `${value.slice(0, 80)}… (${value.length} characters)` : value;
   return `"${escapeControls(cut)}"`;
 }
