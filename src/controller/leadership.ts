@@ -45,6 +45,12 @@ export type LeadershipOptions = {
   leaseMs: number | undefined;
   log: Logger;
   signal: AbortSignal | undefined;
+  /**
+   * Run once a standby has taken over, before it leads (a git source's fetch). It cloned when it
+   * started, maybe hours before: reconciling that checkout first sent every deployment changed
+   * since back to its old manifest. Failing, the lock is let go and the controller stops.
+   */
+  catchUp?: (() => Promise<unknown>) | undefined;
 };
 
 const COMMAND = "plumb controller";
@@ -99,6 +105,10 @@ async function acquireLeadership(options: LeadershipOptions): Promise<StateLock>
       timeoutMs: Number.POSITIVE_INFINITY,
     });
     options.log.info({}, "took over the state lock: leading");
+    await options.catchUp?.().catch(async (error: unknown) => {
+      await lock.release();
+      throw error;
+    });
     return lock;
   } finally {
     http?.use(startingHandlers("starting: took over the state lock", options.statusToken));

@@ -88,6 +88,8 @@ export async function openStoreRecords(
       leaseMs: options.lockLeaseMs,
       log,
       signal: options.signal,
+      // A standby's checkout is as old as its start: the newest commit first (leadership.ts).
+      catchUp: source.fetch,
     }));
   started.push(() => lock.release());
   // The status page hears of every record and reconcile through the activity book.
