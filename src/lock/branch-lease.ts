@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
-import { PlumbError } from "../errors.js";
+import { escapeControls, PlumbError } from "../errors.js";
 import { statusGitEnv } from "../git/git-env.js";
 import { gitAt, gitFailure, networkGit, repoInfo } from "../git/status-branch.js";
 import { type GitStop, runNetworkGitSync } from "../git/stoppable-git.js";
@@ -15,13 +15,18 @@ import { scratchPrune } from "./scratch-prune.js";
 
 // The lease of a status branch, held in the git remote itself so that writers on different machines
 // (CI runners, pods) exclude each other: the ref refs/plumb/locks/<branch> points to a commit whose
-// message is {holder, lease_ms, renewals, expires_at}. Every change is a compare-and-swap push
+// message is {holder, store, lease_ms, renewals, expires_at}. Every change is a compare-and-swap push
 // (--force-with-lease=<ref>:<sha seen>, empty: must not exist), so of two writers racing only one
 // push lands. The holder renews it (a new commit) every third of the lease and stops writing two
 // thirds of a lease after its last renewal began (fence.ts). A waiter takes it over only after it has
 // seen the same commit for the holder's whole lease_ms on its own monotonic clock (observer.ts), or at
 // once when the holder is a process of this host that is gone; expires_at is for people to read,
 // never compared: clocks of different machines need not agree.
+//
+// One lease per branch (per environment: BRANCH@ENV), whichever store on it its holder writes:
+// writers in separate clones on a tree and a directory of it (both reconcile what is under it)
+// exclude each other through it, as the local locks of the stores nearby do on one machine
+// (locks-in-order.ts). `store` (the holder's store on the branch) is for the refusal to name.
 
 export type LeaseTarget = {
   root: string;
@@ -29,8 +34,17 @@ export type LeaseTarget = {
   gitEnv?: Record<string, string> | undefined;
   /** The controller's stop: the lease's git commands over the network end with it (stoppable-git.ts). */
   gitStop?: GitStop | undefined;
+  /** With environments: the holder's store is ENV/ of the manifest directory's (named in the lease). */
+  environment?: string | undefined;
 };
-type Lease = { holder: LockHolder; expires_at: string; lease_ms?: number; renewals?: number };
+type Lease = {
+  holder: LockHolder;
+  /** The holder's store on the branch (REL/.plumb/status/(ENV/)); absent in an older plumb's lease. */
+  store?: string;
+  expires_at: string;
+  lease_ms?: number;
+  renewals?: number;
+};
 type Seen = { sha: string; lease: Lease | null } | null;
 
 export const leaseRef = (branch: string) => `refs/plumb/locks/${branch}`;
@@ -47,6 +61,7 @@ async function openRemote(target: LeaseTarget) {
   const tree = (await git.raw(["hash-object", "-t", "tree", "-w", "/dev/null"])).trim();
   return {
     source: info.source,
+    store: info.pathOnBranch,
     git,
     /** ls-remote, fetch and push: in a process group the controller's stop ends (stoppable-git.ts). */
     net: networkGit({ gitEnv: env.env, gitStop: target.gitStop }, scratch),
@@ -188,6 +203,16 @@ type LeaseOptions = {
   pruneEvery?: number;
 };
 
+/**
+ * ", writing its store REL/.plumb/status on it (…)" when the lease names the holder's store: one
+ * lease covers every store of the branch, so a writer of another directory learns why it waits.
+ * Read from the remote: control characters escaped.
+ */
+function storeHeld(lease: Lease | null | undefined): string {
+  if (typeof lease?.store !== "string") return "";
+  return `, writing its store ${escapeControls(lease.store)} (one lease for every store on the branch)`;
+}
+
 /** Free to take: none, ours, its local process gone, or the same commit seen for its whole lease. */
 const takeable = (
   seen: Seen,
@@ -212,6 +237,7 @@ export async function acquireBranchLease(
   let renewals = 0;
   const next = (): Lease => ({
     holder,
+    store: remote.store,
     lease_ms: options.leaseMs,
     renewals: renewals++,
     expires_at: new Date(clock.now() + options.leaseMs).toISOString(),
@@ -234,7 +260,7 @@ export async function acquireBranchLease(
         const other = seen?.lease?.holder;
         throw new PlumbError(
           "state-locked",
-          `the status branch ${target.branch} is leased by ${other ? describeHolder(other) : "another plumb process"}; wait, pass --lock-timeout, or if that process is gone run: plumb unlock --force --status-branch ${target.branch}`,
+          `the status branch ${target.branch} is leased by ${other ? describeHolder(other) : "another plumb process"}${storeHeld(seen?.lease)}; wait, pass --lock-timeout, or if that process is gone run: plumb unlock --force --status-branch ${target.branch}`,
         );
       }
       await clock.sleep(Math.min(options.retryMs, Math.max(1, deadline - clock.now())), options.signal);

@@ -38,6 +38,7 @@ const branchOf = (target: LockTarget) =>
         branch: target.environment ? `${target.statusBranch}@${target.environment}` : target.statusBranch,
         gitEnv: target.gitEnv,
         gitStop: target.gitStop,
+        environment: target.environment,
       }
     : undefined;
 

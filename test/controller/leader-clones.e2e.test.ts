@@ -4,14 +4,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { applyCommand } from "../../src/cli/sync/apply.js";
 import { type Controller, startController } from "../../src/controller/controller.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { readStateLock } from "../../src/lock/index.js";
+import { runCommand } from "../cli/two-planes.js";
 import { fastControllerOptions } from "./harness.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 
-// Controllers in separate clones of one repository (two pods following it), with one status
-// branch: one leads, the other stands by. A standby taking over reconciles main's newest commit,
-// not the one it cloned at start. Revisions are counted on the control plane.
+// Two writers in separate clones of one repository (two controllers following it with `--path
+// deploy` and `--path deploy/sub`, or one and a CI job's apply), on a tree and a directory of it,
+// with one status branch: they share no local lock, and both reconcile what
+// is under sub/. The branch's lease (refs/plumb/locks/BRANCH, one for every store on the branch)
+// is what keeps the later one from sending: it stands by (a controller) or is refused (apply),
+// and the refusal names the store whose writer holds the lease. Revisions are counted on the
+// control plane. (Were the lease each store's own, both would send every change under sub/.)
+// And a standby taking over reconciles main's newest commit, not its first clone's.
 
 const exec = promisify(execFile);
 const BRANCH = "plumb-status";
@@ -36,6 +45,7 @@ beforeEach(async () => {
   await git("commit", "-qm", "m");
   await git("remote", "add", "origin", origin);
   await git("push", "-q", "origin", "main");
+  await exec("git", ["clone", "-q", origin, join(tmp, "ci")]);
 });
 afterEach(async () => {
   for (const c of running.splice(0)) await (await c.catch(() => null))?.stop(1_000);
@@ -81,6 +91,65 @@ const pushBeta = async (tag: string) => {
   await git("commit", "-qam", `beta ${tag}`);
   await git("push", "-q", "origin", "main");
 };
+
+const applySub = (...flags: string[]) => {
+  const env = { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY };
+  const path = join(tmp, "ci", "deploy", "sub");
+  const args = [path, "--status-branch", BRANCH, "--yes", "--no-wait", ...flags];
+  return runCommand(applyCommand, args, { staging: cp, prod: cp }, env);
+};
+
+it("a controller on the sub-directory in another clone stands by while the tree's leads: one revision per change", async () => {
+  const leader = await treeLeader();
+  const log = memoryLogger();
+  const standby = startController(controllerOn("pod-b", "deploy/sub", log.logger));
+  running.push(standby);
+  let led = false;
+  void standby.then(() => (led = true));
+  // (Were the lease each store's own, it would lead: the assertions below say so, not a timeout.)
+  await waitFor(
+    "it stands by or leads",
+    () => led || log.text().includes("standby: another controller leads"),
+  );
+
+  await pushBeta("2");
+  await waitFor("applied by the leader", async () => (await revisions()).beta === 2);
+  await new Promise((resolve) => setTimeout(resolve, 300)); // the standby had time to act, and did not
+  expect(led).toBe(false);
+  expect(await revisions()).toEqual({ alpha: 1, beta: 2 });
+  const line = log.lines().find((l) => l.msg === "standby: another controller leads");
+  expect(String(line?.held)).toContain(`the status branch ${BRANCH} is leased by plumb controller`);
+  expect(String(line?.held)).toContain(", writing its store deploy/.plumb/status (one lease for every store");
+
+  await leader.stop(1_000); // releases the lease: the sub-directory's controller leads
+  const next = await standby;
+  await waitFor("the sub-directory's controller ready", () => next.ready(), 15_000);
+  await pushBeta("3");
+  await waitFor("applied by the new leader", async () => (await revisions()).beta === 3);
+  expect(await revisions()).toEqual({ alpha: 1, beta: 3 });
+}, 60_000);
+
+it("apply of the sub-directory in a CI job's clone is refused, sending nothing, while the tree's controller leads", async () => {
+  const leader = await treeLeader();
+  await pushBeta("2");
+  await waitFor("applied by the leader", async () => (await revisions()).beta === 2);
+  // A CI job's apply of a commit not on main yet (a pull request's).
+  await writeDoc(join(tmp, "ci", "deploy", "sub"), "b.yaml", container("beta", "img/beta:3"));
+  const refused = applySub();
+  await expect(refused).rejects.toMatchObject({ code: "state-locked" });
+  await expect(refused).rejects.toThrow(`the status branch ${BRANCH} is leased by plumb controller`);
+  await expect(refused).rejects.toThrow(", writing its store deploy/.plumb/status (one lease");
+  expect(await revisions()).toEqual({ alpha: 1, beta: 2 });
+
+  // With --lock-timeout it waits for the lease, and sends once the controller let go of it.
+  const waiting = applySub("--lock-timeout", "30s");
+  const ciStore = { statusDir: join(tmp, "ci", "deploy", "sub", ".plumb", "status") };
+  await waitFor("the apply holding its local lock, waiting for the lease", () => readStateLock(ciStore));
+  expect(await revisions()).toEqual({ alpha: 1, beta: 2 });
+  await leader.stop(1_000); // releases the lease
+  expect((await waiting).code).toBe(0);
+  expect(await revisions()).toEqual({ alpha: 1, beta: 3 });
+}, 60_000);
 
 it("a standby that takes over reconciles main's newest commit, not the one it cloned at start: nothing rolled back", async () => {
   // It cloned main when it started, and stood by while the leader applied newer commits. Taking

@@ -77,6 +77,7 @@ describe("the lease commit", () => {
     const lease = await acquireBranchLease(target(), holder, { ...options, clock });
     expect(await leaseNow()).toEqual({
       holder,
+      store: ".plumb/status",
       lease_ms: 30_000,
       renewals: 0,
       expires_at: new Date(now + 30_000).toISOString(),
@@ -93,6 +94,7 @@ describe("the lease commit", () => {
         expected: first,
         message: JSON.stringify({
           holder,
+          store: ".plumb/status",
           lease_ms: 30_000,
           renewals: 1,
           expires_at: new Date(now + 30_000).toISOString(),
@@ -167,6 +169,24 @@ describe("a waiter", () => {
     ).rejects.toMatchObject({ code: "state-locked" });
     expect(sleeps).toEqual([700, 700, 600]);
     await held.release();
+  }, 30_000);
+
+  it("is told the store the holder writes, its control characters escaped; an older plumb's lease names none", async () => {
+    const holder = { ...newHolder("plumb apply", Date.now()), host: "build-7" };
+    const refusal = async () =>
+      String(
+        await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options).catch(
+          (error: unknown) => error,
+        ),
+      );
+    await foreignLease(JSON.stringify({ holder, store: "a\u001b[31m/.plumb/status", lease_ms: 30_000 }));
+    const named = await refusal();
+    expect(named).toContain(", writing its store a\\u001b[31m/.plumb/status (one lease for every store");
+    expect(named).not.toContain("\u001b");
+    await foreignLease(JSON.stringify({ holder, store: 7, lease_ms: 30_000 }));
+    expect(await refusal()).toContain(`since ${holder.since}; wait, pass --lock-timeout`);
+    await foreignLease(JSON.stringify({ holder, lease_ms: 30_000 }));
+    expect(await refusal()).toContain(`since ${holder.since}; wait, pass --lock-timeout`);
   }, 30_000);
 
   it("whose signal was aborted stops with its reason", async () => {

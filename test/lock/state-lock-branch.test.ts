@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -82,6 +82,32 @@ describe("the branch lease of the state lock", () => {
     await staging.release();
     await prod.release();
   }, 30_000);
+
+  it("is one for every store on the branch: a tree's and its sub-directory's writers in two clones exclude each other, the refusal naming the store held", async () => {
+    // Both reconcile what is under sub/; in separate clones they share no local lock, only this.
+    const at = (clone: string, dir: string, environment?: string) => ({
+      ...target(clone, environment),
+      statusDir: join(clone, dir, ".plumb", "status", environment ?? ""),
+      root: join(clone, dir),
+    });
+    for (const clone of clones) await mkdir(join(clone, "deploy", "sub"), { recursive: true });
+    const cases: Array<[string, string, string | undefined, string]> = [
+      ["deploy", "deploy/sub", undefined, "deploy/.plumb/status"],
+      ["deploy/sub", "deploy", undefined, "deploy/sub/.plumb/status"],
+      ["deploy", "deploy/sub", "prod", "deploy/.plumb/status/prod"],
+    ];
+    for (const [held, other, environment, store] of cases) {
+      const first = await acquireStateLock(at(clones[0]!, held, environment), {
+        command: "plumb controller",
+      });
+      const refused = acquireStateLock(at(clones[1]!, other, environment), { command: "plumb apply" });
+      await expect(refused).rejects.toMatchObject({ code: "state-locked" });
+      await expect(refused).rejects.toThrow(`, writing its store ${store} (one lease for every store`);
+      await first.release();
+      const next = await acquireStateLock(at(clones[1]!, other, environment), { command: "plumb apply" });
+      await next.release();
+    }
+  }, 60_000);
 
   it("is renewed every third of its lease by default", async () => {
     const lock = await acquireStateLock(target(clones[0]!), { command: "plumb controller", leaseMs: 6_000 });
