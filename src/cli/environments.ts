@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { selectEnvironments } from "../environment/select.js";
-import { PlumbError } from "../errors.js";
+import { escapeControls, isPlumbError, PlumbError } from "../errors.js";
 import { loadManifestsOnce } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
@@ -27,15 +27,27 @@ type EnvFlags = ConnectionFlags & { env?: string[]; mode?: string; output?: stri
 
 const SETTINGS = ["PLUMB_API_URL", "PLUMB_API_KEY", "PLUMB_TENANT_ID", "PLUMB_PLATFORM_URL", "PLUMB_MODE"];
 
+type EachOptions = {
+  /** False for a command that talks to no API (unlock): the Environment's settings are not read. */
+  connects?: boolean;
+  /**
+   * A command that only reads (plan, diff, drift, status): an environment whose run fails with a
+   * PlumbError (its key not set, its control plane down or refusing the key) is reported on stderr
+   * (JSON: `{environment, error}`) and the others still run; the command exits 1. Otherwise (apply,
+   * adopt, import, and any run of one environment) the first such error ends the command.
+   */
+  eachAlone?: boolean;
+};
+
 /** Runs `run` for each environment --env selects, or once as before when the tree defines none. */
 export async function forEachEnvironment<F extends EnvFlags>(
   path: string,
   flags: F,
   io: SessionIo,
   run: (flags: F, io: SessionIo) => Promise<number>,
-  /** False for a command that talks to no API (unlock): the Environment's settings are not read. */
-  connects = true,
+  options: EachOptions = {},
 ): Promise<number> {
+  const { connects = true, eachAlone = false } = options;
   // Without --env, a tree that holds no Environment document is not loaded twice: a quick text scan
   // decides, unless the command shares its loads (plan), whose one parse answers it for free.
   if (
@@ -58,32 +70,59 @@ export async function forEachEnvironment<F extends EnvFlags>(
     for (const environment of environments) pinnedUrlsOf(environment, root, io.env, flags);
   const json = flags.output === "json";
   const outputs: unknown[] = [];
+  const failed: string[] = [];
   let code = 0;
   for (const environment of environments) {
     const name = environment.manifest.metadata.name;
-    const settings = connects ? settingsOf(environment, root, io.env, flags) : { flags: {}, env: io.env };
     const captured: string[] = [];
     const stdout = json ? { write: (text: string) => captured.push(text) } : io.stdout;
     if (!json)
       io.stdout.write(
         flags.output === "markdown" ? `## Environment ${name}\n\n` : `== environment ${name} ==\n`,
       );
-    const envFlags = {
-      ...flags,
-      ...settings.flags,
-      environment: name,
-      statusDir: join(resolveStatusDir({ root: path, statusDir: flags.statusDir }), name),
-      // The default store's ENV/: the stores above and below are read too (docs/status.md).
-      ...(flags.statusDir === undefined ? { statusDirOfEnvironment: true } : {}),
-    };
-    const result = await run(envFlags, { ...io, stdout, env: settings.env }).catch((error: unknown) => {
-      throw connects ? withEnvironmentHint(error, environment) : error;
-    });
-    code = code === 1 || result === 1 ? 1 : Math.max(code, result);
-    if (json) outputs.push(withEnvironment(captured.join(""), name));
+    const result = await runOne(path, root, environment, flags, { ...io, stdout }, run, connects).catch(
+      (error: unknown) => {
+        if (!eachAlone || environments.length === 1 || !isPlumbError(error)) throw error;
+        io.stderr.write(`plumb: environment ${name}: ${escapeControls(error.message)} [${error.code}]\n`);
+        failed.push(name);
+        if (json) outputs.push({ environment: name, error: { code: error.code, message: error.message } });
+        return null;
+      },
+    );
+    code = code === 1 || result === 1 || result === null ? 1 : Math.max(code, result);
+    if (json && result !== null) outputs.push(withEnvironment(captured.join(""), name));
   }
   if (json) io.stdout.write(`${JSON.stringify({ environments: outputs }, null, 2)}\n`);
+  if (failed.length > 0)
+    io.stderr.write(
+      `plumb: ${failed.length} of ${environments.length} environments failed (${failed.join(", ")}); the others ran\n`,
+    );
   return code;
+}
+
+/** One environment's run: its settings read, its flags and store, its API errors' hints its own. */
+async function runOne<F extends EnvFlags>(
+  path: string,
+  root: string,
+  environment: LoadedEnvironment,
+  flags: F,
+  io: SessionIo,
+  run: (flags: F, io: SessionIo) => Promise<number>,
+  connects: boolean,
+): Promise<number> {
+  const name = environment.manifest.metadata.name;
+  const settings = connects ? settingsOf(environment, root, io.env, flags) : { flags: {}, env: io.env };
+  const envFlags = {
+    ...flags,
+    ...settings.flags,
+    environment: name,
+    statusDir: join(resolveStatusDir({ root: path, statusDir: flags.statusDir }), name),
+    // The default store's ENV/: the stores above and below are read too (docs/status.md).
+    ...(flags.statusDir === undefined ? { statusDirOfEnvironment: true } : {}),
+  };
+  return run(envFlags, { ...io, env: settings.env }).catch((error: unknown) => {
+    throw connects ? withEnvironmentHint(error, environment) : error;
+  });
 }
 
 /**

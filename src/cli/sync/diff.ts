@@ -25,7 +25,9 @@ export function diffCommand(io: SessionIo = processIo()): Command {
   return addConnectionOptions(command, "also read the status committed to this branch").action(
     async (file: string, flags: Flags) => {
       // Once per environment (--env; docs/environments.md): FILE is then the directory holding them.
-      process.exitCode = await forEachEnvironment(file, flags, io, (f, envIo) => runDiff(file, f, envIo));
+      process.exitCode = await forEachEnvironment(file, flags, io, (f, envIo) => runDiff(file, f, envIo), {
+        eachAlone: true,
+      });
     },
   );
 }

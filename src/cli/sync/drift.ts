@@ -60,7 +60,9 @@ export function driftCommand(io: SessionIo = processIo()): Command {
   return addConnectionOptions(command, "also read and commit the status on this branch").action(
     async (path: string, flags: Flags) => {
       // Once per environment (--env; docs/environments.md): 1 if any failed, else 2 if any drifted.
-      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) => runDrift(path, f, envIo));
+      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) => runDrift(path, f, envIo), {
+        eachAlone: true,
+      });
     },
   );
 }

@@ -79,8 +79,13 @@ export function planCommand(io: PlanIo = processIo()): Command {
       const saved: SavedParts = { planned: [], parts: [] };
       // Each environment plans the same tree: it is parsed once for all of them.
       const planIo: PlanIo = { ...io, manifestLoads: io.manifestLoads ?? new Map() };
-      process.exitCode = await forEachEnvironment(path, flags, planIo, (f, envIo) =>
-        runPlan(path, f, envIo, saved),
+      // An environment that cannot be planned leaves the others planned (not with --out: all or none).
+      process.exitCode = await forEachEnvironment(
+        path,
+        flags,
+        planIo,
+        (f, envIo) => runPlan(path, f, envIo, saved),
+        { eachAlone: flags.out === undefined },
       );
       if (flags.out !== undefined && saved.planned.length > 0) await saveEnvironments(path, flags, io, saved);
     },

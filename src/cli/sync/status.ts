@@ -34,16 +34,22 @@ export function statusCommand(io: SessionIo = processIo()): Command {
   return addConnectionOptions(command, "also read the status committed to this branch").action(
     async (path: string, flags: Flags) => {
       // Once per environment (--env; docs/environments.md), each with its own store and lock.
-      process.exitCode = await forEachEnvironment(path, flags, io, async (f, envIo) => {
-        // Records are written only under the state lock (taken before the store is read), else not at all.
-        const lock = await takeObserverLock(path, f, "plumb status", envIo.stderr);
-        try {
-          await runStatus(path, f, envIo, lock.writes);
-          return 0;
-        } finally {
-          await lock.release();
-        }
-      });
+      process.exitCode = await forEachEnvironment(
+        path,
+        flags,
+        io,
+        async (f, envIo) => {
+          // Records are written only under the state lock (taken before the store is read), else not at all.
+          const lock = await takeObserverLock(path, f, "plumb status", envIo.stderr);
+          try {
+            await runStatus(path, f, envIo, lock.writes);
+            return 0;
+          } finally {
+            await lock.release();
+          }
+        },
+        { eachAlone: true },
+      );
     },
   );
 }

@@ -33,13 +33,9 @@ export function unlockCommand(io: SessionIo = processIo()): Command {
     .addOption(envOption())
     .action(async (path: string, flags: Flags) => {
       // Each environment's own store (--env; docs/environments.md), else the one store.
-      process.exitCode = await forEachEnvironment(
-        path,
-        flags,
-        io,
-        (f, envIo) => runUnlock(path, f, envIo),
-        false,
-      );
+      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) => runUnlock(path, f, envIo), {
+        connects: false,
+      });
     });
 }
 

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyCommand } from "../../src/cli/sync/apply.js";
+import { driftCommand } from "../../src/cli/sync/drift.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
+import { promotionRepo, stopPromotion } from "../support/promotion-repo.js";
+import { plain, runCommand, startTwoPlanes, type TwoPlanes } from "./two-planes.js";
+
+// plan, diff, drift and status over several environments: one environment whose control plane
+// refuses its key (or whose key is not set where the command runs) is reported, and the others
+// still run. The first such error ended the whole command: `plumb drift` with staging's control
+// plane down said nothing of prod, and `plan -o json` printed no JSON at all. apply still stops
+// there. Two real control planes, prod's deployment counted on its own.
+
+let planes: TwoPlanes;
+let dir: string;
+const WRONG_KEY = "wrong-key-0123456789";
+
+/** The command's output, stderr and exit code; `thrown` when it ended with an error. */
+async function run(build: typeof planCommand, args: string[], env: Record<string, string>) {
+  let out = "";
+  let err = "";
+  const keep: typeof planCommand = (io) =>
+    build({
+      ...io!,
+      stdout: { write: (t: string) => (out += t) },
+      stderr: { write: (t: string) => (err += t) },
+    });
+  const ran = await runCommand(keep, args, planes, env).then(
+    (r) => ({ code: r.code, thrown: undefined }),
+    (e: Error & { code?: string }) => ({ code: undefined, thrown: e }),
+  );
+  return { out, err, ...ran };
+}
+
+beforeAll(async () => {
+  planes = await startTwoPlanes();
+  dir = await promotionRepo(planes, { "agent.yaml": plain("agent") }, { prefix: "plumb-fail-alone-" });
+  const applied = await runCommand(applyCommand, [dir, "--env", "prod", "--yes"], planes);
+  expect(applied.code).toBe(0);
+});
+
+afterAll(() => stopPromotion(planes, dir));
+
+describe("an environment that cannot be read, among others", () => {
+  it("plan: the other environment is planned, the failed one named, exit 1", async () => {
+    const { out, err, code, thrown } = await run(planCommand, [dir], { STAGING_API_KEY: WRONG_KEY });
+    expect(thrown).toBeUndefined();
+    expect(code).toBe(1);
+    expect(out).toContain("== environment prod ==");
+    expect(out).toContain("No changes: live matches the manifests (1 unchanged).");
+    expect(err).toContain("plumb: environment staging: GET /v2/deployments failed: 401");
+    expect(err).toContain("check environment staging's spec.api_key ($STAGING_API_KEY");
+    expect(err).toContain("plumb: 1 of 2 environments failed (staging); the others ran");
+    expect(out + err).not.toContain(WRONG_KEY);
+  });
+
+  it("plan -o json: the failed environment as {environment, error}, the other's plan beside it", async () => {
+    const { out, code } = await run(planCommand, [dir, "-o", "json"], { STAGING_API_KEY: "" });
+    expect(code).toBe(1);
+    const json = JSON.parse(out) as {
+      environments: Array<{ environment: string; error?: { code: string }; changes?: unknown[] }>;
+    };
+    expect(json.environments.map((e) => [e.environment, e.error?.code])).toEqual([
+      ["prod", undefined],
+      ["staging", "api-config"],
+    ]);
+  });
+
+  it("drift: prod's drift is still checked while staging's control plane is down", async () => {
+    const { out, err, code } = await run(driftCommand, [dir], { STAGING_API_KEY: WRONG_KEY });
+    expect(code).toBe(1);
+    expect(out).toContain("== environment prod ==");
+    expect(out).toMatch(/no drift|in sync/i);
+    expect(err).toContain("plumb: environment staging:");
+  });
+
+  it("one environment selected, or apply: the error ends the command as before", async () => {
+    const one = await run(planCommand, [dir, "--env", "staging"], { STAGING_API_KEY: WRONG_KEY });
+    expect(one.thrown?.code).toBe("unauthorized");
+    const apply = await run(applyCommand, [dir, "--yes"], {
+      STAGING_API_KEY: WRONG_KEY,
+    });
+    expect(apply.thrown?.code).toBe("unauthorized");
+  });
+});
