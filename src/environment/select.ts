@@ -1,4 +1,5 @@
-import { UsageError } from "../errors.js";
+import { escapeControls, UsageError } from "../errors.js";
+import { suggest } from "../manifest/schema-check.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
 
 /** `--env NAME` (repeatable): the environments to run, in the order given; all when none is given. */
@@ -14,9 +15,13 @@ export function selectEnvironments(
     );
   const byName = new Map(defined.map((e) => [e.manifest.metadata.name, e]));
   const unknown = requested.filter((name) => !byName.has(name));
-  if (unknown.length > 0)
+  if (unknown.length > 0) {
+    // Control characters escaped: the name is a command line's (a CI job's input), printed on stderr.
+    const names = unknown.map((n) => `"${escapeControls(n)}"`).join(", ");
+    const hint = unknown.length === 1 ? suggest(unknown[0]!, [...byName.keys()]) : "";
     throw new UsageError(
-      `unknown environment ${unknown.map((n) => `"${n}"`).join(", ")} in --env; defined: ${[...byName.keys()].join(", ")}`,
+      `unknown environment ${names} in --env; defined: ${[...byName.keys()].join(", ")}${hint}`,
     );
+  }
   return [...new Set(requested)].map((name) => byName.get(name)!);
 }

@@ -1,5 +1,6 @@
 import { resolveTree } from "../environment/resolve-tree.js";
-import { PlumbError, UsageError } from "../errors.js";
+import { escapeControls, PlumbError, UsageError } from "../errors.js";
+import { suggest } from "../manifest/schema-check.js";
 import type { LoadResult } from "../manifest/load.js";
 import type { LoadedEnvironment, LoadedManifest } from "../manifest/types.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
@@ -55,8 +56,8 @@ export function promotionScope(tree: LoadResult, to: string, targets: readonly s
   if (!target)
     throw new UsageError(
       defined.length > 0
-        ? `--to ${to}: no such environment; defined: ${defined.join(", ")}`
-        : `--to ${to}: no kind: Environment document is defined under PATH (docs/environments.md)`,
+        ? `--to ${escapeControls(to)}: no such environment; defined: ${defined.join(", ")}${suggest(to, defined)}`
+        : `--to ${escapeControls(to)}: no kind: Environment document is defined under PATH (docs/environments.md)`,
     );
   const promotion = target.manifest.spec.promotion;
   if (!promotion)
@@ -77,7 +78,7 @@ export function promotionScope(tree: LoadResult, to: string, targets: readonly s
   const unknown = targets.filter((t) => !both.some((name) => matches(name, t)));
   if (unknown.length > 0)
     throw new UsageError(
-      `--target ${unknown.join(", ")}: not a deployment of both ${from.manifest.metadata.name} and ${to}; check the name`,
+      `--target ${unknown.map(escapeControls).join(", ")}: not a deployment of both ${from.manifest.metadata.name} and ${to}; check the name`,
     );
   const pairs = both
     .filter((name) => targets.length === 0 || targets.some((t) => matches(name, t)))

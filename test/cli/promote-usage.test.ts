@@ -40,6 +40,18 @@ describe("plumb promote refuses before reading anything", () => {
     );
   });
 
+  it("--to with a typo suggests the name; control characters in it are printed escaped", async () => {
+    await expect(promote("--to", "prdo")).rejects.toThrow(
+      '--to prdo: no such environment; defined: prod, staging (did you mean "prod"?)',
+    );
+    await expect(promote("--to", "prod\n::add-mask::x\u001b[2J")).rejects.toThrow(
+      "--to prod\\n::add-mask::x\\u001b[2J: no such environment; defined: prod, staging",
+    );
+    await expect(promote("--to", "prod", "--target", "a\nb")).rejects.toThrow(
+      "--target a\\nb: not a deployment",
+    );
+  });
+
   it("an environment without spec.promotion is promotion-not-configured, at its file:line", async () => {
     await expect(promote("--to", "staging")).rejects.toMatchObject({
       code: "promotion-not-configured",
