@@ -83,8 +83,35 @@ describe("PATCH revision triggers", () => {
       expect(r.status, field).toBe(400);
       expect(r.body.detail).toContain(`source_config.${field}`);
     }
-    const name = await saas.call("PATCH", `/v2/deployments/${d.id}`, { name: "renamed" });
-    expect(name.status).toBe(422);
+  });
+
+  it("takes name and source as unchangeable fields: the current value is ignored, another is a 400", async () => {
+    // Spec 4.1 rule 2 names them; decisions.md "Patch semantics" says how an unchangeable field is answered.
+    const d = await create(saas, gitrepo("named"));
+    const same = await saas.call("PATCH", `/v2/deployments/${d.id}`, {
+      name: "named",
+      source: "gitrepo",
+      source_config: { install_command: "npm ci" },
+    });
+    expect(same.status).toBe(200);
+    expect(same.body).toMatchObject({ name: "named", source: "gitrepo" });
+    expect(same.body.latest_revision_id).toBe(d.latest_revision_id);
+    expect(same.body.source_config.install_command).toBe("npm ci");
+    const nulls = await saas.call("PATCH", `/v2/deployments/${d.id}`, { name: null, source: null });
+    expect(nulls.status).toBe(200);
+    for (const [field, value] of [
+      ["name", "renamed"],
+      ["source", "internal_source"],
+    ] as const) {
+      const r = await saas.call("PATCH", `/v2/deployments/${d.id}`, { [field]: value });
+      expect(r.status, field).toBe(400);
+      expect(r.body.detail).toMatch(new RegExp(`^${field} cannot be changed`));
+    }
+    const bad = await saas.call("PATCH", `/v2/deployments/${d.id}`, { source: "ftp", name: 7 });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((i: { loc: string[] }) => i.loc[1]).sort()).toEqual(["name", "source"]);
+    const after = (await saas.call("GET", `/v2/deployments/${d.id}`)).body;
+    expect(after).toMatchObject({ name: "named", source: "gitrepo", updated_at: same.body.updated_at });
   });
 
   it("refuses fields of another source with 400", async () => {

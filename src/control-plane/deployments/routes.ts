@@ -1,13 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../../clock.js";
-import { DeploymentCreateRequest, DeploymentPatchRequest } from "../../schema/deployment.js";
+import { Type } from "@sinclair/typebox";
+import { Nullable } from "../../schema/common.js";
+import {
+  DeploymentCreateRequest,
+  DeploymentPatchRequest,
+  DeploymentSource,
+} from "../../schema/deployment.js";
 import { badRequest, HttpError, notFound, unprocessable } from "../http/http-errors.js";
 import { page, parsePaging, requireUuid } from "../http/paging.js";
 import { checkDeploymentBody } from "./body-checks.js";
 import { customUrlOf, type DeploymentRecord, type Timing } from "./record.js";
 import { createDeploymentRenderer } from "./render.js";
 import { formatRevision } from "./revisions.js";
-import { planCreate, planPatch, type RuleEnv } from "./rules.js";
+import { planCreate, planPatch, type RuleEnv, type ServerPatchBody } from "./rules.js";
 import type { DeploymentStore } from "./store.js";
 
 export type DeploymentRouteDeps = {
@@ -21,6 +27,18 @@ export type DeploymentRouteDeps = {
 };
 
 type IdParams = { deployment_id: string };
+/**
+ * The spec's DeploymentPatchRequest with `name` and `source` taken too, so that sending one is
+ * judged by its value (rules.ts checkNameAndSource) rather than refused as an unknown field.
+ */
+const PatchBody = Type.Object(
+  {
+    ...DeploymentPatchRequest.properties,
+    name: Type.Optional(Nullable(Type.String(), "Cannot be changed: the current name or null.")),
+    source: Type.Optional(Nullable(DeploymentSource, "Cannot be changed: the current source or null.")),
+  },
+  { additionalProperties: false },
+);
 const notFoundId = (id: string) => notFound(`Deployment ID ${id} not found.`);
 const bodyChecks = { bodyChecks: checkDeploymentBody };
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -107,9 +125,9 @@ function registerDeploymentCrud(
     view(reply, load(request)),
   );
 
-  app.patch<{ Params: IdParams; Body: DeploymentPatchRequest }>(
+  app.patch<{ Params: IdParams; Body: ServerPatchBody }>(
     "/v2/deployments/:deployment_id",
-    { schema: { body: DeploymentPatchRequest }, config: bodyChecks },
+    { schema: { body: PatchBody }, config: bodyChecks },
     async (request, reply) => {
       const record = loadLive(request);
       rejectBodyIssues(request.body);

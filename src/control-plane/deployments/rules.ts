@@ -107,14 +107,25 @@ export function planCreate(body: DeploymentCreateRequest, env: RuleEnv): CreateP
 
 export type PatchPlan = CreatePlan & { createsRevision: boolean; revisionSource: string; changed: boolean };
 
+/**
+ * A PATCH body as the server takes it: the spec's DeploymentPatchRequest, plus `name` and `source`,
+ * which spec 4.1 rule 2 says cannot be changed by patch. decisions.md ("Patch semantics"): sent with
+ * the current value it is accepted and ignored, with another value it is a 400 naming the field.
+ */
+export type ServerPatchBody = DeploymentPatchRequest & {
+  name?: string | null | undefined;
+  source?: DeploymentSource | null | undefined;
+};
+
 /** `serverCustomUrl` is the custom_url the server shows for a gitrepo deployment (sending it is a no-op). */
 export function planPatch(
   record: DeploymentRecord,
-  body: DeploymentPatchRequest,
+  body: ServerPatchBody,
   env: RuleEnv,
   serverCustomUrl: string,
 ): PatchPlan {
   const source = record.source;
+  checkNameAndSource(record, body);
   const incoming = withoutIgnoredFields(body.source_config ?? {}, source);
   const revisionIn = body.source_revision_config ?? {};
   const revisionSource = body.revision_source ?? source;
@@ -148,6 +159,17 @@ export function planPatch(
     revisionSource: createsRevision ? revisionSource : source,
     changed: changed || createsRevision,
   };
+}
+
+/** `name` and `source` (spec 4.1 rule 2): the current value is a no-op, another one a 400. */
+function checkNameAndSource(record: DeploymentRecord, body: ServerPatchBody): void {
+  for (const field of ["name", "source"] as const) {
+    const sent = body[field];
+    if (given(sent) && sent !== record[field])
+      throw badRequest(
+        `${field} cannot be changed after creation (it is ${JSON.stringify(record[field])}); create a new deployment instead`,
+      );
+  }
 }
 
 /** Every field the patch sends must apply to the deployment's source (and revision source). */
