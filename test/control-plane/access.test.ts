@@ -102,6 +102,23 @@ describe("rate limits", () => {
     );
   });
 
+  it("keeps a window per row of the table: rows of one category do not share it", async () => {
+    // Spec 8.2: OPTIONS//info and /v1/beacon are two rows, both "High throughput" by IP.
+    const limits = { "High throughput": { count: 1, intervalSeconds: 10 } };
+    await using({ clock: new ManualClock(), rateLimits: limits }, async (api) => {
+      expect((await api.call("GET", "/info")).status).toBe(200);
+      expect((await api.call("GET", "/info")).status).toBe(429);
+      const beacon = await api.call("GET", "/v1/beacon");
+      expect(beacon.status).toBe(404);
+      expect((await api.call("GET", "/v1/beacon")).status).toBe(429);
+    });
+    const t = 0;
+    const limiter = createRateLimiter("us", { "Run ingest": { count: 1, intervalSeconds: 10 } }, () => t);
+    const ingest = (method: string, path: string) => limiter({ method, path, ip: "1", apiKey: "k" }).allowed;
+    expect([ingest("POST", "/runs"), ingest("POST", "/runs")]).toEqual([true, false]);
+    expect([ingest("PATCH", "/runs/1"), ingest("POST", "/otel/v1/traces")]).toEqual([true, true]);
+  });
+
   it("matches the spec 8.2 table per region and identity", () => {
     const t = 0;
     const us = createRateLimiter("us", {}, () => t);

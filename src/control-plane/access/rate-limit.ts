@@ -102,7 +102,8 @@ export function createRateLimiter(region: "us" | "eu", overrides: RateLimitOverr
     const intervalMs = limit.intervalSeconds * 1000;
     const t = now();
     if (++checks % 10_000 === 0) prune(windows, t);
-    const key = `${match.category}\u0000${identity}`;
+    // Each row is a limit of its own (spec 8.2): rows of one category do not share a window.
+    const key = `${found.index}\u0000${identity}`;
     let window = windows.get(key);
     if (!window || t >= window.start + intervalMs) {
       window = { start: t, count: 0 };
@@ -117,12 +118,13 @@ export function createRateLimiter(region: "us" | "eu", overrides: RateLimitOverr
   };
 }
 
-function findRow(request: RateRequest): { row: Row; identity: string } | undefined {
+function findRow(request: RateRequest): { row: Row; index: number; identity: string } | undefined {
   const method = request.method.toUpperCase();
-  for (const candidate of RATE_LIMIT_TABLE) {
+  for (let index = 0; index < RATE_LIMIT_TABLE.length; index++) {
+    const candidate = RATE_LIMIT_TABLE[index] as Row;
     if (!candidate.match(method, request.path)) continue; // cheaper than building the identity
     const identity = identityOf(candidate.identity, request);
-    if (identity !== undefined) return { row: candidate, identity };
+    if (identity !== undefined) return { row: candidate, index, identity };
   }
   return undefined;
 }
