@@ -107,7 +107,7 @@ const show = (value: unknown): string => (value === undefined ? "nothing" : JSON
 const describeType = (value: unknown): string => {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value !== "number") return `a ${typeof value}`;
+  if (typeof value !== "number") return withArticle(typeof value);
   if (Number.isNaN(value)) return "not-a-number (.nan)";
   if (!Number.isFinite(value)) return "infinity (.inf)";
   return Number.isInteger(value) ? `the number ${value}` : `the fraction ${value}`;
@@ -186,8 +186,17 @@ function missingFieldProblem({ doc, path, where, params }: ErrorSite): Problem {
   return problemAt(at, "error", "missing-field", formatField([...path, key]), `${where} is missing "${key}"`);
 }
 
-function typeProblem({ error, where, value, field, params, last }: ErrorSite): Problem {
+/** True at a secret's literal `value` (spec.secrets[N].value, an override's or defaults' too). */
+const isSecretValue = (path: ReadonlyArray<string | number>): boolean =>
+  path.at(-1) === "value" && typeof path.at(-2) === "number" && path.at(-3) === "secrets";
+
+function typeProblem({ error, path, where, value, field, params, last }: ErrorSite): Problem {
   const types = String(params.type).split(",").map(withArticle).join(" or ");
+  // A secret's value is never printed, not even a PIN written unquoted and read as a number.
+  if (isSecretValue(path) && error.data !== null && typeof error.data !== "object") {
+    const message = `${where} must be ${types}, not a ${typeof error.data} (its value not shown: it is a secret); quote it in the manifest`;
+    return problemAt(value, "error", "invalid-type", field, message);
+  }
   let message = `${where} must be ${types}, not ${describeType(error.data)}`;
   if (CPU_FIELDS.some((f) => f === last) && typeof error.data === "string") {
     message += "; CPU is a number of cores, e.g. 0.5 (not 500m)";
