@@ -22,6 +22,7 @@ afterAll(() => api?.cp.stop());
 
 const routes: Array<[string, () => string]> = [
   ["POST", () => "/v2/deployments"],
+  ["POST", () => "/v1/integrations/gitrepo/push"],
   ["PATCH", () => `/v2/deployments/${deployment}`],
   ["POST", () => `/agents/${deployment}/threads`],
   ["POST", () => `/agents/${deployment}/threads/search`],

@@ -123,6 +123,55 @@ describe("revision lifecycle", () => {
     }));
 });
 
+describe("build on push (spec 3.2)", () => {
+  const REPO = "https://git.example.com/acme/agent";
+  const tracked = (name: string, ref: string, buildOnPush: boolean | null, repo = REPO) =>
+    gitrepo(name, {
+      source_config: { ...gitrepo(name).source_config, repo_url: repo, build_on_push: buildOnPush },
+      source_revision_config: { repo_ref: ref, graph_config_path: "langgraph.json" },
+    });
+
+  it("builds a revision of each deployment that tracks the pushed branch with build_on_push", () =>
+    withServer(async (api) => {
+      type Created = { id: string; name: string; latest_revision_id: string };
+      const create = async (body: object): Promise<Created> =>
+        (await api.call("POST", "/v2/deployments", body)).body as Created;
+      const main = await create(tracked("main-push", "main", true));
+      const others = [
+        await create(tracked("main-no-push", "main", null)),
+        await create(tracked("dev-push", "dev", true)),
+        await create(tracked("elsewhere", "main", true, "https://git.example.com/acme/other")),
+        await create(tracked("tagged", "refs/tags/main", false)),
+      ];
+      const sha = "a".repeat(40);
+      const push = (body: object) => api.call("POST", "/v1/integrations/gitrepo/push", body);
+      const pushed = await push({ repo_url: REPO, ref: "refs/heads/main", commit_sha: sha });
+      expect(pushed.status).toBe(200);
+      expect(pushed.body.revisions).toHaveLength(1);
+      const built = pushed.body.revisions[0].revision_id;
+      expect(pushed.body.revisions[0]).toEqual({ deployment_id: main.id, revision_id: built });
+      const after = (await api.call("GET", `/v2/deployments/${main.id}`)).body;
+      expect(after.latest_revision_id).toBe(built);
+      expect(after.source_revision_config.repo_commit_sha).toBe(sha);
+      const revision = (await api.call("GET", `/v2/deployments/${main.id}/revisions/${built}`)).body;
+      expect(revision).toMatchObject({
+        status: "CREATING",
+        source_revision_config: { repo_commit_sha: sha },
+      });
+      expect(await statusOf(api, main.id, main.latest_revision_id)).toBe("SKIPPED");
+      for (const other of others) {
+        const now = (await api.call("GET", `/v2/deployments/${other.id}`)).body;
+        expect(now.latest_revision_id, other.name).toBe(other.latest_revision_id);
+      }
+      const bare = await push({ repo_url: REPO, ref: "main" });
+      expect(bare.body.revisions.map((r: { deployment_id: string }) => r.deployment_id)).toEqual([main.id]);
+      expect((await push({ repo_url: REPO, ref: "refs/tags/main" })).body).toEqual({ revisions: [] });
+      const bad = await push({ repo_url: REPO, ref: "main", commit_sha: "HEAD" });
+      expect(bad.status).toBe(422);
+      expect(bad.body.detail[0].loc).toEqual(["body", "commit_sha"]);
+    }));
+});
+
 describe("quick start, curl style", () => {
   it("create → poll until DEPLOYED → patch → new revision → DEPLOYED", async () => {
     const api = await start({ revisionSeconds: 0.02 });

@@ -12,6 +12,7 @@ import { page, parsePaging, requireUuid } from "../http/paging.js";
 import { checkDeploymentBody } from "./body-checks.js";
 import { customUrlOf, type DeploymentRecord, type Timing } from "./record.js";
 import { createDeploymentRenderer } from "./render.js";
+import { registerPushRoute } from "./push.js";
 import { formatRevision } from "./revisions.js";
 import { planCreate, planPatch, type RuleEnv, type ServerPatchBody } from "./rules.js";
 import type { DeploymentStore } from "./store.js";
@@ -53,6 +54,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, deps: DeploymentR
   registerDeploymentCrud(app, deps, kit);
   registerRevisionRoutes(app, deps, kit);
   registerUploadUrlRoutes(app, deps, kit);
+  registerPushRoute(app, deps);
 }
 
 type IdRequest = FastifyRequest<{ Params: IdParams }>;

@@ -106,6 +106,16 @@ export class DeploymentStore {
     this.changed(record);
   }
 
+  /**
+   * A push to the tracked branch of a gitrepo deployment with build_on_push (spec 3.2): a new
+   * revision built from the pushed commit, as a PATCH's would be.
+   */
+  buildOnPush(record: DeploymentRecord, commitSha: string | undefined, now: number): void {
+    record.updatedAt = now;
+    this.addRevision(record, record.source, now, commitSha);
+    this.changed(record);
+  }
+
   delete(record: DeploymentRecord, now: number): void {
     if (record.deletedAt !== undefined) return;
     record.deletedAt = now;
@@ -198,13 +208,15 @@ export class DeploymentStore {
     this.pending.push({ k: "dep", v: record });
   }
 
-  private addRevision(record: DeploymentRecord, source: string, now: number) {
+  private addRevision(record: DeploymentRecord, source: string, now: number, commitSha?: string) {
     const id = randomUUID();
     const config = { ...record.sourceRevisionConfig };
     if (source === "gitrepo") {
-      config.repo_commit_sha = createHash("sha1")
-        .update(`${record.sourceConfig.repo_url ?? ""}#${config.repo_ref ?? ""}#${id}`)
-        .digest("hex");
+      config.repo_commit_sha =
+        commitSha ??
+        createHash("sha1")
+          .update(`${record.sourceConfig.repo_url ?? ""}#${config.repo_ref ?? ""}#${id}`)
+          .digest("hex");
     }
     record.sourceRevisionConfig.repo_commit_sha = config.repo_commit_sha ?? null;
     const revision: RevisionRecord = { id, source, createdAt: now, config };
