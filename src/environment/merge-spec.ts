@@ -1,5 +1,3 @@
-import mergePatch from "json-merge-patch";
-
 // The per-environment spec of a Deployment: the environment's defaults, the deployment's spec and
 // its override, each merged over the one below by JSON Merge Patch (RFC 7396: objects merge by
 // key, any other value replaces, null removes), except `secrets`, merged by name. Pure.
@@ -11,6 +9,27 @@ export type SecretOrigin = { layer: number; index: number };
 
 const isRecord = (value: unknown): value is Spec =>
   typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * RFC 7396's MergePatch(target, patch), on copies. Every key is an own data property, whatever
+ * its name: json-merge-patch stopped at a key named `__proto__`, `constructor` or `prototype` and
+ * dropped it and every key after it in that object (annotations {a, constructor, b} resolved to
+ * {a} in every environment, silently).
+ */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isRecord(patch)) return structuredClone(patch);
+  const out: Spec = {};
+  if (isRecord(target)) for (const [key, value] of Object.entries(target)) define(out, key, value);
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else define(out, key, mergePatch(Object.hasOwn(out, key) ? out[key] : undefined, value));
+  }
+  return out;
+}
+
+/** Sets an own property (`out.__proto__ = v` would set the prototype instead). */
+const define = (out: Spec, key: string, value: unknown) =>
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 
 const secretsOf = (spec: Spec): unknown[] | null | undefined =>
   Array.isArray(spec.secrets) ? spec.secrets : spec.secrets === null ? null : undefined;
@@ -25,7 +44,7 @@ export function mergeSpecs(layers: readonly Spec[]): { spec: Spec; secretOrigins
   let anySecrets = false;
   layers.forEach((layer, index) => {
     const { secrets: _ignored, ...rest } = layer;
-    spec = mergePatch.apply<Spec>(spec, structuredClone(rest));
+    spec = mergePatch(spec, rest) as Spec;
     const list = secretsOf(layer);
     if (list === null) secrets.clear(); // `secrets: null` removes the ones below
     if (!list) return;
