@@ -21,7 +21,8 @@ export function provides(spec: Spec, path: FieldPath): boolean {
   let current: unknown = spec;
   for (const segment of path) {
     if (Array.isArray(current)) return true;
-    if (!isRecord(current) || !(String(segment) in current)) return false;
+    // Own keys only: `constructor` in an annotations map is not Object's.
+    if (!isRecord(current) || !Object.hasOwn(current, String(segment))) return false;
     current = current[String(segment)];
     if (current === null) return false;
   }

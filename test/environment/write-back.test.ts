@@ -48,3 +48,20 @@ describe("writeBackTarget", () => {
     expect(where(d)).toBe("environments.staging.spec.source_revision_config.image_uri");
   });
 });
+
+describe("writeBackTarget, a key named like Object's own", () => {
+  it("an annotation `constructor` is provided only where it is written", () => {
+    // Base sets it, staging overrides it, prod's override has other annotations only: prod's live
+    // value goes into the base, which only prod resolves it from. `"constructor" in {}` is true, so
+    // prod's override was taken to set it.
+    const field = ["source_config", "resource_spec", "annotations", "constructor"];
+    const annotations = (value: Record<string, string>) => ({
+      spec: { source_config: { resource_spec: { annotations: value } } },
+    });
+    const d = deployment({
+      spec: { source: "external_container", ...annotations({ constructor: "base" }).spec },
+      environments: { staging: annotations({ constructor: "s" }), prod: annotations({ team: "x" }) },
+    });
+    expect(writeBackTarget(d, "prod", ALL, field)).toEqual({ path: ["spec", ...field], layer: "base" });
+  });
+});
