@@ -31,7 +31,7 @@ export const layers = {
   // The local control plane stands in for a foreign service: it shares only shapes, time and errors.
   "control-plane": ["schema", "clock", "errors"],
   // Load, parse and validate manifests (pure rules; file reads at its edge).
-  manifest: ["schema", "errors", "path-inside"],
+  manifest: ["schema", "errors", "path-inside", "regular-file"],
   // Pure: one environment's view of the manifests (defaults and overrides merged, docs/environments.md).
   environment: ["schema", "manifest", "errors"],
   // Pure: normalise, classify, build bodies and plans.

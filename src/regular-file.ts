@@ -10,6 +10,12 @@ import { asError } from "./errors.js";
 // controller for ever in its open (a thread-pool read never returns either), and /dev/zero behind a
 // link was read into memory without end. The reason is said in words, never the content.
 
+/** What kindOf asks of a file: its Stats, or the Dirent that listed it. */
+export type FileKind = Pick<
+  Stats,
+  "isDirectory" | "isFIFO" | "isSocket" | "isCharacterDevice" | "isBlockDevice"
+>;
+
 /** Why a file was not read: what it is, never what it holds. */
 export class FileRefused extends Error {}
 
@@ -25,7 +31,8 @@ function sizeOf(bytes: number): string {
   return bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
 }
 
-function kindOf(stats: Stats): string {
+/** What a file that is not a regular one is, in words ("a FIFO (named pipe)"); Stats or a Dirent. */
+export function kindOf(stats: FileKind): string {
   if (stats.isDirectory()) return "a directory";
   if (stats.isFIFO()) return "a FIFO (named pipe)";
   if (stats.isSocket()) return "a socket";

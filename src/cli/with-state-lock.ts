@@ -1,9 +1,8 @@
-import { stat } from "node:fs/promises";
 import { checkStoreInsideDir } from "../controller/source/store-inside-dir.js";
-import { PlumbError } from "../errors.js";
 import { manifestDirOf } from "../git/status-source.js";
 import { type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import { acquireStateLocks } from "../lock/locks-in-order.js";
+import { checkManifestPath } from "../manifest/load.js";
 import { nearbyStoresInUse } from "./nearby-locks.js";
 import type { ConnectionFlags } from "./options.js";
 
@@ -27,9 +26,8 @@ export async function withStateLock<T>(
   work: (lock: Pick<StateLock, "lost" | "assertHeld" | "pushFence">) => Promise<T>,
   timing: StateLockTiming = {},
 ): Promise<T> {
-  // A missing PATH is said first: taking the lock would create PATH/.plumb/ for nothing.
-  if (!(await stat(path).catch(() => undefined)))
-    throw new PlumbError("path-not-found", `manifest path ${path} does not exist`);
+  // A missing PATH (or a loop, a FIFO) is said first: taking the lock would create PATH/.plumb/ for nothing.
+  await checkManifestPath(path);
   // The default store (an environment's too) is written only inside PATH's directory, not through a
   // symlink out of it; --status-dir names one elsewhere on purpose.
   await checkStoreInsideDir(

@@ -1,4 +1,13 @@
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statSync,
+} from "node:fs";
 import { MAX_MANIFEST_BYTES } from "./parse/parse.js";
 import { dirname, join, resolve, sep } from "node:path";
 
@@ -125,9 +134,12 @@ const readUpTo =
   (file: string): string => {
     let fd: number | undefined;
     try {
-      fd = openSync(file, "r");
-      const size = fstatSync(fd).size;
-      if (size > maxBytes) return "";
+      // Without waiting for a writer: a FIFO named *.yaml blocked apply, drift, status and the
+      // controller's start for ever in this open. Only a regular file is read (the load says why not).
+      fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+      const stats = fstatSync(fd);
+      const size = stats.size;
+      if (!stats.isFile() || size > maxBytes) return "";
       const bytes = Buffer.allocUnsafe(size);
       let read = 0;
       for (let n = 1; read < size && n > 0; read += n) n = readSync(fd, bytes, read, size - read, read);

@@ -1,7 +1,8 @@
-import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { PlumbError } from "../errors.js";
+import { describeErrno, escapeControls, PlumbError } from "../errors.js";
+import { kindOf } from "../regular-file.js";
 import { MAX_MANIFEST_BYTES, type ParsedDocument, type ParseResult, problemAt } from "./parse/parse.js";
 import {
   PARALLEL_MIN_FILES,
@@ -11,7 +12,15 @@ import {
   startParsePool,
   stopParsePool,
 } from "./parse/parse-pool.js";
-import { inside, OFF_THREAD, readAndParse, toRelative, type YamlFile } from "./parse/read-file.js";
+import {
+  inside,
+  notRegularProblem,
+  OFF_THREAD,
+  readAndParse,
+  toRelative,
+  unreadableProblem,
+  type YamlFile,
+} from "./parse/read-file.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
 import { type Compact, createValidation, validateDocuments } from "./validate.js";
 import { environmentFilesAbove, environmentFilesFor } from "./environment-scan.js";
@@ -155,8 +164,7 @@ export async function loadManifestsInSlices(
 async function listManifestFiles(root: string, options: LoadOptions, found?: (count: number) => void) {
   const maxBytes = options.maxBytes ?? MAX_MANIFEST_BYTES;
   const absolute = resolve(root);
-  const info = await stat(absolute).catch(() => undefined);
-  if (!info) throw new PlumbError("path-not-found", `manifest path ${root} does not exist`);
+  const info = await checkManifestPath(root);
   const base = info.isDirectory() ? absolute : dirname(absolute);
   const realBase = await realpath(base);
   const problems: Problem[] = [];
@@ -167,6 +175,34 @@ async function listManifestFiles(root: string, options: LoadOptions, found?: (co
       )
     : [{ path: absolute, real: await realpath(absolute) }];
   return { files, base, realBase, problems, maxBytes };
+}
+
+/**
+ * PATH as a command or the controller is given it: a directory or a regular file (its stat), else a
+ * typed error that says why. A FIFO as PATH blocked the command for ever; a symlink loop was said
+ * not to exist.
+ */
+export async function checkManifestPath(root: string): Promise<Stats> {
+  const named = `manifest path ${escapeControls(root)}`;
+  const info = await stat(root).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT" || error.code === "ENOTDIR")
+      throw new PlumbError("path-not-found", `${named} does not exist`);
+    if (error.code === "ELOOP")
+      throw new PlumbError(
+        "path-unreadable",
+        `${named} is a symlink loop (ELOOP): it never reaches a file or a directory; point it at the manifests`,
+      );
+    throw new PlumbError(
+      "path-unreadable",
+      `${named} cannot be read: ${describeErrno(error)}; check its permissions`,
+    );
+  });
+  if (!info.isDirectory() && !info.isFile())
+    throw new PlumbError(
+      "path-unreadable",
+      `${named} is ${kindOf(info)}, not a directory or a regular file; give the manifests' directory or file`,
+    );
+  return info;
 }
 
 /** Sorted as validation reads documents (by the path shown: `team-1.yaml` before `team-1/a.yaml`). */
@@ -202,7 +238,7 @@ async function listYamlFiles(
   base: string,
   realBase: string,
   problems: Problem[],
-  { realpath, readdir, stat }: WalkCalls,
+  calls: WalkCalls,
   found?: (count: number) => void,
 ): Promise<YamlFile[]> {
   const files: YamlFile[] = [];
@@ -210,35 +246,39 @@ async function listYamlFiles(
     const count = files.push(file);
     if (found) found(count);
   };
+  const shown = (path: string) => toRelative(base, path);
   // Real paths of directories seen, so a symlinked directory is read once and loops end.
   const visited = new Set<string>();
   const visit = async (dir: string): Promise<void> => {
-    const realDir = await realpath(dir);
-    if (visited.has(realDir)) return;
-    visited.add(realDir);
-    const entries = await readdir(dir);
-    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    // The root's own failure is the command's (thrown); a directory under it is one problem.
+    const listed = await listDirectory(dir, calls, visited).catch((error: unknown) => {
+      if (dir === base) throw error;
+      problems.push(unreadableProblem(shown(dir), error, "directory"));
+      return undefined;
+    });
+    if (!listed) return;
+    for (const entry of listed.entries) {
       const path = join(dir, entry.name);
-      if (entry.name.search(UNPRINTABLE) !== -1) {
-        if (entry.isDirectory() || YAML_FILE.test(entry.name))
-          problems.push(unprintableProblem(toRelative(base, path)));
-        continue;
-      }
-      if (entry.isDirectory()) {
+      const yaml = YAML_FILE.test(entry.name);
+      if (hasUnshowableName(entry.name, path)) {
+        if (entry.isDirectory() || yaml) problems.push(unprintableProblem(shown(path)));
+      } else if (entry.isDirectory()) {
         if (!SKIPPED_DIRECTORIES.has(entry.name)) await visit(path);
       } else if (entry.isSymbolicLink()) {
-        const real = await realpath(path).catch(() => undefined);
-        const target = real ? await stat(real) : undefined;
-        const relevant = YAML_FILE.test(entry.name) || Boolean(target?.isDirectory());
-        if (!real || !target || !inside(realBase, real)) {
-          if (relevant) problems.push(symlinkProblem(toRelative(base, path), Boolean(real)));
-          continue;
-        }
-        if (target.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) await visit(path);
-        else if (target.isFile() && YAML_FILE.test(entry.name)) add({ path, real });
-      } else if (entry.isFile() && YAML_FILE.test(entry.name)) {
+        const target = await linkTarget(path, calls);
+        if ("problem" in target) {
+          const problem = target.problem(shown(path), yaml);
+          if (problem && !SKIPPED_DIRECTORIES.has(entry.name)) problems.push(problem);
+        } else if (!inside(realBase, target.real)) {
+          if (yaml || target.stats.isDirectory()) problems.push(symlinkProblem(shown(path), true));
+        } else if (target.stats.isDirectory()) {
+          if (!SKIPPED_DIRECTORIES.has(entry.name)) await visit(path);
+        } else if (yaml && target.stats.isFile()) add({ path, real: target.real });
+        else if (yaml) problems.push(notRegularProblem(shown(path), target.stats));
+      } else if (yaml) {
         // A plain file in a directory whose real path is known: no realpath call per file.
-        add({ path, real: join(realDir, entry.name) });
+        if (entry.isFile()) add({ path, real: join(listed.realDir, entry.name) });
+        else problems.push(notRegularProblem(shown(path), entry)); // FIFOs, sockets, devices: never opened
       }
     }
   };
@@ -246,9 +286,55 @@ async function listYamlFiles(
   return files;
 }
 
-/** C0 and C1 control characters and DEL: a line break or an escape sequence in a name. */
+/** A directory's entries in name order with its real path; undefined when seen already. */
+async function listDirectory(dir: string, calls: WalkCalls, visited: Set<string>) {
+  const realDir = await calls.realpath(dir);
+  if (visited.has(realDir)) return undefined;
+  visited.add(realDir);
+  const entries = await calls.readdir(dir);
+  return { realDir, entries: entries.sort((a, b) => (a.name < b.name ? -1 : 1)) };
+}
+
+type LinkTarget =
+  | { real: string; stats: Stats }
+  /** Why the link leads nowhere, as the problem to report (if any) for its name. */
+  | { problem: (file: string, yaml: boolean) => Problem | undefined };
+
+/** Where a symlink of the tree leads, or why it leads nowhere. */
+async function linkTarget(path: string, calls: WalkCalls): Promise<LinkTarget> {
+  try {
+    const real = await calls.realpath(path);
+    return { real, stats: await calls.stat(real) };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // A loop is never a file nor a directory, whatever its name: it may have been meant as either.
+    if (code === "ELOOP") return { problem: (file) => loopProblem(file) };
+    // Any other name may point at what is not there yet (a build's output): not plumb's concern.
+    if (code === "ENOENT" || code === "ENOTDIR")
+      return { problem: (file, yaml) => (yaml ? symlinkProblem(file, false) : undefined) };
+    return { problem: (file, yaml) => (yaml ? unreadableProblem(file, error, "symlink") : undefined) };
+  }
+}
+
+/** C0 and C1 control characters, DEL, and the bidirectional overrides and isolates. */
 // eslint-disable-next-line no-control-regex -- control characters are what this finds
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f]/g;
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * A name that cannot be shown as it is: one with a control character, or one that is not UTF-8
+ * (readdir gives it with U+FFFD in place of its bytes, a name no file has: opening it failed with
+ * ENOENT, and the whole command with it). A real U+FFFD in a name costs one lstat to tell apart.
+ */
+function hasUnshowableName(name: string, path: string): boolean {
+  if (name.search(UNPRINTABLE) !== -1) return true;
+  if (!name.includes("\uFFFD")) return false;
+  try {
+    lstatSync(path);
+    return false;
+  } catch {
+    return true;
+  }
+}
 
 /**
  * A name with a control character is never printed as it is (a "\n::warning::" in it would be a
@@ -264,7 +350,16 @@ const unprintableProblem = (file: string): Problem =>
     "error",
     "unprintable-name",
     "",
-    "a file or directory name with a control character (a line break, an escape) is not read: rename it",
+    "a file or directory name with a control character (a line break, an escape, a bidirectional override) or bytes that are not UTF-8 is not read: rename it",
+  );
+
+const loopProblem = (file: string): Problem =>
+  problemAt(
+    { file, line: 1, column: 1 },
+    "warning",
+    "symlink-loop",
+    "",
+    "symlink loop: it leads back to itself (or through more than 40 links) and never reaches a file or directory (ELOOP); point it at a manifest or a directory, or remove it",
   );
 
 const symlinkProblem = (file: string, exists: boolean): Problem =>

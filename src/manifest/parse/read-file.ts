@@ -1,5 +1,8 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { basename, relative, sep } from "node:path";
+import { describeErrno } from "../../errors.js";
+import { type FileKind, kindOf } from "../../regular-file.js";
+import type { Problem } from "../types.js";
 import { decodeManifestBytes, parseManifestText, type ParseResult, problemAt, tooLarge } from "./parse.js";
 
 /** A manifest file: the path shown (under the root) and the real path read (symlinks resolved). */
@@ -20,7 +23,44 @@ export const inside = (realBase: string, real: string) =>
   real === realBase || (real.startsWith(realBase) && real.startsWith(sep, realBase.length));
 
 // O_NOFOLLOW: a file listed as plain that became a symlink since is refused, not followed out of the root.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+// O_NONBLOCK: a FIFO (one named as PATH, or put where a listed file was) is opened without waiting
+// for a writer, and then refused as not a regular file: a blocking open waited for ever.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+const atStart = (file: string) => ({ file, line: 1, column: 1 });
+
+/**
+ * A YAML file, directory or symlink of the tree that cannot be read (`manifest-unreadable`): an
+ * error, since its objects would otherwise look removed to prune, which then stops.
+ */
+export function unreadableProblem(file: string, error: unknown, what = "file"): Problem {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const why =
+    code === "ENOENT"
+      ? "was removed while plumb read the tree: run again"
+      : code === "ELOOP"
+        ? "became a symlink while plumb read the tree: run again"
+        : `${describeErrno(error)}: its manifests are not loaded; check its permissions`;
+  return problemAt(atStart(file), "error", "manifest-unreadable", "", `${what} cannot be read: ${why}`);
+}
+
+/** A `*.yaml` entry that is a FIFO, a socket or a device (`not-regular-file`): never opened, never read. */
+export const notRegularProblem = (file: string, stats: FileKind): Problem =>
+  problemAt(
+    atStart(file),
+    "warning",
+    "not-regular-file",
+    "",
+    `${kindOf(stats)}, not a regular file: skipped, not read; a manifest must be a regular file`,
+  );
+
+const statOf = (path: string) => {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+};
 
 /** The caller asked to be told, not given the text, of a file this large (loadManifestsInSlices). */
 export const OFF_THREAD = Symbol("off-thread");
@@ -46,9 +86,19 @@ export function readManifestText(
       problems: [problemAt({ file, line: 1, column: 1 }, "error", "symlink-outside-root", "", message)],
     };
   }
-  const fd = openSync(real, OPEN_FLAGS);
+  const failed = (problem: Problem) => ({ documents: [], problems: [problem] });
+  let fd: number;
   try {
-    const size = fstatSync(fd).size;
+    fd = openSync(real, OPEN_FLAGS);
+  } catch (error) {
+    // A socket cannot be opened at all (ENXIO): one put where a listed file was, or named as PATH.
+    const socket = (error as NodeJS.ErrnoException).code === "ENXIO" ? statOf(real) : undefined;
+    return failed(socket ? notRegularProblem(file, socket) : unreadableProblem(file, error));
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return failed(notRegularProblem(file, stats));
+    const size = stats.size;
     if (size > maxBytes) return { documents: [], problems: [tooLarge(file, size, maxBytes)] };
     if (size > offThreadOver) return OFF_THREAD;
     const bytes = Buffer.allocUnsafe(size);
@@ -59,9 +109,9 @@ export function readManifestText(
       read += n;
     }
     const decoded = decodeManifestBytes(bytes.subarray(0, read), file, maxBytes);
-    return "problem" in decoded
-      ? { documents: [], problems: [decoded.problem] }
-      : { file, text: decoded.text };
+    return "problem" in decoded ? failed(decoded.problem) : { file, text: decoded.text };
+  } catch (error) {
+    return failed(unreadableProblem(file, error)); // EIO, or a read refused
   } finally {
     closeSync(fd);
   }
