@@ -58,7 +58,7 @@ describe("authentication and tenants", () => {
       async (api) => {
         const missing = await api.call("GET", "/v2/deployments", undefined, { "x-api-key": "multi" });
         expect(missing.status).toBe(403);
-        expect(missing.body.detail).toContain("requires workspace specification");
+        expect(missing.body).toEqual({ detail: "requires workspace specification" });
         const denied = await api.call("GET", "/v2/deployments", undefined, {
           "x-api-key": "one",
           "x-tenant-id": T2,

@@ -23,10 +23,8 @@ export function createAuthenticator(grants: ApiKeyGrant[]) {
     const asked = typeof header === "string" && header ? header.toLowerCase() : undefined;
     if (asked === undefined) {
       if (tenants.length === 1) return tenants[0] as string;
-      throw new HttpError(
-        403,
-        "This API key can reach several workspaces: requires workspace specification (X-Tenant-Id)",
-      );
+      // The public API's body, word for word (decisions.md "Authentication").
+      throw new HttpError(403, "requires workspace specification");
     }
     if (!tenants.includes(asked)) throw new HttpError(403, `This API key cannot reach tenant ${asked}`);
     return asked;
