@@ -97,15 +97,18 @@ async function checkInsideCheckout(
     .map((entry) => [join(store, entry.name)]);
   for (const chain of [...chains, [`${store}.lock`], ...links])
     for (const at of chain) {
-      const refuse = (why: string) =>
+      const refuse = (why: string, where = ", outside the checkout") =>
         new PlumbError(
           "path-outside-checkout",
-          `--path ${shown(path ?? ".")}: ${shown(relative(checkoutDir, at) || ".")} in the checkout of ${redactUrl(url)} ${why}, outside the checkout; the controller reads and writes only inside it: remove the symlink from the branch, or give --path a real directory of the repository`,
+          `--path ${shown(path ?? ".")}: ${shown(relative(checkoutDir, at) || ".")} in the checkout of ${redactUrl(url)} ${why}${where}; the controller reads and writes only inside it: remove the symlink from the branch, or give --path a real directory of the repository`,
         );
       if (isOutside(checkoutDir, resolve(at))) throw refuse("names a directory by '..'");
       if (!(await lstat(at).catch(() => undefined))) break; // not there, nor what is under it
-      const real = await realpath(at).catch(() => undefined);
-      if (real === undefined) throw refuse("is a symlink to nothing (that could be made later)");
+      const real = await realpath(at).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ELOOP")
+          throw refuse("is a symlink loop (ELOOP) that never reaches a directory", "");
+        throw refuse("is a symlink to nothing (that could be made later)");
+      });
       if (isOutside(realCheckout, real)) throw refuse(`leads to ${shown(real)} through a symlink`);
     }
 }

@@ -88,6 +88,18 @@ it("a committed deploy/.plumb symlink to a host directory: refused, no record wr
   expect(await readdir(outside)).toEqual(["o.yaml"]);
 });
 
+it("a committed deploy/.plumb that is a symlink loop: refused as a loop, not as a link to nothing", async () => {
+  await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
+  await symlink(".plumb", join(work, "deploy", ".plumb"));
+  await push("a link to itself");
+  const started = startController(options("deploy"));
+  await expect(started).rejects.toMatchObject({ code: "path-outside-checkout" });
+  await expect(started).rejects.toThrow(
+    /deploy\/\.plumb in the checkout of .* is a symlink loop \(ELOOP\) that never reaches a directory; the controller/,
+  );
+  expect(await names()).toEqual([]);
+});
+
 it("with --path, a committed .plumb at the checkout's root (the older layout's store, read and moved) linked out: refused", async () => {
   await writeDoc(join(work, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
   await symlink(outside, join(work, ".plumb"));

@@ -94,6 +94,8 @@ export async function checkManifestRoot(source: ControllerSource, manifestRoot: 
     new PlumbError(code, `manifest directory ${manifestRoot} ${why}; check ${flag}`);
   const info = await stat(manifestRoot).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT" || error.code === "ENOTDIR") throw fail("path-not-found", "does not exist");
+    if (error.code === "ELOOP")
+      throw fail("path-unreadable", "is a symlink loop (ELOOP) that never reaches a directory");
     throw fail("path-unreadable", `cannot be read (${error.code ?? error.message})`);
   });
   if (!info.isDirectory()) throw fail("path-not-directory", "is a file, not a directory");

@@ -44,12 +44,14 @@ async function checkInside(dir: string, realDir: string, at: string, by: Checker
     by === "controller"
       ? [`--dir ${escapeControls(dir)}`, "the controller writes its status only inside --dir"]
       : [escapeControls(dir), "plumb writes its status only inside the manifests' directory"];
-  const refuse = (why: string) =>
+  const refuse = (why: string, where = ", outside the directory") =>
     new PlumbError(
       "store-outside-dir",
-      `${named}: ${escapeControls(relative(dir, at))} ${why}, outside the directory; ${writer}: replace the symlink with a directory, or pass --status-dir to keep the status there on purpose`,
+      `${named}: ${escapeControls(relative(dir, at))} ${why}${where}; ${writer}: replace the symlink with a directory, or pass --status-dir to keep the status there on purpose`,
     );
-  const real = await realpath(at).catch(() => undefined);
-  if (real === undefined) throw refuse("is a symlink to nothing (that could be made later)");
+  const real = await realpath(at).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ELOOP") throw refuse("is a symlink loop (ELOOP) that never reaches a directory", "");
+    throw refuse("is a symlink to nothing (that could be made later)");
+  });
   if (isOutside(realDir, real)) throw refuse(`leads to ${escapeControls(real)} through a symlink`);
 }
