@@ -287,6 +287,47 @@ describe("plumb import", () => {
     }
   });
 
+  it("a server's control characters (organization name, ids) are escaped on stdout and in the files", async () => {
+    // The organization's display_name and ids went to the terminal as they came: "\u001b[2J"
+    // cleared the screen, a newline forged a line of output ("wrote ..."), C1's CSI too.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha");
+    const hostile = "Acme\u001b[2J\nwrote x.yaml\u009b31m";
+    const proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) => {
+        const text = body.toString("utf8");
+        if (url.startsWith("/api/v1/organizations"))
+          return Buffer.from(
+            JSON.stringify({ ...JSON.parse(text), display_name: hostile, id: "org\u001b]0;t\u0007" }),
+          );
+        if (method === "GET" && url.startsWith("/v2/deployments"))
+          return Buffer.from(text.replace(/"id":"([^"]+)"/, '"id":"$1\\u001b[1A\\u009b2K"'));
+        return body;
+      },
+    });
+    try {
+      const io = captureIo(cp);
+      io.env = { ...io.env, PLUMB_API_URL: proxy.url, PLUMB_PLATFORM_URL: proxy.url };
+      expect(await runImport(flags({ organization: true }), io)).toBe(0);
+      expect(proxy.requests.filter((r) => r.url.startsWith("/api/v1/organizations"))).toHaveLength(1);
+      const files = [
+        await readFile(join(root, "alpha.yaml"), "utf8"),
+        await readFile(join(root, "organization-access.yaml"), "utf8"),
+      ];
+      // eslint-disable-next-line no-control-regex -- control characters are what this looks for
+      for (const text of [io.out(), ...files]) expect(text).not.toMatch(/[\u001b\u0007\u009b]/);
+      expect(io.out()).toContain('OrganizationAccess of "Acme\\u001b[2J\\nwrote x.yaml\\u009b31m"');
+      expect(
+        io
+          .out()
+          .split("\n")
+          .filter((line) => line.startsWith("wrote ")),
+      ).toHaveLength(2);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
     await postContainers("alpha", "beta");

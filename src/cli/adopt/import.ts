@@ -3,7 +3,7 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
-import { fileError, PlumbError, UsageError } from "../../errors.js";
+import { escapeControls, fileError, PlumbError, UsageError } from "../../errors.js";
 import { replaceFileText } from "../../manifest/write/replace-file.js";
 import {
   type BuiltManifest,
@@ -73,11 +73,14 @@ export function importCommand(io: ApplyIo = processIo()): Command {
  */
 const MANIFEST_NAME = new RegExp(DEPLOYMENT_NAME_PATTERN);
 
+/** A server's text quoted, every control character escaped (C1 too: JSON.stringify keeps them). */
+const shown = (text: string): string => escapeControls(JSON.stringify(text));
+
 /** The live deployments whose names can be manifests'; each other one is said on stdout. */
 function importable<T extends { id: string; name: string }>(live: T[], stdout: ApplyIo["stdout"]): T[] {
   for (const d of live.filter((d) => !MANIFEST_NAME.test(d.name)))
     stdout.write(
-      `skipped deployment ${JSON.stringify(d.name)} (${JSON.stringify(d.id)}): not a manifest name (a letter first, then letters, digits and '-', at most 63 characters); nothing is written for it\n`,
+      `skipped deployment ${shown(d.name)} (${shown(d.id)}): not a manifest name (a letter first, then letters, digits and '-', at most 63 characters); nothing is written for it\n`,
     );
   return live.filter((d) => MANIFEST_NAME.test(d.name));
 }
@@ -114,20 +117,23 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const files: Array<{ file: string; what: string; built: BuiltManifest; header: string[] }> = kept.map(
     (k) => ({
       file: `${k.name}.yaml`,
-      what: `Deployment ${k.liveName} (${k.id})`,
+      what: `Deployment ${k.liveName} (${escapeControls(k.id)})`,
       built: k.built,
-      header: [...schemaComment(out), `Imported by plumb import from deployment ${k.id} on ${when}.`],
+      header: [
+        ...schemaComment(out),
+        `Imported by plumb import from deployment ${escapeControls(k.id)} on ${when}.`,
+      ],
     }),
   );
   if (flags.organization) {
     const organization = await platform.getOrganization();
     files.push({
       file: "organization-access.yaml",
-      what: `OrganizationAccess of ${organization.display_name}`,
+      what: `OrganizationAccess of ${shown(organization.display_name)}`,
       built: buildOrganizationManifest(organization),
       header: [
         ...schemaComment(out),
-        `Imported by plumb import from organization ${organization.id} on ${when}.`,
+        `Imported by plumb import from organization ${escapeControls(organization.id)} on ${when}.`,
       ],
     });
   }
