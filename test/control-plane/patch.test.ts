@@ -200,6 +200,87 @@ describe("PATCH revision triggers", () => {
     expect(ns.body.detail).toContain("k8s_namespace");
   });
 
+  it("checks a revision's fields against revision_source, which only a revision-creating patch uses", async () => {
+    const d = await create(saas, gitrepo("revision-source"));
+    const patch = (body: object) => saas.call("PATCH", `/v2/deployments/${d.id}`, body);
+    const image = await patch({
+      revision_source: "internal_container",
+      source_revision_config: { image_uri: "registry.example.com/agent:2" },
+    });
+    expect(image.status).toBe(200);
+    expect(image.body.latest_revision_id).not.toBe(d.latest_revision_id);
+    const revision = (
+      await saas.call("GET", `/v2/deployments/${d.id}/revisions/${image.body.latest_revision_id}`)
+    ).body;
+    expect(revision).toMatchObject({
+      source: "internal_container",
+      source_revision_config: { image_uri: "registry.example.com/agent:2" },
+    });
+    const wrongField = await patch({
+      revision_source: "internal_container",
+      source_revision_config: { repo_ref: "release" },
+    });
+    expect(wrongField.status).toBe(400);
+    expect(wrongField.body.detail).toContain("repo_ref does not apply to source internal_container");
+    const ignored = await patch({
+      revision_source: "internal_source",
+      source_config: { build_command: "make" },
+    });
+    expect(ignored.status).toBe(200);
+    expect(ignored.body.latest_revision_id).toBe(image.body.latest_revision_id);
+    const plain = await patch({ secrets: [] });
+    const next = (
+      await saas.call("GET", `/v2/deployments/${d.id}/revisions/${plain.body.latest_revision_id}`)
+    ).body;
+    expect(next.source).toBe("gitrepo");
+
+    const img = await create(saas, {
+      name: "image-only",
+      source: "internal_container",
+      source_config: {},
+      source_revision_config: { image_uri: "r/x:1" },
+      secrets: [],
+    });
+    const toGit = await saas.call("PATCH", `/v2/deployments/${img.id}`, {
+      revision_source: "gitrepo",
+      source_revision_config: { repo_ref: "main" },
+    });
+    expect(toGit.status).toBe(400);
+    expect(toGit.body.detail).toContain("revision_source gitrepo needs a gitrepo deployment");
+    const ext = await create(self, container("ext-revision-source"));
+    const fromExt = await self.call("PATCH", `/v2/deployments/${ext.id}`, {
+      revision_source: "internal_container",
+      source_revision_config: { image_uri: "r/x:2" },
+    });
+    expect(fromExt.status).toBe(400);
+    expect(fromExt.body.detail).toContain("does not apply to source external_container");
+  });
+
+  it("replaces secret_references without a revision, on external_container only", async () => {
+    const ext = await create(self, container("secret-refs"));
+    expect(ext.secret_references).toBeNull();
+    const refs = [{ name: "DB_URL", secret_name: "db", secret_key: "url" }];
+    const set = await self.call("PATCH", `/v2/deployments/${ext.id}`, { secret_references: refs });
+    expect(set.status).toBe(200);
+    expect(set.body.secret_references).toEqual(refs);
+    expect(set.body.latest_revision_id).toBe(ext.latest_revision_id);
+    const kept = await self.call("PATCH", `/v2/deployments/${ext.id}`, { secret_references: null });
+    expect(kept.body.secret_references).toEqual(refs);
+    const emptied = await self.call("PATCH", `/v2/deployments/${ext.id}`, { secret_references: [] });
+    expect(emptied.body.secret_references).toEqual([]);
+    expect(emptied.body.latest_revision_id).toBe(ext.latest_revision_id);
+    const git = await create(saas, gitrepo("secret-refs-git"));
+    const onGit = await saas.call("PATCH", `/v2/deployments/${git.id}`, { secret_references: refs });
+    expect(onGit.status).toBe(400);
+    expect(onGit.body.detail).toContain("secret_references does not apply to source gitrepo");
+    const created = await saas.call(
+      "POST",
+      "/v2/deployments",
+      gitrepo("refs-on-create", { secret_references: refs }),
+    );
+    expect(created.status).toBe(400);
+  });
+
   it("answers 404 for another tenant's deployment", async () => {
     const other = await start({
       apiKeys: [
