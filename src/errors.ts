@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   // manifests and files
   "no-manifests",
   "invalid-manifests",
+  // two environments whose settings resolve to one control plane name one deployment there (src/cli/environments.ts)
+  "environment-name-collision",
   "manifest-unreadable",
   "manifest-write-failed",
   "drift-write-unsafe",

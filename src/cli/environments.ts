@@ -2,13 +2,14 @@ import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { selectEnvironments } from "../environment/select.js";
 import { escapeControls, isPlumbError, PlumbError } from "../errors.js";
-import { loadManifestsOnce } from "../manifest/load.js";
+import { type LoadResult, loadManifestsOnce } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
 import type { SessionIo } from "../reconcile/session.js";
 import { resolveStatusDir } from "../git/status-source.js";
 import type { ConnectionFlags } from "./options.js";
 import { mayDefineEnvironments } from "../manifest/environment-scan.js";
+import { type ResolvedEnvironment, resolvedNameCollision } from "../manifest/rules/environment-names.js";
 import {
   environmentCredentialMessage,
   NOT_ENVIRONMENT_SETTINGS,
@@ -68,6 +69,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
   // a refused one stops the command before anything is sent anywhere.
   if (connects && allowedOriginsFrom(flags, io.env))
     for (const environment of environments) pinnedUrlsOf(environment, root, io.env, flags);
+  if (connects) refuseSharedNames(tree, root, io.env, flags);
   const json = flags.output === "json";
   const outputs: unknown[] = [];
   const failed: string[] = [];
@@ -98,6 +100,47 @@ export async function forEachEnvironment<F extends EnvFlags>(
       `plumb: ${failed.length} of ${environments.length} environments failed (${failed.join(", ")}); the others ran\n`,
     );
   return code;
+}
+
+/**
+ * Refuses (environment-name-collision) before anything is sent when two environments' settings
+ * resolve here to one control plane (the same URL, tenant and key, however written: validate
+ * compares them as written) and both would use one deployment name there: each one's apply would
+ * change the other's deployment, and a prune of one would delete it. An environment whose settings
+ * cannot be read here (a variable not set) is not compared. No value is printed.
+ */
+function refuseSharedNames(tree: LoadResult, root: string, env: NodeJS.ProcessEnv, allow: AllowFlags): void {
+  const defined = tree.environments ?? [];
+  if (defined.length < 2) return;
+  const resolved: ResolvedEnvironment[] = [];
+  for (const environment of defined) {
+    try {
+      const { flags, env: own } = settingsOf(environment, root, env, allow);
+      const { name } = environment.manifest.metadata;
+      const suffix = environment.manifest.spec.name_suffix ?? "";
+      resolved.push({
+        name,
+        suffix,
+        url: flags.apiUrl ?? "",
+        ...(flags.tenantId ? { tenant: flags.tenantId } : {}),
+        key: own.PLUMB_API_KEY ?? "",
+      });
+    } catch {
+      // Not readable here: it is not compared (its own run says why, when selected).
+    }
+  }
+  const deployments = tree.manifests.flatMap(({ manifest }) =>
+    manifest.kind === "Deployment"
+      ? [{ name: manifest.metadata.name, environments: manifest.metadata.environments }]
+      : [],
+  );
+  const collision = resolvedNameCollision(resolved, deployments);
+  if (!collision) return;
+  const [[firstName, firstEnv], [secondName, secondEnv]] = [collision.first, collision.second];
+  throw new PlumbError(
+    "environment-name-collision",
+    `environments ${firstEnv} and ${secondEnv} reach the same control plane here (their api_url, api_key and tenant_id resolve to the same values, though written differently) and both name a deployment ${collision.live} there (deployment ${firstName} in ${firstEnv}, ${secondName} in ${secondEnv}): applying one would change the other's deployment, and a prune of one would delete it; give the environments different name_suffix values, or point one at its own control plane; nothing was sent`,
+  );
 }
 
 /** One environment's run: its settings read, its flags and store, its API errors' hints its own. */

@@ -85,3 +85,34 @@ export function checkSharedControlPlaneNames(
   }
   return problems;
 }
+
+/** An environment as its settings resolve where the command runs: the control plane it reaches. */
+export type ResolvedEnvironment = { name: string; suffix: string; url: string; tenant?: string; key: string };
+
+/**
+ * The first deployment name that two environments reaching one control plane as resolved (the same
+ * URL, as the client reads it, tenant and key, however each was written: two variables holding
+ * one URL) would both use there, or undefined. validate compares the settings as written; this
+ * compares their values, which plan and apply read (src/cli/environments.ts).
+ */
+export function resolvedNameCollision(
+  environments: readonly ResolvedEnvironment[],
+  deployments: ReadonlyArray<{ name: string; environments: readonly string[] | undefined }>,
+): { live: string; first: [string, string]; second: [string, string] } | undefined {
+  const connectionOf = (e: ResolvedEnvironment) => JSON.stringify([sameUrl(e.url), e.tenant ?? null, e.key]);
+  const shared = environments.filter((e) =>
+    environments.some((other) => other !== e && connectionOf(other) === connectionOf(e)),
+  );
+  if (shared.length === 0) return undefined;
+  const taken = new Map<string, [string, string]>();
+  for (const deployment of deployments)
+    for (const environment of shared) {
+      if (deployment.environments && !deployment.environments.includes(environment.name)) continue;
+      const live = `${deployment.name}${environment.suffix}`;
+      const key = `${connectionOf(environment)}\n${live}`;
+      const first = taken.get(key);
+      if (first) return { live, first, second: [deployment.name, environment.name] };
+      taken.set(key, [deployment.name, environment.name]);
+    }
+  return undefined;
+}
