@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
-import { type Api, container, gitrepo, start } from "./helpers.js";
+import { type Api, ManualClock, container, gitrepo, start } from "./helpers.js";
 
 let api: Api;
 let selfHosted: Api;
@@ -122,6 +122,72 @@ describe("create and get", () => {
     expect((await api.call("POST", "/v2/deployments", unknownIntegration)).body.detail).toContain(
       "integration_id",
     );
+  });
+});
+
+describe("required on create, beyond the schema (docs/control-plane.md Deployments)", () => {
+  const without = (body: Record<string, unknown>, part: string, field: string) => {
+    const copy = structuredClone(body) as Record<string, Record<string, unknown>>;
+    delete (copy[part] as Record<string, unknown>)[field];
+    return copy;
+  };
+  const internalContainer = {
+    name: "ic",
+    source: "internal_container",
+    source_config: {},
+    source_revision_config: { image_uri: "r/x:1" },
+    secrets: [],
+  };
+
+  it("answers 400 naming each field a source needs, and an unknown listener", async () => {
+    const cases: Array<[Api, Record<string, unknown>, string]> = [
+      [api, without(gitrepo("need-int"), "source_config", "integration_id"), "source_config.integration_id"],
+      [api, without(gitrepo("need-url"), "source_config", "repo_url"), "source_config.repo_url"],
+      [
+        api,
+        without(gitrepo("need-ref"), "source_revision_config", "repo_ref"),
+        "source_revision_config.repo_ref",
+      ],
+      [
+        api,
+        without(internalContainer, "source_revision_config", "image_uri"),
+        "source_revision_config.image_uri",
+      ],
+      [selfHosted, without(container("need-img"), "source_revision_config", "image_uri"), "image_uri"],
+      [
+        selfHosted,
+        without(container("need-lis"), "source_config", "listener_id"),
+        "source_config.listener_id",
+      ],
+    ];
+    for (const [server, body, field] of cases) {
+      const r = await server.call("POST", "/v2/deployments", body);
+      expect(r.status, field).toBe(400);
+      expect(r.body.detail, field).toContain(field);
+    }
+    const unknown = container("unknown-lis");
+    unknown.source_config = { ...unknown.source_config, listener_id: "99999999-0000-4000-8000-000000000000" };
+    const r = await selfHosted.call("POST", "/v2/deployments", unknown);
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toContain("is not a known listener");
+  });
+
+  it("refuses an upload URL for external_container and for a deployment being deleted", async () => {
+    const ext = (await selfHosted.call("POST", "/v2/deployments", container("no-upload"))).body;
+    const refused = await selfHosted.call("POST", `/v2/deployments/${ext.id}/upload-url`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toContain("external_container");
+    const slow = await start({ clock: new ManualClock(), deploymentReadySeconds: 5 });
+    try {
+      const doomed = (await slow.call("POST", "/v2/deployments", { ...internalContainer, name: "doomed" }))
+        .body;
+      expect((await slow.call("DELETE", `/v2/deployments/${doomed.id}`)).status).toBe(204);
+      const late = await slow.call("POST", `/v2/deployments/${doomed.id}/upload-url`);
+      expect(late.status).toBe(400);
+      expect(late.body.detail).toContain("is being deleted");
+    } finally {
+      await slow.cp.stop();
+    }
   });
 });
 
