@@ -273,6 +273,39 @@ describe("plumb import", () => {
     expect((await readdir(root)).sort()).toEqual(["beta.yaml"]);
   });
 
+  it("into a repository: what it defines in another file is left alone, and --force deletes no other object", async () => {
+    // alpha and the organization were written again as alpha.yaml and organization-access.yaml
+    // next to apps/mine.yaml that defines them: duplicate-name and duplicate-organization-access
+    // then failed validation of the whole repository (plan, apply, the controller).
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha", "beta");
+    const mine = [
+      "apiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: alpha\nspec:\n  source: internal_container",
+      "  source_config: {}\n  source_revision_config:\n    image_uri: img/alpha:1\n---",
+      "apiVersion: plumb/v1\nkind: OrganizationAccess\nmetadata:\n  name: acme\nspec:\n  invites_enabled: true\n",
+    ].join("\n");
+    await mkdir(join(root, "apps"));
+    await writeFile(join(root, "apps", "mine.yaml"), mine);
+    const io = captureIo(cp);
+    io.env = { ...io.env, PLUMB_PLATFORM_URL: cp.url };
+    expect(await runImport(flags({ organization: true }), io)).toBe(0);
+    expect((await readdir(root)).sort()).toEqual(["apps", "beta.yaml"]);
+    expect(io.out()).toContain("skipped Deployment alpha: already defined at apps/mine.yaml:2");
+    expect(io.out()).toContain("skipped OrganizationAccess: already defined at apps/mine.yaml:12");
+    const plan = await planJson({});
+    expect(plan.summary).toMatchObject({ create: 0, update: 0, refused: 0 });
+    // --force replaces beta.yaml whole: a second object in it would be deleted without a word.
+    const gamma =
+      "---\napiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: gamma\nspec:\n  source: internal_container\n";
+    const withGamma = `${await readFile(join(root, "beta.yaml"), "utf8")}${gamma}`;
+    await writeFile(join(root, "beta.yaml"), withGamma);
+    const refused = runImport(flags({ force: true, name: ["beta"] }), captureIo(cp));
+    await expect(refused).rejects.toMatchObject({ code: "file-exists" });
+    await expect(refused).rejects.toThrow("also defines Deployment gamma");
+    expect(await readFile(join(root, "beta.yaml"), "utf8")).toBe(withGamma);
+    expect(await readFile(join(root, "apps", "mine.yaml"), "utf8")).toBe(mine);
+  });
+
   it("a deployment named organization-access and --organization: refused, nothing written (with --force too)", async () => {
     // Both would be organization-access.yaml: the deployments' files were written, then the
     // organization's failed (EEXIST, exit 1, a partial import); with --force it replaced the

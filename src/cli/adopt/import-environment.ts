@@ -4,7 +4,7 @@ import { mergeSpecs } from "../../environment/merge-spec.js";
 import { UsageError } from "../../errors.js";
 import type { BuiltManifest } from "../../import/build-manifest.js";
 import { planEnvironmentImport } from "../../import/environment-import.js";
-import { loadManifests } from "../../manifest/load.js";
+import { type LoadResult, loadManifests } from "../../manifest/load.js";
 
 // `plumb import --env NAME` (docs/import.md): the repository at --out is read for its
 // Environment documents and the deployments it already defines; what is written runs only in NAME.
@@ -44,13 +44,17 @@ export async function environmentImport(
   return plan.write.map((w) => ({ ...built.find((b) => b.liveName === w.liveName)!, ...w }));
 }
 
+/** The manifests already at `out`; undefined when there is no such directory or it cannot be read. */
+export async function readRepository(out: string): Promise<LoadResult | undefined> {
+  if (!existsSync(out)) return undefined;
+  return loadManifests(out).catch(() => undefined);
+}
+
 /**
  * Without --env, a repository that defines environments is refused: a manifest written without
  * metadata.environments would run in every environment, each control plane's deployment in all.
  */
-export async function refuseEnvironments(out: string): Promise<void> {
-  if (!existsSync(out)) return;
-  const tree = await loadManifests(out).catch(() => undefined);
+export function refuseEnvironments(out: string, tree: LoadResult | undefined): void {
   const names = tree?.environments?.map((e) => e.manifest.metadata.name) ?? [];
   if (names.length > 0)
     throw new UsageError(

@@ -11,7 +11,8 @@ import {
   buildOrganizationManifest,
 } from "../../import/build-manifest.js";
 import { formatManifest } from "../../import/format-manifest.js";
-import { environmentImport, refuseEnvironments } from "./import-environment.js";
+import { environmentImport, readRepository, refuseEnvironments } from "./import-environment.js";
+import { refuseSharedFiles, withoutDefined } from "./import-defined.js";
 import { openSession } from "../../reconcile/session.js";
 import { type ApplyIo } from "../sync/apply.js";
 import { runAdopt } from "./adopt.js";
@@ -19,6 +20,7 @@ import { forEachEnvironment } from "../environments.js";
 import { addConnectionOptions, type ConnectionFlags, envOption } from "../options.js";
 import { processIo } from "../process-io.js";
 import { DEPLOYMENT_NAME_PATTERN } from "../../schema/constants.js";
+import type { Organization } from "../../schema/deployment.js";
 
 type Flags = ConnectionFlags & {
   out: string;
@@ -96,7 +98,8 @@ function schemaComment(out: string): string[] {
 
 export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const out = flags.out;
-  if (flags.environment === undefined) await refuseEnvironments(out);
+  const tree = await readRepository(out);
+  if (flags.environment === undefined) refuseEnvironments(out, tree);
   const session = await openSession(out, flags, io);
   const { ports, platform } = session.connect();
   const live = importable(await ports.controlPlane.listDeployments(), io.stdout);
@@ -113,31 +116,12 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
     flags.environment === undefined
       ? built.map((b) => ({ ...b, name: b.liveName }))
       : await environmentImport(out, flags.environment, built, io.stdout);
-  const chosen = named.filter((d) => kept.some((k) => k.liveName === d.name));
-  const files: Array<{ file: string; what: string; built: BuiltManifest; header: string[] }> = kept.map(
-    (k) => ({
-      file: `${k.name}.yaml`,
-      what: `Deployment ${k.liveName} (${escapeControls(k.id)})`,
-      built: k.built,
-      header: [
-        ...schemaComment(out),
-        `Imported by plumb import from deployment ${escapeControls(k.id)} on ${when}.`,
-      ],
-    }),
-  );
-  if (flags.organization) {
-    const organization = await platform.getOrganization();
-    files.push({
-      file: "organization-access.yaml",
-      what: `OrganizationAccess of ${shown(organization.display_name)}`,
-      built: buildOrganizationManifest(organization),
-      header: [
-        ...schemaComment(out),
-        `Imported by plumb import from organization ${escapeControls(organization.id)} on ${when}.`,
-      ],
-    });
-  }
+  const organization = flags.organization ? await platform.getOrganization() : undefined;
+  // An object the repository defines in another file is left alone (docs/import.md, "Safety").
+  const files = withoutDefined(tree, importFiles(out, when, kept, organization), io.stdout);
+  const chosen = named.filter((d) => files.some((f) => f.liveName === d.name));
   refuseSameFile(out, files);
+  if (flags.force) refuseSharedFiles(tree, out, files);
   await mkdir(out, { recursive: true }); // only once the control plane answered
   // All or nothing: a file in the way stops the import before anything is written.
   const existing = files.filter((f) => existsSync(join(out, f.file))).map((f) => join(out, f.file));
@@ -156,6 +140,48 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   if (!flags.adopt || chosen.length === 0) return 0;
   const target = chosen.map((d) => d.name);
   return runAdopt(out, { ...flags, target, yes: true, output: "text" }, io);
+}
+
+type ImportFile = {
+  file: string;
+  /** What the file defines, as import-defined.ts names it: "Deployment NAME", "OrganizationAccess". */
+  object: string;
+  what: string;
+  built: BuiltManifest;
+  header: string[];
+  liveName?: string;
+};
+
+/** The file of each deployment to write (as `name`), and of the organization's settings when read. */
+function importFiles(
+  out: string,
+  when: string,
+  kept: ReadonlyArray<{ name: string; liveName: string; id: string; built: BuiltManifest }>,
+  organization: Organization | undefined,
+): ImportFile[] {
+  const files: ImportFile[] = kept.map((k) => ({
+    file: `${k.name}.yaml`,
+    object: `Deployment ${k.name}`,
+    what: `Deployment ${k.liveName} (${escapeControls(k.id)})`,
+    built: k.built,
+    header: [
+      ...schemaComment(out),
+      `Imported by plumb import from deployment ${escapeControls(k.id)} on ${when}.`,
+    ],
+    liveName: k.liveName,
+  }));
+  if (organization)
+    files.push({
+      file: "organization-access.yaml",
+      object: "OrganizationAccess",
+      what: `OrganizationAccess of ${shown(organization.display_name)}`,
+      built: buildOrganizationManifest(organization),
+      header: [
+        ...schemaComment(out),
+        `Imported by plumb import from organization ${escapeControls(organization.id)} on ${when}.`,
+      ],
+    });
+  return files;
 }
 
 /**

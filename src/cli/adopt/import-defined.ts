@@ -1,0 +1,66 @@
+import { join } from "node:path";
+import { PlumbError } from "../../errors.js";
+import type { LoadResult } from "../../manifest/load.js";
+
+// `plumb import` into a directory that already holds manifests (docs/import.md, "Safety"): an
+// object the repository defines in another file is left alone, and a file that --force would
+// replace must define nothing but the object imported into it.
+
+/** One file import would write: `object` is what it defines ("Deployment NAME", "OrganizationAccess"). */
+type Planned = { file: string; object: string };
+
+const objectOf = (kind: string, name: string): string =>
+  kind === "OrganizationAccess" ? kind : `${kind} ${name}`;
+
+/** Where the repository defines each object: "Deployment NAME" → FILE:LINE (and the file). */
+function definitions(tree: LoadResult | undefined): Map<string, { file: string; at: string }> {
+  const defined = new Map<string, { file: string; at: string }>();
+  for (const m of tree?.manifests ?? []) {
+    const object = objectOf(m.manifest.kind, m.manifest.metadata.name);
+    if (!defined.has(object)) defined.set(object, { file: m.file, at: `${m.file}:${m.location.line}` });
+  }
+  return defined;
+}
+
+/**
+ * The files to write without those whose object is already defined in another file (each said on
+ * stdout): a second definition (duplicate-name, duplicate-organization-access) made the whole
+ * repository fail validation, so plan, apply and the controller stopped on it.
+ */
+export function withoutDefined<T extends Planned>(
+  tree: LoadResult | undefined,
+  files: readonly T[],
+  stdout: { write(text: string): unknown },
+): T[] {
+  const defined = definitions(tree);
+  return files.filter((f) => {
+    const where = defined.get(f.object);
+    if (where === undefined || where.file === f.file) return true;
+    stdout.write(
+      `skipped ${f.object}: already defined at ${where.at}; nothing is written for it (plumb plan shows how live differs)\n`,
+    );
+    return false;
+  });
+}
+
+/**
+ * --force replaces a file whole: one that also defines other objects would lose them without a
+ * word. Refused before anything is written.
+ */
+export function refuseSharedFiles(
+  tree: LoadResult | undefined,
+  out: string,
+  files: readonly Planned[],
+): void {
+  for (const f of files) {
+    const others = [...(tree?.manifests ?? []), ...(tree?.environments ?? [])]
+      .filter((m) => m.file === f.file && objectOf(m.manifest.kind, m.manifest.metadata.name) !== f.object)
+      .map((m) => `${objectOf(m.manifest.kind, m.manifest.metadata.name)} (line ${m.location.line})`);
+    if (others.length > 0)
+      throw new PlumbError(
+        "file-exists",
+        `${join(out, f.file)} also defines ${others.join(", ")}, which --force would delete; nothing was written: move ${others.length === 1 ? "it" : "them"} to another file first`,
+        { exitCode: 1 },
+      );
+  }
+}
