@@ -26,6 +26,24 @@ export const NOT_ENVIRONMENT_SETTINGS: ReadonlySet<string> = new Set(
 export const environmentCredentialMessage = (field: string, variable: string): string =>
   `spec.${field} reads ${variable}, one of plumb's own credentials, which never goes to a control plane; give the environment its own variable`;
 
+/** True for a URL naming a user or a password (`https://user:token@host`): a credential in git. */
+export function urlHasCredentials(value: unknown): boolean {
+  if (typeof value !== "string" || !URL.canParse(value)) return false;
+  const url = new URL(value);
+  return url.username !== "" || url.password !== "";
+}
+
+/** The URL settings of an Environment that carry credentials (never shown): refused. */
+function urlCredentials(doc: ParsedDocument, spec: Record<string, unknown>): Problem[] {
+  return (["api_url", "platform_url"] as const).flatMap((field) => {
+    if (!urlHasCredentials(spec[field])) return [];
+    const message = `spec.${field} carries credentials (user:password@host), which git would keep and plan would print; remove them: the key goes in spec.api_key ({env: VAR} or {file: PATH})`;
+    return [
+      problemAt(doc.locators.value(["spec", field]), "error", "url-credentials", `spec.${field}`, message),
+    ];
+  });
+}
+
 /**
  * A literal API key in git is refused with its own message (replacing the schema's shape error);
  * a setting read from one of plumb's own credentials other than an API key is refused.
@@ -40,6 +58,7 @@ export function checkEnvironmentDocument(doc: ParsedDocument, schemaProblems: Pr
     const message = environmentCredentialMessage(field, variable);
     return [problemAt(at, "error", "environment-credential", `spec.${field}.env`, message)];
   });
+  credentials.push(...urlCredentials(doc, spec));
   if (typeof spec.api_key !== "string") return [...schemaProblems, ...credentials];
   const message =
     "spec.api_key must not be written in git; name where plumb reads it: {env: VAR} or {file: PATH}";

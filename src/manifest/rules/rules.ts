@@ -4,6 +4,7 @@ import { checkResourceSpec } from "./resource-spec-rules.js";
 import { isRecord, leavesRoot, present, type Raw, type Report } from "./rule-helpers.js";
 import { formatField } from "../schema-check.js";
 import { checkSecrets } from "./secret-rules.js";
+import { urlHasCredentials } from "./environment-rules.js";
 import { checkVerify } from "./verify-rules.js";
 import type { Problem, Severity } from "../types.js";
 
@@ -60,6 +61,15 @@ export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
       `build_on_push cannot be true when repo_ref is a tag (${src.repo_ref}); a tag never moves`,
     );
   }
+  for (const key of ["repo_url", "custom_url"])
+    if (urlHasCredentials(sc[key]))
+      report(
+        "error",
+        "url-credentials",
+        pathOf("source_config", key),
+        `source_config.${key} carries credentials (user:token@host), which git would keep and plan would print; remove them (the control plane reaches a repository through its git integration, integration_id)`,
+        "value",
+      );
   checkSecrets(spec, doc.file, report);
   checkVerify(spec, report);
   if (isRecord(sc.resource_spec)) checkResourceSpec(sc.resource_spec, report);

@@ -74,6 +74,29 @@ describe("kind: Environment", () => {
     expect(problems[0]!.message).not.toContain("sk-live-123");
   });
 
+  it("a URL carrying credentials (user:password@) is an error at it, the credentials never shown", () => {
+    // Kept in git and printed by plan (the Deployment's repo_url as "+ source_config.repo_url: ...").
+    const { problems } = check(
+      DEV.replace("http://127.0.0.1:8123", "https://ci:pw-123@api.example").replace(
+        "  api_key: {env: DEV_API_KEY}\n",
+        "  api_key: {env: DEV_API_KEY}\n  platform_url: https://:tok-456@platform.example\n",
+      ),
+    );
+    expect(brief(problems)).toEqual(["6:12 error url-credentials", "8:17 error url-credentials"]);
+    expect(problems[0]!.message).toContain("spec.api_url carries credentials");
+    const deployment = checkFiles({
+      "dev.yaml": DEV,
+      "staging.yaml": STAGING,
+      "d.yaml": DEPLOYMENT.replace("https://github.com", "https://x:ghp_tok789@github.com"),
+    });
+    expect(brief(deployment.problems)).toEqual(["10:15 error url-credentials"]);
+    expect(deployment.problems[0]!.message).toContain("source_config.repo_url carries credentials");
+    for (const problem of [...problems, ...deployment.problems])
+      expect(problem.message).not.toMatch(/pw-123|tok-456|ghp_tok789/);
+    // Without credentials: no problem.
+    expect(check(DEV).problems).toEqual([]);
+  });
+
   it("a setting read from one of plumb's own credentials other than an API key is an error at it", () => {
     // A merged Environment sending the controller's git token to a server of its author's choosing.
     const leaking = DEV.replace("http://127.0.0.1:8123", "{env: PLUMB_WEBHOOK_SECRET}").replace(
