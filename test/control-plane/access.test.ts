@@ -119,6 +119,28 @@ describe("rate limits", () => {
     expect([ingest("PATCH", "/runs/1"), ingest("POST", "/otel/v1/traces")]).toEqual([true, true]);
   });
 
+  it("keeps at most maxWindows windows however many unchecked x-user-id values arrive", () => {
+    let t = 0;
+    const limiter = createRateLimiter(
+      "us",
+      { "Default (User)": { count: 1, intervalSeconds: 60 } },
+      () => t,
+      50,
+    );
+    // The upload PUT needs no key: each x-user-id would be an identity of its own.
+    const put = (user: string) => limiter({ method: "PUT", path: "/uploads/x", ip: "1", userId: user });
+    expect(put("first").allowed).toBe(true);
+    expect(put("first").allowed).toBe(false);
+    for (let i = 0; i < 5_000; i++) put(`random-${i}`);
+    expect(limiter.size()).toBeLessThanOrEqual(50);
+    const recent = "random-4999";
+    expect(put(recent)).toMatchObject({ allowed: false, category: "Default (User)" });
+    t += 60_000;
+    for (let i = 0; i < 50; i++) put(`later-${i}`);
+    expect(limiter.size()).toBeLessThanOrEqual(50);
+    expect(put("later-49").allowed).toBe(false);
+  });
+
   it("matches the spec 8.2 table per region and identity", () => {
     const t = 0;
     const us = createRateLimiter("us", {}, () => t);

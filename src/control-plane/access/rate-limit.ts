@@ -90,11 +90,23 @@ export type RateRequest = { method: string; path: string; ip: string; apiKey?: s
 export type RateVerdict =
   { allowed: true } | { allowed: false; retryAfterSeconds: number; category: RateCategory };
 
-/** Fixed windows per (category, identity), timed by the injected clock. */
-export function createRateLimiter(region: "us" | "eu", overrides: RateLimitOverrides, now: () => number) {
-  const windows = new Map<string, { start: number; count: number }>();
+type Window = { start: number; end: number; count: number };
+/**
+ * Windows kept at most: an identity the server cannot check (an `x-user-id` on the upload PUT, which
+ * needs no key, or on a request refused for its key) would otherwise get a window per value sent.
+ */
+const MAX_RATE_WINDOWS = 100_000;
+
+/** Fixed windows per (row, identity), timed by the injected clock; at most `maxWindows` kept. */
+export function createRateLimiter(
+  region: "us" | "eu",
+  overrides: RateLimitOverrides,
+  now: () => number,
+  maxWindows = MAX_RATE_WINDOWS,
+) {
+  const windows = new Map<string, Window>();
   let checks = 0;
-  return (request: RateRequest): RateVerdict => {
+  const limiter = (request: RateRequest): RateVerdict => {
     const found = findRow(request);
     if (!found) return { allowed: true };
     const { row: match, identity } = found;
@@ -105,17 +117,21 @@ export function createRateLimiter(region: "us" | "eu", overrides: RateLimitOverr
     // Each row is a limit of its own (spec 8.2): rows of one category do not share a window.
     const key = `${found.index}\u0000${identity}`;
     let window = windows.get(key);
-    if (!window || t >= window.start + intervalMs) {
-      window = { start: t, count: 0 };
+    if (!window || t >= window.end) {
+      if (!window && windows.size >= maxWindows) makeRoom(windows, t, maxWindows);
+      window = { start: t, end: t + intervalMs, count: 0 };
       windows.set(key, window);
     }
     if (window.count >= limit.count) {
-      const retryAfterSeconds = Math.max(1, Math.ceil((window.start + intervalMs - t) / 1000));
+      const retryAfterSeconds = Math.max(1, Math.ceil((window.end - t) / 1000));
       return { allowed: false, retryAfterSeconds, category: match.category };
     }
     window.count += 1;
     return { allowed: true };
   };
+  /** Windows held now (tests). */
+  limiter.size = () => windows.size;
+  return limiter;
 }
 
 function findRow(request: RateRequest): { row: Row; index: number; identity: string } | undefined {
@@ -135,7 +151,21 @@ function identityOf(kind: Identity, request: RateRequest): string | undefined {
   return request.userId ? `user:${request.userId}:${request.ip}` : undefined;
 }
 
-function prune(windows: Map<string, { start: number; count: number }>, t: number) {
-  // Windows are at most an hour long; anything older is expired.
-  for (const [key, window] of windows) if (t - window.start > 3_600_000) windows.delete(key);
+function prune(windows: Map<string, Window>, t: number) {
+  for (const [key, window] of windows) if (t >= window.end) windows.delete(key);
+}
+
+/**
+ * Room for one more window: the ended ones go, then, if the table is still full, a tenth of it,
+ * the identities first seen longest ago. A client whose window goes this way starts a new one: under a
+ * flood of unchecked identities the limits loosen a little rather than memory growing.
+ */
+function makeRoom(windows: Map<string, Window>, t: number, maxWindows: number) {
+  prune(windows, t);
+  if (windows.size < maxWindows) return;
+  let excess = windows.size - maxWindows + Math.max(1, Math.floor(maxWindows / 10));
+  for (const key of windows.keys()) {
+    if (excess-- <= 0) break;
+    windows.delete(key);
+  }
 }
