@@ -2,6 +2,7 @@ import type { Deployment, Organization } from "../schema/deployment.js";
 import { fillResourceDefaults, isDerivedDefault } from "../diff/resource-spec.js";
 import { isAbsent, type JsonObject } from "../diff/values.js";
 import { API_VERSION } from "../schema/constants.js";
+import { PLUMB_CREDENTIAL_VARIABLES } from "../manifest/rules/secret-rules.js";
 
 // `plumb import`: a live deployment as the manifest that plans as a no-op against it. Pure.
 // Read-only and server-set fields are left out, and so are values that are only the server's
@@ -39,6 +40,19 @@ function writtenResourceSpec(live: JsonObject): JsonObject | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/**
+ * The variable a secret's value is read from: its own name, but for a secret named like one of
+ * plumb's credentials (PLUMB_API_KEY), which validation refuses as valueFrom.env
+ * (secret-env-credential): written so, the imported manifest made the whole repository invalid.
+ * That one reads DEPLOYMENT_NAME (prefixed again while another secret has that name).
+ */
+function variableFor(name: string, names: readonly string[]): string {
+  if (!PLUMB_CREDENTIAL_VARIABLES.has(name)) return name;
+  let variable = `DEPLOYMENT_${name}`;
+  while (names.includes(variable)) variable = `DEPLOYMENT_${variable}`;
+  return variable;
+}
+
 export function buildDeploymentManifest(live: Deployment): BuiltManifest {
   const notes: string[] = [];
   const config = present(live.source_config, SOURCE_CONFIG_ORDER);
@@ -58,10 +72,16 @@ export function buildDeploymentManifest(live: Deployment): BuiltManifest {
     );
   }
   if (live.secrets.length > 0) {
-    spec.secrets = live.secrets.map((s) => ({ name: s.name, valueFrom: { env: s.name } }));
-    notes.push(
-      `secrets read from environment variables at plan time: ${live.secrets.map((s) => s.name).join(", ")}`,
-    );
+    const names = live.secrets.map((s) => s.name);
+    const variables = names.map((name) => variableFor(name, names));
+    spec.secrets = names.map((name, i) => ({ name, valueFrom: { env: variables[i]! } }));
+    notes.push(`secrets read from environment variables at plan time: ${variables.join(", ")}`);
+    names.forEach((name, i) => {
+      if (variables[i] !== name)
+        notes.push(
+          `secret ${name} is read from ${variables[i]}: ${name} is one of plumb's own credentials, which a manifest never sends to a deployment`,
+        );
+    });
   }
   if (live.secret_references && live.secret_references.length > 0)
     spec.secret_references = live.secret_references.map((r) => ({ ...r }));

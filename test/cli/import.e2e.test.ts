@@ -245,6 +245,33 @@ describe("plumb import", () => {
     expect(plan.summary).toMatchObject({ create: 0, update: 0, refused: 0 });
   });
 
+  it("a live secret named like plumb's own credential reads another variable, so the manifest is valid", async () => {
+    // Written as valueFrom: { env: PLUMB_API_KEY }, which validation refuses (secret-env-credential):
+    // the imported repository failed as a whole, and --adopt recorded nothing (exit 1).
+    ({ cp, root } = await startPlane());
+    await post({
+      name: "alpha",
+      source: "internal_container",
+      source_config: {},
+      source_revision_config: { image_uri: "img/a:1" },
+      secrets: [
+        { name: "PLUMB_API_KEY", value: "its-own-key" },
+        { name: "OTHER", value: "other" },
+      ],
+    });
+    const env = { DEPLOYMENT_PLUMB_API_KEY: "its-own-key", OTHER: "other" };
+    const io = captureIo(cp);
+    io.env = { ...io.env, ...env };
+    expect(await runImport(flags({ adopt: true }), io)).toBe(0);
+    expect(io.out()).toContain("secret PLUMB_API_KEY is read from DEPLOYMENT_PLUMB_API_KEY");
+    expect(io.out()).toContain("Adopt complete: 1 recorded");
+    expect(await readFile(join(root, "alpha.yaml"), "utf8")).toContain(
+      "- name: PLUMB_API_KEY\n      valueFrom: { env: DEPLOYMENT_PLUMB_API_KEY }",
+    );
+    const plan = await planJson(env);
+    expect(plan.summary).toMatchObject({ create: 0, update: 0, refused: 0, noop: 1 });
+  });
+
   it("never overwrites without --force, writing nothing; an unknown --name writes nothing", async () => {
     ({ cp, root } = await startPlane());
     await post({
