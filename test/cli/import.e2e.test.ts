@@ -388,6 +388,23 @@ describe("plumb import", () => {
     }
   });
 
+  it("names that differ only in case are refused before anything is written", async () => {
+    // Alpha.yaml and alpha.yaml are one file on macOS and Windows: the second write failed
+    // half-way through the import (EEXIST), or with --force replaced the first deployment's file.
+    ({ cp, root } = await startPlane());
+    await postContainers("Alpha", "alpha", "beta");
+    for (const force of [false, true]) {
+      const refused = runImport(flags({ force }), captureIo(cp));
+      await expect(refused).rejects.toMatchObject({ code: "file-exists" });
+      await expect(refused).rejects.toThrow(
+        /Alpha\.yaml and .*alpha\.yaml, one file where case does not count/,
+      );
+      expect(await readdir(root)).toEqual([]);
+    }
+    expect(await runImport(flags({ name: ["alpha", "beta"] }), captureIo(cp))).toBe(0);
+    expect((await readdir(root)).sort()).toEqual(["alpha.yaml", "beta.yaml"]);
+  });
+
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
     await postContainers("alpha", "beta");

@@ -185,22 +185,30 @@ function importFiles(
 }
 
 /**
- * Two objects for one file (a deployment named organization-access with --organization): refused
- * before anything is written. The second write failed half-way through the import, or, with
- * --force, replaced the first's file.
+ * Two objects for one file (a deployment named organization-access with --organization), or for
+ * names that differ only in case (Alpha and alpha): refused before anything is written. The second
+ * write failed half-way through the import, or, with --force, replaced the first's file; and
+ * files that differ only in case are one file on macOS and Windows (a clone keeps one of them).
  */
 function refuseSameFile(out: string, files: ReadonlyArray<{ file: string; what: string }>): void {
-  const seen = new Map<string, string>();
+  const seen = new Map<string, { file: string; what: string }>();
   for (const f of files) {
-    const first = seen.get(f.file);
-    if (first !== undefined)
-      throw new PlumbError(
-        "file-exists",
-        `${first} and ${f.what} would both be written to ${join(out, f.file)}; nothing was written: ` +
-          "import the deployments without --organization, and the organization into another --out",
-        { exitCode: 1 },
-      );
-    seen.set(f.file, f.what);
+    const first = seen.get(f.file.toLowerCase());
+    if (first === undefined) {
+      seen.set(f.file.toLowerCase(), f);
+      continue;
+    }
+    const where =
+      first.file === f.file
+        ? `would both be written to ${join(out, f.file)}`
+        : `would be written to ${join(out, first.file)} and ${join(out, f.file)}, one file where case does not count (macOS, Windows)`;
+    const fix =
+      first.file === f.file
+        ? "import the deployments without --organization, and the organization into another --out"
+        : "import one of them with --name into another --out";
+    throw new PlumbError("file-exists", `${first.what} and ${f.what} ${where}; nothing was written: ${fix}`, {
+      exitCode: 1,
+    });
   }
 }
 
