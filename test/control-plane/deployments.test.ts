@@ -204,6 +204,8 @@ describe("list", () => {
       expect(second.body).toMatchObject({ resources: [{ name: "alpha-4" }], offset: 3 });
       const all = await local.call("GET", "/v2/deployments");
       expect(all.body.resources).toHaveLength(5);
+      const repeated = await local.call("GET", "/v2/deployments?name_contains=alpha&name_contains=beta");
+      expect(repeated.body.resources.map((d: { name: string }) => d.name)).toEqual(["beta-1"]);
       for (const bad of ["limit=0", "limit=101", "limit=x", "offset=-1"]) {
         const r = await local.call("GET", `/v2/deployments?${bad}`);
         expect(r.status, bad).toBe(422);

@@ -116,7 +116,9 @@ function registerDeploymentCrud(
 
   app.get("/v2/deployments", async (request, reply) => {
     const paging = parsePaging(request.query);
-    const nameContains = (request.query as { name_contains?: unknown }).name_contains;
+    const raw = (request.query as { name_contains?: unknown }).name_contains;
+    // Repeated, the last one counts, as for limit and offset (paging.ts) and as FastAPI reads it.
+    const nameContains: unknown = Array.isArray(raw) ? raw.at(-1) : raw;
     const filter = typeof nameContains === "string" ? nameContains : undefined;
     const now = clock.now();
     const records = store.list(deps.tenantOf(request), now, filter, paging);
