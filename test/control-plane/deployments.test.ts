@@ -46,6 +46,7 @@ describe("create and get", () => {
     const projects = await api.call("GET", "/api/v1/sessions?name=traced");
     expect(projects.body).toEqual([{ id: expect.any(String), name: "traced" }]);
     expect((await api.call("GET", "/api/v1/sessions?name=nope")).body).toEqual([]);
+    expect((await api.call("GET", "/api/v1/sessions?name=traced&name=nope")).body).toEqual([]);
   });
 
   it("accepts deployment_type on internal_source as the hosted service does, with no effect", async () => {

@@ -8,7 +8,7 @@ import {
   DeploymentSource,
 } from "../../schema/deployment.js";
 import { badRequest, HttpError, notFound, unprocessable } from "../http/http-errors.js";
-import { page, parsePaging, requireUuid } from "../http/paging.js";
+import { lastQueryString, page, parsePaging, requireUuid } from "../http/paging.js";
 import { checkDeploymentBody } from "./body-checks.js";
 import { customUrlOf, type DeploymentRecord, type Timing } from "./record.js";
 import { createDeploymentRenderer } from "./render.js";
@@ -116,10 +116,7 @@ function registerDeploymentCrud(
 
   app.get("/v2/deployments", async (request, reply) => {
     const paging = parsePaging(request.query);
-    const raw = (request.query as { name_contains?: unknown }).name_contains;
-    // Repeated, the last one counts, as for limit and offset (paging.ts) and as FastAPI reads it.
-    const nameContains: unknown = Array.isArray(raw) ? raw.at(-1) : raw;
-    const filter = typeof nameContains === "string" ? nameContains : undefined;
+    const filter = lastQueryString(request.query, "name_contains");
     const now = clock.now();
     const records = store.list(deps.tenantOf(request), now, filter, paging);
     return json(reply, renderer.renderPage(records, now, paging.offset + records.length));

@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.js";
 import type { DeploymentStore } from "../deployments/store.js";
 import { badRequest, HttpError } from "./http-errors.js";
 import type { Integration, Listener } from "../options.js";
-import { page, parsePaging } from "./paging.js";
+import { lastQueryString, page, parsePaging } from "./paging.js";
 import type { RouteFlags } from "./request-guards.js";
 
 export type MiscRouteDeps = {
@@ -23,8 +23,7 @@ export function registerMiscRoutes(app: FastifyInstance, deps: MiscRouteDeps): v
   app.get("/v2/listeners", async (request) => page(deps.listeners, parsePaging(request.query)));
   app.get("/v1/integrations/gitrepo/install", async () => deps.integrations);
   app.get("/api/v1/sessions", async (request) => {
-    const name = (request.query as { name?: unknown }).name;
-    return deps.store.projects(deps.tenantOf(request), typeof name === "string" ? name : undefined);
+    return deps.store.projects(deps.tenantOf(request), lastQueryString(request.query, "name"));
   });
   const info: RouteFlags = { public: true, faults: false };
   app.get("/info", { config: info }, async () => ({

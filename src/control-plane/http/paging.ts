@@ -39,6 +39,16 @@ function integer(
   return value;
 }
 
+/**
+ * A single-valued string query parameter: undefined when absent; given more than once, the last
+ * value counts, as FastAPI reads it (docs/control-plane.md, Deployments).
+ */
+export function lastQueryString(query: unknown, name: string): string | undefined {
+  const raw = ((query ?? {}) as Record<string, unknown>)[name];
+  const last: unknown = Array.isArray(raw) ? raw.at(-1) : raw;
+  return typeof last === "string" ? last : undefined;
+}
+
 /** `limit` 1..100 (default 20) and `offset` ≥ 0 (default 0), as the public API pages lists. */
 export function parsePaging(query: unknown): { limit: number; offset: number } {
   const q = (query ?? {}) as Record<string, unknown>;
