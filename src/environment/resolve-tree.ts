@@ -1,4 +1,5 @@
-import { UsageError } from "../errors.js";
+import { escapeControls, UsageError } from "../errors.js";
+import { suggest } from "../manifest/schema-check.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "../manifest/types.js";
 import { resolveEnvironment } from "./resolve.js";
 
@@ -23,7 +24,7 @@ function environmentOf(tree: EnvironmentTree, name: string): LoadedEnvironment {
   const defined = tree.environments?.map((e) => e.manifest.metadata.name) ?? [];
   throw new UsageError(
     defined.length > 0
-      ? `unknown environment "${name}"; defined: ${defined.join(", ")}`
+      ? `unknown environment "${escapeControls(name)}"; defined: ${defined.join(", ")}${suggest(name, defined)}`
       : `environment "${name}": no kind: Environment document is defined under PATH (docs/environments.md)`,
   );
 }
@@ -40,8 +41,14 @@ export function resolveTree(
   const resolved = resolveEnvironment(tree.manifests, environment);
   const resolvedNames = new Set(resolved.manifests.map((m) => m.manifest.metadata.name));
   const missing = unknown.filter((t) => !resolvedNames.has(t));
-  if (missing.length > 0)
-    throw new UsageError(`--target ${missing.join(", ")}: no such object under PATH; check the name`);
+  if (missing.length > 0) {
+    // As without environments: the closest name suggested (written or resolved), the value escaped.
+    const names = [...new Set([...written, ...resolvedNames])];
+    const hint = missing.length === 1 ? suggest(missing[0]!, names) : "";
+    throw new UsageError(
+      `--target ${missing.map(escapeControls).join(", ")}: no such object under PATH${hint}; check the name`,
+    );
+  }
   const wanted = new Set(targets);
   const selected =
     targets.length === 0

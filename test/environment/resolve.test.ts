@@ -151,6 +151,17 @@ describe("resolving one environment", () => {
     expect(() => resolveTree(tree(), "staging", ["nope"])).toThrow(/--target nope/);
     expect(() => resolveTree(tree(), "qa")).toThrow(/unknown environment "qa"; defined: prod, staging/);
   });
+
+  it("an unknown --target or environment suggests the closest name and is printed escaped", () => {
+    expect(() => resolveTree(tree(), "staging", ["suport-agent"])).toThrow(
+      '--target suport-agent: no such object under PATH (did you mean "support-agent"?); check the name',
+    );
+    expect(() => resolveTree(tree(), "staging", ["support-agent-stagin"])).toThrow(
+      '(did you mean "support-agent-staging"?)',
+    );
+    expect(() => resolveTree(tree(), "staging", ["a\u001b[2Jb"])).toThrow("--target a\\u001b[2Jb: no such");
+    expect(() => resolveTree(tree(), "prdo")).toThrow('defined: prod, staging (did you mean "prod"?)');
+  });
 });
 
 describe("merging and selecting", () => {
