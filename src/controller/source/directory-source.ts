@@ -49,10 +49,14 @@ export function watchDirectory(
       }
   };
 
-  /** Watches `path` and every directory under it the loader would read (symlinks inside the root too). */
-  const watchTree = async (path: string, seen: Set<string>): Promise<void> => {
+  /**
+   * Watches `path` and every directory under it the loader would read (symlinks inside the root too).
+   * `known`: its real path, when it is a plain directory of a known one (a realpath call per
+   * directory lstats every component of its path: 2,000 nested directories took minutes).
+   */
+  const watchTree = async (path: string, seen: Set<string>, known?: string): Promise<void> => {
     if (closed || watchers.has(path)) return;
-    const real = await realpath(path);
+    const real = known ?? (await realpath(path));
     if (!inside(real) || seen.has(real)) return;
     seen.add(real);
     const watcher = watch(path, { persistent: true }, (event, name) => {
@@ -70,7 +74,8 @@ export function watchDirectory(
     for (const entry of await readdir(path, { withFileTypes: true })) {
       if (IGNORED_DIRS.has(entry.name)) continue;
       const child = join(path, entry.name);
-      if (entry.isDirectory() || (entry.isSymbolicLink() && (await isDirectory(child))))
+      if (entry.isDirectory()) await watchTree(child, seen, join(real, entry.name)).catch(reportError);
+      else if (entry.isSymbolicLink() && (await isDirectory(child)))
         await watchTree(child, seen).catch(reportError);
     }
   };
