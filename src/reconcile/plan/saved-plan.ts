@@ -64,9 +64,18 @@ const liveVersionOf = (live: LiveState, name: string): LiveVersion | null => {
     : null;
 };
 
+/**
+ * The organization and its two settings. Its id too: with the settings alone, a plan applied where
+ * the platform API is another organization's (another PLUMB_PLATFORM_URL or key) with the same
+ * settings passed, and PATCHed an organization the reviewed plan never showed.
+ */
 const organizationDigest = (live: LiveState) =>
   live.organization
-    ? sha256({ jit: live.organization.jit_provisioning_enabled, invites: live.organization.invites_enabled })
+    ? sha256({
+        id: live.organization.id,
+        jit: live.organization.jit_provisioning_enabled,
+        invites: live.organization.invites_enabled,
+      })
     : null;
 
 async function inputsOf(desired: DesiredObject, live: LiveState, salt?: string): Promise<SavedInputs> {
@@ -224,7 +233,9 @@ export async function findStale(
   if (canonicalJson(fresh.plan.prune ?? []) !== canonicalJson(saved.prune ?? []))
     stale.push("managed deployments removed from git (prune) differ from the plan");
   if (fresh.live.organization && organizationDigest(fresh.live) !== saved.saved.organization)
-    stale.push("OrganizationAccess: live organization settings changed");
+    stale.push(
+      "OrganizationAccess: live organization settings changed, or the platform API is another organization's",
+    );
   return stale;
 }
 
