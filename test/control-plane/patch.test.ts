@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Api, container, gitrepo, start } from "./helpers.js";
+import { type Api, ManualClock, container, gitrepo, start } from "./helpers.js";
 
 let saas: Api;
 let self: Api;
@@ -25,6 +25,8 @@ describe("PATCH revision triggers", () => {
     let latest = d.latest_revision_id;
     for (const body of [
       { source_revision_config: { repo_ref: "release" } },
+      // Spec 4.1 rule 1 says non-null, not changed: the same ref again is a new revision (a rebuild).
+      { source_revision_config: { repo_ref: "release" } },
       { source_revision_config: { graph_config_path: "agents/langgraph.json" } },
       { secrets: [{ name: "A", value: "1" }] },
     ]) {
@@ -34,7 +36,7 @@ describe("PATCH revision triggers", () => {
       latest = r.body.latest_revision_id;
     }
     const revisions = await saas.call("GET", `/v2/deployments/${d.id}/revisions`);
-    expect(revisions.body.resources).toHaveLength(4);
+    expect(revisions.body.resources).toHaveLength(5);
     expect(revisions.body.resources[0].id).toBe(latest);
     const current = (await saas.call("GET", `/v2/deployments/${d.id}`)).body;
     expect(current.secrets).toEqual([{ name: "A", value: "********" }]);
@@ -59,6 +61,28 @@ describe("PATCH revision triggers", () => {
       repo_url: d.source_config.repo_url,
     });
     expect(r.body.secrets).toEqual(d.secrets);
+  });
+
+  it("leaves a deployment as it was when in-place fields are sent unchanged", async () => {
+    const clock = new ManualClock();
+    const api = await start({ clock });
+    try {
+      const d = await create(
+        api,
+        gitrepo("unchanged", { source_config: { ...gitrepo("x").source_config, build_on_push: true } }),
+      );
+      clock.advance(5);
+      const same = await api.call("PATCH", `/v2/deployments/${d.id}`, {
+        source_config: { build_on_push: true, custom_url: d.source_config.custom_url },
+      });
+      expect(same.body).toMatchObject({ updated_at: d.updated_at, latest_revision_id: d.latest_revision_id });
+      const changed = await api.call("PATCH", `/v2/deployments/${d.id}`, {
+        source_config: { build_command: "make" },
+      });
+      expect(changed.body.updated_at).not.toBe(d.updated_at);
+    } finally {
+      await api.cp.stop();
+    }
   });
 
   it("accepts an unchangeable field with its current value, refuses another value naming the field", async () => {
