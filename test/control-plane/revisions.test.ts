@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { type Api, ManualClock, gitrepo, start } from "./helpers.js";
@@ -170,6 +173,37 @@ describe("build on push (spec 3.2)", () => {
       expect(bad.status).toBe(422);
       expect(bad.body.detail[0].loc).toEqual(["body", "commit_sha"]);
     }));
+});
+
+describe("build on push, with --data", () => {
+  it("keeps the revision a push built across a restart", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "plumb-cp-push-"));
+    try {
+      let api = await start({ dataDir });
+      const body = gitrepo("pushed", {
+        source_config: { ...gitrepo("pushed").source_config, build_on_push: true },
+      });
+      const d = (await api.call("POST", "/v2/deployments", body)).body as { id: string };
+      const pushed = await api.call("POST", "/v1/integrations/gitrepo/push", {
+        repo_url: body.source_config.repo_url,
+        ref: "main",
+        commit_sha: "b".repeat(40),
+      });
+      const built = (pushed.body as { revisions: Array<{ revision_id: string }> }).revisions[0]?.revision_id;
+      expect(built).toBeDefined();
+      await api.cp.stop();
+      api = await start({ dataDir });
+      try {
+        const after = (await api.call("GET", `/v2/deployments/${d.id}`)).body;
+        expect(after.latest_revision_id).toBe(built);
+        expect(after.source_revision_config.repo_commit_sha).toBe("b".repeat(40));
+      } finally {
+        await api.cp.stop();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("quick start, curl style", () => {
