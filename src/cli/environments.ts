@@ -9,7 +9,12 @@ import type { SessionIo } from "../reconcile/session.js";
 import { resolveStatusDir } from "../git/status-source.js";
 import type { ConnectionFlags } from "./options.js";
 import { mayDefineEnvironments } from "../manifest/environment-scan.js";
-import { type ResolvedEnvironment, resolvedNameCollision } from "../manifest/rules/environment-names.js";
+import {
+  deploymentsOfTree,
+  type ResolvedEnvironment,
+  resolvedCollisionMessage,
+  resolvedNameCollision,
+} from "../manifest/rules/environment-names.js";
 import {
   environmentCredentialMessage,
   NOT_ENVIRONMENT_SETTINGS,
@@ -129,18 +134,8 @@ function refuseSharedNames(tree: LoadResult, root: string, env: NodeJS.ProcessEn
       // Not readable here: it is not compared (its own run says why, when selected).
     }
   }
-  const deployments = tree.manifests.flatMap(({ manifest }) =>
-    manifest.kind === "Deployment"
-      ? [{ name: manifest.metadata.name, environments: manifest.metadata.environments }]
-      : [],
-  );
-  const collision = resolvedNameCollision(resolved, deployments);
-  if (!collision) return;
-  const [[firstName, firstEnv], [secondName, secondEnv]] = [collision.first, collision.second];
-  throw new PlumbError(
-    "environment-name-collision",
-    `environments ${firstEnv} and ${secondEnv} reach the same control plane here (their api_url, api_key and tenant_id resolve to the same values, though written differently) and both name a deployment ${collision.live} there (deployment ${firstName} in ${firstEnv}, ${secondName} in ${secondEnv}): applying one would change the other's deployment, and a prune of one would delete it; give the environments different name_suffix values, or point one at its own control plane; nothing was sent`,
-  );
+  const collision = resolvedNameCollision(resolved, deploymentsOfTree(tree.manifests));
+  if (collision) throw new PlumbError("environment-name-collision", resolvedCollisionMessage(collision));
 }
 
 /** One environment's run: its settings read, its flags and store, its API errors' hints its own. */

@@ -116,3 +116,23 @@ export function resolvedNameCollision(
     }
   return undefined;
 }
+
+/** resolvedNameCollision's answer as said to the user: both environments and the name, no value. */
+export function resolvedCollisionMessage(
+  collision: NonNullable<ReturnType<typeof resolvedNameCollision>>,
+): string {
+  const [[firstName, firstEnv], [secondName, secondEnv]] = [collision.first, collision.second];
+  return `environments ${firstEnv} and ${secondEnv} reach the same control plane here (their api_url, api_key and tenant_id resolve to the same values, though written differently) and both name a deployment ${collision.live} there (deployment ${firstName} in ${firstEnv}, ${secondName} in ${secondEnv}): applying one would change the other's deployment, and a prune of one would delete it; give the environments different name_suffix values, or point one at its own control plane; nothing was sent`;
+}
+
+/** The Deployments of a tree as resolvedNameCollision reads them: name and environments, as written. */
+export const deploymentsOfTree = (
+  manifests: ReadonlyArray<{
+    manifest: { kind: string; metadata: { name: string; environments?: string[] } };
+  }>,
+) =>
+  manifests.flatMap(({ manifest }) =>
+    manifest.kind === "Deployment"
+      ? [{ name: manifest.metadata.name, environments: manifest.metadata.environments }]
+      : [],
+  );
