@@ -1,4 +1,8 @@
 import { describe, expect, it } from "vitest";
+import {
+  type ResolvedEnvironment,
+  resolvedNameCollision,
+} from "../../src/manifest/rules/environment-names.js";
 import { checkFiles, yaml } from "./helpers.js";
 
 // Environments on one control plane (the same api_url, api_key and tenant_id) share its names: a
@@ -120,5 +124,49 @@ describe("names on a control plane shared by environments", () => {
         "a.yaml": deployment("agent"),
       }),
     ).toEqual([]);
+  });
+});
+
+describe("resolvedNameCollision: environments compared as their settings resolve", () => {
+  const at = (name: string, over: Partial<ResolvedEnvironment> = {}): ResolvedEnvironment => ({
+    name,
+    suffix: "",
+    url: "https://api.example",
+    key: "k",
+    ...over,
+  });
+  const a = { name: "a", environments: undefined };
+
+  it("finds one name used by two environments that reach one control plane, however the URL is written", () => {
+    expect(
+      resolvedNameCollision([at("prod"), at("staging", { url: "https://API.example:443/" })], [a]),
+    ).toEqual({
+      live: "a",
+      first: ["a", "prod"],
+      second: ["a", "staging"],
+    });
+    expect(
+      resolvedNameCollision(
+        [at("prod"), at("staging", { suffix: "-s" })],
+        [{ name: "a-s", environments: ["prod"] }, a],
+      ),
+    ).toMatchObject({ live: "a-s", first: ["a-s", "prod"], second: ["a", "staging"] });
+  });
+
+  it("finds none for another key, tenant or suffix, or deployments that run apart", () => {
+    const none = (environments: ResolvedEnvironment[], deployments = [a]) =>
+      resolvedNameCollision(environments, deployments);
+    expect(none([at("prod"), at("staging", { key: "other" })])).toBeUndefined();
+    expect(none([at("prod"), at("staging", { tenant: "t2" })])).toBeUndefined();
+    expect(none([at("prod"), at("staging", { suffix: "-staging" })])).toBeUndefined();
+    expect(
+      none(
+        [at("prod"), at("staging")],
+        [
+          { name: "a", environments: ["prod"] },
+          { name: "b", environments: ["staging"] },
+        ],
+      ),
+    ).toBeUndefined();
   });
 });
