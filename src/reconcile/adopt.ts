@@ -51,8 +51,13 @@ export async function buildAdoptedRecord(
   const origins = secretOriginsOf(desired.loaded);
   const fingerprints = secrets.length > 0 ? await fingerprintSecretsAsync(secrets, undefined, origins) : null;
   const deployed = live.latest_revision_id !== null && live.latest_revision_id === live.active_revision_id;
-  // Only the secrets were unknown: if nothing else differs, live matches git once they are known.
-  const otherFields = [...change.revision_fields, ...change.in_place_fields].filter((f) => f !== "secrets");
+  // Only the secret values were unknown: if nothing else differs, live matches git once they are
+  // known. Secret names are known: a live secret the manifest lacks (or the reverse) is a real
+  // difference, which a recorded base (applied_spec) made plan call drift, as if plumb had applied
+  // the manifest's list and someone had added the secret since.
+  const otherFields = [...change.revision_fields, ...change.in_place_fields].filter(
+    (f) => f !== "secrets" || !sameNames(live.secrets, secrets),
+  );
   const at = new Date(now).toISOString();
   return {
     kind: "Deployment",
@@ -64,7 +69,13 @@ export async function buildAdoptedRecord(
     sync: otherFields.length === 0 ? "Synced" : "OutOfSync",
     health: decideHealth({ seen: "adopted", deployment: live }),
     git_commit: gitCommit,
-    manifest_digest: manifestDigest(desired.loaded.manifest),
+    // The digest says "plumb applied this manifest" (the three-way base, lastAppliedOf): only when
+    // live matches it. Recorded for a deployment that differs, plan called each difference drift
+    // ("changed outside plumb since its last apply") though plumb never applied the manifest.
+    manifest_digest:
+      otherFields.length === 0
+        ? manifestDigest(desired.loaded.manifest)
+        : (previous?.manifest_digest ?? null),
     secret_fingerprints: fingerprints,
     verify_thread_id: previous?.verify_thread_id ?? null,
     applied_at: at,
@@ -80,5 +91,15 @@ export async function buildAdoptedRecord(
         : {}),
   };
 }
+
+const sameNames = (a: ReadonlyArray<{ name: string }>, b: ReadonlyArray<{ name: string }>): boolean =>
+  a
+    .map((s) => s.name)
+    .sort()
+    .join("\0") ===
+  b
+    .map((s) => s.name)
+    .sort()
+    .join("\0");
 
 export const adoptKey = (name: string) => statusKey("Deployment", name);

@@ -80,6 +80,36 @@ describe("no state, then plumb adopt", () => {
     expect(after.err).not.toContain("warning");
   });
 
+  it("records no applied base for a deployment that differs live: plan then calls nothing drift", async () => {
+    // The record said the manifest was applied (its digest) even where live differed from it (an
+    // image, a secret the manifest has and live lacks): plan and drift then called each difference "drift:
+    // changed outside plumb since its last apply", though plumb never applied that manifest.
+    await setupApplied();
+    await writeDoc(root, "a.yaml", container("alpha", "img/alpha:2", secret));
+    const more = [...secret.secrets, { name: "EXTRA", valueFrom: { env: "TOKEN" } }];
+    await writeDoc(root, "b.yaml", container("beta", "img/beta:1", { secrets: more }));
+    expect(await runAdopt(root, { target: [], yes: true, output: "text" }, io())).toBe(0);
+    const store = await loadStatusStore(join(root, ".plumb", "status"));
+    for (const name of ["alpha", "beta"])
+      expect(store.objects.get(`Deployment/${name}`)).toMatchObject({
+        sync: "OutOfSync",
+        manifest_digest: null,
+      });
+    const captured = io();
+    await planCommand(captured).parseAsync(["node", "plan", root, "--output", "json"]);
+    process.exitCode = 0;
+    const changes = (
+      JSON.parse(captured.out()) as {
+        changes: Array<{ name: string; fields: Array<{ field: string; origin?: string }> }>;
+      }
+    ).changes;
+    expect(changes.map((c) => [c.name, c.fields.map((f) => f.field)])).toEqual([
+      ["alpha", ["source_revision_config.image_uri"]],
+      ["beta", ["secrets"]],
+    ]);
+    expect(changes.flatMap((c) => c.fields.map((f) => f.origin))).not.toContain("drift");
+  });
+
   it("refuses objects that do not exist live (exit 1) and still records the others", async () => {
     await setupApplied();
     await writeDoc(root, "c.yaml", container("gamma", "img/gamma:1", secret));
