@@ -1,6 +1,7 @@
-import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { PlumbError, type PlumbErrorCode } from "../../errors.js";
+import { escapeControls, PlumbError, type PlumbErrorCode } from "../../errors.js";
 import type { DeploymentManifest } from "../../schema/manifest.js";
 import { isOutside } from "../../path-inside.js";
 import { resolveInsideRoot } from "../inside-root.js";
@@ -92,7 +93,9 @@ export async function readSourceTree(
   const walk: Walk = { real, realRoot, shown, filter, secretFiles, secretInodes, maxBytes, maxFiles };
   const { found, size } = await walkSource(walk, { fail, failWith });
   if (found.length === 0) fail(`${shown} holds no files`);
-  const { files, listing, digest } = await hashSource(found, options.withBytes === true);
+  const { files, listing, digest } = await hashSource(found, options.withBytes === true, (path, why) =>
+    fail(`${shown}/${path} ${why}`),
+  );
   return {
     sourcePath,
     dir: real,
@@ -169,7 +172,13 @@ async function walkSource(
       const path = join(realDir, entry.name);
       let target = path;
       if (entry.isSymbolicLink()) {
-        target = await realpath(path).catch(() => fail(`${shown}/${relativePath} is a broken symlink`));
+        target = await realpath(path).catch((error: NodeJS.ErrnoException) =>
+          fail(
+            error.code === "ELOOP"
+              ? `${shown}/${relativePath} is a symlink loop (ELOOP) that never reaches a file; remove it`
+              : `${shown}/${relativePath} is a broken symlink`,
+          ),
+        );
         const unsafe = (why: string) =>
           failWith(
             "source-unsafe-entry",
@@ -179,7 +188,13 @@ async function walkSource(
         if (isOutside(real, target)) unsafe(`that leaves ${shown}`);
         if (insideGit(relative(real, target).split(sep).join("/"))) unsafe("into a .git directory");
       }
-      const info = entry.isSymbolicLink() ? await stat(target) : await lstat(path);
+      const info = await (entry.isSymbolicLink() ? stat(target) : lstat(path)).catch((error: unknown) => {
+        // readdir gives a name that is not UTF-8 with U+FFFD for its bytes: a name no file has.
+        if (!entry.name.includes("\uFFFD")) throw error;
+        return fail(
+          `${shown}/${escapeControls(relativePath)} is named with bytes that are not UTF-8; rename it`,
+        );
+      });
       if (!info.isDirectory() && !info.isFile()) continue; // sockets, FIFOs and devices are not source
       const targetPath = relative(real, target).split(sep).join("/");
       // A link is left out when its own path or what it points to is (config.txt -> .env).
@@ -198,15 +213,48 @@ async function walkSource(
 }
 
 /** Sorted by path: the digest of the files' paths, modes and bytes (and the bytes, when asked for). */
-async function hashSource(found: FoundFile[], withBytes: boolean) {
+async function hashSource(
+  found: FoundFile[],
+  withBytes: boolean,
+  fail: (path: string, why: string) => never,
+) {
   found.sort((a, b) => comparePaths(a.path, b.path));
   const hasher = sourceHasher();
   const files: SourceFile[] = [];
   const listing: SourceListing = found.map((f) => ({ path: f.path, size: f.size }));
-  for (const { path, real: file, mode } of found) {
-    const entry = { path, mode, bytes: await readFile(file) };
+  for (const { path, real: file, mode, size } of found) {
+    const entry = { path, mode, bytes: await readListedFile(file, size, (why) => fail(path, why)) };
     hasher.add(entry);
     if (withBytes) files.push(entry);
   }
   return { files, listing, digest: hasher.digest() };
+}
+
+// Without waiting for a writer: a FIFO put where a listed file was is refused, not read for ever.
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * A file of the walk read as it was listed: still a regular file of `size` bytes. One that became a
+ * FIFO blocked plan and apply for ever in readFile; one that grew was read whole, however large.
+ */
+export async function readListedFile(
+  file: string,
+  size: number,
+  fail: (why: string) => never,
+): Promise<Buffer> {
+  const changed = (now: string) => fail(`changed while plumb read it (${now}): run again`);
+  const handle = await open(file, READ_FLAGS);
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) changed("no longer a regular file");
+    if (info.size !== size) changed(`${info.size} bytes, not ${size}`);
+    const bytes = Buffer.alloc(size + 1); // one byte more: a file growing meanwhile is seen
+    let read = 0;
+    for (let n = -1; n !== 0 && read <= size; read += n)
+      n = (await handle.read(bytes, read, bytes.length - read, read)).bytesRead;
+    if (read !== size) changed(`${read > size ? "more" : read} bytes, not ${size}`);
+    return bytes.subarray(0, size);
+  } finally {
+    await handle.close();
+  }
 }

@@ -1,10 +1,12 @@
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, openSync } from "node:fs";
 import { chmod, link, mkdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PlumbError } from "../../../src/errors.js";
 import { loadManifests } from "../../../src/manifest/load.js";
 import { digestSource, shortDigest, type SourceFile } from "../../../src/manifest/source/source-digest.js";
-import { readSourceTree } from "../../../src/manifest/source/source-tree.js";
+import { readListedFile, readSourceTree } from "../../../src/manifest/source/source-tree.js";
 import { useTempRoots } from "../helpers.js";
 import type { LoadedManifest } from "../../../src/manifest/types.js";
 import type { DeploymentManifest } from "../../../src/schema/manifest.js";
@@ -267,5 +269,52 @@ describe("readSourceTree: only the source is packed", () => {
     // A hard link is another path to the same file: left out too.
     await link(join(t.root, "agent/token.txt"), join(t.root, "agent/hard.txt"));
     expect(await paths(own)).toEqual(["package.json"]);
+  });
+});
+
+describe("readSourceTree: entries that are not what they seem", () => {
+  it("a symlink loop in the directory, or as source_path, is said to be a loop", async () => {
+    await put("agent/a.txt", "a");
+    const [loaded, looped] = [await load(), await load("../loop")]; // the loader warns of loops
+    await symlink("self", join(t.root, "agent/self"));
+    expect((await failure(readSourceTree(loaded, { root: t.root }))).message).toBe(
+      "team/docs.yaml:6:3: source_path agent/self is a symlink loop (ELOOP) that never reaches a file; remove it",
+    );
+    await symlink("loop", join(t.root, "loop"));
+    expect((await failure(readSourceTree(looped, { root: t.root }))).message).toBe(
+      "team/docs.yaml:6:3: source_path loop is a symlink loop (ELOOP) that never reaches a file or directory",
+    );
+  });
+
+  it("a name that is not UTF-8 is refused, naming the directory, not a bare ENOENT", async () => {
+    await put("agent/a.txt", "a");
+    await writeFile(Buffer.concat([Buffer.from(join(t.root, "agent/bad")), Buffer.from([0xff])]), "x");
+    expect((await failure(readSourceTree(await load(), { root: t.root }))).message).toBe(
+      "team/docs.yaml:6:3: source_path agent/bad\ufffd is named with bytes that are not UTF-8; rename it",
+    );
+  });
+
+  it("a listed file that became a FIFO, or changed size, before it was read is refused: run again", async () => {
+    const why: string[] = [];
+    const fail = (reason: string): never => {
+      why.push(reason);
+      throw new Error(reason);
+    };
+    await put("agent/a.txt", "abc");
+    const pipe = join(t.root, "agent/pipe");
+    execFileSync("mkfifo", [pipe]);
+    // A writer holds it open (O_RDWR does not wait on Linux): a blocking read would wait on it.
+    const writer = openSync(pipe, constants.O_RDWR);
+    try {
+      await expect(readListedFile(pipe, 3, fail)).rejects.toThrow();
+    } finally {
+      closeSync(writer);
+    }
+    await expect(readListedFile(join(t.root, "agent/a.txt"), 2, fail)).rejects.toThrow();
+    expect(await readListedFile(join(t.root, "agent/a.txt"), 3, fail)).toEqual(Buffer.from("abc"));
+    expect(why).toEqual([
+      "changed while plumb read it (no longer a regular file): run again",
+      "changed while plumb read it (3 bytes, not 2): run again",
+    ]);
   });
 });
