@@ -33,6 +33,24 @@ async function backoff(ctx: SendContext, attempt: number, error: unknown): Promi
 }
 
 /**
+ * The platform answers a PATCH with the organization's settings (spec 4.3): one it accepted but did
+ * not take (an organization whose settings are fixed) is a failure, not a converged change. Taken
+ * as sent, apply said converged and recorded Synced, and each later plan, or the controller on
+ * every pass, sent the same PATCH again.
+ */
+function refuseUnchangedSettings(sent: Record<string, unknown>, answered: Record<string, unknown>): void {
+  const kept = Object.keys(sent).filter((key) => answered[key] !== sent[key]);
+  if (kept.length === 0) return;
+  const shown = kept.map(
+    (key) => `${key} ${JSON.stringify(answered[key])} (sent ${JSON.stringify(sent[key])})`,
+  );
+  throw new PlumbError(
+    "unexpected-response",
+    `the platform accepted the PATCH of the organization's settings but answered ${shown.join(", ")}: the setting did not take. On a self-hosted installation only the default organization's SSO settings can change; check the organization's settings in the UI`,
+  );
+}
+
+/**
  * Sends one planned request so that repeating it never does the work twice.
  * - create: the client's ambiguity-safe create (it looks the name up before creating again); an
  *   internal_source create then uploads its source and PATCHes source_tarball_path (one more revision:
@@ -57,7 +75,8 @@ export async function sendChange(
   if (change.kind === "OrganizationAccess") {
     if (!ports.platform)
       throw new PlumbError("no-platform-client", "OrganizationAccess needs the platform API");
-    await ports.platform.patchOrganization(request.body, opts);
+    const answered = await ports.platform.patchOrganization(request.body, opts);
+    refuseUnchangedSettings(request.body, answered);
     return { deployment: null, revisionId: null, recovered: false };
   }
   // Packed before anything is sent: a source that changed since the plan stops the change untouched.

@@ -1,0 +1,63 @@
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runApply } from "../../src/cli/sync/apply.js";
+import type { RunningControlPlane } from "../../src/control-plane/server.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
+import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
+import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";
+
+// OrganizationAccess against the local control plane's platform API, through a proxy that counts
+// the requests and can change what the platform answers.
+
+let cp: RunningControlPlane;
+let proxy: HoldingProxy;
+let root: string;
+afterEach(async () => {
+  await proxy?.close();
+  await cp?.stop();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+const INFO = "/api/v1/organizations/current/info";
+const doc = (spec: string) =>
+  `apiVersion: plumb/v1\nkind: OrganizationAccess\nmetadata:\n  name: acme\nspec:\n${spec}\n`;
+
+const io = () => {
+  const captured = captureIo(cp);
+  captured.env = { ...captured.env, PLUMB_API_URL: proxy.url, PLUMB_PLATFORM_URL: proxy.url };
+  return captured;
+};
+
+const patches = () => proxy.requests.filter((r) => r.method === "PATCH" && r.url === INFO).length;
+
+describe("OrganizationAccess apply", () => {
+  it("a PATCH the platform accepts but answers with the old settings fails, recorded as not synced", async () => {
+    // Taken as sent, apply said "converged" and recorded Synced, and the next plan (the controller
+    // on every pass) sent the same PATCH again.
+    ({ cp, root } = await startPlane());
+    proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) =>
+        method === "PATCH" && url === INFO
+          ? Buffer.from(
+              JSON.stringify({ ...JSON.parse(body.toString("utf8")), jit_provisioning_enabled: true }),
+            )
+          : body,
+    });
+    await writeFile(
+      join(root, "org.yaml"),
+      doc("  jit_provisioning_enabled: false\n  invites_enabled: true"),
+    );
+    const captured = io();
+    expect(await runApply(root, applyFlags(), captured)).toBe(1);
+    expect(patches()).toBe(1);
+    expect(captured.out() + captured.err()).toContain(
+      "answered jit_provisioning_enabled true (sent false): the setting did not take",
+    );
+    const record = (await loadStatusStore(join(root, ".plumb", "status"))).objects.get(
+      "OrganizationAccess/acme",
+    );
+    expect(record?.sync).not.toBe("Synced");
+    expect(record?.last_error).toContain("did not take");
+  });
+});
