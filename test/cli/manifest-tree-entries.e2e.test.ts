@@ -169,3 +169,21 @@ it("PATH a FIFO or a symlink loop: validate, plan and apply say which at once, a
   }
   expect((await readdir(dir)).sort()).toEqual(["loop.yaml", "pipe.yaml"]);
 }, 120_000);
+
+it("plan with a file of an internal_source directory it cannot read: that change is refused naming it, the rest planned", async () => {
+  await writeFile(join(dir, "agent.yaml"), deployment("planned-agent"));
+  await writeFile(
+    join(dir, "sourced.yaml"),
+    "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: sourced-agent}\nspec:\n  source: internal_source\n  source_path: src\n  source_revision_config: {graph_config_path: langgraph.json}\n",
+  );
+  await mkdir(join(dir, "src"));
+  await writeFile(join(dir, "src", "langgraph.json"), "{}");
+  await writeFile(join(dir, "src", "prompt.txt"), "be brief"); // not a manifest: the loader never opens it
+  await unreadable(join(dir, "src", "prompt.txt"));
+  const run = await plumbAsOther(["plan", dir]);
+  expect(run.output).toContain(
+    "sourced.yaml:6:3: source_path src/prompt.txt cannot be read: permission denied (EACCES); check its permissions",
+  );
+  expect(run.output).toContain("planned-agent");
+  expect(run.output).not.toContain("[io-error]");
+}, 60_000);

@@ -1,7 +1,14 @@
 import { constants } from "node:fs";
 import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { escapeControls, PlumbError, type PlumbErrorCode } from "../../errors.js";
+import {
+  describeErrno,
+  escapeControls,
+  isPathError,
+  isPlumbError,
+  PlumbError,
+  type PlumbErrorCode,
+} from "../../errors.js";
 import type { DeploymentManifest } from "../../schema/manifest.js";
 import { isOutside } from "../../path-inside.js";
 import { resolveInsideRoot } from "../inside-root.js";
@@ -91,11 +98,19 @@ export async function readSourceTree(
   ]);
   const secretInodes = await inodesOf(secretFiles);
   const walk: Walk = { real, realRoot, shown, filter, secretFiles, secretInodes, maxBytes, maxFiles };
-  const { found, size } = await walkSource(walk, { fail, failWith });
+  // A directory or file of it that cannot be read (EACCES) is this deployment's error, named at
+  // source_path: it ended the whole plan with one io-error line.
+  const unreadable = (error: unknown): never => {
+    if (isPlumbError(error) || !isPathError(error)) throw error;
+    const at = relative(real, error.path).split(sep).join("/");
+    const entry = at ? `${shown}/${escapeControls(at)}` : shown;
+    return fail(`${entry} cannot be read: ${describeErrno(error)}; check its permissions`);
+  };
+  const { found, size } = await walkSource(walk, { fail, failWith }).catch(unreadable);
   if (found.length === 0) fail(`${shown} holds no files`);
   const { files, listing, digest } = await hashSource(found, options.withBytes === true, (path, why) =>
     fail(`${shown}/${path} ${why}`),
-  );
+  ).catch(unreadable);
   return {
     sourcePath,
     dir: real,
