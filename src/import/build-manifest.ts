@@ -3,6 +3,7 @@ import { fillResourceDefaults, isDerivedDefault } from "../diff/resource-spec.js
 import { isAbsent, type JsonObject } from "../diff/values.js";
 import { API_VERSION } from "../schema/constants.js";
 import { PLUMB_CREDENTIAL_VARIABLES } from "../manifest/rules/secret-rules.js";
+import { MAX_NESTING } from "../manifest/parse/yaml-shape.js";
 
 // `plumb import`: a live deployment as the manifest that plans as a no-op against it. Pure.
 // Read-only and server-set fields are left out, and so are values that are only the server's
@@ -115,4 +116,19 @@ export function buildOrganizationManifest(live: Organization): BuiltManifest {
     },
     notes: [],
   };
+}
+
+/**
+ * Whether a built manifest nests deeper than a manifest may (MAX_NESTING levels of mappings and
+ * lists, the manifest itself the first): iterative, as a server's answer can nest without end.
+ */
+export function nestsTooDeep(manifest: JsonObject): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value: manifest, depth: 1 }];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth > MAX_NESTING) return true;
+    for (const child of Object.values(value)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
 }

@@ -405,6 +405,52 @@ describe("plumb import", () => {
     expect((await readdir(root)).sort()).toEqual(["alpha.yaml", "beta.yaml"]);
   });
 
+  it("a live deployment nested deeper than a manifest may is skipped, the others written", async () => {
+    // A server's free-form field (a volume's configMap) nested 2,000 deep overflowed the YAML
+    // writer's stack (RangeError, nothing written); at 70 levels the manifest was written and then
+    // refused by validation (too-deep), the whole repository with it.
+    ({ cp, root } = await startPlane({ mode: "self-hosted" }));
+    await post({
+      name: "alpha",
+      source: "external_container",
+      source_config: {
+        listener_id: DEFAULT_LISTENER_ID,
+        listener_config: { k8s_namespace: "ns" },
+        resource_spec: { volumes: [{ name: "v", configMap: { name: "deep" } }] },
+      },
+      source_revision_config: { image_uri: "img/alpha:1" },
+      secrets: [],
+    });
+    await post({
+      name: "beta",
+      source: "external_container",
+      source_config: { listener_id: DEFAULT_LISTENER_ID, listener_config: { k8s_namespace: "ns" } },
+      source_revision_config: { image_uri: "img/beta:1" },
+      secrets: [],
+    });
+    for (const depth of [2_000, 70]) {
+      const nested = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+      const proxy = await startHoldingProxy(cp.url, {
+        rewrite: (method, url, body) =>
+          method === "GET" && url.startsWith("/v2/deployments")
+            ? Buffer.from(body.toString("utf8").replace('{"name":"deep"}', nested))
+            : body,
+      });
+      try {
+        const io = captureIo(cp);
+        io.env = { ...io.env, PLUMB_API_URL: proxy.url };
+        expect(await runImport(flags({ force: true }), io)).toBe(0);
+        expect(io.out()).toMatch(
+          /skipped deployment alpha \(".*"\): its live fields nest more than 64 levels/,
+        );
+        expect(await readdir(root)).toEqual(["beta.yaml"]);
+      } finally {
+        await proxy.close();
+      }
+    }
+    expect((await planJson({})).summary).toMatchObject({ create: 0, update: 0, refused: 0 });
+  });
+
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
     await postContainers("alpha", "beta");

@@ -9,6 +9,7 @@ import {
   type BuiltManifest,
   buildDeploymentManifest,
   buildOrganizationManifest,
+  nestsTooDeep,
 } from "../../import/build-manifest.js";
 import { formatManifest } from "../../import/format-manifest.js";
 import { environmentImport, readRepository, refuseEnvironments } from "./import-environment.js";
@@ -20,7 +21,8 @@ import { forEachEnvironment } from "../environments.js";
 import { addConnectionOptions, type ConnectionFlags, envOption } from "../options.js";
 import { processIo } from "../process-io.js";
 import { DEPLOYMENT_NAME_PATTERN } from "../../schema/constants.js";
-import type { Organization } from "../../schema/deployment.js";
+import type { Deployment, Organization } from "../../schema/deployment.js";
+import { MAX_NESTING } from "../../manifest/parse/yaml-shape.js";
 
 type Flags = ConnectionFlags & {
   out: string;
@@ -87,6 +89,21 @@ function importable<T extends { id: string; name: string }>(live: T[], stdout: A
   return live.filter((d) => MANIFEST_NAME.test(d.name));
 }
 
+/**
+ * Each deployment's manifest; one that would nest deeper than a manifest may (a server's free-form
+ * field, e.g. a volume's configMap) is said on stdout and skipped. Written, it overflowed the YAML
+ * writer's stack (an internal error, nothing written), and at 65 levels it was written and
+ * then refused by validation (too-deep), the whole repository with it.
+ */
+function buildable(live: Deployment[], stdout: ApplyIo["stdout"]) {
+  const built = live.map((d) => ({ liveName: d.name, id: d.id, built: buildDeploymentManifest(d) }));
+  for (const b of built.filter((b) => nestsTooDeep(b.built.manifest)))
+    stdout.write(
+      `skipped deployment ${b.liveName} (${shown(b.id)}): its live fields nest more than ${MAX_NESTING} levels deep, which a manifest cannot hold; nothing is written for it\n`,
+    );
+  return built.filter((b) => !nestsTooDeep(b.built.manifest));
+}
+
 /** The editors' schema, relative to where the manifests go (as in examples/). */
 function schemaComment(out: string): string[] {
   for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
@@ -110,7 +127,7 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
     });
   const named = flags.name.length > 0 ? live.filter((d) => flags.name.includes(d.name)) : live;
   const when = new Date(session.clock.now()).toISOString();
-  const built = named.map((d) => ({ liveName: d.name, id: d.id, built: buildDeploymentManifest(d) }));
+  const built = buildable(named, io.stdout);
   // With --env: into the repository's environments (docs/import.md), else one file per deployment.
   const kept =
     flags.environment === undefined
