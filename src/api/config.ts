@@ -1,4 +1,5 @@
 import { PlumbError } from "../errors.js";
+import type { SettingHints } from "./errors.js";
 import { readSettingFile, settingFileReason } from "./setting-file.js";
 import {
   type AllowedOrigins,
@@ -30,6 +31,11 @@ export type ApiOptions = {
    * not pinned. The transport checks every URL it sends the key to (an agent server's) against it.
    */
   allowedOrigins?: AllowedOrigins | undefined;
+  /**
+   * Where the key, tenant and URL were read from when not PLUMB_API_KEY, PLUMB_TENANT_ID and
+   * PLUMB_API_URL (an Environment's spec, for the controller): the transport's errors name them.
+   */
+  settingHints?: SettingHints | undefined;
 };
 
 type ServerMode = "saas" | "self-hosted";

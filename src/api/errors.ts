@@ -127,6 +127,22 @@ const HINTS: Partial<Record<ApiErrorCode, string>> = {
   timeout: "the server did not answer in time; check that it is up and not overloaded, then try again",
 };
 
+/**
+ * Where a client's settings were read from, when not PLUMB_API_KEY, PLUMB_TENANT_ID and
+ * PLUMB_API_URL (an Environment's spec): each replaces the variable its error's hint names, e.g.
+ * apiKey "environment prod's spec.api_key ($PROD_API_KEY, environments/prod.yaml:7)". Never a value.
+ */
+export type SettingHints = { apiKey: string; tenantId: string; apiUrl: string };
+
+/** The error with its hint naming where the settings were read from (SettingHints). */
+export function withSettingHints(error: ApiError, hints: SettingHints): ApiError {
+  error.message = error.message
+    .replace("check PLUMB_API_KEY (or --api-key-file)", `check ${hints.apiKey}`)
+    .replace("check PLUMB_TENANT_ID", `check ${hints.tenantId}`)
+    .replace("check PLUMB_API_URL", `check ${hints.apiUrl}`);
+  return error;
+}
+
 function formatDetail(detail: ErrorDetail | undefined): string {
   if (detail === null || detail === undefined) return "";
   if (typeof detail === "string") return detail;

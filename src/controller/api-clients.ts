@@ -29,6 +29,8 @@ export function createControllerClients(options: {
   const transport = {
     redactor,
     onResponse: options.onResponse,
+    // An Environment's client: its errors name that Environment's settings, not PLUMB_API_KEY.
+    ...(api.settingHints ? { settingHints: api.settingHints } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.beforeWrite ? { beforeWrite: options.beforeWrite } : {}),
     ...(options.logger ? { logger: options.logger } : {}),

@@ -1,7 +1,7 @@
 import { backoffDelay, type Clock, systemClock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
 import { escapeControls } from "../../errors.js";
-import { ApiError } from "../errors.js";
+import { ApiError, type SettingHints, withSettingHints } from "../errors.js";
 import { createRateLimiter, identityOf, type RateLimiter } from "./rate-limiter.js";
 import {
   retryBackoff,
@@ -75,6 +75,8 @@ export type HttpClientOptions = {
    * another (an agent server's URL from the manifests) is refused unsent (api-origin-not-allowed).
    */
   allowedOrigins?: AllowedOrigins | undefined;
+  /** Where the settings were read from (ApiOptions.settingHints): its errors' hints name them. */
+  settingHints?: SettingHints | undefined;
 };
 
 type RequestSpec = {
@@ -144,7 +146,13 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     redactor,
     answered: false,
   };
-  const request = <T>(spec: RequestSpec) => requestWithRetries<T>(c, spec);
+  const hints = options.settingHints;
+  const request = <T>(spec: RequestSpec) =>
+    hints === undefined
+      ? requestWithRetries<T>(c, spec)
+      : requestWithRetries<T>(c, spec).catch((error: unknown) => {
+          throw error instanceof ApiError ? withSettingHints(error, hints) : error;
+        });
   const openStream: HttpClient["openStream"] = (spec) =>
     request<ReadableStream<Uint8Array>>({ ...spec, stream: true });
   return { request, openStream, baseUrl, limiter: c.limiter, redact: c.scrub };

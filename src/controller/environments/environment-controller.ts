@@ -20,6 +20,7 @@ import { nearbyScanOf } from "../leadership.js";
 import { startStore } from "../store.js";
 import { type EnvironmentClaim, startClaim } from "./environment-claim.js";
 import { environmentHandlers } from "./environment-http.js";
+import { withEnvironmentHints } from "./environment-hints.js";
 import { createEnvironmentLoad, type EnvironmentLoad } from "./environment-load.js";
 import { promotionOf } from "./environment-promotion.js";
 import { followEnvironments } from "./environment-roster.js";
@@ -149,7 +150,7 @@ function checkEnvironmentOptions(options: ControllerStartOptions): Context["envi
       "api-config",
       "the manifests define environments, and no reader of their API settings was given",
     );
-  return options.environmentApi;
+  return withEnvironmentHints(options.environmentApi);
 }
 
 const leadersOf = (claims: readonly EnvironmentClaim[]) =>
