@@ -451,6 +451,31 @@ describe("plumb import", () => {
     expect((await planJson({})).summary).toMatchObject({ create: 0, update: 0, refused: 0 });
   });
 
+  it("a live value validation refuses is not written: that deployment is skipped, the others written", async () => {
+    // A control character in a live value (here the image) was written into alpha.yaml, which
+    // validation refuses (control-character): the whole repository then failed to plan.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha", "beta");
+    const proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) =>
+        method === "GET" && url.startsWith("/v2/deployments")
+          ? Buffer.from(body.toString("utf8").replace('"img/alpha:1"', '"img/alpha:1\\u0007"'))
+          : body,
+    });
+    try {
+      const io = captureIo(cp);
+      io.env = { ...io.env, PLUMB_API_URL: proxy.url };
+      expect(await runImport(flags(), io)).toBe(0);
+      expect(io.out()).toMatch(
+        /skipped Deployment alpha \(.*\): its manifest would not validate \(spec\.source_revision_config\.image_uri: .*U\+0007.*\[control-character\]\)/,
+      );
+      expect(await readdir(root)).toEqual(["beta.yaml"]);
+    } finally {
+      await proxy.close();
+    }
+    expect((await planJson({})).summary).toMatchObject({ create: 0, update: 0, refused: 0, noop: 1 });
+  });
+
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
     await postContainers("alpha", "beta");

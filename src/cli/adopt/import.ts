@@ -12,6 +12,7 @@ import {
   nestsTooDeep,
 } from "../../import/build-manifest.js";
 import { formatManifest } from "../../import/format-manifest.js";
+import { importedFileError } from "../../import/check-manifest.js";
 import { environmentImport, readRepository, refuseEnvironments } from "./import-environment.js";
 import { refuseSharedFiles, withoutDefined } from "./import-defined.js";
 import { openSession } from "../../reconcile/session.js";
@@ -135,7 +136,7 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
       : await environmentImport(out, flags.environment, built, io.stdout);
   const organization = flags.organization ? await platform.getOrganization() : undefined;
   // An object the repository defines in another file is left alone (docs/import.md, "Safety").
-  const files = withoutDefined(tree, importFiles(out, when, kept, organization), io.stdout);
+  const files = valid(withoutDefined(tree, importFiles(out, when, kept, organization), io.stdout), io.stdout);
   const chosen = named.filter((d) => files.some((f) => f.liveName === d.name));
   refuseSameFile(out, files);
   if (flags.force) refuseSharedFiles(tree, out, files);
@@ -149,7 +150,7 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
       { exitCode: 1 },
     );
   for (const f of files) {
-    await writeImported(join(out, f.file), formatManifest(f.built.manifest, f.header), flags.force === true);
+    await writeImported(join(out, f.file), f.text, flags.force === true);
     io.stdout.write(`wrote ${join(out, f.file)}: ${f.what}\n`);
     for (const note of f.built.notes) io.stdout.write(`  note: ${note}\n`);
   }
@@ -199,6 +200,28 @@ function importFiles(
       ],
     });
   return files;
+}
+
+/**
+ * Each file's text, read back as plan reads it: one that validation refuses (a live value such as
+ * a control character in a label) is said on stdout and not written. Written, it made the whole
+ * repository fail validation: plan, apply and the controller stopped on it.
+ */
+function valid(
+  files: readonly ImportFile[],
+  stdout: ApplyIo["stdout"],
+): Array<ImportFile & { text: string }> {
+  const out: Array<ImportFile & { text: string }> = [];
+  for (const f of files) {
+    const text = formatManifest(f.built.manifest, f.header);
+    const error = importedFileError(text, f.file);
+    if (error === undefined) out.push({ ...f, text });
+    else
+      stdout.write(
+        `skipped ${f.what}: its manifest would not validate (${error}); nothing is written for it\n`,
+      );
+  }
+  return out;
 }
 
 /**
