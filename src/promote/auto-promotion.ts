@@ -16,9 +16,10 @@ import { type PromotionRun, runPromotion } from "./run-promotion.js";
 // environment promoted automatically, runs the promotion itself and, when every gate holds and a
 // version is to be promoted, opens it as branch BRANCH of its git source (rebuilt from the
 // checked-out commit, force-pushed: the branch is plumb's, as --drift-branch's is) for review.
-// A branch that already holds exactly that change is not pushed again, so each promotion is
-// announced once. The source's records (its checks, its write-ahead intents) are read where they
-// are authoritative: the status branch when one is set, else the status directory.
+// A branch that already makes that change is not pushed again, however main moved since (its
+// last commit's lines out and in are compared, not its tree), so each promotion is announced
+// once. The source's records (its checks, its write-ahead intents) are read where they are
+// authoritative: the status branch when one is set, else the status directory.
 
 export type AutoPromotionDeps = {
   source: {
@@ -116,7 +117,13 @@ export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<Open
   });
 }
 
-/** True when the remote's branch already holds this commit's tree (the promotion is open already). */
+/**
+ * True when the remote's branch already makes this commit's change: the same lines taken out and
+ * put in, in the same files, by its last commit. Its tree is not compared: every commit to main
+ * since the branch was built (an unrelated file) made the trees differ, and the branch was
+ * force-pushed and announced again after each one. A branch that holds the change is left on its
+ * older base (merging it brings main's newer commits along), rebuilt only when the change differs.
+ */
 async function sameAsRemote(
   tree: ReturnType<typeof gitAt>,
   network: ReturnType<typeof networkGit>,
@@ -129,8 +136,17 @@ async function sameAsRemote(
   );
   if (!fetched) return false;
   const [remote, mine] = await Promise.all([
-    tree.revparse([`${local}^{tree}`]),
-    tree.revparse(["HEAD^{tree}"]),
+    changeOf(tree, local).catch(() => undefined), // a branch of one root commit: not plumb's
+    changeOf(tree, "HEAD"),
   ]);
-  return remote.trim() === mine.trim();
+  return remote === mine;
+}
+
+/** The lines a commit takes out and puts in, per file: its diff without positions or context. */
+async function changeOf(tree: ReturnType<typeof gitAt>, commit: string): Promise<string> {
+  const diff = await tree.raw(["diff", "--no-color", "--no-ext-diff", "-U0", `${commit}^`, commit]);
+  return diff
+    .split("\n")
+    .filter((line) => /^(diff --git |[-+])/.test(line))
+    .join("\n");
 }

@@ -175,6 +175,58 @@ it("opens prod's promotion as a branch once staging's version is deployed, and a
   );
 });
 
+it("an unrelated commit to main neither pushes nor announces again; a new version does, once", async () => {
+  const receiver = await startReceiver();
+  closers.push(() => receiver.close());
+  const c = await start(receiver.url);
+  const promoted = () => receiver.events().filter((e) => e.event === "promotion-ready");
+  await waitFor("promotion opened", async () => {
+    await c.checkDrift();
+    return promoted().length === 1;
+  });
+  const headOf = async () =>
+    (await run("git", ["--git-dir", bare, "rev-parse", "plumb/promote/prod"])).stdout;
+  const opened = await headOf();
+  const work = join(tmp, "work");
+  const commit = async (message: string, file: string, text: string) => {
+    await writeFile(join(work, file), text);
+    await git(work, "add", ".");
+    await git(work, "commit", "-qm", message);
+    await git(work, "push", "-q", "origin", "main");
+    await c.sync();
+  };
+  // Unrelated to the promotion: a file outside the manifests, and a comment of the file it edits.
+  await writeFile(join(work, "README.md"), "the manifests\n");
+  await commit("comment", "deploy/alpha.yaml", ALPHA.replace("# The alpha agent.", "# The alpha agent, v2."));
+  const main = (await run("git", ["--git-dir", bare, "rev-parse", "main"])).stdout;
+  await waitFor(
+    "main checked out",
+    async () => (await git(join(tmp, "checkout"), "rev-parse", "HEAD")).stdout === main,
+  );
+  await c.checkDrift();
+  await c.checkDrift();
+  expect(await headOf()).toBe(opened);
+  expect(promoted()).toHaveLength(1);
+
+  // A new version in staging: the branch is rebuilt with it and announced once.
+  const next = ALPHA.replace("# The alpha agent.", "# The alpha agent, v2.").replace(
+    "img/alpha:2.0.0 # the release candidate",
+    "img/alpha:3.0.0 # the release candidate",
+  );
+  await commit("alpha 3.0.0", "deploy/alpha.yaml", next);
+  await waitFor("new version announced", async () => {
+    await c.checkDrift();
+    return promoted().length === 2;
+  });
+  await c.checkDrift();
+  expect(promoted()).toHaveLength(2);
+  expect(await run("git", ["--git-dir", bare, "show", "plumb/promote/prod:deploy/alpha.yaml"])).toMatchObject(
+    {
+      stdout: next.replace("img/alpha:1.0.0 # what prod runs", "img/alpha:3.0.0 # what prod runs"),
+    },
+  );
+});
+
 it("a replica that does not lead staging reads staging's records from the status branch", async () => {
   // staging's checks are recorded only where staging's leader publishes them: ENV/ on the branch.
   const work = join(tmp, "work", "deploy");
