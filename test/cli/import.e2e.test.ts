@@ -476,6 +476,26 @@ describe("plumb import", () => {
     expect((await planJson({})).summary).toMatchObject({ create: 0, update: 0, refused: 0, noop: 1 });
   });
 
+  it("--out naming a file is refused before any request, the file untouched", async () => {
+    // The import listed every deployment, then failed to mkdir the file with a bare EEXIST.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha");
+    const file = join(root, "apps.yaml");
+    await writeFile(file, "# mine\n");
+    const proxy = await startHoldingProxy(cp.url);
+    try {
+      const io = captureIo(cp);
+      io.env = { ...io.env, PLUMB_API_URL: proxy.url };
+      const refused = runImport(flags({ out: file }), io);
+      await expect(refused).rejects.toMatchObject({ code: "usage", exitCode: 64 });
+      await expect(refused).rejects.toThrow("is a file");
+      expect(proxy.requests).toEqual([]);
+      expect(await readFile(file, "utf8")).toBe("# mine\n");
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
     await postContainers("alpha", "beta");

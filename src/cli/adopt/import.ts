@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,6 +78,18 @@ export function importCommand(io: ApplyIo = processIo()): Command {
  */
 const MANIFEST_NAME = new RegExp(DEPLOYMENT_NAME_PATTERN);
 
+/**
+ * --out is a directory (made when missing): one that names a file is refused before any request.
+ * The import read every deployment and then failed to mkdir it with a bare EEXIST (an internal
+ * error, exit 70).
+ */
+function refuseFileAsOut(out: string): void {
+  if (existsSync(out) && !statSync(out).isDirectory())
+    throw new UsageError(
+      `--out ${out} is a file: import writes one NAME.yaml per deployment into a directory; name a directory (made when missing)`,
+    );
+}
+
 /** A server's text quoted, every control character escaped (C1 too: JSON.stringify keeps them). */
 const shown = (text: string): string => escapeControls(JSON.stringify(text));
 
@@ -116,6 +128,7 @@ function schemaComment(out: string): string[] {
 
 export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const out = flags.out;
+  refuseFileAsOut(out);
   const tree = await readRepository(out);
   if (flags.environment === undefined) refuseEnvironments(out, tree);
   const session = await openSession(out, flags, io);
@@ -140,7 +153,10 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const chosen = named.filter((d) => files.some((f) => f.liveName === d.name));
   refuseSameFile(out, files);
   if (flags.force) refuseSharedFiles(tree, out, files);
-  await mkdir(out, { recursive: true }); // only once the control plane answered
+  // Only once the control plane answered; a file on the way (--out a/b where a is a file) is said.
+  await mkdir(out, { recursive: true }).catch((error: unknown) => {
+    throw fileError("manifest-write-failed", out, error, "--out names the directory to write into");
+  });
   // All or nothing: a file in the way stops the import before anything is written.
   const existing = files.filter((f) => existsSync(join(out, f.file))).map((f) => join(out, f.file));
   if (existing.length > 0 && !flags.force)
