@@ -24,12 +24,20 @@ import { ApiError } from "../api/errors.js";
 import { readSettingFile, settingFileReason } from "../api/setting-file.js";
 import { type AllowFlags, allowedOriginsFrom, checkApiOrigin } from "../api/allowed-origins.js";
 import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
+import { promotionOrder } from "../status-page/matrix-model.js";
 
 // `--env NAME` on plan and apply (docs/environments.md): the command runs once per environment,
 // each with the API settings its Environment names, its own status store (.plumb/status/ENV/) and
 // so its own state lock, its output under a heading (JSON: `environment` on the plan and each change).
 
-type EnvFlags = ConnectionFlags & { env?: string[]; mode?: string; output?: string; environment?: string };
+type EnvFlags = ConnectionFlags & {
+  env?: string[];
+  mode?: string;
+  output?: string;
+  environment?: string;
+  /** apply --keep-going: the environments after one that did not converge are applied anyway. */
+  keepGoing?: boolean;
+};
 
 const SETTINGS = ["PLUMB_API_URL", "PLUMB_API_KEY", "PLUMB_TENANT_ID", "PLUMB_PLATFORM_URL", "PLUMB_MODE"];
 
@@ -43,7 +51,28 @@ type EachOptions = {
    * adopt, import, and any run of one environment) the first such error ends the command.
    */
   eachAlone?: boolean;
+  /**
+   * apply: an environment that does not converge (its run exits non-zero or fails) stops the
+   * command before the next one, which is said on stderr, unless flags.keepGoing.
+   */
+  stopOnFailure?: boolean;
 };
+
+/**
+ * The selected environments in promotion order (as plumb status's matrix orders them): each chain
+ * from its start, every environment right after the one it is promoted from, then the rest (and
+ * any cycle) by name. --env selects; it does not reorder: staging is applied before prod.
+ */
+export function inPromotionOrder(environments: readonly LoadedEnvironment[]): LoadedEnvironment[] {
+  const byName = new Map(environments.map((e) => [e.manifest.metadata.name, e]));
+  const order = promotionOrder(
+    environments.map((e) => ({
+      name: e.manifest.metadata.name,
+      promotion_from: e.manifest.spec.promotion?.from ?? null,
+    })),
+  );
+  return order.map((name) => byName.get(name)!);
+}
 
 /** Runs `run` for each environment --env selects, or once as before when the tree defines none. */
 export async function forEachEnvironment<F extends EnvFlags>(
@@ -67,7 +96,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
     maxBytes: maxManifestBytesFrom(io.env),
     environmentsAbove: true,
   });
-  const environments = selectEnvironments(tree.environments, flags.env ?? []);
+  const environments = inPromotionOrder(selectEnvironments(tree.environments, flags.env ?? []));
   if (environments.length === 0) return run(flags, io);
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   // With an allowlist, every selected environment's URLs are checked before the first one runs:
@@ -78,8 +107,9 @@ export async function forEachEnvironment<F extends EnvFlags>(
   const json = flags.output === "json";
   const outputs: unknown[] = [];
   const failed: string[] = [];
+  const stop = options.stopOnFailure && !flags.keepGoing && environments.length > 1;
   let code = 0;
-  for (const environment of environments) {
+  for (const [index, environment] of environments.entries()) {
     const name = environment.manifest.metadata.name;
     const captured: string[] = [];
     const stdout = json ? { write: (text: string) => captured.push(text) } : io.stdout;
@@ -87,9 +117,14 @@ export async function forEachEnvironment<F extends EnvFlags>(
       io.stdout.write(
         flags.output === "markdown" ? `## Environment ${name}\n\n` : `== environment ${name} ==\n`,
       );
+    // --keep-going: apply's failed environment is reported as a read-only command's is.
+    const alone = (eachAlone || (options.stopOnFailure && flags.keepGoing)) && environments.length > 1;
     const result = await runOne(path, root, environment, flags, { ...io, stdout }, run, connects).catch(
       (error: unknown) => {
-        if (!eachAlone || environments.length === 1 || !isPlumbError(error)) throw error;
+        if (!alone || !isPlumbError(error)) {
+          if (stop) sayNotApplied(io, name, environments.slice(index + 1), "failed");
+          throw error;
+        }
         io.stderr.write(`plumb: environment ${name}: ${escapeControls(error.message)} [${error.code}]\n`);
         failed.push(name);
         if (json) outputs.push({ environment: name, error: { code: error.code, message: error.message } });
@@ -98,6 +133,13 @@ export async function forEachEnvironment<F extends EnvFlags>(
     );
     code = code === 1 || result === 1 || result === null ? 1 : Math.max(code, result);
     if (json && result !== null) outputs.push(withEnvironment(captured.join(""), name));
+    const rest = environments.slice(index + 1);
+    if (stop && result !== 0 && rest.length > 0) {
+      if (json) for (const e of rest) outputs.push({ environment: e.manifest.metadata.name, not_applied: name });
+      if (json) io.stdout.write(`${JSON.stringify({ environments: outputs }, null, 2)}\n`);
+      sayNotApplied(io, name, rest, `did not converge (exit ${result})`);
+      return code;
+    }
   }
   if (json) io.stdout.write(`${JSON.stringify({ environments: outputs }, null, 2)}\n`);
   if (failed.length > 0)
@@ -105,6 +147,15 @@ export async function forEachEnvironment<F extends EnvFlags>(
       `plumb: ${failed.length} of ${environments.length} environments failed (${failed.join(", ")}); the others ran\n`,
     );
   return code;
+}
+
+/** apply stopped after `name`: which environments were not applied, and how to go on. */
+function sayNotApplied(io: SessionIo, name: string, rest: readonly LoadedEnvironment[], how: string): void {
+  if (rest.length === 0) return;
+  const names = rest.map((e) => e.manifest.metadata.name).join(", ");
+  io.stderr.write(
+    `plumb: environment ${name} ${how}, so ${names} ${rest.length === 1 ? "was" : "were"} not applied (nothing sent there); fix ${name} and apply again, or pass --keep-going to apply the others anyway\n`,
+  );
 }
 
 /**
@@ -184,7 +235,7 @@ export async function checkSavedPlanParts(
     environmentsAbove: true,
   });
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
-  for (const environment of selectEnvironments(tree.environments, flags.env ?? [])) {
+  for (const environment of inPromotionOrder(selectEnvironments(tree.environments, flags.env ?? []))) {
     const settings = settingsOf(environment, root, io.env, flags);
     const target = () => targetOf(readApiOptions(settings.env, settings.flags));
     await readSavedPlanFor(flags.plan, environment.manifest.metadata.name, target);

@@ -70,7 +70,8 @@ const checksIn = async (env: string) =>
 
 describe("verify per environment", () => {
   it("records each environment's checks in its own store; only prod's fail", async () => {
-    const applied = await runInProcess(["apply", dir, "--yes"], settings());
+    // --keep-going: prod (first: no promotion, so by name) fails its checks; staging is applied too.
+    const applied = await runInProcess(["apply", dir, "--yes", "--keep-going"], settings());
     expect(applied.code, applied.output).toBe(1);
     expect(applied.output).toContain("[verify-failed]");
     const stagingRecord = await checksIn("staging");

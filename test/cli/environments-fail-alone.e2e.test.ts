@@ -60,9 +60,10 @@ describe("an environment that cannot be read, among others", () => {
     const json = JSON.parse(out) as {
       environments: Array<{ environment: string; error?: { code: string }; changes?: unknown[] }>;
     };
+    // In promotion order: prod is promoted from staging.
     expect(json.environments.map((e) => [e.environment, e.error?.code])).toEqual([
-      ["prod", undefined],
       ["staging", "api-config"],
+      ["prod", undefined],
     ]);
   });
 
@@ -81,5 +82,8 @@ describe("an environment that cannot be read, among others", () => {
       STAGING_API_KEY: WRONG_KEY,
     });
     expect(apply.thrown?.code).toBe("unauthorized");
+    // Staging first (prod is promoted from it): prod is not applied after it failed.
+    expect(apply.out).not.toContain("== environment prod ==");
+    expect(apply.err).toContain("plumb: environment staging failed, so prod was not applied (nothing sent there)");
   });
 });

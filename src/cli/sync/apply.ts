@@ -88,6 +88,8 @@ type Flags = ConnectionFlags & {
   /** Deployments that may be replaced (deleted, then created) for an immutable-field change. */
   replace?: string[];
   env?: string[];
+  /** With environments: go on to the next environment after one that did not converge. */
+  keepGoing?: boolean;
   /** Set by forEachEnvironment: the environment this run applies. */
   environment?: string;
 };
@@ -144,7 +146,11 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
       "apply the plan saved by plumb plan --out FILE: refused as a whole (plan-stale) if a manifest, live deployment or secret changed since",
     )
     .addOption(outputOption(["text", "json", "markdown"]))
-    .addOption(envOption());
+    .addOption(envOption())
+    .option(
+      "--keep-going",
+      "with environments (applied in promotion order): go on to the next environment after one that did not converge or failed (default: stop there, the rest not applied)",
+    );
   return addConnectionOptions(
     command,
     "also commit the status to this branch of the manifest repository and push",
@@ -162,8 +168,12 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     const checks = { ...io, manifestLoads: new Map() };
     await checkSavedPlanParts(path, { ...flags, env }, checks);
     await refuseStaleParts(path, { ...flags, env }, checks);
-    process.exitCode = await forEachEnvironment(path, { ...flags, env }, io, (f, envIo) =>
-      runApply(path, f, { ...io, ...envIo }),
+    process.exitCode = await forEachEnvironment(
+      path,
+      { ...flags, env },
+      io,
+      (f, envIo) => runApply(path, f, { ...io, ...envIo }),
+      { stopOnFailure: true },
     );
   });
 }
