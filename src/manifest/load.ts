@@ -1,6 +1,6 @@
 import { type Dirent, lstatSync, readdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { describeErrno, escapeControls, PlumbError } from "../errors.js";
 import { kindOf } from "../regular-file.js";
 import { MAX_MANIFEST_BYTES, type ParsedDocument, type ParseResult, problemAt } from "./parse/parse.js";
@@ -173,8 +173,31 @@ async function listManifestFiles(root: string, options: LoadOptions, found?: (co
         base,
         await listYamlFiles(base, realBase, problems, options.parallel ? SYNC : ASYNC, found),
       )
-    : [{ path: absolute, real: await realpath(absolute) }];
+    : await theFile(absolute, realBase, problems);
   return { files, base, realBase, problems, maxBytes };
+}
+
+/** One file as PATH; a link named as PATH (a changed file a CI job validates) leads to a manifest only. */
+async function theFile(absolute: string, realBase: string, problems: Problem[]): Promise<YamlFile[]> {
+  const real = await realpath(absolute);
+  const link = lstatSync(absolute).isSymbolicLink();
+  // One outside the directory is refused as outside the root when it is read.
+  if (!link || !inside(realBase, real) || !skippedTarget(realBase, real, false))
+    return [{ path: absolute, real }];
+  problems.push(skippedTargetProblem(basename(absolute)));
+  return [];
+}
+
+/**
+ * A symlink inside the root that leads where the walk itself never reads: into `.git`, `.plumb` or
+ * `node_modules`, or (for a file) to one not named *.yaml or *.yml. Followed, `leak.yaml ->
+ * .git/config` had the YAML errors quote the credentials a CI checkout keeps there
+ * ("Unexpected scalar token in YAML stream: "basic …"), and a link to `.env` its values.
+ */
+function skippedTarget(realBase: string, real: string, isDirectory: boolean): boolean {
+  const segments = real.slice(realBase.length + 1).split(sep);
+  if (segments.some((segment) => SKIPPED_DIRECTORIES.has(segment))) return true;
+  return !isDirectory && !YAML_FILE.test(segments.at(-1) ?? "");
 }
 
 /**
@@ -276,7 +299,11 @@ async function listYamlFiles(
         } else if (!inside(realBase, target.real)) {
           if (yaml || target.stats.isDirectory()) problems.push(symlinkProblem(shown(path), true));
         } else if (target.stats.isDirectory()) {
-          if (!SKIPPED_DIRECTORIES.has(entry.name)) await visit(path, target.real);
+          // Into .git, .plumb or node_modules: skipped however it is reached, quietly.
+          const skipped = SKIPPED_DIRECTORIES.has(entry.name) || skippedTarget(realBase, target.real, true);
+          if (!skipped) await visit(path, target.real);
+        } else if (yaml && skippedTarget(realBase, target.real, false)) {
+          problems.push(skippedTargetProblem(shown(path)));
         } else if (yaml && target.stats.isFile()) add({ path, real: target.real });
         else if (yaml) problems.push(notRegularProblem(shown(path), target.stats));
       } else if (yaml) {
@@ -363,6 +390,15 @@ const loopProblem = (file: string): Problem =>
     "symlink-loop",
     "",
     "symlink loop: it leads back to itself (or through more than 40 links) and never reaches a file or directory (ELOOP); point it at a manifest or a directory, or remove it",
+  );
+
+const skippedTargetProblem = (file: string): Problem =>
+  problemAt(
+    { file, line: 1, column: 1 },
+    "error",
+    "symlink-to-skipped",
+    "",
+    "symlink leads to a file plumb never reads as a manifest (not named .yaml or .yml, or inside .git, .plumb or node_modules): it is not read; link to a manifest, or remove it",
   );
 
 const symlinkProblem = (file: string, exists: boolean): Problem =>

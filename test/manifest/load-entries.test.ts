@@ -83,6 +83,44 @@ describe("symlink loops", () => {
   });
 });
 
+describe("symlinks to what the walk never reads", () => {
+  const TOKEN = "c2VjcmV0LXRva2VuLTEyMzQ1";
+  const CONFIG = `[core]\n\tbare = false\n[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic ${TOKEN}\n`;
+
+  it("a YAML link to .git/config or .env is an error, never read: its secrets are not quoted in YAML errors", async () => {
+    await t.put("a.yaml", deployment("a"));
+    await t.put(".git/config", CONFIG); // where a CI checkout keeps the token it fetched with
+    await t.put(".env", `API_KEY: [${TOKEN}\n`);
+    await t.put("real/b.yml", deployment("b"));
+    await t.put("node_modules/pkg/c.yaml", deployment("c"));
+    await symlink(".git/config", join(t.root, "leak.yaml"));
+    await symlink(".env", join(t.root, "env.yaml"));
+    await symlink("real/b.yml", join(t.root, "b-link.yaml")); // a manifest: read
+    await symlink("node_modules/pkg", join(t.root, "tools")); // into node_modules: skipped quietly
+    const loads = await everyLoad(t.root);
+    for (const { manifests, problems } of [loads.command, loads.plain, loads.sliced as typeof loads.plain]) {
+      // b is read twice, through the link and as itself: a duplicate-name, as before
+      expect(manifests.map((m) => `${m.file} ${m.manifest.metadata.name}`)).toEqual([
+        "a.yaml a",
+        "b-link.yaml b",
+      ]);
+      expect(problems.filter((p) => p.code !== "duplicate-name").map((p) => `${p.file} ${p.code}`)).toEqual([
+        "env.yaml symlink-to-skipped",
+        "leak.yaml symlink-to-skipped",
+      ]);
+      expect(JSON.stringify(problems)).not.toContain(TOKEN);
+    }
+  });
+
+  it("such a link named as PATH is refused the same way", async () => {
+    await t.put(".git/config", CONFIG);
+    await symlink(".git/config", join(t.root, "leak.yaml"));
+    const { problems } = await loadManifests(join(t.root, "leak.yaml"));
+    expect(shown(problems)).toEqual(["leak.yaml error symlink-to-skipped"]);
+    expect(JSON.stringify(problems)).not.toContain(TOKEN);
+  });
+});
+
 describe("entries that are not regular files", () => {
   it("a FIFO, a socket, and links to them, named *.yaml: each a warning naming it, never opened", async () => {
     await t.put("a.yaml", deployment("a"));

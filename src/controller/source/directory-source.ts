@@ -57,7 +57,7 @@ export function watchDirectory(
   const watchTree = async (path: string, seen: Set<string>, known?: string): Promise<void> => {
     if (closed || watchers.has(path)) return;
     const real = known ?? (await realpath(path));
-    if (!inside(real) || seen.has(real)) return;
+    if (!inside(real) || seen.has(real) || (!known && intoIgnored(realRoot, real))) return;
     seen.add(real);
     const watcher = watch(path, { persistent: true }, (event, name) => {
       if (name && IGNORED_DIRS.has(String(name))) return;
@@ -111,6 +111,13 @@ export function watchDirectory(
     },
   };
 }
+
+/** A link into .git, .plumb or node_modules: the loader does not read there either. */
+const intoIgnored = (realRoot: string, real: string) =>
+  real
+    .slice(realRoot.length + 1)
+    .split(sep)
+    .some((segment) => IGNORED_DIRS.has(segment));
 
 const isDirectory = (path: string) =>
   stat(path).then(

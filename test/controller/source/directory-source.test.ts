@@ -102,6 +102,18 @@ describe("watchDirectory", () => {
     expect(watcher.watched()).toBe(2); // root and shared once (linked is the same directory), not escape
   });
 
+  it("does not watch through a link into node_modules or .git, as the loader does not read there", async () => {
+    const dir = await tree({
+      "node_modules/pkg/a.yaml": "x: 1\n",
+      ".git/hooks/h": "",
+      "team/a.yaml": "x: 1\n",
+    });
+    await symlink(join(dir, "node_modules", "pkg"), join(dir, "tools"));
+    await symlink(join(dir, ".git", "hooks"), join(dir, "hooks"));
+    const { watcher } = await start(dir);
+    expect(watcher.watched()).toBe(2); // the root and team
+  });
+
   it("watches 1,000 nested directories in linear time, and still follows links inside and loops once", async () => {
     const nested = Array.from({ length: 1000 }, () => "x");
     const dir = await tree({ [`${nested.join("/")}/a.yaml`]: "x: 1\n" });
