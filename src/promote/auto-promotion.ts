@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import type { ApiOptions } from "../api/config.js";
+import { ApiError, type SettingHints, withSettingHints } from "../api/errors.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
@@ -83,6 +84,24 @@ function sessionOf(deps: AutoPromotionDeps, environment: LoadedEnvironment): Pro
   };
 }
 
+/**
+ * An API error of an environment's reads with its hint naming that Environment's settings
+ * (ApiOptions.settingHints, as the controller reads them), not PLUMB_API_KEY, which the session the
+ * promotion runs in is given the key as.
+ */
+const explainOf =
+  (deps: AutoPromotionDeps, environment: LoadedEnvironment) =>
+  (error: unknown): unknown => {
+    if (!(error instanceof ApiError)) return error;
+    let hints: SettingHints | undefined;
+    try {
+      hints = deps.apiOf(environment).settingHints;
+    } catch {
+      return error; // its settings cannot be read: the error says so already
+    }
+    return hints ? withSettingHints(error, hints) : error;
+  };
+
 /** Runs the promotion; the opened branch, or null when nothing was opened (blocked, current, already open). */
 export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<OpenedPromotion | null> {
   const root = deps.source.manifestRoot;
@@ -94,6 +113,7 @@ export async function openPromotionBranch(deps: AutoPromotionDeps): Promise<Open
     mode: "dry-run",
     source: sessionOf(deps, scope.from),
     target: () => sessionOf(deps, scope.to),
+    explain: { source: explainOf(deps, scope.from), target: explainOf(deps, scope.to) },
   });
   if (!report.ok || changes.length === 0) return null;
   const git = (dir: string) => gitAt(deps.source.gitEnv, dir);

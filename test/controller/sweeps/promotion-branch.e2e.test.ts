@@ -17,7 +17,7 @@ import { type RunningControlPlane, startControlPlane } from "../../../src/contro
 import type { LoadedEnvironment } from "../../../src/manifest/types.js";
 import { fastControllerOptions } from "../harness.js";
 import { startReceiver } from "../notify-receiver.js";
-import { api, waitFor } from "../support.js";
+import { api, memoryLogger, waitFor } from "../support.js";
 import { TEST_POLL } from "../../cli/reconcile-helpers.js";
 
 // controller --promote-branch-prefix: prod has promotion.auto; once staging runs a pinned version
@@ -103,8 +103,12 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-const start = async (notifyUrl: string, extra: Partial<ControllerStartOptions> = {}) => {
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, STAGING_KEY, PROD_KEY };
+const start = async (
+  notifyUrl: string,
+  extra: Partial<ControllerStartOptions> = {},
+  keys: Record<string, string> = { STAGING_KEY, PROD_KEY },
+) => {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...keys };
   controller = await startController({
     ...fastControllerOptions(staging, {
       source: {
@@ -225,6 +229,24 @@ it("an unrelated commit to main neither pushes nor announces again; a new versio
       stdout: next.replace("img/alpha:1.0.0 # what prod runs", "img/alpha:3.0.0 # what prod runs"),
     },
   );
+});
+
+it("staging's key refused: the promotion's error names staging's spec.api_key, not PLUMB_API_KEY", async () => {
+  const receiver = await startReceiver();
+  closers.push(() => receiver.close());
+  const memory = memoryLogger();
+  const wrong = "wrong-staging-key-0123456789";
+  const c = await start(receiver.url, { logger: memory.logger }, { STAGING_KEY: wrong, PROD_KEY });
+  const notOpened = () =>
+    memory.lines().find((l) => l.msg === "promotion branch not opened")?.err as string | undefined;
+  const error = await waitFor("promotion refused", async () => {
+    await c.checkDrift();
+    return notOpened();
+  });
+  expect(error).toContain("401");
+  expect(error).toContain("check environment staging's spec.api_key ($STAGING_KEY, staging.yaml:7)");
+  expect(error).not.toContain("PLUMB_API_KEY");
+  expect(memory.text()).not.toContain(wrong);
 });
 
 it("a replica that does not lead staging reads staging's records from the status branch", async () => {
