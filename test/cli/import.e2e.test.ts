@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runImport } from "../../src/cli/adopt/import.js";
@@ -474,6 +474,30 @@ describe("plumb import", () => {
       await proxy.close();
     }
     expect((await planJson({})).summary).toMatchObject({ create: 0, update: 0, refused: 0, noop: 1 });
+  });
+
+  it("--force replaces only regular files: a link or a directory in the way stops it, nothing written", async () => {
+    // --force replaced a link's target wherever it pointed (here outside --out), and a directory
+    // (or a dangling link) failed half-way through the import, the files before it written.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha", "beta", "gamma");
+    const out = join(root, "deploy");
+    await mkdir(out);
+    const outside = join(root, "workflow.yml");
+    await writeFile(outside, "# ci\n");
+    for (const [name, make] of [
+      ["beta", () => symlink(outside, join(out, "beta.yaml"))],
+      ["beta", () => symlink(join(root, "missing.yml"), join(out, "beta.yaml"))],
+      ["beta", () => mkdir(join(out, "beta.yaml"))],
+    ] as const) {
+      await rm(join(out, `${name}.yaml`), { recursive: true, force: true });
+      await make();
+      const refused = runImport(flags({ out, force: true }), captureIo(cp));
+      await expect(refused).rejects.toMatchObject({ code: "file-exists" });
+      await expect(refused).rejects.toThrow("beta.yaml is not a regular file");
+      expect(await readdir(out)).toEqual(["beta.yaml"]);
+      expect(await readFile(outside, "utf8")).toBe("# ci\n");
+    }
   });
 
   it("--out naming a file is refused before any request, the file untouched", async () => {

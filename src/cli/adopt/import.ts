@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, lstatSync, statSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -157,14 +157,7 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   await mkdir(out, { recursive: true }).catch((error: unknown) => {
     throw fileError("manifest-write-failed", out, error, "--out names the directory to write into");
   });
-  // All or nothing: a file in the way stops the import before anything is written.
-  const existing = files.filter((f) => existsSync(join(out, f.file))).map((f) => join(out, f.file));
-  if (existing.length > 0 && !flags.force)
-    throw new PlumbError(
-      "file-exists",
-      `${existing.join(", ")} already exist${existing.length === 1 ? "s" : ""}; nothing was written (--force overwrites)`,
-      { exitCode: 1 },
-    );
+  refuseInTheWay(out, files, flags.force === true);
   for (const f of files) {
     await writeImported(join(out, f.file), f.text, flags.force === true);
     io.stdout.write(`wrote ${join(out, f.file)}: ${f.what}\n`);
@@ -266,6 +259,31 @@ function refuseSameFile(out: string, files: ReadonlyArray<{ file: string; what: 
       exitCode: 1,
     });
   }
+}
+
+/**
+ * All or nothing: a file in the way stops the import before anything is written; with --force, one
+ * that is not a regular file (a symbolic link, a directory) does too. --force replaced a link's
+ * target, wherever it pointed (../../.github/workflows/deploy.yml: outside --out), and a directory
+ * or a dangling link failed half-way through the import, the files before it written.
+ */
+function refuseInTheWay(out: string, files: ReadonlyArray<{ file: string }>, force: boolean): void {
+  const kindOf = (path: string) => lstatSync(path, { throwIfNoEntry: false });
+  const inTheWay = files.map((f) => join(out, f.file)).filter((path) => kindOf(path) !== undefined);
+  const plural = (paths: string[], one: string, many: string) => (paths.length === 1 ? one : many);
+  if (inTheWay.length > 0 && !force)
+    throw new PlumbError(
+      "file-exists",
+      `${inTheWay.join(", ")} already exist${plural(inTheWay, "s", "")}; nothing was written (--force overwrites)`,
+      { exitCode: 1 },
+    );
+  const special = inTheWay.filter((path) => !kindOf(path)!.isFile());
+  if (special.length > 0)
+    throw new PlumbError(
+      "file-exists",
+      `${special.join(", ")} ${plural(special, "is not a regular file", "are not regular files")} (a symbolic link, a directory): --force replaces only regular files; nothing was written: move ${plural(special, "it", "them")} away first`,
+      { exitCode: 1 },
+    );
 }
 
 /**
