@@ -2,7 +2,7 @@ import { resolveTree } from "../environment/resolve-tree.js";
 import { escapeControls, PlumbError, UsageError } from "../errors.js";
 import { suggest } from "../manifest/schema-check.js";
 import type { LoadResult } from "../manifest/load.js";
-import type { LoadedEnvironment, LoadedManifest } from "../manifest/types.js";
+import type { LoadedEnvironment, LoadedManifest, Problem } from "../manifest/types.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 import type { Gates } from "./gates.js";
 
@@ -28,15 +28,21 @@ export type PromotionScope = {
 const environmentNamed = (tree: LoadResult, name: string): LoadedEnvironment | undefined =>
   tree.environments?.find((e) => e.manifest.metadata.name === name);
 
-/** The deployments of one environment, by the name written in their manifest. */
+const invalid = (problems: readonly Problem[], label: string) =>
+  new PlumbError(
+    "invalid-manifests",
+    `${label}${problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`).join("; ")}; run plumb validate and fix them`,
+  );
+
+/**
+ * The deployments of one environment, by the name written in their manifest. The tree's own
+ * problems are not this environment's: only its resolution's are labelled with it.
+ */
 function deploymentsOf(tree: LoadResult, environment: string) {
   const resolved = resolveTree(tree, environment);
-  const problems = resolved.problems.filter((p) => p.severity === "error");
-  if (problems.length > 0)
-    throw new PlumbError(
-      "invalid-manifests",
-      `environment ${environment}: ${problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`).join("; ")}; run plumb validate and fix them`,
-    );
+  const own = new Set(tree.problems);
+  const problems = resolved.problems.filter((p) => p.severity === "error" && !own.has(p));
+  if (problems.length > 0) throw invalid(problems, `environment ${environment}: `);
   const byName = new Map<string, LoadedManifest<DeploymentManifest>>();
   const written = new Map(
     tree.manifests.map((m) => [m.file + "\0" + m.location.line, m.manifest.metadata.name]),
@@ -68,6 +74,10 @@ export function promotionScope(tree: LoadResult, to: string, targets: readonly s
   const from = environmentNamed(tree, promotion.from);
   if (!from)
     throw new UsageError(`environment ${to}: promotion.from names ${promotion.from}, which is not defined`);
+  // A problem of the files themselves (an unknown field in prod's override) belongs to no one
+  // environment: it was reported as the source environment's ("environment staging: ...").
+  const treeProblems = tree.problems.filter((p) => p.severity === "error");
+  if (treeProblems.length > 0) throw invalid(treeProblems, "");
   const sources = deploymentsOf(tree, from.manifest.metadata.name);
   const destinations = deploymentsOf(tree, to);
   const both = [...destinations.keys()].filter((name) => sources.has(name));
