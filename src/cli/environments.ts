@@ -135,7 +135,8 @@ export async function forEachEnvironment<F extends EnvFlags>(
     if (json && result !== null) outputs.push(withEnvironment(captured.join(""), name));
     const rest = environments.slice(index + 1);
     if (stop && result !== 0 && rest.length > 0) {
-      if (json) for (const e of rest) outputs.push({ environment: e.manifest.metadata.name, not_applied: name });
+      if (json)
+        for (const e of rest) outputs.push({ environment: e.manifest.metadata.name, not_applied: name });
       if (json) io.stdout.write(`${JSON.stringify({ environments: outputs }, null, 2)}\n`);
       sayNotApplied(io, name, rest, `did not converge (exit ${result})`);
       return code;

@@ -33,7 +33,10 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "plumb-env-apply-order-"));
   await mkdir(join(dir, "environments"));
   await writeFile(join(dir, "environments", "staging.yaml"), environmentDoc("staging"));
-  await writeFile(join(dir, "environments", "prod.yaml"), environmentDoc("prod", "  promotion: {from: staging}\n"));
+  await writeFile(
+    join(dir, "environments", "prod.yaml"),
+    environmentDoc("prod", "  promotion: {from: staging}\n"),
+  );
   await writeFile(join(dir, "agent.yaml"), deployment("img/agent:2-fail-build"));
 });
 afterEach(async () => {
@@ -54,7 +57,8 @@ async function counted(cp: RunningControlPlane, key: string) {
   return rows;
 }
 
-const NOT_APPLIED = "plumb: environment staging did not converge (exit 1), so prod was not applied (nothing sent there)";
+const NOT_APPLIED =
+  "plumb: environment staging did not converge (exit 1), so prod was not applied (nothing sent there)";
 
 describe("apply over several environments", () => {
   it("without --env: staging first; its failed build stops the apply before prod", async () => {
@@ -81,7 +85,9 @@ describe("apply over several environments", () => {
     }
     const json = await run(applyCommand, [dir, "--env", "staging", "--env", "prod", "--yes", "-o", "json"]);
     expect(json.code).toBe(1);
-    const parsed = JSON.parse(json.out) as { environments: Array<{ environment: string; not_applied?: string }> };
+    const parsed = JSON.parse(json.out) as {
+      environments: Array<{ environment: string; not_applied?: string }>;
+    };
     expect(parsed.environments.map((e) => [e.environment, e.not_applied])).toEqual([
       ["staging", undefined],
       ["prod", "staging"],
@@ -101,7 +107,10 @@ describe("apply over several environments", () => {
     for (const command of [planCommand, applyCommand]) {
       const { out, code } = await run(command, [dir, "--yes"].slice(0, command === applyCommand ? 2 : 1));
       expect(code).toBe(0);
-      const [first, second] = [out.indexOf("== environment staging =="), out.indexOf("== environment prod ==")];
+      const [first, second] = [
+        out.indexOf("== environment staging =="),
+        out.indexOf("== environment prod =="),
+      ];
       expect(first).toBeGreaterThanOrEqual(0);
       expect(second).toBeGreaterThan(first);
     }

@@ -84,6 +84,8 @@ describe("an environment that cannot be read, among others", () => {
     expect(apply.thrown?.code).toBe("unauthorized");
     // Staging first (prod is promoted from it): prod is not applied after it failed.
     expect(apply.out).not.toContain("== environment prod ==");
-    expect(apply.err).toContain("plumb: environment staging failed, so prod was not applied (nothing sent there)");
+    expect(apply.err).toContain(
+      "plumb: environment staging failed, so prod was not applied (nothing sent there)",
+    );
   });
 });
