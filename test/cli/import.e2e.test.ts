@@ -520,6 +520,30 @@ describe("plumb import", () => {
     }
   });
 
+  it("two live deployments of one name: refused, nothing written, with advice that fits", async () => {
+    // The refusal advised importing "without --organization", which neither was about.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha", "beta");
+    const proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) =>
+        method === "GET" && url.startsWith("/v2/deployments")
+          ? Buffer.from(body.toString("utf8").split('"name":"beta"').join('"name":"alpha"'))
+          : body,
+    });
+    try {
+      const io = captureIo(cp);
+      io.env = { ...io.env, PLUMB_API_URL: proxy.url };
+      const refused = runImport(flags({ force: true }), io);
+      await expect(refused).rejects.toMatchObject({ code: "file-exists" });
+      await expect(refused).rejects.toThrow(
+        "the control plane lists two deployments of that name; rename or delete one there",
+      );
+      expect(await readdir(root)).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
     await postContainers("alpha", "beta");

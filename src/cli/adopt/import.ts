@@ -234,13 +234,17 @@ function valid(
 }
 
 /**
- * Two objects for one file (a deployment named organization-access with --organization), or for
- * names that differ only in case (Alpha and alpha): refused before anything is written. The second
- * write failed half-way through the import, or, with --force, replaced the first's file; and
- * files that differ only in case are one file on macOS and Windows (a clone keeps one of them).
+ * Two objects for one file (a deployment named organization-access with --organization, two live
+ * deployments of one name), or for names that differ only in case (Alpha and alpha): refused
+ * before anything is written. The second write failed half-way through the import, or, with
+ * --force, replaced the first's file; and files that differ only in case are one file on macOS
+ * and Windows (a clone keeps one of them).
  */
-function refuseSameFile(out: string, files: ReadonlyArray<{ file: string; what: string }>): void {
-  const seen = new Map<string, { file: string; what: string }>();
+function refuseSameFile(
+  out: string,
+  files: ReadonlyArray<{ file: string; what: string; object: string }>,
+): void {
+  const seen = new Map<string, { file: string; what: string; object: string }>();
   for (const f of files) {
     const first = seen.get(f.file.toLowerCase());
     if (first === undefined) {
@@ -252,9 +256,11 @@ function refuseSameFile(out: string, files: ReadonlyArray<{ file: string; what: 
         ? `would both be written to ${join(out, f.file)}`
         : `would be written to ${join(out, first.file)} and ${join(out, f.file)}, one file where case does not count (macOS, Windows)`;
     const fix =
-      first.file === f.file
-        ? "import the deployments without --organization, and the organization into another --out"
-        : "import one of them with --name into another --out";
+      first.object === f.object
+        ? "the control plane lists two deployments of that name; rename or delete one there"
+        : first.file === f.file
+          ? "import the deployments without --organization, and the organization into another --out"
+          : "import one of them with --name into another --out";
     throw new PlumbError("file-exists", `${first.what} and ${f.what} ${where}; nothing was written: ${fix}`, {
       exitCode: 1,
     });
