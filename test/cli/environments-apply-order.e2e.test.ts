@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/sync/apply.js";
+import { renderCommand } from "../../src/cli/offline/render.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
@@ -115,5 +116,18 @@ describe("apply over several environments", () => {
       expect(second).toBeGreaterThan(first);
     }
     expect(await counted(prod, PROD_KEY)).toEqual([{ name: "agent", revisions: 1 }]);
+  });
+
+  it("render prints them in the same order", async () => {
+    let out = "";
+    await renderCommand({ write: (t: string) => (out += t) }).parseAsync(
+      [dir, "--env", "prod", "--env", "staging"],
+      {
+        from: "user",
+      },
+    );
+    const [first, second] = [out.indexOf("# environment staging"), out.indexOf("# environment prod")];
+    expect(first).toBeGreaterThanOrEqual(0);
+    expect(second).toBeGreaterThan(first);
   });
 });

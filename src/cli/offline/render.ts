@@ -7,6 +7,7 @@ import { loadManifests, noManifests } from "../../manifest/load.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { sortProblems } from "../../manifest/validate.js";
 import { selectTargets } from "../../reconcile/plan/targets.js";
+import { inPromotionOrder } from "../environments.js";
 import { envOption, targetOption } from "../options.js";
 
 type Output = { write(text: string): unknown };
@@ -28,7 +29,8 @@ export function renderCommand(stdout: Output = process.stdout, stderr: Output = 
         parallel: true,
         environmentsAbove: true,
       });
-      const environments = selectEnvironments(tree.environments, flags.env);
+      // In promotion order, as plan and apply run them (docs/environments.md "Order and stopping").
+      const environments = inPromotionOrder(selectEnvironments(tree.environments, flags.env));
       const rendered: RenderedEnvironment[] = [];
       let problems = tree.problems;
       if (environments.length === 0) {
