@@ -110,6 +110,22 @@ describe("no state, then plumb adopt", () => {
     expect(changes.flatMap((c) => c.fields.map((f) => f.origin))).not.toContain("drift");
   });
 
+  it("prints the server's deployment id with its control characters escaped", async () => {
+    // "adopt: Deployment alpha (ID)" printed the id as the control plane answered it.
+    await setupApplied();
+    await proxy.close();
+    proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) =>
+        method === "GET" && url.startsWith("/v2/deployments?")
+          ? Buffer.from(body.toString("utf8").replace(/"id":"([^"]+)"/g, '"id":"$1\\u001b[2J"'))
+          : body,
+    });
+    const captured = io();
+    expect(await runAdopt(root, { target: [], yes: true, output: "text" }, captured)).toBe(0);
+    expect(captured.out()).toMatch(/adopt: Deployment alpha \([0-9a-f-]+\\u001b\[2J\)/);
+    expect(captured.out()).not.toContain("\u001b");
+  });
+
   it("refuses objects that do not exist live (exit 1) and still records the others", async () => {
     await setupApplied();
     await writeDoc(root, "c.yaml", container("gamma", "img/gamma:1", secret));

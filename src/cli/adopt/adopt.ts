@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { PlumbError } from "../../errors.js";
+import { escapeControls, PlumbError } from "../../errors.js";
 import { adoptKey, buildAdoptedRecord, decideAdoption } from "../../reconcile/adopt.js";
 import { gitCommitOf, openSession, planSession } from "../../reconcile/session.js";
 import { ownRecordsIn, publishStatus } from "../../git/status-source.js";
@@ -73,7 +73,7 @@ async function adoptLocked(
   for (const d of decisions)
     log.write(
       d.adopt
-        ? `adopt: Deployment ${d.name} (${d.live.id}), ${d.desired.secrets?.length ?? 0} secrets\n`
+        ? `adopt: Deployment ${d.name} (${escapeControls(d.live.id)}), ${d.desired.secrets?.length ?? 0} secrets\n`
         : `skip:  ${d.name}: ${d.reason}\n`,
     );
   if (adoptable.length > 0 && !flags.yes) {
