@@ -135,7 +135,10 @@ describe("resolvedNameCollision: environments compared as their settings resolve
     key: "k",
     ...over,
   });
-  const a = { name: "a", environments: undefined };
+  const a: { name: string; environments: readonly string[] | undefined } = {
+    name: "a",
+    environments: undefined,
+  };
 
   it("finds one name used by two environments that reach one control plane, however the URL is written", () => {
     expect(
