@@ -2,6 +2,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runApply } from "../../src/cli/sync/apply.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
@@ -59,5 +60,26 @@ describe("OrganizationAccess apply", () => {
     );
     expect(record?.sync).not.toBe("Synced");
     expect(record?.last_error).toContain("did not take");
+  });
+
+  it("a removed OrganizationAccess manifest is no longer managed: apply --prune sends nothing to the organization", async () => {
+    // There is nothing to delete or reset: the settings stay as they are.
+    ({ cp, root } = await startPlane());
+    proxy = await startHoldingProxy(cp.url);
+    await writeFile(join(root, "org.yaml"), doc("  invites_enabled: false"));
+    expect(await runApply(root, applyFlags(), io())).toBe(0);
+    expect(patches()).toBe(1);
+    await rm(join(root, "org.yaml"));
+    await writeFile(
+      join(root, "alpha.yaml"),
+      "apiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: alpha\nspec:\n  source: internal_container\n  source_revision_config:\n    image_uri: img/a:1\n",
+    );
+    const before = proxy.requests.length;
+    expect(await runApply(root, applyFlags({ prune: true }), io())).toBe(0);
+    expect(proxy.requests.slice(before).filter((r) => r.url.startsWith("/api/"))).toEqual([]);
+    const live = (await (
+      await fetch(`${cp.url}${INFO}`, { headers: { authorization: `Bearer ${DEFAULT_API_KEY}` } })
+    ).json()) as { invites_enabled: boolean };
+    expect(live.invites_enabled).toBe(false);
   });
 });
