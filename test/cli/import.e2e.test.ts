@@ -544,6 +544,31 @@ describe("plumb import", () => {
     }
   });
 
+  it("a manifest over the manifests' size limit is not written: that deployment is skipped", async () => {
+    // A 2 MB live image was written into a 2 MB alpha.yaml, which the loader refuses unread
+    // (manifest-too-large): the whole repository then failed to plan.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha", "beta");
+    const proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) =>
+        method === "GET" && url.startsWith("/v2/deployments")
+          ? Buffer.from(body.toString("utf8").replace('"img/alpha:1"', `"img/${"a".repeat(2_000_000)}:1"`))
+          : body,
+    });
+    try {
+      const io = captureIo(cp);
+      io.env = { ...io.env, PLUMB_API_URL: proxy.url };
+      expect(await runImport(flags(), io)).toBe(0);
+      expect(io.out()).toMatch(
+        /skipped Deployment alpha \(.*\): its manifest would not validate \(file is \d+ bytes, over the 1048576-byte limit/,
+      );
+      expect(await readdir(root)).toEqual(["beta.yaml"]);
+    } finally {
+      await proxy.close();
+    }
+    expect((await planJson({})).summary).toMatchObject({ create: 0, update: 0, refused: 0, noop: 1 });
+  });
+
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
     await postContainers("alpha", "beta");

@@ -13,6 +13,7 @@ import {
 } from "../../import/build-manifest.js";
 import { formatManifest } from "../../import/format-manifest.js";
 import { importedFileError } from "../../import/check-manifest.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { environmentImport, readRepository, refuseEnvironments } from "./import-environment.js";
 import { refuseSharedFiles, withoutDefined } from "./import-defined.js";
 import { openSession } from "../../reconcile/session.js";
@@ -129,6 +130,7 @@ function schemaComment(out: string): string[] {
 export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const out = flags.out;
   refuseFileAsOut(out);
+  const maxBytes = maxManifestBytesFrom(io.env); // a bad setting is said before any request
   const tree = await readRepository(out);
   if (flags.environment === undefined) refuseEnvironments(out, tree);
   const session = await openSession(out, flags, io);
@@ -149,7 +151,8 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
       : await environmentImport(out, flags.environment, built, io.stdout);
   const organization = flags.organization ? await platform.getOrganization() : undefined;
   // An object the repository defines in another file is left alone (docs/import.md, "Safety").
-  const files = valid(withoutDefined(tree, importFiles(out, when, kept, organization), io.stdout), io.stdout);
+  const wanted = withoutDefined(tree, importFiles(out, when, kept, organization), io.stdout);
+  const files = valid(wanted, maxBytes, io.stdout);
   const chosen = named.filter((d) => files.some((f) => f.liveName === d.name));
   refuseSameFile(out, files);
   if (flags.force) refuseSharedFiles(tree, out, files);
@@ -218,12 +221,13 @@ function importFiles(
  */
 function valid(
   files: readonly ImportFile[],
+  maxBytes: number,
   stdout: ApplyIo["stdout"],
 ): Array<ImportFile & { text: string }> {
   const out: Array<ImportFile & { text: string }> = [];
   for (const f of files) {
     const text = formatManifest(f.built.manifest, f.header);
-    const error = importedFileError(text, f.file);
+    const error = importedFileError(text, f.file, maxBytes);
     if (error === undefined) out.push({ ...f, text });
     else
       stdout.write(
