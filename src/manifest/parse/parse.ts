@@ -15,6 +15,7 @@ import {
   tooManyKeys,
 } from "./yaml-shape.js";
 import { emptiedTextWarning } from "../rules/emptied-rules.js";
+import { yamlMessage } from "./yaml-message.js";
 
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
 export const MAX_MANIFEST_BYTES = 1024 * 1024;
@@ -147,13 +148,16 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
     for (const error of doc.errors) {
       if (STACK_OVERFLOW.test(error.message)) continue;
       const duplicate = error.code === "DUPLICATE_KEY";
-      const message = (duplicate && duplicateKeyMessage(doc, text, error.pos[0])) || firstLine(error.message);
+      const message =
+        (duplicate && duplicateKeyMessage(doc, text, error.pos[0])) || yamlMessage(error.message);
       problems.push(
         problemAt(at(error.pos[0]), "error", duplicate ? "duplicate-key" : "yaml-syntax", "", message),
       );
     }
     for (const warning of doc.warnings) {
-      problems.push(problemAt(at(warning.pos[0]), "warning", "yaml-warning", "", firstLine(warning.message)));
+      problems.push(
+        problemAt(at(warning.pos[0]), "warning", "yaml-warning", "", yamlMessage(warning.message)),
+      );
     }
     if (doc.errors.length > 0) return;
     const shape = checkYamlShape(doc, at);
@@ -266,7 +270,13 @@ function parseFailure(error: unknown, file: string): Problem {
       "",
       "the YAML parser ran out of stack on this file (it recurses once per nesting level and per empty document in a row); split the file or simplify it",
     );
-  return problemAt(fileStart(file), "error", "yaml-syntax", "", `cannot parse YAML: ${reason(error)}`);
+  return problemAt(
+    fileStart(file),
+    "error",
+    "yaml-syntax",
+    "",
+    `cannot parse YAML: ${yamlMessage(reason(error))}`,
+  );
 }
 
 /** Where the first alias named `name` is (the one without an anchor before it), if it has a range. */
@@ -308,4 +318,3 @@ function aliasProblem(
 }
 
 const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-const firstLine = (message: string): string => message.split("\n")[0]?.trim() ?? message;
