@@ -569,6 +569,29 @@ describe("plumb import", () => {
     expect((await planJson({})).summary).toMatchObject({ create: 0, update: 0, refused: 0, noop: 1 });
   });
 
+  it("a deployment being deleted (AWAITING_DELETE) is skipped: the next apply would create it again", async () => {
+    ({ cp, root } = await startPlane({ deploymentReadySeconds: 3_600 }));
+    const alpha = await post({
+      name: "alpha",
+      source: "internal_container",
+      source_config: {},
+      source_revision_config: { image_uri: "img/alpha:1" },
+      secrets: [],
+    });
+    await postContainers("beta");
+    expect((await api(`/v2/deployments/${alpha.id}`, { method: "DELETE" })).status).toBeLessThan(300);
+    const listed = (await (await api("/v2/deployments?limit=100")).json()) as {
+      resources: Array<{ name: string; status: string }>;
+    };
+    expect(listed.resources.find((d) => d.name === "alpha")?.status).toBe("AWAITING_DELETE");
+    const io = captureIo(cp);
+    expect(await runImport(flags(), io)).toBe(0);
+    expect(io.out()).toContain(
+      `skipped deployment alpha ("${alpha.id}"): it is being deleted (AWAITING_DELETE)`,
+    );
+    expect(await readdir(root)).toEqual(["beta.yaml"]);
+  });
+
   it("never writes outside --out: a live name with path separators is skipped, the others written", async () => {
     ({ cp, root } = await startPlane());
     await postContainers("alpha", "beta");

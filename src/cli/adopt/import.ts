@@ -104,13 +104,20 @@ function importable<T extends { id: string; name: string }>(live: T[], stdout: A
 }
 
 /**
- * Each deployment's manifest; one that would nest deeper than a manifest may (a server's free-form
- * field, e.g. a volume's configMap) is said on stdout and skipped. Written, it overflowed the YAML
- * writer's stack (an internal error, nothing written), and at 65 levels it was written and
- * then refused by validation (too-deep), the whole repository with it.
+ * Each deployment's manifest. One being deleted is said on stdout and skipped: its manifest would
+ * have made the next apply create again what someone had just deleted. So is one that would nest
+ * deeper than a manifest may (a server's free-form field, e.g. a volume's configMap). Written, that
+ * overflowed the YAML writer's stack (an internal error, nothing written), and at 65 levels it
+ * was written and then refused by validation (too-deep), the whole repository with it.
  */
 function buildable(live: Deployment[], stdout: ApplyIo["stdout"]) {
-  const built = live.map((d) => ({ liveName: d.name, id: d.id, built: buildDeploymentManifest(d) }));
+  for (const d of live.filter((d) => d.status === "AWAITING_DELETE"))
+    stdout.write(
+      `skipped deployment ${d.name} (${shown(d.id)}): it is being deleted (AWAITING_DELETE); nothing is written for it\n`,
+    );
+  const built = live
+    .filter((d) => d.status !== "AWAITING_DELETE")
+    .map((d) => ({ liveName: d.name, id: d.id, built: buildDeploymentManifest(d) }));
   for (const b of built.filter((b) => nestsTooDeep(b.built.manifest)))
     stdout.write(
       `skipped deployment ${b.liveName} (${shown(b.id)}): its live fields nest more than ${MAX_NESTING} levels deep, which a manifest cannot hold; nothing is written for it\n`,
