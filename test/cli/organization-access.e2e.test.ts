@@ -2,6 +2,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runApply } from "../../src/cli/sync/apply.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
@@ -81,5 +82,29 @@ describe("OrganizationAccess apply", () => {
       await fetch(`${cp.url}${INFO}`, { headers: { authorization: `Bearer ${DEFAULT_API_KEY}` } })
     ).json()) as { invites_enabled: boolean };
     expect(live.invites_enabled).toBe(false);
+  });
+
+  it("a platform URL with no platform API behind it (404) is said as the setting to fix", async () => {
+    // It was "GET /api/v1/organizations/current/info failed: 404 — Not Found": neither the URL
+    // nor the setting was named (a platform URL written with /api/v1 asks for /api/v1/api/v1/...).
+    ({ cp, root } = await startPlane());
+    proxy = await startHoldingProxy(cp.url);
+    await writeFile(join(root, "org.yaml"), doc("  invites_enabled: false"));
+    for (const [given, advice] of [
+      [`${proxy.url}/api/v1`, `use the base URL without /api/v1: ${proxy.url}`],
+      [`${proxy.url}/nothing`, "use the platform API's base URL, without a path"],
+    ]) {
+      const captured = io();
+      captured.env = { ...captured.env, PLUMB_PLATFORM_URL: given };
+      const before = proxy.requests.length;
+      const planned = planCommand(captured).parseAsync(["node", "plan", root]);
+      await expect(planned).rejects.toMatchObject({ code: "api-config" });
+      await expect(planned).rejects.toThrow(
+        `the platform URL ${given} looks wrong: GET ${given}${INFO} answered 404`,
+      );
+      await expect(planned).rejects.toThrow(advice);
+      process.exitCode = 0;
+      expect(proxy.requests.slice(before).filter((r) => r.url.endsWith(INFO))).toHaveLength(1);
+    }
   });
 });
