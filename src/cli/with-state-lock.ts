@@ -2,7 +2,7 @@ import { checkStoreInsideDir } from "../controller/source/store-inside-dir.js";
 import { manifestDirOf } from "../git/status-source.js";
 import { type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import { acquireStateLocks } from "../lock/locks-in-order.js";
-import { checkManifestPath } from "../manifest/load.js";
+import { checkManifestPath } from "../manifest/list-tree.js";
 import { nearbyStoresInUse } from "./nearby-locks.js";
 import type { ConnectionFlags } from "./options.js";
 
