@@ -20,7 +20,8 @@ import {
   NOT_ENVIRONMENT_SETTINGS,
 } from "../manifest/rules/environment-rules.js";
 import { type ApiOptions, readApiOptions, sendableTenant } from "../api/config.js";
-import { ApiError } from "../api/errors.js";
+import { ApiError, withSettingHints } from "../api/errors.js";
+import { settingHintsOf, whereIs } from "../controller/environments/environment-hints.js";
 import { readSettingFile, settingFileReason } from "../api/setting-file.js";
 import { type AllowFlags, allowedOriginsFrom, checkApiOrigin } from "../api/allowed-origins.js";
 import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
@@ -262,33 +263,14 @@ function withEnvironment(text: string, environment: string): unknown {
 
 type Setting = string | { env: string } | { file: string };
 
-/** Where a setting's value comes from, for a hint: never the value itself. */
-const sourceOf = (setting: Setting): string =>
-  typeof setting === "string" ? "as written" : "env" in setting ? `$${setting.env}` : `file ${setting.file}`;
-
 /**
  * An API error of an environment's run with its hint pointing at that Environment's settings: the
  * client's hints name PLUMB_API_KEY, PLUMB_TENANT_ID and PLUMB_API_URL, which a run with
  * environments does not read (a 401 said "check PLUMB_API_KEY" for a key read from $PROD_API_KEY).
+ * The same hints as the controller's clients carry (environment-hints.ts).
  */
 export function withEnvironmentHint(error: unknown, environment: LoadedEnvironment): unknown {
-  if (!(error instanceof ApiError)) return error;
-  const { metadata, spec } = environment.manifest;
-  const setting = (field: string, value: Setting | undefined) =>
-    value === undefined
-      ? `environment ${metadata.name}'s spec.${field} (not set, ${environment.file})`
-      : `environment ${metadata.name}'s spec.${field} (${sourceOf(value)}, ${whereIs(environment, field)})`;
-  error.message = error.message
-    .replace("check PLUMB_API_KEY (or --api-key-file)", `check ${setting("api_key", spec.api_key)}`)
-    .replace("check PLUMB_TENANT_ID", `check ${setting("tenant_id", spec.tenant_id)}`)
-    .replace("check PLUMB_API_URL", `check ${setting("api_url", spec.api_url)}`);
-  return error;
-}
-
-/** Where an Environment wrote a setting, as file:line (the file alone when it cannot be located). */
-function whereIs(environment: LoadedEnvironment, field: string): string {
-  const at = typeof environment.locate === "function" ? environment.locate(["spec", field]) : undefined;
-  return at ? `${at.file}:${at.line}` : environment.file;
+  return error instanceof ApiError ? withSettingHints(error, settingHintsOf(environment)) : error;
 }
 
 /** One connection setting's value: the literal, its variable's or its file's (relative to the document). */

@@ -7,20 +7,20 @@ import type { LoadedEnvironment } from "../../manifest/types.js";
 // where it is read from ("check environment prod's spec.api_key ($PROD_API_KEY,
 // environments/prod.yaml:7)"), never its value: the client's own hints name PLUMB_API_KEY,
 // PLUMB_TENANT_ID and PLUMB_API_URL, which a controller of environments does not read. As
-// withEnvironmentHint (src/cli/environments.ts) says it for plan, apply and promote.
+// withEnvironmentHint (src/cli/environments.ts) says it with the same hints for plan, apply and promote.
 
 type Setting = string | { env: string } | { file: string };
 
 const sourceOf = (setting: Setting): string =>
   typeof setting === "string" ? "as written" : "env" in setting ? `$${setting.env}` : `file ${setting.file}`;
 
-function whereIs(environment: LoadedEnvironment, field: string): string {
+export function whereIs(environment: LoadedEnvironment, field: string): string {
   const at = typeof environment.locate === "function" ? environment.locate(["spec", field]) : undefined;
   return at ? `${at.file}:${at.line}` : environment.file;
 }
 
 /** Which of an Environment's settings to check, and where each is read from. */
-function settingHintsOf(environment: LoadedEnvironment): SettingHints {
+export function settingHintsOf(environment: LoadedEnvironment): SettingHints {
   const { metadata, spec } = environment.manifest;
   const setting = (field: string, value: Setting | undefined) =>
     value === undefined
