@@ -31,6 +31,8 @@ describe("apply under faults", () => {
     );
     await writeManifests(env.root, docs("1"));
     const created = await env.apply({ concurrency: 32 });
+    // The results that did not converge, not only their count: a failure says what happened.
+    expect(created.results.filter((r) => r.outcome !== "converged")).toEqual([]);
     expect(created.summary.converged).toBe(N);
 
     await writeManifests(env.root, docs("2"));
