@@ -113,9 +113,12 @@ async function servedBehindFront(environments = false) {
   git("clone", "-q", "--bare", repo, join(work, "served", marker, "manifests.git"));
   gitServer = await startGitHttpServer(join(work, "served"), "bot", "tok");
   const backend = new URL(gitServer.url);
-  const front = { port: 0, stalled: 0, stall: (_url: string) => false };
+  const front = { port: 0, stalled: 0, stall: (_url: string) => false, onStall: () => {} };
   silent = createServer((req, res) => {
-    if (front.stall(req.url ?? "")) return void front.stalled++; // reads the request, never answers
+    if (front.stall(req.url ?? "")) {
+      if (front.stalled++ === 0) front.onStall();
+      return; // reads the request, never answers
+    }
     const forward = request(
       { host: backend.hostname, port: backend.port, path: req.url, method: req.method, headers: req.headers },
       (answer) => {
@@ -186,8 +189,8 @@ it.runIf(process.platform === "linux")(
         "controller",
         ...["--repo", `http://127.0.0.1:${front.port}/${marker}/manifests.git`],
         ...["--workdir", join(work, "checkout"), "--listen", "127.0.0.1:0", "--interval", "1h"],
-        // A renewal of the lease (a push) every second.
-        ...["--status-branch", "plumb-status", "--lock-lease", "3s"],
+        // A renewal of the lease (a push) every 1.5 s; the renew deadline is 3 s after the last.
+        ...["--status-branch", "plumb-status", "--lock-lease", "4500ms"],
         ...["--notify", receiver.url],
       ],
       {
@@ -204,22 +207,34 @@ it.runIf(process.platform === "linux")(
     ).catch((error: Error) => {
       throw new Error(`${error.message}: ${child.output()}`);
     });
-    // Pushes (git-receive-pack) get no answer from now on; fetches and ls-remote still do.
+    // The first reconcile's status publish landed: from now on only the lease's renewals push.
+    const served = join(work, "served", marker, "manifests.git");
+    await waitFor("the first status publish", () =>
+      execFileSync("git", ["--git-dir", served, "log", "--format=%s", "plumb-status", "--"], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      }).includes("plumb controller: status"),
+    );
+    // Pushes (git-receive-pack) get no answer from now on; fetches and ls-remote still do. The
+    // stop is sent as the first push stalls (a renewal, 1.5 s before its renew deadline): sent
+    // later, after the deadline, the lease lapsed while leading, and the controller rightly says
+    // it lost the lock. (With a 3 s lease and the stop sent on a poll, a loaded CI crossed it.)
+    const stalled = new Promise<void>((resolve) => (front.onStall = resolve));
     front.stall = (url) => url.includes("git-receive-pack");
-    await waitFor("a push, stalled", () => front.stalled > 0);
+    await stalled;
     const { ended, took, left } = await stopAndWatch(child, marker);
     expect(ended, child.output()).toBe(0);
     // The push in flight gets 3 s more (AFTER_STOP_MS); then the last publish and the lease's
     // release are not tried against a remote that did not answer.
     expect(took, child.output()).toBeLessThan(8_000);
     expect(left).toEqual([]);
-    // The renewal in flight ran out 3 s after the stop, past the 2 s renew deadline: the lease lapsed
+    // The renewal in flight ran out 3 s after the stop, past the renew deadline: the lease lapsed
     // only because the remote said nothing. It stopped as asked; no lock was lost while leading.
     expect(child.output()).toContain(
       "stopped as asked; the git remote did not answer within 3 s of the stop",
     );
-    expect(child.output()).not.toContain("losing the state lock");
-    expect(child.output()).not.toContain('"msg":"lost the state lock: stopping"');
+    expect(child.output(), child.output()).not.toContain("losing the state lock");
+    expect(child.output(), child.output()).not.toContain('"msg":"lost the state lock: stopping"');
     // Nor does the notifier say so, nor the last publish quote the lapse as an error: the status
     // not published is a warning that says where the last status is.
     expect(
