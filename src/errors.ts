@@ -81,7 +81,7 @@ export const ERROR_CODES = [
   // the command's own store, the same: its lock cannot be taken, the directory not writable (lock/local-lock.ts)
   "store-unwritable",
   "status-unreadable",
-  // git cannot say which records it tracks (git/tracked-records.ts): none is trusted
+  // git cannot say which records it tracks (git/records/tracked-records.ts): none is trusted
   "status-tracking-unknown",
   "status-write-failed",
   "status-branch-no-repo",

@@ -1,6 +1,6 @@
 import type { Engine, ObjectRun } from "./engine-types.js";
 import type { Deployment } from "../schema/deployment.js";
-import { describeSendError } from "./api-error-fields.js";
+import { describeSendError } from "./api/api-error-fields.js";
 import type { ApplyObject, ApplyResult, ProgressEvent } from "./apply-types.js";
 import { findOutInterruptedSend } from "./interrupted-send.js";
 import { sendChange } from "./send-change.js";

@@ -1,7 +1,7 @@
 import type { Deployment, Organization } from "../schema/deployment.js";
 import type { Revision } from "../schema/revision.js";
 
-// What the apply engine needs from the outside world. src/reconcile/api-adapter.ts builds these from
+// What the apply engine needs from the outside world. src/apply/api/api-adapter.ts builds these from
 // the real clients in src/api/; the engine itself never touches fetch, URLs or keys.
 
 type CallOptions = { signal?: AbortSignal | undefined };

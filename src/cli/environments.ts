@@ -21,7 +21,7 @@ import {
 } from "../manifest/rules/environment-rules.js";
 import { type ApiOptions, readApiOptions, sendableTenant } from "../api/config.js";
 import { ApiError, withSettingHints } from "../api/errors.js";
-import { settingHintsOf, whereIs } from "../controller/environments/environment-hints.js";
+import { settingHintsOf, whereIs } from "../reconcile/environment-hints.js";
 import { readSettingFile, settingFileReason } from "../api/setting-file.js";
 import { type AllowFlags, allowedOriginsFrom, checkApiOrigin } from "../api/allowed-origins.js";
 import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
@@ -267,7 +267,7 @@ type Setting = string | { env: string } | { file: string };
  * An API error of an environment's run with its hint pointing at that Environment's settings: the
  * client's hints name PLUMB_API_KEY, PLUMB_TENANT_ID and PLUMB_API_URL, which a run with
  * environments does not read (a 401 said "check PLUMB_API_KEY" for a key read from $PROD_API_KEY).
- * The same hints as the controller's clients carry (environment-hints.ts).
+ * The same hints as the controller's clients carry (src/reconcile/environment-hints.ts).
  */
 export function withEnvironmentHint(error: unknown, environment: LoadedEnvironment): unknown {
   return error instanceof ApiError ? withSettingHints(error, settingHintsOf(environment)) : error;

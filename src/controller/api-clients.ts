@@ -6,7 +6,7 @@ import { createRateLimiter, DEFAULT_API_KEY_CATEGORY } from "../api/transport/ra
 import { createSecretRedactor } from "../api/secret-redactor.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
-import { createApplyPorts } from "../apply/api-adapter.js";
+import { createApplyPorts } from "../apply/api/api-adapter.js";
 
 // The controller's API clients: control plane and platform share one rate limiter (its budget the
 // key's, configurable for control planes that grant more), and every response is counted in the

@@ -12,7 +12,7 @@ import {
 } from "../git/status-source.js";
 import { formatObjectStatus, loadStatusStore } from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
-import { trackedRecords } from "../git/tracked-records.js";
+import { trackedRecords } from "../git/records/tracked-records.js";
 import { errorMessage } from "./error-message.js";
 import type { DisplacedRecords } from "./displaced-records.js";
 import type { PushFence } from "../git/fenced-push.js";

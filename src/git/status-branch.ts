@@ -12,7 +12,7 @@ import { DEFAULT_STATUS_DIR } from "../status/status-store.js";
 import { type StatusStore, emptyStatusStore } from "../status/status-types.js";
 import { readRecords, readStoresBelow } from "./records/status-branch-records.js";
 import { PRUNE_LEDGER_FILE } from "../status/prune-ledger.js";
-import { trackedRecords } from "./tracked-records.js";
+import { trackedRecords } from "./records/tracked-records.js";
 import { type GitStop, GitStopped, runNetworkGit } from "./stoppable-git.js";
 
 // `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository

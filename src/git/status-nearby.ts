@@ -6,7 +6,7 @@ import { latestAppliedNearby } from "../status/applied-nearby.js";
 import { directoriesBelow } from "../status/stores-below.js";
 import { emptyStatusStore, type ObjectStatus, type StatusStore } from "../status/status-types.js";
 import { loadStatusAndBranchNearby, manifestDirOf, type StatusLocation } from "./status-source.js";
-import { trackedRecords } from "./tracked-records.js";
+import { trackedRecords } from "./records/tracked-records.js";
 
 // The stores above and below a PATH (docs/status.md "Stores above and below"), read only: the
 // default store of each directory above the manifest directory, up to the root of its git

@@ -18,7 +18,7 @@ import {
   saveObjectStatus,
   saveObservedStatus,
 } from "../status/status-store.js";
-import { trackedRecords, trackedRecordsKept } from "./tracked-records.js";
+import { trackedRecords, trackedRecordsKept } from "./records/tracked-records.js";
 import { mergePruneLedger } from "../status/prune-ledger.js";
 import { type ObjectStatus, type StatusStore, mergeStatusStores } from "../status/status-types.js";
 

@@ -1,10 +1,10 @@
 import { readdir } from "node:fs/promises";
-import { trackedNamesIn } from "../git/tracked-records.js";
+import { trackedNamesIn } from "../git/records/tracked-records.js";
 
 // A state lock committed to the repository (`.plumb/` added with the manifests while a plumb held
 // the lock) is a copy of a lock, not one: in a fresh clone it named a process of another machine
 // (or a gone one of this), so apply waited for a lease that no one renews, and status and unlock
-// said the store was held. As git-tracked status records are (git/tracked-records.ts), it is not
+// said the store was held. As git-tracked status records are (git/records/tracked-records.ts), it is not
 // trusted, and said. A holder's lock is never all tracked: its renewal file is named after the
 // holder's own id and renamed at every renewal, so a lock taken after the commit has a file git
 // does not track.

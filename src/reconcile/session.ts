@@ -8,7 +8,7 @@ import { planManifests, type PlanManifestsResult, recordsFromStatus } from "./pl
 import { type ManifestLoads, noManifests } from "../manifest/load.js";
 import { type Clock, systemClock } from "../clock.js";
 import type { Deployment } from "../schema/deployment.js";
-import { type ClientPorts, createApplyPorts } from "../apply/api-adapter.js";
+import { type ClientPorts, createApplyPorts } from "../apply/api/api-adapter.js";
 import type { ApplyObject } from "../apply/apply-types.js";
 import { type StatusLocation, manifestDirOf, resolveStatusDir } from "../git/status-source.js";
 import { loadStatusWithNearby } from "../git/status-nearby.js";

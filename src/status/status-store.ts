@@ -62,7 +62,7 @@ const readRecordFile = (file: string): string => readStateFileSync(file, MAX_REC
 
 /**
  * Reads every `*.json` record under `dir`; a missing directory is an empty store. `ignored`: file
- * names not to trust, each with the reason reported (git/tracked-records.ts).
+ * names not to trust, each with the reason reported (git/records/tracked-records.ts).
  */
 export async function loadStatusStore(
   dir: string,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type ClientPorts, createApplyPorts } from "../../src/apply/api-adapter.js";
+import { type ClientPorts, createApplyPorts } from "../../src/apply/api/api-adapter.js";
 import { createRevisionWatcher, type WatcherOptions } from "../../src/apply/revision-watcher.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";

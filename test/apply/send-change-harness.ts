@@ -1,5 +1,5 @@
 import { afterEach } from "vitest";
-import { createApplyPorts, type ClientPorts } from "../../src/apply/api-adapter.js";
+import { createApplyPorts, type ClientPorts } from "../../src/apply/api/api-adapter.js";
 import type { SendContext } from "../../src/apply/engine-types.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
 import type { FaultSpec } from "../../src/control-plane/http/faults.js";

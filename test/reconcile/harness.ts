@@ -9,7 +9,7 @@ import { type RunningControlPlane, startControlPlane } from "../../src/control-p
 import type { Plan } from "../../src/diff/plan/plan-types.js";
 import { planManifests, recordsFromStatus } from "../../src/reconcile/plan/plan-run.js";
 import { applyObjects } from "../../src/reconcile/session.js";
-import { type ClientPorts, createApplyPorts } from "../../src/apply/api-adapter.js";
+import { type ClientPorts, createApplyPorts } from "../../src/apply/api/api-adapter.js";
 import { applyPlan } from "../../src/apply/apply.js";
 import type { ApplyObject, ApplyOptions, ApplyReport } from "../../src/apply/apply-types.js";
 import { anyFile, loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";

@@ -20,7 +20,7 @@ import { nearbyScanOf } from "../leadership.js";
 import { startStore } from "../store.js";
 import { type EnvironmentClaim, startClaim } from "./environment-claim.js";
 import { environmentHandlers } from "./environment-http.js";
-import { withEnvironmentHints } from "./environment-hints.js";
+import { withEnvironmentHints } from "../../reconcile/environment-hints.js";
 import { createEnvironmentLoad, type EnvironmentLoad } from "./environment-load.js";
 import { promotionOf } from "./environment-promotion.js";
 import { followEnvironments } from "./environment-roster.js";

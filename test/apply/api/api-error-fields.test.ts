@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/api/errors.js";
-import type { LoadedManifest } from "../../src/manifest/types.js";
-import { describeSendError, manifestPathOf } from "../../src/apply/api-error-fields.js";
+import { ApiError } from "../../../src/api/errors.js";
+import type { LoadedManifest } from "../../../src/manifest/types.js";
+import { describeSendError, manifestPathOf } from "../../../src/apply/api/api-error-fields.js";
 
 const loaded = (manifest: unknown): LoadedManifest => ({
   manifest: manifest as LoadedManifest["manifest"],

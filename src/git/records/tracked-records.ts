@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { escapeControls, PlumbError } from "../errors.js";
+import { escapeControls, PlumbError } from "../../errors.js";
 
 // A status store is state, never manifests (README: keep `.plumb/` out of git). A record committed
 // to the repository is not one plumb wrote: anyone whose commit lands can name any live deployment

@@ -1,6 +1,6 @@
-import type { ApiOptions } from "../../api/config.js";
-import type { SettingHints } from "../../api/errors.js";
-import type { LoadedEnvironment } from "../../manifest/types.js";
+import type { ApiOptions } from "../api/config.js";
+import type { SettingHints } from "../api/errors.js";
+import type { LoadedEnvironment } from "../manifest/types.js";
 
 // An environment's API clients in the controller: their errors (a 401, a 403, a control plane that
 // does not answer), and so its records' last_error and /status, name that Environment's setting and

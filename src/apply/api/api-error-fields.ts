@@ -1,6 +1,6 @@
-import { ApiError } from "../api/errors.js";
-import { formatField } from "../manifest/schema-check.js";
-import type { LoadedManifest } from "../manifest/types.js";
+import { ApiError } from "../../api/errors.js";
+import { formatField } from "../../manifest/schema-check.js";
+import type { LoadedManifest } from "../../manifest/types.js";
 
 // A 422 names fields of the request body (`loc`); a user edits the manifest. These map each
 // rejected field back to the manifest field and its file:line:col. Pure.

@@ -1,15 +1,15 @@
-import { createAgentServerClient, type AgentServerClient } from "../api/agent-server-client.js";
-import type { ApiOptions } from "../api/config.js";
-import { createControlPlaneClient, type ControlPlaneClient } from "../api/control-plane-client.js";
-import { withOrigin } from "../api/allowed-origins.js";
-import type { HttpClientOptions } from "../api/transport/http.js";
-import { createPlatformClient, type PlatformClient } from "../api/platform-client.js";
-import { createRateLimiter } from "../api/transport/rate-limiter.js";
-import { createSecretRedactor, type SecretRedactor } from "../api/secret-redactor.js";
-import type { Clock } from "../clock.js";
-import type { DeploymentCreateRequest } from "../schema/deployment.js";
-import { PlumbError } from "../errors.js";
-import type { AgentServerPort, ApplyPorts, DeploymentsPort, PlatformPort, UploadsPort } from "./ports.js";
+import { createAgentServerClient, type AgentServerClient } from "../../api/agent-server-client.js";
+import type { ApiOptions } from "../../api/config.js";
+import { createControlPlaneClient, type ControlPlaneClient } from "../../api/control-plane-client.js";
+import { withOrigin } from "../../api/allowed-origins.js";
+import type { HttpClientOptions } from "../../api/transport/http.js";
+import { createPlatformClient, type PlatformClient } from "../../api/platform-client.js";
+import { createRateLimiter } from "../../api/transport/rate-limiter.js";
+import { createSecretRedactor, type SecretRedactor } from "../../api/secret-redactor.js";
+import type { Clock } from "../../clock.js";
+import type { DeploymentCreateRequest } from "../../schema/deployment.js";
+import { PlumbError } from "../../errors.js";
+import type { AgentServerPort, ApplyPorts, DeploymentsPort, PlatformPort, UploadsPort } from "../ports.js";
 
 export type PortsOptions = {
   api: ApiOptions;
