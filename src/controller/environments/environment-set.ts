@@ -39,7 +39,7 @@ export async function definedEnvironments(
 /**
  * Two environments whose settings resolve to one control plane and would both use one deployment
  * name there: the controller does not start (environment-name-collision), as plan and apply refuse
- * (src/cli/environments.ts); reconciling both, it would undo each one's change with the other's
+ * (src/cli/environment-settings.ts); reconciling both, it would undo each one's change with the other's
  * for ever. Checked on the tree it starts with; an environment whose settings cannot be read here
  * is not compared.
  */
