@@ -44,12 +44,12 @@ const MODULES = {
   },
   lock: { mutate: ["src/lock/**/*.ts"], tests: ["test/lock/**/*.test.ts"] },
   "lock-local": {
-    mutate: ["src/lock/**/*.ts", "!src/lock/branch-lease.ts"],
+    mutate: ["src/lock/**/*.ts", "!src/lock/branch/**/*.ts"],
     tests: ["test/lock/**/*.test.ts"],
     partOf: "lock",
   },
   "lock-branch": {
-    mutate: ["src/lock/branch-lease.ts"],
+    mutate: ["src/lock/branch/**/*.ts"],
     tests: ["test/lock/**/*.test.ts"],
     partOf: "lock",
   },

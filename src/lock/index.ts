@@ -1,6 +1,7 @@
 import { systemClock } from "../clock.js";
 import { manifestDirOf, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
-import { acquireBranchLease, forceBranchUnlock, readBranchLease } from "./branch-lease.js";
+import { acquireBranchLease } from "./branch/acquire.js";
+import { forceBranchUnlock, readBranchLease } from "./branch/unlock.js";
 import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
 import { acquireLocalLock, forceLocalUnlock, lockPathOf, readLocalLock } from "./local-lock.js";
 import {
@@ -60,7 +61,7 @@ export async function acquireStateLock(target: LockTarget, options: LockOptions)
       ...(options.monotonic ? { monotonic: options.monotonic } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    // The lease first: a renewal on the spot there is a push (branch-lease.ts renewNow); the local
+    // The lease first: a renewal on the spot there is a push (branch/renewal.ts renewNow); the local
     // lock's, a rename, is then checked closest to the write.
     const assertHeld = () => {
       lease.assertHeld();

@@ -17,7 +17,7 @@ export type LockTarget = {
   statusDir: string;
   /** Manifest directory (in the repository of the status branch). */
   root?: string | undefined;
-  /** With a status branch, a lease in its remote is held too (branch-lease.ts). */
+  /** With a status branch, a lease in its remote is held too (branch/). */
   statusBranch?: string | undefined;
   gitEnv?: Record<string, string> | undefined;
   /** The controller's stop: the lease's git commands over the network end with it (stoppable-git.ts). */

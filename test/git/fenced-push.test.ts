@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { acquireStateLock, forceUnlock } from "../../src/lock/index.js";
-import { leaseRef } from "../../src/lock/branch-lease.js";
+import { leaseRef } from "../../src/lock/branch/remote.js";
 import { publishStatus } from "../../src/git/status-source.js";
 import { originWithClones } from "../support/git-clones.js";
 

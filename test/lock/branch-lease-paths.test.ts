@@ -5,18 +5,15 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
-import {
-  acquireBranchLease,
-  type BranchLease,
-  forceBranchUnlock,
-  leaseRef,
-  readBranchLease,
-  readLease,
-} from "../../src/lock/branch-lease.js";
+import { acquireBranchLease } from "../../src/lock/branch/acquire.js";
+import type { BranchLease } from "../../src/lock/branch/held-lease.js";
+import { readLease } from "../../src/lock/branch/lease-record.js";
+import { leaseRef } from "../../src/lock/branch/remote.js";
+import { forceBranchUnlock, readBranchLease } from "../../src/lock/branch/unlock.js";
 import { newHolder } from "../../src/lock/holder.js";
 import { fakeClock } from "../support/fake-clock.js";
 
-// The status branch lease's paths (branch-lease.ts): what its commit says, whose lease may be taken
+// The status branch lease's paths (src/lock/branch/): what its commit says, whose lease may be taken
 // (ours, a gone local process's, one that is no plumb lease), a waiter's pacing, the push fence, a
 // remote that does not answer, and the scratch repository. One bare remote and one clone.
 

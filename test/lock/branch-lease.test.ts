@@ -5,7 +5,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHolder } from "../../src/lock/holder.js";
-import { acquireBranchLease, leaseRef, readBranchLease, readLease } from "../../src/lock/branch-lease.js";
+import { acquireBranchLease } from "../../src/lock/branch/acquire.js";
+import { readLease } from "../../src/lock/branch/lease-record.js";
+import { leaseRef } from "../../src/lock/branch/remote.js";
+import { readBranchLease } from "../../src/lock/branch/unlock.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
 import { originWithClones } from "../support/git-clones.js";
 

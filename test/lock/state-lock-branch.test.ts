@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
-import { leaseRef } from "../../src/lock/branch-lease.js";
+import { leaseRef } from "../../src/lock/branch/remote.js";
 import { acquireStateLock, forceUnlock, lockTargetOf, readStateLock } from "../../src/lock/index.js";
 import { originWithClones } from "../support/git-clones.js";
 
