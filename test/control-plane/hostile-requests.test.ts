@@ -145,17 +145,17 @@ const cases: Case[] = [
   ["unknown query parameter", "GET", () => "/v2/deployments?admin=true", undefined, {}, 200],
   ["revisions limit negative", "GET", dep(() => mine, "/revisions?limit=-1"), undefined, {}, 422],
   // Methods
-  ["PUT a deployment", "PUT", dep(() => mine), "{}", json, 404],
-  ["DELETE the collection", "DELETE", () => "/v2/deployments", undefined, {}, 404],
-  ["PATCH the collection", "PATCH", () => "/v2/deployments", "{}", json, 404],
-  ["POST to a deployment", "POST", dep(() => mine), "{}", json, 404],
+  ["PUT a deployment: 405, a method it does not serve", "PUT", dep(() => mine), "{}", json, 405],
+  ["DELETE the collection", "DELETE", () => "/v2/deployments", undefined, {}, 405],
+  ["PATCH the collection", "PATCH", () => "/v2/deployments", "{}", json, 405],
+  ["POST to a deployment", "POST", dep(() => mine), "{}", json, 405],
   [
     "DELETE a revision",
     "DELETE",
     dep(() => mine, "/revisions/00000000-0000-4000-8000-000000000000"),
     undefined,
     {},
-    404,
+    405,
   ],
   // Bodies: encoding and shape
   ["invalid JSON", "POST", () => "/v2/deployments", "{", json, 422],

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import { trackRouteMethods } from "./method-not-allowed.js";
 import { loggedUrl } from "./request-log.js";
 import type { ValidationIssue } from "./validation-errors.js";
 import { dedupe, formatAjvErrors } from "./validation-errors.js";
@@ -20,9 +21,17 @@ export const badRequest = (detail: string) => new HttpError(400, detail);
 export const notFound = (detail: string) => new HttpError(404, detail);
 export const unprocessable = (issues: ValidationIssue[]) => new HttpError(422, issues);
 
-/** Maps every error to the spec's bodies: 400/404 `{detail: string}`, 422 HTTPValidationError. */
+/**
+ * Maps every error to the spec's bodies: 400/404 `{detail: string}`, 422 HTTPValidationError; a
+ * known path with a method it does not serve is 405 with `Allow`. Install before the routes.
+ */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number, logger: Logger | false): void {
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: "Not Found" }));
+  const methodsAt = trackRouteMethods(app);
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = methodsAt(request.url.split("?", 1)[0] ?? "/");
+    if (allowed.length === 0) return reply.code(404).send({ detail: "Not Found" });
+    return reply.code(405).header("allow", allowed.join(", ")).send({ detail: "Method Not Allowed" });
+  });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpError) {
       return reply.code(error.statusCode).headers(error.headers).send({ detail: error.detail });

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Api, container, start } from "./helpers.js";
+
+// A known path with a method it does not serve: 405 with Allow, as FastAPI answers (spec 2.6 shows
+// its error bodies; spec 7 "Errors" is silent; docs/control-plane.md "Validation and errors").
+// Unknown paths stay 404, and both come after authentication.
+
+let api: Api;
+let id = "";
+beforeAll(async () => {
+  api = await start({ mode: "self-hosted" });
+  id = (await api.call("POST", "/v2/deployments", container("allow"))).body.id as string;
+});
+afterAll(async () => api.cp.stop());
+
+const rev = "00000000-0000-4000-8000-000000000001";
+const cases: Array<[method: string, path: () => string, allow: string]> = [
+  ["PUT", () => `/v2/deployments/${id}`, "DELETE, GET, HEAD, PATCH"],
+  ["POST", () => `/v2/deployments/${id}`, "DELETE, GET, HEAD, PATCH"],
+  ["DELETE", () => "/v2/deployments", "GET, HEAD, POST"],
+  ["PATCH", () => "/v2/deployments", "GET, HEAD, POST"],
+  ["POST", () => `/v2/deployments/${id}/revisions`, "GET, HEAD"],
+  ["DELETE", () => `/v2/deployments/${id}/revisions/${rev}`, "GET, HEAD"],
+  ["GET", () => `/v2/deployments/${id}/upload-url`, "POST"],
+  ["PATCH", () => "/v2/listeners", "GET, HEAD"],
+  ["POST", () => "/v1/integrations/gitrepo/install", "GET, HEAD"],
+  ["OPTIONS", () => `/v2/deployments/${id}`, "DELETE, GET, HEAD, PATCH"],
+  ["PUT", () => "/api/v1/orgs/current/info", "GET, HEAD, PATCH"],
+  ["DELETE", () => "/api/v1/organizations/current/info", "GET, HEAD, PATCH"],
+  ["PUT", () => `/agents/${id}/threads`, "POST"],
+];
+
+describe("405 Method Not Allowed on a known path", () => {
+  it.each(cases)("%s %s", async (method, path, allow) => {
+    const answer = await api.call(method, path(), method === "GET" ? undefined : {});
+    expect(answer.status).toBe(405);
+    expect(answer.body).toEqual({ detail: "Method Not Allowed" });
+    expect(answer.headers.get("allow")).toBe(allow);
+  });
+
+  it("still answers 404 for an unknown path, and 401 before either", async () => {
+    expect((await api.call("PUT", "/v2/nothing-here", {})).status).toBe(404);
+    expect((await api.call("GET", "/v2/deployments/x/y/z")).status).toBe(404);
+    const anonymous = await api.call("PUT", `/v2/deployments/${id}`, {}, { "x-api-key": "" });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("allow")).toBeNull();
+  });
+
+  it("serves the methods it names in Allow", async () => {
+    expect((await api.call("GET", `/v2/deployments/${id}`)).status).toBe(200);
+    expect((await api.call("HEAD", `/v2/deployments/${id}`)).status).toBe(200);
+  });
+});
