@@ -210,6 +210,32 @@ describe("PATCH revision triggers", () => {
     });
   });
 
+  // Spec 2.4 "ResourceSpec": CPU values are rounded to 1 decimal place; the deprecated fields
+  // (orchestrator_*, executor_*) are CPU values too, and get no defaults (the spec gives none).
+  it.each([
+    ["orchestrator_cpu", 0.25, 0.3],
+    ["orchestrator_cpu_limit", 0.35, 0.4],
+    ["executor_cpu", 1.05, 1.1],
+    ["executor_cpu_limit", 0.14, 0.1],
+  ])("rounds the deprecated CPU field %s (%s → %s) on create and on PATCH", async (field, sent, kept) => {
+    const deprecated = { [field]: sent, orchestrator_memory_mb: 300, executor_memory_mb: 2 };
+    const d = await create(
+      self,
+      container(`deprecated-${field.replace(/_/g, "-")}`, {
+        source_config: { listener_id: "10000000-0000-4000-8000-000000000001", resource_spec: deprecated },
+      }),
+    );
+    const expected = { [field]: kept, orchestrator_memory_mb: 300, executor_memory_mb: 2 };
+    expect(d.source_config.resource_spec).toEqual(expected);
+    const r = await self.call("PATCH", `/v2/deployments/${d.id}`, {
+      source_config: { resource_spec: deprecated },
+    });
+    expect(r.body.source_config.resource_spec).toEqual(expected);
+    expect((await self.call("GET", `/v2/deployments/${d.id}`)).body.source_config.resource_spec).toEqual(
+      expected,
+    );
+  });
+
   it("takes scale, memory and database values as sent: spec 8.3 gives them no bounds", async () => {
     const spec = { cpu: 2, cpu_limit: 1, min_scale: 3, max_scale: 1, memory_mb: 0, db_storage_gi: 0 };
     const d = await create(
