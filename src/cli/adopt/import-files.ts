@@ -1,23 +1,46 @@
 import { existsSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { escapeControls } from "../../errors.js";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { type BuiltManifest, buildOrganizationManifest } from "../../import/build-manifest.js";
+import { importFileName } from "../../import/file-name.js";
 import { formatManifest } from "../../import/format-manifest.js";
 import { importedFileError } from "../../import/check-manifest.js";
+import { SCHEMA_FILES } from "../../manifest/json-schema.js";
 import type { Organization } from "../../schema/deployment.js";
 import type { ApplyIo } from "../sync/apply.js";
 import { shown } from "./import-live.js";
 
 // `plumb import`: the files to write, each with its header and its text read back as plan reads it.
 
-/** The editors' schema, relative to where the manifests go (as in examples/). */
-function schemaComment(out: string): string[] {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
-    const schema = join(dir, "schemas", "plumb.schema.json");
-    if (existsSync(schema)) return [`yaml-language-server: $schema=${relative(resolve(out), schema)}`];
+/** The published id of the schema of any plumb document (README "Editor support"). */
+const PUBLISHED_SCHEMA = String(SCHEMA_FILES["plumb.schema.json"]!.$id);
+
+/**
+ * The editors' schema: the repository's own copy (schemas/plumb.schema.json in --out or a directory
+ * above it, up to the root of its git repository; `plumb schemas --out schemas` writes it), relative
+ * to the written file, as in examples/; else the published id. It was the path of the schema where
+ * plumb is installed, relative to --out (`../../../usr/lib/node_modules/...`): a path of one machine,
+ * committed to git, that no clone or colleague resolves.
+ */
+function schemaComment(out: string): string {
+  const own = resolve(out);
+  const dirs: string[] = [];
+  for (let dir = own; ; dir = dirname(dir)) {
+    dirs.push(dir);
+    if (existsSync(join(dir, ".git")) || dir === dirname(dir)) break;
   }
-  return [];
+  // Outside a git repository only --out itself counts: a directory above is nobody's repository.
+  const repository = existsSync(join(dirs[dirs.length - 1]!, ".git")) ? dirs : [own];
+  const copy = repository.map((dir) => join(dir, "schemas", "plumb.schema.json")).find((f) => existsSync(f));
+  const target = copy === undefined ? PUBLISHED_SCHEMA : relative(own, copy).split(sep).join("/");
+  return `yaml-language-server: $schema=${target}`;
+}
+
+/** A manifest written to another file than NAME.yaml says why (file-name.ts). */
+function withFileNote(name: string, built: BuiltManifest): BuiltManifest {
+  const { file, renamed } = importFileName(name);
+  if (!renamed) return built;
+  const note = `written as ${file}: ${name}.yaml names a device on Windows (${name.toUpperCase()}), which no clone there could check out`;
+  return { ...built, notes: [...built.notes, note] };
 }
 
 export type ImportFile = {
@@ -38,14 +61,11 @@ export function importFiles(
   organization: Organization | undefined,
 ): ImportFile[] {
   const files: ImportFile[] = kept.map((k) => ({
-    file: `${k.name}.yaml`,
+    file: importFileName(k.name).file,
     object: `Deployment ${k.name}`,
-    what: `Deployment ${k.liveName} (${escapeControls(k.id)})`,
-    built: k.built,
-    header: [
-      ...schemaComment(out),
-      `Imported by plumb import from deployment ${escapeControls(k.id)} on ${when}.`,
-    ],
+    what: `Deployment ${k.liveName} (${shown(k.id)})`,
+    built: withFileNote(k.name, k.built),
+    header: [schemaComment(out), `Imported by plumb import from deployment ${shown(k.id)} on ${when}.`],
     liveName: k.liveName,
   }));
   if (organization)
@@ -55,8 +75,8 @@ export function importFiles(
       what: `OrganizationAccess of ${shown(organization.display_name)}`,
       built: buildOrganizationManifest(organization),
       header: [
-        ...schemaComment(out),
-        `Imported by plumb import from organization ${escapeControls(organization.id)} on ${when}.`,
+        schemaComment(out),
+        `Imported by plumb import from organization ${shown(organization.id)} on ${when}.`,
       ],
     });
   return files;

@@ -13,8 +13,23 @@ import type { ApplyIo } from "../sync/apply.js";
  */
 const MANIFEST_NAME = new RegExp(DEPLOYMENT_NAME_PATTERN);
 
-/** A server's text quoted, every control character escaped (C1 too: JSON.stringify keeps them). */
-export const shown = (text: string): string => escapeControls(JSON.stringify(text));
+/** How much of a server's text is printed: a name or an id is far shorter. */
+const SHOWN_MAX = 120;
+
+/**
+ * A server's text quoted, every control character escaped (C1 too: JSON.stringify keeps them), and
+ * so are the characters that reorder or break a terminal's line (bidi controls, U+2028/9); cut at
+ * SHOWN_MAX characters, saying how many more there were. A hostile platform's 1 MB display_name
+ * was printed whole, in every line naming it.
+ */
+export function shown(text: string): string {
+  const cut = text.length > SHOWN_MAX ? text.slice(0, SHOWN_MAX).replace(/[\uD800-\uDBFF]$/, "") : text;
+  const quoted = escapeControls(JSON.stringify(cut)).replace(
+    /[\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  return cut === text ? quoted : `${quoted}… (${text.length - cut.length} more characters)`;
+}
 
 /** The live deployments whose names can be manifests'; each other one is said on stdout. */
 export function importable<T extends { id: string; name: string }>(

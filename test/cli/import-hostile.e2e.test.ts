@@ -1,0 +1,120 @@
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runImport } from "../../src/cli/adopt/import.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import type { RunningControlPlane } from "../../src/control-plane/server.js";
+import { captureIo, startPlane } from "./reconcile-helpers.js";
+import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
+
+// plumb import as a demanding user and against a hostile server (docs/import.md "Safety"): what
+// it writes must be checked out and read on any machine, and what it prints stays bounded.
+
+let cp: RunningControlPlane;
+let proxy: HoldingProxy | undefined;
+let root: string;
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+  await cp?.stop();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+const postContainers = async (...names: string[]) => {
+  for (const name of names) {
+    const res = await fetch(`${cp.url}/v2/deployments`, {
+      method: "POST",
+      headers: { "x-api-key": DEFAULT_API_KEY, "content-type": "application/json" },
+      body: JSON.stringify({
+        name,
+        source: "internal_container",
+        source_config: {},
+        source_revision_config: { image_uri: `img/${name}:1` },
+        secrets: [],
+      }),
+    });
+    if (res.status !== 201) throw new Error(`create ${name}: ${res.status} ${await res.text()}`);
+  }
+};
+
+const flags = (over: Record<string, unknown> = {}) => ({ out: root, name: [] as string[], ...over });
+
+const firstLine = async (path: string) => (await readFile(path, "utf8")).split("\n")[0];
+
+describe("plumb import, hostile and demanding", () => {
+  it("the schema comment is the repository's copy relative to the file, else the published id", async () => {
+    // It was the schema where plumb is installed, relative to --out: `../../../usr/lib/...` or
+    // `../../home/me/plumb/...`, a path of one machine committed to git.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha");
+    const bare = join(root, "bare");
+    expect(await runImport(flags({ out: bare, organization: true }), captureIo(cp))).toBe(0);
+    const published = "# yaml-language-server: $schema=https://plumb.dev/schemas/plumb.schema.json";
+    expect(await firstLine(join(bare, "alpha.yaml"))).toBe(published);
+    expect(await firstLine(join(bare, "organization-access.yaml"))).toBe(published);
+    // A repository with its own copy (plumb schemas --out schemas): relative to the written file.
+    const repo = join(root, "repo");
+    await mkdir(join(repo, ".git"), { recursive: true });
+    await mkdir(join(repo, "schemas"));
+    await writeFile(join(repo, "schemas", "plumb.schema.json"), "{}\n");
+    const out = join(repo, "teams", "deploy");
+    expect(await runImport(flags({ out }), captureIo(cp))).toBe(0);
+    expect(await firstLine(join(out, "alpha.yaml"))).toBe(
+      "# yaml-language-server: $schema=../../schemas/plumb.schema.json",
+    );
+  });
+
+  it("a huge organization name or id is printed cut short and escaped, never whole", async () => {
+    // A platform answering a 1 MB display_name had import print all of it on one line (a CI log
+    // of megabytes); a bidi override (U+202E) reordered the rest of the terminal line.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha");
+    const huge = `Acme\u202e${"x".repeat(1_000_000)}`;
+    proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) => {
+        const text = body.toString("utf8");
+        if (url.startsWith("/api/v1/organizations"))
+          return Buffer.from(
+            JSON.stringify({ ...JSON.parse(text), display_name: huge, id: "o".repeat(200_000) }),
+          );
+        if (method === "GET" && url.startsWith("/v2/deployments"))
+          return Buffer.from(text.replace(/"id":"([^"]+)"/, `"id":"$1${"i".repeat(300_000)}"`));
+        return body;
+      },
+    });
+    const io = captureIo(cp);
+    io.env = { ...io.env, PLUMB_API_URL: proxy.url, PLUMB_PLATFORM_URL: proxy.url };
+    expect(await runImport(flags({ organization: true }), io)).toBe(0);
+    expect(io.out().length).toBeLessThan(2_000);
+    expect(io.out()).toContain('OrganizationAccess of "Acme\\u202exxx');
+    expect(io.out()).toContain("… (999885 more characters)");
+    expect(io.out()).not.toContain("\u202e");
+    for (const file of await readdir(root)) {
+      const header = (await readFile(join(root, file), "utf8")).split("\n").slice(0, 2).join("\n");
+      expect(header.length).toBeLessThan(400);
+    }
+  });
+
+  it("a live name Windows reserves (aux, CON, lpt1) is written to a file every clone can check out", async () => {
+    // aux.yaml is the AUX device on Windows: git there cannot check it out, so the clone fails.
+    ({ cp, root } = await startPlane());
+    await postContainers("aux", "CON", "lpt1", "console", "beta");
+    const io = captureIo(cp);
+    expect(await runImport(flags(), io)).toBe(0);
+    expect((await readdir(root)).sort()).toEqual([
+      "CON_.yaml",
+      "aux_.yaml",
+      "beta.yaml",
+      "console.yaml",
+      "lpt1_.yaml",
+    ]);
+    expect(io.out()).toContain("note: written as aux_.yaml: aux.yaml names a device on Windows (AUX)");
+    // The manifests keep the live names: plan finds each one and changes nothing.
+    const plan = captureIo(cp);
+    await planCommand(plan).parseAsync(["node", "plan", root, "--output", "json"]);
+    process.exitCode = 0;
+    const parsed = JSON.parse(plan.out()) as { summary: Record<string, number> };
+    expect(parsed.summary).toMatchObject({ create: 0, update: 0, noop: 5 });
+  });
+});
