@@ -6,7 +6,12 @@ import type { RateLimitOverrides } from "./access/rate-limit.js";
 
 /** An API key and the tenants it can reach (several tenants: callers must send X-Tenant-Id). */
 export type ApiKeyGrant = { key: string; tenants: string[] };
-export type Listener = { id: string; compute_type: "k8s"; compute_id: string };
+/**
+ * A listener of `GET /v2/listeners`. `compute_type` is `k8s` for the default one; spec 2.2 validates
+ * `listener_config` "by the compute type of the listener" and names only `k8s`, so a listener of
+ * another type (configurable for tests) refuses `listener_config.k8s_namespace`.
+ */
+export type Listener = { id: string; compute_type: string; compute_id: string };
 export type Integration = { id: string; installation_id: string; name: string };
 
 /** The key a local control plane accepts when none is configured; it is not a secret. */

@@ -46,6 +46,25 @@ function checkReferences(config: SourceConfig, env: RuleEnv) {
     throw badRequest(
       `source_config.listener_id ${config.listener_id} is not a known listener; see GET /v2/listeners`,
     );
+  checkListenerConfig(config.listener_config, config.listener_id, env);
+}
+
+/**
+ * Spec 2.2: listener_config is "validated by the compute type of the listener", and k8s_namespace
+ * "applies only to listeners of compute type k8s". A namespace for a listener of another type is
+ * refused (400: it depends on the installation's listeners), naming the listener and its type.
+ */
+function checkListenerConfig(
+  listenerConfig: SourceConfig["listener_config"],
+  listenerId: string | null | undefined,
+  env: RuleEnv,
+): void {
+  if (!given(listenerConfig?.k8s_namespace) || !given(listenerId)) return;
+  const listener = env.listeners.find((l) => l.id === listenerId);
+  if (listener === undefined || listener.compute_type === "k8s") return;
+  throw badRequest(
+    `source_config.listener_config.k8s_namespace applies only to listeners of compute type k8s; listener ${listener.id} has compute type ${listener.compute_type}`,
+  );
 }
 
 const require = (value: unknown, field: string, source: string) => {
@@ -130,6 +149,7 @@ export function planPatch(
   const revisionIn = body.source_revision_config ?? {};
   const revisionSource = body.revision_source ?? source;
   checkPatchApplies(source, body, incoming, revisionSource);
+  checkListenerConfig(incoming.listener_config, record.sourceConfig.listener_id, env);
   checkUnchangeable(record, incoming, revisionIn, serverCustomUrl);
   checkTarball(record, revisionIn.source_tarball_path);
   const patched = patchedSourceConfig(source, record.sourceConfig, incoming);
