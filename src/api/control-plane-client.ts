@@ -20,7 +20,7 @@ export type ControlPlaneClientOptions = Omit<HttpClientOptions, "baseUrl" | "aut
   tenantId?: string | undefined;
   /** Page size of list calls; the API's maximum is 100. */
   pageSize?: number;
-  /** POST attempts when the outcome of the previous one is unknown; default 4. */
+  /** POST attempts when the outcome of the previous one is unknown; default 8 (as apply's PATCH). */
   createAttempts?: number;
 };
 
@@ -86,7 +86,7 @@ const shapes = {
 const id = (value: string) => encodeURIComponent(value);
 
 export function createControlPlaneClient(options: ControlPlaneClientOptions): ControlPlaneClient {
-  const { apiUrl, apiKey, tenantId, pageSize = 100, createAttempts = 4, ...transport } = options;
+  const { apiUrl, apiKey, tenantId, pageSize = 100, createAttempts = 8, ...transport } = options;
   const http = createHttpClient({
     ...transport,
     baseUrl: apiUrl,

@@ -33,6 +33,7 @@ export function createDeploymentOnce(
     signal?: AbortSignal,
   ): Promise<Deployment> {
     let outcomeUnknown = false;
+    const started = clock.now();
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await http.request<Deployment>({
@@ -59,7 +60,11 @@ export function createDeploymentOnce(
         );
         const found = await findByName(body.name, signal);
         if (found) return found;
-        await clock.sleep(backoffDelay(attempt, retryBackoff(policy), random), signal);
+        // The server's Retry-After (a 503's) when it sends one: a backoff of a few hundred ms spent
+        // every attempt inside a short outage that an update (send-change.ts) waits out.
+        const delay = error.retryAfterMs ?? backoffDelay(attempt, retryBackoff(policy), random);
+        if (clock.now() + delay - started > policy.maxElapsedMs) throw error;
+        await clock.sleep(delay, signal);
       }
     }
   };

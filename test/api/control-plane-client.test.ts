@@ -169,6 +169,33 @@ describe("createDeployment", () => {
     expect((error as ApiError).status).toBe(503);
   });
 
+  it("waits out a short outage as the server asks: Retry-After between attempts, 8 attempts by default", async () => {
+    // Five 503s with Retry-After: 1 (a restart of about 5 s). With 4 attempts of a jittered backoff
+    // under 1.4 s the create failed inside it, where an update (apply's PATCH) waits it out.
+    const created = deployment("shop");
+    nock(BASE).post("/v2/deployments").times(5).reply(503, {}, { "retry-after": "1" });
+    nock(BASE)
+      .get("/v2/deployments")
+      .query({ limit: "100", offset: "0", name_contains: "shop" })
+      .times(5)
+      .reply(200, { resources: [], offset: 0 });
+    nock(BASE).post("/v2/deployments").reply(201, created);
+    const clock = fakeClock();
+    expect((await make({ clock }).createDeployment(createBody)).id).toBe(created.id);
+    expect(clock.sleeps).toEqual([1000, 1000, 1000, 1000, 1000]);
+  });
+
+  it("does not wait past the retry bound for a Retry-After: the last error instead", async () => {
+    nock(BASE).post("/v2/deployments").reply(503, {}, { "retry-after": "3600" });
+    nock(BASE)
+      .get("/v2/deployments")
+      .query({ limit: "100", offset: "0", name_contains: "shop" })
+      .reply(200, { resources: [], offset: 0 });
+    const clock = fakeClock();
+    await expect(make({ clock }).createDeployment(createBody)).rejects.toMatchObject({ status: 503 });
+    expect(clock.sleeps).toEqual([]);
+  });
+
   it("does not retry a 422", async () => {
     nock(BASE)
       .post("/v2/deployments")
