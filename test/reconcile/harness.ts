@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import type { RetryPolicy } from "../../src/api/transport/retry.js";
 import { type Clock, systemClock } from "../../src/clock.js";
 import type { ControlPlaneOptions } from "../../src/control-plane/options.js";
 import { DEFAULT_API_KEY, DEFAULT_INTEGRATION_ID } from "../../src/control-plane/options.js";
@@ -75,6 +76,8 @@ export async function startEnv(
   clock: Clock = systemClock,
   /** Where plan reads secrets' `valueFrom: {env}` (a test's own, so it need not write process.env). */
   processEnv: NodeJS.ProcessEnv = process.env,
+  /** The client's retry policy over the harness's short waits (test/apply/faults.e2e: more attempts). */
+  retry: Partial<RetryPolicy> = {},
 ): Promise<Env> {
   const cp = await startControlPlane({
     revisionSeconds: 0,
@@ -88,7 +91,7 @@ export async function startEnv(
   const ports = createApplyPorts({
     clock,
     api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
-    transport: { retry: { baseDelayMs: 5, maxDelayMs: 50 }, timeoutMs: 5_000 },
+    transport: { retry: { baseDelayMs: 5, maxDelayMs: 50, ...retry }, timeoutMs: 5_000 },
   });
   const plan = async () => {
     const store = await loadStatusStore(statusDir);
