@@ -122,6 +122,17 @@ function planDeployment(
   }
   if (!existing) {
     planCreation(change, object, source);
+  } else if (existing.status === "AWAITING_DELETE") {
+    // The control plane refuses every change to it (400), and a create of its name (409) until it
+    // is gone: planned as a PATCH, apply failed on an API error that said nothing of the deletion.
+    change.id = existing.id;
+    change.action = "refused";
+    change.errors = [
+      {
+        field: "",
+        message: `deployment ${name} (${existing.id}) is being deleted (AWAITING_DELETE): nothing is sent to it; once it is gone, apply creates it again from this manifest (remove the manifest if it should stay deleted)`,
+      },
+    ];
   } else {
     const diff = diffDeployment({
       name,
