@@ -5,7 +5,9 @@ import type { PruneResult } from "../reconcile/prune/prune.js";
 import { changeLines, headline } from "./format-lines.js";
 import { MARKDOWN_LIMIT } from "./format-markdown.js";
 import { count } from "./plural.js";
+import { escapeControls } from "../errors.js";
 import { formatContextLine, type ReportContext } from "./report-context.js";
+import { htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
 
 // `plumb apply --output markdown`: the apply result as a pull-request comment, as Atlantis posts on
 // merge: outcome counts, one row per object (outcome, revision, verify, time), what changed and
@@ -24,8 +26,6 @@ const ICON: Record<ApplyOutcome, string> = {
   interrupted: "⏹️",
 };
 
-const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
-const code = (text: string) => `\`${cell(text).replace(/`/g, "'")}\``;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function verifyCell(r: ApplyResult): string {
@@ -44,6 +44,7 @@ function section(r: ApplyResult, change: PlannedChange | undefined, where: strin
   if (r.verify?.checks) lines.push(`  checks: ${formatChecksLine(r.verify.checks)}`);
   for (const f of r.verify?.checks?.failures ?? []) lines.push(`! check ${f.case}: ${f.reason}`);
   if (r.verify?.code) lines.push(`! [${r.verify.code}]`);
+  for (const [i, line] of lines.entries()) lines[i] = escapeControls(line); // a CI log shows this too
   const fence = "`".repeat(
     Math.max(
       3,
@@ -52,7 +53,7 @@ function section(r: ApplyResult, change: PlannedChange | undefined, where: strin
   );
   const label = change ? headline(change).label : r.action;
   return [
-    `<details><summary>${ICON[r.outcome]} ${r.outcome}: ${r.kind} ${code(r.name)} — ${label} (${code(where)})</summary>`,
+    `<details><summary>${ICON[r.outcome]} ${r.outcome}: ${r.kind} ${htmlCode(r.name)} — ${label} (${htmlCode(where)})</summary>`,
     "",
     `${fence}diff`,
     ...lines,
@@ -91,9 +92,13 @@ export function formatApplyMarkdown(
           "",
         ]
       : ["Nothing to apply: live matched the manifests.", ""]),
-    ...pruned.map(
-      (p) =>
-        `- ${p.outcome === "deleted" ? "🗑️ deleted" : "❌ not deleted"} Deployment ${code(p.name)}: ${cell(p.message)}`,
+    ...linesWithin(
+      pruned.map(
+        (p) =>
+          `- ${p.outcome === "deleted" ? "🗑️ deleted" : "❌ not deleted"} Deployment ${markdownCode(p.name, false)}: ${markdownText(p.message)}`,
+      ),
+      limit / 2,
+      (left) => `- … and ${count(left, "more deletion")}: the job log has every line`,
     ),
     ...(pruned.length > 0 ? [""] : []),
   ];
@@ -103,7 +108,7 @@ export function formatApplyMarkdown(
     "|---|---|---|---|---|---|---|",
     ...report.results.map(
       (r) =>
-        `| ${ICON[r.outcome]} ${r.outcome} | ${r.kind} | ${code(r.name)} | ${code(where(r))} | ${r.revision_id ? `${code(r.revision_id)} ${r.revision_status ?? ""}`.trimEnd() : "—"} | ${verifyCell(r)} | ${seconds(r.elapsed_ms)} |`,
+        `| ${ICON[r.outcome]} ${r.outcome} | ${markdownText(r.kind)} | ${markdownCode(r.name)} | ${markdownCode(where(r))} | ${r.revision_id ? `${markdownCode(r.revision_id)} ${markdownText(r.revision_status ?? "")}`.trimEnd() : "—"} | ${verifyCell(r)} | ${seconds(r.elapsed_ms)} |`,
     ),
     "",
   ];

@@ -5,6 +5,7 @@ import { MARKDOWN_LIMIT } from "./format-markdown.js";
 import { redactChange } from "../diff/secrets/redact.js";
 import type { DriftItem, DriftReason, DriftReport } from "../reconcile/drift.js";
 import { count } from "./plural.js";
+import { htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
 
 const REASON_TEXT: Record<DriftReason, string> = {
   differs: "live differs from git",
@@ -93,28 +94,32 @@ export function formatDriftJson(report: DriftReport): string {
   return `${JSON.stringify({ ...report, items }, null, 2)}\n`;
 }
 
-const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
-
-/** Markdown for an issue or pull-request comment: a table, then the field diffs; under 65,000 characters. */
+/**
+ * Markdown for an issue or pull-request comment: a table, then the field diffs; under 65,000
+ * characters (rows past half of it are cut with a note, then the diffs as they fit). Names, files,
+ * fields and errors (a server's words) are text or code, never markup (markdown-text.ts).
+ */
 export function formatDriftMarkdown(report: DriftReport, limit = MARKDOWN_LIMIT): string {
-  const head = [`### plumb drift`, "", summaryText(report)];
+  const head = [`### plumb drift`, "", markdownText(summaryText(report))];
   if (report.in_sync) return `${head.join("\n")}\n`;
   head.push("", "| Object | Drift | Fields | Manifest |", "|---|---|---|---|");
-  for (const n of report.not_checked)
-    head.push(
-      `| ${n.kind} \`${cell(n.name)}\` | not checked: ${cell(n.errors.join("; "))} | — | ${cell(n.file ? `${n.file}:${n.line}` : "(not in git)")} |`,
-    );
+  const rows = report.not_checked.map(
+    (n) =>
+      `| ${markdownText(n.kind)} ${markdownCode(n.name)} | not checked: ${markdownText(n.errors.join("; "))} | — | ${markdownCode(n.file ? `${n.file}:${n.line}` : "(not in git)")} |`,
+  );
   const ordered = [...driftedOf(report), ...pendingOf(report)];
   for (const item of ordered) {
-    head.push(
-      `| ${item.kind} \`${cell(item.name)}\` | ${cell(itemText(item))} | ${cell(item.fields.join(", ") || "—")} | ${cell(where(item))} |`,
+    rows.push(
+      `| ${markdownText(item.kind)} ${markdownCode(item.name)} | ${markdownText(itemText(item))} | ${markdownText(item.fields.join(", ") || "—")} | ${markdownCode(where(item))} |`,
     );
   }
-  let out = head.join("\n");
+  const rowsNote = (left: number) =>
+    `\n_Truncated: ${count(left, "more object")} not shown; run \`plumb drift\` for the full report._`;
+  let out = [...head, ...linesWithin(rows, limit / 2, rowsNote)].join("\n");
   for (const item of ordered) {
     if (!item.change) continue;
     const body = changeLines(item.change).map((l) => `${l.mark} ${l.text}`);
-    const section = `\n\n<details><summary>${item.kind} ${item.name}</summary>\n\n\`\`\`\`diff\n${body.join("\n")}\n\`\`\`\`\n\n</details>`;
+    const section = `\n\n<details><summary>${item.kind} ${htmlCode(item.name)}</summary>\n\n\`\`\`\`diff\n${body.join("\n")}\n\`\`\`\`\n\n</details>`;
     if (out.length + section.length > limit - 200) {
       out += "\n\n_Truncated: run `plumb drift` for the full report._";
       break;

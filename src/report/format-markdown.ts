@@ -1,17 +1,15 @@
 import { changeLines, headline, notPlannedCount, pruneLine, shownChanges } from "./format-lines.js";
-import type { Plan, PlannedChange } from "../diff/plan/plan-types.js";
+import type { Plan, PlannedChange, PlannedPrune } from "../diff/plan/plan-types.js";
 import { count } from "./plural.js";
 import { formatContextLine, type ReportContext } from "./report-context.js";
+import { htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
+import { escapeControls } from "../errors.js";
 
 /** First line of every plan comment: CI scripts find their earlier comment by it and edit it. */
 export const PLAN_COMMENT_MARKER = "<!-- plumb plan -->";
 
 /** GitHub refuses comments over 65,536 characters; stay clear of it. */
 export const MARKDOWN_LIMIT = 65_000;
-
-const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
-const code = (text: string) =>
-  `<code>${text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")}</code>`;
 
 function fieldsOf(change: PlannedChange): string {
   if (change.action === "create") return "(new)";
@@ -22,13 +20,13 @@ function fieldsOf(change: PlannedChange): string {
 function details(change: PlannedChange, where: (change: PlannedChange) => string): string {
   const { mark, label } = headline(change);
   const body = changeLines(change).map((line) => `${line.mark} ${line.text}`);
-  if (change.request) body.unshift(`  ${change.request.method} ${change.request.path}`);
+  if (change.request) body.unshift(escapeControls(`  ${change.request.method} ${change.request.path}`));
   // Fence longer than any backtick run inside, so a value cannot close it.
   const fence = "`".repeat(
     Math.max(3, ...body.map((l) => (l.match(/`+/g) ?? []).reduce((n, r) => Math.max(n, r.length + 1), 0))),
   );
   return [
-    `<details><summary>${mark} ${label}: ${change.kind} ${code(change.name)} (${code(where(change))})</summary>`,
+    `<details><summary>${mark} ${label}: ${change.kind} ${htmlCode(change.name)} (${htmlCode(where(change))})</summary>`,
     "",
     `${fence}diff`,
     ...body,
@@ -37,6 +35,18 @@ function details(change: PlannedChange, where: (change: PlannedChange) => string
     "</details>",
   ].join("\n");
 }
+
+/** A removed object as a list item: its name as code, the rest (an id, a reason) as text. */
+function pruneItem(p: PlannedPrune): string {
+  const text = pruneLine(p).text;
+  const at = text.indexOf(p.name);
+  if (at < 0) return `- ${markdownText(text)}`;
+  const after = text.slice(at + p.name.length);
+  return `- ${markdownText(text.slice(0, at))}${markdownCode(p.name, false)}${markdownText(after)}`;
+}
+
+const pruneNote = (left: number) =>
+  `- … and ${count(left, "more object")} removed from git: \`plumb plan\` lists them all`;
 
 /** A pull-request comment: summary table first, one collapsible section per change, under 65,000 characters. */
 export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT, context?: ReportContext): string {
@@ -59,7 +69,7 @@ export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT, context?:
     `| ${summary.create} | ${summary.update} | ${summary.refused - errors} |${errors ? ` ${errors} |` : ""}${pruneCells} ${summary.noop} |`,
     "",
     // Managed objects whose manifests were removed: a reviewer sees what apply --prune would delete.
-    ...prune.map((p) => `- ${pruneLine(p).text.replace(p.name, `\`${cell(p.name)}\``)}`),
+    ...linesWithin(prune.map(pruneItem), limit / 2, pruneNote),
     ...(prune.length > 0 ? [""] : []),
   ];
   if (shown.length === 0)
@@ -69,7 +79,7 @@ export function formatPlanMarkdown(plan: Plan, limit = MARKDOWN_LIMIT, context?:
     "|---|---|---|---|---|",
     ...shown.map((change) => {
       const { mark, label } = headline(change);
-      return `| ${mark} ${label} | ${change.kind} | \`${cell(change.name)}\` | \`${cell(where(change))}\` | ${cell(fieldsOf(change))} |`;
+      return `| ${mark} ${label} | ${markdownText(change.kind)} | ${markdownCode(change.name)} | ${markdownCode(where(change))} | ${markdownText(fieldsOf(change))} |`;
     }),
     "",
   ];

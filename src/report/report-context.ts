@@ -1,6 +1,8 @@
 // Where a pull-request comment's facts come from: the commit, the control plane (URL without
 // credentials) and tenant, and file paths as the repository knows them. Built by the CLI.
 
+import { markdownCode, markdownText } from "./markdown-text.js";
+
 export type ReportContext = {
   commit: string | null;
   controlPlane: string;
@@ -12,9 +14,10 @@ export type ReportContext = {
 /** `Commit abc123def456 · control plane https://cp.example.com · tenant t-1` (Markdown). */
 export function formatContextLine(context: ReportContext): string {
   const parts = [
-    context.commit ? `commit \`${context.commit.slice(0, 12)}\`` : "not a git checkout",
-    `control plane ${context.controlPlane}`,
-    ...(context.tenant ? [`tenant \`${context.tenant}\``] : []),
+    context.commit ? `commit ${markdownCode(context.commit.slice(0, 12), false)}` : "not a git checkout",
+    // An Environment of the pull request names them: text and code, never markup.
+    `control plane ${markdownText(context.controlPlane)}`,
+    ...(context.tenant ? [`tenant ${markdownCode(context.tenant, false)}`] : []),
   ];
   const line = parts.join(" · ");
   return line[0]!.toUpperCase() + line.slice(1);

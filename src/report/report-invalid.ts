@@ -1,6 +1,8 @@
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format/format.js";
 import { sortProblems } from "../manifest/validate.js";
 import type { Problem } from "../manifest/types.js";
+import { MARKDOWN_LIMIT } from "./format-markdown.js";
+import { linesWithin, markdownCode, markdownText } from "./markdown-text.js";
 import { count } from "./plural.js";
 
 /**
@@ -26,24 +28,31 @@ export function reportInvalidManifests(
   out.write(`${formatProblems(problems)}\n${tally}\n`);
 }
 
-const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
-
-/** For a pull-request comment: the problems as a table a reviewer can read, the tally last. */
-function formatProblemsMarkdown(problems: readonly Problem[], tally: string): string {
+/**
+ * For a pull-request comment: the problems as a table a reviewer can read, the tally last; under the
+ * comment size limit (a tree of many broken files is cut, with a note). A problem quotes the
+ * manifest (a key, a value), so its words are text, never markup (markdown-text.ts).
+ */
+export function formatProblemsMarkdown(
+  problems: readonly Problem[],
+  tally: string,
+  limit = MARKDOWN_LIMIT,
+): string {
   const rows = sortProblems(problems).map(
     (p) =>
-      `| \`${cell(`${p.file}:${p.line}:${p.column}`)}\` | ${p.severity} | \`${cell(p.code)}\` | ${cell(p.field ? `${p.field}: ${p.message}` : p.message)} |`,
+      `| ${markdownCode(`${p.file}:${p.line}:${p.column}`)} | ${p.severity} | ${markdownCode(p.code)} | ${markdownText(p.field ? `${p.field}: ${p.message}` : p.message)} |`,
   );
-  return [
+  const head = [
     "### plumb: invalid manifests",
     "",
     "Nothing was planned or sent: fix these (`plumb validate` shows the same) and push again.",
     "",
     "| Location | Severity | Code | Problem |",
     "| --- | --- | --- | --- |",
-    ...rows,
-    "",
-    `**${tally}**`,
-    "",
-  ].join("\n");
+  ];
+  const tail = ["", `**${tally}**`, ""];
+  const note = (left: number) =>
+    `\n> **Truncated:** ${count(left, "more problem")} not shown to stay under the comment size limit; \`plumb validate\` lists them all.`;
+  const budget = limit - [...head, ...tail].join("\n").length - 1;
+  return [...head, ...linesWithin(rows, budget, note), ...tail].join("\n");
 }

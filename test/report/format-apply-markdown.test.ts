@@ -87,8 +87,8 @@ describe("apply as a pull-request comment", () => {
       { elapsedMs: 1_000 },
     );
     expect(md).toContain("### plumb apply: ❌ did not converge");
-    expect(md.indexOf("❌ failed: Deployment `agent-1`")).toBeLessThan(
-      md.indexOf("✅ converged: Deployment `agent-0`"),
+    expect(md.indexOf("❌ failed: Deployment <code>agent-1</code>")).toBeLessThan(
+      md.indexOf("✅ converged: Deployment <code>agent-0</code>"),
     );
     expect(md).toContain("! failed: image pull backoff");
   });
