@@ -30,6 +30,7 @@ type OrgRouteKit = {
   isDefault: (state: OrgState) => boolean;
   accessOf: (state: OrgState) => ReturnType<typeof effectiveAccess>;
   info: (state: OrgState) => Record<string, unknown>;
+  refusal: (state: OrgState, patch: Record<string, unknown>) => string | undefined;
   newMember: NewMember;
   valid: <T>(parsed: Parsed<T>, reply: FastifyReply) => T | undefined;
   conflict: (reply: FastifyReply, detail: string) => FastifyReply;
@@ -62,15 +63,30 @@ function orgRouteKit({ ctx, store, selfHostedJitProvisioningEnabled }: Organizat
       selfHostedJitProvisioningEnabled,
     });
 
-  /** Spec 2.7 fields; a self-hosted non-default organization shows the fixed invites-only settings it runs with. */
+  /**
+   * Spec 2.7 fields, as they apply: a self-hosted non-default organization shows the fixed
+   * invites-only settings it runs with, and with SELF_HOSTED_JIT_PROVISIONING_ENABLED=false JIT
+   * shows off (spec 5.4 rule 6: "whatever their own setting"), as sign-in decides.
+   */
   const info = (state: OrgState) => {
     const { seq: _seq, created_at: _created, ...fields } = state.organization;
-    const fixed = ctx.mode === "self-hosted" && !isDefault(state);
+    const access = accessOf(state);
     return {
       ...fields,
-      ...(fixed ? { jit_provisioning_enabled: false, invites_enabled: true } : {}),
+      ...(ctx.mode === "self-hosted"
+        ? { jit_provisioning_enabled: access.jit, invites_enabled: access.invites }
+        : {}),
       default_sso_provision: isDefault(state),
     };
+  };
+  /** Why `patch` cannot take effect on this installation (400), or undefined. */
+  const refusal = (state: OrgState, patch: Record<string, unknown>): string | undefined => {
+    if (ctx.mode !== "self-hosted") return undefined;
+    if (!isDefault(state) && Object.keys(patch).length > 0)
+      return `On a self-hosted installation the SSO onboarding settings apply only to the default organization (default_sso_provision = true); organization ${state.organization.display_name} uses invites only.`;
+    if (patch.jit_provisioning_enabled === true && !selfHostedJitProvisioningEnabled)
+      return "JIT provisioning is disabled for the whole installation (SELF_HOSTED_JIT_PROVISIONING_ENABLED=false), whatever an organization's own setting: enabling it here would have no effect. Set the variable to true on the installation and restart it, or leave jit_provisioning_enabled false and use invites or SCIM.";
+    return undefined;
   };
 
   const newMember: NewMember = (fields) => {
@@ -85,14 +101,14 @@ function orgRouteKit({ ctx, store, selfHostedJitProvisioningEnabled }: Organizat
     return undefined;
   };
   const conflict = (reply: FastifyReply, detail: string) => reply.code(409).send({ detail });
-  return { ctx, iso, stateOf, isDefault, accessOf, info, newMember, valid, conflict };
+  return { ctx, iso, stateOf, isDefault, accessOf, info, refusal, newMember, valid, conflict };
 }
 
 /** The organization, its onboarding settings and its SSO defaults. */
 function registerSettingsRoutes(
   app: FastifyInstance,
   prefix: string,
-  { ctx, stateOf, isDefault, info, valid }: OrgRouteKit,
+  { ctx, stateOf, info, refusal, valid }: OrgRouteKit,
 ): void {
   // The organization itself (read by real tooling; not shown in the spec): the same as /info.
   app.get(prefix, async (request) => info(await stateOf(request)));
@@ -105,11 +121,8 @@ function registerSettingsRoutes(
     const patch = valid(parseSettingsPatch(request.body), reply);
     if (patch === undefined) return reply;
     const state = await stateOf(request);
-    if (ctx.mode === "self-hosted" && !isDefault(state) && Object.keys(patch).length > 0) {
-      return reply.code(400).send({
-        detail: `On a self-hosted installation the SSO onboarding settings apply only to the default organization (default_sso_provision = true); organization ${state.organization.display_name} uses invites only.`,
-      });
-    }
+    const refused = refusal(state, patch);
+    if (refused !== undefined) return reply.code(400).send({ detail: refused });
     Object.assign(state.organization, patch);
     await ctx.commit();
     return info(state);

@@ -225,6 +225,46 @@ describe("self-hosted installation", () => {
     expect(denied.body.detail).toContain("SELF_HOSTED_JIT_PROVISIONING_ENABLED=false");
     expect(organizationsOptionsFromEnv({}).selfHostedJitProvisioningEnabled).toBe(true);
   });
+
+  // Spec 5.4 rule 6: the variable "disables JIT provisioning for all organizations whatever their
+  // own setting". The settings read and written say so too, not only sign-in: a PATCH that enables
+  // JIT would change nothing, so it is refused (400) rather than answered as if it applied.
+  it("SELF_HOSTED_JIT_PROVISIONING_ENABLED=false: GET shows JIT off, a PATCH enabling it is refused", async () => {
+    await start(
+      "self-hosted",
+      organizationsOptionsFromEnv({ SELF_HOSTED_JIT_PROVISIONING_ENABLED: "false" }),
+    );
+    expect((await call("GET", "/info")).body).toMatchObject({
+      default_sso_provision: true,
+      jit_provisioning_enabled: false,
+      invites_enabled: true,
+    });
+    for (const body of [
+      { jit_provisioning_enabled: true },
+      { jit_provisioning_enabled: true, invites_enabled: false },
+    ]) {
+      const refused = await call("PATCH", "/info", body);
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toContain("SELF_HOSTED_JIT_PROVISIONING_ENABLED=false");
+    }
+    expect((await call("GET", "/info")).body).toMatchObject({
+      jit_provisioning_enabled: false,
+      invites_enabled: true,
+    });
+    const off = await call("PATCH", "/info", { jit_provisioning_enabled: false, invites_enabled: false });
+    expect(off.status).toBe(200);
+    expect(off.body).toMatchObject({ jit_provisioning_enabled: false, invites_enabled: false });
+    expect((await signIn("ida@x.io")).status).toBe(403);
+  });
+
+  it("with the variable unset, the default organization's PATCH enables JIT and sign-in uses it", async () => {
+    await start("self-hosted", organizationsOptionsFromEnv({}));
+    await call("PATCH", "/info", { jit_provisioning_enabled: false });
+    const on = await call("PATCH", "/info", { jit_provisioning_enabled: true });
+    expect(on.status).toBe(200);
+    expect(on.body.jit_provisioning_enabled).toBe(true);
+    expect((await signIn("jan@x.io")).body.via).toBe("jit");
+  });
 });
 
 describe("organization state across a restart", () => {
