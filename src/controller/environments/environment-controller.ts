@@ -24,6 +24,7 @@ import { withEnvironmentHints } from "../../reconcile/environment-hints.js";
 import { createEnvironmentLoad, type EnvironmentLoad } from "./environment-load.js";
 import { promotionOf } from "./environment-promotion.js";
 import { followEnvironments } from "./environment-roster.js";
+import { refuseCollisions } from "./environment-set.js";
 import { environmentsStatus } from "./environment-status.js";
 import { createRebalance, type Rebalance } from "./rebalance.js";
 import { defaultReplicaId, startReplicas } from "./replicas.js";
@@ -53,6 +54,8 @@ type Context = {
   roster: Map<string, LoadedEnvironment>;
   /** Environments whose document in git is invalid: the first problem (the last valid one runs). */
   invalid: Map<string, string>;
+  /** Environments refused while they collide with another (environment-name-collision): why. */
+  refused: Map<string, string>;
   claims: EnvironmentClaim[];
   /** Claims of environments removed from git, still draining. */
   ending: Set<Promise<void>>;
@@ -84,7 +87,8 @@ export async function startEnvironmentController(
   const replicas = await startReplicas({ dir: join(base, ".replicas"), id, leaseMs, log });
   const roster = new Map(shared.environments.map((e) => [e.manifest.metadata.name, e]));
   const ctx: Context = {
-    ...{ options, source, http, log, base, leaseMs, environmentApi, roster, invalid: new Map() },
+    ...{ options, source, http, log, base, leaseMs, environmentApi, roster },
+    ...{ invalid: new Map(), refused: new Map() },
     ...{ claims: [], ending: new Set(), rescanOnceStarted: new Set(), stopping: false },
     tree: createEnvironmentLoad(
       (root) => loader.loadTree(root),
@@ -119,16 +123,7 @@ export async function startEnvironmentController(
       ...{ claims: ctx.claims, source, replicas, share: ctx.rebalance.share },
       invalid: (name) => ctx.invalid.get(name),
     });
-  http?.use(
-    environmentHandlers({
-      claims: () => ctx.claims,
-      environments: () => [...ctx.roster.values()],
-      invalid: (name) => ctx.invalid.get(name),
-      statusDirOf: (name) => join(base, name),
-      ...{ status, statusToken: options.statusToken, webhookSecret: options.webhookSecret },
-      ...{ sync: scans.sync, scanned: scans.scanned, clock: shared.clock, log },
-    }),
-  );
+  http?.use(environmentHandlersOf(ctx, scans, status, shared.clock));
   log.info(
     { environments: ctx.claims.map((c) => c.name), replica: replicas.self, replicas: replicas.live() },
     "reconciling environments",
@@ -141,6 +136,25 @@ export async function startEnvironmentController(
     await loader.close();
   };
   return controllerOf(ctx, { ...scans, status, stopParts });
+}
+
+/** The HTTP side's view of the environments (environment-http.ts). */
+function environmentHandlersOf(
+  ctx: Context,
+  scans: ReturnType<typeof createScans>,
+  status: Controller["status"],
+  clock: Clock,
+) {
+  const { options, log } = ctx;
+  return environmentHandlers({
+    claims: () => ctx.claims,
+    environments: () => [...ctx.roster.values()],
+    invalid: (name) => ctx.invalid.get(name),
+    refused: (name) => ctx.refused.get(name),
+    statusDirOf: (name) => join(ctx.base, name),
+    ...{ status, statusToken: options.statusToken, webhookSecret: options.webhookSecret },
+    ...{ sync: scans.sync, scanned: scans.scanned, clock, log },
+  });
 }
 
 /** The options a controller of environments refuses or needs; its reader of Environment API settings. */
@@ -203,6 +217,7 @@ function follow(ctx: Context, tree: LoadResult): string[] {
         "Environment document invalid: running its last valid version",
       );
   ctx.invalid = change.invalid;
+  const refused = refuseCollisions(ctx, tree, ctx.source.manifestRoot);
   for (const name of change.removed) {
     const claim = ctx.claims.find((c) => c.name === name);
     if (!claim) continue;
@@ -226,7 +241,7 @@ function follow(ctx: Context, tree: LoadResult): string[] {
   if (change.removed.length > 0 && ctx.roster.size === 0)
     log.warn({}, "the manifests define no environment any more: restart the controller to reconcile them");
   if (change.added.length + change.removed.length > 0) ctx.rebalance.run();
-  return change.restarted;
+  return [...change.restarted, ...refused];
 }
 
 /** One environment's claim: its lock, and its store started on its current Environment document. */
@@ -245,6 +260,8 @@ function claimOf(ctx: Context, name: string): EnvironmentClaim {
   const api = () => {
     const environment = ctx.roster.get(name);
     if (!environment) throw new PlumbError("api-config", `environment ${name} is no longer defined in git`);
+    const refusal = ctx.refused.get(name);
+    if (refusal) throw new PlumbError("environment-name-collision", refusal);
     return ctx.environmentApi(environment, source.manifestRoot);
   };
   const promotion = {

@@ -28,6 +28,8 @@ export function environmentHandlers(deps: {
   environments: () => readonly LoadedEnvironment[];
   /** The problem of an environment whose document in git is invalid (its last valid one runs). */
   invalid: (environment: string) => string | undefined;
+  /** Why an environment is refused (environment-name-collision while it collides with another). */
+  refused: (environment: string) => string | undefined;
   statusDirOf: (environment: string) => string;
   status: () => ControllerStatusJson;
   statusToken: string | undefined;
@@ -125,7 +127,10 @@ const storeLedElsewhere = async (dir: string) =>
   (await loadUntrackedStatusStore(dir).catch(() => emptyStatusStore())).objects;
 
 function environmentPage(
-  deps: Pick<Parameters<typeof environmentHandlers>[0], "claims" | "invalid" | "clock">,
+  deps: Pick<
+    Parameters<typeof environmentHandlers>[0],
+    "claims" | "invalid" | "refused" | "environments" | "clock"
+  >,
   matrix: (query: MatrixQuery) => Promise<MatrixPage>,
 ): PageRoutes {
   const { claims } = deps;
@@ -139,12 +144,20 @@ function environmentPage(
       const invalid = deps.invalid(c.name);
       return { environment: c.name, role: c.role(), ...(invalid ? { invalid } : {}) };
     });
+  // A refused environment is led nowhere: every header says why, at its Environment document.
+  const refusals = () =>
+    deps.environments().flatMap(({ file, location, manifest }) => {
+      const reason = deps.refused(manifest.metadata.name);
+      const message = `environment ${manifest.metadata.name} refused, nothing sent to it: ${reason}`;
+      return reason ? [{ file, problems: [{ line: location.line, column: location.column, message }] }] : [];
+    });
   return {
     header(environment) {
       const led = pageOf(environment);
-      if (led) return { ...led.page.header(), environment: led.name, environments: summary() };
-      const now = new Date(deps.clock.now());
-      return { ...buildStandbyHeader("", "(no environment led here)", now), environments: summary() };
+      const header = led
+        ? { ...led.page.header(), environment: led.name }
+        : buildStandbyHeader("", "(no environment led here)", new Date(deps.clock.now()));
+      return { ...header, invalid: [...refusals(), ...header.invalid], environments: summary() };
     },
     objects: (query, environment) => pageOf(environment)?.page.objects(query) ?? buildObjectPage([], query),
     detail: async (kind, name, environment) => (await pageOf(environment)?.page.detail(kind, name)) ?? null,

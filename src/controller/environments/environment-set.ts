@@ -11,6 +11,7 @@ import {
 } from "../../manifest/rules/environment-names.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
+import type { Logger } from "../../logger.js";
 
 /**
  * The environments this controller starts with: those --env names (all when none); undefined when
@@ -40,15 +41,27 @@ export async function definedEnvironments(
  * Two environments whose settings resolve to one control plane and would both use one deployment
  * name there: the controller does not start (environment-name-collision), as plan and apply refuse
  * (src/cli/environment-settings.ts); reconciling both, it would undo each one's change with the other's
- * for ever. Checked on the tree it starts with; an environment whose settings cannot be read here
- * is not compared.
+ * for ever. Checked on the tree it starts with, and again on each read of the tree while it runs
+ * (collidingEnvironments: those environments are refused, the others run). An environment whose
+ * settings cannot be read here is not compared.
  */
 function refuseSharedNames(
   tree: LoadResult,
   root: string,
   environmentApi: (environment: LoadedEnvironment, root: string) => ApiOptions,
 ): void {
-  const resolved = (tree.environments ?? []).flatMap((environment): ResolvedEnvironment[] => {
+  const resolved = resolveEnvironments(tree.environments ?? [], root, environmentApi);
+  const collision = resolvedNameCollision(resolved, deploymentsOfTree(tree.manifests));
+  if (collision) throw new PlumbError("environment-name-collision", resolvedCollisionMessage(collision));
+}
+
+/** Each environment as its settings resolve here (the control plane it reaches); unreadable ones left out. */
+function resolveEnvironments(
+  environments: readonly LoadedEnvironment[],
+  root: string,
+  environmentApi: (environment: LoadedEnvironment, root: string) => ApiOptions,
+): ResolvedEnvironment[] {
+  return environments.flatMap((environment): ResolvedEnvironment[] => {
     try {
       const api = environmentApi(environment, root);
       const { name } = environment.manifest.metadata;
@@ -60,6 +73,67 @@ function refuseSharedNames(
       return [];
     }
   });
-  const collision = resolvedNameCollision(resolved, deploymentsOfTree(tree.manifests));
-  if (collision) throw new PlumbError("environment-name-collision", resolvedCollisionMessage(collision));
+}
+
+/**
+ * The environments of `environments` that collide as refuseSharedNames refuses them (both of each
+ * pair reaching one control plane with one deployment name), each with the message that says so.
+ * The running controller refuses these (nothing sent to them) until git or the settings part them.
+ */
+function collidingEnvironments(
+  environments: readonly LoadedEnvironment[],
+  deployments: ReturnType<typeof deploymentsOfTree>,
+  root: string,
+  environmentApi: (environment: LoadedEnvironment, root: string) => ApiOptions,
+): Map<string, string> {
+  const resolved = resolveEnvironments(environments, root, environmentApi);
+  const refused = new Map<string, string>();
+  for (const [i, first] of resolved.entries())
+    for (const second of resolved.slice(i + 1)) {
+      const collision = resolvedNameCollision([first, second], deployments);
+      if (!collision) continue;
+      const message = resolvedCollisionMessage(collision);
+      if (!refused.has(first.name)) refused.set(first.name, message);
+      if (!refused.has(second.name)) refused.set(second.name, message);
+    }
+  return refused;
+}
+
+/**
+ * Environments whose settings now reach one control plane with one deployment name (git or a
+ * setting changed while running; at start the controller does not start): refused, as plan and
+ * apply refuse them, until they part. Each one leading here drains (running reconciles finish)
+ * and sends nothing more; its claim fails its check (its reason in /status and on the page) and
+ * looks again each retry. Returns those newly refused: this change is not scanned by them.
+ */
+export function refuseCollisions(
+  ctx: {
+    roster: ReadonlyMap<string, LoadedEnvironment>;
+    refused: Map<string, string>;
+    claims: ReadonlyArray<{ name: string; restart(): void }>;
+    log: Logger;
+    environmentApi: (environment: LoadedEnvironment, root: string) => ApiOptions;
+  },
+  tree: LoadResult,
+  root: string,
+): string[] {
+  const { log, roster } = ctx;
+  const others = (tree.environments ?? []).filter((e) => !roster.has(e.manifest.metadata.name));
+  const deployments = deploymentsOfTree(tree.manifests);
+  const now = collidingEnvironments([...roster.values(), ...others], deployments, root, ctx.environmentApi);
+  const refused = [...now.keys()].filter((name) => roster.has(name) && !ctx.refused.has(name));
+  const parted = [...ctx.refused.keys()].filter((name) => !now.has(name));
+  ctx.refused = new Map([...now].filter(([name]) => roster.has(name)));
+  for (const name of refused) {
+    log.error(
+      { environment: name, reason: now.get(name) },
+      "Environment refused: another environment reaches its control plane with the same deployment name; nothing is sent to it",
+    );
+    ctx.claims.find((c) => c.name === name)?.restart();
+  }
+  for (const name of parted) {
+    log.info({ environment: name }, "Environment no longer collides with another: reconciling it");
+    ctx.claims.find((c) => c.name === name)?.restart();
+  }
+  return refused;
 }
