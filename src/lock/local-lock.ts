@@ -16,6 +16,7 @@ import {
 import {
   createLockDir,
   type DirLease,
+  endLockDir,
   legacyHolderPath,
   readLockDir,
   releaseLockDir,
@@ -46,7 +47,15 @@ const MIN_LEASE_MS = 1_000;
 
 export const lockPathOf = (target: LockTarget): string => `${target.statusDir.replace(/[/\\]+$/, "")}.lock`;
 
-function stateLockedError(holder: LockHolder | null, statusDir: string) {
+function stateLockedError(seen: DirLease, statusDir: string, leaseMs: number) {
+  const holder = seen.holder;
+  if (seen.forced) {
+    const secs = Math.ceil((holder?.lease_ms ?? leaseMs) / 1000);
+    return new PlumbError(
+      "state-locked",
+      `the status store ${statusDir} was forced free (plumb unlock --force) from ${holder ? describeHolder(holder) : "another plumb process"}, which may still be running until its lease ends: it is free once it has gone ${secs} s unrenewed; wait, or pass --lock-timeout ${secs + 10}s`,
+    );
+  }
   const who = holder ? `held by ${describeHolder(holder)}` : "held by another plumb process";
   return new PlumbError(
     "state-locked",
@@ -165,7 +174,7 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
     if (clock.now() >= deadline)
       throw seen.legacy
         ? legacyLockedError(seen, lockPath, target.statusDir, clock.now())
-        : stateLockedError(seen.holder, target.statusDir);
+        : stateLockedError(seen, target.statusDir, leaseMs);
     await clock.sleep(
       Math.min(options.retryMs ?? 1_000, Math.max(1, deadline - clock.now())),
       options.signal,
@@ -276,14 +285,24 @@ export async function readLocalLock(target: LockTarget): Promise<LockHolder | nu
   return holder;
 }
 
-/** Removes the lock whoever holds it; returns who held it. */
+/**
+ * Ends the lock whoever holds it; returns who held it. A holder that may still run (not a process of
+ * this host that is gone) has its lock ended, not removed (lock-dir.ts endLockDir): it stops at its
+ * next renewal, and the store is free once it went a whole lease unrenewed. Any other lock is removed.
+ */
 export async function forceLocalUnlock(target: LockTarget): Promise<LockHolder | null> {
   // A file there (no one's lock, lock-dir.ts) is removed too: --force asks for the path cleared.
   const holder = await readLocalLock(target).catch((error: unknown) => {
     if (error instanceof PlumbError && error.code === "lock-io-error") return null;
     throw error;
   });
-  await removeLockDir(lockPathOf(target));
+  // Ended already (a second --force): left to run out, never removed early.
+  const ended =
+    holder?.id &&
+    !isDeadLocalHolder(holder) &&
+    ((await readLockDir(lockPathOf(target)).catch(() => null))?.forced ||
+      (await endLockDir(lockPathOf(target), holder.id)));
+  if (!ended) await removeLockDir(lockPathOf(target));
   // A crashed claim's prepared directory beside it (lock-dir.ts).
   if (holder?.id) await removePrepared(lockPathOf(target), holder.id);
   await rm(legacyHolderPath(lockPathOf(target)), { force: true }); // an older plumb's record too

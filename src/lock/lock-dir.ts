@@ -33,6 +33,8 @@ export type DirLease = {
   /** Changes at every renewal: what a waiter watches (observer.ts). */
   token: string;
   released: boolean;
+  /** Ended by plumb unlock --force while its holder may still run (endLockDir): free after its lease. */
+  forced?: boolean;
   /** An older plumb's lock: no holder.json nor beat inside; its directory's mtime (ms). */
   legacy?: { mtimeMs: number };
 };
@@ -49,6 +51,8 @@ export const readHolderText = (path: string): Promise<string> =>
   // Stryker disable next-line StringLiteral,ArrowFunction: equivalent, a record that cannot be read or is not JSON is no holder
   readStateFile(path, MAX_HOLDER_BYTES, "a lock record").catch(() => "");
 const beat = (id: string, n: number | "released") => `beat-${id}-${n}`;
+/** The beat of a lock ended by plumb unlock --force (endLockDir). */
+const FORCED = "beat-forced-";
 /** rename() onto a lock that is there: a directory with files (EEXIST/ENOTEMPTY), or a file. */
 const HELD = new Set(["EEXIST", "ENOTEMPTY", "ENOTDIR", "EISDIR"]);
 const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
@@ -102,7 +106,8 @@ export async function readLockDir(lockPath: string): Promise<DirLease | null> {
   // Stryker disable next-line StringLiteral: equivalent, a token is only compared with itself
   const token = beatName ?? "no-beat";
   const text = await readHolderText(join(lockPath, HOLDER_FILE));
-  return { holder: parseHolder(text), token, released: token.endsWith("-released") };
+  const lease = { holder: parseHolder(text), token, released: token.endsWith("-released") };
+  return token.startsWith(FORCED) ? { ...lease, forced: true } : lease;
 }
 
 const preparedPathOf = (lockPath: string, id: string) => `${lockPath}.new-${id}`;
@@ -215,6 +220,29 @@ export async function takeOverLockDir(lockPath: string, token: string): Promise<
 /** A crashed claimant's prepared directory (`id` from its name, as claimOf found it). */
 export const removePrepared = (lockPath: string, id: string) =>
   rm(preparedPathOf(lockPath, id), { recursive: true, force: true });
+
+/**
+ * plumb unlock --force of a lock whose holder may still run: its beat renamed to a forced one, in
+ * one rename, so its next renewal (or write past its deadline) fails and it stops, while the lock
+ * stays for a waiter to watch a whole lease (the holder's lease_ms) like any other before taking
+ * it. Removed instead, the next writer took it at once while the holder still sent until its next
+ * renewal (up to a third of a lease). False when that holder has no beat there (nothing to end).
+ */
+export async function endLockDir(lockPath: string, id: string): Promise<boolean> {
+  // A renewal between the look and the rename moved the beat: look again.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const names = await readdir(lockPath).catch(() => [] as string[]);
+    const own = names.find((n) => n.startsWith(`beat-${id}-`) && !n.endsWith("-released"));
+    if (!own) return false;
+    try {
+      await rename(join(lockPath, own), join(lockPath, `${FORCED}${randomUUID()}`));
+      return true;
+    } catch (error) {
+      if (code(error) !== "ENOENT") throw error;
+    }
+  }
+  return false;
+}
 
 /**
  * Removes the lock whoever holds it (plumb unlock --force): moved aside in one rename first, then

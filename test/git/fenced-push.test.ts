@@ -8,6 +8,7 @@ import { acquireStateLock, forceUnlock } from "../../src/lock/index.js";
 import { leaseRef } from "../../src/lock/branch/remote.js";
 import { publishStatus } from "../../src/git/status-source.js";
 import { originWithClones } from "../support/git-clones.js";
+import { patientTime } from "../support/patient-time.js";
 
 // A status-branch push carries the state lock's lease: one atomic push moves the status branch and
 // the lease ref from the commit the holder holds to its renewal. A holder whose lease was taken
@@ -55,9 +56,15 @@ it("a publish renews the lease in the same push; a holder whose lease was taken 
   expect((await publishStatus(location(clones[0]!), "a: status", a.pushFence))?.pushed).toBe(true);
   a.assertHeld();
 
-  // The lease is forced away and taken by another runner, which publishes its records.
+  // The lease is forced away and taken by another runner (once a lease passed on its clock), which
+  // publishes its records.
   await forceUnlock(location(clones[1]!));
-  const b = await acquireStateLock(location(clones[1]!), { command: "plumb controller", ...slow });
+  const b = await acquireStateLock(location(clones[1]!), {
+    command: "plumb controller",
+    ...slow,
+    timeoutMs: 600_000,
+    ...patientTime(),
+  });
   await writeRecord(clones[1]!, '{"by":"b"}');
   expect((await publishStatus(location(clones[1]!), "b: status", b.pushFence))?.pushed).toBe(true);
 

@@ -374,10 +374,18 @@ describe("the remote", () => {
 
   it("unlock --force without a lease: nobody held it, nothing pushed", async () => {
     expect(await forceBranchUnlock(target())).toBeNull();
-    const lease = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options);
-    expect(await forceBranchUnlock(target())).toMatchObject({ command: "plumb apply" });
     expect(await refNow()).toBe("");
-    await lease.release();
+  }, 30_000);
+
+  it("unlock --force of a live holder's lease: ended in its place, named, not deleted", async () => {
+    const lease = await acquireBranchLease(target(), newHolder("plumb apply", Date.now()), options);
+    const held = await refNow();
+    expect(await forceBranchUnlock(target())).toMatchObject({ command: "plumb apply" });
+    const ended = await refNow();
+    expect(ended).not.toBe("");
+    expect(ended).not.toBe(held);
+    await lease.release(); // its compare-and-swap finds the ended lease: left
+    expect(await refNow()).toBe(ended);
   }, 30_000);
 
   it("its scratch repository is removed at release and when taking the lease fails", async () => {

@@ -9,6 +9,7 @@ import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/ind
 import { createLockDir } from "../../src/lock/lock-dir.js";
 import { lockPathOf } from "../../src/lock/local-lock.js";
 import { createObserver } from "../../src/lock/observer.js";
+import { patientTime } from "../support/patient-time.js";
 
 // No clock is compared between processes: a waiter takes a lock over only after it has seen the same
 // renewal for a whole lease on its own monotonic clock, and a holder stops writing two thirds of a
@@ -127,9 +128,13 @@ describe("the local lock under clock skew", () => {
     });
     lock.assertHeld();
     t.advance(4_000); // SIGSTOP for 4 s, then SIGCONT: no renewal began meanwhile
-    // Meanwhile another process took the lock over (here: forced, then taken).
+    // Meanwhile another process took the lock over (here: forced, then taken once a lease passed).
     await forceUnlock(target());
-    const next = await acquireStateLock(target(), { command: "plumb apply" });
+    const next = await acquireStateLock(target(), {
+      command: "plumb apply",
+      timeoutMs: 600_000,
+      ...patientTime(),
+    });
     expect(() => lock.assertHeld()).toThrow(expect.objectContaining({ code: "lock-lost" }));
     expect(lock.lost.aborted).toBe(true);
     await lock.release();

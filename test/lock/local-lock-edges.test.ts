@@ -6,6 +6,7 @@ import { newHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
 import { createLockDir } from "../../src/lock/lock-dir.js";
 import { lockPathOf } from "../../src/lock/local-lock.js";
+import { patientTime } from "../support/patient-time.js";
 
 // The local lock's options and the odd things found at its path (state-locked, never ignored).
 
@@ -164,8 +165,12 @@ describe("what is found at the lock path", () => {
 
   it("a holder that lost its lock leaves the next holder's record for an older plumb at release", async () => {
     const first = await acquireStateLock(target(), { command: "plumb apply" });
-    await forceUnlock(target());
-    const second = await acquireStateLock(target(), { command: "plumb controller" });
+    await forceUnlock(target()); // then taken once a lease passed
+    const second = await acquireStateLock(target(), {
+      command: "plumb controller",
+      timeoutMs: 600_000,
+      ...patientTime(),
+    });
     await first.release();
     const marker = JSON.parse(await readFile(`${lockPathOf(target())}.json`, "utf8")) as { id: string };
     expect(marker.id).toBe(second.holder.id);

@@ -20,14 +20,14 @@ type Flags = {
   environment?: string;
 };
 
-/** `plumb unlock [PATH] [--force]`: shows who holds the state lock; --force removes it. */
+/** `plumb unlock [PATH] [--force]`: shows who holds the state lock; --force ends it (docs/status.md). */
 export function unlockCommand(io: SessionIo = processIo()): Command {
   return new Command("unlock")
     .description(
       "Show who holds the state lock of a status store; with --force remove it (only when that process is gone)",
     )
     .argument("[path]", "directory (or file) of manifests", ".")
-    .option("--force", "remove the lock whoever holds it")
+    .option("--force", "end the lock whoever holds it (its holder stops; free after its lease)")
     .option("--status-dir <dir>", "status store (default PATH/.plumb/status)")
     .option("--status-branch <branch>", "also the lease of this status branch in the git remote")
     .addOption(envOption())
@@ -63,7 +63,7 @@ export async function runUnlock(path: string, flags: Flags, io: Pick<SessionIo, 
   const holder = await forceUnlock(target);
   io.stdout.write(
     holder
-      ? `Removed the state lock of ${target.statusDir}, held by ${describeHolder(holder)}.\n`
+      ? `Ended the state lock of ${target.statusDir}, held by ${describeHolder(holder)}: if that process still runs, it stops at its next renewal; the next writer takes the store once the lock went a whole lease unrenewed (at once when that process is gone from this host).\n`
       : unlocked.replace(" is not locked", " was not locked"),
   );
   return 0;

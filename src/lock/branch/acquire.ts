@@ -22,6 +22,21 @@ function storeHeld(lease: Lease | null | undefined): string {
   return `, writing its store ${escapeControls(lease.store)} (one lease for every store on the branch)`;
 }
 
+function leasedError(branch: string, lease: Lease | null | undefined, leaseMs: number): PlumbError {
+  const other = lease ? describeHolder(lease.holder) : "another plumb process";
+  if (lease?.forced) {
+    const secs = Math.ceil((lease.lease_ms ?? leaseMs) / 1000);
+    return new PlumbError(
+      "state-locked",
+      `the status branch ${branch} was forced free (plumb unlock --force) from ${other}${storeHeld(lease)}, which may still be running until its lease ends: it is free once it has gone ${secs} s unrenewed; wait, or pass --lock-timeout ${secs + 10}s`,
+    );
+  }
+  return new PlumbError(
+    "state-locked",
+    `the status branch ${branch} is leased by ${other}${storeHeld(lease)}; wait, pass --lock-timeout, or if that process is gone run: plumb unlock --force --status-branch ${branch}`,
+  );
+}
+
 /** Free to take: none, ours, its local process gone, or the same commit seen for its whole lease. */
 const takeable = (
   seen: Seen,
@@ -30,7 +45,7 @@ const takeable = (
   leaseMs: number,
 ) =>
   !seen ||
-  seen.lease?.holder.id === holder.id ||
+  (!seen.lease?.forced && seen.lease?.holder.id === holder.id) ||
   (seen.lease !== null && isDeadLocalHolder(seen.lease.holder)) ||
   expired(seen.sha, seen.lease?.lease_ms ?? leaseMs);
 
@@ -65,13 +80,7 @@ export async function acquireBranchLease(
           return startRenewing(remote, target.branch, current, next, { ...options, startedAt }, prune);
       }
       if (options.signal?.aborted) throw options.signal.reason;
-      if (clock.now() >= deadline) {
-        const other = seen?.lease?.holder;
-        throw new PlumbError(
-          "state-locked",
-          `the status branch ${target.branch} is leased by ${other ? describeHolder(other) : "another plumb process"}${storeHeld(seen?.lease)}; wait, pass --lock-timeout, or if that process is gone run: plumb unlock --force --status-branch ${target.branch}`,
-        );
-      }
+      if (clock.now() >= deadline) throw leasedError(target.branch, seen?.lease, options.leaseMs);
       await clock.sleep(Math.min(options.retryMs, Math.max(1, deadline - clock.now())), options.signal);
     }
   } catch (error) {

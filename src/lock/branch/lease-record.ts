@@ -11,6 +11,8 @@ export type Lease = {
   expires_at: string;
   lease_ms?: number;
   renewals?: number;
+  /** Ended by plumb unlock --force (unlock.ts): its holder may still run until its lease ends. */
+  forced?: { at: string };
 };
 export type Seen = { sha: string; lease: Lease | null } | null;
 
