@@ -14,8 +14,9 @@ import type { LockHolder } from "./lock-types.js";
 // proper-lockfile lock does), then a prepared directory renamed onto that empty claim. Renewing: the
 // rename of its own beat, which fails once the directory is someone else's (a compare-and-swap, so a
 // holder that wakes up after a takeover cannot renew the new holder's lock); it also refreshes the
-// directory's mtime, which is what an older plumb watches. Taking over a stale one: the directory
-// renamed aside, kept only if it still holds the beat that was watched expire.
+// directory's mtime, which is what an older plumb watches. Taking over a stale one: the beat that
+// was watched expire renamed to a released one (a compare-and-swap: a renewed lock is never touched),
+// then the directory renamed aside and removed.
 //
 // An older plumb's lock (proper-lockfile, before the lease-watching lock) is the same path as an
 // empty directory whose mtime its holder refreshes, and `<statusDir>.lock.json` naming the holder:
@@ -191,9 +192,16 @@ export async function releaseLockDir(lockPath: string, id: string, n: number): P
 
 /**
  * Removes the lock if it still shows `token` (a lease watched expire, a released one, a dead
- * holder's); a lock renewed or re-taken meanwhile is put back. True when it was removed.
+ * holder's); a lock renewed or re-taken meanwhile is left (or put back). True when it was removed.
  */
-export async function takeOverLockDir(lockPath: string, token: string): Promise<boolean> {
+export async function takeOverLockDir(lockPath: string, watched: string): Promise<boolean> {
+  // A holder's live beat is released first, in one rename: a compare-and-swap on the renewal watched
+  // (the holder's next renewal then fails). Renewed meanwhile, the lock is never moved. Moved aside
+  // to be compared (below), a live lock left its path empty for a moment: the holder's renewal then
+  // failed, and a third writer could take the path, so that the lock put back failed and was deleted
+  // while its holder, renewed just before, went on sending until its next renewal.
+  const token = await releaseWatched(lockPath, watched);
+  if (token === null) return false;
   const aside = `${lockPath}.stale-${randomUUID()}`;
   try {
     await rename(lockPath, aside);
@@ -215,6 +223,18 @@ export async function takeOverLockDir(lockPath: string, token: string): Promise<
   // own renewal failing and stop.
   await rename(aside, lockPath).catch(() => rm(aside, { recursive: true, force: true }));
   return false;
+}
+
+/** `watched` as a released beat (its new token), or null when that beat is gone (renewed, taken). */
+async function releaseWatched(lockPath: string, watched: string): Promise<string | null> {
+  if (!watched.startsWith("beat-") || watched.endsWith("-released")) return watched;
+  try {
+    await rename(join(lockPath, watched), join(lockPath, `${watched}-released`));
+    return `${watched}-released`;
+  } catch (error) {
+    if (code(error) === "ENOENT") return null;
+    throw error;
+  }
 }
 
 /** A crashed claimant's prepared directory (`id` from its name, as claimOf found it). */

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -188,12 +188,25 @@ describe("a waiter's takeover of the lock it watched", () => {
     expect(await readdir(join(root, ".plumb"))).toEqual([]);
   });
 
-  it("puts back a lock renewed meanwhile, as it was", async () => {
+  it("leaves a lock renewed meanwhile as it was, never moved: no moment without it", async () => {
     const holder = await held();
     await renewLockDir(lockPath, holder.id, 0);
+    // Any rename in the lock's parent (the lock moved aside and back) would move its mtime.
+    const parent = join(root, ".plumb");
+    await utimes(parent, 1_000, 1_000);
     expect(await takeOverLockDir(lockPath, `beat-${holder.id}-0`)).toBe(false);
     expect(await names()).toEqual([`beat-${holder.id}-1`, "holder.json"]);
-    expect(await readdir(join(root, ".plumb"))).toEqual(["status.lock"]);
+    expect(await readdir(parent)).toEqual(["status.lock"]);
+    expect((await stat(parent)).mtimeMs).toBe(1_000_000);
+    // The holder renews on as before.
+    expect(await renewLockDir(lockPath, holder.id, 1)).toBe(true);
+  });
+
+  it("releases the watched beat first: the holder's next renewal fails, its lock is gone", async () => {
+    const holder = await held();
+    expect(await takeOverLockDir(lockPath, `beat-${holder.id}-0`)).toBe(true);
+    expect(await renewLockDir(lockPath, holder.id, 0)).toBe(false);
+    expect(await readdir(join(root, ".plumb"))).toEqual([]);
   });
 
   it("a lock gone meanwhile is no takeover; a path that cannot be renamed is an error", async () => {
