@@ -135,8 +135,22 @@ export function buildObjectPage(objects: Iterable<PageObject>, query: ObjectQuer
     offset,
     limit,
     counts,
-    rows: matched.slice(offset, offset + limit),
+    rows: matched.slice(offset, offset + limit).map(listRow),
   };
+}
+
+/**
+ * The most of an error a row of the list carries; the detail view has it whole. A server that
+ * quotes the request it refused (a 100 KB value echoed in every form) made one row 485 KB, and a
+ * page of 50 such rows, re-read at each live update, tens of megabytes.
+ */
+export const LIST_ERROR_CHARS = 1_000;
+
+function listRow(row: ObjectRow): ObjectRow {
+  const error = row.last_error;
+  if (error === null || error.length <= LIST_ERROR_CHARS) return row;
+  const kept = error.slice(0, LIST_ERROR_CHARS).replace(/[\ud800-\udbff]$/, "");
+  return { ...row, last_error: `${kept}… (${error.length - kept.length} more characters: open the object)` };
 }
 
 const searchText = (row: ObjectRow) =>

@@ -45,6 +45,20 @@ const ICON: Record<NotifyEventName, string> = {
 const escapeSlackText = (text: string): string =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
+/**
+ * The most of a message an event carries. A server that quotes the request it refused (a 100 KB
+ * value echoed in every form) made one failure a 968 KB event, kept up to 1,000 times per receiver
+ * while it is down and posted to a chat that shows a screen of it at most.
+ */
+export const MAX_MESSAGE_CHARS = 2_000;
+
+/** `message` cut to MAX_MESSAGE_CHARS, saying how much was left out (never half a surrogate pair). */
+function shortMessage(message: string): string {
+  if (message.length <= MAX_MESSAGE_CHARS) return message;
+  const kept = message.slice(0, MAX_MESSAGE_CHARS).replace(/[\ud800-\udbff]$/, "");
+  return `${kept}… (${message.length - kept.length} more characters not sent)`;
+}
+
 export function buildNotifyPayload(
   event: NotifyEvent,
   pageUrl: string | undefined,
@@ -53,6 +67,7 @@ export function buildNotifyPayload(
   const where = event.environment ? ` in ${event.environment}` : "";
   const what = `${event.object ? `${event.object.kind} ${event.object.name}` : "controller"}${where}`;
   const fields = event.fields.length > 0 ? ` (${event.fields.join(", ")})` : "";
+  const message = shortMessage(event.message);
   const link =
     pageUrl && event.object
       ? `${pageUrl.replace(/\/$/, "")}/#/object/${encodeURIComponent(event.object.kind)}/${encodeURIComponent(event.object.name)}`
@@ -60,7 +75,8 @@ export function buildNotifyPayload(
   return {
     source: "plumb",
     ...event,
-    text: `${ICON[event.event]} plumb: ${escapeSlackText(`${what} ${event.event}${fields}: ${event.message}`)}`,
+    message,
+    text: `${ICON[event.event]} plumb: ${escapeSlackText(`${what} ${event.event}${fields}: ${message}`)}`,
     link,
     at: new Date(now).toISOString(),
   };
