@@ -1,21 +1,14 @@
 // Deliberately independent of src/diff/ (the client-side model of these rules): the local control
 // plane stands in for a foreign service, so sharing code would let one bug hide on both sides.
 import type { ResourceSpec } from "../schema/resource-spec.js";
+import { CPU_FIELDS as CURRENT_CPU_FIELDS } from "../schema/resource-spec.js";
 
 /**
  * Every CPU field of spec 2.4, the deprecated orchestrator_* and executor_* ones included: "CPU
  * values are in cores, accept fractions, and are rounded to 1 decimal place" names no exception.
- * The server's own list (the client's is src/schema/constants.ts), for the reason above.
  */
 const CPU_FIELDS = [
-  "cpu",
-  "cpu_limit",
-  "queue_cpu",
-  "queue_cpu_limit",
-  "redis_cpu",
-  "redis_cpu_limit",
-  "db_cpu",
-  "db_cpu_limit",
+  ...CURRENT_CPU_FIELDS,
   "orchestrator_cpu",
   "orchestrator_cpu_limit",
   "executor_cpu",

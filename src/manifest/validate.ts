@@ -8,6 +8,7 @@ import { isRecord } from "./rules/rule-helpers.js";
 import { checkSchema, suggest } from "./schema-check.js";
 import { checkAnnotations } from "./rules/annotation-rules.js";
 import { checkTextCharacters } from "./rules/text-rules.js";
+import { checkProtoKeys } from "./rules/proto-key-rules.js";
 import type { LoadedEnvironment, LoadedManifest, Problem, SourceLocation } from "./types.js";
 
 export type ValidationResult = {
@@ -156,7 +157,12 @@ function checkDocument(doc: ParsedDocument, seen: Seen): { found: Problem[]; mor
   const schema = checkSchema(doc, kind);
   const schemaProblems =
     kind === "Environment" ? checkEnvironmentDocument(doc, schema.problems) : schema.problems;
-  const found = [...schemaProblems, ...checkTextCharacters(doc), ...checkAnnotations(doc)];
+  const found = [
+    ...schemaProblems,
+    ...checkTextCharacters(doc),
+    ...checkAnnotations(doc),
+    ...checkProtoKeys(doc),
+  ];
   if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
   const name = nameOf(doc);
   let first: string | undefined;
