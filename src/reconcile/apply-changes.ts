@@ -117,5 +117,27 @@ export async function applyChanges(
   const pruned = prune
     ? await pruneDeployments(ports.controlPlane, prune.deletes, engine, { ...records, ...prune })
     : [];
+  for (const name of await releaseOrganizations(run.plan.prune, records))
+    out.write(
+      `- OrganizationAccess ${name}: no longer managed (removed from git; its settings stay as they are, its status record is dropped)\n`,
+    );
   return { report, notRemoved, pruned };
+}
+
+/**
+ * --prune of a removed OrganizationAccess (plan-prune.ts): nothing to delete, so plumb stops
+ * managing it: its record is dropped, nothing is sent. Kept, it stayed in the store for ever.
+ * Returns the names released.
+ */
+export async function releaseOrganizations(
+  prune: readonly PlannedPrune[] | undefined,
+  records: Pick<RecordPort, "forget">,
+): Promise<string[]> {
+  const released: string[] = [];
+  for (const p of prune ?? [])
+    if (p.action === "release") {
+      await records.forget(p.kind, p.name);
+      released.push(p.name);
+    }
+  return released;
 }

@@ -129,7 +129,7 @@ export function buildDriftReport(plan: Plan, store: StatusStore, live: readonly 
   const liveByName = new Map(live.map((d) => [d.name, d]));
   // A plan of the whole session lists what is removed inside the PATH read (prune-plan.ts): a drift
   // check of one file does not call the rest of the store removed from git.
-  const removed = plan.prune && new Set(plan.prune.map((p) => p.name));
+  const removed = plan.prune && new Set(plan.prune.filter((p) => p.kind === "Deployment").map((p) => p.name));
   for (const [key, recorded] of store.objects) {
     if (inGit.has(key) || recorded.kind !== "Deployment") continue;
     if (removed && !removed.has(recorded.name)) continue;

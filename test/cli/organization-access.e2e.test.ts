@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -76,7 +77,21 @@ describe("OrganizationAccess apply", () => {
       "apiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: alpha\nspec:\n  source: internal_container\n  source_revision_config:\n    image_uri: img/a:1\n",
     );
     const before = proxy.requests.length;
-    expect(await runApply(root, applyFlags({ prune: true }), io())).toBe(0);
+    // Said in the plan; without --prune the record stays (its settings are kept either way).
+    const record = join(root, ".plumb", "status", "organizationaccess.acme.json");
+    const plan = io();
+    await planCommand(plan).parseAsync(["node", "plan", root]);
+    process.exitCode = 0;
+    expect(plan.out()).toContain(
+      "acme removed from git (kept: an organization's settings cannot be deleted: they stay as they are; apply --prune stops managing them",
+    );
+    expect(await runApply(root, applyFlags(), io())).toBe(0);
+    expect(existsSync(record)).toBe(true);
+    // With --prune its record is dropped (it stayed for ever), and nothing is sent.
+    const pruned = io();
+    expect(await runApply(root, applyFlags({ prune: true }), pruned)).toBe(0);
+    expect(pruned.out()).toContain("- OrganizationAccess acme: no longer managed");
+    expect(existsSync(record)).toBe(false);
     expect(proxy.requests.slice(before).filter((r) => r.url.startsWith("/api/"))).toEqual([]);
     const live = (await (
       await fetch(`${cp.url}${INFO}`, { headers: { authorization: `Bearer ${DEFAULT_API_KEY}` } })

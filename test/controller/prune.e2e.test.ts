@@ -75,3 +75,24 @@ it("prunes nothing when a scan would delete more than --prune-max, or without --
   await h.controller.rescan();
   expect(await exists("beta")).toBe(true);
 });
+
+it("a removed OrganizationAccess is no longer managed: its record is dropped, nothing is sent", async () => {
+  // An organization cannot be deleted; its record stayed in the store for ever.
+  await writeDoc(
+    h.dir,
+    "org.yaml",
+    "apiVersion: plumb/v1\nkind: OrganizationAccess\nmetadata:\n  name: acme\nspec:\n  invites_enabled: false\n",
+  );
+  const log = await setUp(true);
+  const kinds = () => h.controller!.status().objects.map((o) => `${o.kind}/${o.name}`);
+  await waitFor("the organization applied", () => kinds().includes("OrganizationAccess/acme"));
+  await rm(join(h.dir, "org.yaml"));
+  await h.controller!.rescan();
+  await waitFor("the organization released", () => !kinds().includes("OrganizationAccess/acme"));
+  expect(log.text()).toContain("no longer managed: manifest removed from git");
+  const info = await fetch(`${h.cp.url}/api/v1/organizations/current/info`, {
+    headers: { authorization: `Bearer ${DEFAULT_API_KEY}` },
+  });
+  expect(((await info.json()) as { invites_enabled: boolean }).invites_enabled).toBe(false);
+  expect(await exists("alpha")).toBe(true);
+});

@@ -4,7 +4,7 @@ import type { PlannedPrune } from "../../diff/plan/plan-types.js";
 import { checkPruneBudget } from "../../reconcile/prune/prune-budget.js";
 import { decidePrune, type LoadedTree, type PruneDecision } from "../../reconcile/prune/prune-plan.js";
 import { DEFAULT_PRUNE_DELAY_MS, type PrunePort, type PruneResult } from "../../reconcile/prune/prune.js";
-import { pruneDeployments } from "../../reconcile/apply-changes.js";
+import { pruneDeployments, releaseOrganizations } from "../../reconcile/apply-changes.js";
 import type { Deployment } from "../../schema/deployment.js";
 import type { ObjectStatus } from "../../status/status-types.js";
 import type { DesiredSnapshot } from "../snapshot/desired.js";
@@ -69,10 +69,16 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
     return found.filter((d): d is Deployment => d !== null);
   };
 
+  /** A record of an OrganizationAccess no longer in git: --prune stops managing it (release). */
+  const organizationGone = (snapshot: DesiredSnapshot) =>
+    [...deps.statuses.values()].some(
+      (s) => s.kind === "OrganizationAccess" && !snapshot.objects.has(`OrganizationAccess/${s.name}`),
+    );
+
   return async (snapshot) => {
     if (!deps.enabled) return;
     const gone = goneFrom(snapshot);
-    if (gone.length === 0) return void seen.clear();
+    if (gone.length === 0 && !organizationGone(snapshot)) return void seen.clear();
     const input = {
       root: deps.root,
       records: [...deps.statuses.values()],
@@ -86,6 +92,11 @@ export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapsh
     }
     const decision = decidePrune({ ...input, live: await liveOf(gone) });
     if (!decision.ok) return;
+    for (const name of await releaseOrganizations(decision.prune, deps))
+      deps.log.info(
+        { kind: "OrganizationAccess", object: name },
+        "no longer managed: manifest removed from git (settings kept, record dropped)",
+      );
     const removed = decision.prune.filter((p) => p.action === "delete");
     const ready = readyAfterDelay(deps, seen, removed, delayMs);
     if (ready.length === 0) return;

@@ -41,9 +41,12 @@ export function planPrune(
   const byId = new Map<string | null, Deployment>(live.map((d) => [d.id, d]));
   const out: PlannedPrune[] = [];
   for (const record of managed) {
-    // An organization cannot be deleted.
-    if (record.kind !== "Deployment" || desired.has(`Deployment/${record.name}`)) continue;
-    if (!insideScope(record, scope)) continue;
+    if (desired.has(`${record.kind}/${record.name}`) || !insideScope(record, scope)) continue;
+    if (record.kind === "OrganizationAccess") {
+      out.push(releasedOrganization(record, prune));
+      continue;
+    }
+    if (record.kind !== "Deployment") continue;
     const still = byId.get(record.id);
     if (!still || still.name !== record.name) continue; // already gone (or not the one plumb made)
     const refused = record.prune === "disabled" ? "its manifest said plumb/prune: disabled" : undefined;
@@ -58,8 +61,28 @@ export function planPrune(
   return sortByName(out);
 }
 
+/**
+ * A removed OrganizationAccess: the organization cannot be deleted, so its settings stay as they
+ * are; --prune stops managing them by dropping the record. Kept for ever, it was shown and its
+ * applied settings were taken as the last applied ones by a later manifest (three-way.ts).
+ */
+function releasedOrganization(record: ManagedRecord, prune: boolean): PlannedPrune {
+  const why = "an organization's settings cannot be deleted: they stay as they are";
+  return {
+    kind: "OrganizationAccess",
+    name: record.name,
+    id: record.id ?? "",
+    action: prune ? "release" : "orphan",
+    refused: prune
+      ? `${why}; this apply stops managing them (drops the status record, sends nothing)`
+      : `${why}; apply --prune stops managing them (drops the status record, sends nothing)`,
+  };
+}
+
 /** The plan with its prune list and their counts in the summary. */
 export function withPrune(plan: Plan, prune: PlannedPrune[]): Plan {
   const count = (action: PlannedPrune["action"]) => prune.filter((p) => p.action === action).length;
-  return { ...plan, summary: { ...plan.summary, orphan: count("orphan"), delete: count("delete") }, prune };
+  // A released organization is kept as it is too: "removed from git (kept)".
+  const orphan = count("orphan") + count("release");
+  return { ...plan, summary: { ...plan.summary, orphan, delete: count("delete") }, prune };
 }

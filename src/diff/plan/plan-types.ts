@@ -119,16 +119,14 @@ export type PlannedChecks = {
 };
 
 /**
- * A managed object (it has a status record) whose manifest is gone: "delete" with --prune,
- * otherwise "orphan" (kept). `refused` says why it may not be pruned (plumb/prune: disabled).
+ * A managed object (it has a status record) whose manifest is gone: a deployment is "delete"d with
+ * --prune, otherwise an "orphan" (kept). `refused` says why it may not be deleted (plumb/prune:
+ * disabled). An organization's settings cannot be deleted: with --prune plumb stops managing them
+ * ("release": its record is dropped, nothing is sent), otherwise an "orphan"; `refused` says so.
  */
-export type PlannedPrune = {
-  kind: "Deployment";
-  name: string;
-  id: string;
-  action: "orphan" | "delete";
-  refused?: string;
-};
+export type PlannedPrune =
+  | { kind: "Deployment"; name: string; id: string; action: "orphan" | "delete"; refused?: string }
+  | { kind: "OrganizationAccess"; name: string; id: string; action: "orphan" | "release"; refused: string };
 
 /** create/update/noop/refused count `changes`; orphan/delete count `prune` (absent before it is planned). */
 type PlanSummary = Record<ChangeAction, number> & {

@@ -63,9 +63,23 @@ describe("planPrune: what is deleted, what is kept", () => {
     ]);
   });
 
-  it("never an organization's record, nor a record that was never created", () => {
+  it("never deletes an organization (released with --prune, else kept), nor a record never created", () => {
     const organization = { kind: "OrganizationAccess", name: "org", id: "id-org" };
-    expect(planPrune([organization], new Set(), [live("org")], true)).toEqual([]);
+    const pruned = planPrune([organization], new Set(), [live("org")], true);
+    expect(pruned).toMatchObject([{ kind: "OrganizationAccess", name: "org", action: "release" }]);
+    expect(pruned[0]!.refused).toContain(
+      "this apply stops managing them (drops the status record, sends nothing)",
+    );
+    const kept = planPrune([organization], new Set(), [], false);
+    expect(kept).toMatchObject([{ kind: "OrganizationAccess", action: "orphan" }]);
+    expect(kept[0]!.refused).toContain("apply --prune stops managing them");
+    expect(planPrune([organization], new Set(["OrganizationAccess/org"]), [], true)).toEqual([]);
+    expect(
+      withPrune(
+        { format_version: "1", summary: { create: 0, update: 0, noop: 0, refused: 0 }, changes: [] },
+        pruned,
+      ).summary,
+    ).toMatchObject({ orphan: 1, delete: 0 });
     const neverCreated = { kind: "Deployment", name: "a", id: null };
     expect(planPrune([neverCreated], new Set(), [live("a")], true)).toEqual([]);
   });
