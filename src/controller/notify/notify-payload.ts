@@ -39,11 +39,17 @@ const ICON: Record<NotifyEventName, string> = {
 /**
  * Slack's mrkdwn reads `<…>` as a link or a mention (`<!channel>`, `<https://evil|click here>`) and
  * `&` as the start of an entity: an object name or a server's message is text, so these three are
- * escaped as Slack documents (`&amp;`, `&lt;`, `&gt;`). Only `text` is escaped; the JSON fields
- * stay as they are.
+ * escaped as Slack documents (`&amp;`, `&lt;`, `&gt;`). The other receivers of this `text`
+ * (Mattermost, Rocket.Chat, Discord's Slack endpoint) notify on a plain `@channel`, `@here`,
+ * `@everyone` or `@user`: a zero-width space after each `@` keeps it text. Only `text` is
+ * escaped; the JSON fields stay as they are.
  */
 const escapeSlackText = (text: string): string =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/@(?=\w)/g, "@\u200b");
 
 /**
  * The most of a message an event carries. A server that quotes the request it refused (a 100 KB

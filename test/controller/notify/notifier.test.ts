@@ -166,6 +166,18 @@ describe("--notify deliveries", () => {
     expect(sent!.object).toEqual({ kind: "Deployment", name: "a<b>&c" });
   });
 
+  it("keeps @channel, @here, @everyone and @user in the Slack text from notifying anyone", async () => {
+    const r = await receiver();
+    const { n } = notifier([r.url]);
+    const message = "quota: @channel @here @everyone @all ping @ops-team, mail ops@example.com";
+    n.notify({ ...event, event: "failed", message });
+    await n.drain(5_000);
+    const [sent] = r.events();
+    expect(sent!.text).not.toMatch(/@\w/);
+    expect(String(sent!.text).replace(/\u200b/g, "")).toContain(message);
+    expect(sent!.message).toBe(message);
+  });
+
   it("never blocks its caller and drops what is over the bound, counted, when the receiver hangs", async () => {
     const hung = await receiver(() => "hang");
     const { n, counts } = notifier([hung.url], { timeoutMs: 60_000, retries: 0 });
