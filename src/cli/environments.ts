@@ -77,7 +77,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
   if (
     !flags.env?.length &&
     !io.manifestLoads &&
-    !mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) })
+    !(await mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) }))
   )
     return run(flags, io);
   // With plan's loads (io.manifestLoads) each environment's plan reuses this parse.
@@ -186,7 +186,7 @@ export async function checkSavedPlanParts(
   if (
     flags.plan === undefined ||
     (!flags.env?.length &&
-      !mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) }))
+      !(await mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) })))
   )
     return;
   const tree = await loadManifestsOnce(io.manifestLoads, path, {

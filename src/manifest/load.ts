@@ -83,8 +83,9 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
     // One file as PATH: its Environment documents come from other files, validated with it.
     const [result] = await parseFiles(files, { base, realBase, maxBytes }, 1);
     problems.push(...result!.problems);
-    const outside = environmentDocuments(environmentFilesFor(files[0]!.path, maxBytes), base, maxBytes);
-    problems.push(...outside.problems);
+    const found = await environmentFilesFor(files[0]!.path, { maxBytes });
+    const outside = environmentDocuments(found.files, base, maxBytes);
+    problems.push(...found.problems, ...outside.problems);
     return validateDocuments([...result!.documents, ...outside.documents], problems);
   }
   // Files come in reading order (listManifestFiles): each run of them is validated as soon as it
@@ -94,8 +95,11 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
     pool,
     inOrder: (results) => results.forEach((result) => validation.addFile(result)),
   });
-  if (options.environmentsAbove && validation.lacksEnvironments())
-    validation.addFile(environmentDocuments(environmentFilesAbove(base, maxBytes), base, maxBytes));
+  if (options.environmentsAbove && validation.lacksEnvironments()) {
+    const found = await environmentFilesAbove(base, { maxBytes });
+    const outside = environmentDocuments(found.files, base, maxBytes);
+    validation.addFile({ documents: outside.documents, problems: [...found.problems, ...outside.problems] });
+  }
   return validation.finish();
 }
 

@@ -1,4 +1,6 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -8,6 +10,7 @@ import {
   mayDefineEnvironments,
 } from "../../src/manifest/environment-scan.js";
 import { loadManifests } from "../../src/manifest/load.js";
+import { listManifestFiles } from "../../src/manifest/list-tree.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -28,20 +31,20 @@ beforeAll(async () => {
 afterAll(async () => rm(dir, { recursive: true, force: true }));
 
 describe("the quick scan for Environment documents", () => {
-  it("finds one in a nested file, and none in a tree without (comments, .plumb/ not counted)", () => {
-    expect(mayDefineEnvironments(dir)).toBe(true);
-    expect(mayDefineEnvironments(join(dir, "envs", "nested", "prod.yml"))).toBe(true);
-    expect(mayDefineEnvironments(join(dir, "plain"))).toBe(false);
-    expect(mayDefineEnvironments(join(dir, "ignored"))).toBe(false);
-    expect(mayDefineEnvironments(join(dir, "missing"))).toBe(false);
+  it("finds one in a nested file, and none in a tree without (comments, .plumb/ not counted)", async () => {
+    expect(await mayDefineEnvironments(dir)).toBe(true);
+    expect(await mayDefineEnvironments(join(dir, "envs", "nested", "prod.yml"))).toBe(true);
+    expect(await mayDefineEnvironments(join(dir, "plain"))).toBe(false);
+    expect(await mayDefineEnvironments(join(dir, "ignored"))).toBe(false);
+    expect(await mayDefineEnvironments(join(dir, "missing"))).toBe(false);
   });
 
   it("reads no file larger than the load accepts (it is refused there, unread)", async () => {
     const big = await mkdtemp(join(tmpdir(), "plumb-env-scan-big-"));
     try {
       await writeFile(join(big, "huge.yaml"), `kind: Environment\n${"#".repeat(4096)}\n`);
-      expect(mayDefineEnvironments(big, { maxBytes: 1024 })).toBe(false);
-      expect(mayDefineEnvironments(big, { maxBytes: 8192 })).toBe(true);
+      expect(await mayDefineEnvironments(big, { maxBytes: 1024 })).toBe(false);
+      expect(await mayDefineEnvironments(big, { maxBytes: 8192 })).toBe(true);
     } finally {
       await rm(big, { recursive: true, force: true });
     }
@@ -78,16 +81,16 @@ describe("environmentFilesFor", () => {
     await put("repo/teams/saas/a.yaml", NAMING);
     await put("repo/teams/saas/b.yaml", DEPLOYMENT.replace("{name: a}", "{name: b}"));
     // b names no environment: another folder's Environment documents never decide where it goes.
-    expect(environmentFilesFor(join(root, "repo/teams/saas/b.yaml"))).toEqual([]);
-    expect(mayDefineEnvironments(join(root, "repo/teams/saas/b.yaml"))).toBe(false);
-    expect(environmentFilesFor(join(root, "repo/teams/saas/a.yaml"))).toEqual([
+    expect((await environmentFilesFor(join(root, "repo/teams/saas/b.yaml"))).files).toEqual([]);
+    expect(await mayDefineEnvironments(join(root, "repo/teams/saas/b.yaml"))).toBe(false);
+    expect((await environmentFilesFor(join(root, "repo/teams/saas/a.yaml"))).files).toEqual([
       join(root, "repo/environments/prod.yaml"),
       join(root, "repo/environments/staging.yml"),
     ]);
-    expect(mayDefineEnvironments(join(root, "repo/teams/saas/a.yaml"))).toBe(true);
+    expect(await mayDefineEnvironments(join(root, "repo/teams/saas/a.yaml"))).toBe(true);
     // A nearer tree with environments wins over the repository's.
     await put("repo/teams/envs/qa.yaml", ENV.replace("prod", "qa"));
-    expect(environmentFilesFor(join(root, "repo/teams/saas/a.yaml"))).toEqual([
+    expect((await environmentFilesFor(join(root, "repo/teams/saas/a.yaml"))).files).toEqual([
       join(root, "repo/teams/envs/qa.yaml"),
     ]);
   });
@@ -96,32 +99,36 @@ describe("environmentFilesFor", () => {
     await put("environments/prod.yaml", ENV); // above the repository: never read
     await mkdir(join(root, "repo", ".git"), { recursive: true });
     await put("repo/a.yaml", NAMING);
-    expect(environmentFilesFor(join(root, "repo/a.yaml"))).toEqual([]);
-    expect(mayDefineEnvironments(join(root, "repo/a.yaml"))).toBe(false);
+    expect((await environmentFilesFor(join(root, "repo/a.yaml"))).files).toEqual([]);
+    expect(await mayDefineEnvironments(join(root, "repo/a.yaml"))).toBe(false);
     await put("loose/a.yaml", NAMING);
-    expect(environmentFilesFor(join(root, "loose/a.yaml"))).toEqual([]);
+    expect((await environmentFilesFor(join(root, "loose/a.yaml"))).files).toEqual([]);
   });
 
   it("outside git, reads the files of its own directory, never the tree below it (other projects)", async () => {
     // A file in /tmp or $HOME: below its directory are other people's clones with environments.
     await put("tmp/a.yaml", NAMING);
     await put("tmp/someone-elses-clone/environments/prod.yaml", ENV);
-    expect(environmentFilesFor(join(root, "tmp/a.yaml"))).toEqual([]);
-    expect(mayDefineEnvironments(join(root, "tmp/a.yaml"))).toBe(false);
+    expect((await environmentFilesFor(join(root, "tmp/a.yaml"))).files).toEqual([]);
+    expect(await mayDefineEnvironments(join(root, "tmp/a.yaml"))).toBe(false);
     await put("tmp/prod.yaml", ENV); // beside it: the file's own environments
-    expect(environmentFilesFor(join(root, "tmp/a.yaml"))).toEqual([join(root, "tmp/prod.yaml")]);
+    expect((await environmentFilesFor(join(root, "tmp/a.yaml"))).files).toEqual([
+      join(root, "tmp/prod.yaml"),
+    ]);
     // In a repository, the file's directory's tree is read as before (bounded by the repository).
     await mkdir(join(root, "repo", ".git"), { recursive: true });
     await put("repo/a.yaml", NAMING);
     await put("repo/envs/prod.yaml", ENV);
-    expect(environmentFilesFor(join(root, "repo/a.yaml"))).toEqual([join(root, "repo/envs/prod.yaml")]);
+    expect((await environmentFilesFor(join(root, "repo/a.yaml"))).files).toEqual([
+      join(root, "repo/envs/prod.yaml"),
+    ]);
   });
 
   it("an Environment file itself runs with its siblings, itself left out", async () => {
     await mkdir(join(root, ".git"));
     await put("environments/prod.yaml", ENV);
     await put("environments/staging.yaml", ENV.replace("prod", "staging"));
-    expect(environmentFilesFor(join(root, "environments/prod.yaml"))).toEqual([
+    expect((await environmentFilesFor(join(root, "environments/prod.yaml"))).files).toEqual([
       join(root, "environments/staging.yaml"),
     ]);
   });
@@ -152,19 +159,19 @@ describe("environmentFilesAbove and a directory's load", () => {
   });
 
   it("finds the nearest tree above, up to the git root; none at the root or outside git", async () => {
-    expect(environmentFilesAbove(join(root, "repo/teams/saas"))).toEqual([
+    expect((await environmentFilesAbove(join(root, "repo/teams/saas"))).files).toEqual([
       join(root, "repo/environments/prod.yaml"),
     ]);
-    expect(environmentFilesAbove(join(root, "repo"))).toEqual([]);
+    expect((await environmentFilesAbove(join(root, "repo"))).files).toEqual([]);
     await put("loose/envs/prod.yaml", ENV);
     await put("loose/agents/a.yaml", NAMING);
-    expect(environmentFilesAbove(join(root, "loose/agents"))).toEqual([]);
+    expect((await environmentFilesAbove(join(root, "loose/agents"))).files).toEqual([]);
   });
 
-  it("the quick scan says so only for a directory whose manifests name environments, when asked", () => {
-    expect(mayDefineEnvironments(join(root, "repo/teams/saas"), { above: true })).toBe(true);
-    expect(mayDefineEnvironments(join(root, "repo/teams/saas"))).toBe(false); // the controller's
-    expect(mayDefineEnvironments(join(root, "repo/teams/plain"), { above: true })).toBe(false);
+  it("the quick scan says so only for a directory whose manifests name environments, when asked", async () => {
+    expect(await mayDefineEnvironments(join(root, "repo/teams/saas"), { above: true })).toBe(true);
+    expect(await mayDefineEnvironments(join(root, "repo/teams/saas"))).toBe(false); // the controller's
+    expect(await mayDefineEnvironments(join(root, "repo/teams/plain"), { above: true })).toBe(false);
   });
 
   it("the commands' load validates the directory with them; without the option, unknown-environment", async () => {
@@ -192,5 +199,85 @@ describe("environmentFilesAbove and a directory's load", () => {
     const local = await loadManifests(saas, { environmentsAbove: true });
     expect(local.environments?.map((e) => e.manifest.metadata.name)).toEqual(["qa"]);
     expect(local.problems.map((p) => p.code)).toEqual(["unknown-environment"]); // prod is not qa
+  });
+});
+
+// The scan above PATH lists what the load lists (list-tree.ts). It read directories itself: one it
+// could not read ended every command with io-error (the listing names it and goes on), and a
+// symlinked *.yaml file or directory (which the listing follows inside the tree) was not seen.
+describe("the scan above PATH lists as the manifest listing does", () => {
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "plumb-env-scan-"));
+    await mkdir(join(root, "repo", ".git"), { recursive: true });
+    await put("repo/teams/saas/a.yaml", VALID_NAMING);
+  });
+  afterEach(() => {
+    execFileSync("rm", ["-rf", root]); // rm walks what fs.rm cannot (paths over PATH_MAX)
+  });
+
+  it("a directory it cannot read is a warning naming it; the Environments beside it are found", async () => {
+    await put("repo/environments/prod.yaml", VALID_ENV("prod"));
+    // Unreadable even for root: a directory whose path is longer than PATH_MAX (ENAMETOOLONG),
+    // made short and each level renamed long from the bottom up (each rename's path stays short).
+    const levels = 18;
+    await mkdir(join(root, "repo", "deep", ...Array<string>(levels).fill("d")), { recursive: true });
+    for (let depth = levels; depth >= 1; depth--) {
+      const parent = join(root, "repo", "deep", ...Array<string>(depth - 1).fill("d"));
+      await rename(join(parent, "d"), join(parent, "l".repeat(250)));
+    }
+    const saas = join(root, "repo/teams/saas");
+    const found = await environmentFilesAbove(saas);
+    expect(found.files).toEqual([join(root, "repo/environments/prod.yaml")]);
+    expect(found.problems.map((p) => [p.severity, p.code, p.file.slice(0, 14)])).toEqual([
+      ["warning", "manifest-unreadable", "../../deep/lll"],
+    ]);
+    expect(found.problems[0]?.message).toContain("its Environment documents, if any, are not read");
+    const loaded = await loadManifests(saas, { environmentsAbove: true });
+    expect(loaded.environments?.map((e) => e.manifest.metadata.name)).toEqual(["prod"]);
+    expect(loaded.problems.map((p) => [p.severity, p.code])).toEqual([["warning", "manifest-unreadable"]]);
+    expect(await mayDefineEnvironments(saas, { above: true })).toBe(true);
+  });
+
+  it("follows a symlinked *.yaml file and a symlinked directory inside the tree, as the load of that tree", async () => {
+    await put("repo/shared/prod.yaml", VALID_ENV("prod"));
+    await mkdir(join(root, "repo/environments"));
+    await symlink("../shared/prod.yaml", join(root, "repo/environments/prod.yaml"));
+    await put("repo/z-config/envs/staging.yaml", VALID_ENV("staging"));
+    await symlink("z-config/envs", join(root, "repo/a-envs")); // listed first: read through the link
+    const listed = ["a-envs/staging.yaml", "environments/prod.yaml", "shared/prod.yaml"];
+    const saas = join(root, "repo/teams/saas");
+    expect((await environmentFilesAbove(saas)).files).toEqual(listed.map((f) => join(root, "repo", f)));
+    const tree = await listManifestFiles(join(root, "repo"), {});
+    expect(tree.files.map((f) => f.path)).toEqual(
+      expect.arrayContaining(listed.map((f) => join(root, "repo", f))),
+    );
+  });
+
+  it("a file outside any repository: its directory's symlinked Environment, no tree below", async () => {
+    await put("loose/a.yaml", NAMING);
+    await put("loose/real/prod.yml", ENV);
+    await symlink("real/prod.yml", join(root, "loose/prod.yaml"));
+    expect((await environmentFilesFor(join(root, "loose/a.yaml"))).files).toEqual([
+      join(root, "loose/prod.yaml"),
+    ]);
+  });
+
+  it("reads each file once, PATH's own included", async () => {
+    await put("repo/environments/prod.yaml", VALID_ENV("prod"));
+    await put("repo/teams/saas/b.yaml", VALID_NAMING.replace("name: a", "name: b"));
+    const reads = new Map<string, number>();
+    const readText = (file: string) => {
+      reads.set(file, (reads.get(file) ?? 0) + 1);
+      return readFileSync(file, "utf8");
+    };
+    const saas = join(root, "repo/teams/saas");
+    expect(await mayDefineEnvironments(saas, { above: true, readText })).toBe(true);
+    expect([...reads.values()].every((n) => n === 1)).toBe(true);
+    expect([...reads.keys()].sort()).toEqual(
+      ["environments/prod.yaml", "teams/saas/a.yaml", "teams/saas/b.yaml"].map((f) => join(root, "repo", f)),
+    );
+    reads.clear();
+    expect(await mayDefineEnvironments(join(saas, "a.yaml"), { readText })).toBe(true);
+    expect([...reads.values()].every((n) => n === 1)).toBe(true);
   });
 });

@@ -160,7 +160,7 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     const env =
       flags.plan !== undefined &&
       !flags.env?.length &&
-      mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) })
+      (await mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) }))
         ? await savedPlanEnvironments(flags.plan)
         : flags.env;
     // The checks before any environment is applied share one parse of the tree; each environment's

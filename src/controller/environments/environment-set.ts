@@ -29,7 +29,10 @@ export async function definedEnvironments(
   },
 ): Promise<LoadedEnvironment[] | undefined> {
   const requested = options.environments ?? [];
-  if (requested.length === 0 && !mayDefineEnvironments(root, { maxBytes: maxManifestBytesFrom(options.env) }))
+  if (
+    requested.length === 0 &&
+    !(await mayDefineEnvironments(root, { maxBytes: maxManifestBytesFrom(options.env) }))
+  )
     return undefined;
   const tree = await loadManifests(root, { maxBytes: maxManifestBytesFrom(options.env) });
   const selected = selectEnvironments(tree.environments, requested);
