@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { isPlumbError } from "../errors.js";
 import { acquireStateLock } from "./index.js";
-import { storeUnwritableError } from "./local-lock.js";
+import { storeUnwritableError } from "./lock-errors.js";
 import type { LockOptions, LockTarget, StateLock } from "./lock-types.js";
 
 // A writer's own store and the stores nearby that hold objects it applies too (docs/status.md
