@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { backoffDelay } from "../../clock.js";
 import type { Logger } from "../../logger.js";
 import { buildNotifyPayload, type NotifyEvent, type NotifyEventName } from "./notify-payload.js";
-import { originOf, sendNotification } from "./notify-send.js";
+import { originOf, receiverOf, sendNotification } from "./notify-send.js";
 import type { Timers } from "../queue/work-queue.js";
 
 // controller --notify URL: one JSON event per outcome POSTed to each URL, signed with HMAC-SHA256
@@ -47,7 +47,21 @@ export const signNotification = (secret: string, body: string): string =>
 type Delivery = { event: NotifyEventName; body: string; attempt: number };
 
 /** One receiver's queue: its waiting deliveries, its slots in flight and its pending count. */
-type Lane = { url: string; waiting: Delivery[]; inFlight: number; pending: number };
+type Lane = {
+  url: string;
+  receiver: ReturnType<typeof receiverOf>;
+  waiting: Delivery[];
+  inFlight: number;
+  pending: number;
+};
+
+const laneOf = (url: string): Lane => ({
+  url,
+  receiver: receiverOf(url),
+  waiting: [],
+  inFlight: 0,
+  pending: 0,
+});
 
 export function createNotifier(options: NotifierOptions): Notifier {
   const { timers, log } = options;
@@ -56,7 +70,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const baseMs = options.backoffBaseMs ?? 1_000;
   const random = options.random ?? Math.random;
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const lanes: Lane[] = options.urls.map((url) => ({ url, waiting: [], inFlight: 0, pending: 0 }));
+  const lanes: Lane[] = options.urls.map(laneOf);
   let idle: Array<() => void> = [];
   const pendingTotal = () => lanes.reduce((sum, lane) => sum + lane.pending, 0);
 
@@ -80,7 +94,12 @@ export function createNotifier(options: NotifierOptions): Notifier {
   async function attempt(lane: Lane, delivery: Delivery): Promise<void> {
     const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "plumb" };
     if (options.secret) headers["x-plumb-signature"] = signNotification(options.secret, delivery.body);
-    const result = await sendNotification(send, lane.url, { headers, body: delivery.body, timeoutMs });
+    if (lane.receiver.authorization) headers.authorization = lane.receiver.authorization;
+    const result = await sendNotification(send, lane.receiver.url, {
+      headers,
+      body: delivery.body,
+      timeoutMs,
+    });
     if (result.ok) return finished(lane, delivery, "sent");
     if (!result.retryable || delivery.attempt >= retries) {
       log.warn(

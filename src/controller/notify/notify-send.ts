@@ -13,6 +13,30 @@ export const originOf = (url: string, base?: string): string => {
   }
 };
 
+const decoded = (text: string): string => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text; // a stray % stays as written
+  }
+};
+
+/**
+ * A receiver's URL as fetch takes it, and its credentials as a header: fetch refuses a URL with a
+ * user name or password ("Request cannot be constructed from a URL that includes credentials"), so
+ * `https://user:pass@hooks.example/x` failed every delivery as "no answer". Its credentials go as
+ * `Authorization: Basic`, as curl sends them, to that origin only (no redirect is followed).
+ */
+export function receiverOf(url: string): { url: string; authorization?: string } {
+  if (!URL.canParse(url)) return { url };
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return { url };
+  const credentials = `${decoded(parsed.username)}:${decoded(parsed.password)}`;
+  parsed.username = "";
+  parsed.password = "";
+  return { url: parsed.href, authorization: `Basic ${Buffer.from(credentials).toString("base64")}` };
+}
+
 export async function sendNotification(
   send: typeof fetch,
   url: string,

@@ -166,6 +166,19 @@ describe("--notify deliveries", () => {
     expect(sent!.object).toEqual({ kind: "Deployment", name: "a<b>&c" });
   });
 
+  it("sends a URL's user name and password as Basic authorization, never in a log line", async () => {
+    const r = await receiver();
+    const url = r.url.replace("http://", "http://hook%40user:p%40ss-w0rd@");
+    const { n, counts, log } = notifier([`${url}/hook?k=v`], { retries: 0 });
+    n.notify(event);
+    await n.drain(5_000);
+    expect(counts).toEqual(["applied:sent"]);
+    const [d] = r.deliveries;
+    expect(d!.path).toBe("/hook?k=v");
+    expect(d!.headers.authorization).toBe(`Basic ${Buffer.from("hook@user:p@ss-w0rd").toString("base64")}`);
+    expect(JSON.stringify(log.lines())).not.toMatch(/p%40ss|p@ss|hook%40user/);
+  });
+
   it("keeps @channel, @here, @everyone and @user in the Slack text from notifying anyone", async () => {
     const r = await receiver();
     const { n } = notifier([r.url]);
