@@ -1,11 +1,13 @@
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { runImport } from "../../src/cli/adopt/import.js";
+import { runApply } from "../../src/cli/sync/apply.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
-import { captureIo, startPlane } from "./reconcile-helpers.js";
+import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
 
 // plumb import as a demanding user and against a hostile server (docs/import.md "Safety"): what
@@ -116,5 +118,39 @@ describe("plumb import, hostile and demanding", () => {
     process.exitCode = 0;
     const parsed = JSON.parse(plan.out()) as { summary: Record<string, number> };
     expect(parsed.summary).toMatchObject({ create: 0, update: 0, noop: 5 });
+  });
+
+  it("a deployment plumb applies from another directory (a status store nearby) is not imported again", async () => {
+    // Import read the stores above --out and wrote the manifest anyway: two directories then
+    // applied and pruned one deployment, and the root's plan failed on duplicate-name.
+    ({ cp, root } = await startPlane());
+    execFileSync("git", ["init", "-q", root]);
+    await mkdir(join(root, "platform"));
+    await writeFile(
+      join(root, "platform", "alpha.yaml"),
+      "apiVersion: plumb/v1\nkind: OrganizationAccess\nmetadata:\n  name: acme\nspec:\n  invites_enabled: false\n---\napiVersion: plumb/v1\nkind: Deployment\nmetadata:\n  name: alpha\nspec:\n  source: internal_container\n  source_revision_config:\n    image_uri: img/alpha:1\n",
+    );
+    const apply = captureIo(cp);
+    apply.env = { ...apply.env, PLUMB_PLATFORM_URL: cp.url };
+    expect(await runApply(root, applyFlags(), apply)).toBe(0);
+    await postContainers("beta");
+    const io = captureIo(cp);
+    io.env = { ...io.env, PLUMB_PLATFORM_URL: cp.url };
+    const out = join(root, "newteam");
+    expect(await runImport(flags({ out, organization: true }), io)).toBe(0);
+    expect(io.out()).toContain("skipped Deployment alpha (");
+    expect(io.out()).toContain("plumb already applies it from another directory");
+    expect(io.out()).toMatch(/skipped OrganizationAccess of "[^"]*": plumb already applies it/);
+    expect(await readdir(out)).toEqual(["beta.yaml"]);
+    // The repository as a whole still validates and plans: beta is to be managed, nothing else.
+    const plan = captureIo(cp);
+    plan.env = { ...plan.env, PLUMB_PLATFORM_URL: cp.url };
+    await planCommand(plan).parseAsync(["node", "plan", root, "--output", "json"]);
+    process.exitCode = 0;
+    expect((JSON.parse(plan.out()) as { summary: Record<string, number> }).summary).toMatchObject({
+      create: 0,
+      update: 0,
+      noop: 3,
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { PlumbError } from "../../errors.js";
 import type { LoadResult } from "../../manifest/load.js";
+import type { ObjectStatus } from "../../status/status-types.js";
 
 // `plumb import` into a directory that already holds manifests (docs/import.md, "Safety"): an
 // object the repository defines in another file is left alone, and a file that --force would
@@ -63,4 +64,33 @@ export function refuseSharedFiles(
         { exitCode: 1 },
       );
   }
+}
+
+/**
+ * The files to write without those of objects plumb already applies from another directory: a
+ * status store above `out` (up to the git root) or below it records them as applied (docs/status.md
+ * "Stores above and below"), and `out` does not define them. Import read those stores and wrote the
+ * manifest anyway: two directories then applied (and pruned) one deployment, and the repository
+ * root's plan failed on duplicate-name. A record of another deployment id (one deleted and made
+ * again under the name) does not count.
+ */
+export function withoutManagedNearby<T extends Planned & { what: string; liveName?: string; id: string }>(
+  tree: LoadResult | undefined,
+  files: readonly T[],
+  nearby: ReadonlyMap<string, ObjectStatus>,
+  where: { out: string; stdout: { write(text: string): unknown } },
+): T[] {
+  const defined = definitions(tree);
+  const records = [...nearby.values()];
+  const managed = (f: T) =>
+    f.object === "OrganizationAccess"
+      ? records.some((r) => r.kind === "OrganizationAccess")
+      : records.some((r) => r.kind === "Deployment" && r.name === f.liveName && (!r.id || r.id === f.id));
+  return files.filter((f) => {
+    if (defined.has(f.object) || !managed(f)) return true;
+    where.stdout.write(
+      `skipped ${f.what}: plumb already applies it from another directory (a status store above or below ${where.out} records it); nothing is written for it: a second manifest would have two directories apply and prune it\n`,
+    );
+    return false;
+  });
 }

@@ -48,6 +48,8 @@ export type ImportFile = {
   /** What the file defines, as import-defined.ts names it: "Deployment NAME", "OrganizationAccess". */
   object: string;
   what: string;
+  /** The live deployment's id, or the organization's. */
+  id: string;
   built: BuiltManifest;
   header: string[];
   liveName?: string;
@@ -64,6 +66,7 @@ export function importFiles(
     file: importFileName(k.name).file,
     object: `Deployment ${k.name}`,
     what: `Deployment ${k.liveName} (${shown(k.id)})`,
+    id: k.id,
     built: withFileNote(k.name, k.built),
     header: [schemaComment(out), `Imported by plumb import from deployment ${shown(k.id)} on ${when}.`],
     liveName: k.liveName,
@@ -73,6 +76,7 @@ export function importFiles(
       file: "organization-access.yaml",
       object: "OrganizationAccess",
       what: `OrganizationAccess of ${shown(organization.display_name)}`,
+      id: organization.id,
       built: buildOrganizationManifest(organization),
       header: [
         schemaComment(out),

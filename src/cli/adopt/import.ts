@@ -4,7 +4,7 @@ import { Command, Option } from "commander";
 import { fileError, PlumbError, UsageError } from "../../errors.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { environmentImport, readRepository, refuseEnvironments } from "./import-environment.js";
-import { refuseSharedFiles, withoutDefined } from "./import-defined.js";
+import { refuseSharedFiles, withoutDefined, withoutManagedNearby } from "./import-defined.js";
 import { openSession } from "../../reconcile/session.js";
 import { type ApplyIo } from "../sync/apply.js";
 import { runAdopt } from "./adopt.js";
@@ -86,7 +86,14 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
       : await environmentImport(out, flags.environment, built, io.stdout);
   const organization = flags.organization ? await platform.getOrganization() : undefined;
   // An object the repository defines in another file is left alone (docs/import.md, "Safety").
-  const wanted = withoutDefined(tree, importFiles(out, when, kept, organization), io.stdout);
+  const planned = importFiles(out, when, kept, organization);
+  // So is one plumb applies from another directory (a status store nearby records it).
+  const where = { out, stdout: io.stdout };
+  const wanted = withoutDefined(
+    tree,
+    withoutManagedNearby(tree, planned, session.appliedNearby, where),
+    io.stdout,
+  );
   const files = valid(wanted, maxBytes, io.stdout);
   const chosen = named.filter((d) => files.some((f) => f.liveName === d.name));
   refuseSameFile(out, files);
