@@ -150,7 +150,7 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
   let head = (await git.revparse(["HEAD"])).trim();
   const queue = createCheckoutQueue();
   let fetching: Promise<boolean> | null = null;
-  let again = false;
+  let next: Promise<boolean> | null = null;
   // The last commit refused (its --path leads outside): said again at each poll, never checked out
   // again, so the working tree stays at `head` instead of going to it and back every poll.
   let refused: { commit: string; error: unknown } | undefined;
@@ -185,26 +185,28 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
       return true;
     });
 
+  const start = (): Promise<boolean> => {
+    next = null;
+    fetching = fetchOnce().finally(() => (fetching = null));
+    return fetching;
+  };
+
   return {
     checkoutDir,
     manifestRoot: options.path ? join(checkoutDir, options.path) : checkoutDir,
     commit: () => head,
     queue,
-    // Overlapping requests (webhook during a poll) share the running fetch plus one more after it.
+    // Requests while a fetch runs (a webhook during a poll) share one more fetch after it, and each
+    // fetch answers for itself. (Run again for as long as requests came in, a poll more frequent than
+    // a fetch is long kept one fetch going for ever: a new commit was never answered, nor scanned.)
     async fetch() {
-      if (fetching) {
-        again = true;
-        return fetching;
-      }
-      fetching = (async () => {
-        let moved = false;
-        do {
-          again = false;
-          moved = (await fetchOnce()) || moved;
-        } while (again);
-        return moved;
-      })().finally(() => (fetching = null));
-      return fetching;
+      if (next) return next;
+      if (!fetching) return start();
+      next = fetching.then(
+        () => start(),
+        () => start(),
+      );
+      return next;
     },
     // A fetch the stop ended may run 2 s more (SIGTERM, then SIGKILL): its git is gone before close ends.
     close: async () => {
