@@ -7,7 +7,7 @@ import { MARKDOWN_LIMIT } from "./format-markdown.js";
 import { count } from "./plural.js";
 import { escapeControls } from "../errors.js";
 import { formatContextLine, type ReportContext } from "./report-context.js";
-import { htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
+import { cutLine, htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
 
 // `plumb apply --output markdown`: the apply result as a pull-request comment, as Atlantis posts on
 // merge: outcome counts, one row per object (outcome, revision, verify, time), what changed and
@@ -44,7 +44,7 @@ function section(r: ApplyResult, change: PlannedChange | undefined, where: strin
   if (r.verify?.checks) lines.push(`  checks: ${formatChecksLine(r.verify.checks)}`);
   for (const f of r.verify?.checks?.failures ?? []) lines.push(`! check ${f.case}: ${f.reason}`);
   if (r.verify?.code) lines.push(`! [${r.verify.code}]`);
-  for (const [i, line] of lines.entries()) lines[i] = escapeControls(line); // a CI log shows this too
+  for (const [i, line] of lines.entries()) lines[i] = cutLine(escapeControls(line)); // a CI log shows this too
   const fence = "`".repeat(
     Math.max(
       3,

@@ -5,7 +5,7 @@ import { MARKDOWN_LIMIT } from "./format-markdown.js";
 import { redactChange } from "../diff/secrets/redact.js";
 import type { DriftItem, DriftReason, DriftReport } from "../reconcile/drift.js";
 import { count } from "./plural.js";
-import { htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
+import { cutLine, htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
 
 const REASON_TEXT: Record<DriftReason, string> = {
   differs: "live differs from git",
@@ -118,7 +118,7 @@ export function formatDriftMarkdown(report: DriftReport, limit = MARKDOWN_LIMIT)
   let out = [...head, ...linesWithin(rows, limit / 2, rowsNote)].join("\n");
   for (const item of ordered) {
     if (!item.change) continue;
-    const body = changeLines(item.change).map((l) => `${l.mark} ${l.text}`);
+    const body = changeLines(item.change).map((l) => cutLine(`${l.mark} ${l.text}`));
     const section = `\n\n<details><summary>${item.kind} ${htmlCode(item.name)}</summary>\n\n\`\`\`\`diff\n${body.join("\n")}\n\`\`\`\`\n\n</details>`;
     if (out.length + section.length > limit - 200) {
       out += "\n\n_Truncated: run `plumb drift` for the full report._";

@@ -2,7 +2,7 @@ import { changeLines, headline, notPlannedCount, pruneLine, shownChanges } from 
 import type { Plan, PlannedChange, PlannedPrune } from "../diff/plan/plan-types.js";
 import { count } from "./plural.js";
 import { formatContextLine, type ReportContext } from "./report-context.js";
-import { htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
+import { cutLine, htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
 import { escapeControls } from "../errors.js";
 
 /** First line of every plan comment: CI scripts find their earlier comment by it and edit it. */
@@ -19,7 +19,7 @@ function fieldsOf(change: PlannedChange): string {
 
 function details(change: PlannedChange, where: (change: PlannedChange) => string): string {
   const { mark, label } = headline(change);
-  const body = changeLines(change).map((line) => `${line.mark} ${line.text}`);
+  const body = changeLines(change).map((line) => cutLine(`${line.mark} ${line.text}`));
   if (change.request) body.unshift(escapeControls(`  ${change.request.method} ${change.request.path}`));
   // Fence longer than any backtick run inside, so a value cannot close it.
   const fence = "`".repeat(

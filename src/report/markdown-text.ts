@@ -80,3 +80,16 @@ export function linesWithin(
   }
   return kept;
 }
+
+/** The most of one line of a change shown in a comment: a long value does not crowd out the others. */
+export const MAX_LINE_CHARS = 1_000;
+
+/**
+ * `line` cut to MAX_LINE_CHARS, saying how much was left out: one 70 KB value filled the comment by
+ * itself, and every change after it was left out ("N more changes not shown").
+ */
+export function cutLine(line: string): string {
+  if (line.length <= MAX_LINE_CHARS) return line;
+  const kept = line.slice(0, MAX_LINE_CHARS).replace(/[\ud800-\udbff]$/, "");
+  return `${kept}… (${line.length - kept.length} more characters not shown)`;
+}

@@ -154,6 +154,22 @@ describe("the comment's size limit", () => {
     expect(md).toMatch(/Truncated: \d+ more objects not shown/);
   });
 
+  it("plan: a 70 KB value is cut, and the changes after it are still shown", () => {
+    const desired = ["a", "b", "c", "d"].map((name) =>
+      desiredDeployment(name, {
+        source: "internal_container",
+        source_revision_config: {
+          image_uri: `registry.example/${name}:${name === "a" ? "x".repeat(70_000) : "1"}`,
+        },
+      }),
+    );
+    const md = formatPlanMarkdown(buildPlan({ desired, live: { deployments: [] } }));
+    expect(md.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    expect(md.match(/<details>/g)).toHaveLength(4);
+    expect(md).toMatch(/… \(\d+ more characters not shown\)/);
+    expect(md).not.toContain("Truncated");
+  });
+
   it("plan and apply: 5,000 removed objects are cut with a note", () => {
     const p = plan("deploy/a.yaml");
     p.prune = Array.from({ length: 5_000 }, (_, i) => ({
