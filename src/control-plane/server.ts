@@ -3,7 +3,7 @@ import { systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
 import { createAgentServerModule } from "./agent-server/index.js";
 import { createAuthenticator } from "./access/auth.js";
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./http/json-depth.js";
+import { installJsonParser } from "./http/json-body.js";
 import type { ControlPlaneContext } from "./context.js";
 import { registerDeploymentRoutes } from "./deployments/routes.js";
 import { DeploymentStore } from "./deployments/store.js";
@@ -13,7 +13,7 @@ import {
   DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
 } from "./http/connections.js";
-import { installErrorHandling, unprocessable } from "./http/http-errors.js";
+import { installErrorHandling } from "./http/http-errors.js";
 import { registerMiscRoutes } from "./http/misc-routes.js";
 import {
   type ApiKeyGrant,
@@ -216,43 +216,5 @@ function listenError(error: unknown, host: string, port: number): unknown {
   return new PlumbError("listen-failed", `cannot listen on ${where} (${code}): ${advice}`, {
     exitCode: 1,
     cause: error,
-  });
-}
-
-const MAY_HOLD_PROTO = /__proto__|\\u/;
-const refuseProto = (key: string, value: unknown): unknown => {
-  if (key === "__proto__") throw new SyntaxError("a __proto__ key is not allowed");
-  return value;
-};
-
-/** JSON bodies: an empty body is "no body" (schemas then say what is missing); bad JSON is a 422. */
-function installJsonParser(app: FastifyInstance) {
-  app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, text, done) => {
-    const body = typeof text === "string" ? text : text.toString("utf8");
-    if (body.trim() === "") return done(null, undefined);
-    if (jsonDepthExceeds(body))
-      return done(
-        unprocessable([
-          {
-            loc: ["body"],
-            msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
-            type: "json_too_deep",
-          },
-        ]),
-        undefined,
-      );
-    try {
-      // A __proto__ key can only be spelled literally or with \u escapes: only such bodies pay
-      // for the (much slower) reviver that refuses it.
-      done(null, MAY_HOLD_PROTO.test(body) ? JSON.parse(body, refuseProto) : (JSON.parse(body) as unknown));
-    } catch (error) {
-      done(
-        unprocessable([
-          { loc: ["body"], msg: `JSON decode error: ${(error as Error).message}`, type: "json_invalid" },
-        ]),
-        undefined,
-      );
-    }
   });
 }

@@ -1,0 +1,59 @@
+import type { FastifyInstance } from "fastify";
+import { unprocessable } from "./http-errors.js";
+import { jsonDepthExceeds, MAX_JSON_DEPTH, repeatedKeyOf } from "./json-scan.js";
+
+// How the control plane reads a JSON body: every check on the raw text is here, before a route sees it.
+
+const MAY_HOLD_PROTO = /__proto__|\\u/;
+const refuseProto = (key: string, value: unknown): unknown => {
+  if (key === "__proto__") throw new SyntaxError("a __proto__ key is not allowed");
+  return value;
+};
+
+/** Strict UTF-8 (RFC 8259 8.1): invalid bytes are an error, not U+FFFD stored in a name or value. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const invalidJson = (msg: string) =>
+  unprocessable([{ loc: ["body"], msg: `JSON decode error: ${msg}`, type: "json_invalid" }]);
+
+/**
+ * JSON bodies: an empty body is "no body" (schemas then say what is missing); bad JSON is a 422, as
+ * are bytes that are not UTF-8 and an object that repeats a key (json-scan.ts).
+ */
+export function installJsonParser(app: FastifyInstance) {
+  app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, raw, done) => {
+    let body: string;
+    try {
+      body = typeof raw === "string" ? raw : utf8.decode(raw);
+    } catch {
+      return done(invalidJson("the body is not valid UTF-8"), undefined);
+    }
+    if (body.trim() === "") return done(null, undefined);
+    if (jsonDepthExceeds(body))
+      return done(
+        unprocessable([
+          {
+            loc: ["body"],
+            msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+            type: "json_too_deep",
+          },
+        ]),
+        undefined,
+      );
+    let value: unknown;
+    try {
+      // A __proto__ key can only be spelled literally or with \u escapes: only such bodies pay
+      // for the (much slower) reviver that refuses it.
+      value = MAY_HOLD_PROTO.test(body) ? JSON.parse(body, refuseProto) : (JSON.parse(body) as unknown);
+    } catch (error) {
+      return done(invalidJson((error as Error).message), undefined);
+    }
+    const repeated = repeatedKeyOf(body);
+    if (repeated !== undefined)
+      return done(
+        invalidJson(`the key ${JSON.stringify(repeated.slice(0, 100))} appears twice in one object`),
+        undefined,
+      );
+    done(null, value);
+  });
+}
