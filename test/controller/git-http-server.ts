@@ -7,6 +7,9 @@ import type { AddressInfo } from "node:net";
 
 export type GitHttpServer = { url: string; requests: { denied: number }; close(): Promise<void> };
 
+/** An authenticated request as the backend gets it; a POST's body whole (git sends small ones plain). */
+type SeenGitRequest = { method: string; url: string; body: Buffer };
+
 const cgiEnv = (req: IncomingMessage, root: string): NodeJS.ProcessEnv => {
   const url = new URL(req.url ?? "/", "http://localhost");
   const header = (name: string) => {
@@ -31,8 +34,11 @@ export async function startGitHttpServer(
   root: string,
   user: string,
   token: string,
-  /** denyPush: every push is 403; denyPushTo: pushes that update a ref matching it are 403 (read live). */
-  options: { denyPush?: boolean; denyPushTo?: RegExp } = {},
+  /**
+   * denyPush: every push is 403; denyPushTo: pushes that update a ref matching it are 403 (read live);
+   * seen: told of every authenticated request before it is served (what a client asked, and when).
+   */
+  options: { denyPush?: boolean; denyPushTo?: RegExp; seen?: (request: SeenGitRequest) => void } = {},
 ): Promise<GitHttpServer> {
   const expected = `Basic ${Buffer.from(`${user}:${token}`).toString("base64")}`;
   const requests = { denied: 0 };
@@ -50,13 +56,17 @@ export async function startGitHttpServer(
       return;
     }
     const cgi = spawn("git", ["http-backend"], { env: cgiEnv(req, root) });
-    if (options.denyPushTo && req.method === "POST" && (req.url ?? "").endsWith("/git-receive-pack")) {
+    const seen = options.seen;
+    const denying = options.denyPushTo && (req.url ?? "").endsWith("/git-receive-pack");
+    if (req.method === "GET") seen?.({ method: "GET", url: req.url ?? "", body: Buffer.alloc(0) });
+    if (req.method === "POST" && (denying || seen)) {
       // The ref updates are pkt-lines in plain text at the start of the body: look before passing it on.
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
         const body = Buffer.concat(chunks);
-        if (options.denyPushTo!.test(body.subarray(0, 4096).toString("latin1"))) {
+        seen?.({ method: "POST", url: req.url ?? "", body });
+        if (denying && options.denyPushTo!.test(body.subarray(0, 4096).toString("latin1"))) {
           requests.denied++;
           cgi.kill();
           res.writeHead(403).end();

@@ -11,6 +11,7 @@ import { type RunningControlPlane, startControlPlane } from "../../src/control-p
 import { readStateLock } from "../../src/lock/index.js";
 import { runCommand } from "../cli/two-planes.js";
 import { fastControllerOptions } from "./harness.js";
+import { type StandbyWatch, watchStandby } from "./standby-watch.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 
 // Two writers in separate clones of one repository (two controllers following it with `--path
@@ -26,6 +27,7 @@ const exec = promisify(execFile);
 const BRANCH = "plumb-status";
 let tmp: string;
 let cp: RunningControlPlane;
+let watch: StandbyWatch;
 const running: Array<Promise<Controller>> = [];
 let seed: string;
 const git = (...args: string[]) =>
@@ -46,9 +48,11 @@ beforeEach(async () => {
   await git("remote", "add", "origin", origin);
   await git("push", "-q", "origin", "main");
   await exec("git", ["clone", "-q", origin, join(tmp, "ci")]);
+  watch = await watchStandby(tmp, BRANCH, cp.url);
 });
 afterEach(async () => {
   for (const c of running.splice(0)) await (await c.catch(() => null))?.stop(1_000);
+  await watch.close();
   await cp.stop();
   await rm(tmp, { recursive: true, force: true });
 });
@@ -60,21 +64,36 @@ const revisions = async () => {
   return counts;
 };
 
-/** A controller following origin's main at `path`, in a checkout of its own (a pod). */
-const controllerOn = (pod: string, path: string, logger = memoryLogger().logger, intervalMs = 50) => ({
-  ...fastControllerOptions(cp, {
+/**
+ * A controller following origin's main at `path`, in a checkout of its own (a pod); `watched`: through
+ * `watch`'s git server and proxy, which count its lease looks, pushes and API requests.
+ */
+const controllerOn = (
+  pod: string,
+  path: string,
+  logger = memoryLogger().logger,
+  intervalMs = 50,
+  watched = false,
+) => {
+  const options = fastControllerOptions(cp, {
     source: {
       kind: "git" as const,
-      url: join(tmp, "origin.git"),
+      url: watched ? watch.remote("origin.git") : join(tmp, "origin.git"),
       branch: "main",
       path,
       workDir: join(tmp, pod),
       intervalMs,
     },
-  }),
-  statusBranch: BRANCH,
-  logger,
-});
+  });
+  const apiUrl = watched ? watch.apiUrl : cp.url;
+  return {
+    ...options,
+    ...(watched ? { env: watch.env } : {}),
+    api: { ...options.api, apiUrl, platformUrl: apiUrl },
+    statusBranch: BRANCH,
+    logger,
+  };
+};
 
 /** The tree's controller in pod-a, leading once it applied both deployments. */
 async function treeLeader(): Promise<Controller> {
@@ -102,7 +121,7 @@ const applySub = (...flags: string[]) => {
 it("a controller on the sub-directory in another clone stands by while the tree's leads: one revision per change", async () => {
   const leader = await treeLeader();
   const log = memoryLogger();
-  const standby = startController(controllerOn("pod-b", "deploy/sub", log.logger));
+  const standby = startController(controllerOn("pod-b", "deploy/sub", log.logger, 50, true));
   running.push(standby);
   let led = false;
   void standby.then(() => (led = true));
@@ -114,7 +133,12 @@ it("a controller on the sub-directory in another clone stands by while the tree'
 
   await pushBeta("2");
   await waitFor("applied by the leader", async () => (await revisions()).beta === 2);
-  await new Promise((resolve) => setTimeout(resolve, 300)); // the standby had time to act, and did not
+  // The standby had its chance: two looks at the lease from now on, so one whole look (read, then
+  // not taken: no push) after the change while the tree's controller led. Taken, it looks no more.
+  const looked = watch.looks();
+  await waitFor("the standby looked at the lease again", () => watch.looks() >= looked + 2, 20_000);
+  expect(watch.pushes()).toBe(0);
+  expect(watch.apiRequests).toEqual([]);
   expect(led).toBe(false);
   expect(await revisions()).toEqual({ alpha: 1, beta: 2 });
   const line = log.lines().find((l) => l.msg === "standby: another controller leads");
@@ -127,6 +151,9 @@ it("a controller on the sub-directory in another clone stands by while the tree'
   await pushBeta("3");
   await waitFor("applied by the new leader", async () => (await revisions()).beta === 3);
   expect(await revisions()).toEqual({ alpha: 1, beta: 3 });
+  // Leading, it pushed (the lease) and sent the change: what the counts above would see.
+  expect(watch.pushes()).toBeGreaterThan(0);
+  expect(watch.apiRequests.some((r) => r.method === "PATCH")).toBe(true);
 }, 60_000);
 
 it("apply of the sub-directory in a CI job's clone is refused, sending nothing, while the tree's controller leads", async () => {

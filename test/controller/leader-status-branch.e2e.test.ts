@@ -7,6 +7,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { fastControllerOptions } from "./harness.js";
+import { type StandbyWatch, watchStandby } from "./standby-watch.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 
 // Two controllers on two checkouts (as on two pods) sharing one status branch: their local locks
@@ -15,6 +16,7 @@ import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 const exec = promisify(execFile);
 let tmp: string;
 let cp: RunningControlPlane;
+let watch: StandbyWatch;
 const running: Array<Promise<Controller>> = [];
 
 beforeEach(async () => {
@@ -31,9 +33,15 @@ beforeEach(async () => {
   await git("commit", "-qm", "m");
   await git("push", "-q", origin, "main");
   for (const pod of ["pod-a", "pod-b"]) await exec("git", ["clone", "-q", origin, join(tmp, pod)]);
+  // pod-b (the standby) reaches the same origin through a server that sees its lease looks and pushes.
+  watch = await watchStandby(tmp, "plumb-status", cp.url);
+  const podB = (...args: string[]) => exec("git", args, { cwd: join(tmp, "pod-b") });
+  await podB("remote", "set-url", "origin", watch.remote("origin.git"));
+  await podB("config", ...watch.extraHeader);
 });
 afterEach(async () => {
   for (const c of running.splice(0)) await (await c.catch(() => null))?.stop(1_000);
+  await watch.close();
   await cp.stop();
   await rm(tmp, { recursive: true, force: true });
 });
@@ -54,15 +62,24 @@ it("one leads, the other stands by; a change is applied once; the standby leads 
   const leader = await startController(options("pod-a"));
   running.push(Promise.resolve(leader));
   await waitFor("leader ready", () => leader.ready());
-  const standby = startController(options("pod-b"));
+  const standbyOptions = options("pod-b");
+  const standby = startController({
+    ...standbyOptions,
+    api: { ...standbyOptions.api, apiUrl: watch.apiUrl, platformUrl: watch.apiUrl },
+  });
   running.push(standby);
+  let led = false;
+  void standby.then(() => (led = true));
 
   for (const pod of ["pod-a", "pod-b"])
     await writeDoc(join(tmp, pod, "deploy"), "a.yaml", container("alpha", "img/alpha:2"));
   await waitFor("applied by the leader", async () => (await revisions()).alpha === 2);
-  let led = false;
-  void standby.then(() => (led = true));
-  await new Promise((resolve) => setTimeout(resolve, 300)); // the standby had time to act, and did not
+  // The standby had its chance: two looks at the lease from now on, so one whole look (read, then
+  // not taken: no push) while the leader led. Had it taken the lease, it would look no more.
+  const looked = watch.looks();
+  await waitFor("the standby looked at the lease again", () => watch.looks() >= looked + 2, 20_000);
+  expect(watch.pushes()).toBe(0);
+  expect(watch.apiRequests).toEqual([]);
   expect(led).toBe(false);
   expect(await revisions()).toEqual({ alpha: 2 });
 
@@ -71,4 +88,7 @@ it("one leads, the other stands by; a change is applied once; the standby leads 
   await waitFor("standby ready", () => next.ready(), 15_000);
   expect(next.status().objects.map((o) => [o.name, o.sync])).toEqual([["alpha", "Synced"]]);
   expect(await revisions()).toEqual({ alpha: 2 });
+  // Leading, it pushed (the lease) and asked the control plane: what the counts above would see.
+  expect(watch.pushes()).toBeGreaterThan(0);
+  expect(watch.apiRequests.length).toBeGreaterThan(0);
 }, 30_000);
