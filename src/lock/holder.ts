@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import { escapeControls } from "../errors.js";
 import type { LockHolder } from "./lock-types.js";
@@ -6,13 +7,34 @@ import type { LockHolder } from "./lock-types.js";
 // Who holds a lock: written with it so a blocked run can name the holder. Informational only: no
 // decision reads `since` (a timestamp of another clock); expiry is judged by watching renewals.
 
-export const newHolder = (command: string, now: number): LockHolder => ({
-  id: randomUUID(),
-  host: hostname(),
-  pid: process.pid,
-  command,
-  since: new Date(now).toISOString(),
-});
+/** This process's space (holder.space), read once: it never changes while the process runs. */
+const PROCESS_SPACE = readSpace();
+
+export const newHolder = (command: string, now: number): LockHolder => {
+  const space = PROCESS_SPACE;
+  return {
+    id: randomUUID(),
+    host: hostname(),
+    pid: process.pid,
+    command,
+    since: new Date(now).toISOString(),
+    ...(space === undefined ? {} : { space }),
+  };
+};
+
+/**
+ * Where a pid names a process: this PID namespace on this boot (Linux). A host name does not say it:
+ * containers sharing the host's name (docker --network host, a pod with hostNetwork, a fixed
+ * hostname) each count pids of their own, and machines may share a name (cloned VMs).
+ */
+function readSpace(): string | undefined {
+  try {
+    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    return `${readlinkSync("/proc/self/ns/pid")}@${boot}`;
+  } catch {
+    return undefined; // no /proc (macOS, Windows): no PID namespaces to tell apart
+  }
+}
 
 /** A holder record as written (JSON), or null when it is not one. */
 export function parseHolder(text: string): (LockHolder & { lease_ms?: number }) | null {
@@ -26,16 +48,23 @@ export function parseHolder(text: string): (LockHolder & { lease_ms?: number }) 
       command: String(data.command ?? "plumb"),
       since: String(data.since ?? ""),
       ...(typeof data.lease_ms === "number" && data.lease_ms > 0 ? { lease_ms: data.lease_ms } : {}),
+      ...(typeof data.space === "string" ? { space: data.space } : {}),
     };
   } catch {
     return null;
   }
 }
 
-/** A holder on this host whose process is gone (kill -9, crash): its lock is stale at once. */
+/**
+ * A holder on this host whose process is gone (kill -9, crash): its lock is stale at once. Only when
+ * its pid is one of this process space (a record that names none, an older plumb's, is taken as
+ * this host's as before): a holder of the same host name in another container was taken for gone
+ * when its pid did not exist here, and two writers ran at once.
+ */
 export function isDeadLocalHolder(holder: LockHolder): boolean {
   // (This very process is alive too: signal 0 to itself succeeds.)
   if (holder.host !== hostname()) return false;
+  if (holder.space !== undefined && holder.space !== PROCESS_SPACE) return false;
   try {
     process.kill(holder.pid, 0);
     return false;

@@ -5,7 +5,15 @@ import type { GitStop } from "../git/stoppable-git.js";
 // The state lock's shapes: one writer per status store at a time (apply, adopt, the controller).
 
 /** Who holds the lock; written beside it so a blocked run can name the holder. */
-export type LockHolder = { id: string; host: string; pid: number; command: string; since: string };
+export type LockHolder = {
+  id: string;
+  host: string;
+  pid: number;
+  command: string;
+  since: string;
+  /** Where `pid` names a process (Linux: PID namespace and boot, holder.ts); absent elsewhere and in older records. */
+  space?: string;
+};
 
 /** Milliseconds on a clock that only moves forward and keeps running while the process is stopped. */
 export type Monotonic = () => number;

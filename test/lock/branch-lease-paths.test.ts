@@ -121,6 +121,18 @@ describe("whose lease is free to take", () => {
     await lease.release();
   }, 30_000);
 
+  it("a process of this host name in another process space (a container sharing the name): not at once", async () => {
+    const other = { host: hostname(), pid: await deadPid(), space: "pid:[4026532999]@another-boot" };
+    const there = { ...newHolder("plumb apply", Date.now()), ...other };
+    await foreignLease(JSON.stringify({ holder: there, lease_ms: 30_000, expires_at: "" }));
+    await expect(
+      acquireBranchLease(target(), newHolder("plumb controller", Date.now()), options),
+    ).rejects.toMatchObject({
+      code: "state-locked",
+      message: expect.stringContaining("leased by plumb apply"),
+    });
+  }, 30_000);
+
   const noHolder = ["{}", "5", "not a lease", '{"holder":{"pid":1}}', '{"holder":{"host":"build-7"}}'];
   for (const message of noHolder)
     it(`a lease commit that names no holder (${message}) is another process's, taken once unchanged for a lease`, async () => {

@@ -38,6 +38,24 @@ describe("the holder's fence", () => {
 });
 
 describe("a holder on this host", () => {
+  it("of this host name in another process space (a container sharing the name) is never taken as gone", async () => {
+    const gone = spawn(process.execPath, ["-e", ""]);
+    const pid = await new Promise<number>((resolve) => gone.once("exit", () => resolve(gone.pid!)));
+    const statusDir = join(root, "status");
+    // Its pid is found nowhere here, but it names a process of that other PID namespace (or boot).
+    const holder = { ...newHolder("plumb apply", Date.now()), pid, space: "pid:[4026532999]@another-boot" };
+    await createLockDir(lockPathOf({ statusDir }), holder, 30_000);
+    await expect(acquireStateLock({ statusDir }, { command: "plumb apply" })).rejects.toMatchObject({
+      code: "state-locked",
+      message: expect.stringContaining(`pid ${pid}`),
+    });
+    // The same record in this process space: gone, taken at once.
+    await rm(lockPathOf({ statusDir }), { recursive: true });
+    await createLockDir(lockPathOf({ statusDir }), { ...holder, space: newHolder("x", 0).space }, 30_000);
+    const taken = await acquireStateLock({ statusDir }, { command: "plumb apply" });
+    await taken.release();
+  });
+
   it("whose process is alive is not taken over at once", async () => {
     const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)"]);
     try {
