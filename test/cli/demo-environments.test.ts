@@ -1,3 +1,5 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runDemo } from "../../src/cli/demo/demo.js";
 import type { DemoPlanes } from "../../src/cli/demo/demo-planes.js";
@@ -57,6 +59,46 @@ describe("plumb demo --once", () => {
     expect(out).toMatch(/support-agent: promoted\n/);
     expect(out).toContain("+      source_revision_config: { repo_ref: refs/tags/v1.5.0 }");
     expect(out).not.toContain("sk-demo-not-a-real-key");
+    expect(out).toContain("Stopped cleanly.");
+  }, 90_000);
+
+  it("stops where an environment does not converge, as apply does: the ones after it get nothing", async () => {
+    let out = "";
+    let err = "";
+    let hosted = new Map<string, Live["source_revision_config"]>();
+    let selfHosted = new Map<string, Live["source_revision_config"]>();
+    const code = await runDemo(
+      {
+        stdout: { write: (t: string) => (out += t) },
+        stderr: { write: (t: string) => (err += t) },
+        env: { PATH: process.env.PATH },
+        // support-agent's first check makes the local agent fail its run: staging's verify fails.
+        onCopied: async (dir) => {
+          const file = join(dir, "saas", "support-agent.yaml");
+          const text = await readFile(file, "utf8");
+          await writeFile(file, text.replace('input: "Where is my order #1042?"', 'input: "raise error"'));
+        },
+        onApplied: () => {
+          throw new Error("not every environment converged: the demo must not reach this");
+        },
+        onStopping: async (planes: DemoPlanes) => {
+          hosted = await live(planes.hosted.url);
+          selfHosted = await live(planes.selfHosted.url);
+        },
+      },
+      { once: true, revisionSeconds: 0.02 },
+    );
+    expect(code, out + err).toBe(1);
+    expect(err).toContain(
+      "plumb: environment staging did not converge (exit 1), so prod was not applied (nothing sent there)",
+    );
+    // Counted on the control planes: onprem went first (promotion order: no chain, then by name),
+    // staging's deployments are there, none of prod's.
+    expect([...selfHosted.keys()].sort()).toEqual(["billing-agent", "ops-agent"]);
+    expect([...hosted.keys()].every((name) => name.endsWith("-staging"))).toBe(true);
+    expect(hosted.size).toBeGreaterThan(0);
+    expect(out).not.toContain("== environment prod ==");
+    expect(out).not.toContain("promote --to prod");
     expect(out).toContain("Stopped cleanly.");
   }, 90_000);
 });

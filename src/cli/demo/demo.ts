@@ -9,7 +9,7 @@ import { type Controller, startController } from "../../controller/controller.js
 import { DEFAULT_API_KEY } from "../../control-plane/options.js";
 import { PlumbError } from "../../errors.js";
 import { createLogger } from "../../logger.js";
-import { applyEnvironment } from "./demo-apply.js";
+import { applyEnvironments } from "./demo-apply.js";
 import { copyExamples } from "./demo-examples.js";
 import { demoLogStream } from "./demo-log.js";
 import { fetchMatrix, formatMatrix, waitSettled } from "./demo-matrix.js";
@@ -27,8 +27,12 @@ export type DemoIo = {
   env: NodeJS.ProcessEnv;
   /** Resolves when the demo should stop (default: SIGINT or SIGTERM, resolved with its name). */
   stopSignal?: Promise<NodeJS.Signals | void>;
+  /** Awaited once the examples are copied, before the first apply (tests break a manifest there). */
+  onCopied?: (dir: string) => Promise<void> | void;
   /** Awaited once every environment is applied, before the controller (tests count on the planes). */
   onApplied?: (info: { dir: string; planes: DemoPlanes }) => Promise<void> | void;
+  /** Awaited as the demo stops, before its control planes do (tests count on them). */
+  onStopping?: (planes: DemoPlanes) => Promise<void> | void;
   /** Called once the controller is watching (tests edit files then). */
   onWatching?: (info: { dir: string; controller: Controller }) => void;
 };
@@ -46,6 +50,7 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
   let controller: Controller | undefined;
   try {
     await copyExamples(dir);
+    await io.onCopied?.(dir);
     const env = demoEnv(planes, io.env);
     const commandIo = { stdout: io.stdout, stderr: io.stderr, env };
 
@@ -69,6 +74,7 @@ export async function runDemo(io: DemoIo, options: DemoOptions): Promise<number>
     return signal === "SIGINT" ? 130 : signal === "SIGTERM" ? 143 : 0;
   } finally {
     await controller?.stop(5_000);
+    await io.onStopping?.(planes);
     await stopDemoPlanes(planes);
     await rm(dir, { recursive: true, force: true });
     say("Stopped cleanly.");
@@ -134,25 +140,33 @@ function introduceManifests({ say, step, row }: Narrator, dir: string): void {
   say(`  \`plumb render ${dir} --env prod\` prints what prod gets.`);
 }
 
-/** Steps 3 to 7: apply staging, onprem and prod, promote staging's versions, apply prod again. */
+/** What the demo says of each environment's first apply (steps 3 to 5, in promotion order). */
+const FIRST_APPLY: Record<string, string> = {
+  onprem: "the self-hosted agents, on the other control plane",
+  staging: "create, wait for DEPLOYED, run the checks",
+  prod: "the versions prod's overrides pin today",
+};
+
+/**
+ * Steps 3 to 7: apply onprem, staging and prod in promotion order (as `plumb apply` runs them: the
+ * first that does not converge stops the rest), promote staging's versions, apply prod again.
+ */
 async function applyAndPromote(
   { c, say, step }: Narrator,
   dir: string,
-  commandIo: Parameters<typeof applyEnvironment>[2],
+  commandIo: Parameters<typeof applyEnvironments>[2],
 ): Promise<boolean> {
-  const apply = async (name: string, what: string): Promise<boolean> => {
-    step(what);
-    const code = await applyEnvironment(dir, name, commandIo);
-    if (code !== 0) say(c.red(`apply --env ${name} did not converge; see above`));
-    return code === 0;
-  };
   say(c.dim("\n  Each step is `plumb apply --env NAME --yes`: the plan first, then the requests, each new"));
   say(c.dim("  revision followed to DEPLOYED, then the agent's checks (verify) against its agent server."));
-  if (!(await apply("staging", "3. apply --env staging: create, wait for DEPLOYED, run the checks")))
+  say(c.dim("  Environments go in promotion order, and one that does not converge stops the others."));
+  let number = 3;
+  const first = await applyEnvironments(dir, Object.keys(FIRST_APPLY), commandIo, (name) =>
+    step(`${number++}. apply --env ${name}: ${FIRST_APPLY[name] ?? ""}`),
+  );
+  if (first !== 0) {
+    say(c.red("apply did not converge; see above"));
     return false;
-  if (!(await apply("onprem", "4. apply --env onprem: the self-hosted agents, on the other control plane")))
-    return false;
-  if (!(await apply("prod", "5. apply --env prod: the versions prod's overrides pin today"))) return false;
+  }
 
   step("6. promote --to prod: staging's checked versions into prod's overrides, once the gates hold");
   say("  environments/prod.yaml: promotion from staging when its revision is DEPLOYED (no drift,");
@@ -174,8 +188,11 @@ async function applyAndPromote(
     say(c.red("promote --to prod did not pass its gates; see above"));
     return false;
   }
-  if (!(await apply("prod", "7. apply --env prod: the promoted versions, then prod's own checks")))
+  step("7. apply --env prod: the promoted versions, then prod's own checks");
+  if ((await applyEnvironments(dir, ["prod"], commandIo)) !== 0) {
+    say(c.red("apply --env prod did not converge; see above"));
     return false;
+  }
   return true;
 }
 
