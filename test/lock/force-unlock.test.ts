@@ -80,7 +80,7 @@ describe("plumb unlock --force of a status branch lease whose holder runs", () =
     const held = await acquireStateLock(target(clones[0]!), {
       command: "plumb controller",
       leaseMs: 30_000,
-      renewMs: 1_000, // (each try to end it must land between two renewals: one look and one push)
+      renewMs: 5_000, // (each try to end it must land between two renewals: one look and one push)
     });
     expect(await forceUnlock(target(clones[1]!))).toMatchObject({ id: held.holder.id });
     const ended = await leaseSha();
