@@ -52,6 +52,8 @@ export type ControlPlaneOptions = {
   requestTimeoutMs: number;
   /** Connections open at once; one more is closed unanswered as it arrives (default 512). */
   maxConnections: number;
+  /** Connections open at once from one client address; one more is closed as it arrives (default 256). */
+  maxConnectionsPerAddress: number;
   /** Time a kept-alive connection may wait idle for its next request before it is closed (default 5 s). */
   keepAliveTimeoutMs: number;
   clock: Clock;

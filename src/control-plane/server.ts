@@ -12,6 +12,7 @@ import {
   capConnections,
   DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
 } from "./http/connections.js";
 import { installErrorHandling } from "./http/http-errors.js";
 import { registerMiscRoutes } from "./http/misc-routes.js";
@@ -61,6 +62,7 @@ function resolveOptions(options: Partial<ControlPlaneOptions> = {}): ControlPlan
     bodyLimit: 1024 * 1024,
     requestTimeoutMs: 300_000,
     maxConnections: DEFAULT_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
     keepAliveTimeoutMs: DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
     clock: systemClock,
     logger: false,
@@ -169,7 +171,8 @@ function createFastify(
   }) as unknown as FastifyInstance;
   // The body schemas compiled once per process, not per server: every error of a body, never coerced.
   app.setValidatorCompiler(controlPlaneValidators.compiler);
-  capConnections(app.server, o.maxConnections, o.logger, () => o.clock.now());
+  const limits = { max: o.maxConnections, perAddress: o.maxConnectionsPerAddress };
+  capConnections(app.server, limits, o.logger, () => o.clock.now());
   installJsonParser(app);
   const auth = createAuthenticator(apiKeys);
   installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows });

@@ -24,9 +24,9 @@ async function open(options: Partial<ControlPlaneOptions>) {
   return cp.url;
 }
 
-/** `count` connections, each answered 200 to GET /info (kept alive). */
-async function answered(url: string, count: number): Promise<RawRequest[]> {
-  const requests = Array.from({ length: count }, () => rawRequest(url, info));
+/** `count` connections from `from` (default 127.0.0.1), each answered 200 to GET /info (kept alive). */
+async function answered(url: string, count: number, from?: string): Promise<RawRequest[]> {
+  const requests = Array.from({ length: count }, () => rawRequest(url, info, from));
   expect((await Promise.all(requests.map((r) => r.answer))).map((a) => a.status)).toEqual(
     requests.map(() => 200),
   );
@@ -34,8 +34,8 @@ async function answered(url: string, count: number): Promise<RawRequest[]> {
 }
 
 /** A connection past the cap: closed with no answer at all. */
-async function refused(url: string) {
-  const extra = rawRequest(url, info);
+async function refused(url: string, from?: string) {
+  const extra = rawRequest(url, info, from);
   await expect(extra.answer).rejects.toThrow(/closed before an answer: ""/);
 }
 
@@ -52,7 +52,7 @@ describe("connections open at once", () => {
     for (const r of first) r.socket.write(`${info}\r\n\r\n`);
     await Promise.all(first.map((r) => r.received(/200 OK[^]*200 OK/)));
     expect(lines.join("")).toMatch(
-      /"maxConnections":4,"refused":1,"msg":"connection refused: too many open connections"/,
+      /"maxConnections":4,"perAddress":256,"refused":1,"msg":"connection refused: too many open connections"/,
     );
     // One closed frees its place: a new connection is answered once the server has seen it go.
     first[0]!.socket.destroy();
@@ -65,11 +65,42 @@ describe("connections open at once", () => {
     for (const r of first) r.socket.destroy();
   });
 
-  it("by default 512: the 513th is closed unanswered", async () => {
+  it("by default 512 in all and 256 per address: the 257th from one address and the 513th are closed", async () => {
     const url = await open({});
-    const first = await answered(url, 512);
+    const first = await answered(url, 256);
     await refused(url);
-    for (const r of first) r.socket.destroy();
+    const second = await answered(url, 256, "127.0.0.2");
+    await refused(url, "127.0.0.3");
+    for (const r of [...first, ...second]) r.socket.destroy();
+  });
+});
+
+// One address could take every place (spec 8.2 limits requests per identity, not connections; a
+// client that opens connections and sends nothing held them all): past maxConnectionsPerAddress,
+// a connection from that address is closed as it arrives, and other addresses are still served.
+describe("connections open at once from one address", () => {
+  it("with maxConnectionsPerAddress 3: a 4th from that address is closed, another address is served", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString()), done()),
+    });
+    const logger = createLogger({ name: "cp", level: "info" }, sink);
+    const url = await open({ maxConnectionsPerAddress: 3, logger });
+    const mine = await answered(url, 3);
+    await refused(url);
+    const theirs = await answered(url, 3, "127.0.0.2");
+    expect(lines.join("")).toMatch(
+      /"refused":1,"msg":"connection refused: too many open connections from one address"/,
+    );
+    // Closing one gives its address a place again.
+    mine[0]!.socket.destroy();
+    for (;;) {
+      const next = rawRequest(url, info);
+      const status = await next.answer.then((a) => a.status).catch(() => 0);
+      next.socket.destroy();
+      if (status === 200) break;
+    }
+    for (const r of [...mine, ...theirs]) r.socket.destroy();
   });
 });
 
