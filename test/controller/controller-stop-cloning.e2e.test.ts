@@ -69,7 +69,9 @@ it.runIf(process.platform === "linux")(
     const left = processesNaming(marker);
     for (const pid of left) process.kill(pid, "SIGKILL"); // (without the fix: the helper)
     expect(ended, run.output()).toBe(0);
-    expect(took).toBeLessThan(5_000);
+    // Ended at once (its git is killed at the stop, no AFTER_STOP_MS), not hung (the 15 s above):
+    // about a second quiet, a few seconds loaded, so 10 s, not 5.
+    expect(took, run.output()).toBeLessThan(10_000);
     expect(left).toEqual([]);
     expect(run.output()).toContain("stopped while on standby");
   },
@@ -167,7 +169,7 @@ it.runIf(process.platform === "linux").each([
     await waitFor("a poll's fetch, stalled", () => front.stalled > 0);
     const { ended, took, left } = await stopAndWatch(child, marker);
     expect(ended, child.output()).toBe(0);
-    expect(took).toBeLessThan(5_000);
+    expect(took, child.output()).toBeLessThan(10_000); // at once, not hung (as above)
     expect(left).toEqual([]);
     expect(child.output()).not.toContain("git fetch failed"); // a fetch stopped is no failure
     if (environments) expect(child.output()).toContain('"environment":"staging"');
