@@ -3,11 +3,18 @@ import type { Plan } from "../diff/plan/plan-types.js";
 import { redactPlan } from "../diff/secrets/redact.js";
 import type { ApplyOutcome, ApplyReport, ApplyResult, ProgressEvent } from "../apply/apply-types.js";
 import { formatChecksLine } from "../apply/verify/verify-stats.js";
+import { escapeControls } from "../errors.js";
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
-/** One plain log line per result (no TTY), e.g. `apply: alpha converged revision r1 DEPLOYED in 2.1s`. */
-function formatResultLine(r: ApplyResult): string {
+/**
+ * One plain log line per result (no TTY), e.g. `apply: alpha converged revision r1 DEPLOYED in 2.1s`;
+ * its control characters escaped: the revision ids are the server's, printed as answered (an
+ * escape sequence in one cleared the terminal).
+ */
+const formatResultLine = (r: ApplyResult): string => escapeControls(resultText(r));
+
+function resultText(r: ApplyResult): string {
   const revision = r.revision_id ? ` revision ${r.revision_id} ${r.revision_status ?? ""}`.trimEnd() : "";
   const superseded = r.superseded_by ? ` (superseded, followed ${r.superseded_by})` : "";
   const verify = r.verify ? ` verify ${r.verify.ok ? "passed" : "failed"}${verifyDetail(r.verify)}` : "";

@@ -1,6 +1,7 @@
 import { createColors } from "picocolors";
 import { checksRecordInvalid } from "../status/checks-record-problems.js";
 import type { ObjectStatus } from "../status/status-types.js";
+import { escapeControls } from "../errors.js";
 
 const pad = (text: string, width: number) => text + " ".repeat(Math.max(0, width - text.length));
 
@@ -25,18 +26,20 @@ export function formatStatusText(
   if (records.length === 0) return "No status recorded yet: run plumb apply.\n";
   const rows = [...records]
     .sort((a, b) => (a.kind + a.name < b.kind + b.name ? -1 : 1))
-    .map((s) => [
-      `${s.kind}/${s.name}`,
-      s.sync,
-      s.health,
-      s.revision_status ?? "-",
-      s.active_revision_id === s.latest_revision_id
-        ? (s.active_revision_id ?? "-")
-        : `${s.active_revision_id ?? "-"} → ${s.latest_revision_id ?? "-"}`,
-      checksCell(s),
-      s.updated_at,
-      s.last_error ?? "",
-    ]);
+    .map((s) =>
+      [
+        `${s.kind}/${s.name}`,
+        s.sync,
+        s.health,
+        s.revision_status ?? "-",
+        s.active_revision_id === s.latest_revision_id
+          ? (s.active_revision_id ?? "-")
+          : `${s.active_revision_id ?? "-"} → ${s.latest_revision_id ?? "-"}`,
+        checksCell(s),
+        s.updated_at,
+        s.last_error ?? "",
+      ].map(escapeControls),
+    ); // ids and errors are a server's (or a status branch's) text
   const header = [
     "OBJECT",
     "SYNC",

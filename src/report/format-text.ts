@@ -1,6 +1,7 @@
 import { createColors } from "picocolors";
 import { changeLines, headline, type Mark, pruneLine, shownChanges, summaryLine } from "./format-lines.js";
 import type { Plan } from "../diff/plan/plan-types.js";
+import { escapeControls } from "../errors.js";
 
 export type TextFormatOptions = {
   /** Decided once at the edge: a TTY and no NO_COLOR. */
@@ -23,12 +24,14 @@ export function formatPlanText(plan: Plan, options: TextFormatOptions = {}): str
     const { mark, label } = headline(change);
     const where = c.dim(`${change.file}:${change.line}`);
     const lines = [`${paint[mark](`${mark} ${label}`)} ${change.kind} ${c.bold(change.name)}  ${where}`];
-    if (change.request) lines.push(c.dim(`    ${change.request.method} ${change.request.path}`));
+    if (change.request)
+      lines.push(c.dim(escapeControls(`    ${change.request.method} ${change.request.path}`)));
     for (const line of changeLines(change)) lines.push(`    ${paint[line.mark](line.mark)} ${line.text}`);
     blocks.push(lines.join("\n"));
   }
   for (const p of plan.prune ?? []) {
-    const { mark, text } = pruneLine(p);
+    const { mark } = pruneLine(p);
+    const text = escapeControls(pruneLine(p).text); // its id is the server's
     blocks.push(`${paint[mark](mark)} ${mark === "-" && p.action === "delete" ? c.bold(text) : text}`);
   }
   const total =
