@@ -6,8 +6,10 @@ import type { LoadedEnvironment, Problem } from "../../manifest/types.js";
 // mode, platform_url) is restarted; any other change (defaults, name_suffix, promotion) is only
 // followed: its deployments are re-planned with it. A document that no longer validates is not a
 // removal: while the file that held it reads with errors, the last valid document is kept, and the
-// problem is reported. Nor is an emptied file (empty, only comments, a git-lfs pointer, a conflict
-// marker; emptied-rules.ts), which is also what a save caught half written reads as: only a file
+// problem is reported; a second document of its name in another file, read first (duplicate-name,
+// which validate refuses), does not take it over either. Nor is an emptied file (empty, only
+// comments, a git-lfs pointer, a conflict marker; emptied-rules.ts), which is also what a save
+// caught half written reads as: only a file
 // that is gone, or that now holds other documents, removes its environment. Pure.
 
 export type Roster = ReadonlyMap<string, LoadedEnvironment>;
@@ -32,6 +34,9 @@ const connectionOf = (environment: LoadedEnvironment): string => {
 const keepsLastValid = (problem: Problem): boolean =>
   problem.severity === "error" || problem.code === "empty-file" || problem.code === "no-documents";
 
+const problemIn = (tree: { problems: readonly Problem[] }, file: string) =>
+  tree.problems.find((p) => p.file === file && keepsLastValid(p));
+
 export function followEnvironments(
   known: Roster,
   tree: { environments?: readonly LoadedEnvironment[] | undefined; problems: readonly Problem[] },
@@ -43,13 +48,21 @@ export function followEnvironments(
     const name = environment.manifest.metadata.name;
     if (!wanted(name)) continue;
     const before = known.get(name);
+    // Now defined in another file while the one followed reads with errors (a second document of
+    // its name, read first: duplicate-name): that is no move, the followed document stays.
+    const error = before && before.file !== environment.file ? problemIn(tree, before.file) : undefined;
+    if (before && error) {
+      change.next.set(name, before);
+      change.invalid.set(name, `${error.file}:${error.line}: ${error.message}`);
+      continue;
+    }
     if (!before) change.added.push(name);
     else if (connectionOf(before) !== connectionOf(environment)) change.restarted.push(name);
     change.next.set(name, environment);
   }
   for (const [name, before] of known) {
     if (change.next.has(name)) continue;
-    const error = tree.problems.find((p) => p.file === before.file && keepsLastValid(p));
+    const error = problemIn(tree, before.file);
     if (!error) {
       change.removed.push(name);
       continue;

@@ -97,4 +97,24 @@ describe("followEnvironments", () => {
       next: ["prod"],
     });
   });
+
+  it("a second document of the same name is no switch to it: the one followed stays, reported invalid", () => {
+    // a-prod.yaml is read first: it took prod over (another api_url, the same key variable), though
+    // validate refuses the pair (duplicate-name) and plan and apply send nothing.
+    const hijack = env("prod", `api_url: "http://127.0.0.1:9", api_key: {env: K}`);
+    const change = follow(
+      { "s.yaml": STAGING, "p.yaml": PROD },
+      { "s.yaml": STAGING, "p.yaml": PROD, "a-prod.yaml": hijack },
+    );
+    expect(change).toMatchObject({ added: [], removed: [], restarted: [], next: ["prod", "staging"] });
+    expect(change.invalid.prod).toMatch(/^p\.yaml:3: environment prod is already defined at a-prod\.yaml/);
+    const kept = followEnvironments(
+      rosterOf(checkFiles({ "s.yaml": STAGING, "p.yaml": PROD })),
+      checkFiles({ "s.yaml": STAGING, "p.yaml": PROD, "a-prod.yaml": hijack }),
+      [],
+    );
+    expect(kept.next.get("prod")?.file).toBe("p.yaml");
+    // Moved to another file (the old one gone): followed.
+    expect(follow({ "p.yaml": PROD }, { "a-prod.yaml": hijack })).toMatchObject({ restarted: ["prod"] });
+  });
 });
