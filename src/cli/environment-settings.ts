@@ -16,6 +16,7 @@ import {
 import { type ApiOptions, readApiOptions, sendableTenant } from "../api/config.js";
 import { ApiError, withSettingHints } from "../api/errors.js";
 import { settingHintsOf, whereIs } from "../reconcile/environment-hints.js";
+import { suggest } from "../manifest/schema-check.js";
 import { readSettingFile, settingFileReason } from "../api/setting-file.js";
 import { type AllowFlags, allowedOriginsFrom, checkApiOrigin } from "../api/allowed-origins.js";
 
@@ -92,9 +93,11 @@ function readSetting(
       );
     const value = env[setting.env]?.trim();
     if (value) return value;
+    // A misspelt variable (PROD_API_KYE) says which set one it may have meant: its name, never its value.
+    const set = Object.keys(env).filter((key) => key !== setting.env && env[key]?.trim());
     throw new PlumbError(
       "api-config",
-      `environment ${name}: spec.${field} reads ${setting.env}, which is not set; export it`,
+      `environment ${name}: spec.${field} (${whereIs(environment, field)}) reads ${setting.env}, which is not set; export it${suggest(setting.env, set)}`,
     );
   }
   try {

@@ -54,4 +54,23 @@ describe("settingsOf an Environment's api_key", () => {
     expect(Object.keys(flags)).toContain("apiKeyFile");
     expect(flags.apiKeyFile).toBeUndefined();
   });
+
+  it("a variable not set: the file and field, and a set variable of a close name it may have meant", () => {
+    const env = { PROD_API_KEY: "the-real-prod-key-value", HOME: "/root" };
+    const message = (name: string) => {
+      try {
+        settingsOf(environment({ env: name }), root, env);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "";
+    };
+    expect(message("PROD_API_KYE")).toBe(
+      'environment prod: spec.api_key (environments/prod.yaml) reads PROD_API_KYE, which is not set; export it (did you mean "PROD_API_KEY"?)',
+    );
+    expect(message("PROD_API_KYE")).not.toContain("the-real-prod-key-value");
+    expect(message("STAGING_TOKEN")).toBe(
+      "environment prod: spec.api_key (environments/prod.yaml) reads STAGING_TOKEN, which is not set; export it",
+    );
+  });
 });
