@@ -61,7 +61,11 @@ function driftSummary(report: DriftReport): string {
 
 function itemBlock(item: DriftItem, c: ReturnType<typeof createColors>): string {
   const mark = item.origin === "change" ? c.cyan("→") : c.yellow("≠");
-  const lines = [`${mark} ${item.kind} ${c.bold(item.name)}: ${itemText(item)}  ${c.dim(where(item))}`];
+  // A removed object's name is a status record's (a status branch's): printed escaped.
+  const name = escapeControls(item.name);
+  const lines = [
+    `${mark} ${item.kind} ${c.bold(name)}: ${itemText(item)}  ${c.dim(escapeControls(where(item)))}`,
+  ];
   if (item.change) for (const line of changeLines(item.change)) lines.push(`    ${line.mark} ${line.text}`);
   return lines.join("\n");
 }
@@ -74,7 +78,7 @@ export function formatDriftText(report: DriftReport, options: { color?: boolean 
   const c = createColors(options.color ?? false);
   const blocks = report.not_checked.map((n) =>
     [
-      `${c.red("!")} ${n.kind} ${c.bold(n.name)}: not checked, an error stopped its plan  ${c.dim(n.file ? `${n.file}:${n.line}` : "(not in git)")}`,
+      `${c.red("!")} ${n.kind} ${c.bold(escapeControls(n.name))}: not checked, an error stopped its plan  ${c.dim(n.file ? `${n.file}:${n.line}` : "(not in git)")}`,
       ...n.errors.map((e) => `    ! error: ${escapeControls(e)}`),
     ].join("\n"),
   );

@@ -5,7 +5,7 @@ import type { Plan } from "../../src/diff/plan/plan-types.js";
 import type { Problem } from "../../src/manifest/types.js";
 import type { DriftReport } from "../../src/reconcile/drift.js";
 import { formatApplyMarkdown } from "../../src/report/format-apply-markdown.js";
-import { formatDriftMarkdown } from "../../src/report/format-drift.js";
+import { formatDriftMarkdown, formatDriftText } from "../../src/report/format-drift.js";
 import { formatPlanMarkdown, MARKDOWN_LIMIT } from "../../src/report/format-markdown.js";
 import { markdownCode, markdownText } from "../../src/report/markdown-text.js";
 import { formatProblemsMarkdown } from "../../src/report/report-invalid.js";
@@ -190,5 +190,15 @@ describe("the comment's size limit", () => {
     const applied = formatApplyMarkdown(applyReport([applyResult({})]), p, { elapsedMs: 1, pruned });
     expect(applied.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
     expect(applied).toMatch(/and \d+ more deletions/);
+  });
+});
+
+describe("drift's text", () => {
+  it("prints a recorded name (a status branch's) with its control characters escaped", () => {
+    const report = driftReport(["ghost\u001b[2J\n::warning::x"], "deploy/a.yaml", "boom");
+    const text = formatDriftText(report);
+    expect(text).toContain("ghost\\u001b[2J\\n::warning::x");
+    expect(text).not.toContain("\u001b");
+    expect(text).not.toMatch(/^::warning::/m);
   });
 });
