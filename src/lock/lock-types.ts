@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Clock } from "../clock.js";
 import type { PushFence } from "../git/fenced-push.js";
 import type { GitStop } from "../git/stoppable-git.js";
@@ -18,7 +19,34 @@ export type LockHolder = {
 /** Milliseconds on a clock that only moves forward and keeps running while the process is stopped. */
 export type Monotonic = () => number;
 
-export const systemMonotonic: Monotonic = () => performance.now();
+/**
+ * performance.now() (CLOCK_MONOTONIC: fine, but it stops while the machine is suspended), moved on
+ * by the time since boot (`boot`, ms, counting suspend) when that went further. A holder whose
+ * machine slept (a laptop's lid, a VM suspended) through its lease judged it on performance.now()
+ * alone: still good on waking, it sent at once, and its renewal timer, on that clock too, came only
+ * a third of a lease later; meanwhile a standby elsewhere had taken over. Pure: sources injected.
+ */
+export function suspendAware(hr: () => number, boot: () => number | undefined): Monotonic {
+  const start = { hr: hr(), boot: boot() };
+  return () => {
+    const now = hr();
+    const since = start.boot === undefined ? undefined : boot();
+    if (start.boot === undefined || since === undefined) return now;
+    return start.hr + Math.max(now - start.hr, since - start.boot);
+  };
+}
+
+/** The time since boot, suspend included (Linux: /proc/uptime, 10 ms steps); undefined elsewhere. */
+function bootMs(): number | undefined {
+  try {
+    const seconds = Number.parseFloat(readFileSync("/proc/uptime", "utf8"));
+    return Number.isFinite(seconds) ? seconds * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const systemMonotonic: Monotonic = suspendAware(() => performance.now(), bootMs);
 
 export type LockTarget = {
   /** The resolved status directory: the lock lives beside it (`<dir>.lock`), never inside. */
