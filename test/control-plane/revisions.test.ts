@@ -45,6 +45,17 @@ describe("revision lifecycle", () => {
         "status_message",
         "updated_at",
       ]);
+      // Spec 2.8: a revision's source revision fields are 2.3's SourceRevisionConfig, every field
+      // answered, null when unset, as in the deployment (they were left out: no image_uri key).
+      expect(revision.source_revision_config).toEqual({
+        repo_ref: "main",
+        graph_config_path: "langgraph.json",
+        image_uri: null,
+        source_tarball_path: null,
+        repo_commit_sha: d.source_revision_config.repo_commit_sha,
+      });
+      const listed = (await api.call("GET", `/v2/deployments/${d.id}/revisions`)).body.resources[0];
+      expect(Object.keys(listed.source_revision_config)).toEqual(Object.keys(d.source_revision_config));
     }));
 
   it("skips the build states for container sources", () =>

@@ -8,7 +8,7 @@ import type {
 } from "../../schema/deployment.js";
 import { MASKED_SECRET_VALUE } from "../../schema/deployment.js";
 import type { RevisionRecord } from "./revisions.js";
-import { revisionStateAt } from "./revisions.js";
+import { REVISION_CONFIG_KEYS, revisionStateAt } from "./revisions.js";
 
 /** An object path issued by upload-url; `uploaded` once its PUT arrived. */
 export type UploadRecord = { objectPath: string; token: string; uploaded: boolean; size: number };
@@ -44,13 +44,6 @@ const SOURCE_CONFIG_KEYS = [
   "listener_config",
   "install_command",
   "build_command",
-] as const;
-const REVISION_CONFIG_KEYS = [
-  "repo_ref",
-  "graph_config_path",
-  "image_uri",
-  "source_tarball_path",
-  "repo_commit_sha",
 ] as const;
 
 function deploymentStatus(record: DeploymentRecord, now: number, timing: Timing): DeploymentStatus {

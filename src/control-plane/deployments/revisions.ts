@@ -17,6 +17,15 @@ export type RevisionRecord = {
   skipped?: { at: number; by: string };
 };
 
+/** Every field of spec 2.3's SourceRevisionConfig: answers carry each one, null when unset. */
+export const REVISION_CONFIG_KEYS = [
+  "repo_ref",
+  "graph_config_path",
+  "image_uri",
+  "source_tarball_path",
+  "repo_commit_sha",
+] as const;
+
 const BUILDABLE_SOURCES: readonly string[] = ["gitrepo", "internal_source"];
 const BUILD_STEPS: RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD", "BUILDING"];
 const DEPLOY_STEPS: RevisionStatus[] = ["AWAITING_DEPLOY", "DEPLOYING"];
@@ -103,7 +112,11 @@ export function formatRevision(record: RevisionRecord, now: number, paceMs: numb
     source: record.source,
     created_at: new Date(record.createdAt).toISOString(),
     updated_at: new Date(since).toISOString(),
-    source_revision_config: { ...record.config },
+    // Every field, null when unset, as the deployment's own source_revision_config (spec 2.8: a
+    // revision's source revision fields are the SourceRevisionConfig of 2.3).
+    source_revision_config: Object.fromEntries(
+      REVISION_CONFIG_KEYS.map((key) => [key, record.config[key] ?? null]),
+    ),
     status_message: message,
   };
 }
