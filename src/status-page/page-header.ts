@@ -17,7 +17,10 @@ export type PageHeader = {
   /** ISO time of the next scheduled drift check; null without --drift-schedule. */
   next_drift_check: string | null;
   queue: { pending: number; running: number; backingOff: number };
-  invalid: Array<{ file: string; problems: Array<{ line: number; column: number; message: string }> }>;
+  /** The first HEADER_PROBLEMS problems of invalid manifests, by file (`/status` lists them all). */
+  invalid: InvalidFile[];
+  /** Problems of invalid manifests not in `invalid`. */
+  invalid_more?: number;
   now: string;
   /** With environments: the environment this header is of (`?env=NAME`, else the first led here). */
   environment?: string;
@@ -27,6 +30,31 @@ export type PageHeader = {
    */
   environments?: Array<{ environment: string; role: string; invalid?: string }>;
 };
+
+type InvalidFile = { file: string; problems: Array<{ line: number; column: number; message: string }> };
+
+/**
+ * Problems the header lists at most. The page reads its header at each live update: 300 broken
+ * files (a rule a new release adds, a bad merge) made each read 57 KB and each render 300 lines.
+ */
+export const HEADER_PROBLEMS = 50;
+
+/** The first `max` problems, by file, and how many were left out. */
+export function firstProblems(
+  files: Iterable<InvalidFile>,
+  max = HEADER_PROBLEMS,
+): { invalid: InvalidFile[]; invalid_more?: number } {
+  const invalid: InvalidFile[] = [];
+  let listed = 0;
+  let more = 0;
+  for (const file of files) {
+    const room = Math.max(0, max - listed);
+    if (room > 0) invalid.push({ file: file.file, problems: file.problems.slice(0, room) });
+    listed += Math.min(room, file.problems.length);
+    more += Math.max(0, file.problems.length - room);
+  }
+  return more > 0 ? { invalid, invalid_more: more } : { invalid };
+}
 
 /** A standby's header: it reconciles nothing, so it has no queue, budget or control plane to show. */
 export const buildStandbyHeader = (location: string, controlPlane: string, now: Date): PageHeader => ({

@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.js";
 import type { ObjectStatus } from "../../status/status-types.js";
 import { statusKey } from "../../status/status-types.js";
 import { publicUrl } from "../../api/public-url.js";
-import type { ObjectDetail, PageHeader } from "../../status-page/page-header.js";
+import { firstProblems, type ObjectDetail, type PageHeader } from "../../status-page/page-header.js";
 import { buildObjectPage, buildObjectRow, type PageObject } from "../../status-page/page-model.js";
 import type { ActivityBook } from "./activity-book.js";
 import type { DesiredSnapshot } from "../snapshot/desired.js";
@@ -149,10 +149,12 @@ function buildHeader(h: HeaderSources, snapshot: DesiredSnapshot, now: number): 
     rate_limit: { used: h.requests(), limit: h.budget.limit, window_seconds: h.budget.windowMs / 1000 },
     next_drift_check: h.nextDriftCheck()?.toISOString() ?? null,
     queue: h.queue(),
-    invalid: [...snapshot.invalid].map(([file, problems]) => ({
-      file,
-      problems: problems.map((p) => ({ line: p.line, column: p.column, message: p.message })),
-    })),
+    ...firstProblems(
+      [...snapshot.invalid].map(([file, problems]) => ({
+        file,
+        problems: problems.map((p) => ({ line: p.line, column: p.column, message: p.message })),
+      })),
+    ),
     now: new Date(now).toISOString(),
   };
 }

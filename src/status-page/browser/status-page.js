@@ -198,6 +198,8 @@ async function loadHeader() {
     for (const p of file.problems)
       problems.append(el("p", `${file.file}:${p.line}:${p.column}: ${p.message}`, "error"));
   }
+  if (h.invalid_more)
+    problems.append(el("p", `… and ${h.invalid_more} more problems (GET /status lists them all)`, "error"));
   return h;
 }
 
