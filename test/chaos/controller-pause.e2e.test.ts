@@ -9,7 +9,7 @@ import { assertBuilt, type CliRun, listeningPort, spawnCli } from "../support/bu
 import { api, container, waitFor, writeDoc } from "../controller/support.js";
 
 // issue 23 [safety], a paused controller leader at each point of a reconcile: real processes, real
-// SIGSTOP/SIGCONT, a 3 s lease. The leader talks to the control plane through a loopback proxy that
+// SIGSTOP/SIGCONT, a 6 s lease. The leader talks to the control plane through a loopback proxy that
 // notes every request, so the test stops it at a chosen point: (a) with PATCHes queued behind its
 // rate limiter, (b) while it polls a revision, (c) during verify (its agent-server calls). A standby
 // takes over and applies; once resumed, the old leader sends no write (counted at the proxy) and
@@ -48,7 +48,10 @@ async function plane(options: Parameters<typeof startControlPlane>[0]) {
 function controller(dir: string, apiUrl: string, extra: string[] = []): CliRun {
   const args = ["controller", "--dir", dir, "--listen", "127.0.0.1:0", "--debounce", "20ms"];
   const env = { PLUMB_API_URL: apiUrl, PLUMB_API_KEY: DEFAULT_API_KEY, PLUMB_LOG_LEVEL: "info" };
-  const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "3s", ...extra], env);
+  // 6 s: a renewal every 2 s and a lapse after 4 s without one leave a loaded leader 2 s of lag
+  // before it loses the lock on its own, before the test stops it (3 s left it 1 s, the margin
+  // 889249d found too thin in CI). The standby takes over about a lease after the SIGSTOP.
+  const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "6s", ...extra], env);
   children.push(run);
   return run;
 }
@@ -67,9 +70,11 @@ async function notingProxy(target: string, holdAt: (r: Seen) => boolean = () => 
   let release: () => void = () => undefined;
   const released = new Promise<void>((resolve) => (release = resolve));
   let holding = false;
+  let onSeen: (r: Seen) => void = () => undefined;
   const server = createServer((req, res) => {
     const noted = { method: req.method ?? "GET", url: req.url ?? "/" };
     seen.push(noted);
+    onSeen(noted);
     const forward = () => {
       const upstream = request(
         new URL(noted.url, target),
@@ -89,7 +94,14 @@ async function notingProxy(target: string, holdAt: (r: Seen) => boolean = () => 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   servers.push(server);
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, seen, held: () => holding, release };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    held: () => holding,
+    release,
+    /** Calls `hook` as each request arrives, before it is forwarded. */
+    onSeen: (hook: (r: Seen) => void) => void (onSeen = hook),
+  };
 }
 
 const writes = (requests: Seen[]) => requests.filter((r) => r.method !== "GET" && r.method !== "HEAD");
@@ -152,14 +164,19 @@ it("(a) a leader stopped with PATCHes queued behind its rate limiter sends none 
     20_000,
   );
 
-  for (const name of names) await writeDoc(dir, `${name}.yaml`, container(name, `img/${name}:2`));
   const patches = () => proxy.seen.filter((r) => r.method === "PATCH").length;
-  await waitFor("the leader's first PATCH", () => patches() >= 1, 20_000);
-  leader.child.kill("SIGSTOP");
+  // Stopped as its first PATCH arrives, not on a poll of the test's: the next token is 250 ms away.
+  let stopped = false;
+  proxy.onSeen((r) => {
+    if (r.method !== "PATCH" || stopped) return;
+    stopped = leader.child.kill("SIGSTOP");
+  });
+  for (const name of names) await writeDoc(dir, `${name}.yaml`, container(name, `img/${name}:2`));
+  await waitFor("the leader's first PATCH, and the leader stopped", () => stopped, 20_000);
   // The others wait for tokens (one per 250 ms): they were queued in the limiter when it stopped.
   expect(patches()).toBeLessThan(names.length);
 
-  await waitFor("standby leads", standbyLeads, 20_000);
+  await waitFor("standby leads", standbyLeads, 40_000);
   await waitFor(
     "all applied by the new leader",
     async () => {
@@ -173,7 +190,7 @@ it("(a) a leader stopped with PATCHes queued behind its rate limiter sends none 
   for (const name of names) expect(await revisionsOf(cp, name)).toHaveLength(2); // one per change
   expect(await api(cp.url).deployments()).toHaveLength(names.length);
   expect(standby.child.exitCode).toBeNull();
-}, 60_000);
+}, 90_000);
 
 it("(b) a leader stopped while it polls a revision sends nothing after SIGCONT", async () => {
   const cp = await plane({ revisionSeconds: 1 });
@@ -190,7 +207,7 @@ it("(b) a leader stopped while it polls a revision sends nothing after SIGCONT",
   expect((await revisionsOf(cp, "beta"))[0]?.status).not.toBe("DEPLOYED");
   await writeDoc(dir, "b.yaml", container("beta", "img/beta:2"));
 
-  await waitFor("standby leads", standbyLeads, 20_000);
+  await waitFor("standby leads", standbyLeads, 40_000);
   await waitFor(
     "applied by the new leader",
     async () => (await appliedImage(dir, "beta")) === "img/beta:2",
@@ -203,7 +220,7 @@ it("(b) a leader stopped while it polls a revision sends nothing after SIGCONT",
   expect(await api(cp.url).deployments()).toHaveLength(1);
   expect(await record(dir, "beta")).toEqual(recorded); // the old leader recorded nothing
   expect(standby.child.exitCode).toBeNull();
-}, 60_000);
+}, 90_000);
 
 it("(c) a leader stopped during verify sends nothing after SIGCONT", async () => {
   const cp = await plane({ revisionSeconds: 0.02, runSeconds: 2 });
@@ -221,7 +238,7 @@ it("(c) a leader stopped during verify sends nothing after SIGCONT", async () =>
   proxy.release();
   await writeDoc(dir, "c.yaml", container("gamma", "img/gamma:3", { verify }));
 
-  await waitFor("standby leads", standbyLeads, 20_000);
+  await waitFor("standby leads", standbyLeads, 40_000);
   await waitFor(
     "applied by the new leader",
     async () => (await appliedImage(dir, "gamma")) === "img/gamma:3",
@@ -233,4 +250,4 @@ it("(c) a leader stopped during verify sends nothing after SIGCONT", async () =>
   expect(await revisionsOf(cp, "gamma")).toHaveLength(3); // v1, the leader's v2, the standby's v3
   expect(await record(dir, "gamma")).toEqual(recorded);
   expect(standby.child.exitCode).toBeNull();
-}, 60_000);
+}, 90_000);
