@@ -82,7 +82,7 @@ export function linesWithin(
 }
 
 /** The most of one line of a change shown in a comment: a long value does not crowd out the others. */
-export const MAX_LINE_CHARS = 1_000;
+const MAX_LINE_CHARS = 1_000;
 
 /**
  * `line` cut to MAX_LINE_CHARS, saying how much was left out: one 70 KB value filled the comment by
