@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_INTEGRATION_ID, DEFAULT_LISTENER_ID } from "../../src/control-plane/options.js";
 import { type Api, container, gitrepo, start } from "./helpers.js";
