@@ -37,7 +37,7 @@ export function suspendAware(hr: () => number, boot: () => number | undefined): 
 }
 
 /** The time since boot, suspend included (Linux: /proc/uptime, 10 ms steps); undefined elsewhere. */
-function bootMs(): number | undefined {
+export function bootMs(): number | undefined {
   try {
     const seconds = Number.parseFloat(readFileSync("/proc/uptime", "utf8"));
     return Number.isFinite(seconds) ? seconds * 1000 : undefined;

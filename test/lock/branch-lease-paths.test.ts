@@ -121,6 +121,32 @@ describe("whose lease is free to take", () => {
     await lease.release();
   }, 30_000);
 
+  it("our own once ended by --force: not at once (it may still be sending), named as forced free", async () => {
+    const holder = newHolder("plumb apply", Date.now());
+    const first = await acquireBranchLease(target(), holder, options);
+    expect(await forceBranchUnlock(target())).toMatchObject({ id: holder.id });
+    await expect(acquireBranchLease(target(), holder, options)).rejects.toMatchObject({
+      code: "state-locked",
+      message: expect.stringContaining(
+        "was forced free (plumb unlock --force) from plumb apply (pid " +
+          `${process.pid} on ${hostname()}) since ${holder.since}, writing its store `,
+      ),
+    });
+    await expect(acquireBranchLease(target(), holder, options)).rejects.toMatchObject({
+      message: expect.stringContaining(
+        "it is free once it has gone 30 s unrenewed; wait, or pass --lock-timeout 40s",
+      ),
+    });
+    await first.release();
+  }, 30_000);
+
+  it("unlock --force of a process of this host that is gone: deleted at once", async () => {
+    const gone = { ...newHolder("plumb apply", Date.now()), host: hostname(), pid: await deadPid() };
+    await foreignLease(JSON.stringify({ holder: gone, lease_ms: 30_000, expires_at: "" }));
+    expect(await forceBranchUnlock(target())).toMatchObject({ id: gone.id });
+    expect(await refNow()).toBe("");
+  }, 30_000);
+
   it("a process of this host name in another process space (a container sharing the name): not at once", async () => {
     const other = { host: hostname(), pid: await deadPid(), space: "pid:[4026532999]@another-boot" };
     const there = { ...newHolder("plumb apply", Date.now()), ...other };

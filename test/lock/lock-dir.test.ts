@@ -1,4 +1,15 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -7,6 +18,7 @@ import { fakeClock } from "../support/fake-clock.js";
 import { acquireStateLock, readStateLock } from "../../src/lock/index.js";
 import {
   createLockDir,
+  endLockDir,
   readLockDir,
   releaseLockDir,
   removeLockDir,
@@ -236,6 +248,40 @@ describe("a waiter's takeover of the lock it watched", () => {
     expect(await takeOverLockDir(lockPath, "legacy-1000")).toBe(false);
     expect(await takeOverLockDir(lockPath, `claim-${holder.id}`)).toBe(false);
     expect(await readLockDir(lockPath)).toMatchObject({ holder: { id: holder.id } });
+  });
+});
+
+describe("plumb unlock --force of a holder that may still run (endLockDir)", () => {
+  it("renames its beat to a forced one: read as forced, its renewal and release fail, the lock stays", async () => {
+    const holder = await held();
+    expect(await endLockDir(lockPath, holder.id)).toBe(true);
+    const seen = await readLockDir(lockPath);
+    expect(seen).toMatchObject({ holder: { id: holder.id }, forced: true, released: false });
+    expect(seen?.token).toMatch(/^beat-forced-[0-9a-f-]{36}$/);
+    expect(await renewLockDir(lockPath, holder.id, 0)).toBe(false);
+    await releaseLockDir(lockPath, holder.id, 0);
+    expect(await readLockDir(lockPath)).toMatchObject({ token: seen?.token, forced: true });
+  });
+
+  it("false when that holder has no live beat there: another's, a released one, or no lock", async () => {
+    const holder = await held();
+    expect(await endLockDir(lockPath, "someone-else")).toBe(false);
+    await releaseLockDir(lockPath, holder.id, 0);
+    await rm(lockPath, { recursive: true, force: true });
+    const again = await held();
+    await renewLockDir(lockPath, again.id, 0);
+    await rename(join(lockPath, `beat-${again.id}-1`), join(lockPath, `beat-${again.id}-released`));
+    expect(await endLockDir(lockPath, again.id)).toBe(false);
+    expect(await readLockDir(lockPath)).toMatchObject({ released: true });
+    await rm(lockPath, { recursive: true, force: true });
+    expect(await endLockDir(lockPath, again.id)).toBe(false);
+  });
+
+  it("a lock that is not plumb's own is never read as forced", async () => {
+    const holder = await held();
+    expect(await readLockDir(lockPath)).not.toHaveProperty("forced");
+    await renewLockDir(lockPath, holder.id, 0);
+    expect(await readLockDir(lockPath)).not.toHaveProperty("forced");
   });
 });
 

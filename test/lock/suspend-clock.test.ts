@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createFence } from "../../src/lock/fence.js";
-import { suspendAware, systemMonotonic } from "../../src/lock/lock-types.js";
+import { readFileSync } from "node:fs";
+import { bootMs, suspendAware, systemMonotonic } from "../../src/lock/lock-types.js";
 
 // The lock's own clock (lock-types.ts): performance.now() stops while the machine is suspended, the
 // time since boot does not. A holder whose machine slept through its lease must wake with its lease
@@ -68,5 +69,10 @@ describe("the lock's monotonic clock", () => {
     expect(b).toBeGreaterThanOrEqual(a);
     // Within /proc/uptime's resolution of performance.now() (nothing slept since it started).
     expect(Math.abs(b - hr)).toBeLessThan(1_000);
+  });
+
+  it.skipIf(process.platform !== "linux")("reads the time since boot in ms on Linux", () => {
+    const uptime = Number.parseFloat(readFileSync("/proc/uptime", "utf8")) * 1000;
+    expect(Math.abs(bootMs()! - uptime)).toBeLessThan(5_000);
   });
 });
