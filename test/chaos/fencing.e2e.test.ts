@@ -48,7 +48,9 @@ const env = (apiUrl: string) => ({
 
 function controller(dir: string, apiUrl: string, extra: string[] = []): CliRun {
   const args = ["controller", "--dir", dir, "--listen", "127.0.0.1:0", "--debounce", "20ms"];
-  const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "3s", ...extra], env(apiUrl));
+  // 6 s: a renewal every 2 s, a lapse after 4 s without one; 3 s left a loaded leader 1 s of lag
+  // before it lost the lock on its own, before the test stopped it (889249d: too thin in CI).
+  const run = spawnCli([...args, "--poll-interval", "20ms", "--lock-lease", "6s", ...extra], env(apiUrl));
   children.push(run);
   return run;
 }
@@ -116,7 +118,7 @@ it("a leader stopped with a PATCH waiting to retry sends nothing after SIGCONT: 
   await proxy.held;
   leader.child.kill("SIGSTOP");
 
-  // The standby sees the lease unrenewed for 3 s, takes over and applies the change once.
+  // The standby sees the lease unrenewed for a lease (6 s), takes over and applies the change once.
   await waitFor("standby leads", async () => (await readyz(portB)) === 200, 40_000);
   await waitFor("applied by the new leader", async () => (await revisionsOf("alpha")).length === 2, 20_000);
   const statusFile = join(dir, ".plumb", "status", "deployment.alpha.json");
@@ -151,8 +153,9 @@ it("a leader that lost the lease publishes nothing: the status branch keeps the 
   await git(seed, "commit", "-qm", "m");
   await git(seed, "push", "-q", origin, "main");
   for (const pod of ["pod-a", "pod-b"]) await exec("git", ["clone", "-q", origin, join(tmp, pod)]);
-  // A longer lease: its renewals are git pushes, slower on a busy machine (the last --lock-lease wins).
-  const branch = ["--status-branch", "plumb-status", "--lock-lease", "5s"];
+  // A longer lease: its renewals are git pushes, slower on a busy machine (the last --lock-lease wins):
+  // one every 3 s, a lapse 6 s after the last (5 s left 1.7 s, less a push that can take a second).
+  const branch = ["--status-branch", "plumb-status", "--lock-lease", "9s"];
   const leader = controller(join(tmp, "pod-a", "deploy"), cp.url, branch);
   const portA = await listeningPort(leader);
   await waitFor("leader ready", async () => (await readyz(portA)) === 200, 20_000);
