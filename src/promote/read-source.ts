@@ -1,6 +1,12 @@
 import { basename } from "node:path";
 import { PlumbError } from "../errors.js";
-import { openSession, planSession, type SessionFlags, type SessionIo } from "../reconcile/session.js";
+import {
+  appliedView,
+  openSession,
+  planSession,
+  type SessionFlags,
+  type SessionIo,
+} from "../reconcile/session.js";
 import { statusFileName, statusKey } from "../status/status-types.js";
 import type { SourceFacts } from "./gates.js";
 import type { PromotionPair } from "./promotion-pairs.js";
@@ -56,7 +62,9 @@ export async function readSource(
       ? await controlPlane.getRevision(deployment.id, deployment.latest_revision_id)
       : null;
     const now = dated.seen.at;
-    const record = session.store.objects.get(statusKey("Deployment", name));
+    // As plan reads it: its own store, and what the stores above and below PATH last applied and
+    // saw (its checks) when that was later; a pending intent only from its own store.
+    const record = appliedView(session).objects.get(statusKey("Deployment", name));
     reads.set(pair.name, {
       facts: {
         deployment,

@@ -72,3 +72,42 @@ describe("promote SUBDIR", () => {
     expect(committed).toContain('image_uri: "img/agent:1"');
   });
 });
+
+// The source applied from the repository's root (its records in .plumb/status/staging/ there), then
+// promoted from saas: promote read saas's own store only, so staging's checks, recorded at the
+// root, read as none ("no checks recorded for revision ..."). It reads the stores above and below
+// PATH as apply --env does (docs/status.md "Stores above and below").
+describe("promote SUBDIR after the source was applied from the root", () => {
+  it("reads the source's checks from the store above", async () => {
+    const root = await mkdtemp(join(tmpdir(), "plumb-promote-subdir-root-"));
+    try {
+      await mkdir(join(root, "environments"));
+      await mkdir(join(root, "saas"));
+      await writeFile(join(root, "environments", "staging.yaml"), environmentDoc("staging"));
+      const gates = "{deployed: true, checks: {min_pass_ratio: 1}}";
+      await writeFile(
+        join(root, "environments", "prod.yaml"),
+        environmentDoc("prod", `  promotion: {from: staging, gates: ${gates}}\n`),
+      );
+      const verify = `  verify:\n    assistant_id: agent\n    cases:\n      - {name: ping, input: ping, expect_contains: pong}\n`;
+      await writeFile(
+        join(root, "saas", "rooted.yaml"),
+        `${plain("rooted")}${verify}${prodImage("img/rooted:0")}`,
+      );
+      const git = gitIn(root);
+      git("init", "-q", "-b", "main");
+      git("add", ".");
+      git("commit", "-q", "-m", "init");
+      const applied = await runCommand(applyCommand, [root, "--env", "staging", "--yes"], planes);
+      expect(applied.code, applied.err).toBe(0);
+      const run = await runCommand(promoteCommand, [join(root, "saas"), "--to", "prod"], planes).catch(
+        (e: Error) => ({ out: "", err: e.message, code: 1 }),
+      );
+      expect(run.err + run.out).not.toContain("no checks recorded");
+      expect(run.code, run.err).toBe(0);
+      expect(run.out).toContain("rooted: would be promoted");
+    } finally {
+      await stopPromotion(undefined, root);
+    }
+  });
+});

@@ -70,6 +70,8 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
   const settings = settingsOf(scope.from, path, io.env, flags);
   const statusDirs = resolveStatusDir({ root: path, statusDir: flags.statusDir });
   const statusDir = join(statusDirs, from);
+  // The default store's ENV/: the stores above and below PATH are read too, as apply --env reads them.
+  const nearby = flags.statusDir === undefined ? { statusDirOfEnvironment: true } : {};
   const to = scope.to.manifest.metadata.name;
   const mode = flags.write ? "write" : flags.branch !== undefined ? "branch" : "dry-run";
   const { report, changes } = await runPromotion({
@@ -78,7 +80,7 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
     mode,
     branch: flags.branch,
     source: {
-      flags: { ...settings.flags, environment: from, statusDir, statusBranch: flags.statusBranch },
+      flags: { ...settings.flags, environment: from, statusDir, statusBranch: flags.statusBranch, ...nearby },
       io: { ...io, env: settings.env },
     },
     explain: {
@@ -90,7 +92,7 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
       const target = settingsOf(scope.to, path, io.env, flags);
       const statusDir = join(statusDirs, to);
       return {
-        flags: { ...target.flags, environment: to, statusDir, statusBranch: flags.statusBranch },
+        flags: { ...target.flags, environment: to, statusDir, statusBranch: flags.statusBranch, ...nearby },
         io: { ...io, env: target.env },
       };
     },
