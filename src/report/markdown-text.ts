@@ -3,7 +3,7 @@ import { escapeControls } from "../errors.js";
 // Text from manifests and servers in a pull-request comment (GitHub Flavored Markdown). A file
 // name, a manifest key quoted in a problem or a server's message is data: written as it was, it
 // became markup there: `<img src=…>` or `![](…)` a tracking image, `@org/team` a notification to
-// that team, `#12` a cross-reference, `<!--` a comment hiding the rest, a backtick ending the code
+// that team, `#12` a cross-reference, a bare URL a link, `<!--` a comment hiding the rest, a backtick ending the code
 // span around a file name, a `|` a new table cell, a bidirectional override reordering the text.
 
 const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
@@ -25,6 +25,9 @@ const escapeInline = (text: string): string =>
       : (ENTITY[c] ?? `\\${c}`),
   );
 
+/** A bare URL (`https://…`, `www.…`) GitHub would make a link: an escaped `:` or `.` keeps it text. */
+const unlink = (text: string): string => text.replace(/:(?=\/\/)/g, "\\:").replace(/\b(www)\./gi, "$1\\.");
+
 /**
  * Plain text in a table cell or a list item: shown as written, never markup (no HTML, link, image,
  * emphasis or cell break); each mention or reference as code, so it notifies no one.
@@ -34,10 +37,10 @@ export function markdownText(text: string): string {
   let out = "";
   let last = 0;
   for (const match of line.matchAll(REFERENCE)) {
-    out += escapeInline(line.slice(last, match.index)) + markdownCode(match[0]);
+    out += unlink(escapeInline(line.slice(last, match.index))) + markdownCode(match[0]);
     last = match.index + match[0].length;
   }
-  return out + escapeInline(line.slice(last));
+  return out + unlink(escapeInline(line.slice(last)));
 }
 
 /**

@@ -1,7 +1,7 @@
 // Where a pull-request comment's facts come from: the commit, the control plane (URL without
 // credentials) and tenant, and file paths as the repository knows them. Built by the CLI.
 
-import { markdownCode, markdownText } from "./markdown-text.js";
+import { markdownCode } from "./markdown-text.js";
 
 export type ReportContext = {
   commit: string | null;
@@ -11,12 +11,12 @@ export type ReportContext = {
   repositoryPath: (file: string) => string;
 };
 
-/** `Commit abc123def456 · control plane https://cp.example.com · tenant t-1` (Markdown). */
+/** `Commit abc123def456 · control plane \`https://cp.example.com\` · tenant t-1` (Markdown). */
 export function formatContextLine(context: ReportContext): string {
   const parts = [
     context.commit ? `commit ${markdownCode(context.commit.slice(0, 12), false)}` : "not a git checkout",
     // An Environment of the pull request names them: text and code, never markup.
-    `control plane ${markdownText(context.controlPlane)}`,
+    `control plane ${markdownCode(context.controlPlane, false)}`,
     ...(context.tenant ? [`tenant ${markdownCode(context.tenant, false)}`] : []),
   ];
   const line = parts.join(" · ");

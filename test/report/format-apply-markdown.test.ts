@@ -62,7 +62,9 @@ describe("apply as a pull-request comment", () => {
     );
     expect(md.split("\n")[0]).toBe(APPLY_COMMENT_MARKER);
     expect(md).toContain("### plumb apply: ✅ converged");
-    expect(md).toContain("Commit `0123456789ab` · control plane https://cp.example.com · tenant `tenant-7`");
+    expect(md).toContain(
+      "Commit `0123456789ab` · control plane `https://cp.example.com` · tenant `tenant-7`",
+    );
     expect(md).toContain("2 objects in 4.2 s.");
     expect(md).toContain("| ✅ converged |\n|---:|\n| 2 |");
     expect(md).toContain(
@@ -114,7 +116,9 @@ describe("plan comment facts", () => {
   it("starts with the marker CI scripts find it by, and names repository paths, commit, control plane", () => {
     const md = formatPlanMarkdown(plan(1), undefined, context);
     expect(md.split("\n")[0]).toBe(PLAN_COMMENT_MARKER);
-    expect(md).toContain("Commit `0123456789ab` · control plane https://cp.example.com · tenant `tenant-7`");
+    expect(md).toContain(
+      "Commit `0123456789ab` · control plane `https://cp.example.com` · tenant `tenant-7`",
+    );
     expect(md).toContain("`repo/deployments/agent-0.yaml:1`");
   });
 });

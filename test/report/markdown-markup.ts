@@ -59,6 +59,7 @@ export function markupIn(md: string): string[] {
     for (const [pattern, what] of [
       [/</, "HTML"],
       [/!\[|\]\(/, "an image or a link"],
+      [/https?:\/\/|www\./i, "a bare URL (a link)"],
       [/(?<!\w)@[A-Za-z0-9]/, "a mention"],
       [/(?<![\w&])#\d/, "a reference"],
       [/\*\*b\*\*/, "emphasis"],
