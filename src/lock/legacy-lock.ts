@@ -40,11 +40,11 @@ export function legacyLockedError(seen: DirLease, lockPath: string, statusDir: s
 export async function writeLegacyMarker(lockPath: string, holder: LockHolder): Promise<void> {
   const path = legacyHolderPath(lockPath);
   const temp = `${path}.${randomUUID()}.tmp`;
-  await writeFile(temp, `${JSON.stringify(holder, null, 2)}\n`, { mode: 0o644 });
   try {
+    await writeFile(temp, `${JSON.stringify(holder, null, 2)}\n`, { mode: 0o644 });
     await rename(temp, path);
   } catch (error) {
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, the file was just written (force: when missing)
+    // Also when the write failed (a full disk: created, not written): it was left beside the lock.
     await rm(temp, { force: true });
     throw error;
   }

@@ -83,11 +83,13 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
           await held.release();
           // Named as itself: a directory there was reported as the lock path "is a directory".
           const marker = legacyHolderPath(lockPath);
+          const full = ["ENOSPC", "EDQUOT"].includes((error as NodeJS.ErrnoException).code ?? "");
+          const fix = full ? "free space on that disk" : "move away what is there";
           throw fileError(
             "lock-io-error",
             marker,
             error,
-            `plumb writes this holder record (for an older plumb) beside its lock ${lockPath}: move away what is there, or pass --status-dir to another directory`,
+            `plumb writes this holder record (for an older plumb) beside its lock ${lockPath}: ${fix}, or pass --status-dir to another directory`,
           );
         });
         return held;
