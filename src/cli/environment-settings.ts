@@ -126,12 +126,29 @@ export function pinnedUrlsOf(
   const pinned = (field: string, setting: Setting): string => {
     const url = readSetting(environment, root, env, field, setting);
     const what = `environment ${metadata.name} (${whereIs(environment, field)}): spec.${field}`;
+    // Validate refuses user:password@ written in the document; from a variable or file it was said
+    // as "--api-url must not carry credentials; set PLUMB_API_KEY", which this run does not read.
+    if (carriesCredentials(url))
+      throw new PlumbError(
+        "api-config",
+        `environment ${metadata.name}: spec.${field} (${typeof setting === "object" && "env" in setting ? `$${setting.env}, ` : ""}${whereIs(environment, field)}) carries credentials (user:password@host); remove them: the key goes in spec.api_key ({env: VAR} or {file: PATH})`,
+      );
     checkApiOrigin(url, allowed, what);
     return url;
   };
   const apiUrl = pinned("api_url", spec.api_url);
   const platformUrl = spec.platform_url === undefined ? undefined : pinned("platform_url", spec.platform_url);
   return { apiUrl, platformUrl };
+}
+
+/** Whether a URL names a user or password (never printed). */
+function carriesCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username !== "" || parsed.password !== "";
+  } catch {
+    return false; // not a URL: the client says so
+  }
 }
 
 /**

@@ -73,4 +73,30 @@ describe("settingsOf an Environment's api_key", () => {
       "environment prod: spec.api_key (environments/prod.yaml) reads STAGING_TOKEN, which is not set; export it",
     );
   });
+
+  it("a URL with credentials from a variable: refused naming the variable and the field, never the value", () => {
+    const withUrl = (url: object): LoadedEnvironment =>
+      ({
+        ...environment({ env: "PROD_API_KEY" }),
+        manifest: {
+          apiVersion: "plumb/v1",
+          kind: "Environment",
+          metadata: { name: "prod" },
+          spec: { api_url: url, api_key: { env: "PROD_API_KEY" }, mode: "saas" },
+        },
+      }) as unknown as LoadedEnvironment;
+    const env = { PROD_URL: "https://admin:hunter2@api.example", PROD_API_KEY: "k-0123456789" };
+    let thrown: unknown;
+    try {
+      settingsOf(withUrl({ env: "PROD_URL" }), root, env);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({
+      code: "api-config",
+      message:
+        "environment prod: spec.api_url ($PROD_URL, environments/prod.yaml) carries credentials (user:password@host); remove them: the key goes in spec.api_key ({env: VAR} or {file: PATH})",
+    });
+    expect(String((thrown as Error).message)).not.toContain("hunter2");
+  });
 });
