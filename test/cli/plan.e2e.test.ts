@@ -167,7 +167,7 @@ describe("plumb plan against the local control plane", () => {
     expect(md.out).toMatch(/^<!-- plumb plan -->\n### plumb plan\n/);
     expect(md.out).toContain("<details>");
     // The comment names the control plane (never its key) and the file from the repository root.
-    expect(md.out).toContain(`control plane ${server.url}`);
+    expect(md.out).toContain(`control plane \`${server.url}\``);
     expect(md.out).not.toContain(DEFAULT_API_KEY);
   });
 
