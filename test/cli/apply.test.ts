@@ -82,11 +82,11 @@ describe("plumb apply", () => {
       "<!-- plumb apply -->",
       "### plumb apply: ❌ did not converge",
     ]);
-    expect(md).toContain(`control plane ${cp.url}`);
+    expect(md).toContain(`control plane \`${cp.url}\``);
     expect(md).toMatch(
       /\| ✅ converged \| Deployment \| `md-good` \| `[^`]+\.yaml:\d+` \| `[^`]+` DEPLOYED \|/,
     );
-    expect(md).toMatch(/❌ failed: Deployment `md-bad`/);
+    expect(md).toMatch(/❌ failed: Deployment <code>md-bad<\/code>/);
     expect(md).toMatch(/! failed: .*fail-deploy/);
     expect(md + io.err()).not.toContain("hidden-value-md");
     // The plan and progress went to stderr.
