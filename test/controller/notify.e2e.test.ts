@@ -70,7 +70,7 @@ it("sends one failure per failing streak, not one per retry", async () => {
   });
   h.controller = await startController({ ...options, api: { ...options.api, apiKey: "wrong-key" } });
   const failures = () => log.lines().filter((l) => l.msg === "reconcile failed").length;
-  await waitFor("five failed attempts", () => failures() >= 5 && r.deliveries.length >= 1, 10_000);
+  await waitFor("five failed attempts", () => failures() >= 5 && r.deliveries.length >= 1, 30_000);
   expect(r.events().map((e) => e.event)).toEqual(["failed"]);
   expect(String(r.events()[0]!.message)).toMatch(/401|key/i);
 });
