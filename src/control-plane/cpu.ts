@@ -1,19 +1,8 @@
 // Deliberately independent of src/diff/ (the client-side model of these rules): the local control
 // plane stands in for a foreign service, so sharing code would let one bug hide on both sides.
 import type { ResourceSpec } from "../schema/resource-spec.js";
-import { CPU_FIELDS as CURRENT_CPU_FIELDS } from "../schema/resource-spec.js";
-
-/**
- * Every CPU field of spec 2.4, the deprecated orchestrator_* and executor_* ones included: "CPU
- * values are in cores, accept fractions, and are rounded to 1 decimal place" names no exception.
- */
-const CPU_FIELDS = [
-  ...CURRENT_CPU_FIELDS,
-  "orchestrator_cpu",
-  "orchestrator_cpu_limit",
-  "executor_cpu",
-  "executor_cpu_limit",
-] as const;
+// Every CPU value of spec 2.4, the deprecated orchestrator_* and executor_* ones included.
+import { CPU_FIELDS } from "../schema/resource-spec.js";
 
 /**
  * Rounds half up to one decimal on the decimal as written (0.35 → 0.4, 1.05 → 1.1), which

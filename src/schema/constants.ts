@@ -16,7 +16,10 @@ export type ManifestKind = (typeof KINDS)[number];
 /** Every kind of plumb document: the managed objects (KINDS) and the Environments they run in. */
 export const DOCUMENT_KINDS = [...KINDS, "Environment"] as const;
 
-/** Names of the CPU fields that the control plane rounds to one decimal place. */
+/**
+ * Names of the CPU fields that the control plane rounds to one decimal place: every CPU value of
+ * spec 2.4, the deprecated orchestrator_* and executor_* ones included.
+ */
 export const CPU_FIELDS = [
   "cpu",
   "cpu_limit",
@@ -26,6 +29,10 @@ export const CPU_FIELDS = [
   "redis_cpu_limit",
   "db_cpu",
   "db_cpu_limit",
+  "orchestrator_cpu",
+  "orchestrator_cpu_limit",
+  "executor_cpu",
+  "executor_cpu_limit",
 ] as const;
 
 export const REVISION_STATUSES = [
