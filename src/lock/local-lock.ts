@@ -227,6 +227,23 @@ export async function readLocalLock(target: LockTarget): Promise<LockHolder | nu
 }
 
 /**
+ * Ends in place the lock of a holder that may still run (lock-dir.ts endLockDir), whoever holds it
+ * by now (a takeover since the look: that holder's); one ended already is left to run out, never
+ * removed early. False for a lock to remove: a holder of this host that is gone, no holder's beat.
+ */
+async function endLive(lockPath: string): Promise<boolean> {
+  // Stryker disable next-line EqualityOperator,UpdateOperator: equivalent, each try reads the lock again; a holder renewing meanwhile moves its beat rarely
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const seen = await readLockDir(lockPath).catch(() => null);
+    if (seen?.forced) return true;
+    const live = seen && !seen.released && seen.token.startsWith("beat-") && seen.holder?.id;
+    if (!live || isDeadLocalHolder(seen.holder!)) return false;
+    if (await endLockDir(lockPath, seen.token)) return true;
+  }
+  return false;
+}
+
+/**
  * Ends the lock whoever holds it; returns who held it. A holder that may still run (not a process of
  * this host that is gone) has its lock ended, not removed (lock-dir.ts endLockDir): it stops at its
  * next renewal, and the store is free once it went a whole lease unrenewed. Any other lock is removed.
@@ -237,13 +254,7 @@ export async function forceLocalUnlock(target: LockTarget): Promise<LockHolder |
     if (error instanceof PlumbError && error.code === "lock-io-error") return null;
     throw error;
   });
-  // Ended already (a second --force): left to run out, never removed early.
-  const ended =
-    holder?.id &&
-    !isDeadLocalHolder(holder) &&
-    ((await readLockDir(lockPathOf(target)).catch(() => null))?.forced ||
-      (await endLockDir(lockPathOf(target), holder.id)));
-  if (!ended) await removeLockDir(lockPathOf(target));
+  if (!(holder?.id && (await endLive(lockPathOf(target))))) await removeLockDir(lockPathOf(target));
   // A crashed claim's prepared directory beside it (lock-dir.ts).
   if (holder?.id) await removePrepared(lockPathOf(target), holder.id);
   await rm(legacyHolderPath(lockPathOf(target)), { force: true }); // an older plumb's record too

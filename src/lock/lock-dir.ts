@@ -242,26 +242,21 @@ export const removePrepared = (lockPath: string, id: string) =>
   rm(preparedPathOf(lockPath, id), { recursive: true, force: true });
 
 /**
- * plumb unlock --force of a lock whose holder may still run: its beat renamed to a forced one, in
- * one rename, so its next renewal (or write past its deadline) fails and it stops, while the lock
- * stays for a waiter to watch a whole lease (the holder's lease_ms) like any other before taking
- * it. Removed instead, the next writer took it at once while the holder still sent until its next
- * renewal (up to a third of a lease). False when that holder has no beat there (nothing to end).
+ * plumb unlock --force of a lock whose holder may still run: the beat `token` (as last read) renamed
+ * to a forced one, in one rename, so the holder's next renewal (or write past its deadline) fails
+ * and it stops, while the lock stays for a waiter to watch a whole lease (the holder's lease_ms)
+ * like any other before taking it. Removed instead, the next writer took it at once while the
+ * holder still sent until its next renewal (up to a third of a lease). False when that beat is gone
+ * (renewed, released, taken over meanwhile: read again).
  */
-export async function endLockDir(lockPath: string, id: string): Promise<boolean> {
-  // A renewal between the look and the rename moved the beat: look again.
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const names = await readdir(lockPath).catch(() => [] as string[]);
-    const own = names.find((n) => n.startsWith(`beat-${id}-`) && !n.endsWith("-released"));
-    if (!own) return false;
-    try {
-      await rename(join(lockPath, own), join(lockPath, `${FORCED}${randomUUID()}`));
-      return true;
-    } catch (error) {
-      if (code(error) !== "ENOENT") throw error;
-    }
+export async function endLockDir(lockPath: string, token: string): Promise<boolean> {
+  try {
+    await rename(join(lockPath, token), join(lockPath, `${FORCED}${randomUUID()}`));
+    return true;
+  } catch (error) {
+    if (code(error) === "ENOENT") return false;
+    throw error;
   }
-  return false;
 }
 
 /**

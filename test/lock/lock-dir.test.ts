@@ -1,15 +1,4 @@
-import {
-  mkdir,
-  mkdtemp,
-  readdir,
-  readFile,
-  rename,
-  rm,
-  stat,
-  symlink,
-  utimes,
-  writeFile,
-} from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -254,7 +243,7 @@ describe("a waiter's takeover of the lock it watched", () => {
 describe("plumb unlock --force of a holder that may still run (endLockDir)", () => {
   it("renames its beat to a forced one: read as forced, its renewal and release fail, the lock stays", async () => {
     const holder = await held();
-    expect(await endLockDir(lockPath, holder.id)).toBe(true);
+    expect(await endLockDir(lockPath, `beat-${holder.id}-0`)).toBe(true);
     const seen = await readLockDir(lockPath);
     expect(seen).toMatchObject({ holder: { id: holder.id }, forced: true, released: false });
     expect(seen?.token).toMatch(/^beat-forced-[0-9a-f-]{36}$/);
@@ -263,18 +252,15 @@ describe("plumb unlock --force of a holder that may still run (endLockDir)", () 
     expect(await readLockDir(lockPath)).toMatchObject({ token: seen?.token, forced: true });
   });
 
-  it("false when that holder has no live beat there: another's, a released one, or no lock", async () => {
+  it("false when that beat is gone (renewed meanwhile, or no lock); a disk error is thrown", async () => {
     const holder = await held();
-    expect(await endLockDir(lockPath, "someone-else")).toBe(false);
-    await releaseLockDir(lockPath, holder.id, 0);
+    await renewLockDir(lockPath, holder.id, 0);
+    expect(await endLockDir(lockPath, `beat-${holder.id}-0`)).toBe(false);
+    expect(await readLockDir(lockPath)).toMatchObject({ token: `beat-${holder.id}-1`, released: false });
     await rm(lockPath, { recursive: true, force: true });
-    const again = await held();
-    await renewLockDir(lockPath, again.id, 0);
-    await rename(join(lockPath, `beat-${again.id}-1`), join(lockPath, `beat-${again.id}-released`));
-    expect(await endLockDir(lockPath, again.id)).toBe(false);
-    expect(await readLockDir(lockPath)).toMatchObject({ released: true });
-    await rm(lockPath, { recursive: true, force: true });
-    expect(await endLockDir(lockPath, again.id)).toBe(false);
+    expect(await endLockDir(lockPath, `beat-${holder.id}-1`)).toBe(false);
+    await fileInsteadOfLock();
+    await expect(endLockDir(lockPath, "beat-x-0")).rejects.toMatchObject({ code: "ENOTDIR" });
   });
 
   it("a lock that is not plumb's own is never read as forced", async () => {
