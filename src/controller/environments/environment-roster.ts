@@ -37,6 +37,21 @@ const keepsLastValid = (problem: Problem): boolean =>
 const problemIn = (tree: { problems: readonly Problem[] }, file: string) =>
   tree.problems.find((p) => p.file === file && keepsLastValid(p));
 
+const DEFINED_AGAIN = /^environment ([a-z][a-z0-9-]*) is already defined at /;
+
+/**
+ * The names two Environment documents define (duplicate-name, which validate refuses and on which
+ * plan and apply send nothing), each with that problem: which document is read first is no choice.
+ */
+export function definedTwice(problems: readonly Problem[]): Map<string, Problem> {
+  const twice = new Map<string, Problem>();
+  for (const problem of problems) {
+    const name = problem.code === "duplicate-name" ? DEFINED_AGAIN.exec(problem.message)?.[1] : undefined;
+    if (name !== undefined && !twice.has(name)) twice.set(name, problem);
+  }
+  return twice;
+}
+
 export function followEnvironments(
   known: Roster,
   tree: { environments?: readonly LoadedEnvironment[] | undefined; problems: readonly Problem[] },
@@ -44,16 +59,19 @@ export function followEnvironments(
 ): RosterChange {
   const change: RosterChange = { next: new Map(), added: [], removed: [], restarted: [], invalid: new Map() };
   const wanted = (name: string) => requested.length === 0 || requested.includes(name);
+  const twice = definedTwice(tree.problems);
   for (const environment of tree.environments ?? []) {
     const name = environment.manifest.metadata.name;
     if (!wanted(name)) continue;
     const before = known.get(name);
-    // Now defined in another file while the one followed reads with errors (a second document of
-    // its name, read first: duplicate-name): that is no move, the followed document stays.
-    const error = before && before.file !== environment.file ? problemIn(tree, before.file) : undefined;
-    if (before && error) {
-      change.next.set(name, before);
-      change.invalid.set(name, `${error.file}:${error.line}: ${error.message}`);
+    // Defined twice, or now in another file while the one followed reads with errors: the followed
+    // document stays (one defined twice from the start waits until it is defined once).
+    const error =
+      twice.get(name) ??
+      (before && before.file !== environment.file ? problemIn(tree, before.file) : undefined);
+    if (error) {
+      if (before) change.next.set(name, before);
+      if (before) change.invalid.set(name, `${error.file}:${error.line}: ${error.message}`);
       continue;
     }
     if (!before) change.added.push(name);

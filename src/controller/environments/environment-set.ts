@@ -12,6 +12,7 @@ import {
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
 import type { Logger } from "../../logger.js";
+import { definedTwice } from "./environment-roster.js";
 
 /**
  * The environments this controller starts with: those --env names (all when none); undefined when
@@ -35,7 +36,17 @@ export async function definedEnvironments(
   )
     return undefined;
   const tree = await loadManifests(root, { maxBytes: maxManifestBytesFrom(options.env) });
-  const selected = selectEnvironments(tree.environments, requested);
+  // One defined twice is not started (as one whose document is invalid): which is read first is no choice.
+  const twice = definedTwice(tree.problems);
+  const selected = selectEnvironments(tree.environments, requested).filter(
+    (e) => !twice.has(e.manifest.metadata.name),
+  );
+  const problem = [...twice.values()][0];
+  if (selected.length === 0 && problem)
+    throw new PlumbError(
+      "invalid-manifests",
+      `${problem.file}:${problem.line}: ${problem.message}: the controller starts no environment defined twice; remove one`,
+    );
   if (selected.length > 0 && options.environmentApi) refuseSharedNames(tree, root, options.environmentApi);
   return selected.length > 0 ? selected : undefined;
 }

@@ -1,4 +1,8 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { definedEnvironments } from "../../../src/controller/environments/environment-set.js";
 import { followEnvironments, type Roster } from "../../../src/controller/environments/environment-roster.js";
 import type { LoadResult } from "../../../src/manifest/load.js";
 import { checkFiles } from "../../manifest/helpers.js";
@@ -116,5 +120,37 @@ describe("followEnvironments", () => {
     expect(kept.next.get("prod")?.file).toBe("p.yaml");
     // Moved to another file (the old one gone): followed.
     expect(follow({ "p.yaml": PROD }, { "a-prod.yaml": hijack })).toMatchObject({ restarted: ["prod"] });
+  });
+
+  it("a name defined twice from the start is not started until it is defined once", () => {
+    const other = env("prod", `api_url: "http://127.0.0.1:9", api_key: {env: K}`);
+    const twice = { "s.yaml": STAGING, "p.yaml": PROD, "a-prod.yaml": other };
+    expect(follow({ "s.yaml": STAGING }, twice)).toMatchObject({ added: [], next: ["staging"] });
+    expect(follow({ "s.yaml": STAGING }, { "s.yaml": STAGING, "p.yaml": PROD })).toMatchObject({
+      added: ["prod"],
+    });
+  });
+});
+
+describe("definedEnvironments: the controller's start", () => {
+  it("does not start an environment defined twice; with none other, says why", async () => {
+    const root = await mkdtemp(join(tmpdir(), "plumb-env-twice-"));
+    try {
+      const other = env("prod", `api_url: "http://127.0.0.1:9", api_key: {env: K}`);
+      await writeFile(join(root, "s.yaml"), STAGING);
+      await writeFile(join(root, "p.yaml"), PROD);
+      await writeFile(join(root, "a-prod.yaml"), other);
+      const started = await definedEnvironments(root, { env: {} });
+      expect(started?.map((e) => e.manifest.metadata.name)).toEqual(["staging"]);
+      await rm(join(root, "s.yaml"));
+      await expect(definedEnvironments(root, { env: {} })).rejects.toMatchObject({
+        code: "invalid-manifests",
+        message: expect.stringMatching(
+          /^p\.yaml:3: environment prod is already defined at a-prod\.yaml:2: the controller starts no environment defined twice/,
+        ) as string,
+      });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
