@@ -210,7 +210,7 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
     },
     // A fetch the stop ended may run 2 s more (SIGTERM, then SIGKILL): its git is gone before close ends.
     close: async () => {
-      if (options.signal?.aborted) await fetching?.catch(() => undefined);
+      if (options.signal?.aborted) await (next ?? fetching)?.catch(() => undefined); // and the one after it
       await cleanup();
     },
   };
