@@ -423,3 +423,19 @@ describe("authentication headers", () => {
     if (status === 401) expect(answer.body).toEqual({ detail: "Invalid token" });
   });
 });
+
+// A deployment id is a UUID (spec 4.1: "string, uuid"), which is case-insensitive: the deployment
+// routes found an upper-case id, but the agent server at /agents/{id} answered 404 for it.
+describe("a deployment id in upper case", () => {
+  it("reaches the same deployment and the same agent server", async () => {
+    const upper = git.toUpperCase();
+    expect((await saas.call("GET", `/v2/deployments/${upper}`)).body.id).toBe(git);
+    const thread = await saas.call("POST", `/agents/${upper}/threads`, {});
+    expect(thread.status).toBe(200);
+    const again = await saas.call("GET", `/agents/${git}/threads/${thread.body.thread_id}`);
+    expect(again.status).toBe(200);
+    const listed = await saas.call("POST", `/agents/${upper}/threads/search`, { limit: 100 });
+    const ids = (listed.body as Array<{ thread_id: string }>).map((t) => t.thread_id);
+    expect(ids).toContain(thread.body.thread_id);
+  });
+});

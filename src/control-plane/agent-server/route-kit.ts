@@ -77,8 +77,12 @@ export function createRouteKit({ ctx, store }: AgentRoutesDeps) {
   const iso = () => new Date(ctx.clock.now()).toISOString();
 
   // Answers 404 for a deployment the caller's tenant does not own (or that does not exist).
+  // A UUID is case-insensitive (RFC 9562) and the deployment routes read it so: the id is lowered
+  // here, before any handler keys the agent server's state by it.
   const deploymentGuard = async (request: FastifyRequest, reply: FastifyReply) => {
-    const { deploymentId } = request.params as Params;
+    const params = request.params as Params;
+    params.deploymentId = params.deploymentId.toLowerCase();
+    const { deploymentId } = params;
     if (!ctx.deploymentExists(ctx.tenantOf(request), deploymentId)) {
       return notFound(reply, `Deployment ID ${deploymentId} not found.`);
     }
