@@ -1,4 +1,5 @@
-import { dirname, resolve } from "node:path";
+import { realpathSync } from "node:fs";
+import { dirname, resolve, sep } from "node:path";
 import { PlumbError } from "../errors.js";
 import type { LoadResult } from "../manifest/load.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
@@ -100,8 +101,16 @@ function readSetting(
       `environment ${name}: spec.${field} (${whereIs(environment, field)}) reads ${setting.env}, which is not set; export it${suggest(setting.env, set)}`,
     );
   }
+  const path = resolve(root, dirname(environment.file), setting.file);
+  // As a secret's valueFrom.file: repository metadata (a CI checkout's .git/config holds its token)
+  // is never a setting, a link into it neither. Any other file may be one (a mounted Kubernetes secret).
+  if (insideGit(path))
+    throw new PlumbError(
+      "api-config",
+      `environment ${name}: spec.${field} (${whereIs(environment, field)}) reads ${setting.file}, inside a .git directory: it is never read as a setting; keep the value in a file of its own`,
+    );
   try {
-    return readSettingFile(resolve(root, dirname(environment.file), setting.file)).trim();
+    return readSettingFile(path).trim();
   } catch (error) {
     throw new PlumbError(
       "api-config",
@@ -139,6 +148,18 @@ export function pinnedUrlsOf(
   const apiUrl = pinned("api_url", spec.api_url);
   const platformUrl = spec.platform_url === undefined ? undefined : pinned("platform_url", spec.platform_url);
   return { apiUrl, platformUrl };
+}
+
+/** Whether `path`, or where its links lead, is inside a `.git` directory. */
+function insideGit(path: string): boolean {
+  const real = (() => {
+    try {
+      return realpathSync(path);
+    } catch {
+      return path; // not there: reading it says so
+    }
+  })();
+  return [path, real].some((p) => p.split(sep).includes(".git"));
 }
 
 /** Whether a URL names a user or password (never printed). */

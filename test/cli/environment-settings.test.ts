@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -98,5 +98,22 @@ describe("settingsOf an Environment's api_key", () => {
         "environment prod: spec.api_url ($PROD_URL, environments/prod.yaml) carries credentials (user:password@host); remove them: the key goes in spec.api_key ({env: VAR} or {file: PATH})",
     });
     expect(String((thrown as Error).message)).not.toContain("hunter2");
+  });
+
+  it("never reads a key file inside .git, nor through a link into it (a CI checkout's token)", async () => {
+    await mkdir(join(root, ".git"), { recursive: true });
+    await writeFile(join(root, ".git", "config"), "[http]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n");
+    await symlink("../.git/config", join(root, "environments", "innocent-key"));
+    for (const file of ["../.git/config", "innocent-key"]) {
+      let thrown: unknown;
+      try {
+        settingsOf(environment({ file }), root, {});
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toMatchObject({ code: "api-config" });
+      expect((thrown as Error).message).toContain("inside a .git directory: it is never read as a setting");
+      expect((thrown as Error).message).not.toContain("c2VjcmV0");
+    }
   });
 });
