@@ -62,9 +62,10 @@ export async function servePageData(
   path: string,
   req: IncomingMessage,
   res: ServerResponse,
-  send: Reply,
+  reply: Reply,
   streams: EventStreams,
 ): Promise<boolean> {
+  const send: Reply = (to, code, body) => reply(to, code, shownJson(body), "application/json; charset=utf-8");
   const params = new URL(req.url ?? "/", "http://x").searchParams;
   const environment = params.get("env") ?? undefined;
   if (path === "/ui/api/header") send(res, 200, routes.header(environment));
@@ -82,6 +83,18 @@ export async function servePageData(
   else return false;
   return true;
 }
+
+const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * The page's JSON with every bidirectional override or isolate in a string written as its escape
+ * (`\u202e`), as the text formats print it: a server's message (or a value it quoted) holding one
+ * was shown reordered, "Trojan Source" on the status page. /status, for programs, keeps the text.
+ */
+const shownJson = (body: unknown): string =>
+  `${JSON.stringify(body, (_key, value: unknown) =>
+    typeof value === "string" ? value.replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16)}`) : value,
+  )}\n`;
 
 const safeDecode = (part: string) => {
   try {
