@@ -37,7 +37,7 @@ describe("apply under faults", () => {
       // A read that fails MAX_ATTEMPTS times in a row fails its deployment (the lookup after an
       // ambiguous create, the read after an ambiguous PATCH): at 20% faults 6 attempts do so once
       // in 16,000 reads, and a run makes about 70 such reads, so the default 6 failed ~1 run in 200.
-      // 12 attempts: once in 4e8 reads. (What this test is about is no duplicate, not the budget.)
+      // 12 attempts: once in 240 million reads. (What this test is about is no duplicate, not the budget.)
       { maxAttempts: 12 },
     );
     await writeManifests(env.root, docs("1"));
