@@ -3,7 +3,8 @@ import { manifestDirOf, resolveStatusDir, type StatusLocation } from "../git/sta
 import { acquireBranchLease } from "./branch/acquire.js";
 import { forceBranchUnlock, readBranchLease } from "./branch/unlock.js";
 import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
-import { acquireLocalLock, forceLocalUnlock, lockPathOf, readLocalLock } from "./local-lock.js";
+import { acquireLocalLock, lockPathOf } from "./local-lock.js";
+import { forceLocalUnlock, readLocalLock } from "./local-unlock.js";
 import {
   DEFAULT_LEASE_MS,
   type LockHolder,

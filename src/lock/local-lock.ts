@@ -1,4 +1,3 @@
-import { rm } from "node:fs/promises";
 import { systemClock } from "../clock.js";
 import { fileError, PlumbError } from "../errors.js";
 import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
@@ -14,12 +13,9 @@ import {
 import {
   createLockDir,
   type DirLease,
-  endLockDir,
   legacyHolderPath,
   readLockDir,
   releaseLockDir,
-  removeLockDir,
-  removePrepared,
   renewLockDir,
   renewLockDirSync,
   takeOverLockDir,
@@ -210,53 +206,4 @@ function holdLocalLock(
       await removeLegacyMarker(lockPath, holder.id).catch(() => undefined);
     },
   };
-}
-
-/** The current holder, or null when the store is not locked. */
-export async function readLocalLock(target: LockTarget): Promise<LockHolder | null> {
-  // A path that is no lock at all (a file there) is said (lock-dir.ts); one that cannot be read is no holder.
-  const seen = await readLockDir(lockPathOf(target)).catch((error: unknown) => {
-    if (error instanceof PlumbError) throw error;
-    return null;
-  });
-  if (!seen || seen.released) return null;
-  if (await committedLock(lockPathOf(target))) return null; // a copy in git, not a holder's
-  if (!seen.holder) return { id: "", host: "unknown", pid: 0, command: "plumb", since: "" };
-  const { lease_ms: _lease, ...holder } = seen.holder;
-  return holder;
-}
-
-/**
- * Ends in place the lock of a holder that may still run (lock-dir.ts endLockDir), whoever holds it
- * by now (a takeover since the look: that holder's); one ended already is left to run out, never
- * removed early. False for a lock to remove: a holder of this host that is gone, no holder's beat.
- */
-async function endLive(lockPath: string): Promise<boolean> {
-  // Stryker disable next-line EqualityOperator,UpdateOperator: equivalent, each try reads the lock again; a holder renewing meanwhile moves its beat rarely
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const seen = await readLockDir(lockPath).catch(() => null);
-    if (seen?.forced) return true;
-    const live = seen && !seen.released && seen.token.startsWith("beat-") && seen.holder?.id;
-    if (!live || isDeadLocalHolder(seen.holder!)) return false;
-    if (await endLockDir(lockPath, seen.token)) return true;
-  }
-  return false;
-}
-
-/**
- * Ends the lock whoever holds it; returns who held it. A holder that may still run (not a process of
- * this host that is gone) has its lock ended, not removed (lock-dir.ts endLockDir): it stops at its
- * next renewal, and the store is free once it went a whole lease unrenewed. Any other lock is removed.
- */
-export async function forceLocalUnlock(target: LockTarget): Promise<LockHolder | null> {
-  // A file there (no one's lock, lock-dir.ts) is removed too: --force asks for the path cleared.
-  const holder = await readLocalLock(target).catch((error: unknown) => {
-    if (error instanceof PlumbError && error.code === "lock-io-error") return null;
-    throw error;
-  });
-  if (!(holder?.id && (await endLive(lockPathOf(target))))) await removeLockDir(lockPathOf(target));
-  // A crashed claim's prepared directory beside it (lock-dir.ts).
-  if (holder?.id) await removePrepared(lockPathOf(target), holder.id);
-  await rm(legacyHolderPath(lockPathOf(target)), { force: true }); // an older plumb's record too
-  return holder;
 }

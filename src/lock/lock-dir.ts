@@ -53,7 +53,7 @@ export const readHolderText = (path: string): Promise<string> =>
   readStateFile(path, MAX_HOLDER_BYTES, "a lock record").catch(() => "");
 const beat = (id: string, n: number | "released") => `beat-${id}-${n}`;
 /** The beat of a lock ended by plumb unlock --force (endLockDir). */
-const FORCED = "beat-forced-";
+export const FORCED = "beat-forced-";
 /** rename() onto a lock that is there: a directory with files (EEXIST/ENOTEMPTY), or a file. */
 const HELD = new Set(["EEXIST", "ENOTEMPTY", "ENOTDIR", "EISDIR"]);
 const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
@@ -240,37 +240,3 @@ async function releaseWatched(lockPath: string, watched: string): Promise<string
 /** A crashed claimant's prepared directory (`id` from its name, as claimOf found it). */
 export const removePrepared = (lockPath: string, id: string) =>
   rm(preparedPathOf(lockPath, id), { recursive: true, force: true });
-
-/**
- * plumb unlock --force of a lock whose holder may still run: the beat `token` (as last read) renamed
- * to a forced one, in one rename, so the holder's next renewal (or write past its deadline) fails
- * and it stops, while the lock stays for a waiter to watch a whole lease (the holder's lease_ms)
- * like any other before taking it. Removed instead, the next writer took it at once while the
- * holder still sent until its next renewal (up to a third of a lease). False when that beat is gone
- * (renewed, released, taken over meanwhile: read again).
- */
-export async function endLockDir(lockPath: string, token: string): Promise<boolean> {
-  try {
-    await rename(join(lockPath, token), join(lockPath, `${FORCED}${randomUUID()}`));
-    return true;
-  } catch (error) {
-    if (code(error) === "ENOENT") return false;
-    throw error;
-  }
-}
-
-/**
- * Removes the lock whoever holds it (plumb unlock --force): moved aside in one rename first, then
- * deleted. Deleted in place, a holder renewing meanwhile renamed a beat inside it after rm had
- * listed it, and rm failed with ENOTEMPTY (a loaded test run, renewals every 10 ms).
- */
-export async function removeLockDir(lockPath: string): Promise<void> {
-  const aside = `${lockPath}.removed-${randomUUID()}`;
-  try {
-    await rename(lockPath, aside);
-  } catch (error) {
-    if (code(error) === "ENOENT") return;
-    throw error;
-  }
-  await rm(aside, { recursive: true, force: true });
-}

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleGit } from "simple-git";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { scratchPrune } from "../../src/lock/scratch-prune.js";
+import { scratchPrune } from "../../src/lock/branch/scratch-prune.js";
 
 // A lease's scratch repository is pruned every `every` calls, of loose objects older than the
 // lease: what git is asked, when, and that it really removes an old unreferenced object only.

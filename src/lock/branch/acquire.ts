@@ -3,7 +3,7 @@ import { escapeControls, PlumbError } from "../../errors.js";
 import { describeHolder, isDeadLocalHolder } from "../holder.js";
 import { type LockHolder, systemMonotonic } from "../lock-types.js";
 import { createObserver } from "../observer.js";
-import { scratchPrune } from "../scratch-prune.js";
+import { scratchPrune } from "./scratch-prune.js";
 import { type BranchLease, startRenewing } from "./held-lease.js";
 import { type Lease, readLease, type Seen, writeLease } from "./lease-record.js";
 import { type LeaseTarget, openRemote } from "./remote.js";
