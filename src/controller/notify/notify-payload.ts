@@ -41,15 +41,17 @@ const ICON: Record<NotifyEventName, string> = {
  * `&` as the start of an entity: an object name or a server's message is text, so these three are
  * escaped as Slack documents (`&amp;`, `&lt;`, `&gt;`). The other receivers of this `text`
  * (Mattermost, Rocket.Chat, Discord's Slack endpoint) notify on a plain `@channel`, `@here`,
- * `@everyone` or `@user`: a zero-width space after each `@` keeps it text. Only `text` is
- * escaped; the JSON fields stay as they are.
+ * `@everyone` or `@user`: a zero-width space after each `@` keeps it text. A bidirectional
+ * override or isolate is written as its escape (`\u202e`), so a message is not shown reordered.
+ * Only `text` is escaped; the JSON fields stay as they are.
  */
 const escapeSlackText = (text: string): string =>
   text
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")
-    .replace(/@(?=\w)/g, "@\u200b");
+    .replace(/@(?=\w)/g, "@\u200b")
+    .replace(/[\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 
 /**
  * The most of a message an event carries. A server that quotes the request it refused (a 100 KB

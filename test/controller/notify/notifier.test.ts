@@ -179,15 +179,16 @@ describe("--notify deliveries", () => {
     expect(JSON.stringify(log.lines())).not.toMatch(/p%40ss|p@ss|hook%40user/);
   });
 
-  it("keeps @channel, @here, @everyone and @user in the Slack text from notifying anyone", async () => {
+  it("keeps @channel, @here, @everyone and @user in the Slack text from notifying anyone, and bidi overrides escaped", async () => {
     const r = await receiver();
     const { n } = notifier([r.url]);
-    const message = "quota: @channel @here @everyone @all ping @ops-team, mail ops@example.com";
+    const message = "quota: @channel @here @everyone @all ping @ops-team, mail ops@example.com \u202egnp.exe";
     n.notify({ ...event, event: "failed", message });
     await n.drain(5_000);
     const [sent] = r.events();
     expect(sent!.text).not.toMatch(/@\w/);
-    expect(String(sent!.text).replace(/\u200b/g, "")).toContain(message);
+    expect(String(sent!.text).replace(/\u200b/g, "")).toContain(message.replace("\u202e", "\\u202e"));
+    expect(sent!.text).not.toContain("\u202e");
     expect(sent!.message).toBe(message);
   });
 
