@@ -24,7 +24,7 @@ export async function readLocalLock(target: LockTarget): Promise<LockHolder | nu
   if (await committedLock(lockPathOf(target))) return null; // a copy in git, not a holder's
   if (!seen.holder) return { id: "", host: "unknown", pid: 0, command: "plumb", since: "" };
   const { lease_ms: _lease, ...holder } = seen.holder;
-  return holder;
+  return seen.forced ? { ...holder, forced: true } : holder;
 }
 
 /**

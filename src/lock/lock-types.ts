@@ -14,6 +14,8 @@ export type LockHolder = {
   since: string;
   /** Where `pid` names a process (Linux: PID namespace and boot, holder.ts); absent elsewhere and in older records. */
   space?: string;
+  /** Read only (plumb unlock): its lock was ended by plumb unlock --force, free once unrenewed for its lease. */
+  forced?: true;
 };
 
 /** Milliseconds on a clock that only moves forward and keeps running while the process is stopped. */

@@ -37,6 +37,12 @@ it("names the holder and refuses without --force; --force ends the lock and says
     /Ended the state lock of .*, held by plumb controller .*: if that process still runs/,
   );
   // Ended, not removed: a waiter takes it once unrenewed for a lease (test/lock/force-unlock.test.ts).
-  expect(await readStateLock({ statusDir })).toMatchObject({ command: "plumb controller" });
+  expect(await readStateLock({ statusDir })).toMatchObject({ command: "plumb controller", forced: true });
+  // Shown as such, not as a lock to force again.
+  const after = io();
+  expect(await runUnlock(root, {}, after)).toBe(0);
+  expect(after.out()).toMatch(
+    /^The state lock of .*, held by plumb controller .*, was ended by plumb unlock --force: the next writer takes the store once it has gone a whole lease unrenewed/,
+  );
   await lock.release();
 });

@@ -51,6 +51,7 @@ describe("plumb unlock --force of a local lock whose holder runs", () => {
       ),
     });
     expect((await readLockDir(lockPathOf(target())))?.forced).toBe(true);
+    expect(await readStateLock(target())).toMatchObject({ id: held.holder.id, forced: true });
     // A second --force leaves it to run out.
     expect(await forceUnlock(target())).toMatchObject({ id: held.holder.id });
     await held.release(); // its beat is gone: leaves the ended lock
@@ -95,6 +96,7 @@ describe("plumb unlock --force of a status branch lease whose holder runs", () =
         "status branch plumb-status was forced free (plumb unlock --force) from plumb controller (pid ",
       ),
     });
+    expect(await readStateLock(target(clones[1]!))).toMatchObject({ id: held.holder.id, forced: true });
     // A second --force leaves it to run out; the holder's release does not remove it either.
     expect(await forceUnlock(target(clones[1]!))).toMatchObject({ id: held.holder.id });
     await held.release();

@@ -55,6 +55,12 @@ export async function runUnlock(path: string, flags: Flags, io: Pick<SessionIo, 
       io.stdout.write(unlocked);
       return 0;
     }
+    if (holder.forced) {
+      io.stdout.write(
+        `The state lock of ${target.statusDir}, held by ${describeHolder(holder)}, was ended by plumb unlock --force: the next writer takes the store once it has gone a whole lease unrenewed (pass --lock-timeout to wait for it).\n`,
+      );
+      return 0;
+    }
     throw new PlumbError(
       "state-locked",
       `the status store ${target.statusDir} is held by ${describeHolder(holder)}; if that process is gone, run plumb unlock --force`,

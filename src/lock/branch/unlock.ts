@@ -4,13 +4,15 @@ import type { LockHolder } from "../lock-types.js";
 import { readLease, writeLease } from "./lease-record.js";
 import { type LeaseTarget, leaseRef, openRemote } from "./remote.js";
 
-// `plumb unlock [--force] --status-branch B`: who holds the lease, and its removal.
+// `plumb unlock [--force] --status-branch B`: who holds the lease, and its end (or removal).
 
 /** The lease holder (even if expired), or null. */
 export async function readBranchLease(target: LeaseTarget): Promise<LockHolder | null> {
   const remote = await openRemote(target);
   try {
-    return (await readLease(remote, target.branch))?.lease?.holder ?? null;
+    const lease = (await readLease(remote, target.branch))?.lease;
+    if (!lease) return null;
+    return lease.forced ? { ...lease.holder, forced: true } : lease.holder;
   } finally {
     await remote.close();
   }
