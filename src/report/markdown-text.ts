@@ -3,7 +3,7 @@ import { escapeControls } from "../errors.js";
 // Text from manifests and servers in a pull-request comment (GitHub Flavored Markdown). A file
 // name, a manifest key quoted in a problem or a server's message is data: written as it was, it
 // became markup there: `<img src=…>` or `![](…)` a tracking image, `@org/team` a notification to
-// that team, `#12` a cross-reference, a bare URL a link, `<!--` a comment hiding the rest, a backtick ending the code
+// that team, `#12` a cross-reference, `$…$` math (a headline in any size), a bare URL a link, `<!--` a comment hiding the rest, a backtick ending the code
 // span around a file name, a `|` a new table cell, a bidirectional override reordering the text.
 
 const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
@@ -19,7 +19,7 @@ const ENTITY: Record<string, string> = { "<": "&lt;", ">": "&gt;", "&": "&amp;" 
 
 /** `_` inside a word (`image_uri`) is no emphasis to GitHub: left as it is, for a readable source. */
 const escapeInline = (text: string): string =>
-  text.replace(/[\\`*_[\]<>|~&!#]/g, (c, at: number) =>
+  text.replace(/[\\`*_[\]<>|~&!#$]/g, (c, at: number) =>
     c === "_" && /[\p{L}\p{N}]/u.test(text[at - 1] ?? "") && /[\p{L}\p{N}]/u.test(text[at + 1] ?? "")
       ? c
       : (ENTITY[c] ?? `\\${c}`),

@@ -19,7 +19,7 @@ import { markupIn } from "./markdown-markup.js";
 // limit however many objects or problems there are.
 
 const HOSTILE =
-  "x`|<img src=https://evil.example/p.png>![t](https://evil.example/t.png) @acme/admins #12 <!-- \u202e |`` ` **b** [l](https://evil.example)";
+  "x`|<img src=https://evil.example/p.png>![t](https://evil.example/t.png) @acme/admins #12 <!-- \u202e |`` ` **b** [l](https://evil.example) $\\Huge{ok}$";
 
 const plan = (file: string, pruneName = "old"): Plan => {
   const desired = desiredDeployment("alpha", {

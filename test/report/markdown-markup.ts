@@ -63,6 +63,7 @@ export function markupIn(md: string): string[] {
       [/(?<!\w)@[A-Za-z0-9]/, "a mention"],
       [/(?<![\w&])#\d/, "a reference"],
       [/\*\*b\*\*/, "emphasis"],
+      [/\$/, "math"],
     ] as const)
       if (pattern.test(text)) hits.push(`${at}: ${what}: ${line}`);
   }
