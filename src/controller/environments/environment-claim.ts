@@ -113,6 +113,7 @@ function fail(deps: ClaimDeps, state: ClaimState, reason: unknown, what: string)
 /** Sleeps ms, or less when stopped or woken; a standby naps all day: no listener piles up. */
 function nap(state: ClaimState, ms: number): Promise<void> {
   const { signal } = state.stopping;
+  if (signal.aborted) return Promise.resolve(); // stopped before the nap: no abort event to come
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
     function done() {
@@ -185,6 +186,8 @@ async function lead(deps: ClaimDeps, state: ClaimState, lock: StateLock): Promis
   } catch (reason) {
     state.restartAsked = false; // the next start reads the settings afresh
     fail(deps, state, reason, "environment not started: retrying");
+    // Given back: kept (and renewed), no replica could lead it again, this one included.
+    await lock.release().catch(() => undefined);
     return nap(state, deps.retryMs);
   }
   state.role = "leader";
