@@ -112,7 +112,7 @@ it("a control plane that is down fails its environment only: the other converges
   await writeTree(h, down);
   const receiver = await startReceiver();
   const controller = await startController(
-    environmentOptions(h, { timeoutMs: 2_000, notify: { urls: [receiver.url] } }),
+    environmentOptions(h, { timeoutMs: 30_000, notify: { urls: [receiver.url] } }),
   ).catch(async (error: unknown) => {
     await receiver.close();
     throw error;
