@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { rename, rm, writeFile } from "node:fs/promises";
+import { rename, rm, stat, writeFile } from "node:fs/promises";
 import { PlumbError } from "../errors.js";
 import { describeHolder, isDeadLocalHolder, parseHolder } from "./holder.js";
 import { type DirLease, legacyHolderPath, readHolderText } from "./lock-dir.js";
@@ -21,7 +21,28 @@ const LEGACY_STALE_MS = 30_000;
 
 export const legacyStaleMs = (leaseMs: number): number => Math.max(LEGACY_STALE_MS, leaseMs);
 
-/** proper-lockfile's rule: stale once the mtime is older than the stale period (wall clock of this host). */
+/**
+ * The file system's own time beside the lock (a file written there and read back): the clock that
+ * stamps an older plumb's mtime on this host, whatever this process's clock says (faketime, a clock
+ * set wrong). Undefined when nothing can be written there.
+ */
+export async function fileSystemNow(lockPath: string): Promise<number | undefined> {
+  const probe = `${lockPath}.now-${randomUUID()}`;
+  try {
+    await writeFile(probe, "");
+    return (await stat(probe)).mtimeMs;
+  } catch {
+    return undefined;
+  } finally {
+    await rm(probe, { force: true });
+  }
+}
+
+/**
+ * proper-lockfile's rule: stale once the mtime is older than the stale period, by `now`: the earlier
+ * of this process's clock and the file system's (fileSystemNow), so a waiter whose clock runs ahead
+ * (by an hour: a fresh lock looked an hour old) never takes a live one.
+ */
 export const legacyStale = (seen: DirLease, now: number, staleMs: number): boolean =>
   !!seen.legacy &&
   ((seen.holder !== null && isDeadLocalHolder(seen.holder)) || seen.legacy.mtimeMs < now - staleMs);

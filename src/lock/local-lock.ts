@@ -4,6 +4,7 @@ import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
 import { createFence, lapsedError, renewDeadlineOf } from "./fence.js";
 import { isDeadLocalHolder, newHolder } from "./holder.js";
 import {
+  fileSystemNow,
   legacyLockedError,
   legacyStale,
   legacyStaleMs,
@@ -91,7 +92,11 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
         return held;
       }
       seen = await readLockDir(lockPath);
-      if (seen && stale(seen, observer.expired, leaseMs, clock.now())) {
+      // An older plumb's lock is judged by its mtime: on the earlier of this clock and the disk's.
+      const now = seen?.legacy
+        ? Math.min(clock.now(), (await fileSystemNow(lockPath)) ?? Infinity)
+        : clock.now();
+      if (seen && stale(seen, observer.expired, leaseMs, now)) {
         await takeOverLockDir(lockPath, seen.token);
         continue;
       }

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -99,6 +99,22 @@ describe("the local lock under clock skew", () => {
       expect(holder.lost.aborted).toBe(false);
       await holder.release();
     }, 10_000);
+
+  it("a waiter whose clock is +1 h never takes an older plumb's fresh lock (judged on the disk's time too)", async () => {
+    await mkdir(lockPathOf(target()), { recursive: true }); // proper-lockfile's lock, its mtime now
+    await expect(
+      acquireStateLock(target(), { command: "plumb apply", clock: skewed(HOUR) }),
+    ).rejects.toMatchObject({
+      code: "state-locked",
+      message: expect.stringContaining("locked by an older plumb"),
+    });
+    expect(await readdir(join(root, ".plumb"))).toEqual(["status.lock"]); // no probe file left
+    // Old by both clocks: taken, as proper-lockfile's rule says.
+    const old = new Date(Date.now() - 60_000);
+    await utimes(lockPathOf(target()), old, old);
+    const lock = await acquireStateLock(target(), { command: "plumb apply", clock: skewed(HOUR) });
+    await lock.release();
+  });
 
   it("a holder that stopped renewing is taken over after one lease of the waiter's own time", async () => {
     // A live process (this one) that holds the lock and never renews it: as if paused.
