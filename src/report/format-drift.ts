@@ -109,7 +109,7 @@ export function formatDriftMarkdown(report: DriftReport, limit = MARKDOWN_LIMIT)
   head.push("", "| Object | Drift | Fields | Manifest |", "|---|---|---|---|");
   const rows = report.not_checked.map(
     (n) =>
-      `| ${markdownText(n.kind)} ${markdownCode(n.name)} | not checked: ${markdownText(n.errors.join("; "))} | — | ${markdownCode(n.file ? `${n.file}:${n.line}` : "(not in git)")} |`,
+      `| ${markdownText(n.kind)} ${markdownCode(n.name)} | not checked: ${markdownText(cutLine(n.errors.join("; ")))} | — | ${markdownCode(n.file ? `${n.file}:${n.line}` : "(not in git)")} |`,
   );
   const ordered = [...driftedOf(report), ...pendingOf(report)];
   for (const item of ordered) {

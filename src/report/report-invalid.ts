@@ -2,7 +2,7 @@ import { countProblems, formatProblems, problemsToJson } from "../manifest/forma
 import { sortProblems } from "../manifest/validate.js";
 import type { Problem } from "../manifest/types.js";
 import { MARKDOWN_LIMIT } from "./format-markdown.js";
-import { linesWithin, markdownCode, markdownText } from "./markdown-text.js";
+import { cutLine, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
 import { count } from "./plural.js";
 
 /**
@@ -40,7 +40,7 @@ export function formatProblemsMarkdown(
 ): string {
   const rows = sortProblems(problems).map(
     (p) =>
-      `| ${markdownCode(`${p.file}:${p.line}:${p.column}`)} | ${p.severity} | ${markdownCode(p.code)} | ${markdownText(p.field ? `${p.field}: ${p.message}` : p.message)} |`,
+      `| ${markdownCode(`${p.file}:${p.line}:${p.column}`)} | ${p.severity} | ${markdownCode(p.code)} | ${markdownText(cutLine(p.field ? `${p.field}: ${p.message}` : p.message))} |`,
   );
   const head = [
     "### plumb: invalid manifests",

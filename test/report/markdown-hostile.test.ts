@@ -170,6 +170,14 @@ describe("the comment's size limit", () => {
     expect(md).not.toContain("Truncated");
   });
 
+  it("drift: a 100 KB server error is cut in its row, and the row is still shown", () => {
+    const md = formatDriftMarkdown(driftReport(["alpha"], "deploy/a.yaml", `bad: ${"x".repeat(100_000)}`));
+    expect(md.length).toBeLessThanOrEqual(MARKDOWN_LIMIT);
+    expect(md).toMatch(/\| Deployment `beta` \| not checked: bad: x+… \(\d+ more characters not shown\)/);
+    expect(md).toContain("| Deployment `alpha` |");
+    expect(md).not.toContain("Truncated");
+  });
+
   it("plan and apply: 5,000 removed objects are cut with a note", () => {
     const p = plan("deploy/a.yaml");
     p.prune = Array.from({ length: 5_000 }, (_, i) => ({
