@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { runImport } from "../../src/cli/adopt/import.js";
 import { runApply } from "../../src/cli/sync/apply.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
-import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { DEFAULT_API_KEY, DEFAULT_LISTENER_ID } from "../../src/control-plane/options.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
@@ -152,5 +152,50 @@ describe("plumb import, hostile and demanding", () => {
       update: 0,
       noop: 3,
     });
+  });
+
+  it("never writes a credential a server answered: a URL with a token, the run's own API key, secret values", async () => {
+    // custom_url https://agent:TOKEN@host went into git as it came, and so did the run's API key
+    // echoed into an annotation; a server answering secret values unmasked is written only names.
+    ({ cp, root } = await startPlane({ mode: "self-hosted" }));
+    const post = async (name: string, sourceConfig: Record<string, unknown>) => {
+      const res = await fetch(`${cp.url}/v2/deployments`, {
+        method: "POST",
+        headers: { "x-api-key": DEFAULT_API_KEY, "content-type": "application/json" },
+        body: JSON.stringify({
+          name,
+          source: "external_container",
+          source_config: { listener_id: DEFAULT_LISTENER_ID, ...sourceConfig },
+          source_revision_config: { image_uri: `registry.example/${name}:1` },
+          secrets: [{ name: "OPENAI_API_KEY", value: "sk-live-0123456789" }],
+        }),
+      });
+      expect(res.status).toBe(201);
+    };
+    await post("tokenurl", { custom_url: "https://agent:gh0-t0ken-s3cr3t@agent.internal.example" });
+    await post("echo", { resource_spec: { annotations: { owner: `key ${DEFAULT_API_KEY}` } } });
+    await post("clean", {});
+    proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) =>
+        method === "GET" && url.startsWith("/v2/deployments")
+          ? Buffer.from(body.toString("utf8").split('"********"').join('"sk-live-0123456789"'))
+          : body,
+    });
+    const io = captureIo(cp);
+    io.env = { ...io.env, PLUMB_API_URL: proxy.url };
+    expect(await runImport(flags(), io)).toBe(0);
+    expect(await readdir(root)).toEqual(["clean.yaml"]);
+    expect(io.out()).toContain("skipped Deployment tokenurl (");
+    expect(io.out()).toContain(
+      "spec.source_config.custom_url carries credentials (user:password@host), which import never writes to git",
+    );
+    expect(io.out()).toContain(
+      "spec.source_config.resource_spec.annotations.owner holds one of plumb's own credentials",
+    );
+    const clean = await readFile(join(root, "clean.yaml"), "utf8");
+    expect(clean).toContain("valueFrom: { env: OPENAI_API_KEY }");
+    for (const text of [io.out(), clean])
+      for (const secret of ["gh0-t0ken-s3cr3t", DEFAULT_API_KEY, "sk-live-0123456789"])
+        expect(text).not.toContain(secret);
   });
 });

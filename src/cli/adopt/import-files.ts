@@ -4,6 +4,7 @@ import { type BuiltManifest, buildOrganizationManifest } from "../../import/buil
 import { importFileName } from "../../import/file-name.js";
 import { formatManifest } from "../../import/format-manifest.js";
 import { importedFileError } from "../../import/check-manifest.js";
+import { credentialIn } from "../../import/credentials.js";
 import { SCHEMA_FILES } from "../../manifest/json-schema.js";
 import type { Organization } from "../../schema/deployment.js";
 import type { ApplyIo } from "../sync/apply.js";
@@ -89,18 +90,27 @@ export function importFiles(
 /**
  * Each file's text, read back as plan reads it: one that validation refuses (a live value such as
  * a control character in a label) is said on stdout and not written. Written, it made the whole
- * repository fail validation: plan, apply and the controller stopped on it.
+ * repository fail validation: plan, apply and the controller stopped on it. Nor is one holding a
+ * credential (credentials.ts): a repo_url with a token in it, or the run's own API key that a
+ * server echoed into a field, went into git.
  */
 export function valid(
   files: readonly ImportFile[],
-  maxBytes: number,
+  limits: { maxBytes: number; redact: (text: string) => string },
   stdout: ApplyIo["stdout"],
 ): Array<ImportFile & { text: string }> {
   const out: Array<ImportFile & { text: string }> = [];
   for (const f of files) {
     const text = formatManifest(f.built.manifest, f.header);
-    const error = importedFileError(text, f.file, maxBytes);
-    if (error === undefined) out.push({ ...f, text });
+    const credential =
+      credentialIn(f.built.manifest, limits.redact) ??
+      (limits.redact(text) !== text ? "its header holds one of plumb's own credentials" : undefined);
+    const error = credential === undefined ? importedFileError(text, f.file, limits.maxBytes) : undefined;
+    if (credential !== undefined)
+      stdout.write(
+        `skipped ${f.what}: ${credential}, which import never writes to git; nothing is written for it\n`,
+      );
+    else if (error === undefined) out.push({ ...f, text });
     else
       stdout.write(
         `skipped ${f.what}: its manifest would not validate (${error}); nothing is written for it\n`,

@@ -70,7 +70,9 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   if (flags.environment === undefined) refuseEnvironments(out, tree);
   const session = await openSession(out, flags, io);
   const { ports, platform } = session.connect();
-  const live = importable(await ports.controlPlane.listDeployments(), io.stdout);
+  // What a server sent is printed with the run's own secrets (its API key, tokens) redacted.
+  const stdout = { write: (text: string) => io.stdout.write(session.redactor.redact(text)) };
+  const live = importable(await ports.controlPlane.listDeployments(), stdout);
   const missing = flags.name.filter((name) => !live.some((d) => d.name === name));
   if (missing.length > 0)
     throw new PlumbError("not-found", `no live deployment named ${missing.join(", ")}; nothing was written`, {
@@ -78,23 +80,23 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
     });
   const named = flags.name.length > 0 ? live.filter((d) => flags.name.includes(d.name)) : live;
   const when = new Date(session.clock.now()).toISOString();
-  const built = buildable(named, io.stdout);
+  const built = buildable(named, stdout);
   // With --env: into the repository's environments (docs/import.md), else one file per deployment.
   const kept =
     flags.environment === undefined
       ? built.map((b) => ({ ...b, name: b.liveName }))
-      : await environmentImport(out, flags.environment, built, io.stdout);
+      : await environmentImport(out, flags.environment, built, stdout);
   const organization = flags.organization ? await platform.getOrganization() : undefined;
   // An object the repository defines in another file is left alone (docs/import.md, "Safety").
   const planned = importFiles(out, when, kept, organization);
   // So is one plumb applies from another directory (a status store nearby records it).
-  const where = { out, stdout: io.stdout };
+  const where = { out, stdout };
   const wanted = withoutDefined(
     tree,
     withoutManagedNearby(tree, planned, session.appliedNearby, where),
-    io.stdout,
+    stdout,
   );
-  const files = valid(wanted, maxBytes, io.stdout);
+  const files = valid(wanted, { maxBytes, redact: (text) => session.redactor.redact(text) }, stdout);
   const chosen = named.filter((d) => files.some((f) => f.liveName === d.name));
   refuseSameFile(out, files);
   if (flags.force) refuseSharedFiles(tree, out, files);
@@ -105,10 +107,10 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   refuseInTheWay(out, files, flags.force === true);
   for (const f of files) {
     await writeImported(join(out, f.file), f.text, flags.force === true);
-    io.stdout.write(`wrote ${join(out, f.file)}: ${f.what}\n`);
-    for (const note of f.built.notes) io.stdout.write(`  note: ${note}\n`);
+    stdout.write(`wrote ${join(out, f.file)}: ${f.what}\n`);
+    for (const note of f.built.notes) stdout.write(`  note: ${note}\n`);
   }
-  io.stdout.write(`Import complete: ${files.length} file(s) written.\n`);
+  stdout.write(`Import complete: ${files.length} file(s) written.\n`);
   if (!flags.adopt || chosen.length === 0) return 0;
   const target = chosen.map((d) => d.name);
   return runAdopt(out, { ...flags, target, yes: true, output: "text" }, io);
