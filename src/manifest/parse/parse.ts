@@ -9,6 +9,8 @@ import {
   duplicateKeyMessage,
   emptyDocumentRunAt,
   hopelessNestingAt,
+  lexerStall,
+  lexerStallAt,
   MAX_MAPPING_KEYS,
   tooDeep,
   tooManyEmptyDocuments,
@@ -105,6 +107,12 @@ export function parseManifestText(text: string, file: string): ParseResult {
     const lines = text.slice(0, hopeless).split("\n");
     const at = { file, line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
     return { documents: [], problems: [tooDeep(at)] };
+  }
+  const stall = lexerStallAt(text);
+  if (stall !== undefined) {
+    const lines = text.slice(0, stall).split("\n");
+    const at = { file, line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
+    return { documents: [], problems: [lexerStall(at)] };
   }
   const emptyRun = emptyDocumentRunAt(text);
   if (emptyRun !== undefined) {
