@@ -198,4 +198,28 @@ describe("plumb import, hostile and demanding", () => {
       for (const secret of ["gh0-t0ken-s3cr3t", DEFAULT_API_KEY, "sk-live-0123456789"])
         expect(text).not.toContain(secret);
   });
+
+  it("a server alternating two pages of its list is stopped, not listed for ever", async () => {
+    // The list stopped on a page equal to the one before it; pages A, B, A, B, ... never ended,
+    // the process growing until it died.
+    ({ cp, root } = await startPlane());
+    await postContainers(...Array.from({ length: 200 }, (_, i) => `d${i}`));
+    const pages = new Map<number, Buffer>();
+    proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) => {
+        if (method !== "GET" || !url.startsWith("/v2/deployments?")) return body;
+        const offset = Number(new URL(url, "http://x").searchParams.get("offset"));
+        if (offset < 200) pages.set(offset, body);
+        // Past the end: the first two pages again, in turn (a cap keeps a failing run finite).
+        return offset < 200 || offset > 5_000 ? body : pages.get(offset % 200 === 0 ? 0 : 100)!;
+      },
+    });
+    const io = captureIo(cp);
+    io.env = { ...io.env, PLUMB_API_URL: proxy.url };
+    const failed = runImport(flags(), io);
+    await expect(failed).rejects.toMatchObject({ code: "unexpected-response" });
+    await expect(failed).rejects.toThrow("is the page at offset 0 again");
+    expect(proxy.requests.filter((r) => r.url.startsWith("/v2/deployments?")).length).toBe(3);
+    expect(await readdir(root)).toEqual([]);
+  });
 });

@@ -41,7 +41,9 @@ export function createPagedList(http: HttpClient, apiUrl: string, pageSize: numb
     query: Record<string, string | undefined>,
     signal?: AbortSignal,
   ): AsyncGenerator<T[]> {
-    let previous: { offset: number; mark: string } | undefined;
+    // Every page seen, by its mark: a server alternating two pages (A, B, A, B, ...) repeated
+    // neither the page before, and the list never ended.
+    const seen = new Map<string, number>();
     for (let offset = 0; ;) {
       const page = await http
         .request<Page<T>>({
@@ -59,8 +61,9 @@ export function createPagedList(http: HttpClient, apiUrl: string, pageSize: numb
       // again: the list never ended and grew until the process died. Its first and last items
       // and its length name a page well enough: a real list never repeats them on the next page.
       const mark = markOf(page.resources);
-      if (previous !== undefined && mark === previous.mark) throw sameAgain(path, previous.offset, offset);
-      previous = { offset, mark };
+      const before = page.resources.length > 0 ? seen.get(mark) : undefined;
+      if (before !== undefined) throw sameAgain(path, before, offset);
+      seen.set(mark, offset);
       yield page.resources;
       if (page.resources.length < pageSize) return;
       // `offset` is the next page's offset; fall back to counting if a server echoes the current one.
