@@ -168,10 +168,17 @@ export const fileError = (code: PlumbErrorCode, path: string, error: unknown, fi
 /** Anything thrown, as an Error (kept as it is when it already is one). */
 export const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
-/** Control characters written as escapes (`\n`, `\u001b`): text read from a file, a repository or a server, printed on one line. */
+// eslint-disable-next-line no-control-regex -- control characters are what this finds
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Control characters written as escapes (`\n`, `\u001b`): text read from a file, a repository or a
+ * server, printed on one line. Also the characters that reorder a line or break it without a
+ * control character (bidirectional overrides, isolates and marks, U+2028/U+2029): `\u202e` in a
+ * name showed the rest of the line reversed, as Trojan Source does.
+ */
 export const escapeControls = (text: string): string =>
-  // eslint-disable-next-line no-control-regex -- control characters are what this finds
-  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+  text.replace(UNPRINTABLE, (c) => {
     const json = JSON.stringify(c).slice(1, -1); // `\n`, `\u001b`; DEL and C1 stay as they are there
     return json.length > 1 ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
   });

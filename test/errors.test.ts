@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ERROR_CODES, isErrorCode, PlumbError } from "../src/errors.js";
+import { ERROR_CODES, escapeControls, isErrorCode, PlumbError } from "../src/errors.js";
 
 // Every error code is in one list (src/errors.ts), documented with its fix in
 // docs/troubleshooting.md "Error codes", and used somewhere: the three stay in step.
@@ -59,5 +59,26 @@ describe("error codes", () => {
     const sample =
       "## Error codes\n\n| code | means | fix |\n| --- | --- | --- |\n| `a-b` | x | y |\n| plain | x | y |\n";
     expect(documentedCodes(sample)).toEqual(["a-b"]);
+  });
+});
+
+describe("escapeControls", () => {
+  it("writes control characters and the characters that reorder or break a line as escapes", () => {
+    expect(escapeControls("a\nb\u001b[31m")).toBe("a\\nb\\u001b[31m");
+    // Trojan Source: an override shows the rest of the line reversed; isolates and marks likewise.
+    for (const c of [
+      "\u202e",
+      "\u202a",
+      "\u2066",
+      "\u2069",
+      "\u200e",
+      "\u200f",
+      "\u061c",
+      "\u2028",
+      "\u2029",
+    ])
+      expect(escapeControls(`rev-${c}1`)).toBe(`rev-\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}1`);
+    // Other text stays as it is: accents, scripts written right to left, emoji.
+    expect(escapeControls("déploiement-عربي-🚀")).toBe("déploiement-عربي-🚀");
   });
 });
