@@ -85,12 +85,14 @@ describe("watching a lease (observer) and holding one (fence)", () => {
 describe("the local lock under clock skew", () => {
   for (const offset of [HOUR, -HOUR])
     it(`a waiter whose clock is ${offset > 0 ? "+" : "-"}1 h never takes a live holder's lock`, async () => {
-      const holder = await acquireStateLock(target(), { command: "plumb controller", leaseMs: 1_000 });
+      // A 3 s lease watched for 4.5 s: a holder in this (shared, loaded) worker renews every 1 s,
+      // so a renewal late by up to 2 s neither lapses it nor lets the waiter take it.
+      const holder = await acquireStateLock(target(), { command: "plumb controller", leaseMs: 3_000 });
       await expect(
         acquireStateLock(target(), {
           command: "plumb controller",
-          leaseMs: 1_000,
-          timeoutMs: 2_500,
+          leaseMs: 3_000,
+          timeoutMs: 4_500,
           retryMs: 50,
           clock: skewed(offset),
         }),

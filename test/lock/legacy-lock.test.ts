@@ -83,18 +83,19 @@ describe("an older plumb's lock on the store", () => {
 
 describe("this plumb holding the store, seen by an older plumb", () => {
   it("the lock directory's mtime stays fresh and its holder record names this holder; the older plumb is refused", async () => {
-    const lock = await acquireStateLock(target(), { command: "plumb controller", leaseMs: 1_200 });
+    // A 3 s lease (a renewal every 1 s): late renewals on a loaded machine stay within it.
+    const lock = await acquireStateLock(target(), { command: "plumb controller", leaseMs: 3_000 });
     releases.push(() => lock.release());
     const marker = JSON.parse(await readFile(`${lockPath()}.json`, "utf8")) as { id: string; pid: number };
     expect(marker).toMatchObject({ id: lock.holder.id, pid: process.pid });
-    // After a renewal (every 400 ms here) the mtime is newer than before it.
+    // After a renewal (every 1 s here) the mtime is newer than before it.
     const before = (await stat(lockPath())).mtimeMs;
     const beats = async () => (await readdir(lockPath())).find((n) => n.startsWith("beat-"));
     const first = await beats();
-    for (let i = 0; i < 100 && (await beats()) === first; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 500 && (await beats()) === first; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await beats()).not.toBe(first);
     expect((await stat(lockPath())).mtimeMs).toBeGreaterThan(before);
-    expect(Date.now() - (await stat(lockPath())).mtimeMs).toBeLessThan(1_200);
+    expect(Date.now() - (await stat(lockPath())).mtimeMs).toBeLessThan(3_000);
     await expect(olderPlumbLock()).rejects.toMatchObject({ code: "ELOCKED" });
     expect(await lockfile.check(target().statusDir, { lockfilePath: lockPath(), realpath: false })).toBe(
       true,

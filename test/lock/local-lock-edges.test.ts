@@ -52,7 +52,7 @@ describe("the holder's renewals", () => {
   it("a holder whose lock was removed learns that another process took it", async () => {
     const lock = await acquireStateLock(target(), {
       command: "plumb controller",
-      leaseMs: 1_000,
+      leaseMs: 6_000, // renewed every 50 ms; a loaded worker's lag does not lapse it first
       renewMs: 50,
     });
     await forceUnlock(target());
