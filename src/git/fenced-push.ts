@@ -2,7 +2,7 @@ import type { SimpleGit } from "simple-git";
 
 // The state lock's hold on a status-branch push. check() runs immediately before the push leaves
 // (the holder's own lease deadline, src/lock/fence.ts). With a lease in the git remote
-// (src/lock/branch-lease.ts) the push also carries the lease's renewal: one atomic push updates the
+// (src/lock/branch/held-lease.ts) the push also carries the lease's renewal: one atomic push updates the
 // status branch and moves refs/plumb/locks/<branch> from the commit the holder holds to a new one
 // (--atomic --force-with-lease), so the status lands only if the lease is still this holder's. A
 // writer whose lease was taken (forced, or taken over while it was stopped) cannot overwrite the new

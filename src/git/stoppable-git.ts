@@ -135,7 +135,7 @@ export async function runNetworkGit(
 }
 
 /**
- * `git ARGS` run synchronously (the lease's renewal on the spot, branch-lease.ts renewNow: nothing
+ * `git ARGS` run synchronously (the lease's renewal on the spot, src/lock/branch/renewal.ts renewNow: nothing
  * is sent before it answers), in a process group of its own, as runNetworkGit's. spawnSync ends
  * git alone at its timeout and returns: git's HTTP helper (git-remote-http), waiting on a remote
  * that says nothing, lived on past it up to the stall limit. git itself ends at the timeout with

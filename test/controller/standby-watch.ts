@@ -19,7 +19,7 @@ export type StandbyWatch = {
   extraHeader: [string, string];
   /** The standby's control plane URL (the proxy). */
   apiUrl: string;
-  /** Looks at the lease: each fetch of refs/plumb/locks/BRANCH (one per look, branch-lease.ts). */
+  /** Looks at the lease: each fetch of refs/plumb/locks/BRANCH (one per look, src/lock/branch/lease-record.ts). */
   looks: () => number;
   /** Pushes: taking the lease is one; a standby makes none. */
   pushes: () => number;
