@@ -222,4 +222,22 @@ describe("plumb import, hostile and demanding", () => {
     expect(proxy.requests.filter((r) => r.url.startsWith("/v2/deployments?")).length).toBe(3);
     expect(await readdir(root)).toEqual([]);
   });
+
+  it("run again, it writes only the deployments made since, leaving the files of the first run as edited", async () => {
+    // The second run was refused whole (file-exists: alpha.yaml), and --force replaced every file.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha");
+    expect(await runImport(flags(), captureIo(cp))).toBe(0);
+    const edited = `${await readFile(join(root, "alpha.yaml"), "utf8")}# reviewed by the team\n`;
+    await writeFile(join(root, "alpha.yaml"), edited);
+    await postContainers("beta");
+    const io = captureIo(cp);
+    expect(await runImport(flags(), io)).toBe(0);
+    expect(io.out()).toMatch(/skipped Deployment alpha: already defined at alpha.yaml:\d+/);
+    expect((await readdir(root)).sort()).toEqual(["alpha.yaml", "beta.yaml"]);
+    expect(await readFile(join(root, "alpha.yaml"), "utf8")).toBe(edited);
+    // --force still replaces it, as before.
+    expect(await runImport(flags({ force: true, name: ["alpha"] }), captureIo(cp))).toBe(0);
+    expect(await readFile(join(root, "alpha.yaml"), "utf8")).not.toContain("reviewed by the team");
+  });
 });

@@ -26,17 +26,21 @@ function definitions(tree: LoadResult | undefined): Map<string, { file: string; 
 /**
  * The files to write without those whose object is already defined in another file (each said on
  * stdout): a second definition (duplicate-name, duplicate-organization-access) made the whole
- * repository fail validation, so plan, apply and the controller stopped on it.
+ * repository fail validation, so plan, apply and the controller stopped on it. Without --force, nor
+ * those defined in the very file import would write: a second import (for the deployments made
+ * since) was refused whole by the files of the first (file-exists), and --force replaced them all,
+ * the team's edits with them.
  */
 export function withoutDefined<T extends Planned>(
   tree: LoadResult | undefined,
   files: readonly T[],
-  stdout: { write(text: string): unknown },
+  options: { force: boolean; stdout: { write(text: string): unknown } },
 ): T[] {
+  const { stdout } = options;
   const defined = definitions(tree);
   return files.filter((f) => {
     const where = defined.get(f.object);
-    if (where === undefined || where.file === f.file) return true;
+    if (where === undefined || (where.file === f.file && options.force)) return true;
     stdout.write(
       `skipped ${f.object}: already defined at ${where.at}; nothing is written for it (plumb plan shows how live differs)\n`,
     );

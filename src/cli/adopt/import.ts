@@ -91,11 +91,10 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const planned = importFiles(out, when, kept, organization);
   // So is one plumb applies from another directory (a status store nearby records it).
   const where = { out, stdout };
-  const wanted = withoutDefined(
-    tree,
-    withoutManagedNearby(tree, planned, session.appliedNearby, where),
+  const wanted = withoutDefined(tree, withoutManagedNearby(tree, planned, session.appliedNearby, where), {
+    force: flags.force === true,
     stdout,
-  );
+  });
   const files = valid(wanted, { maxBytes, redact: (text) => session.redactor.redact(text) }, stdout);
   const chosen = named.filter((d) => files.some((f) => f.liveName === d.name));
   refuseSameFile(out, files);
