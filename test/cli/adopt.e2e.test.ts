@@ -122,8 +122,24 @@ describe("no state, then plumb adopt", () => {
     });
     const captured = io();
     expect(await runAdopt(root, { target: [], yes: true, output: "text" }, captured)).toBe(0);
-    expect(captured.out()).toMatch(/adopt: Deployment alpha \([0-9a-f-]+\\u001b\[2J\)/);
+    expect(captured.out()).toMatch(/adopt: Deployment alpha \("[0-9a-f-]+\\u001b\[2J"\)/);
     expect(captured.out()).not.toContain("\u001b");
+  });
+
+  it("prints a huge server id cut short, never whole", async () => {
+    // A 300,000-character id was printed whole on each deployment's line.
+    await setupApplied();
+    await proxy.close();
+    proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) =>
+        method === "GET" && url.startsWith("/v2/deployments?")
+          ? Buffer.from(body.toString("utf8").replace(/"id":"([^"]+)"/g, `"id":"$1${"i".repeat(300_000)}"`))
+          : body,
+    });
+    const captured = io();
+    await runAdopt(root, { target: [], yes: true, output: "text" }, captured);
+    expect(captured.out()).toMatch(/adopt: Deployment alpha \("[0-9a-f-]+i+"… \(\d+ more characters\)\)/);
+    expect(captured.out().length).toBeLessThan(2_000);
   });
 
   it("refuses objects that do not exist live (exit 1) and still records the others", async () => {

@@ -1,5 +1,6 @@
 import { Command } from "commander";
-import { escapeControls, PlumbError } from "../../errors.js";
+import { PlumbError } from "../../errors.js";
+import { shown } from "./import-live.js";
 import { adoptKey, buildAdoptedRecord, decideAdoption } from "../../reconcile/adopt.js";
 import { gitCommitOf, openSession, planSession } from "../../reconcile/session.js";
 import { ownRecordsIn, publishStatus } from "../../git/status-source.js";
@@ -73,7 +74,7 @@ async function adoptLocked(
   for (const d of decisions)
     log.write(
       d.adopt
-        ? `adopt: Deployment ${d.name} (${escapeControls(d.live.id)}), ${d.desired.secrets?.length ?? 0} secrets\n`
+        ? `adopt: Deployment ${d.name} (${shown(d.live.id)}), ${d.desired.secrets?.length ?? 0} secrets\n`
         : `skip:  ${d.name}: ${d.reason}\n`,
     );
   if (adoptable.length > 0 && !flags.yes) {
