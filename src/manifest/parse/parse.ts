@@ -17,6 +17,7 @@ import {
   tooManyKeys,
 } from "./yaml-shape.js";
 import { emptiedTextWarning } from "../rules/emptied-rules.js";
+import { type ComposedDocument, composeDocuments } from "./cst-compose.js";
 import { yamlMessage } from "./yaml-message.js";
 
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
@@ -95,7 +96,7 @@ export const tooLarge = (file: string, size: number, maxBytes = MAX_MANIFEST_BYT
  * Parses every YAML document of one file. Only plumb documents are returned; others are skipped.
  * Syntax errors, duplicate keys, alias bombs and empty files become problems, never exceptions.
  */
-export function parseManifestText(text: string, file: string): ParseResult {
+export function parseManifestText(text: string, file: string, yamlOnly = false): ParseResult {
   if (text.trim() === "") {
     return {
       documents: [],
@@ -119,7 +120,7 @@ export function parseManifestText(text: string, file: string): ParseResult {
     const line = text.slice(0, emptyRun).split("\n").length;
     return { documents: [], problems: [tooManyEmptyDocuments({ file, line, column: 1 })] };
   }
-  const result = parseWithPositions(text, file);
+  const result = parseWithPositions(text, file, false, yamlOnly);
   const emptied = emptiedTextWarning(text, file, result.documents.length);
   if (emptied) result.problems.push(emptied);
   return result;
@@ -132,22 +133,31 @@ export function parseManifestText(text: string, file: string): ParseResult {
  * per manifest, held by the controller's snapshot). `allDocuments`: every document that is a
  * mapping or list, unclassified, with its positions at hand (compact-manifest.ts reads one back).
  */
-export function parseWithPositions(text: string, file: string, allDocuments = false): ParseResult {
+export function parseWithPositions(
+  text: string,
+  file: string,
+  allDocuments = false,
+  yamlOnly = false,
+): ParseResult {
   const problems: Problem[] = [];
   const lineCounter = new LineCounter();
   const at = (offset: number): SourceLocation => {
     const { line, col } = lineCounter.linePos(offset);
     return { file, line, column: col };
   };
-  let docs;
+  // A big file keeps yaml's tree (below), which only yaml's composer builds.
+  const fast = !allDocuments && !yamlOnly && text.length <= KEEP_TREE_OVER_CHARS;
+  let parsed;
   try {
-    docs = parseYaml(text, lineCounter);
-    if (typeof docs === "number") return { documents: [], problems: [tooManyKeys(at(docs))] };
+    parsed = parseYaml(text, lineCounter, fast);
+    if (typeof parsed === "number") return { documents: [], problems: [tooManyKeys(at(parsed))] };
   } catch (error) {
     problems.push(parseFailure(error, file));
     return { documents: [], problems };
   }
   const positions = rereader(text, file);
+  if (!Array.isArray(parsed)) return composedResult(parsed.composed, file, at, positions);
+  const docs = parsed;
   const documents: ParsedDocument[] = [];
   docs.forEach((doc, index) => {
     // The parser catches its own stack overflow on deep nesting, once per level: say it once.
@@ -203,6 +213,24 @@ export function parseWithPositions(text: string, file: string, allDocuments = fa
   return { documents, problems };
 }
 
+/** The plumb documents, and problems of others, of a text composed by cst-compose.ts: it has no errors. */
+function composedResult(
+  composed: readonly ComposedDocument[],
+  file: string,
+  at: (offset: number) => SourceLocation,
+  positions: (index: number) => DocumentLocators | undefined,
+): ParseResult {
+  const documents: ParsedDocument[] = [];
+  const problems: Problem[] = [];
+  composed.forEach(({ value, start }, index) => {
+    const locators = lazyLocators(at(start), positions, index);
+    const kind = classifyDocument(value, locators);
+    if (kind === "plumb") documents.push({ file, index, value: value as Record<string, unknown>, locators });
+    else if (kind) problems.push(kind);
+  });
+  return { documents, problems };
+}
+
 /** Files past this many characters keep their positional tree (see parseWithPositions). */
 export const KEEP_TREE_OVER_CHARS = 64 * 1024;
 
@@ -226,10 +254,13 @@ export function withLocators(file: string, text: string, plain: readonly PlainDo
  * comma), so a text shorter than MAX_MAPPING_KEYS characters cannot hold too many: its tokens are
  * not walked (manifests are ~1 KB).
  */
-function parseYaml(text: string, lineCounter: LineCounter) {
+function parseYaml(text: string, lineCounter: LineCounter, fast = false) {
   const tokens = new Parser(lineCounter.addNewLine).parse(text);
   const crowded = text.length >= MAX_MAPPING_KEYS ? crowdedMappingAt(tokens) : undefined;
-  return crowded ?? new Composer({ prettyErrors: false }).compose(tokens);
+  if (crowded !== undefined) return crowded;
+  // Most texts: values straight from the tokens (cst-compose.ts); the rest as yaml composes them.
+  const composed = fast ? composeDocuments(tokens) : undefined;
+  return composed ? { composed } : new Composer({ prettyErrors: false }).compose(tokens);
 }
 
 /** The locators of each document of `text`, parsed again on the first call and kept. */
@@ -239,7 +270,10 @@ function rereader(text: string, file: string): (index: number) => DocumentLocato
     if (!all) {
       const lineCounter = new LineCounter();
       const docs = parseYaml(text, lineCounter);
-      all = typeof docs === "number" ? [] : docs.map((doc) => buildLocators(doc, lineCounter, file));
+      all =
+        typeof docs === "number" || !Array.isArray(docs)
+          ? []
+          : docs.map((doc) => buildLocators(doc, lineCounter, file));
     }
     return all[index];
   };
