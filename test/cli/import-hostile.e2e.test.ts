@@ -240,4 +240,34 @@ describe("plumb import, hostile and demanding", () => {
     expect(await runImport(flags({ force: true, name: ["alpha"] }), captureIo(cp))).toBe(0);
     expect(await readFile(join(root, "alpha.yaml"), "utf8")).not.toContain("reviewed by the team");
   });
+
+  it("--name of a live name that cannot be a manifest's is skipped with its reason, not called missing", async () => {
+    // It was "no live deployment named ../x" (not-found) for a deployment the listing had, and
+    // --name beta printed a skip line for every other unusable name of the tenant.
+    ({ cp, root } = await startPlane());
+    await postContainers("alpha", "beta", "gamma");
+    proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) =>
+        method === "GET" && url.startsWith("/v2/deployments")
+          ? Buffer.from(
+              body
+                .toString("utf8")
+                .split('"name":"alpha"')
+                .join('"name":"../x"')
+                .split('"name":"gamma"')
+                .join('"name":"g h"'),
+            )
+          : body,
+    });
+    const asked = captureIo(cp);
+    asked.env = { ...asked.env, PLUMB_API_URL: proxy.url };
+    expect(await runImport(flags({ name: ["../x"] }), asked)).toBe(0);
+    expect(asked.out()).toContain('skipped deployment "../x"');
+    expect(asked.out()).not.toContain('"g h"');
+    const beta = captureIo(cp);
+    beta.env = { ...beta.env, PLUMB_API_URL: proxy.url };
+    expect(await runImport(flags({ name: ["beta"] }), beta)).toBe(0);
+    expect(beta.out()).not.toContain("skipped");
+    expect(await readdir(root)).toEqual(["beta.yaml"]);
+  });
 });

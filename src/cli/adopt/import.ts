@@ -72,13 +72,18 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const { ports, platform } = session.connect();
   // What a server sent is printed with the run's own secrets (its API key, tokens) redacted.
   const stdout = { write: (text: string) => io.stdout.write(session.redactor.redact(text)) };
-  const live = importable(await ports.controlPlane.listDeployments(), stdout);
-  const missing = flags.name.filter((name) => !live.some((d) => d.name === name));
+  const listed = await ports.controlPlane.listDeployments();
+  const missing = flags.name.filter((name) => !listed.some((d) => d.name === name));
   if (missing.length > 0)
     throw new PlumbError("not-found", `no live deployment named ${missing.join(", ")}; nothing was written`, {
       exitCode: 1,
     });
-  const named = flags.name.length > 0 ? live.filter((d) => flags.name.includes(d.name)) : live;
+  // --name first: only what was asked for is said skipped (a name that exists but cannot be a
+  // manifest's is skipped with its reason, not called missing).
+  const named = importable(
+    flags.name.length > 0 ? listed.filter((d) => flags.name.includes(d.name)) : listed,
+    stdout,
+  );
   const when = new Date(session.clock.now()).toISOString();
   const built = buildable(named, stdout);
   // With --env: into the repository's environments (docs/import.md), else one file per deployment.
