@@ -17,7 +17,10 @@ const git = async (cwd: string, ...args: string[]) =>
 
 let tmp: string;
 afterEach(async () => {
-  await rm(tmp, { recursive: true, force: true });
+  // Retried: a git process that the hundreds of fetches started on their own (git's automatic
+  // maintenance runs detached, outside the fetch's process group) may still be writing in the
+  // checkout's .git: CI's Node 20 run once failed here with ENOTEMPTY.
+  await rm(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
 it("polls far more frequent than a fetch: a new commit is answered by the fetch that sees it", async () => {
