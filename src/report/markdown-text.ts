@@ -6,11 +6,8 @@ import { escapeControls } from "../errors.js";
 // that team, `#12` a cross-reference, `$…$` math (a headline in any size), a bare URL a link, `<!--` a comment hiding the rest, a backtick ending the code
 // span around a file name, a `|` a new table cell, a bidirectional override reordering the text.
 
-const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
-
 /** One line, its control characters and bidirectional overrides written as escapes (`\u202e`). */
-const printable = (text: string): string =>
-  escapeControls(text).replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+const printable = escapeControls;
 
 /** A mention (`@name`, `@org/team`) or a reference (`#12`): GitHub acts on them outside code only. */
 const REFERENCE = /(?<![\w`])[@#][A-Za-z0-9][\w./-]*/g;

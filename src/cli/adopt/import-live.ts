@@ -24,10 +24,7 @@ const SHOWN_MAX = 120;
  */
 export function shown(text: string): string {
   const cut = text.length > SHOWN_MAX ? text.slice(0, SHOWN_MAX).replace(/[\uD800-\uDBFF]$/, "") : text;
-  const quoted = escapeControls(JSON.stringify(cut)).replace(
-    /[\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  const quoted = escapeControls(JSON.stringify(cut)); // bidi controls and U+2028/9 too
   return cut === text ? quoted : `${quoted}… (${text.length - cut.length} more characters)`;
 }
 
