@@ -15,7 +15,7 @@ export type ApiOptions = {
   /**
    * The file the key was read from (--api-key-file, an Environment's `api_key: {file}`): read again
    * when the server answers 401, so a key rotated in place (a mounted Secret) is taken up without a
-   * restart (transport/http.ts).
+   * restart (transport/http-retries.ts).
    */
   apiKeyFile?: string | undefined;
   tenantId?: string | undefined;
