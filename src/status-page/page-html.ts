@@ -1,5 +1,7 @@
 // The status page's HTML shell and style sheet. They carry no data: the script fetches it with the
 // status token, so the page itself is served without one (a login form asks for it when needed).
+// The token field is no site password (docs/security.md): autocomplete="off" and the password
+// managers' own ignore attributes, so none saves the token or fills in another password it holds.
 
 export const PAGE_SCRIPT_PATH = "/ui/status-page.js";
 export const PAGE_STYLE_PATH = "/ui/status-page.css";
@@ -28,7 +30,7 @@ export const PAGE_HTML = `<!doctype html>
     <h2>Status token</h2>
     <p>This controller needs the token set in <code>PLUMB_STATUS_TOKEN</code>. It is kept in this tab's session storage only.</p>
     <label for="token">Token</label>
-    <input id="token" type="password" autocomplete="current-password" required>
+    <input id="token" type="password" autocomplete="off" data-1p-ignore data-lpignore="true" data-bwignore data-form-type="other" required>
     <button type="submit">Show status</button>
     <p id="login-error" role="alert"></p>
   </form>
