@@ -3,12 +3,8 @@ import { dirname, resolve } from "node:path";
 import type { PushFence } from "./fenced-push.js";
 import type { CheckoutQueue } from "./checkout-queue.js";
 import type { GitStop } from "./stoppable-git.js";
-import {
-  loadStatusFromBranch,
-  type OwnRecords,
-  publishStatusBranch,
-  type PublishResult,
-} from "./status-branch.js";
+import { loadStatusFromBranch } from "./records/load-status-branch.js";
+import { type OwnRecords, publishStatusBranch, type PublishResult } from "./records/publish-status-branch.js";
 import {
   defaultStatusDir,
   loadStatusStore,

@@ -7,7 +7,7 @@ import { afterEach, expect, it } from "vitest";
 import { onBranchWorktree } from "../../src/git/branch-worktree.js";
 import { createCheckoutQueue } from "../../src/git/checkout-queue.js";
 import { openGitSource } from "../../src/git/git-source.js";
-import { loadStatusFromBranch } from "../../src/git/status-branch.js";
+import { loadStatusFromBranch } from "../../src/git/records/load-status-branch.js";
 import { openManifestSource } from "../../src/controller/source/manifest-source.js";
 import { createLogger } from "../../src/logger.js";
 

@@ -4,7 +4,7 @@ import { type StatusStore, emptyStatusStore, statusKey } from "../../status/stat
 import { storesBelowInListing } from "../../status/stores-below.js";
 import { readBlobs } from "./cat-file-batch.js";
 
-// Reading records off the status branch (status-branch.ts): one store's, and the stores below a
+// Reading records off the status branch (load-status-branch.ts): one store's, and the stores below a
 // directory (docs/status.md "Stores above and below"): one listing of the branch under it (one
 // process, ~6 ms for 1,000 records; an ls-tree per directory was ~1.6 ms each) and one read of
 // all their records (cat-file-batch.ts).
