@@ -1,31 +1,30 @@
 import { readdir } from "node:fs/promises";
-import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "../logger.js";
 import {
   loadStatus,
   ownRecordsIn,
   publishStatus,
-  type RecordWriter,
   resolveStatusDir,
   type StatusLocation,
 } from "../git/status-source.js";
-import { formatObjectStatus, loadStatusStore } from "../status/status-store.js";
+import { formatObjectStatus } from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
-import { trackedRecords } from "../git/records/tracked-records.js";
-import { errorMessage } from "./error-message.js";
 import type { DisplacedRecords } from "./displaced-records.js";
 import type { PushFence } from "../git/fenced-push.js";
-import { type GitStop, GitStopped } from "../git/stoppable-git.js";
-import { lapsedWhileStopping } from "../lock/index.js";
 import type { Timers } from "./queue/work-queue.js";
+import { ownRecords, recordNamed, trackedChecker } from "./status-book/own-records.js";
+import { failureOf, sayNotPublished } from "./status-book/publish-failure.js";
+import { loadLegacy } from "./status-book/legacy-layout.js";
 
 // The controller's status records: in memory for /status and metrics, each written atomically to
 // the status directory as soon as it is known (kill -9 loses nothing recorded), and, with
 // --status-branch, published to git a little later in batches. A record that says what the last one
 // said (an in-sync reconcile: only its time differs) is not written at all: `updated_at` is when the
 // record last changed (docs/status.md), as `drift` and `status` keep it. At a restart over 10,000
-// objects that is 10,000 fewer files written and records replaced in memory.
+// objects that is 10,000 fewer files written and records replaced in memory. Its parts are in
+// status-book/: its own records beside the files git tracks, why a publish was not made, and the
+// records of the older layout.
 
 export type StatusBook = {
   statuses: ReadonlyMap<string, ObjectStatus>;
@@ -167,144 +166,6 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
 }
 
 /**
- * The names git tracks in the store (a commit put a file at a record's path; the checkout's reset
- * wrote it over this controller's record): such a file is the commit's, never read as a record nor
- * written over. The controller's own record is kept in memory and, with `displaced`, in the
- * checkout's git directory (read back at start: displaced-records.ts), published from memory (text),
- * and written back to the store when a later commit takes the file away (untracked, from checkTracked).
- */
-async function ownRecords(
-  statusDir: string,
-  statuses: Map<string, ObjectStatus>,
-  displaced: DisplacedRecords | undefined,
-) {
-  const answer = await trackedRecords(statusDir).catch(() => undefined);
-  const tracked = new Set(answer?.keys());
-  const store = ownRecordsIn(statusDir); // git's answer kept by this book, for its store
-  await displaced?.restore(answer && tracked, statuses);
-  // Also a file git tracks already that checkTracked has not said yet: a write between the reset to
-  // a pulled commit and that check wrote over the commit's file in the working tree. git's answer is
-  // the one kept until its index changes (trackedRecordsNow: a stat of the index per write), and the
-  // reset writes a new index; when git cannot say, the store as before (checkTracked logs that).
-  const trackedNow = (file: string) =>
-    store.trackedRecordsNow().then(
-      (now) => now.has(file),
-      () => false,
-    );
-  const away = async (file: string) =>
-    displaced !== undefined && (tracked.has(file) || (await trackedNow(file)));
-  return {
-    tracked,
-    text: (file: string) => {
-      const status = recordNamed(statuses, file);
-      return status && formatObjectStatus(status);
-    },
-    save: async (status: ObjectStatus) => {
-      if (await away(statusFileName(status.kind, status.name))) await displaced!.save(status);
-      else await store.saveOwnObjectStatus(status);
-    },
-    remove: async (kind: string, name: string) => {
-      const file = statusFileName(kind, name);
-      if (await away(file)) await displaced!.remove(file);
-      else await store.removeOwnObjectStatus(kind, name); // a --dir store: a file git tracks stays
-    },
-    /** A commit now has a file at the record's path: the record is kept away from it from now on. */
-    tracks: async (file: string) => {
-      const status = recordNamed(statuses, file);
-      if (status) await displaced?.save(status);
-    },
-    untracked: async (file: string) => {
-      const status = recordNamed(statuses, file);
-      if (status && displaced) await displaced.writeBack(status);
-      // A --dir or --status-dir store: asked again, in case a commit took the path back meanwhile.
-      else if (status) await store.saveOwnObjectStatus(status);
-      else await displaced?.remove(file);
-    },
-  };
-}
-
-/** What `check` threw (undefined when it returned). */
-function failureOf(check: () => void): unknown {
-  try {
-    check();
-    return undefined;
-  } catch (error) {
-    return error ?? new Error("failed");
-  }
-}
-
-/**
- * Told to stop, the controller could not publish because the git remote stopped answering: the lease
- * lapsed for it (lapsedWhileStopping), or a push ran out after the stop (GitStopped). Not a lock
- * lost: no one took it, and the last status is in the status directory (sayNotPublished).
- */
-const unansweredAtStop = (error: unknown, gitStop: GitStop | undefined): boolean =>
-  lapsedWhileStopping(error, gitStop) ||
-  (gitStop?.signal.aborted === true &&
-    gitStop.unanswered &&
-    (error instanceof GitStopped || (error instanceof Error && error.cause instanceof GitStopped)));
-
-/** Why a publish was not made: by the lock's fence before it, or at its push (git's failure or the fence's). */
-function sayNotPublished(log: Logger, location: StatusLocation, error: unknown, at: "fence" | "push"): void {
-  if (unansweredAtStop(error, location.gitStop))
-    log.warn(
-      { status_dir: resolveStatusDir(location) },
-      "status branch not published: the git remote did not answer after the stop; the last status is in the status directory",
-    );
-  else if (at === "fence") log.warn({}, "lost the state lock: status branch not published");
-  else log.error({ err: errorMessage(error) }, "status branch not published");
-}
-
-/** The record kept whose file is named `file` (`deployment.NAME.json`). */
-function recordNamed(statuses: ReadonlyMap<string, ObjectStatus>, file: string): ObjectStatus | undefined {
-  for (const status of statuses.values())
-    if (statusFileName(status.kind, status.name) === file) return status;
-  return undefined;
-}
-
-/**
- * Says each record git tracks in `statusDir` that was not said yet (StatusBook.checkTracked), keeps
- * `names.tracked` the names git tracks now, and hands each name git tracks newly to `names.tracks`
- * and each it no longer tracks to `names.untracked`.
- */
-function trackedChecker(
-  statusDir: string,
-  said: Set<string>,
-  log: Logger,
-  names: {
-    tracked: Set<string>;
-    tracks: (file: string) => Promise<void>;
-    untracked: (file: string) => Promise<void>;
-  },
-): () => Promise<void> {
-  return async () => {
-    const now = await trackedRecords(statusDir).catch((error: unknown) => {
-      log.error(
-        { err: errorMessage(error) },
-        "status records not checked against git: none a commit brings is read while this controller runs; its next start refuses until git answers",
-      );
-      return undefined;
-    });
-    if (!now) return;
-    const gone = [...names.tracked].filter((name) => !now.has(name));
-    const come = [...now.keys()].filter((name) => !names.tracked.has(name));
-    names.tracked.clear();
-    for (const name of now.keys()) names.tracked.add(name);
-    for (const name of come) await names.tracks(name);
-    for (const name of gone) {
-      said.delete(join(statusDir, name));
-      await names.untracked(name);
-    }
-    for (const [name, reason] of now) {
-      const file = join(statusDir, name);
-      if (said.has(file)) continue;
-      said.add(file);
-      log.warn({ file, reason }, "ignoring status file");
-    }
-  };
-}
-
-/**
  * Whether `next` says what `kept` says: equal but for when it was written (`updated_at`) and its
  * file's write count (`seq`, which records built in memory do not carry).
  */
@@ -312,39 +173,4 @@ export function sameRecord(kept: ObjectStatus, next: ObjectStatus): boolean {
   const { updated_at: _keptAt, seq: _keptSeq, ...keptRest } = kept;
   const { updated_at: _nextAt, seq: _nextSeq, ...nextRest } = next;
   return isDeepStrictEqual(keptRest, nextRest);
-}
-
-/**
- * The records of the older layout (a failure to read them is logged: they are then not moved). Its
- * directory is read as the current one is: a file git tracks there is the commit's, never a record
- * (tracked-records.ts), never written over; the record of its name is published from memory.
- */
-async function loadLegacy(
-  location: StatusLocation,
-  writer: RecordWriter,
-  current: ReadonlyMap<string, ObjectStatus>,
-  log: Logger,
-): Promise<Map<string, ObjectStatus>> {
-  const dir = resolveStatusDir(location);
-  const tracked = await trackedRecords(dir).catch(() => undefined);
-  const [store, local] = await Promise.all([
-    loadStatus(location).catch((error: unknown) => {
-      log.warn({ err: errorMessage(error) }, "status in the older layout not read");
-      return null;
-    }),
-    tracked ? loadStatusStore(dir, tracked).catch(() => null) : null,
-  ]);
-  // Objects recorded in the new place already moved (a record there always wins).
-  for (const key of current.keys()) store?.objects.delete(key);
-  if (!store || store.objects.size === 0) return new Map<string, ObjectStatus>();
-  log.info(
-    { records: store.objects.size },
-    "status found in the older layout: moving it beside the manifests",
-  );
-  // Its directory holds every record read (some came from the branch), so publishing it later
-  // removes from the branch only the records that moved.
-  for (const [key, record] of store.objects)
-    if (!local?.objects.has(key) && !tracked?.has(statusFileName(record.kind, record.name)))
-      await writer.saveOwnObjectStatus(record);
-  return store.objects;
 }
