@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/support/longest-first.js";
 
 // Test files that change what the whole process shares — nock's interceptors on http and fetch
 // (installed on import, never taken out), vi.mock, fake timers, stubbed globals or environment
@@ -58,6 +59,9 @@ export default defineConfig({
     // waits end on a condition, so a busy core slows a test down rather than failing it;
     // `--maxWorkers=2` is the fallback where a run shows timeouts.
     maxWorkers: 4,
+    // Longest file first, by test/durations.json: CI's clean clone has no results cache, and by size
+    // the longest file (runnable.e2e, small) started last and set the run's tail (docs/testing.md).
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       { extends: true, test: { name: "isolated", include: ISOLATED, isolate: true } },
       {
