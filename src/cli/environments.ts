@@ -2,9 +2,13 @@ import { stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { selectEnvironments } from "../environment/select.js";
 import { escapeControls, isPlumbError } from "../errors.js";
-import { loadManifestsOnce } from "../manifest/load.js";
+import { type LoadResult, loadManifestsOnce } from "../manifest/load.js";
+import { countProblems } from "../manifest/format/format.js";
+import { sortProblems } from "../manifest/validate.js";
+import { reportInvalidManifests } from "../report/report-invalid.js";
+import { environmentProblems } from "./offline/validate-environments.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
-import type { LoadedEnvironment } from "../manifest/types.js";
+import type { LoadedEnvironment, Problem } from "../manifest/types.js";
 import type { SessionIo } from "../reconcile/session.js";
 import { resolveStatusDir } from "../git/status-source.js";
 import type { ConnectionFlags } from "./options.js";
@@ -87,6 +91,9 @@ export async function forEachEnvironment<F extends EnvFlags>(
   });
   const environments = inPromotionOrder(selectEnvironments(tree.environments, flags.env ?? []));
   if (environments.length === 0) return run(flags, io);
+  // The manifests first (every selected environment's view): a broken one is reported, and nothing
+  // sent, before any Environment's settings are read (an unset key hid it).
+  if (connects && refuseInvalid(tree, flags, io)) return 1;
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   // With an allowlist, every selected environment's URLs are checked before the first one runs:
   // a refused one stops the command before anything is sent anywhere.
@@ -114,7 +121,9 @@ export async function forEachEnvironment<F extends EnvFlags>(
           if (stop) sayNotApplied(io, name, environments.slice(index + 1), "failed");
           throw error;
         }
-        io.stderr.write(`plumb: environment ${name}: ${escapeControls(error.message)} [${error.code}]\n`);
+        // Settings errors name their environment already ("environment staging: spec.api_key ...").
+        const said = error.message.startsWith(`environment ${name}:`) ? "" : `environment ${name}: `;
+        io.stderr.write(`plumb: ${said}${escapeControls(error.message)} [${error.code}]\n`);
         failed.push(name);
         if (json) outputs.push({ environment: name, error: { code: error.code, message: error.message } });
         return null;
@@ -137,6 +146,20 @@ export async function forEachEnvironment<F extends EnvFlags>(
       `plumb: ${failed.length} of ${environments.length} environments failed (${failed.join(", ")}); the others ran\n`,
     );
   return code;
+}
+
+/** The problems of the tree and of each environment --env selects (as validate finds them), when any is an error. */
+function invalidProblems(tree: LoadResult, flags: EnvFlags): Problem[] | undefined {
+  const problems = sortProblems([...tree.problems, ...environmentProblems(tree, flags.env ?? [])]);
+  return countProblems(problems).errors > 0 ? problems : undefined;
+}
+
+/** Reports invalid manifests as each command's run would; true when there were errors. */
+function refuseInvalid(tree: LoadResult, flags: EnvFlags, io: SessionIo): boolean {
+  const problems = invalidProblems(tree, flags);
+  if (!problems) return false;
+  reportInvalidManifests(io.stdout, problems, flags.output ?? "text", "nothing was sent to any environment");
+  return true;
 }
 
 /** apply stopped after `name`: which environments were not applied, and how to go on. */
@@ -193,6 +216,8 @@ export async function checkSavedPlanParts(
     maxBytes: maxManifestBytesFrom(io.env),
     environmentsAbove: true,
   });
+  // Invalid manifests: the apply reports them (forEachEnvironment) before any setting is read.
+  if (invalidProblems(tree, flags)) return;
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   for (const environment of inPromotionOrder(selectEnvironments(tree.environments, flags.env ?? []))) {
     const settings = settingsOf(environment, root, io.env, flags);
