@@ -3,7 +3,7 @@ import { manifestDirOf } from "../git/status-source.js";
 import { type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import { acquireStateLocks } from "../lock/locks-in-order.js";
 import { checkManifestPath } from "../manifest/list-tree.js";
-import { nearbyStoresInUse } from "./nearby-locks.js";
+import { defaultStoreToMark, nearbyStoresInUse } from "./nearby-locks.js";
 import type { ConnectionFlags } from "./options.js";
 
 /** The lease and clocks of the lock (tests inject a short lease and a monotonic clock they move). */
@@ -45,12 +45,13 @@ export async function withStateLock<T>(
   const say = timing.say ?? ((line: string) => process.stderr.write(`plumb: ${line}\n`));
   const options = { ...timing, command, timeoutMs: flags.lockTimeout ?? 0, say };
   // The stores nearby hold objects PATH applies too (nearby-locks.ts), all taken in one order and
-  // scanned again once held (lock/locks-in-order.ts); an explicit --status-dir reads that store
-  // only, and so locks it only.
-  const scan = async () =>
-    !flags.statusDir || flags.statusDirOfEnvironment === true
-      ? await nearbyStoresInUse(path, flags.environment)
-      : [];
+  // scanned again once held (lock/locks-in-order.ts). An explicit --status-dir reads that store
+  // only, but sends the same deployments: it locks them too, and PATH's default store as a mark.
+  const explicit = Boolean(flags.statusDir) && flags.statusDirOfEnvironment !== true;
+  const scan = async () => [
+    ...(await nearbyStoresInUse(path, flags.environment)),
+    ...(explicit ? await defaultStoreToMark(path, flags.environment) : []),
+  ];
   const lock = await acquireStateLocks(target, scan, options);
   try {
     return await work(lock);
