@@ -4,6 +4,7 @@ import { PlumbError } from "../errors.js";
 import { createAgentServerModule } from "./agent-server/index.js";
 import { createAuthenticator } from "./access/auth.js";
 import { installJsonParser } from "./http/json-body.js";
+import { installQueryNulCheck } from "./http/nul-check.js";
 import type { ControlPlaneContext } from "./context.js";
 import { registerDeploymentRoutes } from "./deployments/routes.js";
 import { DeploymentStore } from "./deployments/store.js";
@@ -174,6 +175,7 @@ function createFastify(
   const limits = { max: o.maxConnections, perAddress: o.maxConnectionsPerAddress };
   capConnections(app.server, limits, o.logger, () => o.clock.now());
   installJsonParser(app);
+  installQueryNulCheck(app);
   const auth = createAuthenticator(apiKeys);
   installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows });
   installRequestLog(app, o.logger);

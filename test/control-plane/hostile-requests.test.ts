@@ -141,7 +141,8 @@ const cases: Case[] = [
     {},
     200,
   ],
-  ["name_contains with a NUL", "GET", () => "/v2/deployments?name_contains=%00", undefined, {}, 200],
+  // PostgreSQL stores no U+0000: 422, as in spec-rules.test.ts (docs/control-plane.md "NUL characters")
+  ["name_contains with a NUL", "GET", () => "/v2/deployments?name_contains=%00", undefined, {}, 422],
   ["unknown query parameter", "GET", () => "/v2/deployments?admin=true", undefined, {}, 200],
   ["revisions limit negative", "GET", dep(() => mine, "/revisions?limit=-1"), undefined, {}, 422],
   // Methods

@@ -9,12 +9,15 @@ import { type Api, container, gitrepo, start } from "./helpers.js";
 let saas: Api;
 let self: Api;
 let git = ""; // a gitrepo deployment (SaaS)
+let gitRevision = ""; // its first revision
 let tagged = ""; // a gitrepo deployment on a tag
 let box = ""; // an external_container deployment (self-hosted)
 beforeAll(async () => {
   saas = await start();
   self = await start({ mode: "self-hosted" });
-  git = (await saas.call("POST", "/v2/deployments", gitrepo("git"))).body.id;
+  const created = (await saas.call("POST", "/v2/deployments", gitrepo("git"))).body;
+  git = created.id;
+  gitRevision = created.latest_revision_id;
   const tag = gitrepo("tagged", {
     source_revision_config: { repo_ref: "refs/tags/v1", graph_config_path: "langgraph.json" },
   });
@@ -154,6 +157,25 @@ const rows: Row[] = [
     on(() => git),
     { secret_references: [{ name: "A", secret_name: "s", secret_key: "k" }] },
     400,
+  ],
+  // spec 2.1 and 4.1: secret_references is an "array of SecretReference or null"; an empty one
+  // references nothing, so it is no field of external_container's alone
+  ["secret_references [] on gitrepo", () => saas, "PATCH", on(() => git), { secret_references: [] }, 200],
+  [
+    "secret_references [] on external_container",
+    () => self,
+    "PATCH",
+    on(() => box),
+    { secret_references: [] },
+    200,
+  ],
+  [
+    "create gitrepo with secret_references []",
+    () => saas,
+    "POST",
+    create,
+    { ...gitrepo("norefs"), secret_references: [] },
+    201,
   ],
   // spec 4.1 rule 2 and decisions.md "Patch semantics": unchangeable fields
   [
@@ -320,6 +342,61 @@ const rows: Row[] = [
     404,
   ],
   ["PATCH a non-uuid id", () => saas, "PATCH", () => "/v2/deployments/dead", {}, 422],
+  // spec 4.1 "Path parameter: deployment_id, string, uuid": the spellings a typed uuid parameter
+  // reads (FastAPI's, pydantic's parse: 32 hex digits, braces, urn:uuid:), and no others
+  [
+    "GET an id of 32 hex digits",
+    () => saas,
+    "GET",
+    () => `/v2/deployments/${git.replaceAll("-", "")}`,
+    undefined,
+    200,
+  ],
+  ["PATCH an id in braces", () => saas, "PATCH", () => `/v2/deployments/{${git}}`, {}, 200],
+  ["GET an id as urn:uuid:", () => saas, "GET", () => `/v2/deployments/urn:uuid:${git}`, undefined, 200],
+  [
+    "GET a revision id of 32 hex digits",
+    () => saas,
+    "GET",
+    () => `/v2/deployments/${git}/revisions/${gitRevision.replaceAll("-", "")}`,
+    undefined,
+    200,
+  ],
+  [
+    "GET an id with a hyphen misplaced",
+    () => saas,
+    "GET",
+    () => `/v2/deployments/${git.replaceAll("-", "").replace(/^(.{4})/, "$1-")}`,
+    undefined,
+    422,
+  ],
+  [
+    "GET an id of 31 hex digits",
+    () => saas,
+    "GET",
+    () => `/v2/deployments/${git.replaceAll("-", "").slice(1)}`,
+    undefined,
+    422,
+  ],
+  // PostgreSQL stores no U+0000 (docs/control-plane.md "NUL characters"): 422 naming the field
+  [
+    "a NUL in a secret value",
+    () => self,
+    "POST",
+    create,
+    { ...container("nul"), secrets: [{ name: "A", value: "a\u0000b" }] },
+    422,
+  ],
+  ["a NUL in a label's key", () => self, "PATCH", on(() => box), rs({ labels: { "a\u0000": "x" } }), 422],
+  ["a NUL in name_contains", () => saas, "GET", () => "/v2/deployments?name_contains=a%00", undefined, 422],
+  [
+    "a NUL in a thread's metadata",
+    () => saas,
+    "POST",
+    () => `/agents/${git}/threads`,
+    { metadata: { note: "\u0000" } },
+    422,
+  ],
   [
     "GET an unknown revision",
     () => saas,
@@ -437,5 +514,33 @@ describe("a deployment id in upper case", () => {
     const listed = await saas.call("POST", `/agents/${upper}/threads/search`, { limit: 100 });
     const ids = (listed.body as Array<{ thread_id: string }>).map((t) => t.thread_id);
     expect(ids).toContain(thread.body.thread_id);
+  });
+});
+
+// The other spellings of a UUID reach the same deployment, answered with its canonical id, and the
+// same agent server; a NUL refused is not stored.
+describe("a deployment id spelled otherwise, a NUL refused", () => {
+  it("answers the canonical id for 32 hex digits, braces and urn:uuid:", async () => {
+    for (const spelling of [git.replaceAll("-", ""), `{${git.toUpperCase()}}`, `urn:uuid:${git}`]) {
+      expect((await saas.call("GET", `/v2/deployments/${spelling}`)).body.id).toBe(git);
+      const thread = await saas.call("POST", `/agents/${spelling}/threads`, {});
+      expect(thread.status).toBe(200);
+      expect((await saas.call("GET", `/agents/${git}/threads/${thread.body.thread_id}`)).status).toBe(200);
+    }
+  });
+
+  it("names the field that holds U+0000 and stores nothing", async () => {
+    const body = {
+      ...container("nulstored"),
+      secrets: [
+        { name: "A", value: "ok" },
+        { name: "B", value: "\u0000" },
+      ],
+    };
+    const answer = await self.call("POST", "/v2/deployments", body);
+    expect(answer.status).toBe(422);
+    expect(answer.body.detail[0].loc).toEqual(["body", "secrets", 1, "value"]);
+    const listed = await self.call("GET", "/v2/deployments?name_contains=nulstored");
+    expect(listed.body.resources).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ControlPlaneContext } from "../context.js";
+import { canonicalUuid } from "../http/paging.js";
 import type { AssistantStore } from "./assistants/assistant-store.js";
 import type { MemoryStore } from "./memory/memory-store.js";
 import type { CronRecord, CronStore } from "./crons/cron-store.js";
@@ -77,11 +78,12 @@ export function createRouteKit({ ctx, store }: AgentRoutesDeps) {
   const iso = () => new Date(ctx.clock.now()).toISOString();
 
   // Answers 404 for a deployment the caller's tenant does not own (or that does not exist).
-  // A UUID is case-insensitive (RFC 9562) and the deployment routes read it so: the id is lowered
-  // here, before any handler keys the agent server's state by it.
+  // A UUID is case-insensitive (RFC 9562) and has other spellings (32 hex digits, braces, urn:uuid:);
+  // the deployment routes read them all: the id is made canonical here, before any handler keys the
+  // agent server's state by it.
   const deploymentGuard = async (request: FastifyRequest, reply: FastifyReply) => {
     const params = request.params as Params;
-    params.deploymentId = params.deploymentId.toLowerCase();
+    params.deploymentId = canonicalUuid(params.deploymentId) ?? params.deploymentId.toLowerCase();
     const { deploymentId } = params;
     if (!ctx.deploymentExists(ctx.tenantOf(request), deploymentId)) {
       return notFound(reply, `Deployment ID ${deploymentId} not found.`);

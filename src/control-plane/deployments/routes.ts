@@ -83,7 +83,7 @@ function deploymentRouteKit(deps: DeploymentRouteDeps): DeploymentRouteKit {
   const load = (request: FastifyRequest<{ Params: IdParams }>) => {
     const id = requireUuid(request.params.deployment_id, "deployment_id");
     const record = store.get(deps.tenantOf(request), id, clock.now());
-    if (!record) throw notFoundId(request.params.deployment_id);
+    if (!record) throw notFoundId(id);
     return record;
   };
   const loadLive = (request: FastifyRequest<{ Params: IdParams }>) => {
@@ -168,7 +168,7 @@ function registerRevisionRoutes(
       const record = load(request);
       const revisionId = requireUuid(request.params.revision_id, "revision_id");
       const revision = record.revisions.find((r) => r.id === revisionId);
-      if (!revision) throw new HttpError(404, `Revision ID ${request.params.revision_id} not found.`);
+      if (!revision) throw new HttpError(404, `Revision ID ${revisionId} not found.`);
       return formatRevision(revision, clock.now(), timing.revisionMs);
     },
   );

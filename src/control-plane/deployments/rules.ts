@@ -28,6 +28,14 @@ const IMMUTABLE: ReadonlyArray<"integration_id" | "repo_url" | "deployment_type"
   "listener_id",
 ];
 
+/**
+ * spec 2.1/4.1: secret_references is "array of SecretReference or null", "only applicable for
+ * external_container". An empty list references nothing, so it applies to no source in particular:
+ * accepted on every source, as null is (docs/control-plane.md "Deployments").
+ */
+const referencesSome = (refs: SecretReference[] | null | undefined): refs is SecretReference[] =>
+  given(refs) && refs.length > 0;
+
 const isTag = (ref: unknown) => typeof ref === "string" && ref.startsWith("refs/tags/");
 
 function checkMode(source: string, env: RuleEnv) {
@@ -95,7 +103,7 @@ export function planCreate(body: DeploymentCreateRequest, env: RuleEnv): CreateP
     throw badRequest("source_config.custom_url is set by the server for source gitrepo and is read-only");
   checkSourceConfigApplies(config, source);
   checkRevisionConfigApplies(revision, source);
-  if (given(body.secret_references) && source !== "external_container")
+  if (referencesSome(body.secret_references) && source !== "external_container")
     throw badRequest(
       "secret_references does not apply to source " + source + " (only to external_container)",
     );
@@ -120,7 +128,7 @@ export function planCreate(body: DeploymentCreateRequest, env: RuleEnv): CreateP
     sourceConfig: stored,
     sourceRevisionConfig: { ...revision },
     secretNames: body.secrets.map((s) => s.name),
-    secretReferences: body.secret_references ?? null,
+    secretReferences: source === "external_container" ? (body.secret_references ?? null) : null,
   };
 }
 
@@ -166,7 +174,7 @@ export function planPatch(
     given(body.secrets) ||
     given(incoming.resource_spec);
   let secretReferences: SecretReference[] | null = record.secretReferences;
-  if (given(body.secret_references)) {
+  if (given(body.secret_references) && source === "external_container") {
     secretReferences = body.secret_references;
     changed = true;
   }
@@ -207,7 +215,7 @@ function checkPatchApplies(
       `source_config.custom_url does not apply to source ${source} (only to external_container)`,
     );
   checkRevisionConfigApplies(revisionIn, revisionSource);
-  if (given(body.secret_references) && source !== "external_container")
+  if (referencesSome(body.secret_references) && source !== "external_container")
     throw badRequest(`secret_references does not apply to source ${source} (only to external_container)`);
 }
 

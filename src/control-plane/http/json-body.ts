@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { unprocessable } from "./http-errors.js";
 import { jsonDepthExceeds, MAX_JSON_DEPTH, repeatedKeyOf } from "./json-scan.js";
+import { nulIssue, nulPathOf } from "./nul-check.js";
 
 // How the control plane reads a JSON body: every check on the raw text is here, before a route sees it.
 
@@ -17,7 +18,7 @@ const invalidJson = (msg: string) =>
 
 /**
  * JSON bodies: an empty body is "no body" (schemas then say what is missing); bad JSON is a 422, as
- * are bytes that are not UTF-8 and an object that repeats a key (json-scan.ts).
+ * are bytes that are not UTF-8, an object that repeats a key (json-scan.ts) and U+0000 (nul-check.ts).
  */
 export function installJsonParser(app: FastifyInstance) {
   app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
@@ -54,6 +55,9 @@ export function installJsonParser(app: FastifyInstance) {
         invalidJson(`the key ${JSON.stringify(repeated.slice(0, 100))} appears twice in one object`),
         undefined,
       );
+    // JSON spells U+0000 only as an escape: bodies without one skip the walk.
+    const nul = body.includes("\\u0000") ? nulPathOf(value) : undefined;
+    if (nul !== undefined) return done(nulIssue(["body", ...nul]), undefined);
     done(null, value);
   });
 }

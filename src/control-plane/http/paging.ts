@@ -63,10 +63,29 @@ export function page<T>(items: T[], paging: { limit: number; offset: number }) {
   return { resources, offset: paging.offset + resources.length };
 }
 
+const HEX32 = /^[0-9a-f]{32}$/i;
+const hyphenated = (hex: string) =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`.toLowerCase();
+
+/**
+ * A UUID in the forms FastAPI's typed parameters read (pydantic, by the uuid crate's parse_str):
+ * hyphenated, 32 hex digits, `{hyphenated}` and `urn:uuid:hyphenated`, any case; as the canonical
+ * lower-case hyphenated string, or undefined for anything else (docs/control-plane.md "Ids").
+ */
+export function canonicalUuid(value: string): string | undefined {
+  if (UUID.test(value)) return value.toLowerCase();
+  if (HEX32.test(value)) return hyphenated(value);
+  const inner = value.startsWith("{") && value.endsWith("}") ? value.slice(1, -1) : undefined;
+  const urn = value.startsWith("urn:uuid:") ? value.slice("urn:uuid:".length) : undefined;
+  const wrapped = inner ?? urn;
+  return wrapped !== undefined && UUID.test(wrapped) ? wrapped.toLowerCase() : undefined;
+}
+
 /** Path ids must be uuids (422 otherwise, as the public API's typed path parameters). */
 export function requireUuid(value: string, name: string): string {
-  if (!UUID.test(value)) {
+  const id = canonicalUuid(value);
+  if (id === undefined) {
     throw unprocessable([{ loc: ["path", name], msg: "Input should be a valid UUID", type: "uuid_parsing" }]);
   }
-  return value.toLowerCase();
+  return id;
 }
