@@ -1,0 +1,96 @@
+// Every command's help ends with examples a reader can copy, the README's (README.md "Commands"),
+// and, for a command that reaches a control plane, where its settings come from: `plumb plan
+// --help` named every flag but showed no command line, and never said PLUMB_API_URL was needed.
+
+const CONNECTS =
+  'Settings: PLUMB_API_URL and PLUMB_API_KEY (or the flags above; README "Configuration"); with\n' +
+  "kind: Environment documents, each environment's own (docs/environments.md). Exit codes: README.";
+
+/** Each command's examples (a comment after `#`), and whether it reaches a control plane. */
+const HELP: Record<string, { examples: string[]; connects?: boolean }> = {
+  validate: {
+    examples: [
+      "plumb validate examples",
+      "plumb validate deployments --env prod                # prod's merged deployments too",
+      "plumb validate deployments --output github           # annotations, in a GitHub Actions step",
+    ],
+  },
+  "control-plane": {
+    examples: [
+      "plumb control-plane --port 8123 --data .plumb/cp     # key: plumb-local-key",
+      'plumb control-plane --port 8124 --faults "500=0.05,lost-response=0.02" --fault-seed 4',
+    ],
+  },
+  render: { examples: ["plumb render examples --env prod --target support-agent"] },
+  plan: {
+    connects: true,
+    examples: [
+      "PLUMB_API_URL=http://127.0.0.1:8123 PLUMB_API_KEY=plumb-local-key plumb plan deployments",
+      "plumb plan deployments --output markdown > plan.md   # a pull-request comment",
+      "plumb plan deployments --out plan.json               # reviewed, then: apply --plan plan.json",
+      "plumb plan deployments --env staging --detailed-exitcode",
+    ],
+  },
+  diff: { connects: true, examples: ["plumb diff deployments/triage-agent.yaml"] },
+  apply: {
+    connects: true,
+    examples: [
+      "plumb apply deployments                              # plan, confirm, send, wait for DEPLOYED",
+      "plumb apply deployments --yes --timeout 10m          # in CI (no terminal to confirm on)",
+      "plumb apply deployments --plan plan.json --yes       # exactly the plan reviewed",
+      "plumb apply deployments --env staging --yes",
+    ],
+  },
+  drift: {
+    connects: true,
+    examples: [
+      "plumb drift deployments --output markdown            # exit 2: drift found (0: in sync)",
+      "plumb drift deployments --write                      # the drifted live values into the YAML",
+    ],
+  },
+  promote: {
+    connects: true,
+    examples: [
+      "plumb promote examples --to prod                     # the report and the diff; nothing written",
+      "plumb promote examples --to prod --branch promote/prod",
+    ],
+  },
+  adopt: { connects: true, examples: ["OPENAI_API_KEY=... plumb adopt deployments --yes"] },
+  import: {
+    connects: true,
+    examples: [
+      "plumb import --out deploy --organization",
+      "OPENAI_API_KEY=... plumb import --out deploy --adopt # the first plan is then a no-op",
+    ],
+  },
+  status: {
+    connects: true,
+    examples: ["plumb status deployments", "plumb status deployments --output json"],
+  },
+  unlock: {
+    examples: [
+      "plumb unlock deployments                             # who holds the lock",
+      "plumb unlock deployments --force                     # its holder is gone for good",
+    ],
+  },
+  schemas: { examples: ["plumb schemas --out schemas"] },
+  controller: {
+    connects: true,
+    examples: [
+      'plumb controller --dir deployments --drift-schedule "*/10 * * * *" --self-heal',
+      "plumb controller --repo https://github.com/acme/agents --branch main --path deployments",
+      "curl -s http://127.0.0.1:9400/metrics | grep plumb_objects",
+    ],
+  },
+  demo: {
+    examples: ["plumb demo                                           # until Ctrl-C", "plumb demo --once"],
+  },
+};
+
+/** The text after a command's options: its examples, then its settings when it connects. */
+export function helpAfter(name: string): string {
+  const help = HELP[name];
+  if (!help) return "";
+  const examples = help.examples.map((line) => `  $ ${line}`).join("\n");
+  return `\nExamples:\n${examples}\n${help.connects ? `\n${CONNECTS}\n` : ""}`;
+}
