@@ -54,7 +54,7 @@ const MODULES = {
     partOf: "lock",
   },
   "status-store": {
-    mutate: ["src/status/status-store.ts"],
+    mutate: ["src/status/status-store.ts", "src/status/write/*.ts"],
     tests: ["test/status/status-store*.test.ts"],
   },
   "work-queue": {

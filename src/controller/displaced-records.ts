@@ -4,7 +4,8 @@ import { isOutside } from "../path-inside.js";
 import type { Logger } from "../logger.js";
 import { simpleGit } from "../git/simple-git.js";
 import { readStateFile } from "../status/state-file.js";
-import { anyFile, MAX_RECORD_BYTES, parseObjectStatus, saveObjectStatus } from "../status/status-store.js";
+import { MAX_RECORD_BYTES, parseObjectStatus } from "../status/status-store.js";
+import { anyFile, saveObjectStatus } from "../status/write/save-records.js";
 import { mergeStatusStores, type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
 import { errorMessage } from "./error-message.js";
 

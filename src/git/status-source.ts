@@ -5,15 +5,14 @@ import type { CheckoutQueue } from "./checkout-queue.js";
 import type { GitStop } from "./stoppable-git.js";
 import { loadStatusFromBranch } from "./records/load-status-branch.js";
 import { type OwnRecords, publishStatusBranch, type PublishResult } from "./records/publish-status-branch.js";
+import { defaultStatusDir, loadStatusStore } from "../status/status-store.js";
 import {
-  defaultStatusDir,
-  loadStatusStore,
   type OwnFile,
   removeObjectStatus,
   removeObservedStatus,
   saveObjectStatus,
   saveObservedStatus,
-} from "../status/status-store.js";
+} from "../status/write/save-records.js";
 import { trackedRecords, trackedRecordsKept } from "./records/tracked-records.js";
 import { mergePruneLedger } from "../status/prune-ledger.js";
 import { type ObjectStatus, type StatusStore, mergeStatusStores } from "../status/status-types.js";

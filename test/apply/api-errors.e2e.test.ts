@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { applyPlan } from "../../src/apply/apply.js";
 import type { ApplyObject } from "../../src/apply/apply-types.js";
-import { anyFile, loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/write/save-records.js";
 import { gitrepoDoc, type Env, startEnv, writeManifests } from "../reconcile/harness.js";
 
 // The server's 422 names fields of the request body; apply must name the manifest fields and where

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ApplyResult } from "../../src/apply/apply-types.js";
 import { buildObjectStatus } from "../../src/apply/status-record.js";
-import { anyFile, loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/write/save-records.js";
 import { mergeStatusStores, type ObjectStatus } from "../../src/status/status-types.js";
 
 // The status record's source_upload: what plan compares the directory's digest with.

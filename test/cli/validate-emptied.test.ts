@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { validateCommand } from "../../src/cli/offline/validate.js";
-import { anyFile, saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/write/save-records.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
 import { gitIn } from "../support/git-clones.js";
 

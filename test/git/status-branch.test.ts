@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { loadStatus, publishStatus } from "../../src/git/status-source.js";
-import { anyFile, saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/write/save-records.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 const run = promisify(execFile);

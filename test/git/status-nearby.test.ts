@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { directoriesAbove, loadStatusWithNearby } from "../../src/git/status-nearby.js";
-import { anyFile, saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/write/save-records.js";
 import { blankObjectStatus, type ObjectStatus } from "../../src/status/status-types.js";
 
 // Which stores above and below a PATH are read (docs/status.md "Stores above and below"): the

@@ -6,12 +6,8 @@ import { applyChanges, buildApplyOptions } from "../../src/reconcile/apply-chang
 import { planManifests, recordsFromStatus } from "../../src/reconcile/plan/plan-run.js";
 import { applyObjects } from "../../src/reconcile/session.js";
 import { readPruneLedger } from "../../src/status/prune-ledger.js";
-import {
-  anyFile,
-  loadStatusStore,
-  removeObjectStatus,
-  saveObjectStatus,
-} from "../../src/status/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
+import { anyFile, removeObjectStatus, saveObjectStatus } from "../../src/status/write/save-records.js";
 import { type Env, FastClock, startEnv, writeManifests } from "./harness.js";
 
 // The replace → apply → prune sequence plumb apply and the controller share (apply-changes.ts),

@@ -13,7 +13,8 @@ import { applyObjects } from "../../src/reconcile/session.js";
 import { type ClientPorts, createApplyPorts } from "../../src/apply/api/api-adapter.js";
 import { applyPlan } from "../../src/apply/apply.js";
 import type { ApplyObject, ApplyOptions, ApplyReport } from "../../src/apply/apply-types.js";
-import { anyFile, loadStatusStore, saveObjectStatus } from "../../src/status/status-store.js";
+import { loadStatusStore } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/write/save-records.js";
 
 /** A clock whose sleeps move time forward at once: the control plane shares it, so revisions progress. */
 export class FastClock implements Clock {

@@ -32,7 +32,7 @@ it("a record write that fails part-way leaves no temporary file in the store", a
   assertBuilt();
   const dir = await mkdtemp(join(tmpdir(), "plumb-record-write-"));
   dirs.push(dir);
-  const store = join(process.cwd(), "dist", "src", "status", "status-store.js");
+  const store = join(process.cwd(), "dist", "src", "status", "write", "save-records.js");
   // 4 KiB at most per file: the 8 KiB record's write stops with EFBIG (Node ignores SIGXFSZ).
   const { stdout: out } = await promisify(execFile)("bash", [
     "-c",

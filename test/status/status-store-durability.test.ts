@@ -2,7 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { anyFile, saveObjectStatus } from "../../src/status/status-store.js";
+import { anyFile, saveObjectStatus } from "../../src/status/write/save-records.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 // Node's fs, observed (every call is carried out on a real temp directory): what the status

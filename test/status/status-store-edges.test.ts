@@ -4,16 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
-  anyFile,
   checkStatusDirWritable,
   defaultStatusDir,
   formatObjectStatus,
   loadStatusStore,
+} from "../../src/status/status-store.js";
+import {
+  anyFile,
   removeObjectStatus,
   removeObservedStatus,
   saveObjectStatus,
   saveObservedStatus,
-} from "../../src/status/status-store.js";
+} from "../../src/status/write/save-records.js";
 import { ownRecordsIn } from "../../src/git/status-source.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 

@@ -2,16 +2,14 @@ import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadStatusStore, mergeStatusStores, statusKey } from "../../src/status/status-store.js";
 import {
   anyFile,
-  loadStatusStore,
-  mergeStatusStores,
   removeObjectStatus,
   removeObservedStatus,
   saveObjectStatus,
   saveObservedStatus,
-  statusKey,
-} from "../../src/status/status-store.js";
+} from "../../src/status/write/save-records.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 describe("status store", () => {
