@@ -1,5 +1,6 @@
-import { type Document, type Node, parseAllDocuments, Scalar as ScalarNode, stringify, YAMLMap } from "yaml";
+import { type Document, type Node, Scalar as ScalarNode, stringify, YAMLMap } from "yaml";
 import { editValues } from "../manifest/write/edit-values.js";
+import { readYamlDocuments, yamlReadable } from "../manifest/parse/yaml-text.js";
 import { nodeAt, scalarAt } from "../manifest/yaml-path.js";
 
 // Sets scalar values in a manifest file, adding the mapping keys that are missing on the way
@@ -15,10 +16,9 @@ type Scalar = string | number | boolean;
 export type SetEdit = { kind: string; name: string; path: readonly string[]; value: Scalar };
 export type SetOutcome = { edit: SetEdit; written: boolean; reason?: string };
 
-type Docs = ReturnType<typeof parseAllDocuments>;
+type Docs = readonly Document[];
 
 function findDocument(docs: Docs, kind: string, name: string): Document | undefined {
-  if (!Array.isArray(docs)) return undefined;
   return docs.find((d) => scalarAt(d, ["kind"]) === kind && scalarAt(d, ["metadata", "name"]) === name);
 }
 
@@ -88,16 +88,16 @@ function insertInto(text: string, map: YAMLMap, root: YAMLMap, keys: readonly st
   return `${text.slice(0, newline)}${eol}${lines}${text.slice(newline)}`;
 }
 
-/** Applies one edit to `text`; the new text, or why it was not made. */
-function setOne(text: string, edit: SetEdit): { text: string } | { reason: string } {
-  const docs = parseAllDocuments(text);
+/** Applies one edit to `text` (the file `file`); the new text, or why it was not made. */
+function setOne(text: string, edit: SetEdit, file: string): { text: string } | { reason: string } {
+  const docs = readYamlDocuments(text, file);
   const doc = findDocument(docs, edit.kind, edit.name);
   const root = doc?.value;
   if (!doc || !(root instanceof YAMLMap)) return { reason: `no ${edit.kind} ${edit.name} in the file` };
   const existing = nodeAt(doc, edit.path);
   let next: string | null;
   if (existing instanceof ScalarNode) {
-    const { text: edited, outcomes } = editValues(text, [{ ...edit, path: edit.path }]);
+    const { text: edited, outcomes } = editValues(text, [{ ...edit, path: edit.path }], file);
     next = outcomes[0]?.written ? edited : null;
   } else if (existing !== undefined) {
     return { reason: `${edit.path.join(".")} is not a single value; edit it by hand` };
@@ -109,16 +109,17 @@ function setOne(text: string, edit: SetEdit): { text: string } | { reason: strin
       return { reason: `${edit.path.slice(0, depth).join(".")} is not a mapping` };
     next = insertInto(text, parent, root, edit.path.slice(depth), edit.value);
   }
-  if (next === null || !readsBackAs(text, next, edit))
+  if (next === null || !readsBackAs(text, next, edit, file))
     return { reason: `${edit.path.join(".")} could not be written in place; edit it by hand` };
   return { text: next };
 }
 
 /** True when `after` is `before` with exactly the edit's value set (every document compared). */
-function readsBackAs(before: string, after: string, edit: SetEdit): boolean {
-  const old = parseAllDocuments(before);
-  const now = parseAllDocuments(after);
-  if (!Array.isArray(old) || !Array.isArray(now) || old.length !== now.length) return false;
+function readsBackAs(before: string, after: string, edit: SetEdit, file: string): boolean {
+  if (!yamlReadable(after)) return false;
+  const old = readYamlDocuments(before, file);
+  const now = readYamlDocuments(after, file);
+  if (old.length !== now.length) return false;
   if (now.some((d) => d.errors.length > 0)) return false;
   const target = findDocument(old, edit.kind, edit.name);
   return old.every((doc, i) => {
@@ -143,12 +144,16 @@ function setPath(value: unknown, path: readonly string[], leaf: Scalar): void {
   });
 }
 
-/** Applies the edits in order (each on the text the previous one left). */
-export function setValues(text: string, edits: readonly SetEdit[]): { text: string; outcomes: SetOutcome[] } {
+/** Applies the edits in order (each on the text the previous one left); `file` names it in an error. */
+export function setValues(
+  text: string,
+  edits: readonly SetEdit[],
+  file = "manifest",
+): { text: string; outcomes: SetOutcome[] } {
   let current = text;
   const outcomes: SetOutcome[] = [];
   for (const edit of edits) {
-    const result = setOne(current, edit);
+    const result = setOne(current, edit, file);
     if ("reason" in result) outcomes.push({ edit, written: false, reason: result.reason });
     else {
       current = result.text;

@@ -2,7 +2,8 @@ import { readFile } from "node:fs/promises";
 import { replaceFilesText } from "../manifest/write/replace-file.js";
 import { join } from "node:path";
 import { createTwoFilesPatch } from "diff";
-import { Alias, type Node, parseAllDocuments, Scalar, visit, YAMLMap, YAMLSeq } from "yaml";
+import { Alias, type Node, Scalar, visit, YAMLMap, YAMLSeq } from "yaml";
+import { readYamlDocuments } from "../manifest/parse/yaml-text.js";
 import { fileError, PlumbError } from "../errors.js";
 import type { PromotionItem } from "./decide.js";
 import { setValues } from "../environment/set-values.js";
@@ -26,6 +27,7 @@ export async function buildFileChanges(root: string, items: readonly PromotionIt
     const { text, outcomes } = setValues(
       before,
       fileItems.flatMap((i) => i.edits),
+      file,
     );
     const failed = outcomes.filter((o) => !o.written);
     if (failed.length > 0)
@@ -58,14 +60,13 @@ const SENSITIVE = "(sensitive)";
  * Where each `secrets: [{value: …}]` entry's literal value is in `text`, as [start, end) offsets
  * (an alias's anchored node too: `value: *pw` shows `&pw hunter2` wherever it is written).
  */
-function secretValueRanges(text: string): Array<[number, number]> {
+function secretValueRanges(text: string, file: string): Array<[number, number]> {
   // By start: two aliases of one anchor name the same node once.
   const ranges = new Map<number, number>();
   const add = (node: Node | null | undefined) => {
     if (node?.range) ranges.set(node.range[0], node.range[1]);
   };
-  const docs = parseAllDocuments(text);
-  for (const doc of Array.isArray(docs) ? docs : []) {
+  for (const doc of readYamlDocuments(text, file)) {
     visit(doc, {
       Pair(_, pair) {
         const { key, value: list } = pair;
@@ -87,9 +88,9 @@ function secretValueRanges(text: string): Array<[number, number]> {
  * diff's line numbers stay the file's). A promotion never edits a secret, so both sides mask alike;
  * the diff is printed where CI logs keep it, which more people read than the repository.
  */
-function maskSecretValues(text: string): string {
+function maskSecretValues(text: string, file: string): string {
   let masked = text;
-  for (const [start, end] of secretValueRanges(text).sort((a, b) => b[0] - a[0])) {
+  for (const [start, end] of secretValueRanges(text, file).sort((a, b) => b[0] - a[0])) {
     const lines = masked.slice(start, end).split("\n");
     const kept = lines.map((line, i) => (i === 0 ? SENSITIVE : line.endsWith("\r") ? "\r" : ""));
     masked = masked.slice(0, start) + kept.join("\n") + masked.slice(end);
@@ -104,8 +105,8 @@ export function formatFileChanges(changes: readonly FileChange[]): string {
       createTwoFilesPatch(
         `a/${c.file}`,
         `b/${c.file}`,
-        maskSecretValues(c.before),
-        maskSecretValues(c.after),
+        maskSecretValues(c.before, c.file),
+        maskSecretValues(c.after, c.file),
         undefined,
         undefined,
         {

@@ -1,9 +1,9 @@
-import { parseAllDocuments } from "yaml";
 import { resolveEnvironment } from "../environment/resolve.js";
 import { type SetEdit, setValues } from "../environment/set-values.js";
 import { writeBackTarget } from "../environment/write-back.js";
 import { UsageError } from "../errors.js";
 import { loadManifests } from "../manifest/load.js";
+import { readYamlDocuments } from "../manifest/parse/yaml-text.js";
 import { nodeAt, scalarAt } from "../manifest/yaml-path.js";
 import type { DeploymentManifest } from "../schema/manifest.js";
 
@@ -66,14 +66,14 @@ type EnvironmentOutcome = {
   reason?: string;
 };
 
-/** Sets each edit (path under spec, resolved name) in its layer of `text`; pure. */
+/** Sets each edit (path under spec, resolved name) in its layer of `text` (the file `file`); pure. */
 export function editForEnvironment(
   text: string,
   edits: readonly Edit[],
   context: Pick<EnvironmentWrite, "environment" | "suffix" | "defined">,
+  file = "manifest",
 ): { text: string; outcomes: EnvironmentOutcome[] } {
-  const docs = parseAllDocuments(text);
-  const list = Array.isArray(docs) ? docs : [docs];
+  const list = readYamlDocuments(text, file);
   const writtenName = (name: string) =>
     context.suffix && name.endsWith(context.suffix) ? name.slice(0, -context.suffix.length) : name;
   const sets: SetEdit[] = [];
@@ -88,11 +88,11 @@ export function editForEnvironment(
     sets.push({ kind: edit.kind, name, path: target.path, value: edit.value });
     into.push(target.path.join("."));
   }
-  const result = setValues(text, sets);
+  const result = setValues(text, sets, file);
   const outcomes = result.outcomes.map((o, index) => ({
     index,
     written: o.written,
-    line: o.written ? lineOf(result.text, o.edit) : 0,
+    line: o.written ? lineOf(result.text, o.edit, file) : 0,
     into: into[index]!,
     ...(o.reason ? { reason: o.reason } : {}),
   }));
@@ -100,9 +100,8 @@ export function editForEnvironment(
 }
 
 /** The line (1-based) of the value an edit set. */
-function lineOf(text: string, edit: SetEdit): number {
-  const docs = parseAllDocuments(text);
-  const list = Array.isArray(docs) ? docs : [docs];
+function lineOf(text: string, edit: SetEdit, file: string): number {
+  const list = readYamlDocuments(text, file);
   const doc = list.find(
     (d) => scalarAt(d, ["kind"]) === edit.kind && scalarAt(d, ["metadata", "name"]) === edit.name,
   );

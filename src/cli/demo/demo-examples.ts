@@ -2,8 +2,8 @@ import { existsSync } from "node:fs";
 import { cp, readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseDocument } from "yaml";
 import { PlumbError } from "../../errors.js";
+import { readYamlDocument } from "../../manifest/parse/yaml-text.js";
 import { deleteAt } from "../../manifest/yaml-path.js";
 
 // The demo's manifests: a temporary copy of the examples repository (its Environment documents and
@@ -42,7 +42,7 @@ export async function copyExamples(dir: string): Promise<void> {
 async function dropCustomUrls(dir: string): Promise<void> {
   for (const name of await readdir(dir)) {
     if (!name.endsWith(".yaml")) continue;
-    const doc = parseDocument(await readFile(join(dir, name), "utf8"));
+    const doc = readYamlDocument(await readFile(join(dir, name), "utf8"), join(dir, name));
     if (!deleteAt(doc, ["spec", "source_config", "custom_url"])) continue;
     await writeFile(join(dir, name), doc.toString({ lineWidth: 0 }));
   }

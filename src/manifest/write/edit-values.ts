@@ -1,5 +1,6 @@
-import { Composer, CST, type Document, parseDocument, Parser, Scalar } from "yaml";
+import { Composer, CST, type Document, Scalar } from "yaml";
 import type { FieldPath } from "../locate.js";
+import { readYamlDocument, readYamlTokens, yamlReadable } from "../parse/yaml-text.js";
 import { nodeAt, scalarAt } from "../yaml-path.js";
 
 // Edits scalar values inside a manifest file through the yaml package's CST: only the edited
@@ -18,18 +19,22 @@ export type EditOutcome = { edit: ValueEdit; line: number; written: boolean; rea
 function sourceOf(value: ValueEdit["value"]): { text: string; quote: boolean } {
   if (typeof value !== "string") return { text: value === null ? "null" : String(value), quote: false };
   // Read back as a node, not as a JS value: a string like "[WIP]: agent" is a mapping with a list
-  // for its key, which converting to JS would stringify (the yaml package warns on stderr).
-  const doc = parseDocument(value);
+  // for its key, which converting to JS would stringify (the yaml package warns on stderr). A
+  // value yaml cannot read at all (a live "\r": its lexer loops, yaml-text.ts) is quoted unread.
+  if (!yamlReadable(value)) return { text: value, quote: true };
+  const doc = readYamlDocument(value, "value");
   const readBack = doc.errors.length === 0 && doc.value instanceof Scalar ? doc.value.value : undefined;
   return { text: value, quote: readBack !== value };
 }
 
+/** Sets each edit's scalar in `text`; `file` names it in an error (a text yaml cannot read). */
 export function editValues(
   text: string,
   edits: readonly ValueEdit[],
+  file = "manifest",
 ): { text: string; outcomes: EditOutcome[] } {
   const lineStarts: number[] = [];
-  const tokens = [...new Parser((offset) => lineStarts.push(offset)).parse(text)];
+  const tokens = readYamlTokens(text, file, (offset) => lineStarts.push(offset));
   const lineOf = (offset: number) => {
     let line = 0; // the parser reports offset 0 as the first line start
     for (const start of lineStarts) if (start <= offset) line++;
