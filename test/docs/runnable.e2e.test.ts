@@ -6,7 +6,8 @@ import { buildBlockScript, extractRunnableBlocks } from "./runnable-blocks.js";
 
 // Every documentation block marked `<!-- runnable -->` runs as written (Rust's doctests for a
 // shell): the blocks of one document in order, in one reader's session (the files earlier blocks
-// wrote are there for later ones), against the local control plane.
+// wrote are there for later ones), against the local control plane. The documents run side by side
+// (each its own session: control plane on port 0, temporary repository); their blocks in order.
 
 const root = new URL("../../", import.meta.url);
 const documents = [
@@ -24,14 +25,14 @@ it("README.md has runnable blocks", () => {
   expect(documents.find((d) => d.name === "README.md")?.blocks.length).toBeGreaterThanOrEqual(8);
 });
 
-describe.each(documents)("$name", ({ blocks }) => {
+describe.concurrent.each(documents)("$name", ({ blocks }) => {
   let session: DocSession;
   beforeAll(async () => {
     session = await startDocSession();
   }, 60_000);
   afterAll(async () => session?.close());
 
-  it.each(blocks.map((block) => [block.at, block] as const))(
+  it.sequential.each(blocks.map((block) => [block.at, block] as const))(
     "%s runs as written",
     async (_at, block) => {
       const result = await session.bash(buildBlockScript(block, session.rewrite));
