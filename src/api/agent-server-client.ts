@@ -2,6 +2,7 @@ import { EventSourceParserStream } from "eventsource-parser/stream";
 import { orNull } from "./errors.js";
 import { createHttpClient, type HttpClient, type HttpClientOptions } from "./transport/http.js";
 import { eventSizeLimit } from "./transport/event-size-limit.js";
+import { jsonTooDeep, MAX_RESPONSE_DEPTH, unexpectedResponse } from "./transport/response-body.js";
 import type { CallOptions } from "./control-plane-client.js";
 import { shapeCheck } from "../schema/validators.js";
 import type { Run, Thread, ThreadState } from "./shapes.js";
@@ -167,6 +168,9 @@ async function* readEvents(
     .pipeThrough(new TextDecoderStream())
     .pipeThrough(new EventSourceParserStream());
   for await (const event of events) {
+    // An event's JSON nested past the limit breaks whatever walks it later, as an answer's would.
+    if (jsonTooDeep(event.data))
+      throw unexpectedResponse(spec, [`an event's JSON nested deeper than ${MAX_RESPONSE_DEPTH} levels`]);
     yield { event: event.event ?? "message", data: parseData(event.data), id: event.id };
   }
 }

@@ -70,6 +70,7 @@ export async function attempt(c: Client, spec: RequestSpec, attemptNo: number): 
     let retryAfter: string | null;
     let location: string | null;
     let tooLarge = false;
+    let contentType: string | null;
     let stream: ReadableStream<Uint8Array> | null = null;
     try {
       const body = spec.rawBody ?? (spec.body === undefined ? undefined : JSON.stringify(spec.body));
@@ -84,7 +85,8 @@ export async function attempt(c: Client, spec: RequestSpec, attemptNo: number): 
       retryAfter = response.headers.get("retry-after");
       location = response.headers.get("location");
       const ok = status >= 200 && status < 300;
-      const eventStream = response.headers.get("content-type")?.startsWith("text/event-stream") === true;
+      contentType = response.headers.get("content-type");
+      const eventStream = contentType?.startsWith("text/event-stream") === true;
       if (spec.stream && ok && eventStream && response.body) stream = response.body;
       else {
         const read = await readBodyCapped(response, ok ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES);
@@ -112,6 +114,6 @@ export async function attempt(c: Client, spec: RequestSpec, attemptNo: number): 
       throw errorFromResponse(spec, { status, text, retryAfter, location }, c.clock, c.scrub);
     if (tooLarge) throw bodyTooLarge(spec);
     if (spec.stream) return stream ?? Promise.reject(unexpectedResponse(spec, ["not text/event-stream"]));
-    return parseSuccess(spec, text);
+    return parseSuccess(spec, text, contentType);
   });
 }

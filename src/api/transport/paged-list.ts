@@ -34,7 +34,24 @@ const sameAgain = (path: string, before: number, now: number) =>
     detail: `the page at offset ${now} is the page at offset ${before} again: the server, or a proxy before it, ignores the offset parameter, so the list would never end`,
   });
 
+/**
+ * The most of one list read. A server (or a proxy before it) that answers a new page for every
+ * offset, each with a fresh cursor, passed the repeat check and was read until memory ran out.
+ * A real tenant's list is far below both: 50,000 deployments, and 64 MiB of their JSON.
+ */
+const LIST_LIMITS = { maxItems: 50_000, maxBytes: 64 * 1024 * 1024 };
+
+const tooLong = (path: string, offset: number, what: string) =>
+  new ApiError({
+    code: "unexpected-response",
+    status: 200,
+    method: "GET",
+    path,
+    detail: `the list passed ${what} at offset ${offset} and had not ended: plumb reads no more of one list, so that a server answering a new page for every offset cannot exhaust memory; check that PLUMB_API_URL (--api-url) is the control plane itself and not a proxy that rewrites paging`,
+  });
+
 export function createPagedList(http: HttpClient, apiUrl: string, pageSize: number) {
+  const limits = LIST_LIMITS;
   async function* pagesOf<T>(
     path: string,
     schema: ShapeCheck,
@@ -44,6 +61,8 @@ export function createPagedList(http: HttpClient, apiUrl: string, pageSize: numb
     // Every page seen, by its mark: a server alternating two pages (A, B, A, B, ...) repeated
     // neither the page before, and the list never ended.
     const seen = new Map<string, number>();
+    let items = 0;
+    let bytes = 0;
     for (let offset = 0; ;) {
       const page = await http
         .request<Page<T>>({
@@ -64,6 +83,11 @@ export function createPagedList(http: HttpClient, apiUrl: string, pageSize: numb
       const before = page.resources.length > 0 ? seen.get(mark) : undefined;
       if (before !== undefined) throw sameAgain(path, before, offset);
       seen.set(mark, offset);
+      items += page.resources.length;
+      bytes += JSON.stringify(page.resources).length;
+      if (items > limits.maxItems)
+        throw tooLong(path, offset, `${limits.maxItems.toLocaleString("en")} items`);
+      if (bytes > limits.maxBytes) throw tooLong(path, offset, `${limits.maxBytes / 1024 / 1024} MiB`);
       yield page.resources;
       if (page.resources.length < pageSize) return;
       // `offset` is the next page's offset; fall back to counting if a server echoes the current one.

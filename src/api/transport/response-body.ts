@@ -1,4 +1,5 @@
 import type { Clock } from "../../clock.js";
+import { escapeControls } from "../../errors.js";
 import { ApiError, codeForStatus, type ErrorDetail, type ValidationIssue } from "../errors.js";
 import { parseRetryAfter } from "./retry.js";
 import type { ShapeCheck } from "../../schema/validators.js";
@@ -19,18 +20,54 @@ export const unexpectedResponse = (spec: Exchange, problems: string[]) =>
     detail: `response does not have the expected shape (${problems.join("; ")})`,
   });
 
-/** A 2xx body: parsed JSON checked against `spec.schema`; undefined for an empty body without one. */
-export function parseSuccess(spec: Exchange, text: string): unknown {
+/**
+ * The deepest nesting of objects and arrays read in an answer. JSON.parse reads any depth, but
+ * JSON.stringify, structuredClone and every recursive walk after it (diff, status, reports) threw
+ * "Maximum call stack size exceeded" at 10,000 levels, wherever the value reached first. Real answers
+ * nest a few levels (the control plane refuses bodies past 64).
+ */
+export const MAX_RESPONSE_DEPTH = 128;
+
+/** True when `text` nests deeper than `max`: one linear pass, brackets outside strings. */
+export function jsonTooDeep(text: string, max = MAX_RESPONSE_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** What a body that is not JSON was, for its error: a login page or a proxy's answer names its type. */
+const notJson = (contentType: string | null | undefined): string =>
+  contentType && !/\bjson\b/i.test(contentType)
+    ? `not JSON but ${escapeControls(contentType.slice(0, 100))}: something other than the API answered (a proxy or a login page?); check the URL`
+    : "not JSON";
+
+/**
+ * A 2xx body: parsed JSON checked against `spec.schema`; undefined for an empty body without one.
+ * `contentType` only names what came instead of JSON.
+ */
+export function parseSuccess(spec: Exchange, text: string, contentType?: string | null): unknown {
   if (text.trim() === "") {
     if (spec.schema) throw unexpectedResponse(spec, ["empty body"]);
     return undefined;
   }
+  if (jsonTooDeep(text))
+    throw unexpectedResponse(spec, [`JSON nested deeper than ${MAX_RESPONSE_DEPTH} levels, not read`]);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     // Not the parser's error as cause: its message quotes the body, which may echo a secret.
-    throw unexpectedResponse(spec, ["not JSON"]);
+    throw unexpectedResponse(spec, [notJson(contentType)]);
   }
   const problems = spec.schema ? spec.schema(value) : [];
   if (problems.length > 0) throw unexpectedResponse(spec, problems);
