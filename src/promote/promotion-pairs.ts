@@ -57,6 +57,12 @@ function deploymentsOf(tree: LoadResult, environment: string) {
 
 /** The promotion into `to`: its source environment, gates and the deployments both run. */
 export function promotionScope(tree: LoadResult, to: string, targets: readonly string[]): PromotionScope {
+  // A problem of the files themselves (an unknown field in prod's override) belongs to no one
+  // environment: it was reported as the source environment's ("environment staging: ..."). It
+  // comes first: an Environment document that failed validation is not among those defined, and
+  // --to named it as "no such environment".
+  const treeProblems = tree.problems.filter((p) => p.severity === "error");
+  if (treeProblems.length > 0) throw invalid(treeProblems, "");
   const defined = tree.environments?.map((e) => e.manifest.metadata.name) ?? [];
   const target = environmentNamed(tree, to);
   if (!target)
@@ -74,10 +80,6 @@ export function promotionScope(tree: LoadResult, to: string, targets: readonly s
   const from = environmentNamed(tree, promotion.from);
   if (!from)
     throw new UsageError(`environment ${to}: promotion.from names ${promotion.from}, which is not defined`);
-  // A problem of the files themselves (an unknown field in prod's override) belongs to no one
-  // environment: it was reported as the source environment's ("environment staging: ...").
-  const treeProblems = tree.problems.filter((p) => p.severity === "error");
-  if (treeProblems.length > 0) throw invalid(treeProblems, "");
   const sources = deploymentsOf(tree, from.manifest.metadata.name);
   const destinations = deploymentsOf(tree, to);
   const both = [...destinations.keys()].filter((name) => sources.has(name));
