@@ -45,6 +45,7 @@ describe("plumb completion bash", () => {
     expect(await bashComplete(file, ["plumb", "validate", "-o", "s"])).toEqual(["sarif"]);
     expect(await bashComplete(file, ["plumb", "controller", "--no"])).toEqual([
       "--notify",
+      "--notify-file",
       "--notify-secret-file",
     ]);
     // A value that is a name or a duration is not completed as a file.

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ControllerSource } from "../../controller/controller.js";
 import { hostName, isLoopback } from "../../controller/http/host-check.js";
@@ -38,7 +39,9 @@ export type Flags = ConnectionFlags & {
   apiRateLimit?: { limit: number; windowMs: number };
   statusTokenFile?: string;
   lockLease: number;
+  /** --notify URL on the command line (warned: argv shows in ps, shell history and CI logs). */
   notify: string[];
+  notifyFile?: string;
   notifySecretFile?: string;
   publicUrl?: string;
   allowedHost: string[];
@@ -53,7 +56,10 @@ export const webhookSecret = (flags: Flags, env: NodeJS.ProcessEnv) =>
 export const notifySecret = (flags: Flags, env: NodeJS.ProcessEnv) =>
   secretSetting("--notify-secret-file", flags.notifySecretFile, env.PLUMB_NOTIFY_SECRET);
 
-/** --notify and --public-url take http(s) URLs only; the value is not echoed (webhook URLs hold secrets). */
+/**
+ * --notify and --public-url take http(s) URLs only; the value is not echoed (webhook URLs hold
+ * secrets). --public-url is shown in every notification's link: it must carry no user or password.
+ */
 export const httpUrl =
   (flag: string) =>
   (value: string, previous?: string[]): string[] => {
@@ -65,8 +71,44 @@ export const httpUrl =
     }
     if (!parsed || !["http:", "https:"].includes(parsed.protocol))
       throw new UsageError(`${flag} expects an http(s) URL, e.g. https://hooks.example.com/plumb`);
+    if (flag === "--public-url" && (parsed.username || parsed.password))
+      throw new UsageError(
+        "--public-url must not carry a user or password: it is the link every notification shows",
+      );
     return [...(previous ?? []), value];
   };
+
+/**
+ * The --notify receivers. A webhook URL is a credential (Slack's carries its token in the path), so
+ * besides --notify (argv) they come from --notify-file (one URL a line; blank lines and `#` comments
+ * skipped) or, when neither flag is given, PLUMB_NOTIFY_URLS (separated by white space). A bad
+ * line is named by file and line, never quoted.
+ */
+export function notifyUrls(flags: Flags, env: NodeJS.ProcessEnv): string[] {
+  const urls = [...flags.notify];
+  if (flags.notifyFile) {
+    let text: string;
+    try {
+      text = readFileSync(flags.notifyFile, "utf8");
+    } catch (error) {
+      throw new UsageError(
+        `cannot read --notify-file ${flags.notifyFile} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`,
+      );
+    }
+    text.split(/\r?\n/).forEach((line, i) => {
+      const url = line.trim();
+      if (url && !url.startsWith("#"))
+        urls.push(...httpUrl(`--notify-file ${flags.notifyFile}:${i + 1}`)(url));
+    });
+    if (urls.length === flags.notify.length)
+      throw new UsageError(`--notify-file ${flags.notifyFile} names no URL`);
+  }
+  if (urls.length > 0) return urls;
+  return (env.PLUMB_NOTIFY_URLS ?? "")
+    .split(/\s+/)
+    .filter(Boolean)
+    .flatMap((url, i) => httpUrl(`PLUMB_NOTIFY_URLS (URL ${i + 1})`)(url));
+}
 
 export const statusToken = (flags: Flags, env: NodeJS.ProcessEnv) =>
   secretSetting("--status-token-file", flags.statusTokenFile, env.PLUMB_STATUS_TOKEN);

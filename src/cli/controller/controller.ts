@@ -163,10 +163,14 @@ function addStatusOptions(command: Command): void {
     .addOption(
       new Option(
         "--notify <url>",
-        "POST a JSON event per outcome (applied, failed, drift-detected, drift-healed, pruned, lock-lost) to this URL; repeatable",
+        "POST a JSON event per outcome (applied, failed, drift-detected, drift-healed, pruned, lock-lost) to this URL; repeatable. A webhook URL is a secret that argv shows to ps: prefer --notify-file or PLUMB_NOTIFY_URLS",
       )
         .argParser(httpUrl("--notify"))
         .default([], "none"),
+    )
+    .option(
+      "--notify-file <path>",
+      "the --notify URLs, one a line, kept out of argv (else PLUMB_NOTIFY_URLS, separated by white space)",
     )
     .option(
       "--notify-secret-file <path>",

@@ -3,12 +3,14 @@ import { allowedOriginsFrom } from "../../api/allowed-origins.js";
 import { startController } from "../../controller/controller.js";
 import { PlumbError } from "../../errors.js";
 import { createLogger } from "../../logger.js";
+import { originOf } from "../../controller/notify/notify-send.js";
 import { environmentApiReader } from "../environments.js";
 import type { ControllerRestart } from "./heap-tuning.js";
 import {
   type Flags,
   listenSettings,
   notifySecret,
+  notifyUrls,
   sourceOf,
   statusToken,
   webhookSecret,
@@ -46,6 +48,11 @@ export async function runController(
     logger.warn(
       { node: process.version, nodeFlags: unappliedHeapSettings.flags, env: unappliedHeapSettings.env },
       "small memory limit, but this Node cannot restart itself with the heap settings for it (22.15+ can): set them in NODE_OPTIONS and the environment",
+    );
+  if (flags.notify.length > 0)
+    logger.warn(
+      { receivers: flags.notify.map((url) => originOf(url)) },
+      "--notify on the command line: a webhook URL is a credential, and ps, shell history and CI logs show argv; give it in --notify-file or PLUMB_NOTIFY_URLS",
     );
   if (flags.insecureStatus && !statusToken(flags, env))
     logger.warn(
@@ -131,7 +138,7 @@ function controllerSettings(flags: Flags, env: NodeJS.ProcessEnv) {
     pollIntervalMs: flags.pollInterval,
     apiRateLimit: flags.apiRateLimit,
     statusToken: statusToken(flags, env),
-    notify: { urls: flags.notify, secret: notifySecret(flags, env), pageUrl: flags.publicUrl },
+    notify: { urls: notifyUrls(flags, env), secret: notifySecret(flags, env), pageUrl: flags.publicUrl },
     lockLeaseMs: flags.lockLease,
     env,
   };
