@@ -14,6 +14,11 @@ export type SecretRedactor = {
   add(values: Iterable<string | undefined>): void;
   /** The text with every known value, in every form, replaced by "[redacted]". */
   redact(text: string): string;
+  /**
+   * As redact, but each form found whole only, never cut: for a value a server keeps (a live
+   * field), where text a secret starts with (`https://`) is no echo of it.
+   */
+  redactWhole(text: string): string;
 };
 
 const utf8 = new TextEncoder();
@@ -106,13 +111,19 @@ function cut(text: string, ranges: Array<[number, number]>): string {
   return out + text.slice(at);
 }
 
-/** Pure: `text` with every form of every value (see echoForms), whole or cut to 8+ characters, redacted. */
-function redactWith(index: Index, text: string): string {
+/**
+ * Pure: `text` with every form of every value (see echoForms), whole or (unless `whole`) cut to
+ * 8+ characters, redacted.
+ */
+function redactWith(index: Index, text: string, whole = false): string {
   const ranges: Array<[number, number]> = [];
   for (let i = 0; i + MIN_PREFIX <= text.length; i += 1) {
     const forms = index.anchors.get(text.slice(i, i + MIN_PREFIX));
     if (!forms) continue;
-    ranges.push([i, i + Math.max(...forms.map((form) => matchLength(text, i, form)))]);
+    const found = forms
+      .map((form) => ({ form, length: matchLength(text, i, form) }))
+      .filter(({ form, length }) => !whole || length === form.length);
+    if (found.length > 0) ranges.push([i, i + Math.max(...found.map(({ length }) => length))]);
   }
   for (const form of index.short) {
     for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1))
@@ -137,6 +148,11 @@ export function createSecretRedactor(initial: Iterable<string | undefined> = [])
       if (values.size === 0 || text.length < MIN_VALUE_LENGTH) return text;
       index ??= buildIndex(values);
       return redactWith(index, text);
+    },
+    redactWhole(text) {
+      if (values.size === 0 || text.length < MIN_VALUE_LENGTH) return text;
+      index ??= buildIndex(values);
+      return redactWith(index, text, true);
     },
   };
   redactor.add(initial);

@@ -6,6 +6,7 @@ import { fileError, PlumbError } from "../errors.js";
 import { editValues, type ValueEdit } from "../manifest/write/edit-values.js";
 import type { DriftReport } from "./drift.js";
 import { editForEnvironment, type EnvironmentWrite } from "./drift-write-environment.js";
+import { liveHeldSecret } from "./plan/live-secrets.js";
 
 // drift --write: turn a change made in the UI into a change of the YAML. Every drifted field the
 // manifest manages and plumb can write (in-place and revision fields) is set to its live value,
@@ -57,6 +58,8 @@ export function planDriftEdits(report: DriftReport): { edits: Map<string, DriftE
       const unwritable = originReason(f.origin);
       if (unwritable) keep(unwritable);
       else if (f.sensitive) keep("a secret: its live value cannot be read back");
+      else if (liveHeldSecret(f))
+        keep("live holds a secret plumb was given (shown redacted): it is never written to git");
       else if (f.class === "immutable") keep("immutable: cannot change live either");
       else if (f.field === SOURCE_TARBALL_FIELD) keep("the uploaded source: change spec.source_path's files");
       else if (!isScalar(f.old)) keep("live has no single value here; edit the manifest by hand");

@@ -3,6 +3,7 @@ import type { PlatformClient } from "../api/platform-client.js";
 import type { SecretRedactor } from "../api/secret-redactor.js";
 import type { Clock } from "../clock.js";
 import { buildPlan, type DesiredObject } from "../diff/plan/build-plan.js";
+import { hideLiveSecrets } from "./plan/live-secrets.js";
 import type { Plan, PlannedChange } from "../diff/plan/plan-types.js";
 import { driftFields, withoutDrift } from "../diff/three-way.js";
 import type { Logger } from "../logger.js";
@@ -137,13 +138,16 @@ async function planObject(
   const settled = await settleRecorded(desired, recorded, checkedRecorded, deployment, ctx.fingerprintLimit);
   const { previous, checked } = forLiveDeployment(settled, deployment);
   const live = { deployments: deployment ? [deployment] : [], ...(organization ? { organization } : {}) };
-  const plan = buildPlan({
-    desired: [desired],
-    live,
-    fingerprints: () => checked ?? previous?.secret_fingerprints ?? undefined,
-    sources: () => previous?.source_upload ?? undefined,
-    applied: () => lastAppliedOf(previous, desired.loaded.manifest),
-  });
+  const plan = hideLiveSecrets(
+    buildPlan({
+      desired: [desired],
+      live,
+      fingerprints: () => checked ?? previous?.secret_fingerprints ?? undefined,
+      sources: () => previous?.source_upload ?? undefined,
+      applied: () => lastAppliedOf(previous, desired.loaded.manifest),
+    }),
+    redactor,
+  );
   const drift = buildDriftReport(plan, storeOf(key, previous), live.deployments).items[0]?.reason ?? null;
   return { key, desired, deployment, previous, plan, planned: plan.changes[0]!, drift };
 }

@@ -29,6 +29,11 @@ export type FieldChange = {
   /** Secrets: old/new hold the names only, never values. */
   sensitive?: boolean;
   /**
+   * Live (old) held a secret of the run, now redacted in `old` (src/reconcile/plan/live-secrets.ts):
+   * drift --write never writes it back.
+   */
+  live_redacted?: true;
+  /**
    * Which side moved since plumb last applied (src/diff/three-way.ts): absent when plumb never
    * applied the object (no record of it) and on creates; "unknown" when a record says something
    * was applied but not what (a record older than applied_spec whose digest is not git's).

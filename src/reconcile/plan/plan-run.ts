@@ -6,6 +6,7 @@ import { dirname } from "node:path";
 import type { PlatformClient } from "../../api/platform-client.js";
 import type { SecretRedactor } from "../../api/secret-redactor.js";
 import { buildPlan, type DesiredObject, type LiveState } from "../../diff/plan/build-plan.js";
+import { hideLiveSecrets } from "./live-secrets.js";
 import type { Plan } from "../../diff/plan/plan-types.js";
 import type { CheckedFingerprints } from "../../diff/secrets/secret-fingerprint.js";
 import { planReplacements } from "../../diff/plan/plan-replace.js";
@@ -180,7 +181,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     );
   // What apply will check after DEPLOYED (spec.verify) and what was measured last.
   const plan = withPlannedChecks(
-    planReplacements(buildPlan(input), input, allowed),
+    hideLiveSecrets(planReplacements(buildPlan(input), input, allowed), options.redactor),
     manifestOf,
     records.previous,
   );
