@@ -72,3 +72,41 @@ const isLapse = (error: unknown): boolean => error instanceof Error && lapses.ha
  */
 export const lapsedWhileStopping = (reason: unknown, gitStop: GitStop | undefined): boolean =>
   gitStop !== undefined && gitStop.signal.aborted && gitStop.unanswered && isLapse(reason);
+
+/**
+ * Acts shortly before the lease runs out with no renewal landed (`slack` before, a tenth of the
+ * lease, at most 1 s) as a write would then: `due` throws, and aborts `lost`, unless a renewal on
+ * the spot proves the lock still its own. The requests in flight listen on `lost`: they are
+ * abandoned before a waiter may take over, not at their own timeout (30 s) or when a renewal that
+ * hangs gives up (a stalled remote: a minute). Not at the renew deadline: a slow renewal (a loaded
+ * machine) may still land between the two, and writes are fenced meanwhile anyway. It acts only when
+ * its timer and the monotonic clock agree: a timer late or early on that clock (the event loop was
+ * blocked, the machine suspended, a test's clock) looks again shortly and leaves the lapse to the
+ * next write. Returns its stop.
+ */
+export function watchDeadline(
+  fence: Fence,
+  options: { leaseMs: number; monotonic: Monotonic; lost: AbortSignal; due: () => void },
+): () => void {
+  const slack = Math.min(1_000, options.leaseMs / 10);
+  const deadline = options.leaseMs - slack;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (delay: number) => {
+    const armedAt = options.monotonic();
+    timer = setTimeout(() => {
+      if (options.lost.aborted) return;
+      const off = options.monotonic() - armedAt - delay;
+      if (fence.valid() || off > slack || off < -slack / 2)
+        return arm(Math.max(deadline - fence.sinceRenewal(), slack));
+      try {
+        options.due();
+      } catch {
+        // Lost: `due` aborted `lost` (fence.check's onLapse, or another writer seen).
+      }
+      if (!options.lost.aborted) arm(Math.max(deadline - fence.sinceRenewal(), slack));
+    }, delay);
+    timer.unref();
+  };
+  arm(Math.max(deadline - fence.sinceRenewal(), 1));
+  return () => clearTimeout(timer);
+}

@@ -207,3 +207,28 @@ describe.runIf(process.platform === "linux")("a renewal on the spot against a re
     await lease.release();
   }, 30_000);
 });
+
+// A renewal that hangs (the remote reads the push and says nothing) kept the holder's `lost` signal
+// quiet until git gave up (the stall limit, a minute), far past the lease: the requests in flight,
+// which listen on it, went on after a waiter could have taken over. Just before the lease runs out
+// the holder now acts as a write would (fence.ts watchDeadline): the lease is lost, `lost` aborted.
+describe.runIf(process.platform === "linux")("a renewal that hangs past the renew deadline", () => {
+  it("aborts `lost` before the lease runs out, not when git gives up", async () => {
+    const { state } = await stallingOrigin();
+    const leaseMs = 6_000;
+    const lease = await acquireBranchLease(
+      { root: clone, branch: "plumb-status" },
+      newHolder("plumb apply", Date.now()),
+      { leaseMs, renewMs: leaseMs / 3, timeoutMs: 0, retryMs: 50 },
+    );
+    const acquired = performance.now(); // the lease counts from before this
+    state.stall = true; // the first renewal hangs
+    await waitFor("lost aborted", () => lease.lost.aborted, 20_000);
+    // A waiter takes over once it has seen the same lease for leaseMs, from after it was taken.
+    expect(performance.now() - acquired).toBeLessThan(leaseMs);
+    expect(lease.lost.reason).toMatchObject({ code: "lock-lost" });
+    front?.closeAllConnections(); // the hanging push ends, so the release does
+    state.stall = false;
+    await lease.release();
+  }, 40_000);
+});

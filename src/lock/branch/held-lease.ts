@@ -1,6 +1,6 @@
 import { PlumbError } from "../../errors.js";
 import type { PushFence } from "../../git/fenced-push.js";
-import { createFence, type Fence } from "../fence.js";
+import { createFence, type Fence, watchDeadline } from "../fence.js";
 import { systemMonotonic } from "../lock-types.js";
 import type { Lease } from "./lease-record.js";
 import { leaseRef, type Remote } from "./remote.js";
@@ -58,11 +58,21 @@ export function startRenewing(
     r.renewing = r.renewing.then(() => renew(r)).catch(() => undefined);
   }, options.renewMs);
   r.timer.unref();
+  // At the deadline, as a write: a renewal hanging on the remote is not joined by a push on the spot.
+  const stopWatch = watchDeadline(fence, {
+    leaseMs: options.leaseMs,
+    monotonic,
+    lost: lost.signal,
+    due: () => (r.inFlight === null ? assertHeld(r) : fence.check()),
+  });
   return {
     lost: lost.signal,
     assertHeld: () => assertHeld(r),
     withLease: (push) => withLease(r, push),
-    release: () => release(r),
+    release: () => {
+      stopWatch();
+      return release(r);
+    },
     scratch: remote.scratch,
   };
 }
