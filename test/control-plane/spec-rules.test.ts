@@ -177,6 +177,31 @@ const rows: Row[] = [
     { ...gitrepo("norefs"), secret_references: [] },
     201,
   ],
+  // spec 2.5: a reference's name is the environment variable it fills, as a secret's is
+  [
+    "secret reference names twice",
+    () => self,
+    "PATCH",
+    on(() => box),
+    {
+      secret_references: [
+        { name: "A", secret_name: "s", secret_key: "k" },
+        { name: "A", secret_name: "s", secret_key: "k2" },
+      ],
+    },
+    422,
+  ],
+  [
+    "a secret and a secret reference of one name",
+    () => self,
+    "PATCH",
+    on(() => box),
+    {
+      secrets: [{ name: "B", value: "x" }],
+      secret_references: [{ name: "B", secret_name: "s", secret_key: "k" }],
+    },
+    422,
+  ],
   // spec 4.1 rule 2 and decisions.md "Patch semantics": unchangeable fields
   [
     "repo_url unchanged",

@@ -27,6 +27,20 @@ export function checkDeploymentBody(body: unknown): ValidationIssue[] {
     );
   }
   duplicates(list(body.secrets), "name", ["secrets"], "secret name", issues);
+  // spec 2.5: a reference's name is "the environment variable to fill", as a secret's is: two
+  // values for one variable, in either list, leave which one the container sees to chance.
+  const references = list(body.secret_references);
+  duplicates(references, "name", ["secret_references"], "secret reference name", issues);
+  const secretNames = new Set(list(body.secrets).map((s) => (isObj(s) ? s.name : undefined)));
+  references.forEach((ref, i) => {
+    if (isObj(ref) && typeof ref.name === "string" && secretNames.has(ref.name))
+      issues.push(
+        issue(
+          ["secret_references", i, "name"],
+          `"${ref.name}" is also the name of a secret in secrets: one environment variable, two values`,
+        ),
+      );
+  });
   if (isObj(sourceConfig.resource_spec)) checkResourceSpec(sourceConfig.resource_spec, issues);
   return issues;
 }
