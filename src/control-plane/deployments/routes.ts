@@ -14,7 +14,9 @@ import { customUrlOf, type DeploymentRecord, type Timing } from "./record.js";
 import { createDeploymentRenderer } from "./render.js";
 import { registerPushRoute } from "./push.js";
 import { formatRevision } from "./revisions.js";
-import { planCreate, planPatch, type RuleEnv, type ServerPatchBody } from "./rules.js";
+import type { RuleEnv } from "./rules.js";
+import { planCreate } from "./create-rules.js";
+import { planPatch, type ServerPatchBody } from "./patch-rules.js";
 import type { DeploymentStore } from "./store.js";
 
 export type DeploymentRouteDeps = {
@@ -30,7 +32,7 @@ export type DeploymentRouteDeps = {
 type IdParams = { deployment_id: string };
 /**
  * The spec's DeploymentPatchRequest with `name` and `source` taken too, so that sending one is
- * judged by its value (rules.ts checkNameAndSource) rather than refused as an unknown field.
+ * judged by its value (patch-rules.ts checkNameAndSource) rather than refused as an unknown field.
  */
 const PatchBody = Type.Object(
   {

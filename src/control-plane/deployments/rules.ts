@@ -1,68 +1,28 @@
-import type {
-  DeploymentCreateRequest,
-  DeploymentPatchRequest,
-  DeploymentSource,
-  SourceConfig,
-  SourceRevisionConfig,
-  SecretReference,
-} from "../../schema/deployment.js";
+import type { DeploymentSource, SourceConfig, SecretReference } from "../../schema/deployment.js";
 import { badRequest } from "../http/http-errors.js";
 import type { Integration, Listener } from "../options.js";
-import { normalizeResourceSpec } from "../cpu.js";
 import type { DeploymentRecord } from "./record.js";
-import {
-  checkRevisionConfigApplies,
-  checkSourceConfigApplies,
-  given,
-  REVISION_FIELD_APPLIES,
-} from "./source-fields.js";
+import { given } from "./source-fields.js";
 
 // Business rules that depend on stored state or on the installation: 400 {"detail"} (decisions.md).
+// Here what a create and a patch share; their own rules are create-rules.ts and patch-rules.ts.
 
 export type RuleEnv = { mode: "saas" | "self-hosted"; listeners: Listener[]; integrations: Integration[] };
-
-const IMMUTABLE: ReadonlyArray<"integration_id" | "repo_url" | "deployment_type" | "listener_id"> = [
-  "integration_id",
-  "repo_url",
-  "deployment_type",
-  "listener_id",
-];
 
 /**
  * spec 2.1/4.1: secret_references is "array of SecretReference or null", "only applicable for
  * external_container". An empty list references nothing, so it applies to no source in particular:
  * accepted on every source, as null is (docs/control-plane.md "Deployments").
  */
-const referencesSome = (refs: SecretReference[] | null | undefined): refs is SecretReference[] =>
+export const referencesSome = (refs: SecretReference[] | null | undefined): refs is SecretReference[] =>
   given(refs) && refs.length > 0;
-
-const isTag = (ref: unknown) => typeof ref === "string" && ref.startsWith("refs/tags/");
-
-function checkMode(source: string, env: RuleEnv) {
-  if (source === "gitrepo" && env.mode === "self-hosted")
-    throw badRequest("source gitrepo is only available on hosted (SaaS) installations");
-  if (source === "external_container" && env.mode === "saas")
-    throw badRequest("source external_container is only available on self-hosted installations");
-}
-
-function checkReferences(config: SourceConfig, env: RuleEnv) {
-  if (given(config.integration_id) && !env.integrations.some((i) => i.id === config.integration_id))
-    throw badRequest(
-      `source_config.integration_id ${config.integration_id} is not a known integration; see GET /v1/integrations/gitrepo/install`,
-    );
-  if (given(config.listener_id) && !env.listeners.some((l) => l.id === config.listener_id))
-    throw badRequest(
-      `source_config.listener_id ${config.listener_id} is not a known listener; see GET /v2/listeners`,
-    );
-  checkListenerConfig(config.listener_config, config.listener_id, env);
-}
 
 /**
  * Spec 2.2: listener_config is "validated by the compute type of the listener", and k8s_namespace
  * "applies only to listeners of compute type k8s". A namespace for a listener of another type is
  * refused (400: it depends on the installation's listeners), naming the listener and its type.
  */
-function checkListenerConfig(
+export function checkListenerConfig(
   listenerConfig: SourceConfig["listener_config"],
   listenerId: string | null | undefined,
   env: RuleEnv,
@@ -75,10 +35,6 @@ function checkListenerConfig(
   );
 }
 
-const require = (value: unknown, field: string, source: string) => {
-  if (!given(value)) throw badRequest(`${field} is required for source ${source}`);
-};
-
 export type CreatePlan = Pick<
   DeploymentRecord,
   "sourceConfig" | "sourceRevisionConfig" | "secretNames" | "secretReferences"
@@ -88,216 +44,8 @@ export type CreatePlan = Pick<
  * The hosted service's deploy CLI sends `deployment_type` for internal_source too, and the hosted
  * service accepts it there with no effect (docs/control-plane.md "Accepted without effect").
  */
-function withoutIgnoredFields(config: SourceConfig, source: DeploymentSource): SourceConfig {
+export function withoutIgnoredFields(config: SourceConfig, source: DeploymentSource): SourceConfig {
   if (source !== "internal_source" || !given(config.deployment_type)) return config;
   const { deployment_type: _ignored, ...rest } = config;
   return rest;
-}
-
-export function planCreate(body: DeploymentCreateRequest, env: RuleEnv): CreatePlan {
-  const { source } = body;
-  checkMode(source, env);
-  const config = withoutIgnoredFields(body.source_config, source);
-  const revision = body.source_revision_config;
-  if (source === "gitrepo" && given(config.custom_url))
-    throw badRequest("source_config.custom_url is set by the server for source gitrepo and is read-only");
-  checkSourceConfigApplies(config, source);
-  checkRevisionConfigApplies(revision, source);
-  if (referencesSome(body.secret_references) && source !== "external_container")
-    throw badRequest(
-      "secret_references does not apply to source " + source + " (only to external_container)",
-    );
-  if (source === "gitrepo") {
-    require(config.integration_id, "source_config.integration_id", source);
-    require(config.repo_url, "source_config.repo_url", source);
-    require(revision.repo_ref, "source_revision_config.repo_ref", source);
-  }
-  if (source === "gitrepo" || source === "internal_source")
-    require(revision.graph_config_path, "source_revision_config.graph_config_path", source);
-  if (source === "external_container" || source === "internal_container")
-    require(revision.image_uri, "source_revision_config.image_uri", source);
-  if (source === "external_container") require(config.listener_id, "source_config.listener_id", source);
-  if (given(revision.source_tarball_path))
-    throw badRequest(
-      "source_revision_config.source_tarball_path must come from POST /v2/deployments/{id}/upload-url; create the deployment first",
-    );
-  checkReferences(config, env);
-  const stored: SourceConfig = { ...config };
-  if (given(config.resource_spec)) stored.resource_spec = normalizeResourceSpec(config.resource_spec);
-  return {
-    sourceConfig: stored,
-    sourceRevisionConfig: { ...revision },
-    secretNames: body.secrets.map((s) => s.name),
-    secretReferences: source === "external_container" ? (body.secret_references ?? null) : null,
-  };
-}
-
-export type PatchPlan = CreatePlan & { createsRevision: boolean; revisionSource: string; changed: boolean };
-
-/**
- * A PATCH body as the server takes it: the spec's DeploymentPatchRequest, plus `name` and `source`,
- * which spec 4.1 rule 2 says cannot be changed by patch. decisions.md ("Patch semantics"): sent with
- * the current value it is accepted and ignored, with another value it is a 400 naming the field.
- */
-export type ServerPatchBody = DeploymentPatchRequest & {
-  name?: string | null | undefined;
-  source?: DeploymentSource | null | undefined;
-};
-
-/** `serverCustomUrl` is the custom_url the server shows for a gitrepo deployment (sending it is a no-op). */
-export function planPatch(
-  record: DeploymentRecord,
-  body: ServerPatchBody,
-  env: RuleEnv,
-  serverCustomUrl: string,
-): PatchPlan {
-  const source = record.source;
-  checkNameAndSource(record, body);
-  const incoming = withoutIgnoredFields(body.source_config ?? {}, source);
-  const revisionIn = body.source_revision_config ?? {};
-  const revisionSource = body.revision_source ?? source;
-  checkPatchApplies(source, body, incoming, revisionSource);
-  checkListenerConfig(incoming.listener_config, record.sourceConfig.listener_id, env);
-  checkUnchangeable(record, incoming, revisionIn, serverCustomUrl);
-  checkTarball(record, revisionIn.source_tarball_path);
-  const patched = patchedSourceConfig(source, record.sourceConfig, incoming);
-  const sourceConfig = patched.sourceConfig;
-  let changed = patched.changed;
-  const sourceRevisionConfig: SourceRevisionConfig = { ...record.sourceRevisionConfig };
-  for (const field of Object.keys(REVISION_FIELD_APPLIES) as Array<keyof typeof REVISION_FIELD_APPLIES>) {
-    if (given(revisionIn[field])) sourceRevisionConfig[field] = revisionIn[field];
-  }
-  const createsRevision =
-    Object.keys(REVISION_FIELD_APPLIES).some((f) =>
-      given(revisionIn[f as keyof typeof REVISION_FIELD_APPLIES]),
-    ) ||
-    given(body.secrets) ||
-    given(incoming.resource_spec);
-  let secretReferences: SecretReference[] | null = record.secretReferences;
-  if (given(body.secret_references) && source === "external_container") {
-    secretReferences = body.secret_references;
-    changed = true;
-  }
-  return {
-    sourceConfig,
-    sourceRevisionConfig,
-    secretNames: body.secrets ? body.secrets.map((s) => s.name) : record.secretNames,
-    secretReferences,
-    createsRevision,
-    revisionSource: createsRevision ? revisionSource : source,
-    changed: changed || createsRevision,
-  };
-}
-
-/** `name` and `source` (spec 4.1 rule 2): the current value is a no-op, another one a 400. */
-function checkNameAndSource(record: DeploymentRecord, body: ServerPatchBody): void {
-  for (const field of ["name", "source"] as const) {
-    const sent = body[field];
-    if (given(sent) && sent !== record[field])
-      throw badRequest(
-        `${field} cannot be changed after creation (it is ${JSON.stringify(record[field])}); create a new deployment instead`,
-      );
-  }
-}
-
-/** Every field the patch sends must apply to the deployment's source (and revision source). */
-function checkPatchApplies(
-  source: DeploymentSource,
-  body: DeploymentPatchRequest,
-  incoming: SourceConfig,
-  revisionSource: string,
-): void {
-  const revisionIn = body.source_revision_config ?? {};
-  checkRevisionSource(source, revisionSource);
-  checkSourceConfigApplies(incoming, source, source === "gitrepo" ? ["custom_url"] : []);
-  if (source !== "gitrepo" && source !== "external_container" && given(incoming.custom_url))
-    throw badRequest(
-      `source_config.custom_url does not apply to source ${source} (only to external_container)`,
-    );
-  checkRevisionConfigApplies(revisionIn, revisionSource);
-  if (referencesSome(body.secret_references) && source !== "external_container")
-    throw badRequest(`secret_references does not apply to source ${source} (only to external_container)`);
-}
-
-/** Immutable fields, the namespace, gitrepo's server-set custom_url, and build_on_push on a tag. */
-function checkUnchangeable(
-  record: DeploymentRecord,
-  incoming: SourceConfig,
-  revisionIn: SourceRevisionConfig,
-  serverCustomUrl: string,
-): void {
-  const { source, sourceConfig: stored } = record;
-  for (const field of IMMUTABLE) {
-    if (given(incoming[field]) && incoming[field] !== stored[field])
-      throw badRequest(
-        `source_config.${field} cannot be changed after creation (it is ${JSON.stringify(stored[field] ?? null)})`,
-      );
-  }
-  const namespace = incoming.listener_config?.k8s_namespace;
-  if (given(namespace) && namespace !== (stored.listener_config?.k8s_namespace ?? null))
-    throw badRequest("source_config.listener_config.k8s_namespace cannot be changed after creation");
-  if (source === "gitrepo" && given(incoming.custom_url) && incoming.custom_url !== serverCustomUrl)
-    throw badRequest(
-      `source_config.custom_url is set by the server for source gitrepo and is read-only (it is ${serverCustomUrl})`,
-    );
-  const nextRef = revisionIn.repo_ref ?? record.sourceRevisionConfig.repo_ref;
-  const nextBuildOnPush = incoming.build_on_push ?? stored.build_on_push;
-  if (nextBuildOnPush === true && isTag(nextRef))
-    throw badRequest(
-      given(incoming.build_on_push)
-        ? "source_config.build_on_push cannot be true: the stored repo_ref is a tag (refs/tags/...)"
-        : "source_revision_config.repo_ref cannot be a tag while build_on_push is true; set build_on_push to false in the same patch",
-    );
-}
-
-/** The stored source_config with the patch's in-place fields; `changed` when any differs. */
-function patchedSourceConfig(
-  source: DeploymentSource,
-  stored: SourceConfig,
-  incoming: SourceConfig,
-): { sourceConfig: SourceConfig; changed: boolean } {
-  const sourceConfig: SourceConfig = { ...stored };
-  let changed = false;
-  for (const field of ["build_on_push", "install_command", "build_command"] as const) {
-    if (given(incoming[field]) && incoming[field] !== stored[field]) {
-      (sourceConfig as Record<string, unknown>)[field] = incoming[field];
-      changed = true;
-    }
-  }
-  if (
-    source === "external_container" &&
-    given(incoming.custom_url) &&
-    incoming.custom_url !== stored.custom_url
-  ) {
-    sourceConfig.custom_url = incoming.custom_url;
-    changed = true;
-  }
-  if (given(incoming.listener_config) && !given(stored.listener_config)) {
-    sourceConfig.listener_config = incoming.listener_config;
-    changed = true;
-  }
-  if (given(incoming.resource_spec))
-    sourceConfig.resource_spec = normalizeResourceSpec(incoming.resource_spec);
-  return { sourceConfig, changed };
-}
-
-function checkRevisionSource(source: DeploymentSource, revisionSource: string) {
-  if (revisionSource === source) return;
-  if (revisionSource === "gitrepo")
-    throw badRequest(`revision_source gitrepo needs a gitrepo deployment; this one has source ${source}`);
-  if (source === "external_container")
-    throw badRequest(`revision_source ${revisionSource} does not apply to source external_container`);
-}
-
-function checkTarball(record: DeploymentRecord, path: string | null | undefined) {
-  if (!given(path)) return;
-  const upload = record.uploads.find((u) => u.objectPath === path);
-  if (!upload)
-    throw badRequest(
-      `source_revision_config.source_tarball_path ${path} was not issued by POST /v2/deployments/${record.id}/upload-url`,
-    );
-  if (!upload.uploaded)
-    throw badRequest(
-      `source_revision_config.source_tarball_path ${path} has no upload yet: PUT the tarball to its upload_url first`,
-    );
 }

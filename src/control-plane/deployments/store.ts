@@ -2,7 +2,8 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { DeploymentSource } from "../../schema/deployment.js";
 import { HttpError } from "../http/http-errors.js";
 import type { DeploymentRecord, Timing, UploadRecord } from "./record.js";
-import type { CreatePlan, PatchPlan } from "./rules.js";
+import type { CreatePlan } from "./rules.js";
+import type { PatchPlan } from "./patch-rules.js";
 import { forcedFailure, isSupersedable, type RevisionRecord } from "./revisions.js";
 
 export type TracingProject = { id: string; name: string };

@@ -5,7 +5,8 @@ import {
   type DeploymentRecord,
   formatDeployment,
 } from "../../../src/control-plane/deployments/record.js";
-import { planPatch, type RuleEnv } from "../../../src/control-plane/deployments/rules.js";
+import type { RuleEnv } from "../../../src/control-plane/deployments/rules.js";
+import { planPatch } from "../../../src/control-plane/deployments/patch-rules.js";
 import { DeploymentStore } from "../../../src/control-plane/deployments/store.js";
 import { type Deployment, DeploymentPatchRequest } from "../../../src/schema/deployment.js";
 
