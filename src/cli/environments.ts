@@ -89,11 +89,13 @@ export async function forEachEnvironment<F extends EnvFlags>(
     maxBytes: maxManifestBytesFrom(io.env),
     environmentsAbove: true,
   });
+  // The manifests first (every selected environment's view): a broken one is reported, and nothing
+  // sent, before any Environment's settings are read (an unset key hid it) or --env is judged (an
+  // Environment document that failed validation is not among those defined).
+  if (connects && (tree.environments?.length || flags.env?.length) && refuseInvalid(tree, flags, io))
+    return 1;
   const environments = inPromotionOrder(selectEnvironments(tree.environments, flags.env ?? []));
   if (environments.length === 0) return run(flags, io);
-  // The manifests first (every selected environment's view): a broken one is reported, and nothing
-  // sent, before any Environment's settings are read (an unset key hid it).
-  if (connects && refuseInvalid(tree, flags, io)) return 1;
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   // With an allowlist, every selected environment's URLs are checked before the first one runs:
   // a refused one stops the command before anything is sent anywhere.

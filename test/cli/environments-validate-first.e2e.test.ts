@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/sync/apply.js";
 import { driftCommand } from "../../src/cli/sync/drift.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
+import { validateCommand } from "../../src/cli/offline/validate.js";
 import {
   environmentDoc,
   plain,
@@ -80,6 +81,31 @@ describe("environments: validation errors come first", () => {
     expect(json.code).toBe(1);
     const problems = JSON.parse(json.out) as unknown;
     expect(JSON.stringify(problems)).toContain("agent.yaml");
+  });
+});
+
+describe("environments: an Environment document that fails validation", () => {
+  it("--env naming it reports its problem, not an unknown environment", async () => {
+    dir = await repository(plain("agent"));
+    await writeFile(
+      join(dir, "environments", "staging.yaml"),
+      environmentDoc("staging").replace("kind: Environment", "kind: Environmnt"),
+    );
+    const problem = /environments\/staging\.yaml:2:7: error: unknown kind "Environmnt"/;
+    for (const env of ["staging", "prod"]) {
+      const { out, err, code } = await runCommand(planCommand, [dir, "--env", env], planes);
+      expect(code, err).toBe(1);
+      expect(out).toMatch(problem);
+    }
+    let out = "";
+    process.exitCode = 0;
+    await validateCommand({ write: (t: string) => (out += t) }).parseAsync([dir, "--env", "staging"], {
+      from: "user",
+    });
+    expect(process.exitCode).toBe(1);
+    process.exitCode = 0;
+    expect(out).toMatch(problem);
+    await rm(dir, { recursive: true, force: true });
   });
 });
 

@@ -10,7 +10,13 @@ import type { Problem } from "../../manifest/types.js";
 export function environmentProblems(loaded: LoadResult, requested: readonly string[]): Problem[] {
   const seen = new Set(loaded.problems);
   const found: Problem[] = [];
-  for (const environment of selectEnvironments(loaded.environments, requested)) {
+  // An Environment document that failed validation is not among those defined: --env naming it
+  // said only "unknown environment". With errors in the files, every defined one is checked and
+  // the files' problems say why.
+  const defined = new Set(loaded.environments?.map((e) => e.manifest.metadata.name));
+  const broken = loaded.problems.some((p) => p.severity === "error");
+  const names = broken && requested.some((name) => !defined.has(name)) ? [] : requested;
+  for (const environment of selectEnvironments(loaded.environments, names)) {
     const { problems } = resolveTree(loaded, environment.manifest.metadata.name);
     found.push(...problems.filter((p) => !seen.has(p)));
   }
