@@ -518,6 +518,11 @@ describe("authentication headers", () => {
       401,
     ],
     ["X-Tenant-Id of the key's own tenant", { "x-tenant-id": "00000000-0000-4000-8000-000000000000" }, 200],
+    [
+      "X-Tenant-Id of the key's own tenant as 32 hex digits",
+      { "x-tenant-id": "00000000000040008000000000000000" },
+      200,
+    ],
     ["X-Tenant-Id of another tenant", { "x-tenant-id": "00000000-0000-4000-8000-0000000000ff" }, 403],
   ])("%s → %i", async (_name, headers, status) => {
     const answer = await saas.call("GET", "/v2/deployments", undefined, headers);

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { HttpError } from "../http/http-errors.js";
+import { canonicalUuid } from "../http/paging.js";
 import type { ApiKeyGrant } from "../options.js";
 
 /** The caller's key from `X-Api-Key` or `Authorization: Bearer` (never logged). */
@@ -20,7 +21,9 @@ export function createAuthenticator(grants: ApiKeyGrant[]) {
     const tenants = key === undefined ? undefined : byKey.get(key);
     if (!tenants) throw new HttpError(401, "Invalid token");
     const header = request.headers["x-tenant-id"];
-    const asked = typeof header === "string" && header ? header.toLowerCase() : undefined;
+    // A tenant id is a uuid: read in any of its spellings, as the path ids are (docs/control-plane.md "Ids").
+    const asked =
+      typeof header === "string" && header ? (canonicalUuid(header) ?? header.toLowerCase()) : undefined;
     if (asked === undefined) {
       if (tenants.length === 1) return tenants[0] as string;
       // The public API's body, word for word (decisions.md "Authentication").
