@@ -19,11 +19,14 @@ const exec = promisify(execFile);
 let root: string;
 let clones: string[];
 
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "plumb-lease-"));
-  clones = await originWithClones(root);
-});
-afterEach(() => rm(root, { recursive: true, force: true }));
+/** A remote and two clones for each test of the describe that calls it. */
+function repositoriesEach() {
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "plumb-lease-"));
+    clones = await originWithClones(root);
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+}
 
 const target = (clone: string) => ({
   statusDir: join(clone, ".plumb", "status"),
@@ -35,6 +38,7 @@ const remoteRefs = async () =>
   (await exec("git", ["-C", clones[0]!, "ls-remote", "origin", "refs/plumb/*"])).stdout;
 
 describe("the status branch lease", () => {
+  repositoriesEach();
   it("one writer at a time across machines; the other is told who holds it; release frees it", async () => {
     const a = await acquireStateLock(target(clones[0]!), { command: "plumb apply" });
     expect(await remoteRefs()).toContain(leaseRef("plumb-status"));
@@ -118,6 +122,7 @@ describe("the status branch lease", () => {
 });
 
 describe("reading a lease its holder releases at that moment", () => {
+  repositoriesEach();
   it("looks again instead of failing when the ref is gone between ls-remote and fetch", async () => {
     const calls: string[] = [];
     let listed = 0;
@@ -154,9 +159,16 @@ describe("reading a lease its holder releases at that moment", () => {
   });
 });
 
-describe("the status branch lease under clock skew", () => {
+// The two offsets side by side, each with its own remote: each waits 8 s on a lease, computing little.
+describe.concurrent("the status branch lease under clock skew", () => {
   for (const offset of [3_600_000, -3_600_000])
-    it(`a waiter whose clock is ${offset > 0 ? "+" : "-"}1 h never takes a live lease`, async () => {
+    it(`a waiter whose clock is ${offset > 0 ? "+" : "-"}1 h never takes a live lease`, async ({
+      expect,
+      onTestFinished,
+    }) => {
+      const own = await mkdtemp(join(tmpdir(), "plumb-lease-skew-"));
+      onTestFinished(() => rm(own, { recursive: true, force: true }));
+      const clones = await originWithClones(own);
       // Renewals are git pushes from this loaded worker: a 6 s lease (one every 2 s, a lapse 4 s
       // after the last) watched for 8 s, more than a lease.
       const options = { leaseMs: 6_000, renewMs: 2_000, timeoutMs: 0, retryMs: 100 };
