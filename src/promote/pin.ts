@@ -1,3 +1,4 @@
+import { REDACTED } from "../api/secret-redactor.js";
 import { escapeControls } from "../manifest/format/format.js";
 import type { SourceRevisionConfig } from "../schema/deployment.js";
 
@@ -39,6 +40,9 @@ export function quoted(value: string): string {
 
 /** Why a copied value is not written into git whatever its field, or null. */
 function unwritable(field: string, value: string): string | null {
+  // read-source.ts redacted a secret of the run the server put there (docs/security.md "Live values").
+  if (value.includes(REDACTED))
+    return `${field} ${quoted(value)} holds a secret plumb was given (shown redacted): it is never written to git`;
   if (CONTROL.test(value)) return `${field} ${quoted(value)} holds control characters: it is not a version`;
   if (value.length > MAX_VALUE)
     return `${field} ${quoted(value)} is longer than ${MAX_VALUE} characters: it is not a version`;

@@ -1,4 +1,5 @@
 import { basename } from "node:path";
+import type { SecretRedactor } from "../api/secret-redactor.js";
 import { PlumbError } from "../errors.js";
 import {
   appliedView,
@@ -17,6 +18,15 @@ import type { PromotionPair } from "./promotion-pairs.js";
 // upload digest). Only reads: no lock is taken and no record is written.
 
 export type SourceRead = { facts: SourceFacts; sourceDigest: string | null };
+
+/** `config` with every string's secrets of the run redacted (whole forms: src/api/secret-redactor.ts). */
+const redactWhole = <T extends object>(config: T, redactor: SecretRedactor): T =>
+  Object.fromEntries(
+    Object.entries(config).map(([key, value]) => [
+      key,
+      typeof value === "string" ? redactor.redactWhole(value) : value,
+    ]),
+  ) as T;
 
 /** `fetch` that remembers the Date header of the last answer (the control plane's clock). */
 function dateKeepingFetch(inner: typeof fetch) {
@@ -58,9 +68,15 @@ export async function readSource(
         "promotion-blocked",
         `${pair.name}: deployment ${name} does not exist in ${flags.environment ?? "the source environment"}; apply it there first (plumb apply --env ${flags.environment ?? ""})`,
       );
-    const revision = deployment.latest_revision_id
+    const read = deployment.latest_revision_id
       ? await controlPlane.getRevision(deployment.id, deployment.latest_revision_id)
       : null;
+    // The version is copied into git: a secret of the run in it (the server's own API key as an
+    // image tag) is redacted here, and pin.ts refuses the redacted value.
+    const revision = read && {
+      ...read,
+      source_revision_config: redactWhole(read.source_revision_config, session.redactor),
+    };
     const now = dated.seen.at;
     // As plan reads it: its own store, and what the stores above and below PATH last applied and
     // saw (its checks) when that was later; a pending intent only from its own store.
