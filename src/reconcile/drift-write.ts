@@ -102,8 +102,8 @@ export async function writeDriftEdits(
       );
     });
     const { text, outcomes } = environment
-      ? fromEnvironment(before, list, environment)
-      : fromPlain(before, list);
+      ? fromEnvironment(before, list, environment, file)
+      : fromPlain(before, list, file);
     for (const o of outcomes) {
       const { edit } = o;
       const field = edit.path.slice(1).join(".");
@@ -136,8 +136,12 @@ export async function writeDriftEdits(
 
 type Outcome = { edit: DriftEdit; written: boolean; line: number; reason?: string; into?: string };
 
-function fromPlain(text: string, list: readonly DriftEdit[]): { text: string; outcomes: Outcome[] } {
-  const result = editValues(text, list);
+function fromPlain(
+  text: string,
+  list: readonly DriftEdit[],
+  file: string,
+): { text: string; outcomes: Outcome[] } {
+  const result = editValues(text, list, file);
   return {
     text: result.text,
     outcomes: result.outcomes.map((o) => ({ ...o, edit: o.edit as DriftEdit })),
@@ -148,12 +152,13 @@ function fromEnvironment(
   text: string,
   list: readonly DriftEdit[],
   environment: EnvironmentWrite,
+  file: string,
 ): { text: string; outcomes: Outcome[] } {
   const edits = list.map((e) => ({
     ...e,
     path: e.path.map(String),
     value: e.value as string | number | boolean,
   }));
-  const result = editForEnvironment(text, edits, environment);
+  const result = editForEnvironment(text, edits, environment, file);
   return { text: result.text, outcomes: result.outcomes.map((o) => ({ ...o, edit: list[o.index]! })) };
 }

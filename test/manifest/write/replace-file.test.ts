@@ -114,4 +114,15 @@ describe("drift --write", () => {
     await writeDriftEdits(dir, drifted);
     expect(await readFile(join(dir, "a.yaml"), "utf8")).toBe(USER_EDIT.replace("img:git", "img:live"));
   });
+
+  it("refuses a file yaml cannot read (saved after the load) at FILE:LINE:COL instead of hanging", async () => {
+    const hostile = `# saved meanwhile\u2028${manifest("img:git")}`;
+    await writeFile(join(dir, "a.yaml"), hostile);
+    const write = writeDriftEdits(dir, drifted);
+    await expect(write).rejects.toMatchObject({ code: "invalid-manifests" });
+    await expect(writeDriftEdits(dir, drifted)).rejects.toThrow(
+      /^a\.yaml:1:18: a lone carriage return .*\(yaml-line-break\)$/,
+    );
+    expect(await readFile(join(dir, "a.yaml"), "utf8")).toBe(hostile);
+  });
 });
