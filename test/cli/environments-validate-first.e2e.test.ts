@@ -6,6 +6,7 @@ import { applyCommand } from "../../src/cli/sync/apply.js";
 import { driftCommand } from "../../src/cli/sync/drift.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
 import { validateCommand } from "../../src/cli/offline/validate.js";
+import { renderCommand } from "../../src/cli/offline/render.js";
 import {
   environmentDoc,
   plain,
@@ -105,6 +106,12 @@ describe("environments: an Environment document that fails validation", () => {
     expect(process.exitCode).toBe(1);
     process.exitCode = 0;
     expect(out).toMatch(problem);
+    let err = "";
+    const sink = { write: (t: string) => (err += t) };
+    await renderCommand(sink, sink).parseAsync([dir, "--env", "staging"], { from: "user" });
+    expect(process.exitCode).toBe(1);
+    process.exitCode = 0;
+    expect(err).toMatch(problem);
     await rm(dir, { recursive: true, force: true });
   });
 });

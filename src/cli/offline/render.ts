@@ -29,6 +29,14 @@ export function renderCommand(stdout: Output = process.stdout, stderr: Output = 
         parallel: true,
         environmentsAbove: true,
       });
+      // An Environment document that failed validation is not among those defined: --env naming it
+      // gets the files' problems, not "unknown environment".
+      const defined = new Set(tree.environments?.map((e) => e.manifest.metadata.name));
+      if (tree.problems.some((p) => p.severity === "error") && flags.env.some((n) => !defined.has(n))) {
+        stderr.write(`${formatProblems(sortProblems(tree.problems))}\n`);
+        process.exitCode = 1;
+        return;
+      }
       // In promotion order, as plan and apply run them (docs/environments.md "Order and stopping").
       const environments = inPromotionOrder(selectEnvironments(tree.environments, flags.env));
       const rendered: RenderedEnvironment[] = [];
