@@ -150,6 +150,22 @@ describe("a hostile server against plumb's clients", () => {
     expect(error.code).toBe("timeout");
   });
 
+  it("keeps 2,000 characters of a huge error detail and 100 of its issues", async () => {
+    const server = await serve((request, response) =>
+      request.url?.includes("many")
+        ? json(response, 422, {
+            detail: Array.from({ length: 20_000 }, (_, i) => ({ loc: ["body", i], msg: "bad", type: "x" })),
+          })
+        : json(response, 400, { detail: `${"x".repeat(1_000_000)}${KEY}` }),
+    );
+    const http = createHttpClient({ baseUrl: server.url, auth: { scheme: "api-key", apiKey: KEY } });
+    const huge = await caught(http.request({ method: "GET", path: "/huge" }));
+    expect(huge.message.length).toBeLessThan(3_000);
+    expect(huge.message).toContain("more characters)");
+    const many = await caught(http.request({ method: "GET", path: "/many" }));
+    expect(many.detail).toHaveLength(100);
+  });
+
   it("never carries the key to where a redirect points", async () => {
     const elsewhere = await serve((_request, response) => json(response, 200, deployment(1)));
     const server = await serve((_request, response) =>
