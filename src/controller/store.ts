@@ -105,6 +105,7 @@ function serveStore(
       source,
       statuses: book.statuses,
       readers: { controlPlane, platform },
+      redactor: services.ports.redactor,
       environment: environment?.name,
     },
     writing: working,

@@ -1,3 +1,4 @@
+import type { SecretRedactor } from "../../api/secret-redactor.js";
 import { join, relative } from "node:path";
 import { onBranchWorktree } from "../../git/branch-worktree.js";
 import { gitAt, networkGit } from "../../git/status-branch.js";
@@ -29,6 +30,11 @@ export type DriftBranchDeps = {
   readers: Pick<Extract<PlanManifestsOptions, { controlPlane: unknown }>, "controlPlane" | "platform">;
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /**
+   * The controller's redactor: a live value holding a secret it knows is shown redacted and never
+   * written to the branch (reconcile/plan/live-secrets.ts).
+   */
+  redactor?: SecretRedactor | undefined;
   /** With environments: this store's environment (its branch is NAME/ENV). */
   environment?: string | undefined;
 };
@@ -57,6 +63,7 @@ export function createDriftBranchWriter(deps: DriftBranchDeps): () => Promise<st
       env: deps.env,
       ...deps.readers,
       recorded: (kind, name) => deps.statuses.get(statusKey(kind, name)),
+      ...(deps.redactor ? { redactor: deps.redactor } : {}),
       ...(environment === undefined ? {} : { environment }),
     });
     if (!result.ok) {

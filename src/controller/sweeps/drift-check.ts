@@ -10,7 +10,7 @@ export function createDriftCheck(
   options: Pick<ControllerOptions, "driftBranch" | "env">,
   deps: {
     sweep: DriftSweepDeps;
-    writeBack: Pick<DriftBranchDeps, "source" | "statuses" | "readers" | "environment">;
+    writeBack: Pick<DriftBranchDeps, "source" | "statuses" | "readers" | "environment" | "redactor">;
     /** Not stopping and ready: only then is drift written back. */
     writing: () => boolean;
     /** promotion.auto: the promotion opened on a branch after the check (promotion-branch.ts). */
