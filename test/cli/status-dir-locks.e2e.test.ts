@@ -7,7 +7,7 @@ import { applyCommand } from "../../src/cli/sync/apply.js";
 import { acquireStateLock } from "../../src/lock/index.js";
 import { api } from "../controller/support.js";
 import { startHoldingProxy } from "../support/holding-proxy.js";
-import { plain, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
+import { environmentDoc, plain, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
 
 // `apply TREE/sub --status-dir X` locked X only, while `apply TREE` (store TREE/.plumb/status) sends
 // the same deployments: run at once, both sent every change under sub. A run with --status-dir now
@@ -87,3 +87,33 @@ it("apply of the tree is refused while apply SUBDIR --status-dir X is sending; o
   expect((await apply(repo)).code).toBe(0); // free again: nothing left to send
   expect(await revisions()).toBe(before + 1);
 }, 60_000);
+
+it("with --env, apply SUBDIR --status-dir X is refused while an apply of the tree holds that environment's store", async () => {
+  const tree = await mkdtemp(join(tmpdir(), "plumb-status-dir-env-"));
+  try {
+    execFileSync("git", ["init", "-q", tree]);
+    await mkdir(join(tree, "environments"));
+    await writeFile(join(tree, "environments", "staging.yaml"), environmentDoc("staging"));
+    await writeFile(join(tree, "environments", "prod.yaml"), environmentDoc("prod"));
+    await mkdir(join(tree, "sub"));
+    // (An override: a sub-directory's manifests then run with the Environments above it.)
+    await writeFile(join(tree, "sub", "b.yaml"), `${plain("b")}environments:\n  prod: {}\n`);
+    const store = join(tree, ".plumb", "status", "staging");
+    const other = await acquireStateLock(
+      { statusDir: store },
+      { command: "plumb apply (the tree, staging)" },
+    );
+    try {
+      const args = [join(tree, "sub"), "--env", "staging", "--yes", "--status-dir", join(elsewhere, "e")];
+      const refused = runCommand(applyCommand, args, planes);
+      await expect(refused).rejects.toMatchObject({ code: "state-locked" });
+      await expect(refused).rejects.toThrow(store);
+    } finally {
+      await other.release();
+    }
+    const client = api(planes.staging.url, STAGING_KEY);
+    expect((await client.deployments()).map((d) => d.name)).not.toContain("b"); // nothing sent
+  } finally {
+    await rm(tree, { recursive: true, force: true });
+  }
+});
