@@ -2,9 +2,11 @@
 // and, for a command that reaches a control plane, where its settings come from: `plumb plan
 // --help` named every flag but showed no command line, and never said PLUMB_API_URL was needed.
 
-const CONNECTS =
-  'Settings: PLUMB_API_URL and PLUMB_API_KEY (or the flags above; README "Configuration"); with\n' +
-  "kind: Environment documents, each environment's own (docs/environments.md). Exit codes: README.";
+const CONNECTS = [
+  'Settings: PLUMB_API_URL and PLUMB_API_KEY (or the flags above; README "Configuration");',
+  "with kind: Environment documents, each environment's own (docs/environments.md).",
+  'Exit codes: README "Exit codes".',
+].join("\n");
 
 /** Each command's examples (a comment after `#`), and whether it reaches a control plane. */
 const HELP: Record<string, { examples: string[]; connects?: boolean }> = {
