@@ -55,7 +55,7 @@ describe("names on a control plane shared by environments", () => {
         "b.yaml": deployment("only-prod", ["prod"]),
       }),
     ).toEqual([
-      "a.yaml:4:9 deployment agent in environment staging is named agent on its control plane, as it in environment prod (both environments have the same api_url, api_key and tenant_id): applying one would change the other's deployment; give the environments different name_suffix values, or rename one deployment",
+      "a.yaml:4:9 deployment agent in environment staging is named agent on its control plane, as it is in environment prod (both environments have the same api_url, api_key and tenant_id): applying one would change the other's deployment; give the environments different name_suffix values, or rename one deployment",
     ]);
   });
 
@@ -68,7 +68,7 @@ describe("names on a control plane shared by environments", () => {
         "b.yaml": deployment("triage-staging", ["prod"]),
       }),
     ).toEqual([
-      "b.yaml:4:9 deployment triage-staging in environment prod is named triage-staging on its control plane, as deployment triage in environment staging (both environments have the same api_url, api_key and tenant_id): applying one would change the other's deployment; give the environments different name_suffix values, or rename one deployment",
+      "b.yaml:4:9 deployment triage-staging in environment prod is named triage-staging on its control plane, as deployment triage is in environment staging (both environments have the same api_url, api_key and tenant_id): applying one would change the other's deployment; give the environments different name_suffix values, or rename one deployment",
     ]);
   });
 

@@ -76,7 +76,7 @@ export function checkSharedControlPlaneNames(
         taken.set(key, { deployment: name, environment });
         continue;
       }
-      const other = first.deployment === name ? "it in" : `deployment ${first.deployment} in`;
+      const other = first.deployment === name ? "it is in" : `deployment ${first.deployment} is in`;
       const message = `deployment ${name} in environment ${environment.name} is named ${live} on its control plane, as ${other} environment ${first.environment.name} (both environments have the same api_url, api_key and tenant_id): applying one would change the other's deployment; give the environments different name_suffix values, or rename one deployment`;
       const problem = problemAt(at(), "error", "environment-name-collision", "metadata.name", message);
       problems.push({ name, problem });
