@@ -67,6 +67,7 @@ describe("a live value holding the API key", () => {
       outputs[`drift ${output}`] = (await runCli(["drift", dir, "--output", output], env)).output;
     }
     outputs.status = (await runCli(["status", dir, "--output", "json"], env)).output;
+    outputs.diff = (await runCli(["diff", dir], env)).output;
     outputs["drift --write"] = (await runCli(["drift", dir, "--write"], env)).output;
     outputs.manifest = await readFile(join(dir, "alpha.yaml"), "utf8");
     outputs["beta manifest"] = await readFile(join(dir, "beta.yaml"), "utf8");
@@ -75,6 +76,7 @@ describe("a live value holding the API key", () => {
     // Not vacuous: the drift was seen, shown redacted, and kept out of the files.
     expect(outputs["plan text"]).toContain('"img/alpha:[redacted]" → "img/alpha:1"');
     expect(outputs["drift text"]).toContain('"img/beta:[redacted]" → "img/beta:1"');
+    expect(outputs.diff).toContain("-    image_uri: img/alpha:[redacted]"); // plumb diff's YAML of live
     expect(outputs["drift --write"]).toContain("it is never written to git");
     expect(outputs.manifest).toContain("image_uri: img/alpha:1");
     expect(outputs["beta manifest"]).toContain("image_uri: img/beta:1");

@@ -3,6 +3,7 @@ import { formatProblems } from "../../manifest/format/format.js";
 import { openSession, planSession, type SessionIo, warnUnknownSecrets } from "../../reconcile/session.js";
 import { formatPlanText } from "../../report/format-text.js";
 import { formatYamlDiff } from "../../report/format-yaml-diff.js";
+import { liveAsShown } from "../../reconcile/plan/live-secrets.js";
 import { reportInvalidManifests } from "../../report/report-invalid.js";
 import { useColor } from "../color.js";
 import { addConnectionOptions, type ConnectionFlags, envOption, targetOption } from "../options.js";
@@ -43,6 +44,7 @@ async function runDiff(file: string, flags: Flags, io: SessionIo): Promise<numbe
   warnUnknownSecrets(session, result, io);
   const color = useColor(io);
   io.stdout.write(formatPlanText(result.plan, { color }));
-  io.stdout.write(`\n${formatYamlDiff(result.plan, result.live, { color })}`);
+  // Live shown whole: a secret of the run a server put in a field is redacted (docs/security.md).
+  io.stdout.write(`\n${formatYamlDiff(result.plan, liveAsShown(result.live, session.redactor), { color })}`);
   return planExitCode(result.plan, flags.detailedExitcode === true);
 }

@@ -1,4 +1,5 @@
 import type { SecretRedactor } from "../../api/secret-redactor.js";
+import type { LiveState } from "../../diff/plan/build-plan.js";
 import type { ChangeError, FieldChange, Plan, PlannedChange } from "../../diff/plan/plan-types.js";
 
 // A server (hostile, compromised, or a proxy rewriting its answers) may put a secret of the run
@@ -41,4 +42,13 @@ export function hideLiveSecrets(plan: Plan, redactor: SecretRedactor | undefined
   if (!redactor) return plan;
   const redact = (text: string) => redactor.redactWhole(text);
   return { ...plan, changes: plan.changes.map((change) => hideInChange(change, redact)) };
+}
+
+/**
+ * Live as shown whole (`plumb diff`'s YAML of it): every string with the run's secrets redacted,
+ * whole forms only. For display: what plumb compares and sends is read from live unredacted.
+ */
+export function liveAsShown(live: LiveState, redactor: SecretRedactor): LiveState {
+  const redact = (text: string) => redactor.redactWhole(text);
+  return redactStrings(live, redact) as LiveState;
 }
