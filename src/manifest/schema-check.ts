@@ -170,7 +170,7 @@ function toProblem(doc: ParsedDocument, error: ErrorObject): Problem {
 function unknownFieldProblem({ doc, path, where, schema, params }: ErrorSite): Problem {
   const key = String(params.additionalProperty);
   const known = Object.keys((schema.properties as object | undefined) ?? {});
-  const message = `unknown field "${key}" in ${where}${suggest(key, known)}`;
+  const message = `unknown field "${key}" in ${where}${suggest(key, known)}${whyNotHere(doc, key)}`;
   return problemAt(
     doc.locators.key([...path, key]),
     "error",
@@ -178,6 +178,13 @@ function unknownFieldProblem({ doc, path, where, schema, params }: ErrorSite): P
     formatField([...path, key]),
     message,
   );
+}
+
+/** Why a field a user may expect from other kinds is not one of this kind's. */
+function whyNotHere(doc: ParsedDocument, key: string): string {
+  const kind = (doc.value as { kind?: unknown } | null)?.kind;
+  if (kind !== "OrganizationAccess" || key !== "environments") return "";
+  return ": an OrganizationAccess is the same in every environment, and plan and apply plan it in each one against that environment's organization (docs/manifests.md)";
 }
 
 function missingFieldProblem({ doc, path, where, params }: ErrorSite): Problem {

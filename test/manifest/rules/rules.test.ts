@@ -352,6 +352,19 @@ describe("rules across files", () => {
     expect(manifests.map((m) => m.file)).toEqual(["a.yaml"]);
   });
 
+  it("environments on an OrganizationAccess is an unknown field that says why", () => {
+    const scoped = access.replace("metadata: {name: acme}", "metadata: {name: acme, environments: [prod]}");
+    const { problems } = check(scoped);
+    expect(brief(problems)).toEqual(["3:24 error unknown-field"]);
+    expect(problems[0]!.message).toBe(
+      'unknown field "environments" in metadata: an OrganizationAccess is the same in every environment, and plan and apply plan it in each one against that environment\'s organization (docs/manifests.md)',
+    );
+    // A Deployment's own unknown field says nothing of the kind.
+    expect(check(deployment("x").replace("name: x", "name: x\n  envs: [prod]")).problems[0]!.message).toBe(
+      'unknown field "envs" in metadata',
+    );
+  });
+
   it("at most one OrganizationAccess", () => {
     const { problems } = checkFiles({ "a.yaml": access, "b.yaml": `${access}---\n${access}` });
     expect(problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.code}`)).toEqual([
