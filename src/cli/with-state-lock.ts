@@ -3,7 +3,8 @@ import { manifestDirOf } from "../git/status-source.js";
 import { type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import { acquireStateLocks } from "../lock/locks-in-order.js";
 import { checkManifestPath } from "../manifest/list-tree.js";
-import { defaultStoreToMark, nearbyStoresInUse } from "./nearby-locks.js";
+import { defaultStoreToMark } from "../controller/source/store-inside-dir.js";
+import { nearbyStoresInUse } from "./nearby-locks.js";
 import type { ConnectionFlags } from "./options.js";
 
 /** The lease and clocks of the lock (tests inject a short lease and a monotonic clock they move). */

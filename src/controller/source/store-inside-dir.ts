@@ -1,8 +1,10 @@
-import { lstat, readdir, realpath } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { constants } from "node:fs";
+import { access, lstat, readdir, realpath } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
+import { manifestDirOf } from "../../git/status-source.js";
 import { isOutside } from "../../path-inside.js";
 import { escapeControls, PlumbError } from "../../errors.js";
-import { DEFAULT_STATUS_DIR } from "../../status/status-store.js";
+import { DEFAULT_STATUS_DIR, defaultStatusDir } from "../../status/status-store.js";
 
 // A --dir controller writes its state only inside the tree it was given: its store is
 // `--dir/.plumb/status` unless --status-dir names one. A `.plumb`, `.plumb/status`, the lock
@@ -54,4 +56,37 @@ async function checkInside(dir: string, realDir: string, at: string, by: Checker
     throw refuse("is a symlink to nothing (that could be made later)");
   });
   if (isOutside(realDir, real)) throw refuse(`leads to ${escapeControls(real)} through a symlink`);
+}
+
+/**
+ * With --status-dir X, the store PATH would have without it (its ENV/ with an environment), to lock
+ * as well: X is where no other writer looks, so `apply TREE/sub --status-dir X` and `apply TREE`
+ * both sent what is under sub. Locked, PATH's default store is in use and the others find it. Left
+ * out when it cannot hold a lock of ours: a symlink out of PATH's directory (never written through),
+ * or, not in use, a place this user cannot write (a read-only checkout, the reason for --status-dir),
+ * where no writer of this user can be using it either.
+ */
+export async function defaultStoreToMark(path: string, environment: string | undefined): Promise<string[]> {
+  const dir = manifestDirOf(path);
+  const store = join(defaultStatusDir(dir), environment ?? "");
+  try {
+    await checkStoreInsideDir(dir, undefined, "command");
+  } catch {
+    return [];
+  }
+  const inUse = async (at: string) => Boolean(await lstat(at).catch(() => undefined));
+  if ((await inUse(store)) || (await inUse(`${store}.lock`))) return [store];
+  return (await writable(dirname(store))) ? [store] : [];
+}
+
+/** Whether the nearest existing directory at or above `dir` lets this user create entries. */
+async function writable(dir: string): Promise<boolean> {
+  for (let at = dir; ; at = dirname(at)) {
+    if (await lstat(at).catch(() => undefined))
+      return access(at, constants.W_OK).then(
+        () => true,
+        () => false,
+      );
+    if (dirname(at) === at) return false;
+  }
 }
