@@ -12,8 +12,8 @@ import { fastControllerOptions } from "../controller/harness.js";
 import { api, memoryLogger, waitFor } from "../controller/support.js";
 
 // The controller and a server that puts the run's API key into a live field (as an image tag):
-// --drift-branch writes drifted live values into git and pushes them, and the status page shows
-// each object's last plan. Neither may carry the key (docs/security.md, "Live values").
+// --drift-branch writes drifted live values into git and pushes them, the status page shows each
+// object's last plan, and the status branch keeps the records. Neither may carry the key (docs/security.md, "Live values").
 
 const run = promisify(execFile);
 const git = (cwd: string, ...args: string[]) =>
@@ -66,6 +66,7 @@ it("--drift-branch and the status page: the key a server put into a live field i
       },
       listen: { host: "127.0.0.1", port: 0 },
       driftBranch: "plumb-drift",
+      statusBranch: "plumb-status",
       env: { PATH: process.env.PATH, HOME: process.env.HOME },
       logger: log.logger,
     }),
@@ -83,7 +84,9 @@ it("--drift-branch and the status page: the key a server put into a live field i
     const text = await detail();
     return text.includes("image_uri") && text.includes("[redacted]") ? text : null;
   });
-  const history = (await git(bare, "log", "-p", "--all")).stdout;
+  await controller.stop(1_000); // publishes the status branch
+  const history = (await git(bare, "log", "-p", "--all", "--decorate")).stdout;
+  expect(history).toContain("plumb-status");
   const channels = {
     history,
     shown,
