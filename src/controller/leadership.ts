@@ -13,6 +13,7 @@ import { manifestDirOf } from "../git/status-source.js";
 import { gitRootOf } from "../manifest/environment-scan.js";
 import type { Logger } from "../logger.js";
 import { errorMessage } from "./error-message.js";
+import { defaultStoreToMark } from "./source/store-inside-dir.js";
 import type { StatusLocation } from "../git/status-source.js";
 import { buildObjectPage } from "../status-page/page-model.js";
 import { buildStandbyHeader } from "../status-page/page-header.js";
@@ -31,11 +32,16 @@ import { startingHandlers } from "./http/startup-http.js";
 // one order, by path (lock/locks-in-order.ts): the later one is a standby (or refused) until the
 // first lets go, and none waits holding a lock another needs first.
 
-/** The stores nearby in use that a controller of `location` locks too; none with --status-dir (it reads only that store). */
-export const nearbyScanOf = (location: StatusLocation) => async (): Promise<string[]> =>
-  location.statusDir !== undefined
-    ? []
-    : await nearbyStoresInUse(location.root, location.environment, gitRootOf(manifestDirOf(location.root)));
+/**
+ * The stores a controller of `location` locks besides its own: those nearby in use, and with
+ * --status-dir X also the tree's default store as a mark. X is where no other writer looks: a
+ * controller on TREE/sub --status-dir X and one on TREE (or `plumb apply TREE`) both sent every
+ * change under sub. As `apply --status-dir` (cli/with-state-lock.ts).
+ */
+export const nearbyScanOf = (location: StatusLocation) => async (): Promise<string[]> => [
+  ...(await nearbyStoresInUse(location.root, location.environment, gitRootOf(manifestDirOf(location.root)))),
+  ...(location.statusDir !== undefined ? await defaultStoreToMark(location.root, location.environment) : []),
+];
 
 export type LeadershipOptions = {
   location: StatusLocation;

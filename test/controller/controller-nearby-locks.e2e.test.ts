@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { type Controller, startController } from "../../src/controller/controller.js";
@@ -42,10 +44,17 @@ async function tree(): Promise<{ top: string; sub: string }> {
 }
 
 /** A second controller on `dir`, started in the background; its URL once it says leader or standby. */
-async function second(dir: string): Promise<{ url: string; leading: Promise<Controller>; now: string }> {
+async function second(
+  dir: string,
+  statusDir?: string,
+): Promise<{ url: string; leading: Promise<Controller>; now: string }> {
   const port = await freePort();
   const leading = startController(
-    fastControllerOptions(h.cp, { source: { kind: "dir", dir }, listen: { host: "127.0.0.1", port } }),
+    fastControllerOptions(h.cp, {
+      source: { kind: "dir", dir },
+      listen: { host: "127.0.0.1", port },
+      ...(statusDir ? { statusDir } : {}),
+    }),
   );
   others.push(leading);
   const url = `http://127.0.0.1:${port}`;
@@ -118,4 +127,43 @@ it("a controller on TREE stands by while an apply of TREE/sub holds its store, t
   await waitFor("its first reconcile over", () => h.controller!.ready());
   // The tree's store has no fingerprint of the secret: sent once, by the one controller.
   expect(await revisions()).toBe(2);
+}, 60_000);
+
+// With --status-dir X a controller read and locked X only, where no other writer looks: one on
+// TREE/sub --status-dir X and one on TREE both led, and each sent every change under sub. It now
+// locks the stores nearby in use too, and its tree's default store as a mark (as apply --status-dir).
+const elsewhere = () => mkdtemp(join(tmpdir(), "plumb-ctl-status-dir-"));
+
+it("a controller on TREE/sub with --status-dir X stands by while one on TREE leads", async () => {
+  const { top, sub } = await tree();
+  const x = await elsewhere();
+  try {
+    h.controller = await startController(fastControllerOptions(h.cp, { source: { kind: "dir", dir: top } }));
+    await waitFor("the tree's controller ready", () => h.controller!.ready());
+    expect(await revisions()).toBe(1);
+    const { now } = await second(sub, join(x, "status"));
+    expect(now).toBe("standby");
+    expect(await revisions()).toBe(1); // X holds no fingerprint of the secret: leading, it sent it again
+  } finally {
+    await rm(x, { recursive: true, force: true });
+  }
+}, 60_000);
+
+it("a controller on TREE stands by while one on TREE/sub with --status-dir X leads", async () => {
+  const { top, sub } = await tree();
+  const x = await elsewhere();
+  try {
+    const options = fastControllerOptions(h.cp, {
+      source: { kind: "dir", dir: sub },
+      statusDir: join(x, "status"),
+    });
+    h.controller = await startController(options);
+    await waitFor("the sub-directory's controller ready", () => h.controller!.ready());
+    expect(await revisions()).toBe(1);
+    const { now } = await second(top);
+    expect(now).toBe("standby");
+    expect(await revisions()).toBe(1);
+  } finally {
+    await rm(x, { recursive: true, force: true });
+  }
 }, 60_000);

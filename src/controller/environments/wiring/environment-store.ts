@@ -37,7 +37,7 @@ export function claimOf(ctx: Context, name: string): EnvironmentClaim {
   return startClaim({
     name,
     target: lockTargetOf(location),
-    // --status-dir: that store only; else the stores nearby in ENV/ (as `apply --env ENV` locks them)
+    // the stores nearby in ENV/, and with --status-dir its default store as a mark (as `apply --env ENV`)
     nearby: nearbyScanOf({ root: source.manifestRoot, statusDir: options.statusDir, environment: name }),
     leaseMs: options.lockLeaseMs,
     mayTake: ctx.rebalance.mayTake,
