@@ -1,11 +1,11 @@
 import { createColors } from "picocolors";
 import { changeLines } from "./format-lines.js";
 import { escapeControls } from "../manifest/format/format.js";
-import { MARKDOWN_LIMIT } from "./format-markdown.js";
+import { MARKDOWN_LIMIT } from "./markdown/format-markdown.js";
 import { redactChange } from "../diff/secrets/redact.js";
 import type { DriftItem, DriftReason, DriftReport } from "../reconcile/drift.js";
 import { count } from "./plural.js";
-import { cutLine, htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
+import { cutLine, htmlCode, linesWithin, markdownCode, markdownText } from "./markdown/markdown-text.js";
 
 const REASON_TEXT: Record<DriftReason, string> = {
   differs: "live differs from git",

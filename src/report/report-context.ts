@@ -1,7 +1,7 @@
 // Where a pull-request comment's facts come from: the commit, the control plane (URL without
 // credentials) and tenant, and file paths as the repository knows them. Built by the CLI.
 
-import { markdownCode } from "./markdown-text.js";
+import { markdownCode } from "./markdown/markdown-text.js";
 
 export type ReportContext = {
   commit: string | null;

@@ -1,8 +1,8 @@
 import { countProblems, formatProblems, problemsToJson } from "../manifest/format/format.js";
 import { sortProblems } from "../manifest/validate.js";
 import type { Problem } from "../manifest/types.js";
-import { MARKDOWN_LIMIT } from "./format-markdown.js";
-import { cutLine, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
+import { MARKDOWN_LIMIT } from "./markdown/format-markdown.js";
+import { cutLine, linesWithin, markdownCode, markdownText } from "./markdown/markdown-text.js";
 import { count } from "./plural.js";
 
 /**

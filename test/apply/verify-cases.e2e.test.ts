@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { formatPlanMarkdown } from "../../src/report/format-markdown.js";
+import { formatPlanMarkdown } from "../../src/report/markdown/format-markdown.js";
 import { formatPlanText } from "../../src/report/format-text.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { statusFileName } from "../../src/status/status-types.js";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { buildPlan, type LiveState } from "../../src/diff/plan/build-plan.js";
 import type { RecordedSource } from "../../src/diff/diff-source.js";
 import { formatPlanJson } from "../../src/report/format-json.js";
-import { formatPlanMarkdown } from "../../src/report/format-markdown.js";
+import { formatPlanMarkdown } from "../../src/report/markdown/format-markdown.js";
 import { formatPlanText } from "../../src/report/format-text.js";
 import { fingerprintSecrets } from "../../src/diff/secrets/secret-fingerprint.js";
 import { loadManifests } from "../../src/manifest/load.js";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { planExitCode } from "../../src/cli/sync/plan.js";
 import { buildPlan } from "../../src/diff/plan/build-plan.js";
 import { formatPlanJson } from "../../src/report/format-json.js";
-import { formatPlanMarkdown } from "../../src/report/format-markdown.js";
+import { formatPlanMarkdown } from "../../src/report/markdown/format-markdown.js";
 import { formatPlanText } from "../../src/report/format-text.js";
 import { desiredDeployment, liveDeployment } from "./helpers.js";
 

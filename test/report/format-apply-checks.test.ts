@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApplyReport, ApplyResult, VerifyResult } from "../../src/apply/apply-types.js";
 import { buildPlan } from "../../src/diff/plan/build-plan.js";
-import { formatApplyMarkdown } from "../../src/report/format-apply-markdown.js";
+import { formatApplyMarkdown } from "../../src/report/markdown/format-apply-markdown.js";
 import { formatApplyJson, formatApplySummary, plainProgress } from "../../src/report/format-apply.js";
 import { formatStatusText } from "../../src/report/format-status.js";
 import { sampleStatus } from "../reconcile/fixtures.js";

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { ApplyReport, ApplyResult } from "../../src/apply/apply-types.js";
 import { buildPlan } from "../../src/diff/plan/build-plan.js";
-import { APPLY_COMMENT_MARKER, formatApplyMarkdown } from "../../src/report/format-apply-markdown.js";
-import { formatPlanMarkdown, PLAN_COMMENT_MARKER } from "../../src/report/format-markdown.js";
+import {
+  APPLY_COMMENT_MARKER,
+  formatApplyMarkdown,
+} from "../../src/report/markdown/format-apply-markdown.js";
+import { formatPlanMarkdown, PLAN_COMMENT_MARKER } from "../../src/report/markdown/format-markdown.js";
 import type { ReportContext } from "../../src/report/report-context.js";
 import { desiredDeployment } from "../diff/helpers.js";
 

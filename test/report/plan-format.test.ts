@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildPlan } from "../../src/diff/plan/build-plan.js";
-import { formatPlanMarkdown, MARKDOWN_LIMIT } from "../../src/report/format-markdown.js";
+import { formatPlanMarkdown, MARKDOWN_LIMIT } from "../../src/report/markdown/format-markdown.js";
 import { formatPlanText } from "../../src/report/format-text.js";
 import { desiredDeployment } from "../diff/helpers.js";
 

@@ -35,7 +35,7 @@ import {
   plainProgress,
   ttyProgress,
 } from "../../report/format-apply.js";
-import { formatApplyMarkdown } from "../../report/format-apply-markdown.js";
+import { formatApplyMarkdown } from "../../report/markdown/format-apply-markdown.js";
 import { buildReportContext } from "../report-context.js";
 import {
   agentUrlFallback,

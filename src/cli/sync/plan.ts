@@ -11,7 +11,7 @@ import {
 } from "../options.js";
 import { formatPlanJson } from "../../report/format-json.js";
 import { markPlanPhase } from "../../reconcile/plan/plan-run.js";
-import { formatPlanMarkdown } from "../../report/format-markdown.js";
+import { formatPlanMarkdown } from "../../report/markdown/format-markdown.js";
 import { buildReportContext } from "../report-context.js";
 import { formatPlanText } from "../../report/format-text.js";
 import type { Plan } from "../../diff/plan/plan-types.js";

@@ -1,12 +1,12 @@
-import type { ApplyOutcome, ApplyReport, ApplyResult } from "../apply/apply-types.js";
-import { formatChecksLine } from "../apply/verify/verify-stats.js";
-import type { Plan, PlannedChange } from "../diff/plan/plan-types.js";
-import type { PruneResult } from "../reconcile/prune/prune.js";
-import { changeLines, headline } from "./format-lines.js";
+import type { ApplyOutcome, ApplyReport, ApplyResult } from "../../apply/apply-types.js";
+import { formatChecksLine } from "../../apply/verify/verify-stats.js";
+import type { Plan, PlannedChange } from "../../diff/plan/plan-types.js";
+import type { PruneResult } from "../../reconcile/prune/prune.js";
+import { changeLines, headline } from "../format-lines.js";
 import { MARKDOWN_LIMIT } from "./format-markdown.js";
-import { count } from "./plural.js";
-import { escapeControls } from "../errors.js";
-import { formatContextLine, type ReportContext } from "./report-context.js";
+import { count } from "../plural.js";
+import { escapeControls } from "../../errors.js";
+import { formatContextLine, type ReportContext } from "../report-context.js";
 import { cutLine, htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
 
 // `plumb apply --output markdown`: the apply result as a pull-request comment, as Atlantis posts on

@@ -1,4 +1,4 @@
-import { escapeControls } from "../errors.js";
+import { escapeControls } from "../../errors.js";
 
 // Text from manifests and servers in a pull-request comment (GitHub Flavored Markdown). A file
 // name, a manifest key quoted in a problem or a server's message is data: written as it was, it

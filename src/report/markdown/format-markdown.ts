@@ -1,9 +1,9 @@
-import { changeLines, headline, notPlannedCount, pruneLine, shownChanges } from "./format-lines.js";
-import type { Plan, PlannedChange, PlannedPrune } from "../diff/plan/plan-types.js";
-import { count } from "./plural.js";
-import { formatContextLine, type ReportContext } from "./report-context.js";
+import { changeLines, headline, notPlannedCount, pruneLine, shownChanges } from "../format-lines.js";
+import type { Plan, PlannedChange, PlannedPrune } from "../../diff/plan/plan-types.js";
+import { count } from "../plural.js";
+import { formatContextLine, type ReportContext } from "../report-context.js";
 import { cutLine, htmlCode, linesWithin, markdownCode, markdownText } from "./markdown-text.js";
-import { escapeControls } from "../errors.js";
+import { escapeControls } from "../../errors.js";
 
 /** First line of every plan comment: CI scripts find their earlier comment by it and edit it. */
 export const PLAN_COMMENT_MARKER = "<!-- plumb plan -->";
