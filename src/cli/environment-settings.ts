@@ -9,11 +9,11 @@ import {
   type ResolvedEnvironment,
   resolvedCollisionMessage,
   resolvedNameCollision,
-} from "../manifest/rules/environment-names.js";
+} from "../manifest/rules/environment/environment-names.js";
 import {
   environmentCredentialMessage,
   NOT_ENVIRONMENT_SETTINGS,
-} from "../manifest/rules/environment-rules.js";
+} from "../manifest/rules/environment/environment-rules.js";
 import { type ApiOptions, readApiOptions, sendableTenant } from "../api/config.js";
 import { ApiError, withSettingHints } from "../api/errors.js";
 import { settingHintsOf, whereIs } from "../reconcile/environment-hints.js";

@@ -1,7 +1,10 @@
 import { DOCUMENT_KINDS } from "../schema/constants.js";
 import type { Manifest } from "../schema/manifest.js";
-import { checkEnvironmentDocument, checkEnvironmentReferences } from "./rules/environment-rules.js";
-import { checkSharedControlPlaneNames } from "./rules/environment-names.js";
+import {
+  checkEnvironmentDocument,
+  checkEnvironmentReferences,
+} from "./rules/environment/environment-rules.js";
+import { checkSharedControlPlaneNames } from "./rules/environment/environment-names.js";
 import { type ParsedDocument, problemAt } from "./parse/parse.js";
 import { checkDeploymentRules } from "./rules/rules.js";
 import { isRecord } from "./rules/rule-helpers.js";

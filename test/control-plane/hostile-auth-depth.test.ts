@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { jsonDepthExceeds } from "../../src/control-plane/http/json-scan.js";
+import { jsonDepthExceeds } from "../../src/control-plane/http/json/json-scan.js";
 import { type Api, ManualClock, start } from "./helpers.js";
 
 // Hostile input the control plane must shrug off: random keys (no bucket per key presented, failures

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repeatedKeyOf } from "../../src/control-plane/http/json-scan.js";
+import { repeatedKeyOf } from "../../src/control-plane/http/json/json-scan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type Api, container, start } from "./helpers.js";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   type ResolvedEnvironment,
   resolvedNameCollision,
-} from "../../src/manifest/rules/environment-names.js";
+} from "../../src/manifest/rules/environment/environment-names.js";
 import { checkFiles, yaml } from "./helpers.js";
 
 // Environments on one control plane (the same api_url, api_key and tenant_id) share its names: a

@@ -8,7 +8,7 @@ import {
   type ResolvedEnvironment,
   resolvedCollisionMessage,
   resolvedNameCollision,
-} from "../../manifest/rules/environment-names.js";
+} from "../../manifest/rules/environment/environment-names.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
 import type { Logger } from "../../logger.js";

@@ -4,7 +4,7 @@ import { checkResourceSpec } from "./resource-spec-rules.js";
 import { isRecord, leavesRoot, present, type Raw, type Report } from "./rule-helpers.js";
 import { formatField } from "../schema-check.js";
 import { checkSecrets } from "./secret-rules.js";
-import { urlHasCredentials } from "./environment-rules.js";
+import { urlHasCredentials } from "./environment/environment-rules.js";
 import { checkVerify } from "./verify-rules.js";
 import type { Problem, Severity } from "../types.js";
 

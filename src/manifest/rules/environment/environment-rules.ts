@@ -1,8 +1,8 @@
-import { type ParsedDocument, problemAt } from "../parse/parse.js";
-import { isRecord } from "./rule-helpers.js";
-import { PLUMB_CREDENTIAL_VARIABLES } from "./secret-rules.js";
-import { suggest } from "../schema-check.js";
-import type { Problem } from "../types.js";
+import { type ParsedDocument, problemAt } from "../../parse/parse.js";
+import { isRecord } from "../rule-helpers.js";
+import { PLUMB_CREDENTIAL_VARIABLES } from "../secret-rules.js";
+import { suggest } from "../../schema-check.js";
+import type { Problem } from "../../types.js";
 
 // Rules of `kind: Environment` that a schema cannot say well, and the references between
 // documents: every environment a Deployment names must be defined by an Environment document.

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { unprocessable } from "./http-errors.js";
+import { unprocessable } from "../http-errors.js";
 
 // PostgreSQL, the store of the hosted service, cannot hold U+0000 in text or jsonb ("invalid byte
 // sequence for encoding UTF8: 0x00", "unsupported Unicode escape sequence"): a service that passed

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
-import { type ParsedDocument, problemAt } from "../parse/parse.js";
-import { isRecord } from "./rule-helpers.js";
-import type { Problem, SourceLocation } from "../types.js";
+import { type ParsedDocument, problemAt } from "../../parse/parse.js";
+import { isRecord } from "../rule-helpers.js";
+import type { Problem, SourceLocation } from "../../types.js";
 
 // Environments on one control plane (the same api_url, api_key and tenant_id, as written; a literal
 // api_url as the client reads it, case, default port and trailing `/` aside) share its

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { unprocessable } from "./http-errors.js";
+import { unprocessable } from "../http-errors.js";
 import { jsonDepthExceeds, MAX_JSON_DEPTH, repeatedKeyOf } from "./json-scan.js";
 import { nulIssue, nulPathOf } from "./nul-check.js";
 
