@@ -1,10 +1,10 @@
-import { checkStoreInsideDir } from "../controller/source/store-inside-dir.js";
+import { checkStoreInsideDir, defaultStoreToMark } from "../controller/source/store-inside-dir.js";
+import { nearbyStoresInUse as storesInUse } from "../git/status-nearby.js";
 import { manifestDirOf } from "../git/status-source.js";
 import { type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import { acquireStateLocks } from "../lock/locks-in-order.js";
+import { gitRootOf } from "../manifest/environment-scan.js";
 import { checkManifestPath } from "../manifest/list-tree.js";
-import { defaultStoreToMark } from "../controller/source/store-inside-dir.js";
-import { nearbyStoresInUse } from "./nearby-locks.js";
 import type { ConnectionFlags } from "./options.js";
 
 /** The lease and clocks of the lock (tests inject a short lease and a monotonic clock they move). */
@@ -12,7 +12,7 @@ export type StateLockTiming = Pick<LockOptions, "leaseMs" | "monotonic" | "clock
 
 /**
  * Runs `work` holding the state lock of PATH's status store (--status-dir, --status-branch), and of
- * the stores nearby in use (nearby-locks.ts), taken before the store is read and released at the
+ * the stores nearby in use (nearbyStoresInUse below), taken before the store is read and released at the
  * end; `lock.lost` aborts if another writer takes one of them, and `lock.assertHeld` is the fence
  * every write (request, record, push) passes first.
  */
@@ -45,7 +45,7 @@ export async function withStateLock<T>(
   // A lock not trusted (committed to git) is said on the command's stderr, given by the caller.
   const say = timing.say ?? ((line: string) => process.stderr.write(`plumb: ${line}\n`));
   const options = { ...timing, command, timeoutMs: flags.lockTimeout ?? 0, say };
-  // The stores nearby hold objects PATH applies too (nearby-locks.ts), all taken in one order and
+  // The stores nearby hold objects PATH applies too (nearbyStoresInUse), all taken in one order and
   // scanned again once held (lock/locks-in-order.ts). An explicit --status-dir reads that store
   // only, but sends the same deployments: it locks them too, and PATH's default store as a mark.
   const explicit = Boolean(flags.statusDir) && flags.statusDirOfEnvironment !== true;
@@ -59,4 +59,15 @@ export async function withStateLock<T>(
   } finally {
     await lock.release();
   }
+}
+
+// The stores nearby PATH (docs/status.md "Stores above and below") hold objects PATH applies too:
+// `apply TREE` and `apply TREE/sub` each lock their own store, so when they ran at once both sent
+// every change under sub (two revisions for one change). A writer therefore also locks the stores
+// nearby that are in use (the store or its lock exists), all in one order (lock/locks-in-order.ts);
+// the controller does the same (controller/leadership.ts).
+
+/** The status directories of the stores above PATH (up to the git root) and below a directory PATH, in use now. */
+async function nearbyStoresInUse(path: string, environment: string | undefined): Promise<string[]> {
+  return storesInUse(path, environment, gitRootOf(manifestDirOf(path)));
 }
