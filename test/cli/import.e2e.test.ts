@@ -405,10 +405,11 @@ describe("plumb import", () => {
     expect((await readdir(root)).sort()).toEqual(["alpha.yaml", "beta.yaml"]);
   });
 
-  it("a live deployment nested deeper than a manifest may is skipped, the others written", async () => {
-    // A server's free-form field (a volume's configMap) nested 2,000 deep overflowed the YAML
-    // writer's stack (RangeError, nothing written); at 70 levels the manifest was written and then
-    // refused by validation (too-deep), the whole repository with it.
+  it("a live deployment nested deeper than a manifest may is skipped, the others written; an answer past 128 levels is refused whole", async () => {
+    // A server's free-form field (a volume's configMap) at 70 levels was written and then refused by
+    // validation (too-deep), the whole repository with it. At 2,000 (it overflowed the YAML writer's
+    // stack) the answer is now refused whole before it is parsed (MAX_RESPONSE_DEPTH, 128; the
+    // control plane refuses bodies past 64, so only a broken server answers so): nothing written.
     ({ cp, root } = await startPlane({ mode: "self-hosted" }));
     await post({
       name: "alpha",
@@ -428,7 +429,7 @@ describe("plumb import", () => {
       source_revision_config: { image_uri: "img/beta:1" },
       secrets: [],
     });
-    for (const depth of [2_000, 70]) {
+    for (const depth of [70]) {
       const nested = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
       const proxy = await startHoldingProxy(cp.url, {
         rewrite: (method, url, body) =>
@@ -449,6 +450,24 @@ describe("plumb import", () => {
       }
     }
     expect((await planJson({})).summary).toMatchObject({ create: 0, update: 0, refused: 0 });
+    const deep = `${'{"a":'.repeat(2_000)}1${"}".repeat(2_000)}`;
+    const proxy = await startHoldingProxy(cp.url, {
+      rewrite: (method, url, body) =>
+        method === "GET" && url.startsWith("/v2/deployments")
+          ? Buffer.from(body.toString("utf8").replace('{"name":"deep"}', deep))
+          : body,
+    });
+    try {
+      await rm(join(root, "beta.yaml"));
+      const io = captureIo(cp);
+      io.env = { ...io.env, PLUMB_API_URL: proxy.url };
+      await expect(runImport(flags({ force: true }), io)).rejects.toThrow(
+        /JSON nested deeper than 128 levels/,
+      );
+      expect(await readdir(root)).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("a live value validation refuses is not written: that deployment is skipped, the others written", async () => {

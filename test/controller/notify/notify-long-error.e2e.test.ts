@@ -16,7 +16,8 @@ import { container, waitFor, writeDoc } from "../support.js";
 // close to a megabyte. That failure was one 968 KB notification (kept up to 1,000 times per
 // receiver while it is down) and a 485 KB row in every page of the status page's list, re-read at
 // each live update. The notification and the list carry the start of the error and say how much
-// was left out; the object's detail view still has all of it.
+// was left out; the object's detail view has the error as the API client kept it: the server's
+// detail cut at 2,000 characters, saying how many more there were (src/api/transport/response-body.ts).
 
 let cp: RunningControlPlane | undefined;
 let controller: Controller | undefined;
@@ -29,7 +30,7 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-it("a very long server error is cut in notifications and the page's list, whole in the detail view", async () => {
+it("a very long server error is cut in notifications and the page's list, as the client kept it in the detail view", async () => {
   cp = await startControlPlane({
     revisionSeconds: 0,
     deploymentReadySeconds: 0,
@@ -72,5 +73,9 @@ it("a very long server error is cut in notifications and the page's list, whole 
   });
   expect(row.last_error).toMatch(/… \(\d+ more characters: open the object\)$/);
   expect(row.last_error.length).toBeLessThan(LIST_ERROR_CHARS + 100);
-  expect(detail.object.last_error.length).toBeGreaterThan(100_000);
+  const kept = detail.object.last_error;
+  expect(kept).toMatch(/^POST \/v2\/deployments failed: 400/);
+  expect(Number(/… \((\d+) more characters\)/.exec(kept)?.[1])).toBeGreaterThan(100_000);
+  expect(kept.length).toBeGreaterThan(LIST_ERROR_CHARS + 100);
+  expect(kept.length).toBeLessThan(2_200);
 });
