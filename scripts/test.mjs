@@ -1,13 +1,15 @@
-// `npm test`: the static checks (typecheck, lint, knip) and the vitest suite side by side instead of
-// one after the other (docs/testing.md "Speed"). Most test files wait (revisions, leases, child
-// processes) more than they compute, so the checks mostly use CPU the tests leave idle; they run
-// niced, so a test that does compute keeps its share. Arguments go to vitest (`npm test --
+// `npm test`: the static checks that are cheap (typecheck, knip) and the vitest suite side by side
+// instead of one after the other (docs/testing.md "Speed"). Most test files wait (revisions, leases,
+// child processes) more than they compute, so the checks mostly use CPU the tests leave idle; they
+// run niced, so a test that does compute keeps its share. Lint is `npm run lint`, on its own: its
+// type-aware rules cost about 80 s of CPU and 2 GB, and with all three checks beside it vitest
+// took 285 s instead of 205 s alone (2026-11-27, quiet); CI runs lint once (.ci/run). Arguments go to vitest (`npm test --
 // --reporter=json ...`). The checks' output is held and printed once each ends, under its name,
 // so it does not interleave with vitest's; the exit status fails when any part fails.
 import { spawn, spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 
-const checks = ["typecheck", "lint", "knip"];
+const checks = ["typecheck", "knip"];
 const niceAvailable = process.platform !== "win32" && spawnSync("nice", ["true"]).status === 0;
 
 /** Runs `npm run NAME` with its output held; resolves with its status, output and duration. */
@@ -26,7 +28,7 @@ function runCheck(name) {
   });
 }
 
-/** The checks one after the other (typecheck and lint each build a TypeScript program: not both at once). */
+/** The checks one after the other. */
 async function runChecks() {
   const results = [];
   for (const name of checks) {
