@@ -6,6 +6,7 @@ import { latestAppliedNearby } from "../status/applied-nearby.js";
 import { directoriesBelow } from "../status/stores-below.js";
 import { emptyStatusStore, type ObjectStatus, type StatusStore } from "../status/status-types.js";
 import { loadStatusAndBranchNearby, manifestDirOf, type StatusLocation } from "./status-source.js";
+import { loadStatusFromBranch } from "./records/load-status-branch.js";
 import { trackedRecords } from "./records/tracked-records.js";
 
 // The stores above and below a PATH (docs/status.md "Stores above and below"), read only: the
@@ -52,6 +53,52 @@ export async function loadStatusWithNearby(
     stores.push(await loadStatusStore(statusDir, tracked).catch(() => emptyStatusStore()));
   }
   return { store, appliedNearby: latestAppliedNearby(stores) };
+}
+
+/** A write-ahead intent a store nearby holds: where, and when its send began. */
+export type IntentNearby = { store: string; startedAt: string };
+
+/**
+ * The write-ahead intents the stores above and below PATH hold (the stores loadStatusWithNearby
+ * reads, and the status branch's), per object: an apply of the tree or of a directory of it is
+ * sending that object now, or was cut short. loadStatusWithNearby never takes them (their own
+ * store settles them); a command that judges whether something is settled (promote) must see them.
+ * Unlike a fingerprint, an intent missed fails open, so a store whose tracked records git cannot
+ * name is read whole here (a committed intent can only make the object look in flight).
+ */
+export async function loadIntentsNearby(
+  location: StatusLocation,
+  top: string | undefined,
+  options: { below?: boolean } = {},
+): Promise<Map<string, IntentNearby>> {
+  const own = manifestDirOf(location.root);
+  const dirs = top === undefined ? [] : directoriesAbove(own, top);
+  const below = options.below === true && own === resolve(location.root); // a directory PATH
+  const found = new Map<string, IntentNearby>();
+  const note = (store: string, records: StatusStore) => {
+    for (const [key, record] of records.objects)
+      if (record.pending && !found.has(key)) found.set(key, { store, startedAt: record.pending.started_at });
+  };
+  for (const dir of [...dirs, ...(below ? await directoriesBelow(own) : [])]) {
+    const statusDir = join(defaultStatusDir(dir), location.environment ?? "");
+    const tracked = await trackedRecords(statusDir).catch(() => new Map<string, string>());
+    note(statusDir, await loadStatusStore(statusDir, tracked).catch(() => emptyStatusStore()));
+  }
+  if (location.statusBranch && (dirs.length > 0 || below)) {
+    const remote = await loadStatusFromBranch({
+      root: own,
+      branch: location.statusBranch,
+      gitEnv: location.gitEnv,
+      gitStop: location.gitStop,
+      environment: location.environment,
+      queue: location.gitQueue,
+      ...(dirs.length > 0 ? { above: dirs } : {}),
+      ...(below ? { below: true } : {}),
+    });
+    for (const store of [...(remote.above ?? []), ...(remote.below ?? [])])
+      note(`status branch ${location.statusBranch}`, store);
+  }
+  return found;
 }
 
 /**

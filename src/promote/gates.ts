@@ -29,6 +29,8 @@ export type SourceFacts = {
   change: Pick<PlannedChange, "action" | "fields" | "revision_fields" | "in_place_fields"> | null;
   /** The status record still holds a write-ahead intent (an apply in flight or interrupted). */
   pending: boolean;
+  /** The store nearby holding that intent (an apply of the tree above, or of a directory below), when not PATH's own. */
+  pendingStore?: string | null;
   /** The status record's checks (apply's verify: src/status/checks-record.ts); null when none. */
   checks: ChecksRecord | null;
   /** Why the deployment's status record was ignored when it was (not JSON, not a record), else null. */
@@ -68,7 +70,9 @@ function deployedGate(facts: SourceFacts): GateResult {
       `revision ${revision.id} is not the active one (active: ${deployment.active_revision_id ?? "none"})`,
     );
   if (facts.pending)
-    return fail("an apply is in flight or was interrupted (its write-ahead intent is recorded)");
+    return fail(
+      `an apply is in flight or was interrupted (its write-ahead intent is recorded${facts.pendingStore ? ` in ${facts.pendingStore}` : ""})`,
+    );
   if (facts.recordProblem)
     return fail(
       `its status record was ignored (${facts.recordProblem}): whether an apply is in flight is unknown; correct the record or apply the source environment again`,

@@ -1,6 +1,9 @@
 import { basename } from "node:path";
 import type { SecretRedactor } from "../api/secret-redactor.js";
 import { PlumbError } from "../errors.js";
+import { type IntentNearby, loadIntentsNearby } from "../git/status-nearby.js";
+import { manifestDirOf } from "../git/status-source.js";
+import { gitRootOf } from "../manifest/environment-scan.js";
 import {
   appliedView,
   openSession,
@@ -49,6 +52,12 @@ export async function readSource(
   const dated = dateKeepingFetch(io.fetch ?? fetch);
   const sourceIo: SessionIo = { ...io, fetch: dated.fetch };
   const session = await openSession(root, flags, sourceIo);
+  // The intents of the stores nearby too: an apply of the tree (its intent in the tree's store) may
+  // be sending this very deployment while PATH's own store says nothing (docs/environments.md).
+  const nearby = !flags.statusDir || flags.statusDirOfEnvironment === true;
+  const intentsNearby = nearby
+    ? await loadIntentsNearby(session.location, gitRootOf(manifestDirOf(root)), { below: true })
+    : new Map<string, IntentNearby>();
   const names = pairs.map((p) => p.source.manifest.metadata.name);
   const result = await planSession(session, sourceIo, names);
   if (!result.ok) {
@@ -79,14 +88,17 @@ export async function readSource(
     };
     const now = dated.seen.at;
     // As plan reads it: its own store, and what the stores above and below PATH last applied and
-    // saw (its checks) when that was later; a pending intent only from its own store.
-    const record = appliedView(session).objects.get(statusKey("Deployment", name));
+    // saw (its checks) when that was later; a pending intent from its own store or any nearby.
+    const key = statusKey("Deployment", name);
+    const record = appliedView(session).objects.get(key);
+    const elsewhere = intentsNearby.get(key);
     reads.set(pair.name, {
       facts: {
         deployment,
         revision,
         change: result.plan.changes.find((c) => c.kind === "Deployment" && c.name === name) ?? null,
-        pending: Boolean(record?.pending),
+        pending: Boolean(record?.pending) || elsewhere !== undefined,
+        pendingStore: record?.pending ? null : (elsewhere?.store ?? null),
         checks: record?.checks ?? null,
         recordProblem:
           session.store.problems.find((p) => basename(p.file) === statusFileName("Deployment", name))

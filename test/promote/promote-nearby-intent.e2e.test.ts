@@ -1,0 +1,126 @@
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { applyCommand } from "../../src/cli/sync/apply.js";
+import { promoteCommand } from "../../src/cli/sync/promote.js";
+import { api, waitFor } from "../controller/support.js";
+import { gitIn, prodImage, stopPromotion } from "../support/promotion-repo.js";
+import {
+  environmentDoc,
+  plain,
+  runCommand,
+  STAGING_KEY,
+  startTwoPlanes,
+  type TwoPlanes,
+} from "../cli/two-planes.js";
+
+// `plumb apply TREE --env staging` is mid-send (its write-ahead intent in TREE/.plumb/status/staging,
+// the PATCH landed on the control plane, its answer not yet back), and `plumb promote TREE/saas --to
+// prod` read the intent from saas's own store only: staging looked settled (git = live, the revision
+// DEPLOYED) and the version still rolling out was written into prod's override. It now reads the
+// intents of the stores above and below PATH (docs/environments.md "Promotion"). What promote wrote
+// is read back from the file; that the PATCH landed is read on the control plane.
+
+let planes: TwoPlanes;
+let root: string;
+
+/** A proxy that forwards each PATCH at once but keeps its answer until `release` (the send landed, unrecorded). */
+async function answerHoldingProxy(upstream: string) {
+  const target = new URL(upstream);
+  let landed!: () => void;
+  const patchLanded = new Promise<void>((resolve) => (landed = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const server = createServer((req, res) => {
+    const out = httpRequest(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on("data", (c: Buffer) => chunks.push(c));
+        answer.on("end", () => {
+          const reply = () => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            res.end(Buffer.concat(chunks));
+          };
+          if (req.method !== "PATCH") return reply();
+          landed();
+          void released.then(reply);
+        });
+      },
+    );
+    out.on("error", () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, patchLanded, release, close };
+}
+
+const agentFile = () => join(root, "saas", "agent.yaml");
+const promote = () =>
+  runCommand(promoteCommand, [join(root, "saas"), "--to", "prod", "--write"], planes).catch(
+    (e: Error & { code?: string }) => ({ out: "", err: e.message, code: e.code }),
+  );
+
+beforeAll(async () => {
+  planes = await startTwoPlanes();
+  root = await mkdtemp(join(tmpdir(), "plumb-promote-nearby-intent-"));
+  await mkdir(join(root, "environments"));
+  await mkdir(join(root, "saas"));
+  await writeFile(join(root, "environments", "staging.yaml"), environmentDoc("staging"));
+  await writeFile(
+    join(root, "environments", "prod.yaml"),
+    environmentDoc("prod", "  promotion: {from: staging, gates: {deployed: true}}\n"),
+  );
+  await writeFile(agentFile(), `${plain("agent")}${prodImage("img/agent:0")}`);
+  const git = gitIn(root);
+  git("init", "-q", "-b", "main");
+  git("add", ".");
+  git("commit", "-q", "-m", "init");
+  const applied = await runCommand(applyCommand, [root, "--env", "staging", "--yes"], planes);
+  if (applied.code !== 0) throw new Error(`apply --env staging failed: ${applied.err}`);
+});
+
+afterAll(() => stopPromotion(planes, root));
+
+it("promote SUBDIR is blocked while an apply of the tree is sending, and promotes once it is recorded", async () => {
+  // staging moves to img/agent:2 in git; prod's override still says img/agent:0.
+  const text = await readFile(agentFile(), "utf8");
+  await writeFile(agentFile(), text.replace('image_uri: "img/agent:1"', 'image_uri: "img/agent:2"'));
+  const proxy = await answerHoldingProxy(planes.staging.url);
+  const client = api(planes.staging.url, STAGING_KEY);
+  try {
+    const apply = runCommand(applyCommand, [root, "--env", "staging", "--yes"], planes, {
+      STAGING_API_URL: proxy.url,
+    });
+    await Promise.race([proxy.patchLanded, apply.then(() => Promise.reject(new Error("sent no PATCH")))]);
+    // The control plane has the change and has rolled it out: only the intent says it is in flight.
+    await waitFor("staging's new revision DEPLOYED", async () => {
+      const live = await client.deployment("agent");
+      const image = (live.source_revision_config as { image_uri?: string }).image_uri;
+      const latest = (await client.revisions(live.id)).find((r) => r.id === live.latest_revision_id);
+      return (
+        image === "img/agent:2" && latest?.status === "DEPLOYED" && live.active_revision_id === latest.id
+      );
+    });
+    const blocked = await promote();
+    expect(blocked.code, blocked.out).toBe("promotion-blocked");
+    expect(blocked.out + blocked.err).toContain(join(root, ".plumb", "status", "staging"));
+    expect(await readFile(agentFile(), "utf8")).toContain('image_uri: "img/agent:0"');
+    proxy.release();
+    expect((await apply).code).toBe(0);
+  } finally {
+    proxy.release();
+    await proxy.close();
+  }
+  const promoted = await promote();
+  expect(promoted.code, promoted.err).toBe(0);
+  expect(await readFile(agentFile(), "utf8")).not.toContain("img/agent:0");
+});
