@@ -1,6 +1,7 @@
 import type { Clock } from "../../clock.js";
 import { escapeControls } from "../../errors.js";
-import { ApiError, codeForStatus, type ErrorDetail, type ValidationIssue } from "../errors.js";
+import { ApiError, codeForStatus } from "../errors.js";
+import { parseDetail } from "./error-detail.js";
 import { parseRetryAfter } from "./retry.js";
 import type { ShapeCheck } from "../../schema/validators.js";
 
@@ -148,49 +149,3 @@ export function errorFromResponse(
     retryAfterMs,
   });
 }
-
-/**
- * What of an error's detail is kept: a server's 1 MiB `detail` or 100,000 issues went whole into the
- * message, the log line, the status record and a PR comment. Real details are a sentence or a few
- * issues. The clip comes after the redactor: clipped first, a secret cut in half by it would be one
- * the redactor no longer knows, and its first half would show.
- */
-const MAX_DETAIL_CHARS = 2_000;
-const MAX_ISSUES = 100;
-const clip = (text: string): string =>
-  text.length <= MAX_DETAIL_CHARS
-    ? text
-    : `${text.slice(0, MAX_DETAIL_CHARS)}… (${text.length - MAX_DETAIL_CHARS} more characters)`;
-
-/**
- * The server's `detail`, or a short excerpt of a non-JSON error body, with the run's secrets (and
- * the key) redacted: a server may echo the request body. Of a 422 issue only `loc`, `msg` and `type`
- * are kept (FastAPI adds `input`, the value itself).
- */
-function parseDetail(text: string, scrub: (text: string) => string): ErrorDetail {
-  if (text.trim() === "") return null;
-  const cut = (part: string) => clip(scrub(part));
-  try {
-    const body = JSON.parse(text) as { detail?: unknown };
-    if (typeof body.detail === "string") return cut(body.detail);
-    if (Array.isArray(body.detail)) {
-      return body.detail
-        .filter(isIssue)
-        .slice(0, MAX_ISSUES)
-        .map((issue) => ({
-          loc: issue.loc.slice(0, MAX_ISSUES).map((part) => (typeof part === "string" ? cut(part) : part)),
-          msg: cut(issue.msg),
-          type: typeof issue.type === "string" ? cut(issue.type) : "",
-        }));
-    }
-  } catch {
-    // not JSON: fall through to the excerpt
-  }
-  return scrub(text.slice(0, 200));
-}
-
-const isIssue = (value: unknown): value is ValidationIssue =>
-  typeof value === "object" &&
-  value !== null &&
-  Array.isArray((value as ValidationIssue).loc) &&
-  typeof (value as ValidationIssue).msg === "string";

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createAgentServerClient } from "../../../src/api/agent-server-client.js";
 import { createControlPlaneClient } from "../../../src/api/control-plane-client.js";
 import { ApiError } from "../../../src/api/errors.js";
+import { MAX_KEPT_DETAIL_CHARS } from "../../../src/api/transport/error-detail.js";
 import { createHttpClient } from "../../../src/api/transport/http.js";
 
 // plumb's clients against a real HTTP server that misbehaves (docs/api-client.md "A hostile
@@ -163,7 +164,25 @@ describe("a hostile server against plumb's clients", () => {
     expect(huge.message.length).toBeLessThan(3_000);
     expect(huge.message).toContain("more characters)");
     const many = await caught(http.request({ method: "GET", path: "/many" }));
-    expect(many.detail).toHaveLength(100);
+    expect(many.detail).toHaveLength(101); // 100 issues and the note of what was left out
+    expect(many.message).toContain("… 19900 more issues left out");
+  });
+
+  it("bounds a 422's issues as a whole, after redaction, and says how much was left out", async () => {
+    // Each part under the 2,000 a part keeps, under the 1 MiB an error body may be: ~850 KB were kept.
+    const long = `${KEY}${"g".repeat(1_900)}`;
+    const issue = { loc: ["body", long, long, long], msg: long, type: "x" };
+    const server = await serve((_request, response) =>
+      json(response, 422, { detail: Array.from({ length: 100 }, () => issue) }),
+    );
+    const http = createHttpClient({ baseUrl: server.url, auth: { scheme: "api-key", apiKey: KEY } });
+    const error = await caught(http.request({ method: "GET", path: "/wide" }));
+    const kept = JSON.stringify(error.detail);
+    expect(kept.length).toBeLessThan(MAX_KEPT_DETAIL_CHARS + 1_000);
+    expect(error.message.length).toBeLessThan(MAX_KEPT_DETAIL_CHARS + 1_000);
+    expect(error.message).not.toContain(KEY);
+    expect(error.message).toContain("[redacted]");
+    expect(error.message).toMatch(/… 99 more issues left out, and \d+ characters of those kept/);
   });
 
   it("never carries the key to where a redirect points", async () => {
