@@ -1,4 +1,5 @@
 import { PlumbError } from "../errors.js";
+import { networkHint } from "./network-hint.js";
 
 /** One entry of a 422 HTTPValidationError body (spec 2.6). */
 export type ValidationIssue = { loc: (string | number)[]; msg: string; type: string };
@@ -63,9 +64,12 @@ export class ApiError extends PlumbError {
   readonly detail: ErrorDetail;
   readonly ambiguous: boolean;
   readonly retryAfterMs: number | undefined;
+  /** What to do about it (the message's closing hint), for `-o json`'s error document; never a value. */
+  fix: string | undefined;
 
   constructor(init: ApiErrorInit) {
     super(init.code, formatMessage(init), { cause: init.cause });
+    this.fix = hintOf(init);
     this.name = "ApiError";
     this.status = init.status;
     this.method = init.method;
@@ -136,10 +140,13 @@ export type SettingHints = { apiKey: string; tenantId: string; apiUrl: string };
 
 /** The error with its hint naming where the settings were read from (SettingHints). */
 export function withSettingHints(error: ApiError, hints: SettingHints): ApiError {
-  error.message = error.message
-    .replace("check PLUMB_API_KEY (or --api-key-file)", `check ${hints.apiKey}`)
-    .replace("check PLUMB_TENANT_ID", `check ${hints.tenantId}`)
-    .replace("check PLUMB_API_URL", `check ${hints.apiUrl}`);
+  const named = (text: string) =>
+    text
+      .replace("check PLUMB_API_KEY (or --api-key-file)", `check ${hints.apiKey}`)
+      .replace("check PLUMB_TENANT_ID", `check ${hints.tenantId}`)
+      .replace("check PLUMB_API_URL", `check ${hints.apiUrl}`);
+  error.message = named(error.message);
+  if (error.fix !== undefined) error.fix = named(error.fix);
   return error;
 }
 
@@ -154,13 +161,15 @@ function formatDetail(detail: ErrorDetail | undefined): string {
     .join("; ");
 }
 
+const hintOf = (init: ApiErrorInit): string | undefined =>
+  init.code === "network" && init.url
+    ? networkHint(typeof init.detail === "string" ? init.detail : undefined, init.url)
+    : HINTS[init.code];
+
 function formatMessage(init: ApiErrorInit): string {
   const what = init.status > 0 ? `${init.status}` : init.code;
   const detail = formatDetail(init.detail);
-  const hint =
-    init.code === "network" && init.url
-      ? `${init.detail === "ECONNREFUSED" ? "nothing accepts connections at" : "could not reach"} ${init.url}; is the server running? For the control plane, check PLUMB_API_URL`
-      : HINTS[init.code];
+  const hint = hintOf(init);
   return (
     `${init.method} ${init.path} failed: ${what}` +
     (detail ? ` — ${detail}` : "") +

@@ -7,7 +7,9 @@ import type { Client, RequestSpec } from "./http-types.js";
 
 function shouldRetry(c: Client, error: ApiError, idempotent: boolean): boolean {
   if (error.status === 429) return true; // refused before any work: safe for every method
-  if (error.detail === "ECONNREFUSED" && !c.answered) return false;
+  // Refused, or a name with no address, before this client was ever answered: a wrong URL, and
+  // five more tries only made the error come 6 s later. (EAI_AGAIN, DNS not answering, may pass.)
+  if ((error.detail === "ECONNREFUSED" || error.detail === "ENOTFOUND") && !c.answered) return false;
   if (error.detail === BLOCKED_PORT) return false; // fetch refuses the port itself: never better later
   if (error.code === "network" || error.code === "timeout") return idempotent || !error.ambiguous;
   return idempotent && RETRYABLE_STATUSES.has(error.status);

@@ -237,6 +237,15 @@ describe("retries", () => {
     expect(nock.pendingMocks()).toHaveLength(1); // one attempt: the answer a retry would get is unused
     nock.cleanAll();
   });
+
+  it("fails at once, naming the host, when the URL's host name does not resolve (a typo)", async () => {
+    nock(BASE).get("/x").replyWithError(systemError("ENOTFOUND")).get("/x").reply(200, {});
+    const error = await caught(client().http.request({ method: "GET", path: "/x" }));
+    expect(error.message).toContain(`the host name ${new URL(BASE).hostname} does not resolve`);
+    expect(error.message).not.toContain("is the server running");
+    expect(nock.pendingMocks()).toHaveLength(1); // one attempt: five more only delayed the error
+    nock.cleanAll();
+  });
 });
 
 describe("response shape", () => {
