@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { isOutside } from "../path-inside.js";
 import { loadStatusStore, defaultStatusDir } from "../status/status-store.js";
 import { latestAppliedNearby } from "../status/applied-nearby.js";
+import { type ChecksRecord, laterChecks } from "../status/checks-record.js";
 import { directoriesBelow } from "../status/stores-below.js";
 import { emptyStatusStore, type ObjectStatus, type StatusStore } from "../status/status-types.js";
 import { loadStatusAndBranchNearby, manifestDirOf, type StatusLocation } from "./status-source.js";
@@ -56,28 +57,41 @@ export async function loadStatusWithNearby(
 }
 
 /** A write-ahead intent a store nearby holds: where, and when its send began. */
-export type IntentNearby = { store: string; startedAt: string };
+type IntentNearby = { store: string; startedAt: string };
+
+/** What the stores nearby say of whether an object is settled: their intents, their latest checks. */
+export type VerdictsNearby = {
+  intents: Map<string, IntentNearby>;
+  /** Per object, the checks that finished last (`at`) among the stores nearby. */
+  checks: Map<string, ChecksRecord>;
+};
 
 /**
- * The write-ahead intents the stores above and below PATH hold (the stores loadStatusWithNearby
- * reads, and the status branch's), per object: an apply of the tree or of a directory of it is
- * sending that object now, or was cut short. loadStatusWithNearby never takes them (their own
- * store settles them); a command that judges whether something is settled (promote) must see them.
- * Unlike a fingerprint, an intent missed fails open, so a store whose tracked records git cannot
- * name is read whole here (a committed intent can only make the object look in flight).
+ * What the stores above and below PATH (the stores loadStatusWithNearby reads, and the status
+ * branch's) say of whether each object is settled: the write-ahead intents they hold (an apply of
+ * the tree or of a directory of it is sending that object now, or was cut short) and the checks
+ * that finished last there. loadStatusWithNearby takes neither (intents are settled by their own
+ * store; checks come with the later apply, not the later verdict); a command that judges whether
+ * something is settled and verified (promote) must see both. An intent missed fails open, so a
+ * store whose tracked records git cannot name is read whole here (a committed record can then
+ * only make an object look in flight, or its checks not passed).
  */
-export async function loadIntentsNearby(
+export async function loadVerdictsNearby(
   location: StatusLocation,
   top: string | undefined,
   options: { below?: boolean } = {},
-): Promise<Map<string, IntentNearby>> {
+): Promise<VerdictsNearby> {
   const own = manifestDirOf(location.root);
   const dirs = top === undefined ? [] : directoriesAbove(own, top);
   const below = options.below === true && own === resolve(location.root); // a directory PATH
-  const found = new Map<string, IntentNearby>();
+  const found: VerdictsNearby = { intents: new Map(), checks: new Map() };
   const note = (store: string, records: StatusStore) => {
-    for (const [key, record] of records.objects)
-      if (record.pending && !found.has(key)) found.set(key, { store, startedAt: record.pending.started_at });
+    for (const [key, record] of records.objects) {
+      if (record.pending && !found.intents.has(key))
+        found.intents.set(key, { store, startedAt: record.pending.started_at });
+      const checks = laterChecks(found.checks.get(key), record.checks);
+      if (checks) found.checks.set(key, checks);
+    }
   };
   for (const dir of [...dirs, ...(below ? await directoriesBelow(own) : [])]) {
     const statusDir = join(defaultStatusDir(dir), location.environment ?? "");

@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import type { SecretRedactor } from "../api/secret-redactor.js";
 import { PlumbError } from "../errors.js";
-import { type IntentNearby, loadIntentsNearby } from "../git/status-nearby.js";
+import { loadVerdictsNearby, type VerdictsNearby } from "../git/status-nearby.js";
 import { manifestDirOf } from "../git/status-source.js";
 import { gitRootOf } from "../manifest/environment-scan.js";
 import {
@@ -11,6 +11,7 @@ import {
   type SessionFlags,
   type SessionIo,
 } from "../reconcile/session.js";
+import { laterChecks } from "../status/checks-record.js";
 import { statusFileName, statusKey } from "../status/status-types.js";
 import type { SourceFacts } from "./gates.js";
 import type { PromotionPair } from "./promotion-pairs.js";
@@ -52,12 +53,13 @@ export async function readSource(
   const dated = dateKeepingFetch(io.fetch ?? fetch);
   const sourceIo: SessionIo = { ...io, fetch: dated.fetch };
   const session = await openSession(root, flags, sourceIo);
-  // The intents of the stores nearby too: an apply of the tree (its intent in the tree's store) may
-  // be sending this very deployment while PATH's own store says nothing (docs/environments.md).
+  // The intents and checks of the stores nearby too: an apply of the tree (its intent in the tree's
+  // store) may be sending this very deployment while PATH's own store says nothing, and a later
+  // verify there may have overturned the checks PATH's store holds (docs/environments.md).
   const nearby = !flags.statusDir || flags.statusDirOfEnvironment === true;
-  const intentsNearby = nearby
-    ? await loadIntentsNearby(session.location, gitRootOf(manifestDirOf(root)), { below: true })
-    : new Map<string, IntentNearby>();
+  const verdicts: VerdictsNearby = nearby
+    ? await loadVerdictsNearby(session.location, gitRootOf(manifestDirOf(root)), { below: true })
+    : { intents: new Map(), checks: new Map() };
   const names = pairs.map((p) => p.source.manifest.metadata.name);
   const result = await planSession(session, sourceIo, names);
   if (!result.ok) {
@@ -87,11 +89,11 @@ export async function readSource(
       source_revision_config: redactWhole(read.source_revision_config, session.redactor),
     };
     const now = dated.seen.at;
-    // As plan reads it: its own store, and what the stores above and below PATH last applied and
-    // saw (its checks) when that was later; a pending intent from its own store or any nearby.
+    // As plan reads it: its own store, and what the stores above and below PATH last applied when
+    // that was later; a pending intent from its own store or any nearby, the checks finished last.
     const key = statusKey("Deployment", name);
     const record = appliedView(session).objects.get(key);
-    const elsewhere = intentsNearby.get(key);
+    const elsewhere = verdicts.intents.get(key);
     reads.set(pair.name, {
       facts: {
         deployment,
@@ -99,7 +101,7 @@ export async function readSource(
         change: result.plan.changes.find((c) => c.kind === "Deployment" && c.name === name) ?? null,
         pending: Boolean(record?.pending) || elsewhere !== undefined,
         pendingStore: record?.pending ? null : (elsewhere?.store ?? null),
-        checks: record?.checks ?? null,
+        checks: laterChecks(record?.checks, verdicts.checks.get(key)) ?? null,
         recordProblem:
           session.store.problems.find((p) => basename(p.file) === statusFileName("Deployment", name))
             ?.message ?? null,

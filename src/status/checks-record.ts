@@ -22,3 +22,20 @@ export const ChecksRecord = Type.Object({
   failures: Type.Optional(Type.Array(Type.Object({ case: Type.String(), reason: Type.String() }))),
 });
 export type ChecksRecord = Static<typeof ChecksRecord>;
+
+const finished = (checks: ChecksRecord) => Date.parse(checks.at) || 0;
+
+/**
+ * Of two checks records of an object (its own store's and one nearby), the one that finished last
+ * (`a` on a tie); undefined when neither is given. Verify runs again on the same revision after a
+ * failed check, from whichever store's apply comes next, so a revision's verdict can be overturned
+ * in another store: the later `at` stands. A time that does not parse counts as earliest.
+ */
+export function laterChecks(
+  a: ChecksRecord | null | undefined,
+  b: ChecksRecord | null | undefined,
+): ChecksRecord | undefined {
+  if (!a) return b ?? undefined;
+  if (!b) return a;
+  return finished(b) > finished(a) ? b : a;
+}

@@ -124,3 +124,47 @@ it("promote SUBDIR is blocked while an apply of the tree is sending, and promote
   expect(promoted.code, promoted.err).toBe(0);
   expect(await readFile(agentFile(), "utf8")).not.toContain("img/agent:0");
 });
+
+// The checks of one revision recorded in two stores: saas's own (an earlier run that passed) and the
+// tree's (a later run on that same revision that failed: a flaky agent, here its case edited). promote
+// saas read its own record's checks whatever the tree's said later, and promoted on a verdict since
+// overturned. It now judges the latest checks of the revision among its own store and those nearby.
+it("promote SUBDIR judges the latest checks of the revision, not its own store's older ones", async () => {
+  const tree = await mkdtemp(join(tmpdir(), "plumb-promote-nearby-checks-"));
+  const file = join(tree, "saas", "flaky.yaml");
+  const manifest = (expect: string) =>
+    `${plain("flaky")}  verify:\n    assistant_id: agent\n    cases:\n      - {name: ping, input: ping, expect_contains: ${expect}}\n${prodImage("img/flaky:0")}`;
+  const applyAt = (path: string) =>
+    runCommand(applyCommand, [path, "--env", "staging", "--yes"], planes).catch((e: Error) => e);
+  try {
+    await mkdir(join(tree, "environments"));
+    await mkdir(join(tree, "saas"));
+    await writeFile(join(tree, "environments", "staging.yaml"), environmentDoc("staging"));
+    await writeFile(
+      join(tree, "environments", "prod.yaml"),
+      environmentDoc(
+        "prod",
+        "  promotion: {from: staging, gates: {deployed: true, checks: {min_pass_ratio: 1}}}\n",
+      ),
+    );
+    gitIn(tree)("init", "-q", "-b", "main");
+    await writeFile(file, manifest("nothing-like-this"));
+    await applyAt(tree); // fails its checks: the tree's record says so
+    await writeFile(file, manifest("pong"));
+    await applyAt(join(tree, "saas")); // a no-op re-verified (last check failed): passes, in saas's store
+    await writeFile(file, manifest("nothing-like-this"));
+    await applyAt(tree); // the same revision verified again, later: fails, in the tree's store
+    const client = api(planes.staging.url, STAGING_KEY);
+    expect(await client.revisions((await client.deployment("flaky")).id)).toHaveLength(1);
+    const run = await runCommand(
+      promoteCommand,
+      [join(tree, "saas"), "--to", "prod", "--write"],
+      planes,
+    ).catch((e: Error & { code?: string }) => ({ out: "", err: e.message, code: e.code }));
+    expect(run.code, run.out).toBe("promotion-blocked");
+    expect(run.err).toContain("0/1 passed");
+    expect(await readFile(file, "utf8")).toContain('image_uri: "img/flaky:0"');
+  } finally {
+    await stopPromotion(undefined, tree);
+  }
+});
