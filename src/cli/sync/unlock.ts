@@ -11,6 +11,10 @@ import type { SessionIo } from "../../reconcile/session.js";
 import { processIo } from "../process-io.js";
 import { forEachEnvironment } from "../environments.js";
 import { envOption } from "../options.js";
+import { loadManifestsOnce } from "../../manifest/load.js";
+import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
+import { sortProblems } from "../../manifest/validate.js";
+import { reportInvalidManifests } from "../../report/report-invalid.js";
 
 type Flags = {
   force?: boolean;
@@ -32,11 +36,42 @@ export function unlockCommand(io: SessionIo = processIo()): Command {
     .option("--status-branch <branch>", "also the lease of this status branch in the git remote")
     .addOption(envOption())
     .action(async (path: string, flags: Flags) => {
+      // With --env, one parse for the check below and forEachEnvironment's selection (without, its
+      // quick scan for Environment documents stays).
+      const unlockIo: SessionIo = flags.env?.length
+        ? { ...io, manifestLoads: io.manifestLoads ?? new Map() }
+        : io;
+      if (await refuseInvalidEnvironment(path, flags, unlockIo)) {
+        process.exitCode = 1;
+        return;
+      }
       // Each environment's own store (--env; docs/environments.md), else the one store.
-      process.exitCode = await forEachEnvironment(path, flags, io, (f, envIo) => runUnlock(path, f, envIo), {
-        connects: false,
-      });
+      process.exitCode = await forEachEnvironment(
+        path,
+        flags,
+        unlockIo,
+        (f, envIo) => runUnlock(path, f, envIo),
+        { connects: false },
+      );
     });
+}
+
+/**
+ * An Environment document that failed validation is not among those defined: --env naming it said
+ * "unknown environment", hiding the typo. Its files' problems are printed instead (as plan,
+ * validate and render do); a tree with broken Deployments is still unlocked (unlock reads none).
+ */
+async function refuseInvalidEnvironment(path: string, flags: Flags, io: SessionIo): Promise<boolean> {
+  if (!flags.env?.length) return false;
+  const tree = await loadManifestsOnce(io.manifestLoads, path, {
+    maxBytes: maxManifestBytesFrom(io.env),
+    environmentsAbove: true,
+  });
+  const defined = new Set(tree.environments?.map((e) => e.manifest.metadata.name));
+  if (!tree.problems.some((p) => p.severity === "error") || flags.env.every((n) => defined.has(n)))
+    return false;
+  reportInvalidManifests(io.stdout, sortProblems(tree.problems), "text", "nothing unlocked");
+  return true;
 }
 
 export async function runUnlock(path: string, flags: Flags, io: Pick<SessionIo, "stdout">): Promise<number> {
