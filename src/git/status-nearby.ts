@@ -74,12 +74,13 @@ export type VerdictsNearby = {
  * store; checks come with the later apply, not the later verdict); a command that judges whether
  * something is settled and verified (promote) must see both. An intent missed fails open, so a
  * store whose tracked records git cannot name is read whole here (a committed record can then
- * only make an object look in flight, or its checks not passed).
+ * only make an object look in flight, or its checks not passed). `ownDefault`: PATH's own default
+ * store too (a command given --status-dir).
  */
 export async function loadVerdictsNearby(
   location: StatusLocation,
   top: string | undefined,
-  options: { below?: boolean } = {},
+  options: { below?: boolean; ownDefault?: boolean } = {},
 ): Promise<VerdictsNearby> {
   const own = manifestDirOf(location.root);
   const dirs = top === undefined ? [] : directoriesAbove(own, top);
@@ -93,7 +94,10 @@ export async function loadVerdictsNearby(
       if (checks) found.checks.set(key, checks);
     }
   };
-  for (const dir of [...dirs, ...(below ? await directoriesBelow(own) : [])]) {
+  // With --status-dir, PATH's own default store is nearby too: where an apply of PATH without it
+  // records its intents (apply --status-dir locks it for that reason).
+  const owns = options.ownDefault === true ? [own] : [];
+  for (const dir of [...owns, ...dirs, ...(below ? await directoriesBelow(own) : [])]) {
     const statusDir = join(defaultStatusDir(dir), location.environment ?? "");
     const tracked = await trackedRecords(statusDir).catch(() => new Map<string, string>());
     note(statusDir, await loadStatusStore(statusDir, tracked).catch(() => emptyStatusStore()));

@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import type { SecretRedactor } from "../api/secret-redactor.js";
 import { PlumbError } from "../errors.js";
-import { loadVerdictsNearby, type VerdictsNearby } from "../git/status-nearby.js";
+import { loadVerdictsNearby } from "../git/status-nearby.js";
 import { manifestDirOf } from "../git/status-source.js";
 import { gitRootOf } from "../manifest/environment-scan.js";
 import {
@@ -11,7 +11,7 @@ import {
   type SessionFlags,
   type SessionIo,
 } from "../reconcile/session.js";
-import { laterChecks } from "../status/checks-record.js";
+import { type ChecksRecord, laterChecks } from "../status/checks-record.js";
 import { statusFileName, statusKey } from "../status/status-types.js";
 import type { SourceFacts } from "./gates.js";
 import type { PromotionPair } from "./promotion-pairs.js";
@@ -56,10 +56,11 @@ export async function readSource(
   // The intents and checks of the stores nearby too: an apply of the tree (its intent in the tree's
   // store) may be sending this very deployment while PATH's own store says nothing, and a later
   // verify there may have overturned the checks PATH's store holds (docs/environments.md).
+  // With --status-dir the intents only, of PATH's default store too: its checks are DIR's alone.
   const nearby = !flags.statusDir || flags.statusDirOfEnvironment === true;
-  const verdicts: VerdictsNearby = nearby
-    ? await loadVerdictsNearby(session.location, gitRootOf(manifestDirOf(root)), { below: true })
-    : { intents: new Map(), checks: new Map() };
+  const top = gitRootOf(manifestDirOf(root));
+  const verdicts = await loadVerdictsNearby(session.location, top, { below: true, ownDefault: !nearby });
+  const checksNearby = nearby ? verdicts.checks : new Map<string, ChecksRecord>();
   const names = pairs.map((p) => p.source.manifest.metadata.name);
   const result = await planSession(session, sourceIo, names);
   if (!result.ok) {
@@ -101,7 +102,7 @@ export async function readSource(
         change: result.plan.changes.find((c) => c.kind === "Deployment" && c.name === name) ?? null,
         pending: Boolean(record?.pending) || elsewhere !== undefined,
         pendingStore: record?.pending ? null : (elsewhere?.store ?? null),
-        checks: laterChecks(record?.checks, verdicts.checks.get(key)) ?? null,
+        checks: laterChecks(record?.checks, checksNearby.get(key)) ?? null,
         recordProblem:
           session.store.problems.find((p) => basename(p.file) === statusFileName("Deployment", name))
             ?.message ?? null,

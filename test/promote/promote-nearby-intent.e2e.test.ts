@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -64,10 +64,15 @@ async function answerHoldingProxy(upstream: string) {
 }
 
 const agentFile = () => join(root, "saas", "agent.yaml");
-const promote = () =>
-  runCommand(promoteCommand, [join(root, "saas"), "--to", "prod", "--write"], planes).catch(
+const promote = (more: string[] = [], path = join(root, "saas")) =>
+  runCommand(promoteCommand, [path, "--to", "prod", "--write", ...more], planes).catch(
     (e: Error & { code?: string }) => ({ out: "", err: e.message, code: e.code }),
   );
+/** The flags and the PATH of a case: a last argument that is no flag's value is the PATH. */
+const pathOf = (more: string[]): [string[], string?] =>
+  more.length % 2 === 1 ? [more.slice(0, -1), more.at(-1)] : [more];
+/** prod's override in saas/agent.yaml (after staging's spec). */
+const prodOverride = async () => (await readFile(agentFile(), "utf8")).split("environments:")[1] ?? "";
 
 beforeAll(async () => {
   planes = await startTwoPlanes();
@@ -88,42 +93,56 @@ beforeAll(async () => {
   if (applied.code !== 0) throw new Error(`apply --env staging failed: ${applied.err}`);
 });
 
-afterAll(() => stopPromotion(planes, root));
-
-it("promote SUBDIR is blocked while an apply of the tree is sending, and promotes once it is recorded", async () => {
-  // staging moves to img/agent:2 in git; prod's override still says img/agent:0.
-  const text = await readFile(agentFile(), "utf8");
-  await writeFile(agentFile(), text.replace('image_uri: "img/agent:1"', 'image_uri: "img/agent:2"'));
-  const proxy = await answerHoldingProxy(planes.staging.url);
-  const client = api(planes.staging.url, STAGING_KEY);
-  try {
-    const apply = runCommand(applyCommand, [root, "--env", "staging", "--yes"], planes, {
-      STAGING_API_URL: proxy.url,
-    });
-    await Promise.race([proxy.patchLanded, apply.then(() => Promise.reject(new Error("sent no PATCH")))]);
-    // The control plane has the change and has rolled it out: only the intent says it is in flight.
-    await waitFor("staging's new revision DEPLOYED", async () => {
-      const live = await client.deployment("agent");
-      const image = (live.source_revision_config as { image_uri?: string }).image_uri;
-      const latest = (await client.revisions(live.id)).find((r) => r.id === live.latest_revision_id);
-      return (
-        image === "img/agent:2" && latest?.status === "DEPLOYED" && live.active_revision_id === latest.id
-      );
-    });
-    const blocked = await promote();
-    expect(blocked.code, blocked.out).toBe("promotion-blocked");
-    expect(blocked.out + blocked.err).toContain(join(root, ".plumb", "status", "staging"));
-    expect(await readFile(agentFile(), "utf8")).toContain('image_uri: "img/agent:0"');
-    proxy.release();
-    expect((await apply).code).toBe(0);
-  } finally {
-    proxy.release();
-    await proxy.close();
-  }
-  const promoted = await promote();
-  expect(promoted.code, promoted.err).toBe(0);
-  expect(await readFile(agentFile(), "utf8")).not.toContain("img/agent:0");
+afterAll(async () => {
+  await rm(`${root}-x`, { recursive: true, force: true });
+  await stopPromotion(planes, root);
 });
+
+// With --status-dir X promote read X alone, where no apply of the tree writes: PATH's default store
+// and those nearby are where an apply without it records its intents (apply --status-dir locks them),
+// so their intents are read with --status-dir too (their checks are not: DIR's alone).
+it.each([
+  { how: "SUBDIR", more: () => [], from: 1 },
+  { how: "SUBDIR --status-dir X", more: () => ["--status-dir", `${root}-x`], from: 2 },
+  { how: "TREE --status-dir X", more: () => ["--status-dir", `${root}-x`, root], from: 3 },
+])(
+  "promote $how is blocked while an apply of the tree is sending, and promotes once it is recorded",
+  async ({ more, from }) => {
+    // staging moves on in git (its spec comes first in the file); prod's override stays behind.
+    const [old, next] = [`img/agent:${from}`, `img/agent:${from + 1}`];
+    const text = await readFile(agentFile(), "utf8");
+    await writeFile(agentFile(), text.replace(`image_uri: "${old}"`, `image_uri: "${next}"`));
+    const before = await prodOverride();
+    expect(before).not.toContain(next);
+    const proxy = await answerHoldingProxy(planes.staging.url);
+    const client = api(planes.staging.url, STAGING_KEY);
+    try {
+      const apply = runCommand(applyCommand, [root, "--env", "staging", "--yes"], planes, {
+        STAGING_API_URL: proxy.url,
+      });
+      await Promise.race([proxy.patchLanded, apply.then(() => Promise.reject(new Error("sent no PATCH")))]);
+      // The control plane has the change and has rolled it out: only the intent says it is in flight.
+      await waitFor("staging's new revision DEPLOYED", async () => {
+        const live = await client.deployment("agent");
+        const image = (live.source_revision_config as { image_uri?: string }).image_uri;
+        const latest = (await client.revisions(live.id)).find((r) => r.id === live.latest_revision_id);
+        return image === next && latest?.status === "DEPLOYED" && live.active_revision_id === latest.id;
+      });
+      const blocked = await promote(...pathOf(more()));
+      expect(blocked.code, blocked.out).toBe("promotion-blocked");
+      expect(blocked.out + blocked.err).toContain(join(root, ".plumb", "status", "staging"));
+      expect(await prodOverride()).toBe(before);
+      proxy.release();
+      expect((await apply).code).toBe(0);
+    } finally {
+      proxy.release();
+      await proxy.close();
+    }
+    const promoted = await promote(...pathOf(more()));
+    expect(promoted.code, promoted.err).toBe(0);
+    expect(await prodOverride()).toContain(next);
+  },
+);
 
 // The checks of one revision recorded in two stores: saas's own (an earlier run that passed) and the
 // tree's (a later run on that same revision that failed: a flaky agent, here its case edited). promote
