@@ -96,3 +96,33 @@ export function helpAfter(name: string): string {
   const examples = help.examples.map((line) => `  $ ${line}`).join("\n");
   return `\nExamples:\n${examples}\n${help.connects ? `\n${CONNECTS}\n` : ""}`;
 }
+
+/**
+ * After `plumb --help`'s command list: a quick start, where the settings come from and the exit
+ * codes (README "Exit codes", word for word: a test compares them). It listed the commands only.
+ */
+export const PROGRAM_HELP_AFTER = `
+Quick start:
+  $ plumb demo --once                                  # the examples, end to end, on this machine
+  $ plumb control-plane --port 8123 &                  # a local control plane, key plumb-local-key
+  $ export PLUMB_API_URL=http://127.0.0.1:8123 PLUMB_API_KEY=plumb-local-key
+  $ plumb validate deployments && plumb plan deployments
+  $ plumb apply deployments                            # plan, confirm, send, wait for DEPLOYED
+
+Settings (each command's flags override them; README "Configuration"):
+  PLUMB_API_URL     the control plane's URL (--api-url)
+  PLUMB_API_KEY     its API key (or --api-key-file FILE; there is no --api-key flag)
+  PLUMB_TENANT_ID   the workspace, when the key reaches several (--tenant-id)
+  With kind: Environment documents, each environment's own (docs/environments.md).
+
+Exit codes:
+  0          success / in sync / nothing to change
+  1          validation errors, refused changes, failed apply, API errors
+  2          \`plan --detailed-exitcode\`: changes pending; \`drift\`: drift detected
+  64         bad command-line usage
+  70         internal error (a bug: please report it with the message)
+  130 / 143  interrupted by Ctrl-C / SIGTERM
+  With --output json a failure prints {"error": {code, message, fix, exit_code}} on stdout.
+
+Each command's help (plumb COMMAND --help) ends with its examples.
+`;

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Command, CommanderError } from "commander";
 import { describeErrno, isPathError, isPlumbError, type PlumbErrorCode } from "../errors.js";
 import { COMMANDS } from "./commands.js";
+import { PROGRAM_HELP_AFTER } from "./command-help.js";
 import { PLUMB_VERSION } from "./options.js";
 import { dropOutputOnBrokenPipe } from "./process-io.js";
 import { type FailedRun, formatErrorJson } from "../report/format-error-json.js";
@@ -18,6 +19,7 @@ export async function buildProgram(only?: string): Promise<Command> {
     .description("Declarative GitOps reconciler for hosted agent-server deployments")
     .version(PLUMB_VERSION)
     .showHelpAfterError()
+    .addHelpText("after", PROGRAM_HELP_AFTER)
     .exitOverride();
   const names = only !== undefined && Object.hasOwn(COMMANDS, only) ? [only] : Object.keys(COMMANDS);
   for (const command of await Promise.all(names.map((name) => COMMANDS[name]!())))

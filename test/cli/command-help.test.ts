@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/cli/commands.js";
+import { buildProgram } from "../../src/cli/main.js";
 
 // Every command's --help ends with examples to copy, each naming only flags the command has, and
 // README's heading of each command names only flags it has. `plumb plan --help` showed no command
@@ -48,3 +49,37 @@ describe("plumb COMMAND --help", () => {
     }
   });
 });
+
+describe("plumb --help", () => {
+  // It listed the commands and nothing else: no command line to start from, no word of
+  // PLUMB_API_URL or PLUMB_API_KEY, no exit code.
+  async function programHelp(): Promise<string> {
+    const program = await buildProgram();
+    let text = "";
+    program.configureOutput({ writeOut: (t) => (text += t), writeErr: (t) => (text += t) });
+    program.outputHelp();
+    return text;
+  }
+
+  it("ends with a quick start, where the settings come from, and the exit codes", async () => {
+    const text = await programHelp();
+    expect(text).toMatch(/\nQuick start:\n {2}\$ plumb /);
+    for (const name of ["PLUMB_API_URL", "PLUMB_API_KEY", "PLUMB_TENANT_ID", "--api-key-file"])
+      expect(text).toContain(name);
+    for (const line of text.split("\n")) expect(line.length, line).toBeLessThan(100);
+  });
+
+  it("its exit codes are README's, word for word", async () => {
+    const text = await programHelp();
+    const section = README.split("## Exit codes")[1]!.split("\n## ")[0]!;
+    const rows = [...section.matchAll(/^\| ([\d /]+?)\s+\| (.+?)\s+\|$/gm)].map(
+      (m) => [m[1]!, m[2]!] as const,
+    );
+    expect(rows.length).toBeGreaterThanOrEqual(6);
+    const listed = text.split("\nExit codes:\n")[1]!;
+    for (const [code, meaning] of rows)
+      expect(listed).toMatch(new RegExp(`^ {2}${code} +${escape(meaning)}$`, "m"));
+  });
+});
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
