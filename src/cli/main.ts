@@ -53,12 +53,14 @@ function watchStdout(): () => boolean {
   // eslint-disable-next-line @typescript-eslint/unbound-method
   const write = stdout.write;
   let wrote = false;
-  stdout.write = function (this: unknown, ...args: Parameters<typeof write>) {
+  const watching = function (this: unknown, ...args: Parameters<typeof write>) {
     wrote = true;
     return write.apply(stdout, args);
   } as typeof write;
+  stdout.write = watching;
   return () => {
-    stdout.write = write;
+    // Put back only what this replaced: a write set meanwhile (a test's spy) stays.
+    if (stdout.write === watching) stdout.write = write;
     return wrote;
   };
 }
