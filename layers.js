@@ -29,7 +29,7 @@ export const layers = {
   // The bottom: TypeBox shapes of the API and the manifests.
   schema: [],
   // The local control plane stands in for a foreign service: it shares only shapes, time and errors.
-  "control-plane": ["schema", "clock", "errors"],
+  "control-plane": ["schema", "clock", "errors", "json-depth"],
   // Load, parse and validate manifests (pure rules; file reads at its edge).
   manifest: ["schema", "errors", "path-inside", "regular-file"],
   // Pure: one environment's view of the manifests (defaults and overrides merged, docs/environments.md).
@@ -37,7 +37,7 @@ export const layers = {
   // Pure: normalise, classify, build bodies and plans.
   diff: ["schema", "manifest", "errors"],
   // HTTP clients: auth, rate limits, retries.
-  api: ["schema", "clock", "errors", "logger", "regular-file"],
+  api: ["schema", "clock", "errors", "logger", "regular-file", "json-depth"],
   // The status records on disk and on the git status branch.
   status: ["schema", "diff", "errors", "clock", "regular-file", "path-inside"],
   // Every git call: the status branch and its fenced push, credentials, the controller's remote source.
@@ -81,6 +81,8 @@ export const layers = {
   "regular-file": ["errors"],
   // "Is this path outside that directory", asked by several layers.
   "path-inside": [],
+  // How deep a JSON text nests, before it is parsed: the control plane's requests, the clients' answers.
+  "json-depth": [],
 };
 
 /** The layer of a path relative to src/ ("apply/apply.ts" → "apply", "clock.ts" → "clock"). */
@@ -89,9 +91,9 @@ export const layerOf = (/** @type {string} */ relative) => {
   return first.replace(/\.ts$/, "");
 };
 
-/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts). */
+/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts, json-depth.ts). */
 export const isTopLevelFile = (/** @type {string} */ layer) =>
-  ["clock", "errors", "logger", "regular-file", "path-inside"].includes(layer);
+  ["clock", "errors", "logger", "regular-file", "path-inside", "json-depth"].includes(layer);
 
 /** eslint no-restricted-imports patterns for the files of one layer. */
 export function restrictedImportsOf(/** @type {string} */ layer) {

@@ -4,6 +4,7 @@ import { ApiError, codeForStatus } from "../errors.js";
 import { parseDetail } from "./error-detail.js";
 import { parseRetryAfter } from "./retry.js";
 import type { ShapeCheck } from "../../schema/validators.js";
+import { jsonDepthExceeds } from "../../json-depth.js";
 
 // Reading what the server answered: a 2xx body as JSON of the expected shape, an error body as the
 // server's `detail`. Apart from http.ts, which keeps the sending and the retry rules.
@@ -29,22 +30,8 @@ export const unexpectedResponse = (spec: Exchange, problems: string[]) =>
  */
 export const MAX_RESPONSE_DEPTH = 128;
 
-/** True when `text` nests deeper than `max`: one linear pass, brackets outside strings. */
-export function jsonTooDeep(text: string, max = MAX_RESPONSE_DEPTH): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
+/** True when `text` nests deeper than `max` (src/json-depth.ts: one linear pass over the text). */
+export const jsonTooDeep = (text: string, max = MAX_RESPONSE_DEPTH): boolean => jsonDepthExceeds(text, max);
 
 /** What a body that is not JSON was, for its error: a login page or a proxy's answer names its type. */
 const notJson = (contentType: string | null | undefined): string =>
