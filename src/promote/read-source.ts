@@ -11,7 +11,8 @@ import {
   type SessionFlags,
   type SessionIo,
 } from "../reconcile/session.js";
-import { type ChecksRecord, laterChecks } from "../status/checks-record.js";
+import type { ChecksRecord } from "../status/checks-record.js";
+import { laterChecks } from "../status/checks-record-problems.js";
 import { statusFileName, statusKey } from "../status/status-types.js";
 import type { SourceFacts } from "./gates.js";
 import type { PromotionPair } from "./promotion-pairs.js";

@@ -1,7 +1,8 @@
 import type { ChecksRecord } from "./checks-record.js";
 
-// The checks record's own consistency, apart from its TypeBox shape (checks-record.ts): promote's
-// gate runs in the controller, which must not load TypeBox at run time (test/schemas/validators.test.ts).
+// The checks record's own consistency, and which of two records stands, apart from its TypeBox shape
+// (checks-record.ts): promote's gate runs in the controller, which must not load TypeBox at run time
+// (test/schemas/validators.test.ts).
 
 /** How far a recorded pass_ratio may be from passed / runs (apply writes the exact quotient). */
 const RATIO_TOLERANCE = 1e-9;
@@ -62,4 +63,21 @@ function latencyProblems(latency: unknown): string[] {
  */
 export function checksRecordInvalid(record: ChecksRecord): string | null {
   return checksRecordProblems(record)[0] ?? null;
+}
+
+const finished = (checks: ChecksRecord) => Date.parse(checks.at) || 0;
+
+/**
+ * Of two checks records of an object (its own store's and one nearby), the one that finished last
+ * (`a` on a tie); undefined when neither is given. Verify runs again on the same revision after a
+ * failed check, from whichever store's apply comes next, so a revision's verdict can be overturned
+ * in another store: the later `at` stands. A time that does not parse counts as earliest.
+ */
+export function laterChecks(
+  a: ChecksRecord | null | undefined,
+  b: ChecksRecord | null | undefined,
+): ChecksRecord | undefined {
+  if (!a) return b ?? undefined;
+  if (!b) return a;
+  return finished(b) > finished(a) ? b : a;
 }

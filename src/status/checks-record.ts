@@ -1,7 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
 
 // The agent's checks (spec.verify) of one revision, as its status record keeps them: what was
-// measured, never what the agent answered. `plumb promote`'s `checks` gate reads it.
+// measured, never what the agent answered. `plumb promote`'s `checks` gate reads it. This module
+// builds a TypeBox schema: the controller's and validate's code import only its type (what reads a
+// record goes in checks-record-problems.ts), as they must not load TypeBox at run time
+// (test/schemas/validators.test.ts).
 
 const Percentiles = Type.Object({ p50: Type.Number(), p95: Type.Number() });
 
@@ -22,20 +25,3 @@ export const ChecksRecord = Type.Object({
   failures: Type.Optional(Type.Array(Type.Object({ case: Type.String(), reason: Type.String() }))),
 });
 export type ChecksRecord = Static<typeof ChecksRecord>;
-
-const finished = (checks: ChecksRecord) => Date.parse(checks.at) || 0;
-
-/**
- * Of two checks records of an object (its own store's and one nearby), the one that finished last
- * (`a` on a tie); undefined when neither is given. Verify runs again on the same revision after a
- * failed check, from whichever store's apply comes next, so a revision's verdict can be overturned
- * in another store: the later `at` stands. A time that does not parse counts as earliest.
- */
-export function laterChecks(
-  a: ChecksRecord | null | undefined,
-  b: ChecksRecord | null | undefined,
-): ChecksRecord | undefined {
-  if (!a) return b ?? undefined;
-  if (!b) return a;
-  return finished(b) > finished(a) ? b : a;
-}
