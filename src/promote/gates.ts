@@ -71,7 +71,7 @@ function deployedGate(facts: SourceFacts): GateResult {
     );
   if (facts.pending)
     return fail(
-      `an apply is in flight or was interrupted (its write-ahead intent is recorded${facts.pendingStore ? ` in ${facts.pendingStore}` : ""})`,
+      `an apply is in flight or was interrupted (its write-ahead intent is recorded${facts.pendingStore ? ` in ${facts.pendingStore}` : ""}): wait for it to end, or apply the source environment again if it was interrupted`,
     );
   if (facts.recordProblem)
     return fail(

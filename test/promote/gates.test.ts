@@ -60,6 +60,8 @@ describe("promotion gates", () => {
       "deployed: revision rev-2 is not the active one (active: rev-1)",
     ]);
     expect(failing(facts({ pending: true }))[0]).toContain("an apply is in flight");
+    // An interrupted apply's intent stays until an apply finishes it: the detail says so.
+    expect(failing(facts({ pending: true }))[0]).toContain("apply the source environment again");
     const change = (origin: "drift" | "change" | "conflict" | undefined) => ({
       action: "update" as const,
       revision_fields: ["source_revision_config.repo_ref"],
