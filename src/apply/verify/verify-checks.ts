@@ -4,7 +4,7 @@ import type { VerifyResult } from "../apply-types.js";
 import { runVerify, type VerifyContext } from "./verify.js";
 import { checkExpectations } from "./verify-expect.js";
 import { buildChecksRecord, type CheckRun, formatChecksLine, judgeChecks } from "./verify-stats.js";
-import { fullAnswer, readRunStream } from "./verify-stream.js";
+import { fullAnswer, keptText, readRunStream } from "./verify-stream.js";
 
 // spec.verify as a small evaluation: the smoke question (on plumb's thread, as before) and every
 // case, `repeat` times each, then pass ratio and latency against the thresholds. Each run is
@@ -38,7 +38,8 @@ async function runCase(baseUrl: string, spec: Verify, c: VerifyCase, ctx: Checks
   const done = (ok: boolean, reason: string | null, firstToken: number | null = null): CheckRun => ({
     case: c.name,
     ok,
-    reason: reason === null ? null : ctx.agent.redact(reason),
+    // Redacted, then clipped: a run's error event may hold 16 MiB (verify-stream.ts, MAX_KEPT_TEXT).
+    reason: reason === null ? null : keptText(ctx.agent.redact(reason)),
     total_ms: clock.now() - started,
     first_token_ms: firstToken,
   });

@@ -39,13 +39,31 @@ export function fullAnswer(messages: readonly Message[]): string | null {
   return found.length === 0 ? null : found.map((m) => messageText(m.content)).join("\n");
 }
 
+/**
+ * The most of an agent server's text (a run's `error` event) kept in a result: one event may hold
+ * 16 MiB, and a run's error went whole into the result, the status record's `last_error` and
+ * `checks.failures`, the output and a PR comment (an 8 MB record from one 4 MiB error). As
+ * error-detail.ts's clip of an API error's `detail`, it is applied after the redactor: clipped
+ * first, a secret cut in half by it would no longer be known, and its first half would show.
+ */
+export const MAX_KEPT_TEXT = 2_000;
+
+/** `text` (already redacted) cut to MAX_KEPT_TEXT, saying how much was left out. */
+export function keptText(text: string): string {
+  if (text.length <= MAX_KEPT_TEXT) return text;
+  const kept = text.slice(0, MAX_KEPT_TEXT).replace(/[\ud800-\udbff]$/, "");
+  return `${kept}… (${text.length - kept.length} more characters)`;
+}
+
 /** The answer's text for reports, cut short: an agent's reply may be long. */
 const ANSWER_SHOWN = 200;
 
-export function answerText(messages: readonly Message[]): string | null {
+/** The answer, redacted whole and then cut: cut first, a secret across the cut was half shown. */
+export function answerText(messages: readonly Message[], redact: (text: string) => string): string | null {
   const answer = fullAnswer(messages);
   if (answer === null || answer === "") return null;
-  return answer.length > ANSWER_SHOWN ? `${answer.slice(0, ANSWER_SHOWN)}…` : answer;
+  const text = redact(answer);
+  return text.length > ANSWER_SHOWN ? `${text.slice(0, ANSWER_SHOWN)}…` : text;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

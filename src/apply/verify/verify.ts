@@ -2,7 +2,7 @@ import type { Clock } from "../../clock.js";
 import type { Verify } from "../../schema/manifest.js";
 import type { VerifyResult } from "../apply-types.js";
 import type { AgentServerPort } from "../ports.js";
-import { answerText, checkAnswer, readRunStream, type Streamed } from "./verify-stream.js";
+import { answerText, checkAnswer, keptText, readRunStream, type Streamed } from "./verify-stream.js";
 
 /** The smoke question of spec.verify: its top-level input and expect_contains. */
 export type SmokeQuestion = Pick<Verify, "assistant_id" | "expect_contains" | "timeout_seconds"> & {
@@ -41,8 +41,9 @@ export async function runVerify(
   );
   let threadId: string | null = null;
   let streamed: Streamed | null = null;
-  // What the agent server said (its error, the answer) may quote a secret: redacted before it is kept.
-  const redact = (text: string) => ctx.agent.redact(text);
+  // What the agent server said (its error, the answer) may quote a secret: redacted before it is
+  // kept, then clipped (MAX_KEPT_TEXT; the answer to 200 characters by answerText).
+  const redact = (text: string) => keptText(ctx.agent.redact(text));
   const result = (ok: boolean, message: string, answer: string | null = null): VerifyResult => ({
     ok,
     thread_id: threadId,
@@ -50,7 +51,7 @@ export async function runVerify(
     message: redact(message),
     first_event_ms: streamed?.firstEventMs ?? null,
     first_token_ms: streamed?.firstTokenMs ?? null,
-    answer: answer === null ? null : redact(answer),
+    answer,
   });
   try {
     const reused = previousThreadId ? await ctx.agent.getThread(baseUrl, previousThreadId, { signal }) : null;
@@ -80,7 +81,7 @@ export async function runVerify(
     // A server that streams no values (or ended early): the thread's state is the answer.
     const messages = streamed.messages ?? (await ctx.agent.getState(baseUrl, threadId, { signal })).messages;
     const problem = checkAnswer(messages, spec.expect_contains);
-    const answer = answerText(messages);
+    const answer = answerText(messages, (text) => ctx.agent.redact(text));
     const timing = `first event ${streamed.firstEventMs ?? "-"} ms, first token ${streamed.firstTokenMs ?? "-"} ms`;
     return result(
       problem === null,
