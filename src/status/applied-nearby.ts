@@ -1,4 +1,4 @@
-import { type ObjectStatus, type StatusStore, blankObjectStatus } from "./status-types.js";
+import { type ObjectStatus, type StatusStore, blankObjectStatus, statusKey } from "./status-types.js";
 
 // Pure: what the last apply sent to each object, as the stores above and below a PATH recorded it
 // (the default stores of its ancestor directories up to the git root, and of the directories of a
@@ -91,4 +91,34 @@ export function withAppliedNearby(
       objects.set(key, withApplied(own, appliedPartOf(part)));
   }
   return { objects, problems: local.problems };
+}
+
+/** Health a verify's checks decide on a DEPLOYED revision; the others are the wait's or live's own. */
+const judgedByChecks = (health: ObjectStatus["health"]) => health === "Healthy" || health === "Degraded";
+
+/**
+ * Records refreshed from PATH's own store, shown with what the stores nearby saw later (`plumb
+ * status TREE/sub` after an apply of TREE): the later applied part, the later checks, and the
+ * health those checks gave while their revision is still the active one (a failed verify left the
+ * tree's record Degraded; the sub-directory's own record, never verified, said Healthy). For the
+ * display only: what a store records stays its own (prune and the writes read it alone).
+ */
+export function withSeenNearby(
+  records: readonly ObjectStatus[],
+  nearby: ReadonlyMap<string, ObjectStatus>,
+): ObjectStatus[] {
+  if (nearby.size === 0) return [...records];
+  return records.map((record) => {
+    const seen = nearby.get(statusKey(record.kind, record.name));
+    if (!seen || record.pending || !sameDeployment(record, seen)) return record;
+    let shown =
+      time(seen.applied_at) > time(record.applied_at) ? withApplied(record, appliedPartOf(seen)) : record;
+    if (seen.checks && time(seen.checks.at) > time(record.checks?.at)) {
+      const onActive = seen.checks.revision_id === record.active_revision_id;
+      const health =
+        onActive && judgedByChecks(record.health) && judgedByChecks(seen.health) ? seen.health : shown.health;
+      shown = { ...shown, checks: seen.checks, health };
+    }
+    return shown;
+  });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { latestAppliedNearby, withAppliedNearby } from "../../src/status/applied-nearby.js";
+import { latestAppliedNearby, withAppliedNearby, withSeenNearby } from "../../src/status/applied-nearby.js";
 import { blankObjectStatus, type ObjectStatus, type StatusStore } from "../../src/status/status-types.js";
 
 // What a PATH reads from the stores above and below it (docs/status.md "Stores above and below"):
@@ -131,5 +131,57 @@ describe("withAppliedNearby", () => {
   it("returns the local store itself when nothing is recorded above", () => {
     const local = store(record("a", EARLY, "local"));
     expect(withAppliedNearby(local, new Map())).toBe(local);
+  });
+});
+
+describe("withSeenNearby (what plumb status SUBDIR shows)", () => {
+  const checks = (at: string, passed: number, revision = "rev-2") => ({
+    revision_id: revision,
+    at,
+    runs: 1,
+    passed,
+    pass_ratio: passed,
+    latency_ms: { p50: 1, p95: 1, max: 1 },
+  });
+  const own = record("a", EARLY, "own", { active_revision_id: "rev-2", checks: checks(EARLY, 1) });
+  const seenFrom = (...records: ObjectStatus[]) => latestAppliedNearby([store(...records)]);
+
+  it("takes the later applied part and the later checks with the health they gave on the active revision", () => {
+    const nearby = seenFrom(record("a", LATE, "tree", { health: "Degraded", checks: checks(LATE, 0) }));
+    const [shown] = withSeenNearby([own], nearby);
+    expect(shown?.applied_at).toBe(LATE);
+    expect(shown?.git_commit).toBe("commit-tree");
+    expect(shown?.checks?.passed).toBe(0);
+    expect(shown?.health).toBe("Degraded");
+    expect(shown?.manifest_file).toBe(own.manifest_file);
+  });
+
+  it("keeps its own health when the later checks ran on another revision than the active one", () => {
+    const nearby = seenFrom(
+      record("a", LATE, "tree", { health: "Degraded", checks: checks(LATE, 0, "rev-1") }),
+    );
+    const [shown] = withSeenNearby([own], nearby);
+    expect(shown?.checks?.revision_id).toBe("rev-1");
+    expect(shown?.health).toBe("Healthy");
+  });
+
+  it("keeps its own health when it is not one checks decide (Progressing)", () => {
+    const nearby = seenFrom(record("a", LATE, "tree", { health: "Degraded", checks: checks(LATE, 0) }));
+    const [shown] = withSeenNearby([{ ...own, health: "Progressing" }], nearby);
+    expect(shown?.health).toBe("Progressing");
+  });
+
+  it("keeps its own checks when they are the later ones, and an earlier apply's part", () => {
+    const nearby = seenFrom(record("a", EARLY, "tree", { health: "Degraded", checks: checks(EARLY, 0) }));
+    const mine = { ...own, applied_at: LATE, checks: checks(LATER, 1) };
+    expect(withSeenNearby([mine], nearby)).toEqual([mine]);
+  });
+
+  it("takes nothing for a pending record, another deployment's record, or an object not seen nearby", () => {
+    const nearby = seenFrom(record("a", LATE, "tree", { health: "Degraded", checks: checks(LATE, 0) }));
+    const busy = { ...own, pending };
+    const other = { ...own, id: "id-other" };
+    const unseen = record("b", EARLY, "own");
+    expect(withSeenNearby([busy, other, unseen], nearby)).toEqual([busy, other, unseen]);
   });
 });

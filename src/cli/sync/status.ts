@@ -14,6 +14,7 @@ import { PlumbError } from "../../errors.js";
 import { formatProblems } from "../../manifest/format/format.js";
 import { processIo } from "../process-io.js";
 import { refreshStatuses } from "../../reconcile/status-refresh.js";
+import { withSeenNearby } from "../../status/applied-nearby.js";
 import { takeObserverLock } from "../observer-lock.js";
 import { forEachEnvironment } from "../environments.js";
 
@@ -73,7 +74,9 @@ async function runStatus(path: string, flags: Flags, io: SessionIo, writes: () =
         latestStatuses: new Map(),
         now: session.clock.now(),
       }).records;
+  // Shown with what the stores above and below saw later (an apply of the tree, its checks).
+  const shown = withSeenNearby(records, session.appliedNearby);
   const color = useColor(io);
-  io.stdout.write(flags.output === "json" ? formatStatusJson(records) : formatStatusText(records, { color }));
+  io.stdout.write(flags.output === "json" ? formatStatusJson(shown) : formatStatusText(shown, { color }));
   process.exitCode = 0;
 }
