@@ -47,8 +47,16 @@ export function manifestPathOf(
 }
 
 /**
+ * The closing issue the client adds to a 422 list it cut (`src/api/transport/error-detail.ts`):
+ * `… N more issues left out, …`. A note on the list, not a rejected field: read as one, it was
+ * placed at line 1 of the manifest as "the document: … N more issues left out".
+ */
+const TRUNCATED_ISSUE = "plumb.truncated";
+
+/**
  * Why a request failed, as results and status `last_error` say it. A 422 lists each rejected field
- * as `file:line:col: manifest.field: message`; any other error keeps its own message.
+ * as `file:line:col: manifest.field: message`, then the client's note of issues it left out, in
+ * parentheses; any other error keeps its own message.
  */
 export function describeSendError(
   error: unknown,
@@ -58,11 +66,13 @@ export function describeSendError(
   const { loaded } = context;
   if (!(error instanceof ApiError) || !loaded) return text;
   const fields = error.fieldErrors();
-  if (fields.length === 0) return text;
-  const parts = fields.map((f) => {
+  const rejected = fields.filter((f) => f.type !== TRUNCATED_ISSUE);
+  if (rejected.length === 0) return text;
+  const parts = rejected.map((f) => {
     const path = manifestPathOf(f.path, loaded, context.body);
     const at = loaded.locate(path);
     return `${at.file}:${at.line}:${at.column}: ${formatField(path) || "the document"}: ${f.message}`;
   });
-  return `${error.method} ${error.path} rejected by the control plane (${error.status}): ${parts.join("; ")}`;
+  const notes = fields.filter((f) => f.type === TRUNCATED_ISSUE).map((f) => ` (${f.message})`);
+  return `${error.method} ${error.path} rejected by the control plane (${error.status}): ${parts.join("; ")}${notes.join("")}`;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../src/api/errors.js";
+import { parseDetail } from "../../../src/api/transport/error-detail.js";
 import type { LoadedManifest } from "../../../src/manifest/types.js";
 import { describeSendError, manifestPathOf } from "../../../src/apply/api/api-error-fields.js";
 
@@ -81,6 +82,23 @@ describe("describeSendError", () => {
   it("names file:line:col and the manifest field of each rejected field", () => {
     expect(describeSendError(error, { loaded: deployment, body: { secrets: [{ name: "A" }] } })).toBe(
       "PATCH /v2/deployments/d1 rejected by the control plane (422): apps/a.yaml:4:3: spec.secrets[1].name: bad name",
+    );
+  });
+
+  it("ends with the note of issues the client left out, not as a problem at line 1 of the manifest", () => {
+    // 150 issues: the client keeps 100 and closes the list with its note (loc [], plumb.truncated).
+    const issues = Array.from({ length: 150 }, (_, i) => ({
+      loc: ["body", "source_config", "resource_spec", "cpu"],
+      msg: `bad ${i}`,
+      type: "value_error",
+    }));
+    const detail = parseDetail(JSON.stringify({ detail: issues }), (t) => t);
+    const long = new ApiError({ code: "validation", status: 422, method: "PATCH", path: "/v2/d/1", detail });
+    const text = describeSendError(long, { loaded: deployment });
+    // It was `apps/a.yaml:0:3: the document: … 69 more issues left out, …` (locate([]): line 0 here).
+    expect(text).not.toContain("the document");
+    expect(text).toMatch(
+      /^PATCH \/v2\/d\/1 rejected by the control plane \(422\): apps\/a\.yaml:4:3: spec\.source_config\.resource_spec\.cpu: bad 0; .* \(… \d+ more issues left out, and \d+ characters of those kept \(at most 4000 characters of a 422's issues are kept\)\)$/,
     );
   });
 
