@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { trackRouteMethods } from "./method-not-allowed.js";
 import { loggedUrl } from "./request-log.js";
+import { installSlashRedirect } from "./slash-redirect.js";
 import type { ValidationIssue } from "./validation-errors.js";
 import { dedupe, formatAjvErrors } from "./validation-errors.js";
 
@@ -23,10 +24,12 @@ export const unprocessable = (issues: ValidationIssue[]) => new HttpError(422, i
 
 /**
  * Maps every error to the spec's bodies: 400/404 `{detail: string}`, 422 HTTPValidationError; a
- * known path with a method it does not serve is 405 with `Allow`. Install before the routes.
+ * known path with a method it does not serve is 405 with `Allow`; a known path with a trailing slash
+ * is 307 to it (slash-redirect.ts). Install before the routes.
  */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number, logger: Logger | false): void {
   const methodsAt = trackRouteMethods(app);
+  installSlashRedirect(app, methodsAt);
   app.setNotFoundHandler((request, reply) => {
     const allowed = methodsAt(request.url.split("?", 1)[0] ?? "/");
     if (allowed.length === 0) return reply.code(404).send({ detail: "Not Found" });

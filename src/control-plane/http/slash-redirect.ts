@@ -1,0 +1,32 @@
+import type { FastifyInstance } from "fastify";
+
+// FastAPI's default (Starlette's Router, redirect_slashes=True): a path that no route serves but
+// that ends with "/" is answered 307, its Location the same URL with the trailing slashes taken off,
+// when some route serves that path (with any method: the method is judged after the redirect, 405
+// if need be). fastify matched `/v2/deployments/` to `/v2/deployments/:deployment_id` with an empty
+// id (422 uuid_parsing) and answered 404 for `/v2/deployments/{id}/`. No route of this server ends
+// with "/", so Starlette's other direction (adding a slash) never applies. docs/control-plane.md
+// "Validation and errors".
+
+/**
+ * Answers 307 for a path with trailing slashes that `methodsAt` knows without them. Install after
+ * the authentication hook (an unknown key is 401 first, as for an unknown route) and before the
+ * not-found handler, whose hooks are those installed before it.
+ */
+export function installSlashRedirect(app: FastifyInstance, methodsAt: (path: string) => string[]): void {
+  app.addHook("onRequest", (request, reply, done) => {
+    const [path = "/", query] = splitQuery(request.url);
+    if (path.length <= 1 || !path.endsWith("/") || methodsAt(path).length > 0) return done();
+    const target = path.replace(/\/+$/, "");
+    if (target === "" || methodsAt(target).length === 0) return done();
+    // Starlette builds the Location from the Host header (absolute, as RedirectResponse sends it).
+    const host = request.headers.host ?? `${request.hostname}`;
+    const location = `${request.protocol}://${host}${target}${query === undefined ? "" : `?${query}`}`;
+    void reply.code(307).header("location", location).send();
+  });
+}
+
+function splitQuery(url: string): [string, string | undefined] {
+  const at = url.indexOf("?");
+  return at < 0 ? [url, undefined] : [url.slice(0, at), url.slice(at + 1)];
+}

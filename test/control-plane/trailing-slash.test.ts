@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { type Api, container, start } from "./helpers.js";
+
+// A path with trailing slashes that no route serves, but that a route serves without them: 307 to
+// it, as FastAPI answers by default (Starlette's redirect_slashes), after authentication as every
+// unknown route (docs/control-plane.md "Validation and errors"). `/v2/deployments/` answered 422
+// (an empty deployment_id) and `/v2/deployments/{id}/` 404.
+
+let api: Api;
+let id = "";
+let revision = "";
+beforeAll(async () => {
+  api = await start({ mode: "self-hosted" });
+  const created = (await api.call("POST", "/v2/deployments", container("slash"))).body;
+  id = created.id as string;
+  revision = created.latest_revision_id as string;
+});
+afterAll(async () => api.cp.stop());
+
+/** The answer itself, not the one a redirect leads to. */
+async function raw(method: string, path: string, key = DEFAULT_API_KEY, body?: unknown) {
+  const init: RequestInit = { method, redirect: "manual", headers: { "x-api-key": key } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)["content-type"] = "application/json";
+  }
+  const response = await fetch(`${api.cp.url}${path}`, init);
+  return { status: response.status, location: response.headers.get("location"), text: await response.text() };
+}
+
+describe("a trailing slash", () => {
+  it.each([
+    ["GET", () => "/v2/deployments/", () => "/v2/deployments"],
+    ["GET", () => "/v2/deployments/?limit=1&offset=0", () => "/v2/deployments?limit=1&offset=0"],
+    ["POST", () => "/v2/deployments//", () => "/v2/deployments"],
+    ["GET", () => `/v2/deployments/${id}/`, () => `/v2/deployments/${id}`],
+    ["PATCH", () => `/v2/deployments/${id}/`, () => `/v2/deployments/${id}`],
+    ["GET", () => `/v2/deployments/${id}/revisions/`, () => `/v2/deployments/${id}/revisions`],
+    [
+      "GET",
+      () => `/v2/deployments/${id}/revisions/${revision}/`,
+      () => `/v2/deployments/${id}/revisions/${revision}`,
+    ],
+    ["GET", () => "/v2/listeners/", () => "/v2/listeners"],
+    ["POST", () => `/agents/${id}/threads/`, () => `/agents/${id}/threads`],
+    // Starlette redirects whatever the method; the method is judged at the target (405 there)
+    ["PUT", () => `/v2/deployments/${id}/`, () => `/v2/deployments/${id}`],
+  ])("%s %s → 307 to the path without it", async (method, path, target) => {
+    const answer = await raw(method, path(), DEFAULT_API_KEY, method === "GET" ? undefined : {});
+    expect(answer.status).toBe(307);
+    expect(answer.location).toBe(`${api.cp.url}${target()}`);
+    expect(answer.text).toBe("");
+  });
+
+  it("is followed to the same answer as the path without it", async () => {
+    const followed = await api.call("GET", `/v2/deployments/${id}/`);
+    expect(followed.status).toBe(200);
+    expect(followed.body.id).toBe(id);
+    expect((await api.call("GET", "/v2/deployments/?limit=1")).body.resources).toHaveLength(1);
+  });
+
+  it("is 401 without a key, and 404 where no route serves the path without it either", async () => {
+    expect((await raw("GET", `/v2/deployments/${id}/`, "wrong")).status).toBe(401);
+    expect((await raw("GET", "/v2/nothing/")).status).toBe(404);
+    expect((await raw("GET", "/")).status).toBe(404);
+    expect((await raw("GET", `/v2/deployments/${id}/x/`)).status).toBe(404);
+  });
+});
