@@ -2,12 +2,12 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Composer, LineCounter, Parser } from "yaml";
-import { documentStart } from "../../src/manifest/locate.js";
+import { LineCounter, Parser } from "yaml";
 import { composeDocuments } from "../../src/manifest/parse/cst-compose.js";
 import { parseManifestText } from "../../src/manifest/parse/parse.js";
-import { checkYamlShape, lexerStallAt } from "../../src/manifest/parse/yaml-shape.js";
+import { lexerStallAt } from "../../src/manifest/parse/yaml-shape.js";
 import { editedManifests } from "./cst-corpus.js";
+import { canonical, type Read, viaYaml } from "./yaml-reading.js";
 
 // The fast composer (src/manifest/parse/cst-compose.ts) against yaml's: for every text it takes,
 // yaml's composer must report no error, no warning and no shape problem, and give the same values
@@ -28,33 +28,6 @@ const FILES = execFileSync(
   .split("\n")
   .filter(Boolean);
 const CORPUS = Number(process.env.CST_CORPUS ?? 1000);
-
-/** A value as text that tells apart what JSON does not: key order, -0, NaN, infinities, own "__proto__". */
-function canonical(value: unknown): string {
-  if (typeof value === "number") return Object.is(value, -0) ? "-0" : String(value);
-  if (typeof value !== "object" || value === null) return `${typeof value}:${JSON.stringify(value)}`;
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (Object.getPrototypeOf(value) !== Object.prototype) return "not a plain object";
-  const keys = Reflect.ownKeys(value) as string[];
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(Object.getOwnPropertyDescriptor(value, k)!.value)}`).join(",")}}`;
-}
-
-type Read = Array<{ value: string; line: number; column: number }>;
-
-/** yaml's reading of `text`, or the first thing it reports (an error, a warning, a shape problem). */
-function viaYaml(text: string): Read | string {
-  const lineCounter = new LineCounter();
-  const docs = new Composer({ prettyErrors: false }).compose(new Parser(lineCounter.addNewLine).parse(text));
-  const at = (offset: number) => ({ file: "f", ...lineCounter.linePos(offset), column: 0 });
-  const read: Read = [];
-  for (const doc of docs) {
-    const said = [...doc.errors, ...doc.warnings][0]?.message ?? checkYamlShape(doc, at)[0]?.message;
-    if (said !== undefined) return said;
-    const { line, column } = documentStart(doc, lineCounter, "f");
-    read.push({ value: canonical(doc.toJS({ maxAliasCount: 100 })), line, column });
-  }
-  return read;
-}
 
 /** The fast composer's reading, or undefined when it leaves the text to yaml. */
 function viaFast(text: string): Read | undefined {

@@ -62,7 +62,7 @@ const OCT = /^0o[0-7]+$/;
 const HEX = /^0x[0-9a-fA-F]+$/;
 
 /** A plain scalar's value by the core schema's tests, in its order (null, bool, int, float, string). */
-function corePlain(text: string): Plain {
+export function corePlain(text: string): Plain {
   // Nulls start with ~ n N, booleans with t T f F, numbers with a digit, a sign or a dot: any
   // other first character makes a string (most values and keys: names, URLs, references).
   const first = text.charCodeAt(0);

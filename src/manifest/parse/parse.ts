@@ -18,6 +18,7 @@ import {
 } from "./yaml-shape.js";
 import { emptiedTextWarning } from "../rules/emptied-rules.js";
 import { type ComposedDocument, composeDocuments } from "./cst-compose.js";
+import { composePlainText } from "./line-compose.js";
 import { yamlMessage } from "./yaml-message.js";
 
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
@@ -147,6 +148,9 @@ export function parseWithPositions(
   };
   // A big file keeps yaml's tree (below), which only yaml's composer builds.
   const fast = !allDocuments && !yamlOnly && text.length <= KEEP_TREE_OVER_CHARS;
+  // The plainest texts: values straight from the text (line-compose.ts), before yaml's parser.
+  const plain = fast ? composePlainText(text) : undefined;
+  if (plain) return composedResult(plain, file, (offset) => lineAt(text, file, offset), rereader(text, file));
   let parsed;
   try {
     parsed = parseYaml(text, lineCounter, fast);
@@ -229,6 +233,17 @@ function composedResult(
     else if (kind) problems.push(kind);
   });
   return { documents, problems };
+}
+
+/** Where `offset` is in `text`, counted without a LineCounter (one document start per text). */
+function lineAt(text: string, file: string, offset: number): SourceLocation {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { file, line, column: offset - lineStart + 1 };
 }
 
 /** Files past this many characters keep their positional tree (see parseWithPositions). */

@@ -1,0 +1,262 @@
+import type { ComposedDocument } from "./cst-compose.js";
+import { corePlain } from "./cst-scalar.js";
+import { MAX_MAPPING_KEYS, MAX_NESTING } from "./yaml-shape.js";
+
+// The values of the plainest manifests read straight from their text, before yaml's lexer and
+// parser run (docs/manifests.md "Speed": they were ~40% of a load's CPU). Like cst-compose.ts it
+// never finds an error: it takes one narrow subset of YAML and gives up (`bail()`) on anything
+// else, and the text goes the usual way (yaml's parser, then cst-compose.ts or yaml's composer).
+// The subset: one document of printable ASCII (no tab, CR, `#`, BOM), a block mapping at column 0;
+// block mappings and lists (`- ` items, compact `- key: value` mappings, a list at its key's
+// indent); keys of letters, digits and `_ . / -` (a letter or `_` first) followed by `: ` or a line
+// end; one-line values: plain scalars (YAML 1.2 core schema, cst-scalar.ts), quoted scalars without
+// escapes, and flow mappings and lists of the same. A plain scalar holding `: ` or ending in `:`,
+// a line indented deeper than its place allows (a continuation, a bad indent), a key seen twice,
+// `__proto__`, a null or boolean spelled as a key, more than MAX_MAPPING_KEYS keys, nesting near
+// MAX_NESTING, an indicator (`? : ! & * | > % @ \``) where a value starts: all `bail()`.
+// test/manifest/line-compose.test.ts holds it to yaml's values and starts, as cst-compose.test.ts.
+
+const BAIL = new Error("not a text of the plain subset");
+const bail = (): never => {
+  throw BAIL;
+};
+
+/** Where the reading is: the current non-blank line (`indent` -1 past the last one). */
+type Cursor = { text: string; line: number; at: number; end: number; indent: number };
+
+const SPACE = 32;
+const DASH = 45;
+const COLON = 58;
+
+/** Moves to the first non-blank line starting at `from` (a line's start). */
+function nextLine(c: Cursor, from: number): void {
+  const { text } = c;
+  for (let start = from; start < text.length;) {
+    let at = start;
+    while (text.charCodeAt(at) === SPACE) at++;
+    let end = text.indexOf("\n", at);
+    if (end === -1) end = text.length;
+    if (at < end) {
+      c.line = start;
+      c.at = at;
+      c.end = end;
+      c.indent = at - start;
+      return;
+    }
+    start = end + 1;
+  }
+  c.at = c.end = text.length;
+  c.indent = -1;
+}
+
+const atEnd = (c: Cursor) => c.indent === -1;
+
+const isSeqLine = (c: Cursor) =>
+  c.text.charCodeAt(c.at) === DASH && (c.at + 1 === c.end || c.text.charCodeAt(c.at + 1) === SPACE);
+
+// Letters and `_` first; then letters, digits, `_ . / -`.
+const isKeyStart = (code: number) => (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+const isKeyPart = (code: number) =>
+  isKeyStart(code) || (code >= 47 && code <= 57) || code === 46 || code === DASH;
+
+/** The end of a key at `p` followed by `:` and a space or `end`; -1 if there is none. */
+function keyEnd(text: string, p: number, end: number): number {
+  if (!isKeyStart(text.charCodeAt(p))) return -1;
+  let i = p + 1;
+  while (i < end && isKeyPart(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== COLON || (i + 1 < end && text.charCodeAt(i + 1) !== SPACE)) return -1;
+  return i - p > 1000 ? -1 : i;
+}
+
+/** Adds a pair; a key seen before, `__proto__`, a key that is not a string by the core schema: bail. */
+function put(map: Record<string, unknown>, name: string, value: unknown, count: number): void {
+  if (
+    name === "__proto__" ||
+    count > MAX_MAPPING_KEYS ||
+    Object.hasOwn(map, name) ||
+    corePlain(name) !== name
+  )
+    bail();
+  map[name] = value;
+}
+
+const skipSpaces = (text: string, p: number, end: number) => {
+  while (p < end && text.charCodeAt(p) === SPACE) p++;
+  return p;
+};
+
+// Where a plain scalar may not start (`-` may, before a letter, digit or dot: `-1`, `-.inf`).
+const NOT_PLAIN_START = new Set([..."?:,[]{}#&*!|>'\"%@`"].map((ch) => ch.charCodeAt(0)));
+function plainStart(text: string, p: number): void {
+  const code = text.charCodeAt(p);
+  if (NOT_PLAIN_START.has(code)) bail();
+  if (code === DASH && !(isKeyPart(text.charCodeAt(p + 1)) && text.charCodeAt(p + 1) !== DASH)) bail();
+}
+
+/** A quoted scalar on one line, without escapes: its text and the offset past it. */
+function quoted(text: string, p: number, end: number): { value: string; end: number } {
+  const quote = text[p]!;
+  let close = text.indexOf(quote, p + 1);
+  // '' is one ' inside single quotes.
+  while (quote === "'" && close !== -1 && close < end && text[close + 1] === "'")
+    close = text.indexOf(quote, close + 2);
+  if (close === -1 || close >= end) bail();
+  const inside = text.slice(p + 1, close);
+  if (quote === '"' && inside.includes("\\")) bail();
+  return { value: quote === "'" ? inside.replaceAll("''", "'") : inside, end: close + 1 };
+}
+
+/** A flow scalar or collection at `p`, inside a flow collection ending by `end`. */
+function flowValue(text: string, p: number, end: number, depth: number): { value: unknown; end: number } {
+  const code = text.charCodeAt(p);
+  if (code === 123 || code === 91) return flow(text, p, end, depth);
+  if (code === 34 || code === 39) return quoted(text, p, end);
+  plainStart(text, p);
+  let i = p;
+  for (; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 44 || c === 91 || c === 93 || c === 123 || c === 125) break;
+    if (c === COLON) bail();
+  }
+  let last = i;
+  while (last > p && text.charCodeAt(last - 1) === SPACE) last--;
+  if (last === p) bail();
+  return { value: corePlain(text.slice(p, last)), end: i };
+}
+
+/** `{a: b, c: [d, e]}` or `[...]` on one line. */
+function flow(text: string, p: number, end: number, depth: number): { value: unknown; end: number } {
+  if (depth > MAX_NESTING - 4) bail();
+  const isMap = text.charCodeAt(p) === 123;
+  const close = isMap ? 125 : 93;
+  const value: Record<string, unknown> | unknown[] = isMap ? {} : [];
+  p = skipSpaces(text, p + 1, end);
+  if (text.charCodeAt(p) === close) return { value, end: p + 1 };
+  for (let count = 1; ; count++) {
+    if (isMap) {
+      const k = keyEnd(text, p, end);
+      if (k === -1 || k + 1 >= end) bail();
+      const item = flowValue(text, skipSpaces(text, k + 2, end), end, depth + 1);
+      put(value as Record<string, unknown>, text.slice(p, k), item.value, count);
+      p = item.end;
+    } else {
+      const item = flowValue(text, p, end, depth + 1);
+      (value as unknown[]).push(item.value);
+      p = item.end;
+    }
+    p = skipSpaces(text, p, end);
+    const code = text.charCodeAt(p);
+    if (p < end && code === close) return { value, end: p + 1 };
+    if (p >= end || code !== 44) bail();
+    p = skipSpaces(text, p + 1, end);
+    if (p >= end || text.charCodeAt(p) === close || text.charCodeAt(p) === 44) bail();
+  }
+}
+
+/** A value on the rest of the current line, from `p`; moves to the next line. */
+function inline(c: Cursor, p: number, depth: number): unknown {
+  const { text, end } = c;
+  const code = text.charCodeAt(p);
+  let value: unknown;
+  let after: number;
+  if (code === 123 || code === 91 || code === 34 || code === 39) {
+    const read = code === 34 || code === 39 ? quoted(text, p, end) : flow(text, p, end, depth);
+    value = read.value;
+    after = read.end;
+  } else {
+    plainStart(text, p);
+    let last = end;
+    while (text.charCodeAt(last - 1) === SPACE) last--;
+    const plain = text.slice(p, last);
+    if (plain.includes(": ") || plain.endsWith(":")) bail();
+    value = corePlain(plain);
+    after = last;
+  }
+  if (skipSpaces(text, after, end) !== end) bail();
+  nextLine(c, end + 1);
+  return value;
+}
+
+/** A block mapping or list whose first line is the current one. */
+function block(c: Cursor, depth: number): unknown {
+  if (depth > MAX_NESTING - 4) bail();
+  return isSeqLine(c) ? sequence(c, c.indent, depth) : mapping(c, c.indent, depth);
+}
+
+function mapping(c: Cursor, indent: number, depth: number): Record<string, unknown> {
+  const map: Record<string, unknown> = {};
+  for (let count = 1; c.indent === indent && !isSeqLine(c); count++) {
+    const { text } = c;
+    const k = keyEnd(text, c.at, c.end);
+    if (k === -1) bail();
+    const name = text.slice(c.at, k);
+    const p = skipSpaces(text, k + 1, c.end);
+    let value: unknown = null;
+    if (p < c.end) value = inline(c, p, depth + 1);
+    else {
+      nextLine(c, c.end + 1);
+      if (c.indent > indent) value = block(c, depth + 1);
+      else if (c.indent === indent && isSeqLine(c)) value = sequence(c, indent, depth + 1);
+    }
+    put(map, name, value, count);
+    if (c.indent > indent) bail();
+  }
+  return map;
+}
+
+function sequence(c: Cursor, indent: number, depth: number): unknown[] {
+  const list: unknown[] = [];
+  while (c.indent === indent && isSeqLine(c)) {
+    const { text } = c;
+    const p = skipSpaces(text, c.at + 1, c.end);
+    if (p === c.end) {
+      nextLine(c, c.end + 1);
+      list.push(c.indent > indent ? block(c, depth + 1) : null);
+    } else if (keyEnd(text, p, c.end) !== -1) {
+      // `- key: value`: a mapping whose keys are in the column of this one.
+      c.at = p;
+      c.indent = p - c.line;
+      list.push(mapping(c, c.indent, depth + 1));
+    } else list.push(inline(c, p, depth + 1));
+    if (c.indent > indent) bail();
+  }
+  return list;
+}
+
+/** Printable ASCII and line feeds, without `#`. */
+function plainText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code > 126 || (code < SPACE && code !== 10) || code === 35) return false;
+  }
+  return true;
+}
+
+/**
+ * The one document of `text` as yaml's composer and toJS would give it, when the text is of the
+ * subset above; undefined otherwise. Its start is its `kind` key's offset, else its first key's.
+ */
+export function composePlainText(text: string): ComposedDocument[] | undefined {
+  if (!plainText(text)) return undefined;
+  const c: Cursor = { text, line: 0, at: 0, end: 0, indent: -1 };
+  try {
+    nextLine(c, 0);
+    if (c.indent !== 0 || isSeqLine(c)) return undefined;
+    const first = c.at;
+    const value = mapping(c, 0, 1);
+    // Every line read: nothing left over (a second root, a line indented past its place).
+    if (!atEnd(c)) return undefined;
+    const kind = Object.hasOwn(value, "kind") ? kindOffset(text) : -1;
+    return [{ value, start: kind === -1 ? first : kind }];
+  } catch {
+    // BAIL, or anything this code did not foresee: the usual way decides.
+    return undefined;
+  }
+}
+
+/** The offset of the root mapping's `kind:` key (a line starting with it). */
+function kindOffset(text: string): number {
+  if (text.startsWith("kind:")) return 0;
+  const at = text.indexOf("\nkind:");
+  return at === -1 ? -1 : at + 1;
+}
