@@ -236,26 +236,6 @@ describe("PATCH revision triggers", () => {
     );
   });
 
-  it("takes scale, memory and database values as sent: spec 8.3 gives them no bounds", async () => {
-    const spec = { cpu: 2, cpu_limit: 1, min_scale: 3, max_scale: 1, memory_mb: 0, db_storage_gi: 0 };
-    const d = await create(
-      self,
-      container("unbounded", {
-        source_config: { listener_id: "10000000-0000-4000-8000-000000000001", resource_spec: spec },
-      }),
-    );
-    expect(d.source_config.resource_spec).toMatchObject(spec);
-    const r = await self.call("PATCH", `/v2/deployments/${d.id}`, {
-      source_config: { resource_spec: { memory_mb: 512, memory_limit_mb: 256, db_cpu: 0 } },
-    });
-    expect(r.status).toBe(200);
-    expect(r.body.source_config.resource_spec).toMatchObject({
-      memory_mb: 512,
-      memory_limit_mb: 256,
-      db_cpu: 0,
-    });
-  });
-
   it("sets custom_url and listener fields on external_container; k8s_namespace cannot change", async () => {
     const d = await create(self, container("ext"));
     const r = await self.call("PATCH", `/v2/deployments/${d.id}`, {

@@ -367,6 +367,16 @@ const rows: Row[] = [
     404,
   ],
   ["PATCH a non-uuid id", () => saas, "PATCH", () => "/v2/deployments/dead", {}, 422],
+  // FastAPI validates the whole body, its model's cross-field rules too, before the handler looks
+  // the id up: an invalid body is 422 whether or not the id exists
+  [
+    "PATCH an unknown id with build_on_push true and a tag",
+    () => saas,
+    "PATCH",
+    () => "/v2/deployments/00000000-0000-4000-8000-00000000dead",
+    { source_config: { build_on_push: true }, source_revision_config: { repo_ref: "refs/tags/v2" } },
+    422,
+  ],
   // spec 4.1 "Path parameter: deployment_id, string, uuid": the spellings a typed uuid parameter
   // reads (FastAPI's, pydantic's parse: 32 hex digits, braces, urn:uuid:), and no others
   [
@@ -401,6 +411,45 @@ const rows: Row[] = [
     "GET",
     () => `/v2/deployments/${git.replaceAll("-", "").slice(1)}`,
     undefined,
+    422,
+  ],
+  // The ids of a body are pydantic UUIDs as the path ids are (docs/control-plane.md "Ids"): the
+  // same spellings, and the stored id compares equal whichever spelling a PATCH sends
+  ...[
+    ["32 hex digits", DEFAULT_INTEGRATION_ID.replaceAll("-", "")],
+    ["in braces", `{${DEFAULT_INTEGRATION_ID}}`],
+    ["as urn:uuid:", `urn:uuid:${DEFAULT_INTEGRATION_ID}`],
+    ["in upper case", DEFAULT_INTEGRATION_ID.toUpperCase()],
+  ].map(([spelling, value]): Row => [
+    `integration_id unchanged, ${spelling}`,
+    () => saas,
+    "PATCH",
+    on(() => git),
+    { source_config: { integration_id: value } },
+    200,
+  ]),
+  [
+    "integration_id of 31 hex digits",
+    () => saas,
+    "PATCH",
+    on(() => git),
+    { source_config: { integration_id: DEFAULT_INTEGRATION_ID.replaceAll("-", "").slice(1) } },
+    422,
+  ],
+  [
+    "integration_id as URN:uuid: (the prefix is lower case only)",
+    () => saas,
+    "PATCH",
+    on(() => git),
+    { source_config: { integration_id: `URN:uuid:${DEFAULT_INTEGRATION_ID}` } },
+    422,
+  ],
+  [
+    "listener_id unchanged, 32 hex digits in braces (not a spelling)",
+    () => self,
+    "PATCH",
+    on(() => box),
+    { source_config: { listener_id: `{${DEFAULT_LISTENER_ID.replaceAll("-", "")}}` } },
     422,
   ],
   // PostgreSQL stores no U+0000 (docs/control-plane.md "NUL characters"): 422 naming the field
@@ -444,6 +493,22 @@ const rows: Row[] = [
   ["list limit 101", () => saas, "GET", () => "/v2/deployments?limit=101", undefined, 422],
   ["revisions limit 0", () => saas, "GET", () => `/v2/deployments/${git}/revisions?limit=0`, undefined, 422],
   ["listeners offset -1", () => saas, "GET", () => "/v2/listeners?offset=-1", undefined, 422],
+  // FastAPI's int query parameters (pydantic's lax str → int): a sign, an all-zero fraction, and
+  // Python's underscores are read; any other fraction or notation is 422 int_parsing
+  ["list limit +5", () => saas, "GET", () => "/v2/deployments?limit=%2B5", undefined, 200],
+  ["list limit 5.0", () => saas, "GET", () => "/v2/deployments?limit=5.0", undefined, 200],
+  ["list limit 1_0", () => saas, "GET", () => "/v2/deployments?limit=1_0", undefined, 200],
+  ["list limit 5.5", () => saas, "GET", () => "/v2/deployments?limit=5.5", undefined, 422],
+  ["list limit 1e1", () => saas, "GET", () => "/v2/deployments?limit=1e1", undefined, 422],
+  ["list limit 1__0", () => saas, "GET", () => "/v2/deployments?limit=1__0", undefined, 422],
+  [
+    "revisions offset -0",
+    () => saas,
+    "GET",
+    () => `/v2/deployments/${git}/revisions?offset=-0`,
+    undefined,
+    200,
+  ],
   // decisions.md "Organization access": PATCH takes either or both booleans; unknown fields → 422
   [
     "org PATCH one boolean",
@@ -557,6 +622,42 @@ describe("a deployment id spelled otherwise, a NUL refused", () => {
       expect(thread.status).toBe(200);
       expect((await saas.call("GET", `/agents/${git}/threads/${thread.body.thread_id}`)).status).toBe(200);
     }
+  });
+
+  it("stores and answers a body's ids in their canonical form, however they were spelled", async () => {
+    // A listener id with hex letters, so that its case shows
+    const listener = "abcdef12-3456-4789-8abc-def012345678";
+    const plane = await start({
+      mode: "self-hosted",
+      listeners: [{ id: listener, compute_type: "k8s", compute_id: "c" }],
+    });
+    try {
+      const created = await plane.call("POST", "/v2/deployments", {
+        ...container("spelled"),
+        source_config: { listener_id: `{${listener.toUpperCase()}}` },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.source_config.listener_id).toBe(listener);
+      for (const spelling of [listener.toUpperCase(), `urn:uuid:${listener}`, listener.replaceAll("-", "")]) {
+        const again = await plane.call("PATCH", `/v2/deployments/${created.body.id}`, {
+          source_config: { listener_id: spelling },
+        });
+        expect(again.status, JSON.stringify(again.body)).toBe(200);
+        expect(again.body.source_config.listener_id).toBe(listener);
+      }
+    } finally {
+      await plane.cp.stop();
+    }
+    const wrong = await saas.call("PATCH", `/v2/deployments/${git}`, {
+      source_config: { integration_id: "not-a-uuid" },
+    });
+    expect(wrong.body.detail).toEqual([
+      {
+        loc: ["body", "source_config", "integration_id"],
+        msg: "Input should be a valid UUID",
+        type: "uuid_parsing",
+      },
+    ]);
   });
 
   it("names the field that holds U+0000 and stores nothing", async () => {

@@ -101,6 +101,38 @@ export function forcedFailure(config: SourceRevisionConfig): ForcedFailure | und
   return undefined;
 }
 
+/** Pairs of a resource_spec that Kubernetes orders: [lower, upper, what it calls them]. */
+const ORDERED_PAIRS: ReadonlyArray<[string, string, string]> = [
+  ["min_scale", "max_scale", "minReplicas must be less than or equal to maxReplicas"],
+  ["queue_min_scale", "queue_max_scale", "minReplicas must be less than or equal to maxReplicas"],
+  ["cpu", "cpu_limit", "a request must be less than or equal to its limit"],
+  ["memory_mb", "memory_limit_mb", "a request must be less than or equal to its limit"],
+  ["queue_cpu", "queue_cpu_limit", "a request must be less than or equal to its limit"],
+  ["queue_memory_mb", "queue_memory_limit_mb", "a request must be less than or equal to its limit"],
+  ["redis_cpu", "redis_cpu_limit", "a request must be less than or equal to its limit"],
+  ["redis_memory_mb", "redis_memory_limit_mb", "a request must be less than or equal to its limit"],
+  ["db_cpu", "db_cpu_limit", "a request must be less than or equal to its limit"],
+  ["db_memory_mb", "db_memory_limit_mb", "a request must be less than or equal to its limit"],
+];
+
+/**
+ * A resource_spec (rounded, defaults filled) that the cluster would refuse: a minimum above its
+ * maximum or a request above its limit. The spec states no such rule for the API, so the request
+ * is taken and the revision fails where Kubernetes checks it, at deploy: DEPLOY_FAILED, naming the
+ * fields (docs/control-plane.md "Validation and errors"). The deprecated fields are not deployed.
+ */
+export function clusterRefusal(spec: Record<string, unknown> | null | undefined): ForcedFailure | undefined {
+  if (!spec) return undefined;
+  const problems = ORDERED_PAIRS.flatMap(([low, high, rule]) => {
+    const [a, b] = [spec[low], spec[high]];
+    return typeof a === "number" && typeof b === "number" && a > b
+      ? [`resource_spec.${low} ${a} is above ${high} ${b} (Kubernetes: ${rule})`]
+      : [];
+  });
+  if (problems.length === 0) return undefined;
+  return { status: "DEPLOY_FAILED", message: `Refused by the cluster: ${problems.join("; ")}` };
+}
+
 export function formatRevision(record: RevisionRecord, now: number, paceMs: number): Revision {
   const { status, since } = revisionStateAt(record, now, paceMs);
   let message: string | null = null;

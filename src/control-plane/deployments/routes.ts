@@ -1,15 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../../clock.js";
-import { Type } from "@sinclair/typebox";
-import { Nullable } from "../../schema/common.js";
-import {
-  DeploymentCreateRequest,
-  DeploymentPatchRequest,
-  DeploymentSource,
-} from "../../schema/deployment.js";
+import type { DeploymentCreateRequest } from "../../schema/deployment.js";
 import { badRequest, HttpError, notFound, unprocessable } from "../http/http-errors.js";
 import { lastQueryString, page, parsePaging, requireUuid } from "../http/paging.js";
 import { checkDeploymentBody } from "./body-checks.js";
+import { canonicalBodyIds, CreateBody, PatchBody } from "./body-schemas.js";
 import { customUrlOf, type DeploymentRecord, type Timing } from "./record.js";
 import { createDeploymentRenderer } from "./render.js";
 import { registerPushRoute } from "./push.js";
@@ -30,18 +25,6 @@ export type DeploymentRouteDeps = {
 };
 
 type IdParams = { deployment_id: string };
-/**
- * The spec's DeploymentPatchRequest with `name` and `source` taken too, so that sending one is
- * judged by its value (patch-rules.ts checkNameAndSource) rather than refused as an unknown field.
- */
-const PatchBody = Type.Object(
-  {
-    ...DeploymentPatchRequest.properties,
-    name: Type.Optional(Nullable(Type.String(), "Cannot be changed: the current name or null.")),
-    source: Type.Optional(Nullable(DeploymentSource, "Cannot be changed: the current source or null.")),
-  },
-  { additionalProperties: false },
-);
 const notFoundId = (id: string) => notFound(`Deployment ID ${id} not found.`);
 const bodyChecks = { bodyChecks: checkDeploymentBody };
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -105,9 +88,10 @@ function registerDeploymentCrud(
   const { store, clock } = deps;
   app.post<{ Body: DeploymentCreateRequest }>(
     "/v2/deployments",
-    { schema: { body: DeploymentCreateRequest }, config: bodyChecks },
+    { schema: { body: CreateBody }, config: bodyChecks },
     async (request, reply) => {
       rejectBodyIssues(request.body);
+      canonicalBodyIds(request.body.source_config);
       const plan = planCreate(request.body, deps.env);
       const body = request.body;
       const record = store.create(deps.tenantOf(request), body.name, body.source, plan, clock.now());
@@ -132,8 +116,10 @@ function registerDeploymentCrud(
     "/v2/deployments/:deployment_id",
     { schema: { body: PatchBody }, config: bodyChecks },
     async (request, reply) => {
-      const record = loadLive(request);
+      // The body's own rules first (422), as FastAPI validates a request before its handler runs.
       rejectBodyIssues(request.body);
+      const record = loadLive(request);
+      canonicalBodyIds(request.body.source_config);
       const plan = planPatch(record, request.body, deps.env, customUrlOf(deps.baseUrl(), record.id));
       store.patch(record, plan, clock.now());
       await deps.commit();

@@ -4,7 +4,7 @@ import { HttpError } from "../http/http-errors.js";
 import type { DeploymentRecord, Timing, UploadRecord } from "./record.js";
 import type { CreatePlan } from "./rules.js";
 import type { PatchPlan } from "./patch-rules.js";
-import { forcedFailure, isSupersedable, type RevisionRecord } from "./revisions.js";
+import { clusterRefusal, forcedFailure, isSupersedable, type RevisionRecord } from "./revisions.js";
 
 export type TracingProject = { id: string; name: string };
 /** One durable change: a whole deployment record (upsert), or a tracing project. */
@@ -221,7 +221,7 @@ export class DeploymentStore {
     }
     record.sourceRevisionConfig.repo_commit_sha = config.repo_commit_sha ?? null;
     const revision: RevisionRecord = { id, source, createdAt: now, config };
-    const failure = forcedFailure(config);
+    const failure = forcedFailure(config) ?? clusterRefusal(record.sourceConfig.resource_spec);
     if (failure) revision.failure = failure;
     else if (source === "internal_source" && !config.source_tarball_path) {
       revision.failure = {

@@ -13,8 +13,8 @@ function integer(
   const raw = query[name];
   if (raw === undefined) return fallback;
   const last: unknown = Array.isArray(raw) ? raw.at(-1) : raw;
-  const text = typeof last === "string" ? last : "";
-  if (!/^-?\d+$/.test(text)) {
+  const value = typeof last === "string" ? laxInteger(last) : undefined;
+  if (value === undefined) {
     throw unprocessable([
       {
         loc: ["query", name],
@@ -23,7 +23,6 @@ function integer(
       },
     ]);
   }
-  const value = Number(text);
   if (value < min)
     throw unprocessable([
       {
@@ -37,6 +36,19 @@ function integer(
       { loc: ["query", name], msg: `Input should be less than or equal to ${max}`, type: "less_than_equal" },
     ]);
   return value;
+}
+
+/**
+ * An integer query value as FastAPI's int parameters read it (pydantic's lax str → int): digits
+ * with an optional sign, then either an all-zero fraction (`5.0`, `5.`) or Python's underscores
+ * between digits (`1_000`); undefined for anything else (`5.5`, `1e2`, `0x10`, a space).
+ */
+function laxInteger(text: string): number | undefined {
+  if (/^[+-]?\d+$/.test(text)) return Number(text);
+  const fraction = /^([+-]?\d+)\.0*$/.exec(text);
+  if (fraction) return Number(fraction[1]);
+  if (/^[+-]?\d+(?:_\d+)+$/.test(text)) return Number(text.replaceAll("_", ""));
+  return undefined;
 }
 
 /**
@@ -62,6 +74,14 @@ export function page<T>(items: T[], paging: { limit: number; offset: number }) {
   const resources = items.slice(paging.offset, paging.offset + paging.limit);
   return { resources, offset: paging.offset + resources.length };
 }
+
+const HEX = "[0-9a-fA-F]";
+const HYPHENATED = `${HEX}{8}-${HEX}{4}-${HEX}{4}-${HEX}{4}-${HEX}{12}`;
+/**
+ * The spellings canonicalUuid reads, as a JSON schema pattern: a body's uuid fields
+ * (deployments/body-schemas.ts); a mismatch is reported as uuid_parsing (validation-errors.ts).
+ */
+export const ANY_UUID_PATTERN = `^(?:${HYPHENATED}|${HEX}{32}|\\{${HYPHENATED}\\}|urn:uuid:${HYPHENATED})$`;
 
 const HEX32 = /^[0-9a-f]{32}$/i;
 const hyphenated = (hex: string) =>

@@ -1,4 +1,5 @@
 import type { FastifySchemaValidationError } from "fastify";
+import { ANY_UUID_PATTERN } from "./paging.js";
 
 /** One entry of an HTTPValidationError (spec 2.6). */
 export type ValidationIssue = { loc: Array<string | number>; msg: string; type: string };
@@ -89,6 +90,9 @@ function describe(error: Flat): { msg: string; type: string } {
     case "exclusiveMaximum":
       return { msg: `Input should be less than ${String(p.limit)}`, type: "less_than" };
     case "pattern":
+      // A body's uuid field (pydantic's UUID type): its own error, as for a path id.
+      if (p.pattern === ANY_UUID_PATTERN)
+        return { msg: "Input should be a valid UUID", type: "uuid_parsing" };
       return { msg: `String should match pattern '${String(p.pattern)}'`, type: "string_pattern_mismatch" };
     case "minLength":
       return { msg: `String should have at least ${String(p.limit)} character(s)`, type: "string_too_short" };
