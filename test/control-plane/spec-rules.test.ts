@@ -565,6 +565,65 @@ describe("spec rules, one row each", () => {
   });
 });
 
+// FastAPI validates a request's path, query and body together and lists every issue in one 422,
+// path first (docs/control-plane.md "Validation and errors"); each used to stop at the first.
+describe("every issue of a request in one answer", () => {
+  const locs = (answer: { body: { detail: Array<{ loc: unknown[] }> } }) =>
+    answer.body.detail.map((i) => i.loc);
+  it.each([
+    [
+      "PATCH",
+      "/v2/deployments/dead",
+      { replicas: 3 },
+      [
+        ["path", "deployment_id"],
+        ["body", "replicas"],
+      ],
+    ],
+    [
+      "PATCH",
+      "/v2/deployments/dead",
+      { source_config: { build_on_push: true }, source_revision_config: { repo_ref: "refs/tags/v1" } },
+      [
+        ["path", "deployment_id"],
+        ["body", "source_config", "build_on_push"],
+      ],
+    ],
+    [
+      "GET",
+      "/v2/deployments/dead/revisions?limit=0&offset=-1",
+      undefined,
+      [
+        ["path", "deployment_id"],
+        ["query", "limit"],
+        ["query", "offset"],
+      ],
+    ],
+    [
+      "GET",
+      "/v2/deployments/dead/revisions/beef",
+      undefined,
+      [
+        ["path", "deployment_id"],
+        ["path", "revision_id"],
+      ],
+    ],
+    [
+      "GET",
+      "/v2/deployments?limit=x&offset=y",
+      undefined,
+      [
+        ["query", "limit"],
+        ["query", "offset"],
+      ],
+    ],
+  ])("%s %s", async (method, path, body, expected) => {
+    const answer = await saas.call(method, path, body);
+    expect(answer.status).toBe(422);
+    expect(locs(answer)).toEqual(expected);
+  });
+});
+
 // decisions.md "Authentication": X-Api-Key or Authorization: Bearer; 401 {"detail": "Invalid token"}.
 describe("authentication headers", () => {
   it.each([

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../../clock.js";
 import type { DeploymentCreateRequest } from "../../schema/deployment.js";
-import { badRequest, HttpError, notFound, unprocessable } from "../http/http-errors.js";
-import { lastQueryString, page, parsePaging, requireUuid } from "../http/paging.js";
+import { badRequest, HttpError, notFound, type RouteChecks, unprocessable } from "../http/http-errors.js";
+import { lastQueryString, page, parsePaging, readPaging, requireUuid, uuidIssues } from "../http/paging.js";
+import type { ValidationIssue } from "../http/validation-errors.js";
 import { checkDeploymentBody } from "./body-checks.js";
 import { canonicalBodyIds, CreateBody, PatchBody } from "./body-schemas.js";
 import { customUrlOf, type DeploymentRecord, type Timing } from "./record.js";
@@ -26,11 +27,14 @@ export type DeploymentRouteDeps = {
 
 type IdParams = { deployment_id: string };
 const notFoundId = (id: string) => notFound(`Deployment ID ${id} not found.`);
-const bodyChecks = { bodyChecks: checkDeploymentBody };
+const bodyChecks: RouteChecks = { bodyChecks: checkDeploymentBody };
+const idPathChecks: RouteChecks = {
+  ...bodyChecks,
+  pathChecks: (params) => uuidIssues(params, ["deployment_id"]),
+};
 const JSON_TYPE = "application/json; charset=utf-8";
 
-function rejectBodyIssues(body: unknown) {
-  const issues = checkDeploymentBody(body);
+function reject(issues: ValidationIssue[]) {
   if (issues.length > 0) throw unprocessable(issues);
 }
 
@@ -90,7 +94,7 @@ function registerDeploymentCrud(
     "/v2/deployments",
     { schema: { body: CreateBody }, config: bodyChecks },
     async (request, reply) => {
-      rejectBodyIssues(request.body);
+      reject(checkDeploymentBody(request.body));
       canonicalBodyIds(request.body.source_config);
       const plan = planCreate(request.body, deps.env);
       const body = request.body;
@@ -114,10 +118,11 @@ function registerDeploymentCrud(
 
   app.patch<{ Params: IdParams; Body: ServerPatchBody }>(
     "/v2/deployments/:deployment_id",
-    { schema: { body: PatchBody }, config: bodyChecks },
+    { schema: { body: PatchBody }, config: idPathChecks },
     async (request, reply) => {
-      // The body's own rules first (422), as FastAPI validates a request before its handler runs.
-      rejectBodyIssues(request.body);
+      // The id and the body's own rules first (422), as FastAPI validates a request before its
+      // handler runs.
+      reject([...uuidIssues(request.params, ["deployment_id"]), ...checkDeploymentBody(request.body)]);
       const record = loadLive(request);
       canonicalBodyIds(request.body.source_config);
       const plan = planPatch(record, request.body, deps.env, customUrlOf(deps.baseUrl(), record.id));
@@ -140,8 +145,9 @@ function registerRevisionRoutes(
   { load }: DeploymentRouteKit,
 ): void {
   app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id/revisions", async (request) => {
+    const { paging, issues } = readPaging(request.query);
+    reject([...uuidIssues(request.params, ["deployment_id"]), ...issues]);
     const record = load(request);
-    const paging = parsePaging(request.query);
     const now = clock.now();
     const result = page([...record.revisions].reverse(), paging);
     return {
@@ -153,6 +159,7 @@ function registerRevisionRoutes(
   app.get<{ Params: IdParams & { revision_id: string } }>(
     "/v2/deployments/:deployment_id/revisions/:revision_id",
     async (request) => {
+      reject(uuidIssues(request.params, ["deployment_id", "revision_id"]));
       const record = load(request);
       const revisionId = requireUuid(request.params.revision_id, "revision_id");
       const revision = record.revisions.find((r) => r.id === revisionId);

@@ -22,6 +22,12 @@ export const badRequest = (detail: string) => new HttpError(400, detail);
 export const notFound = (detail: string) => new HttpError(404, detail);
 export const unprocessable = (issues: ValidationIssue[]) => new HttpError(422, issues);
 
+/** What a route with a body schema adds to a 422 of its schema (route `config`). */
+export type RouteChecks = {
+  pathChecks?: (params: unknown) => ValidationIssue[];
+  bodyChecks?: (body: unknown) => ValidationIssue[];
+};
+
 /**
  * Maps every error to the spec's bodies: 400/404 `{detail: string}`, 422 HTTPValidationError; a
  * known path with a method it does not serve is 405 with `Allow`; a known path with a trailing slash
@@ -41,10 +47,13 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number, lo
     }
     if (error.validation) {
       const context = error.validationContext ?? "body";
-      // Deployment routes add their cross-field rules so one answer lists every offending field.
-      const config = request.routeOptions.config as { bodyChecks?: (body: unknown) => ValidationIssue[] };
-      const extra = context === "body" ? (config.bodyChecks?.(request.body) ?? []) : [];
-      const detail = dedupe([...formatAjvErrors(error.validation, context), ...extra]);
+      // Deployment routes add their path ids and cross-field rules, so that one answer lists every
+      // offending field, path first, as FastAPI's does.
+      const config = request.routeOptions.config as RouteChecks;
+      const body = context === "body";
+      const path = body ? (config.pathChecks?.(request.params) ?? []) : [];
+      const extra = body ? (config.bodyChecks?.(request.body) ?? []) : [];
+      const detail = dedupe([...path, ...formatAjvErrors(error.validation, context), ...extra]);
       return reply.code(422).send({ detail });
     }
     switch (error.code) {

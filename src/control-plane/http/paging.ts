@@ -3,38 +3,31 @@ import { unprocessable } from "./http-errors.js";
 
 const UUID = new RegExp(UUID_PATTERN);
 
+type Issue = { loc: Array<string | number>; msg: string; type: string };
+
+/** The parameter's value (the fallback when absent), or the issue FastAPI would report for it. */
 function integer(
   query: Record<string, unknown>,
   name: string,
   fallback: number,
   min: number,
   max: number,
-): number {
+): number | Issue {
   const raw = query[name];
   if (raw === undefined) return fallback;
   const last: unknown = Array.isArray(raw) ? raw.at(-1) : raw;
   const value = typeof last === "string" ? laxInteger(last) : undefined;
-  if (value === undefined) {
-    throw unprocessable([
-      {
-        loc: ["query", name],
-        msg: "Input should be a valid integer, unable to parse string as an integer",
-        type: "int_parsing",
-      },
-    ]);
-  }
+  const loc = ["query", name];
+  if (value === undefined)
+    return {
+      loc,
+      msg: "Input should be a valid integer, unable to parse string as an integer",
+      type: "int_parsing",
+    };
   if (value < min)
-    throw unprocessable([
-      {
-        loc: ["query", name],
-        msg: `Input should be greater than or equal to ${min}`,
-        type: "greater_than_equal",
-      },
-    ]);
+    return { loc, msg: `Input should be greater than or equal to ${min}`, type: "greater_than_equal" };
   if (value > max)
-    throw unprocessable([
-      { loc: ["query", name], msg: `Input should be less than or equal to ${max}`, type: "less_than_equal" },
-    ]);
+    return { loc, msg: `Input should be less than or equal to ${max}`, type: "less_than_equal" };
   return value;
 }
 
@@ -61,13 +54,27 @@ export function lastQueryString(query: unknown, name: string): string | undefine
   return typeof last === "string" ? last : undefined;
 }
 
-/** `limit` 1..100 (default 20) and `offset` ≥ 0 (default 0), as the public API pages lists. */
-export function parsePaging(query: unknown): { limit: number; offset: number } {
+/**
+ * `limit` 1..100 (default 20) and `offset` ≥ 0 (default 0), as the public API pages lists; with
+ * the issues of both (FastAPI reports every parameter's in one answer).
+ */
+export function readPaging(query: unknown): { paging: { limit: number; offset: number }; issues: Issue[] } {
   const q = (query ?? {}) as Record<string, unknown>;
-  return {
-    limit: integer(q, "limit", 20, 1, 100),
-    offset: integer(q, "offset", 0, 0, Number.MAX_SAFE_INTEGER),
+  const limit = integer(q, "limit", 20, 1, 100);
+  const offset = integer(q, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
+  const issues = [limit, offset].filter((v): v is Issue => typeof v !== "number");
+  const paging = {
+    limit: typeof limit === "number" ? limit : 20,
+    offset: typeof offset === "number" ? offset : 0,
   };
+  return { paging, issues };
+}
+
+/** readPaging's paging, or 422 with its issues. */
+export function parsePaging(query: unknown): { limit: number; offset: number } {
+  const { paging, issues } = readPaging(query);
+  if (issues.length > 0) throw unprocessable(issues);
+  return paging;
 }
 
 export function page<T>(items: T[], paging: { limit: number; offset: number }) {
@@ -99,6 +106,17 @@ export function canonicalUuid(value: string): string | undefined {
   const urn = value.startsWith("urn:uuid:") ? value.slice("urn:uuid:".length) : undefined;
   const wrapped = inner ?? urn;
   return wrapped !== undefined && UUID.test(wrapped) ? wrapped.toLowerCase() : undefined;
+}
+
+/** The issue of each named path parameter that is not a uuid (as the public API's typed ones). */
+export function uuidIssues(params: unknown, names: readonly string[]): Issue[] {
+  const values = (params ?? {}) as Record<string, unknown>;
+  return names.flatMap((name) => {
+    const value = values[name];
+    return typeof value === "string" && canonicalUuid(value) !== undefined
+      ? []
+      : [{ loc: ["path", name], msg: "Input should be a valid UUID", type: "uuid_parsing" }];
+  });
 }
 
 /** Path ids must be uuids (422 otherwise, as the public API's typed path parameters). */
