@@ -6,6 +6,7 @@ import { type LoadResult, loadManifestsOnce } from "../manifest/load.js";
 import { countProblems } from "../manifest/format/format.js";
 import { sortProblems } from "../manifest/validate.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
+import { type EnvironmentsOutput, environmentsOutput } from "../report/format-environments.js";
 import { environmentProblems } from "./offline/validate-environments.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
 import type { LoadedEnvironment, Problem } from "../manifest/types.js";
@@ -102,52 +103,66 @@ export async function forEachEnvironment<F extends EnvFlags>(
   if (connects && allowedOriginsFrom(flags, io.env))
     for (const environment of environments) pinnedUrlsOf(environment, root, io.env, flags);
   if (connects) refuseSharedNames(tree, root, io.env, flags);
-  const json = flags.output === "json";
-  const outputs: unknown[] = [];
+  const output = environmentsOutput(flags.output, io.stdout);
   const failed: string[] = [];
   const stop = options.stopOnFailure && !flags.keepGoing && environments.length > 1;
+  // --keep-going: apply's failed environment is reported as a read-only command's is.
+  const alone = (eachAlone || (options.stopOnFailure && flags.keepGoing)) && environments.length > 1;
   let code = 0;
   for (const [index, environment] of environments.entries()) {
     const name = environment.manifest.metadata.name;
-    const captured: string[] = [];
-    const stdout = json ? { write: (text: string) => captured.push(text) } : io.stdout;
-    if (!json)
-      io.stdout.write(
-        flags.output === "markdown" ? `## Environment ${name}\n\n` : `== environment ${name} ==\n`,
-      );
-    // --keep-going: apply's failed environment is reported as a read-only command's is.
-    const alone = (eachAlone || (options.stopOnFailure && flags.keepGoing)) && environments.length > 1;
+    const stdout = output.start(name);
+    const rest = environments.slice(index + 1).map((e) => e.manifest.metadata.name);
     const result = await runOne(path, root, environment, flags, { ...io, stdout }, run, connects).catch(
       (error: unknown) => {
         if (!alone || !isPlumbError(error)) {
-          if (stop) sayNotApplied(io, name, environments.slice(index + 1), "failed");
+          if (stop) sayNotApplied(io, name, rest, "failed");
+          endWithError(output, flags.output, environments.length, { name, error, rest: stop ? rest : [] });
           throw error;
         }
         // Settings errors name their environment already ("environment staging: spec.api_key ...").
         const said = error.message.startsWith(`environment ${name}:`) ? "" : `environment ${name}: `;
         io.stderr.write(`plumb: ${said}${escapeControls(error.message)} [${error.code}]\n`);
         failed.push(name);
-        if (json) outputs.push({ environment: name, error: { code: error.code, message: error.message } });
+        output.failed(name, error);
         return null;
       },
     );
     code = code === 1 || result === 1 || result === null ? 1 : Math.max(code, result);
-    if (json && result !== null) outputs.push(withEnvironment(captured.join(""), name));
-    const rest = environments.slice(index + 1);
+    if (result !== null) output.ran(name);
     if (stop && result !== 0 && rest.length > 0) {
-      if (json)
-        for (const e of rest) outputs.push({ environment: e.manifest.metadata.name, not_applied: name });
-      if (json) io.stdout.write(`${JSON.stringify({ environments: outputs }, null, 2)}\n`);
+      output.notApplied(rest, name);
+      output.end();
       sayNotApplied(io, name, rest, `did not converge (exit ${result})`);
       return code;
     }
   }
-  if (json) io.stdout.write(`${JSON.stringify({ environments: outputs }, null, 2)}\n`);
+  output.end();
   if (failed.length > 0)
     io.stderr.write(
       `plumb: ${failed.length} of ${environments.length} environments failed (${failed.join(", ")}); the others ran\n`,
     );
   return code;
+}
+
+/**
+ * The command ends with `failure.error` in environment `failure.name`: Markdown prints what the
+ * environments wrote (bounded); JSON over several environments prints its document with this error
+ * and those not applied, as when apply stops on an exit code. It printed the error alone (main's
+ * document), and the results of the environments applied before it were lost from stdout.
+ */
+function endWithError(
+  output: EnvironmentsOutput,
+  format: string | undefined,
+  count: number,
+  failure: { name: string; error: unknown; rest: readonly string[] },
+): void {
+  if (format === "json" && (count < 2 || !isPlumbError(failure.error))) return;
+  if (format === "json" && isPlumbError(failure.error)) {
+    output.failed(failure.name, failure.error);
+    output.notApplied(failure.rest, failure.name);
+  }
+  output.end();
 }
 
 /** The problems of the tree and of each environment --env selects (as validate finds them), when any is an error. */
@@ -165,11 +180,10 @@ function refuseInvalid(tree: LoadResult, flags: EnvFlags, io: SessionIo): boolea
 }
 
 /** apply stopped after `name`: which environments were not applied, and how to go on. */
-function sayNotApplied(io: SessionIo, name: string, rest: readonly LoadedEnvironment[], how: string): void {
+function sayNotApplied(io: SessionIo, name: string, rest: readonly string[], how: string): void {
   if (rest.length === 0) return;
-  const names = rest.map((e) => e.manifest.metadata.name).join(", ");
   io.stderr.write(
-    `plumb: environment ${name} ${how}, so ${names} ${rest.length === 1 ? "was" : "were"} not applied (nothing sent there); fix ${name} and apply again, or pass --keep-going to apply the others anyway\n`,
+    `plumb: environment ${name} ${how}, so ${rest.join(", ")} ${rest.length === 1 ? "was" : "were"} not applied (nothing sent there); fix ${name} and apply again, or pass --keep-going to apply the others anyway\n`,
   );
 }
 
@@ -226,21 +240,4 @@ export async function checkSavedPlanParts(
     const target = () => targetOf(readApiOptions(settings.env, settings.flags));
     await readSavedPlanFor(flags.plan, environment.manifest.metadata.name, target);
   }
-}
-
-/** The command's JSON for one environment, with `environment` on it and on each of its changes. */
-function withEnvironment(text: string, environment: string): unknown {
-  if (text.trim() === "") return { environment };
-  const value = JSON.parse(text) as Record<string, unknown>;
-  const mark = (changes: unknown) =>
-    Array.isArray(changes) ? changes.map((c: object) => ({ ...c, environment })) : changes;
-  const plan = value.plan as Record<string, unknown> | undefined;
-  return {
-    environment,
-    ...value,
-    ...(value.changes ? { changes: mark(value.changes) } : {}),
-    ...(value.results ? { results: mark(value.results) } : {}),
-    ...(value.objects ? { objects: mark(value.objects) } : {}),
-    ...(plan?.changes ? { plan: { ...plan, changes: mark(plan.changes) } } : {}),
-  };
 }

@@ -7,7 +7,7 @@ import { COMMANDS } from "./commands.js";
 import { PROGRAM_HELP_AFTER } from "./command-help.js";
 import { PLUMB_VERSION } from "./options.js";
 import { dropOutputOnBrokenPipe } from "./process-io.js";
-import { type FailedRun, formatErrorJson } from "../report/format-error-json.js";
+import { type FailedRun, failedRunOf, formatErrorJson } from "../report/format-error-json.js";
 
 /**
  * Builds the `plumb` program; each command lives in its own small file under src/cli/. With `only`
@@ -90,14 +90,13 @@ function failure(error: unknown): FailedRun {
   }
   if (isPlumbError(error)) {
     process.stderr.write(`plumb: ${error.message} [${error.code}]\n`);
-    const fix = "fix" in error && typeof error.fix === "string" ? error.fix : undefined;
-    return { code: error.code, message: error.message, fix, exitCode: error.exitCode };
+    return failedRunOf(error);
   }
   if (isPathError(error)) {
     // A path the operator gave (or the machine) is wrong: say which and how, no stack trace.
     const message = `${error.path}: ${describeErrno(error)}; check the path and its permissions`;
     process.stderr.write(`plumb: ${message} [${IO_ERROR}]\n`);
-    return { code: IO_ERROR, message, exitCode: 1 };
+    return { code: IO_ERROR, message, fix: "check the path and its permissions", exitCode: 1 };
   }
   process.stderr.write(
     `plumb: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
 import { lookup } from "node:dns/promises";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { assertBuilt } from "../support/built-cli.js";
 import { copyFlatExample } from "../support/flat-example.js";
@@ -17,6 +18,8 @@ const MAIN = join(process.cwd(), "dist", "src", "cli", "main.js");
 const WRONG_KEY = "wrong-key-json-errors-0123456789";
 let cp: RunningControlPlane;
 let repo: string;
+/** Two environments, a and b, on the one control plane (name suffixes apart), by A_/B_API_URL and _KEY. */
+let envRepo: string;
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
@@ -36,10 +39,23 @@ beforeAll(async () => {
   cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
   repo = await mkdtemp(join(tmpdir(), "plumb-json-errors-"));
   await copyFlatExample("saas", repo);
+  envRepo = await mkdtemp(join(tmpdir(), "plumb-json-errors-envs-"));
+  for (const name of ["a", "b"]) {
+    const upper = name.toUpperCase();
+    await writeFile(
+      join(envRepo, `env-${name}.yaml`),
+      `apiVersion: plumb/v1\nkind: Environment\nmetadata: {name: ${name}}\nspec:\n  api_url: {env: ${upper}_API_URL}\n  api_key: {env: ${upper}_API_KEY}\n  mode: saas\n  name_suffix: -${name}\n`,
+    );
+  }
+  await writeFile(
+    join(envRepo, "agent.yaml"),
+    `apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: agent}\nspec: {source: internal_container, source_revision_config: {image_uri: "img/agent:1"}}\n`,
+  );
 });
 afterAll(async () => {
   await cp?.stop();
   await rm(repo, { recursive: true, force: true });
+  await rm(envRepo, { recursive: true, force: true });
 });
 
 /** The one JSON document on stdout, its error. */
@@ -82,6 +98,49 @@ describe("-o json on a failure: one JSON document on stdout", () => {
     const run = await plumb(["plan", repo], { PLUMB_API_URL: cp.url, PLUMB_API_KEY: WRONG_KEY });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
+  });
+});
+
+describe("-o json over several environments: each failed one's error as a failed command's", () => {
+  const envs = (b: Record<string, string>) => ({
+    A_API_URL: cp.url,
+    A_API_KEY: DEFAULT_API_KEY,
+    B_API_URL: cp.url,
+    ...b,
+  });
+  type Entry = { environment: string; error?: ReturnType<typeof errorOf>; results?: unknown[] };
+  const entries = (run: Run) => (JSON.parse(run.stdout) as { environments: Entry[] }).environments;
+
+  it("plan: the failed environment's entry has code, message, fix and exit_code (fix was left out)", async () => {
+    const unset = await plumb(["plan", envRepo, "-o", "json"], envs({}));
+    expect(unset.code).toBe(1);
+    const [a, b] = entries(unset);
+    expect(a).toMatchObject({ environment: "a" });
+    expect(a!.error).toBeUndefined();
+    expect(b!.error).toMatchObject({ code: "api-config", exit_code: 1 });
+    expect(b!.error!.fix).toBe('see "api-config" in docs/troubleshooting.md (Error codes)');
+    expect(b!.error!.message).toContain("reads B_API_KEY, which is not set");
+
+    const refused = await plumb(["plan", envRepo, "-o", "json"], envs({ B_API_KEY: WRONG_KEY }));
+    expect(refused.code).toBe(1);
+    expect(entries(refused)[1]!.error).toMatchObject({
+      code: "unauthorized",
+      exit_code: 1,
+      fix: "check environment b's spec.api_key ($B_API_KEY, env-b.yaml:6)",
+    });
+    expect(refused.stdout + refused.stderr).not.toContain(WRONG_KEY);
+  });
+
+  it("apply ending with an error in b: a's results stay in the document, with b's error (they were lost)", async () => {
+    const run = await plumb(["apply", envRepo, "--yes", "-o", "json"], envs({}));
+    expect(run.code).toBe(1);
+    const [a, b] = entries(run);
+    expect(a).toMatchObject({ environment: "a", results: [{ name: "agent-a", outcome: "converged" }] });
+    expect(b).toEqual({
+      environment: "b",
+      error: expect.objectContaining({ code: "api-config", exit_code: 1, fix: expect.any(String) }),
+    });
+    expect(run.stderr).toContain("[api-config]");
   });
 });
 
