@@ -160,11 +160,12 @@ function checkDocument(doc: ParsedDocument, seen: Seen): { found: Problem[]; mor
   const schema = checkSchema(doc, kind);
   const schemaProblems =
     kind === "Environment" ? checkEnvironmentDocument(doc, schema.problems) : schema.problems;
+  // A document read from plain text (line-compose.ts) holds no control character and no __proto__ key.
   const found = [
     ...schemaProblems,
-    ...checkTextCharacters(doc),
+    ...(doc.plainText ? [] : checkTextCharacters(doc)),
     ...checkAnnotations(doc),
-    ...checkProtoKeys(doc),
+    ...(doc.plainText ? [] : checkProtoKeys(doc)),
   ];
   if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
   const name = nameOf(doc);

@@ -3,7 +3,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { composePlainText } from "../../src/manifest/parse/line-compose.js";
+import { parseManifestText } from "../../src/manifest/parse/parse.js";
 import { lexerStallAt } from "../../src/manifest/parse/yaml-shape.js";
+import { checkProtoKeys } from "../../src/manifest/rules/proto-key-rules.js";
+import { checkTextCharacters } from "../../src/manifest/rules/text-rules.js";
+import type { Problem } from "../../src/manifest/types.js";
 import { editedManifests } from "./cst-corpus.js";
 import { canonical, type Read, viaYaml } from "./yaml-reading.js";
 
@@ -35,6 +39,19 @@ function viaPlain(text: string): Read | undefined {
   });
 }
 
+/**
+ * What checkTextCharacters and checkProtoKeys find in a text the plain reader took: nothing, or
+ * validate.ts could not skip them for its documents (ParsedDocument.plainText).
+ */
+function rulesSkipped(text: string): Problem[] {
+  const at = { file: "f", line: 1, column: 1 };
+  return (composePlainText(text) ?? []).flatMap(({ value }) => {
+    const doc = { file: "f", index: 0, value: value as Record<string, unknown> };
+    const located = { ...doc, locators: { key: () => at, value: () => at, start: at } };
+    return [...checkTextCharacters(located), ...checkProtoKeys(located)];
+  });
+}
+
 /** Every text the two disagree on, with what they said; and how many the plain reader took. */
 function compare(texts: readonly string[]): { disagreements: string[]; taken: number } {
   const disagreements: string[] = [];
@@ -44,6 +61,8 @@ function compare(texts: readonly string[]): { disagreements: string[]; taken: nu
     const plain = viaPlain(text);
     if (!plain) continue;
     taken++;
+    const found = rulesSkipped(text);
+    if (found.length > 0) disagreements.push(`${JSON.stringify(text.slice(0, 2000))}\n ${found[0]!.message}`);
     const slow = viaYaml(text);
     const said =
       typeof slow === "string"
@@ -165,5 +184,20 @@ describe("the plain-text reader reads texts as yaml does, or leaves them alone",
     const { disagreements, taken } = compare(shapes);
     expect(disagreements).toEqual([]);
     expect(taken).toBe(2);
+  });
+
+  it("marks what it read, and only that, as plain text: validate.ts skips the character and __proto__ rules", () => {
+    const file = "f.yaml";
+    const plain = parseManifestText("apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: a}\n", file);
+    expect(plain.documents.map((d) => d.plainText)).toEqual([true]);
+    // A control character by escape, and a __proto__ key: read the usual way, and found.
+    for (const text of [
+      'apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: "a\\x01"}\n',
+      "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: a, labels: {__proto__: x}}\n",
+    ]) {
+      const { documents } = parseManifestText(text, file);
+      expect(documents.map((d) => d.plainText)).toEqual([undefined]);
+      expect([...checkTextCharacters(documents[0]!), ...checkProtoKeys(documents[0]!)]).toHaveLength(1);
+    }
   });
 });

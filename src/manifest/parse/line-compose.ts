@@ -70,11 +70,14 @@ function keyEnd(text: string, p: number, end: number): number {
 
 /** Adds a pair; a key seen before, `__proto__`, a key that is not a string by the core schema: bail. */
 function put(map: Record<string, unknown>, name: string, value: unknown, count: number): void {
+  // A key starts with a letter or `_`: only n N t T f F can start a null or a boolean.
+  const first = name.charCodeAt(0) | 32;
+  const word = first === 110 || first === 116 || first === 102;
   if (
-    name === "__proto__" ||
     count > MAX_MAPPING_KEYS ||
+    name === "__proto__" ||
     Object.hasOwn(map, name) ||
-    corePlain(name) !== name
+    (word && corePlain(name) !== name)
   )
     bail();
   map[name] = value;

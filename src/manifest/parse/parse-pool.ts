@@ -44,7 +44,11 @@ export function parseForThread(
   // A big file keeps its positional tree (parse.ts), which cannot cross threads: the main thread parses it.
   if (read.text.length > KEEP_TREE_OVER_CHARS) return "main";
   const { documents, problems } = parseManifestText(read.text, read.file);
-  const plain = documents.map(({ index, value, locators }) => ({ index, value, start: locators.start }));
+  const plain = documents.map(({ index, value, locators, plainText }): PlainDocument => {
+    const document: PlainDocument = { index, value, start: locators.start };
+    if (plainText) document.plainText = true;
+    return document;
+  });
   return { file: read.file, text: read.text, documents: plain, problems };
 }
 

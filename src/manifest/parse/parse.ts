@@ -49,6 +49,11 @@ export type ParsedDocument = {
   index: number;
   value: Record<string, unknown>;
   locators: DocumentLocators;
+  /**
+   * Read by line-compose.ts: every key and string is printable ASCII on one line, and no key is
+   * `__proto__`, so checkTextCharacters and checkProtoKeys have nothing to find (validate.ts).
+   */
+  plainText?: true;
 };
 
 export type ParseResult = { documents: ParsedDocument[]; problems: Problem[] };
@@ -150,7 +155,8 @@ export function parseWithPositions(
   const fast = !allDocuments && !yamlOnly && text.length <= KEEP_TREE_OVER_CHARS;
   // The plainest texts: values straight from the text (line-compose.ts), before yaml's parser.
   const plain = fast ? composePlainText(text) : undefined;
-  if (plain) return composedResult(plain, file, (offset) => lineAt(text, file, offset), rereader(text, file));
+  if (plain)
+    return composedResult(plain, file, (offset) => lineAt(text, file, offset), rereader(text, file), true);
   let parsed;
   try {
     parsed = parseYaml(text, lineCounter, fast);
@@ -223,14 +229,20 @@ function composedResult(
   file: string,
   at: (offset: number) => SourceLocation,
   positions: (index: number) => DocumentLocators | undefined,
+  plainText = false,
 ): ParseResult {
   const documents: ParsedDocument[] = [];
   const problems: Problem[] = [];
   composed.forEach(({ value, start }, index) => {
     const locators = lazyLocators(at(start), positions, index);
     const kind = classifyDocument(value, locators);
-    if (kind === "plumb") documents.push({ file, index, value: value as Record<string, unknown>, locators });
-    else if (kind) problems.push(kind);
+    if (kind !== "plumb") {
+      if (kind) problems.push(kind);
+      return;
+    }
+    const doc: ParsedDocument = { file, index, value: value as Record<string, unknown>, locators };
+    if (plainText) doc.plainText = true;
+    documents.push(doc);
   });
   return { documents, problems };
 }
@@ -250,17 +262,21 @@ function lineAt(text: string, file: string, offset: number): SourceLocation {
 export const KEEP_TREE_OVER_CHARS = 64 * 1024;
 
 /** A parsed document as it crosses a thread (parse-pool.ts): its value and start, no closures. */
-export type PlainDocument = { index: number; value: Record<string, unknown>; start: SourceLocation };
+export type PlainDocument = {
+  index: number;
+  value: Record<string, unknown>;
+  start: SourceLocation;
+  plainText?: true;
+};
 
 /** Documents parsed on another thread, given lazy positions again: read from `text` when first asked. */
 export function withLocators(file: string, text: string, plain: readonly PlainDocument[]): ParsedDocument[] {
   const positions = rereader(text, file);
-  return plain.map(({ index, value, start }) => ({
-    file,
-    index,
-    value,
-    locators: lazyLocators(start, positions, index),
-  }));
+  return plain.map(({ index, value, start, plainText }) => {
+    const doc: ParsedDocument = { file, index, value, locators: lazyLocators(start, positions, index) };
+    if (plainText) doc.plainText = true;
+    return doc;
+  });
 }
 
 /**
