@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type Api, container, start } from "./helpers.js";
@@ -58,6 +59,21 @@ describe("a trailing slash", () => {
     expect(followed.status).toBe(200);
     expect(followed.body.id).toBe(id);
     expect((await api.call("GET", "/v2/deployments/?limit=1")).body.resources).toHaveLength(1);
+  });
+
+  it("leads to the address the request came to when it sent no Host header (HTTP/1.0)", async () => {
+    const { hostname, port } = new URL(api.cp.url);
+    const head = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () =>
+        socket.write(`GET /v2/listeners/ HTTP/1.0\r\nX-Api-Key: ${DEFAULT_API_KEY}\r\n\r\n`),
+      );
+      let text = "";
+      socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+    });
+    expect(head).toMatch(/^HTTP\/1\.[01] 307/);
+    expect(head).toMatch(new RegExp(`\r\nlocation: ${api.cp.url}/v2/listeners\r\n`, "i"));
   });
 
   it("is 401 without a key, and 404 where no route serves the path without it either", async () => {

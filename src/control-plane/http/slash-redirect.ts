@@ -19,8 +19,9 @@ export function installSlashRedirect(app: FastifyInstance, methodsAt: (path: str
     if (path.length <= 1 || !path.endsWith("/") || methodsAt(path).length > 0) return done();
     const target = path.replace(/\/+$/, "");
     if (target === "" || methodsAt(target).length === 0) return done();
-    // Starlette builds the Location from the Host header (absolute, as RedirectResponse sends it).
-    const host = request.headers.host ?? `${request.hostname}`;
+    // Starlette builds the Location from the Host header, else from the address the request came
+    // to (absolute, as RedirectResponse sends it).
+    const host = request.headers.host ?? serverAddress(request.socket.localAddress, request.socket.localPort);
     const location = `${request.protocol}://${host}${target}${query === undefined ? "" : `?${query}`}`;
     void reply.code(307).header("location", location).send();
   });
@@ -29,4 +30,10 @@ export function installSlashRedirect(app: FastifyInstance, methodsAt: (path: str
 function splitQuery(url: string): [string, string | undefined] {
   const at = url.indexOf("?");
   return at < 0 ? [url, undefined] : [url.slice(0, at), url.slice(at + 1)];
+}
+
+/** `HOST:PORT` of the socket's local end (an HTTP/1.0 request may send no Host header). */
+function serverAddress(address: string | undefined, port: number | undefined): string {
+  const host = address?.includes(":") ? `[${address}]` : (address ?? "localhost");
+  return port === undefined || port === 80 ? host : `${host}:${port}`;
 }
