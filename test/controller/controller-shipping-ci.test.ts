@@ -38,9 +38,27 @@ async function fakePlumb(code: number): Promise<string> {
   return bin;
 }
 
+/**
+ * A `plumb` that prints `stdout` and then `stderr` as given (files beside it), then exits 1: a plan
+ * as long as plumb's Markdown gets (65,000 characters) and a log of any length.
+ */
+async function fakePlumbPrinting(stdout: string, stderr: string): Promise<string> {
+  const bin = join(dir, "bin");
+  await mkdir(bin);
+  await writeFile(join(bin, "out.fixture"), stdout);
+  await writeFile(join(bin, "err.fixture"), stderr);
+  const script = `#!/bin/sh\ncat "${bin}/out.fixture"\ncat "${bin}/err.fixture" >&2\nexit 1\n`;
+  await writeFile(join(bin, "plumb"), script);
+  await chmod(join(bin, "plumb"), 0o755);
+  return bin;
+}
+
+/** 1 MB of log whose lines try to end a code fence and notify a team; its last line says why. */
+const HUGE_LOG = `${"```\n@acme/admins <!-- ".repeat(50_000)}\n${"y".repeat(5_000)}\nplumb: the reason [api-config]\n`;
+
 function bash(script: string, env: Record<string, string>, flags = ["-e"]): Promise<number> {
   return new Promise((resolve) => {
-    const child = execFile("bash", [...flags, "-c", script], { cwd: dir, env });
+    const child = execFile("bash", [...flags, "-c", script], { cwd: dir, env, maxBuffer: 16 * 1024 * 1024 });
     child.on("exit", (code) => resolve(code ?? -1));
   });
 }
@@ -81,6 +99,34 @@ describe("GitHub plan workflow", () => {
       if (code) expect(await bash(steps[fail]!.run!, { ...env, CODE: String(code) })).toBe(code);
     });
   }
+});
+
+describe("GitHub plan workflow, a long log", () => {
+  const planStep = async () => (await githubSteps()).find((s) => s.id === "plan")!.run!;
+  const run = async (plan: string) => {
+    const bin = await fakePlumbPrinting(plan, HUGE_LOG);
+    const env = { PATH: `${bin}:${process.env.PATH}`, GITHUB_OUTPUT: join(dir, "github-output") };
+    expect(await bash(await planStep(), env)).toBe(0);
+    return readFile(join(dir, "plan.md"), "utf8");
+  };
+
+  it("a plan at plumb's own limit: the comment stays under GitHub's 65,536 characters, the log left to the job", async () => {
+    // The whole log went in: a 1 MB comment, which GitHub refuses (the plan was not shown at all).
+    const comment = await run(`<!-- plumb plan -->\n${"p".repeat(64_990)}\n`);
+    expect(comment.length).toBeLessThanOrEqual(65_536);
+    expect(comment).toContain("**plumb plan exited 1:** its log is in the job log");
+  });
+
+  it("a short plan: the end of the log, indented as code (no fence its text can close)", async () => {
+    const comment = await run("<!-- plumb plan -->\n### plumb plan\n");
+    expect(comment.length).toBeLessThan(15_000);
+    expect(comment).toContain("**plumb plan exited 1** (the end of its log):\n\n");
+    expect(comment).toContain("    plumb: the reason [api-config]\n");
+    // Every line of the log is indented: none opens or closes a fence, none is a mention outside code.
+    const log = comment.slice(comment.indexOf("(the end of its log):") + 23);
+    for (const line of log.split("\n").filter(Boolean)) expect(line.startsWith("    ")).toBe(true);
+    expect(comment.split("\n").some((line) => line.startsWith("```"))).toBe(false);
+  });
 });
 
 type NoteRequest = { method: string; path: string; token: string; body: string };
@@ -138,6 +184,31 @@ describe("GitLab plan job", () => {
       expect(note!.body).toMatch(
         /^<!-- plumb plan -->\n[\s\S]*- update alpha[\s\S]*plumb plan exited 1[\s\S]*refused: source is immutable/,
       );
+    } finally {
+      notes.server.close();
+    }
+  });
+});
+
+describe("GitLab plan job, a long log", () => {
+  it("the note stays under 65,536 characters: the log is left to the job log when the plan is long", async () => {
+    const job = (
+      parse(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8")) as { plan: { script: string[] } }
+    ).plan;
+    const bin = await fakePlumbPrinting(`<!-- plumb plan -->\n${"p".repeat(64_990)}\n`, HUGE_LOG);
+    const notes = await noteServer();
+    try {
+      const env = {
+        PATH: `${bin}:${process.env.PATH}`,
+        CI_API_V4_URL: `${notes.url}/api/v4`,
+        CI_PROJECT_ID: "7",
+        CI_MERGE_REQUEST_IID: "3",
+        GITLAB_NOTE_TOKEN: "note-token",
+      };
+      expect(await bash(job.script.join("\n"), env, ["-eo", "pipefail"])).toBe(1);
+      expect(notes.writes).toHaveLength(1);
+      expect(notes.writes[0]!.body.length).toBeLessThanOrEqual(65_536);
+      expect(notes.writes[0]!.body).toContain("its log is in the job log");
     } finally {
       notes.server.close();
     }
