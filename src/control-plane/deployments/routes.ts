@@ -3,6 +3,7 @@ import type { Clock } from "../../clock.js";
 import type { DeploymentCreateRequest } from "../../schema/deployment.js";
 import { badRequest, HttpError, notFound, type RouteChecks, unprocessable } from "../http/http-errors.js";
 import { lastQueryString, page, parsePaging, readPaging, requireUuid, uuidIssues } from "../http/paging.js";
+import { FASTAPI_GET } from "../http/method-not-allowed.js";
 import type { ValidationIssue } from "../http/validation-errors.js";
 import { checkDeploymentBody } from "./body-checks.js";
 import { canonicalBodyIds, CreateBody, PatchBody } from "./body-schemas.js";
@@ -104,7 +105,7 @@ function registerDeploymentCrud(
     },
   );
 
-  app.get("/v2/deployments", async (request, reply) => {
+  app.get("/v2/deployments", FASTAPI_GET, async (request, reply) => {
     const paging = parsePaging(request.query);
     const filter = lastQueryString(request.query, "name_contains");
     const now = clock.now();
@@ -112,7 +113,7 @@ function registerDeploymentCrud(
     return json(reply, renderer.renderPage(records, now, paging.offset + records.length));
   });
 
-  app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id", async (request, reply) =>
+  app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id", FASTAPI_GET, async (request, reply) =>
     view(reply, load(request)),
   );
 
@@ -144,7 +145,7 @@ function registerRevisionRoutes(
   { clock, timing }: DeploymentRouteDeps,
   { load }: DeploymentRouteKit,
 ): void {
-  app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id/revisions", async (request) => {
+  app.get<{ Params: IdParams }>("/v2/deployments/:deployment_id/revisions", FASTAPI_GET, async (request) => {
     const { paging, issues } = readPaging(request.query);
     reject([...uuidIssues(request.params, ["deployment_id"]), ...issues]);
     const record = load(request);
@@ -158,6 +159,7 @@ function registerRevisionRoutes(
 
   app.get<{ Params: IdParams & { revision_id: string } }>(
     "/v2/deployments/:deployment_id/revisions/:revision_id",
+    FASTAPI_GET,
     async (request) => {
       reject(uuidIssues(request.params, ["deployment_id", "revision_id"]));
       const record = load(request);

@@ -39,3 +39,11 @@ export function trackRouteMethods(app: FastifyInstance): (path: string) => strin
     return [...allowed].sort();
   };
 }
+
+/**
+ * Route options of a GET of the control plane API: FastAPI's routes (APIRoute) serve the methods
+ * they name and no other, so a HEAD of a GET-only path is 405 with `Allow: GET` there; fastify adds
+ * a HEAD route to every GET unless told not to. The agent server's routes keep theirs: Starlette's
+ * Route, which it is built on, serves HEAD beside GET. docs/control-plane.md "Validation and errors".
+ */
+export const FASTAPI_GET = { exposeHeadRoute: false } as const;

@@ -3,6 +3,7 @@ import type { Clock } from "../../clock.js";
 import type { DeploymentStore } from "../deployments/store.js";
 import { badRequest, HttpError } from "./http-errors.js";
 import type { Integration, Listener } from "../options.js";
+import { FASTAPI_GET } from "./method-not-allowed.js";
 import { lastQueryString, page, parsePaging } from "./paging.js";
 import type { RouteFlags } from "./request-guards.js";
 
@@ -20,9 +21,9 @@ export type MiscRouteDeps = {
 
 /** Listeners, integrations, tracing projects, the upload target and /info. */
 export function registerMiscRoutes(app: FastifyInstance, deps: MiscRouteDeps): void {
-  app.get("/v2/listeners", async (request) => page(deps.listeners, parsePaging(request.query)));
-  app.get("/v1/integrations/gitrepo/install", async () => deps.integrations);
-  app.get("/api/v1/sessions", async (request) => {
+  app.get("/v2/listeners", FASTAPI_GET, async (request) => page(deps.listeners, parsePaging(request.query)));
+  app.get("/v1/integrations/gitrepo/install", FASTAPI_GET, async () => deps.integrations);
+  app.get("/api/v1/sessions", FASTAPI_GET, async (request) => {
     return deps.store.projects(deps.tenantOf(request), lastQueryString(request.query, "name"));
   });
   const info: RouteFlags = { public: true, faults: false };
