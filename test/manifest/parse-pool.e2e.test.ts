@@ -164,6 +164,37 @@ describe("parseFiles on worker threads", () => {
     expect(parallel.manifests).toHaveLength(pool.PARALLEL_MIN_FILES + 50);
   });
 
+  it("parses a tree of plain manifests here alone, and gives the workers one that yaml reads", async () => {
+    const dir = join(root, "plain");
+    await mkdir(dir);
+    const context = { base: dir, realBase: dir, maxBytes: 1024 * 1024 };
+    const tree = async (text: (i: number) => string) => {
+      for (let i = 0; i < 20; i++)
+        await writeFile(join(dir, `agent-${String(i).padStart(2, "0")}.yaml`), text(i));
+      return Array.from({ length: 20 }, (_, i) => {
+        const path = join(dir, `agent-${String(i).padStart(2, "0")}.yaml`);
+        return { path, real: path };
+      });
+    };
+    for (const [text, workers] of [
+      [deployment, 0], // read by line-compose.ts: the first chunk tells, the workers end
+      [(i: number) => `# a comment: yaml reads it\n${deployment(i)}`, 1],
+    ] as const) {
+      const files = await tree(text);
+      const one = await pool.parseFiles(files, context, 1);
+      const stats = { workers: 0, failed: 0, chunksOnWorkers: 0 };
+      const inOrder: string[] = [];
+      const parsed = await pool.parseFiles(files, context, 2, {
+        stats,
+        chunkFiles: 5,
+        inOrder: (results) => inOrder.push(...results.map((r) => r.documents[0]?.file ?? "")),
+      });
+      expect(stats.workers).toBe(workers);
+      expect(seen(parsed)).toEqual(seen(one));
+      expect(inOrder).toEqual(one.map((r) => r.documents[0]?.file ?? ""));
+    }
+  });
+
   it("uses one thread below the file threshold or on one core, else one per core up to 4", () => {
     expect(pool.parseThreads(pool.PARALLEL_MIN_FILES - 1, 8)).toBe(1);
     expect(pool.parseThreads(pool.PARALLEL_MIN_FILES, 1)).toBe(1);

@@ -19,7 +19,8 @@ import { readAndParse, readManifestText, type YamlFile } from "./read-file.js";
 // gets less, and nobody waits for a fixed half. Workers post each chunk as plain data (values,
 // start positions, problems and each file's text, from which positions are read again when a
 // message needs one); the main thread takes them in between its own chunks. Results keep the file
-// order, so output does not change.
+// order, so output does not change. A tree of plain manifests (line-compose.ts) is parsed on the
+// main thread alone: see PLAIN_SHARE.
 
 const WORKER = new URL("./parse-worker.js", import.meta.url);
 /** Below this many files a worker's start (loading the parser, 0.1-0.2 s) costs more than it saves. */
@@ -67,6 +68,20 @@ type Context = { base: string; realBase: string; maxBytes: number };
 /** How many threads a parse of `count` files uses: 1 below PARALLEL_MIN_FILES or on one core. */
 export const parseThreads = (count: number, cores = availableParallelism()) =>
   count < PARALLEL_MIN_FILES || !existsSync(fileURLToPath(WORKER)) ? 1 : Math.min(cores, MAX_THREADS);
+
+/**
+ * When this share of the first chunk's files are plain manifests (ParsedDocument.plainText: read
+ * by line-compose.ts, ~50 µs a file warm), the tree is parsed on this thread alone and the workers
+ * end: a worker's result costs this thread ~0.6 of parsing it (the structured clone of its values,
+ * measured on the bench's files), and the workers' start, cold code and copying took ~0.4 s of CPU
+ * for 10,000 files, about as much as parsing and validating all of them here (docs/manifests.md
+ * "Speed"). Files yaml parses (comments, several documents, anchors...) cost 3-5 times as much, and
+ * keep the workers.
+ */
+const PLAIN_SHARE = 0.9;
+const mostlyPlain = (results: readonly ParseResult[]) =>
+  results.filter((r) => r.documents.length > 0 && r.documents.every((d) => d.plainText)).length >=
+  PLAIN_SHARE * results.length;
 
 /** Files per chunk: small enough to share out evenly, large enough that a message carries real work. */
 export const CHUNK_FILES = 100;
@@ -165,6 +180,19 @@ export async function parseFiles(
     for (; handedOn < chunks && parsed[handedOn]; handedOn++) inOrder?.(parsed[handedOn]!);
   };
   const chunkFiles = (chunk: number) => files.slice(chunk * size, (chunk + 1) * size);
+  if (here) {
+    // The first chunk is parsed here before the workers get their job: a tree of plain manifests
+    // is then parsed here alone (PLAIN_SHARE).
+    const first = Atomics.add(next, 0, 1);
+    parsed[first] = chunkFiles(first).map(parseHere);
+    handOn();
+    if (mostlyPlain(parsed[first])) {
+      stopParsePool(pool);
+      for (let chunk = first + 1; chunk < chunks; chunk++) parsed[chunk] = chunkFiles(chunk).map(parseHere);
+      handOn();
+      return parsed.flat() as ParseResult[];
+    }
+  }
   const job: WorkerJob = { files, ...context, chunkFiles: size };
   for (const handle of pool.workers) {
     handle.onChunk = (chunk, parses) => {
