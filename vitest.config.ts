@@ -3,11 +3,12 @@ import { LongestFirstSequencer } from "./test/support/longest-first.js";
 
 // Test files that change what the whole process shares — nock's interceptors on http and fetch
 // (installed on import, never taken out), vi.mock, fake timers, stubbed globals or environment
-// variables, process.env written by hand, the CLI run in-process (process.stdout, exitCode) — run
-// each in a process of its own. Every other file shares its worker's modules with the files before
-// it (isolate: false): each file no longer imports and compiles src/ again, about half of the
-// suite's CPU (docs/testing.md "Speed"). A new test that changes process-wide state belongs here;
-// test/support/isolation.test.ts finds those that are not.
+// variables, process.env written by hand — run each in a process of its own. Every other file
+// shares its worker's modules with the files before it (isolate: false): each file no longer
+// imports and compiles src/ again, about half of the suite's CPU (docs/testing.md "Speed"). The CLI
+// run in-process (test/support/in-process-cli.ts) puts back stdout, the environment and exitCode
+// after each call, so its files share a worker too. A new test that changes process-wide state
+// belongs here; test/support/isolation.test.ts finds those that are not.
 export const ISOLATED = [
   // test/api's files that use nock (its helpers.ts imports it) or fake timers; the others there
   // share a worker.
@@ -24,24 +25,14 @@ export const ISOLATED = [
   "test/controller/reconcile-fingerprints.e2e.test.ts",
   "test/manifest/format/format-github.test.ts",
   "test/manifest/format/format-sarif.test.ts",
-  "test/apply/verify-environments.e2e.test.ts",
-  "test/apply/crash-apply.e2e.test.ts",
-  "test/apply/verify-cases.e2e.test.ts",
-  "test/cli/operator-mistakes.e2e.test.ts",
-  "test/cli/concurrent-apply.e2e.test.ts",
-  "test/cli/drift-three-way.e2e.test.ts",
   "test/control-plane/cli-startup.test.ts",
   "test/control-plane/agent-server/runs/webhook.test.ts",
   "test/control-plane/jit-env.test.ts",
   "test/control-plane/listen-errors.test.ts",
   "test/control-plane/api-key-file.test.ts",
   "test/lock/branch-lease-paths.test.ts",
-  "test/report/error-lines-controls.test.ts",
   "test/manifest/unprintable-names.test.ts",
   "test/manifest/format/format-controls.test.ts",
-  "test/cli/allow-api-origin-flag.test.ts",
-  "test/cli/api-origin-allowlist.e2e.test.ts",
-  "test/cli/drift-write-atomic.e2e.test.ts",
 ];
 
 export default defineConfig({

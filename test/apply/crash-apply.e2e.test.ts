@@ -2,18 +2,21 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { applyCommand } from "../../src/cli/sync/apply.js";
+import { planCommand } from "../../src/cli/sync/plan.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api, container, writeDoc } from "../controller/support.js";
 import { assertBuilt, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
-import { runInProcess } from "../support/in-process-cli.js";
+import { runCommand } from "../cli/two-planes.js";
 
 // kill -9 of `plumb apply` at each moment of its work, then a re-run: exactly one deployment per
 // name and one revision per change. The proxy holds the chosen request, so the kill lands exactly
 // then, and decides whether the server ever sees it (both are possible after a real crash). The
-// apply that is killed is a real process (a real SIGKILL); the runs before and after it are called
-// in this process (a child would add only its start-up).
+// apply that is killed is a real process (a real SIGKILL); the runs before and after it are the
+// commands called in this process (a child would add only its start-up), whose applies read the
+// revision at the tests' pace (TEST_POLL), not the engine's first read after 0.5-1 s.
 
 let cp: RunningControlPlane;
 let proxy: HoldingProxy;
@@ -50,8 +53,13 @@ const env = (token: string) => ({
   PLUMB_API_KEY: DEFAULT_API_KEY,
   API_TOKEN: token,
 });
-const apply = (token: string) => runInProcess(["apply", dir, "--yes", "--timeout", "60s"], env(token));
-const plan = (token: string) => runInProcess(["plan", dir, "--detailed-exitcode"], env(token));
+/** The command in this process, as `plumb ARGS` runs it: its exit code and everything it printed. */
+async function command(build: typeof applyCommand | typeof planCommand, args: string[], token: string) {
+  const { code, out, err } = await runCommand(build, args, { staging: cp, prod: cp }, env(token));
+  return { code, output: out + err };
+}
+const apply = (token: string) => command(applyCommand, [dir, "--yes", "--timeout", "60s"], token);
+const plan = (token: string) => command(planCommand, [dir, "--detailed-exitcode"], token);
 
 /** Starts an apply, kills it with SIGKILL the moment `match` is in flight, then settles that request. */
 async function killDuring(token: string, match: (m: string, u: string) => boolean, landed: boolean) {

@@ -1,7 +1,9 @@
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
+import { tmpdir } from "node:os";
 import { expect, it } from "vitest";
 import { ISOLATED } from "../../vitest.config.js";
+import { runInProcess } from "./in-process-cli.js";
 
 // Most test files share their worker's modules with the files before them (vitest.config.ts,
 // isolate: false). A file that changes what the whole process shares must run in a process of its
@@ -14,8 +16,15 @@ const PROCESS_WIDE: ReadonlyArray<[RegExp, string]> = [
   [/useFakeTimers|stubGlobal|stubEnv/, "fake timers or stubbed globals"],
   [/process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|delete process\.env/, "writes process.env"],
   [/process\.chdir\(/, "changes the working directory"],
-  [/in-process-cli/, "runs the CLI in-process (stdout, exitCode)"],
 ];
+
+/**
+ * Helpers whose process-wide changes last one call: runInProcess stubs stdout, stderr and the
+ * environment and sets process.exitCode while the CLI runs, and puts every one back before it
+ * returns (the test at the end holds it to that). A file calling it shares its worker; it still runs
+ * its calls one at a time (not in concurrent tests).
+ */
+const RESTORED_PER_CALL = new Set(["test/support/in-process-cli.ts"]);
 
 async function testFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -30,7 +39,7 @@ async function testFiles(dir: string): Promise<string[]> {
  * process-wide state on import.
  */
 async function withTestImports(file: string, seen = new Set<string>()): Promise<string> {
-  if (seen.has(file)) return "";
+  if (seen.has(file) || RESTORED_PER_CALL.has(file)) return "";
   seen.add(file);
   const text = await readFile(file, "utf8");
   const helpers = [...text.matchAll(/from "(\.{1,2}\/[^"]+)\.js"/g)]
@@ -68,7 +77,6 @@ it("recognises each kind of process-wide change", () => {
     'process.env["X"] = "1"',
     "delete process.env.X",
     "process.chdir(dir)",
-    'import { runInProcess } from "../support/in-process-cli.js";',
   ];
   for (const sample of samples)
     expect(
@@ -82,4 +90,27 @@ it("reads the test helpers a file imports: test/api's helpers bring nock with th
   const text = await withTestImports("test/api/control-plane-client.test.ts");
   expect(text).toContain('import nock from "nock"');
   expect(text).toContain("export function useStrictNock");
+});
+
+it("runInProcess leaves nothing behind: stdout, stderr, the environment, exitCode, signal listeners", async () => {
+  const before = () => ({
+    env: { ...process.env },
+    stdout: process.stdout.write,
+    stderr: process.stderr.write,
+    exitCode: process.exitCode,
+    listeners: ["SIGINT", "SIGTERM"].map((s) => process.listenerCount(s)),
+  });
+  const was = before();
+  // A command that fails (exit 1, a message on stderr) with variables the process does not have.
+  const missing = await runInProcess(["plan", `${tmpdir()}/plumb-isolation-no-such-dir`], {
+    PLUMB_API_URL: "http://127.0.0.1:9",
+    PLUMB_API_KEY: "k",
+    PLUMB_ISOLATION_PROBE: "1",
+  });
+  expect(missing.code).toBe(1);
+  expect(missing.output).toContain("plumb-isolation-no-such-dir");
+  expect((await runInProcess(["--version"], {})).code).toBe(0);
+  expect(before()).toEqual(was);
+  expect(process.stdout.write).toBe(was.stdout);
+  expect(process.stderr.write).toBe(was.stderr);
 });
