@@ -3,15 +3,15 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, type ExpectStatic, it } from "vitest";
 import { runApply } from "../../src/cli/sync/apply.js";
 import { runDrift } from "../../src/cli/sync/drift.js";
 import { startController } from "../../src/controller/controller.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
-import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { startControlPlane } from "../../src/control-plane/server.js";
 import { applyFlags, captureIo } from "../cli/reconcile-helpers.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "../controller/support.js";
-import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
+import { startHoldingProxy } from "../support/holding-proxy.js";
 
 // Issue 23 item 8, one status location: `plumb apply deployments --status-branch B` (CI) and then
 // `plumb controller --repo … --path deployments --status-branch B` use the same records, so moving
@@ -23,16 +23,21 @@ const git = (cwd: string, ...args: string[]) =>
 const NAMES = ["a", "b", "c", "d", "e"];
 const BRANCH = "plumb-status";
 
-let tmp: string;
-let bare: string;
-let work: string;
-let cp: RunningControlPlane;
-let proxy: HoldingProxy;
-
-beforeEach(async () => {
-  tmp = await mkdtemp(join(tmpdir(), "plumb-status-location-"));
-  bare = join(tmp, "manifests.git");
-  work = join(tmp, "work");
+/**
+ * One test's repository (manifests.git and its work clone), control plane and counting proxy: the
+ * tests share nothing and run side by side, each for about its own git work (docs/testing.md "Speed").
+ */
+async function scope(onTestFinished: (fn: () => Promise<void>) => void) {
+  const tmp = await mkdtemp(join(tmpdir(), "plumb-status-location-"));
+  const cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
+  const proxy = await startHoldingProxy(cp.url);
+  onTestFinished(async () => {
+    await proxy.close();
+    await cp.stop();
+    await rm(tmp, { recursive: true, force: true });
+  });
+  const bare = join(tmp, "manifests.git");
+  const work = join(tmp, "work");
   await run("git", ["init", "--bare", "-b", "main", bare]);
   await run("git", ["clone", bare, work]);
   await git(work, "checkout", "-B", "main");
@@ -45,19 +50,15 @@ beforeEach(async () => {
   await git(work, "add", ".");
   await git(work, "commit", "-m", "first");
   await git(work, "push", "origin", "main");
-  cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
-  proxy = await startHoldingProxy(cp.url);
-});
-afterEach(async () => {
-  await proxy.close();
-  await cp.stop();
-  await rm(tmp, { recursive: true, force: true });
-});
+  return { tmp, bare, work, cp, proxy };
+}
 
-const branchFiles = async () =>
+type Scope = Awaited<ReturnType<typeof scope>>;
+
+const branchFiles = async ({ bare }: Scope) =>
   (await run("git", ["--git-dir", bare, "ls-tree", "-r", "--name-only", BRANCH])).stdout.trim().split("\n");
 
-async function applyFromCi() {
+async function applyFromCi({ cp, work }: Scope, expect: ExpectStatic) {
   const io = captureIo(cp);
   io.env = { ...io.env, TOKEN: "t-1" };
   expect(await runApply(join(work, "deployments"), applyFlags({ statusBranch: BRANCH }), io), io.out()).toBe(
@@ -65,12 +66,12 @@ async function applyFromCi() {
   );
 }
 
-async function controllerOnce(checkout: string) {
-  const controller = await startLeader(checkout);
+async function controllerOnce(s: Scope, checkout: string) {
+  const controller = await startLeader(s, checkout);
   await controller.stop(1_000); // publishes the status branch
 }
 
-async function startLeader(checkout: string) {
+async function startLeader({ bare, proxy, tmp }: Scope, checkout: string) {
   const controller = await startController({
     source: {
       kind: "git",
@@ -98,8 +99,8 @@ async function startLeader(checkout: string) {
   return controller;
 }
 
-const writes = () => proxy.requests.filter((r) => r.method !== "GET");
-async function revisions() {
+const writes = ({ proxy }: Scope) => proxy.requests.filter((r) => r.method !== "GET");
+async function revisions({ cp }: Scope) {
   const client = api(cp.url);
   const counts: Record<string, number> = {};
   for (const d of await client.deployments()) counts[d.name] = (await client.revisions(d.id)).length;
@@ -108,37 +109,52 @@ async function revisions() {
 const ONE_EACH = Object.fromEntries(NAMES.map((n) => [n, 1]));
 const RECORDS = NAMES.map((n) => `deployments/.plumb/status/deployment.${n}.json`);
 
-describe("one status location for the CLI and the controller", () => {
-  it("apply in CI, then the controller with --path on the same status branch: zero PATCHes", async () => {
-    await applyFromCi();
-    expect(await branchFiles()).toEqual(RECORDS);
-    await controllerOnce(join(tmp, "checkout"));
-    expect(writes()).toEqual([]);
-    expect(await revisions()).toEqual(ONE_EACH);
-    expect(await branchFiles()).toEqual(RECORDS);
+describe.concurrent("one status location for the CLI and the controller", () => {
+  it("apply in CI, then the controller with --path on the same status branch: zero PATCHes", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const s = await scope(onTestFinished);
+    const { tmp } = s;
+    await applyFromCi(s, expect);
+    expect(await branchFiles(s)).toEqual(RECORDS);
+    await controllerOnce(s, join(tmp, "checkout"));
+    expect(writes(s)).toEqual([]);
+    expect(await revisions(s)).toEqual(ONE_EACH);
+    expect(await branchFiles(s)).toEqual(RECORDS);
   });
 
-  it("records in the older controller layout (.plumb/status at the branch root) are read and moved once", async () => {
-    await applyFromCi();
+  it("records in the older controller layout (.plumb/status at the branch root) are read and moved once", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const s = await scope(onTestFinished);
+    const { bare, tmp } = s;
+    await applyFromCi(s, expect);
     // The branch as a controller before one status location left it.
     const status = join(tmp, "status");
     await run("git", ["clone", "--branch", BRANCH, bare, status]);
     await git(status, "mv", "deployments/.plumb", ".plumb");
     await git(status, "commit", "-m", "older layout");
     await git(status, "push", "origin", BRANCH);
-    expect(await branchFiles()).toEqual(NAMES.map((n) => `.plumb/status/deployment.${n}.json`));
+    expect(await branchFiles(s)).toEqual(NAMES.map((n) => `.plumb/status/deployment.${n}.json`));
 
-    await controllerOnce(join(tmp, "checkout"));
-    expect(writes()).toEqual([]);
-    expect(await revisions()).toEqual(ONE_EACH);
-    expect(await branchFiles()).toEqual(RECORDS);
+    await controllerOnce(s, join(tmp, "checkout"));
+    expect(writes(s)).toEqual([]);
+    expect(await revisions(s)).toEqual(ONE_EACH);
+    expect(await branchFiles(s)).toEqual(RECORDS);
     // Moved once: a fresh controller finds them in the new place and sends nothing either.
-    await controllerOnce(join(tmp, "checkout-2"));
-    expect(writes()).toEqual([]);
+    await controllerOnce(s, join(tmp, "checkout-2"));
+    expect(writes(s)).toEqual([]);
   });
 
-  it("older-layout records at paths where a commit put files: kept on the branch, the commit's files not written over", async () => {
-    await applyFromCi();
+  it("older-layout records at paths where a commit put files: kept on the branch, the commit's files not written over", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const s = await scope(onTestFinished);
+    const { bare, work, tmp } = s;
+    await applyFromCi(s, expect);
     // The older layout, with the records of two objects managed elsewhere (zed, yon) besides a..e.
     const status = join(tmp, "status");
     await run("git", ["clone", "--branch", BRANCH, bare, status]);
@@ -164,11 +180,11 @@ describe("one status location for the CLI and the controller", () => {
     await git(work, "push", "origin", "main");
 
     const checkout = join(tmp, "checkout");
-    await controllerOnce(checkout);
-    expect(writes()).toEqual([]);
+    await controllerOnce(s, checkout);
+    expect(writes(s)).toEqual([]);
     // a..e moved; the two records left in the older layout stay on the branch, as they were: the
     // publish of that layout skipped the files git tracks and put nothing in their place.
-    expect(await branchFiles()).toEqual([
+    expect(await branchFiles(s)).toEqual([
       ".plumb/status/deployment.yon.json",
       ".plumb/status/deployment.zed.json",
       ...RECORDS,
@@ -187,9 +203,14 @@ describe("one status location for the CLI and the controller", () => {
     expect((await git(checkout, "diff", "--name-only")).stdout).toBe("");
   });
 
-  it("drift while the controller holds the status branch's lease reports only: nothing pushed", async () => {
-    await applyFromCi();
-    const leader = await startLeader(join(tmp, "checkout"));
+  it("drift while the controller holds the status branch's lease reports only: nothing pushed", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const s = await scope(onTestFinished);
+    const { bare, work, tmp, cp } = s;
+    await applyFromCi(s, expect);
+    const leader = await startLeader(s, join(tmp, "checkout"));
     try {
       const head = async () => (await run("git", ["--git-dir", bare, "rev-parse", BRANCH])).stdout.trim();
       const before = await head();
