@@ -1,27 +1,9 @@
-import { CPU_FIELDS } from "../schema/constants.js";
+import { CPU_FIELDS, RESOURCE_DEFAULTS } from "../schema/constants.js";
 import { roundCpu } from "../manifest/rules/cpu.js";
 import { deepEqual, isAbsent, type JsonObject, withoutAbsent } from "./values.js";
 
 // The server's treatment of resource_spec (decisions.md): CPU fields rounded half up to one
 // decimal, then documented defaults filled from the rounded values.
-
-type Derivation = { field: string; from: string; factor: number };
-
-/** In dependency order: queue_cpu is filled before queue_cpu_limit derives from it. */
-const RESOURCE_DEFAULTS: readonly Derivation[] = [
-  { field: "cpu_limit", from: "cpu", factor: 2 },
-  { field: "memory_limit_mb", from: "memory_mb", factor: 2 },
-  { field: "queue_min_scale", from: "min_scale", factor: 1 },
-  { field: "queue_max_scale", from: "max_scale", factor: 1 },
-  { field: "queue_cpu", from: "cpu", factor: 1 },
-  { field: "queue_memory_mb", from: "memory_mb", factor: 1 },
-  { field: "queue_cpu_limit", from: "queue_cpu", factor: 2 },
-  { field: "queue_memory_limit_mb", from: "queue_memory_mb", factor: 2 },
-  { field: "redis_cpu_limit", from: "redis_cpu", factor: 2 },
-  { field: "redis_memory_limit_mb", from: "redis_memory_mb", factor: 1 },
-  { field: "db_cpu_limit", from: "db_cpu", factor: 2 },
-  { field: "db_memory_limit_mb", from: "db_memory_mb", factor: 2 },
-];
 
 const CPU = new Set<string>(CPU_FIELDS);
 

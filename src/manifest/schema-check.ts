@@ -246,7 +246,10 @@ function patternProblem({ error, where, value, field, schema }: ErrorSite): Prob
 
 function rangeProblem({ error, where, value, field, schema, last }: ErrorSite): Problem {
   const isCpu = CPU_FIELDS.some((f) => f === last);
-  const range = `${String(schema.minimum ?? "-")} to ${String(schema.maximum ?? "-")}`;
-  const message = `${where} ${show(error.data)} is out of range (${range}${isCpu ? " cores" : ""})`;
+  const unit = isCpu ? " cores" : "";
+  const message =
+    schema.maximum === undefined
+      ? `${where} ${show(error.data)} must be at least ${String(schema.minimum)}${unit}`
+      : `${where} ${show(error.data)} is out of range (${String(schema.minimum ?? "-")} to ${String(schema.maximum)}${unit})`;
   return problemAt(value, "error", isCpu ? "cpu-out-of-range" : "out-of-range", field, message);
 }

@@ -35,6 +35,42 @@ export const CPU_FIELDS = [
   "executor_cpu_limit",
 ] as const;
 
+/**
+ * The resource_spec fields the control plane fills when absent (spec 2.4), each from another field
+ * times a factor, in dependency order: queue_cpu is filled before queue_cpu_limit derives from it.
+ */
+export const RESOURCE_DEFAULTS: ReadonlyArray<{ field: string; from: string; factor: number }> = [
+  { field: "cpu_limit", from: "cpu", factor: 2 },
+  { field: "memory_limit_mb", from: "memory_mb", factor: 2 },
+  { field: "queue_min_scale", from: "min_scale", factor: 1 },
+  { field: "queue_max_scale", from: "max_scale", factor: 1 },
+  { field: "queue_cpu", from: "cpu", factor: 1 },
+  { field: "queue_memory_mb", from: "memory_mb", factor: 1 },
+  { field: "queue_cpu_limit", from: "queue_cpu", factor: 2 },
+  { field: "queue_memory_limit_mb", from: "queue_memory_mb", factor: 2 },
+  { field: "redis_cpu_limit", from: "redis_cpu", factor: 2 },
+  { field: "redis_memory_limit_mb", from: "redis_memory_mb", factor: 1 },
+  { field: "db_cpu_limit", from: "db_cpu", factor: 2 },
+  { field: "db_memory_limit_mb", from: "db_memory_mb", factor: 2 },
+];
+
+/**
+ * Pairs of resource_spec fields Kubernetes orders, [lower, upper]: a minimum of replicas at most
+ * its maximum, a request at most its limit. The deprecated fields are not deployed, so not here.
+ */
+export const RESOURCE_ORDERED_PAIRS: ReadonlyArray<readonly [string, string]> = [
+  ["min_scale", "max_scale"],
+  ["queue_min_scale", "queue_max_scale"],
+  ["cpu", "cpu_limit"],
+  ["memory_mb", "memory_limit_mb"],
+  ["queue_cpu", "queue_cpu_limit"],
+  ["queue_memory_mb", "queue_memory_limit_mb"],
+  ["redis_cpu", "redis_cpu_limit"],
+  ["redis_memory_mb", "redis_memory_limit_mb"],
+  ["db_cpu", "db_cpu_limit"],
+  ["db_memory_mb", "db_memory_limit_mb"],
+];
+
 export const REVISION_STATUSES = [
   "CREATING",
   "QUEUED",

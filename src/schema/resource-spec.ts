@@ -121,8 +121,10 @@ const cpu = (max: number, description: string) =>
       `${description} In cores (${0.1} to ${max}); rounded half up to one decimal.`,
     ),
   );
-const int = (description: string) => Type.Optional(Nullable(Type.Integer(), description));
-const num = (description: string) => Type.Optional(Nullable(Type.Number(), description));
+// Replicas, memory, storage and connections are never negative: Kubernetes refuses a negative
+// quantity or replica count, and the control plane a negative value (docs/control-plane.md).
+const int = (description: string) => Type.Optional(Nullable(Type.Integer({ minimum: 0 }), description));
+const num = (description: string) => Type.Optional(Nullable(Type.Number({ minimum: 0 }), description));
 
 const DEPRECATED = "Deprecated: marked as not to be used by the control plane.";
 
