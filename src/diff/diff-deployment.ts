@@ -7,6 +7,7 @@ import {
   cannotClear,
   type FieldChange,
   IMMUTABLE_SOURCE_CONFIG,
+  UUID_SOURCE_CONFIG,
   LISTENER_NAMESPACE_FIELD,
 } from "./fields.js";
 import { type ChangeError, type PlannedUpload, UPLOAD_PLACEHOLDER } from "./plan/plan-types.js";
@@ -100,9 +101,10 @@ function diffSourceConfig(spec: DeploymentSpec, live: Deployment, out: Deploymen
       diffListenerConfig(value, liveValue as ListenerConfig | null, sc, out.fields, out.warnings);
       continue;
     }
-    sc.desired[key] = value;
+    const desired = UUID_SOURCE_CONFIG.has(key) && typeof value === "string" ? value.toLowerCase() : value;
+    sc.desired[key] = desired;
     if (!isAbsent(liveValue)) sc.live[key] = liveValue;
-    if (deepEqual(value, liveValue)) continue;
+    if (deepEqual(desired, liveValue)) continue;
     const immutable = IMMUTABLE_SOURCE_CONFIG.has(key);
     out.fields.push({
       field,

@@ -11,6 +11,11 @@ export const IMMUTABLE_SOURCE_CONFIG: ReadonlySet<string> = new Set([
   "deployment_type",
   "listener_id",
 ]);
+/**
+ * The source_config ids the control plane stores canonical (lower case, as it echoes them): a
+ * manifest's upper-case spelling of the same id is the same id (docs/plan.md).
+ */
+export const UUID_SOURCE_CONFIG: ReadonlySet<string> = new Set(["integration_id", "listener_id"]);
 /** listener_config's only key; immutable like the fields above. */
 export const LISTENER_NAMESPACE_FIELD = "source_config.listener_config.k8s_namespace";
 

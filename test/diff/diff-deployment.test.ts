@@ -237,3 +237,20 @@ describe("diffDeployment: internal_source content", () => {
     expect(out.body).toEqual({ source_revision_config: { source_tarball_path: UPLOAD_PLACEHOLDER } });
   });
 });
+
+describe("diffDeployment: source_config ids", () => {
+  const HEX = "abcdef01-2345-4678-9abc-def012345678";
+
+  it("reads an upper-case spelling of the live id as the same id (the control plane stores it lower case)", () => {
+    const spec = container({ source_config: { listener_id: HEX.toUpperCase() } });
+    const out = diff(spec, liveContainer({ source_config: { listener_id: HEX } }));
+    expect(out.fields).toEqual([]);
+    expect((out.desired.source_config as { listener_id: string }).listener_id).toBe(HEX);
+  });
+
+  it("still refuses another id, whatever its case", () => {
+    const spec = container({ source_config: { listener_id: OTHER_LISTENER.toUpperCase() } });
+    const out = diff(spec, liveContainer({ source_config: { listener_id: LISTENER } }));
+    expect(out.fields).toMatchObject([{ field: "source_config.listener_id", class: "immutable" }]);
+  });
+});

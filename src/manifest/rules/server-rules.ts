@@ -41,7 +41,12 @@ export function checkServerRules(
       );
     }
     const integration = spec.source_config?.integration_id;
-    if (typeof integration === "string" && facts.integrations && !facts.integrations.has(integration)) {
+    // Ids compared as the control plane stores them: lower case (an upper-case spelling is the same id).
+    if (
+      typeof integration === "string" &&
+      facts.integrations &&
+      !facts.integrations.has(integration.toLowerCase())
+    ) {
       report(
         loaded,
         ["spec", "source_config", "integration_id"],
@@ -50,7 +55,7 @@ export function checkServerRules(
       );
     }
     const listener = spec.source_config?.listener_id;
-    if (typeof listener === "string" && facts.listeners && !facts.listeners.has(listener)) {
+    if (typeof listener === "string" && facts.listeners && !facts.listeners.has(listener.toLowerCase())) {
       report(
         loaded,
         ["spec", "source_config", "listener_id"],

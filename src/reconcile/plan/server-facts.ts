@@ -41,7 +41,7 @@ export async function readServerFacts(
       : setting && { ...setting };
   return {
     mode,
-    integrations: integrations && new Set(integrations.map((i) => i.id)),
-    listeners: listeners && new Set(listeners.map((l) => l.id)),
+    integrations: integrations && new Set(integrations.map((i) => i.id.toLowerCase())),
+    listeners: listeners && new Set(listeners.map((l) => l.id.toLowerCase())),
   };
 }
