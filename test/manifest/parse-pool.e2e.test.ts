@@ -178,7 +178,7 @@ describe("parseFiles on worker threads", () => {
     };
     for (const [text, workers] of [
       [deployment, 0], // read by line-compose.ts: the first chunk tells, the workers end
-      [(i: number) => `# a comment: yaml reads it\n${deployment(i)}`, 1],
+      [(i: number) => `# not ASCII, so yaml reads it: café\n${deployment(i)}`, 1],
     ] as const) {
       const files = await tree(text);
       const one = await pool.parseFiles(files, context, 1);

@@ -6,14 +6,16 @@ import { MAX_MAPPING_KEYS, MAX_NESTING } from "./yaml-shape.js";
 // parser run (docs/manifests.md "Speed": they were ~40% of a load's CPU). Like cst-compose.ts it
 // never finds an error: it takes one narrow subset of YAML and gives up (`bail()`) on anything
 // else, and the text goes the usual way (yaml's parser, then cst-compose.ts or yaml's composer).
-// The subset: one document of printable ASCII (no tab, CR, `#`, BOM), a block mapping at column 0;
-// block mappings and lists (`- ` items, compact `- key: value` mappings, a list at its key's
-// indent); keys of letters, digits and `_ . / -` (a letter or `_` first) followed by `: ` or a line
-// end; one-line values: plain scalars (YAML 1.2 core schema, cst-scalar.ts), quoted scalars without
-// escapes, and flow mappings and lists of the same. A plain scalar holding `: ` or ending in `:`,
-// a line indented deeper than its place allows (a continuation, a bad indent), a key seen twice,
-// `__proto__`, a null or boolean spelled as a key, more than MAX_MAPPING_KEYS keys, nesting near
-// MAX_NESTING, an indicator (`? : ! & * | > % @ \``) where a value starts: all `bail()`.
+// The subset: one document of printable ASCII (no tab, CR, BOM), a block mapping at column 0,
+// after at most one `---` line; block mappings and lists (`- ` items, compact `- key: value`
+// mappings, a list at its key's indent); keys of letters, digits and `_ . / -` (a letter or `_`
+// first) followed by `: ` or a line end; one-line values: plain scalars (YAML 1.2 core schema,
+// cst-scalar.ts), quoted scalars without escapes, and flow mappings and lists of the same;
+// comment lines, and comments after a value (` #`) but not inside a flow collection. A plain
+// scalar holding `: ` or ending in `:`, a line indented deeper than its place allows (a
+// continuation, a bad indent), a key seen twice, `__proto__`, a null or boolean spelled as a key,
+// more than MAX_MAPPING_KEYS keys, nesting near MAX_NESTING, an indicator (`? : ! & * | > % @ \``)
+// where a value starts: all `bail()`.
 // test/manifest/line-compose.test.ts holds it to yaml's values and starts, as cst-compose.test.ts.
 
 const BAIL = new Error("not a text of the plain subset");
@@ -27,6 +29,10 @@ type Cursor = { text: string; line: number; at: number; end: number; indent: num
 const SPACE = 32;
 const DASH = 45;
 const COLON = 58;
+const HASH = 35;
+
+/** Where a value starts at `p` (after a space): `end` when nothing but a comment is left. */
+const valueAt = (text: string, p: number, end: number) => (text.charCodeAt(p) === HASH ? end : p);
 
 /** Moves to the first non-blank line starting at `from` (a line's start). */
 function nextLine(c: Cursor, from: number): void {
@@ -36,7 +42,8 @@ function nextLine(c: Cursor, from: number): void {
     while (text.charCodeAt(at) === SPACE) at++;
     let end = text.indexOf("\n", at);
     if (end === -1) end = text.length;
-    if (at < end) {
+    // A blank line, or a comment line (at any indent), holds nothing.
+    if (at < end && text.charCodeAt(at) !== HASH) {
       c.line = start;
       c.at = at;
       c.end = end;
@@ -119,7 +126,8 @@ function flowValue(text: string, p: number, end: number, depth: number): { value
   for (; i < end; i++) {
     const c = text.charCodeAt(i);
     if (c === 44 || c === 91 || c === 93 || c === 123 || c === 125) break;
-    if (c === COLON) bail();
+    // A comment (` #`) would leave the collection open on the next line.
+    if (c === COLON || (c === HASH && text.charCodeAt(i - 1) === SPACE)) bail();
   }
   let last = i;
   while (last > p && text.charCodeAt(last - 1) === SPACE) last--;
@@ -168,14 +176,17 @@ function inline(c: Cursor, p: number, depth: number): unknown {
     after = read.end;
   } else {
     plainStart(text, p);
-    let last = end;
+    // A plain scalar ends where a comment (` #`) starts.
+    let last = text.indexOf(" #", p);
+    if (last === -1 || last >= end) last = end;
     while (text.charCodeAt(last - 1) === SPACE) last--;
     const plain = text.slice(p, last);
     if (plain.includes(": ") || plain.endsWith(":")) bail();
     value = corePlain(plain);
     after = last;
   }
-  if (skipSpaces(text, after, end) !== end) bail();
+  const rest = skipSpaces(text, after, end);
+  if (rest !== end && !(rest > after && text.charCodeAt(rest) === HASH)) bail();
   nextLine(c, end + 1);
   return value;
 }
@@ -193,7 +204,7 @@ function mapping(c: Cursor, indent: number, depth: number): Record<string, unkno
     const k = keyEnd(text, c.at, c.end);
     if (k === -1) bail();
     const name = text.slice(c.at, k);
-    const p = skipSpaces(text, k + 1, c.end);
+    const p = valueAt(text, skipSpaces(text, k + 1, c.end), c.end);
     let value: unknown = null;
     if (p < c.end) value = inline(c, p, depth + 1);
     else {
@@ -211,7 +222,7 @@ function sequence(c: Cursor, indent: number, depth: number): unknown[] {
   const list: unknown[] = [];
   while (c.indent === indent && isSeqLine(c)) {
     const { text } = c;
-    const p = skipSpaces(text, c.at + 1, c.end);
+    const p = valueAt(text, skipSpaces(text, c.at + 1, c.end), c.end);
     if (p === c.end) {
       nextLine(c, c.end + 1);
       list.push(c.indent > indent ? block(c, depth + 1) : null);
@@ -226,11 +237,11 @@ function sequence(c: Cursor, indent: number, depth: number): unknown[] {
   return list;
 }
 
-/** Printable ASCII and line feeds, without `#`. */
+/** Printable ASCII and line feeds. */
 function plainText(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code > 126 || (code < SPACE && code !== 10) || code === 35) return false;
+    if (code > 126 || (code < SPACE && code !== 10)) return false;
   }
   return true;
 }
@@ -244,6 +255,12 @@ export function composePlainText(text: string): ComposedDocument[] | undefined {
   const c: Cursor = { text, line: 0, at: 0, end: 0, indent: -1 };
   try {
     nextLine(c, 0);
+    // One `---` line (with blanks or a comment after it) may start the document.
+    if (text.startsWith("---", c.at) && c.indent === 0) {
+      const after = skipSpaces(text, c.at + 3, c.end);
+      if (after !== c.end && !(after > c.at + 3 && text.charCodeAt(after) === HASH)) return undefined;
+      nextLine(c, c.end + 1);
+    }
     if (c.indent !== 0 || isSeqLine(c)) return undefined;
     const first = c.at;
     const value = mapping(c, 0, 1);

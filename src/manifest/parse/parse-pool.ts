@@ -75,8 +75,8 @@ export const parseThreads = (count: number, cores = availableParallelism()) =>
  * end: a worker's result costs this thread ~0.6 of parsing it (the structured clone of its values,
  * measured on the bench's files), and the workers' start, cold code and copying took ~0.4 s of CPU
  * for 10,000 files, about as much as parsing and validating all of them here (docs/manifests.md
- * "Speed"). Files yaml parses (comments, several documents, anchors...) cost 3-5 times as much, and
- * keep the workers.
+ * "Speed"). Files yaml parses (several documents, anchors, multi-line or non-ASCII text...) cost
+ * 3-5 times as much, and keep the workers.
  */
 const PLAIN_SHARE = 0.9;
 const mostlyPlain = (results: readonly ParseResult[]) =>
