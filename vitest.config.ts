@@ -20,7 +20,6 @@ export const ISOLATED = [
   "test/api/transport/http.test.ts",
   "test/api/transport/key-rotation.test.ts",
   "test/api/transport/abortable-exchange.test.ts",
-  "test/cli/missing-settings.test.ts",
   "test/status/status-store-durability.test.ts",
   "test/controller/reconcile-fingerprints.e2e.test.ts",
   "test/manifest/format/format-github.test.ts",
