@@ -24,7 +24,7 @@ const bail = (): never => {
 };
 
 /** Where the reading is: the current non-blank line (`indent` -1 past the last one). */
-type Cursor = { text: string; line: number; at: number; end: number; indent: number };
+type Cursor = { text: string; line: number; at: number; end: number; indent: number; hashes: boolean };
 
 const SPACE = 32;
 const DASH = 45;
@@ -176,9 +176,13 @@ function inline(c: Cursor, p: number, depth: number): unknown {
     after = read.end;
   } else {
     plainStart(text, p);
-    // A plain scalar ends where a comment (` #`) starts.
-    let last = text.indexOf(" #", p);
-    if (last === -1 || last >= end) last = end;
+    let last = end;
+    // A plain scalar ends where a comment (` #`) starts (looked for on this line only).
+    for (let i = p + 1; c.hashes && i < end; i++)
+      if (text.charCodeAt(i) === HASH && text.charCodeAt(i - 1) === SPACE) {
+        last = i;
+        break;
+      }
     while (text.charCodeAt(last - 1) === SPACE) last--;
     const plain = text.slice(p, last);
     if (plain.includes(": ") || plain.endsWith(":")) bail();
@@ -252,7 +256,7 @@ function plainText(text: string): boolean {
  */
 export function composePlainText(text: string): ComposedDocument[] | undefined {
   if (!plainText(text)) return undefined;
-  const c: Cursor = { text, line: 0, at: 0, end: 0, indent: -1 };
+  const c: Cursor = { text, line: 0, at: 0, end: 0, indent: -1, hashes: text.includes("#") };
   try {
     nextLine(c, 0);
     // One `---` line (with blanks or a comment after it) may start the document.
