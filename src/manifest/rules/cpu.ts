@@ -16,11 +16,25 @@ function plainDecimal(value: number): string {
 /** Rounds a CPU value (cores) half up (away from zero) to one decimal, on its shortest decimal form. */
 export function roundCpu(value: number): number {
   if (!Number.isFinite(value)) return value;
+  if (atMostOneDecimal(value)) return value;
   const [whole = "0", fraction = ""] = plainDecimal(value).split(".");
   let tenths = BigInt(whole) * 10n + BigInt(fraction[0] ?? "0");
   if ((fraction[1] ?? "0") >= "5") tenths += 1n;
   const rounded = Number(tenths) / 10;
   return value < 0 ? -rounded : rounded;
+}
+
+/**
+ * A value written with at most one decimal (most CPU values: 0.5, 2), which rounds to itself: its
+ * tenths are exact below 1e14 (2^53 is ~9e15), and dividing them by 10 gives back the double
+ * nearest to the decimal, which is the value. Zero (-0 rounds to 0) and exponent forms take the
+ * long way.
+ */
+function atMostOneDecimal(value: number): boolean {
+  if (value === 0 || value >= 1e14 || value <= -1e14) return false;
+  const text = String(value);
+  const dot = text.indexOf(".");
+  return dot === -1 ? !text.includes("e") : dot === text.length - 2;
 }
 
 /** True when the value has more than one decimal place as written, so the control plane rounds it. */

@@ -23,6 +23,24 @@ describe("roundCpu", () => {
     expect(roundCpu(value)).toBe(expected);
   });
 
+  it("gives a value of at most one decimal back as it is, as the decimal digits say", () => {
+    // The long way (decimal digits, BigInt tenths), for values roundCpu answers at once.
+    const byDigits = (value: number) => {
+      const [whole = "0", fraction = ""] = String(Math.abs(value)).split(".");
+      const rounded = Number(BigInt(whole) * 10n + BigInt(fraction[0] ?? "0")) / 10;
+      return value < 0 ? -rounded : rounded;
+    };
+    fc.assert(
+      fc.property(fc.integer({ min: -1e15, max: 1e15 }), fc.integer({ min: 0, max: 9 }), (whole, tenth) => {
+        const value = Number(`${whole}.${tenth}`);
+        expect(Object.is(roundCpu(value), byDigits(value))).toBe(true);
+      }),
+    );
+    expect(Object.is(roundCpu(-0), 0)).toBe(true);
+    expect(roundCpu(1e21)).toBe(1e21);
+    expect(roundCpu(0.35)).toBe(0.4);
+  });
+
   it("is idempotent and stays within 0.05 of the value", () => {
     fc.assert(
       fc.property(fc.double({ min: 0, max: 100, noNaN: true }), (value) => {
