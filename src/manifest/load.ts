@@ -2,14 +2,7 @@ import { realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PlumbError } from "../errors.js";
 import { type ParsedDocument, type ParseResult } from "./parse/parse.js";
-import {
-  PARALLEL_MIN_FILES,
-  parseFiles,
-  type ParsePool,
-  parseThreads,
-  startParsePool,
-  stopParsePool,
-} from "./parse/parse-pool.js";
+import { parseFiles, parseThreads } from "./parse/parse-pool.js";
 import { OFF_THREAD, readAndParse, toRelative } from "./parse/read-file.js";
 import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
 import { type Compact, createValidation, validateDocuments } from "./validate.js";
@@ -65,19 +58,9 @@ export function loadManifestsOnce(
 }
 
 export async function loadManifests(root: string, options: LoadOptions = {}): Promise<LoadResult> {
-  // A tree big enough for worker threads has them started while the rest of it is listed: a
-  // worker's start (loading the parser) then overlaps the listing instead of following it.
-  let pool: ParsePool | undefined;
-  const found = (count: number) => {
-    if (!options.parallel || pool || count !== PARALLEL_MIN_FILES) return;
-    const threads = parseThreads(count);
-    if (threads > 1) pool = startParsePool(threads - 1);
-  };
-  const listed = await listManifestFiles(root, options, found).catch((error: unknown) => {
-    if (pool) stopParsePool(pool);
-    throw error;
-  });
-  const { files, base, realBase, problems, maxBytes } = listed;
+  // A big tree's workers start after its first chunk is parsed here, and only when that chunk was
+  // not plain manifests (parseFiles): a tree of those is parsed on this thread alone.
+  const { files, base, realBase, problems, maxBytes } = await listManifestFiles(root, options);
   const threads = options.parallel ? parseThreads(files.length) : 1;
   if (files.length === 1 && files[0]!.path === resolve(root)) {
     // One file as PATH: its Environment documents come from other files, validated with it.
@@ -92,7 +75,6 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
   // is parsed, while other threads parse the rest, instead of every document at the end.
   const validation = createValidation(problems);
   await parseFiles(files, { base, realBase, maxBytes }, threads, {
-    pool,
     inOrder: (results) => results.forEach((result) => validation.addFile(result)),
   });
   if (options.environmentsAbove && validation.lacksEnvironments()) {

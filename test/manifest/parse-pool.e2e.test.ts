@@ -142,14 +142,15 @@ describe("parseFiles on worker threads", () => {
     expect(await Promise.all(started.workers.map(({ ended }) => ended))).toEqual([false, false]);
   });
 
-  it("loadManifests of a big tree in parallel (workers started while listing) gives one thread's result", async () => {
+  it("loadManifests of a big tree in parallel (workers started after its first chunk) gives one thread's result", async () => {
     const { loadManifests } = (await import(
       join(process.cwd(), "dist", "src", "manifest", "load.js")
     )) as typeof import("../../src/manifest/load.js");
     const many = join(root, "many");
     await mkdir(join(many, "a"), { recursive: true });
     for (let i = 0; i < pool.PARALLEL_MIN_FILES + 50; i++)
-      await writeFile(join(many, i % 2 ? "a" : "", `agent-${i}.yaml`), deployment(i));
+      // Not ASCII: yaml reads these, and the workers take part (plain manifests stay on one thread).
+      await writeFile(join(many, i % 2 ? "a" : "", `agent-${i}.yaml`), `# café\n${deployment(i)}`);
     await writeFile(
       join(many, "a", "broken.yaml"),
       "apiVersion: plumb/v1\nkind: Deployment\nmetadata: {name: x\n",

@@ -19,8 +19,8 @@ import { readAndParse, readManifestText, type YamlFile } from "./read-file.js";
 // gets less, and nobody waits for a fixed half. Workers post each chunk as plain data (values,
 // start positions, problems and each file's text, from which positions are read again when a
 // message needs one); the main thread takes them in between its own chunks. Results keep the file
-// order, so output does not change. A tree of plain manifests (line-compose.ts) is parsed on the
-// main thread alone: see PLAIN_SHARE.
+// order, so output does not change. The main thread parses the first chunk before any worker
+// starts, and a tree of plain manifests (line-compose.ts) is parsed on it alone: see PLAIN_SHARE.
 
 const WORKER = new URL("./parse-worker.js", import.meta.url);
 /** Below this many files a worker's start (loading the parser, 0.1-0.2 s) costs more than it saves. */
@@ -71,12 +71,12 @@ export const parseThreads = (count: number, cores = availableParallelism()) =>
 
 /**
  * When this share of the first chunk's files are plain manifests (ParsedDocument.plainText: read
- * by line-compose.ts, ~50 µs a file warm), the tree is parsed on this thread alone and the workers
- * end: a worker's result costs this thread ~0.6 of parsing it (the structured clone of its values,
+ * by line-compose.ts, ~50 µs a file warm), the tree is parsed on this thread alone and no worker
+ * starts (a pool given is ended): a worker's result costs this thread ~0.6 of parsing it (the structured clone of its values,
  * measured on the bench's files), and the workers' start, cold code and copying took ~0.4 s of CPU
  * for 10,000 files, about as much as parsing and validating all of them here (docs/manifests.md
  * "Speed"). Files yaml parses (several documents, anchors, multi-line or non-ASCII text...) cost
- * 3-5 times as much, and keep the workers.
+ * 3-5 times as much: their workers start then.
  */
 const PLAIN_SHARE = 0.9;
 const mostlyPlain = (results: readonly ParseResult[]) =>
@@ -171,9 +171,6 @@ export async function parseFiles(
     inOrder?.(all);
     return all;
   }
-  const pool = options.pool ?? startParsePool(here ? threads - 1 : threads, options.worker);
-  // Next chunk to take, shared with the workers: Atomics.add hands each chunk to one thread.
-  const { next } = pool;
   const parsed = new Array<ParseResult[] | undefined>(chunks);
   let handedOn = 0; // chunks given to inOrder so far: each as soon as all before it are parsed
   const handOn = () => {
@@ -181,18 +178,22 @@ export async function parseFiles(
   };
   const chunkFiles = (chunk: number) => files.slice(chunk * size, (chunk + 1) * size);
   if (here) {
-    // The first chunk is parsed here before the workers get their job: a tree of plain manifests
-    // is then parsed here alone (PLAIN_SHARE).
-    const first = Atomics.add(next, 0, 1);
-    parsed[first] = chunkFiles(first).map(parseHere);
+    // The first chunk is parsed here before any worker starts: a tree of plain manifests is then
+    // parsed here alone (PLAIN_SHARE), and no worker costs it anything.
+    parsed[0] = chunkFiles(0).map(parseHere);
     handOn();
-    if (mostlyPlain(parsed[first])) {
-      stopParsePool(pool);
-      for (let chunk = first + 1; chunk < chunks; chunk++) parsed[chunk] = chunkFiles(chunk).map(parseHere);
+    if (mostlyPlain(parsed[0])) {
+      if (options.pool) stopParsePool(options.pool);
+      for (let chunk = 1; chunk < chunks; chunk++) parsed[chunk] = chunkFiles(chunk).map(parseHere);
       handOn();
       return parsed.flat() as ParseResult[];
     }
   }
+  const pool = options.pool ?? startParsePool(here ? threads - 1 : threads, options.worker);
+  // Next chunk to take, shared with the workers: Atomics.add hands each chunk to one thread. The
+  // workers read it only once they have their job (below): the first chunk is taken already.
+  const { next } = pool;
+  if (here) Atomics.store(next, 0, 1);
   const job: WorkerJob = { files, ...context, chunkFiles: size };
   for (const handle of pool.workers) {
     handle.onChunk = (chunk, parses) => {

@@ -1,8 +1,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { type ChunkReply, parseForThread, type WorkerJob } from "./parse-pool.js";
 
-// Worker-thread entry (parse-pool.ts). Started while the tree is still being listed, it waits for
-// its job (the listed files); then it takes the next chunk of them not yet taken, parses it, posts
+// Worker-thread entry (parse-pool.ts). Started once the main thread has parsed a tree's first
+// chunk (or earlier, by startParsePool), it waits for its job (the listed files); then it takes the next chunk of them not yet taken, parses it, posts
 // it as plain data, and again until none is left.
 
 const { next } = workerData as { next: Int32Array };
