@@ -29,6 +29,8 @@ export async function runInProcess(
       : {};
   for (const [name, value] of Object.entries({ NO_COLOR: "1", ...heapFlags, ...env }))
     vi.stubEnv(name, value);
+  // Put back as found: a file before this one in the worker may have left 0 (isolate: false).
+  const exitCodeBefore = process.exitCode;
   process.exitCode = undefined;
   try {
     const code = await main([process.execPath, "plumb", ...args]);
@@ -37,6 +39,6 @@ export async function runInProcess(
     stdout.mockRestore();
     stderr.mockRestore();
     vi.unstubAllEnvs();
-    process.exitCode = undefined;
+    process.exitCode = exitCodeBefore;
   }
 }
