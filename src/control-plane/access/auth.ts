@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { HttpError } from "../http/http-errors.js";
-import { canonicalUuid } from "../http/paging.js";
+import { canonicalUuid } from "../http/uuid.js";
 import type { ApiKeyGrant } from "../options.js";
 
 /** The caller's key from `X-Api-Key` or `Authorization: Bearer` (never logged). */

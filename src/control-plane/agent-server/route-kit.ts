@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ControlPlaneContext } from "../context.js";
-import { canonicalUuid } from "../http/paging.js";
+import { canonicalUuid } from "../http/uuid.js";
 import type { AssistantStore } from "./assistants/assistant-store.js";
 import type { MemoryStore } from "./memory/memory-store.js";
 import type { CronRecord, CronStore } from "./crons/cron-store.js";

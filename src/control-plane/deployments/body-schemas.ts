@@ -7,7 +7,7 @@ import {
   DeploymentSource,
   type SourceConfig,
 } from "../../schema/deployment.js";
-import { ANY_UUID_PATTERN, canonicalUuid } from "../http/paging.js";
+import { ANY_UUID_PATTERN, canonicalUuid } from "../http/uuid.js";
 
 // The bodies the deployment routes validate: plumb's request shapes (src/schema/deployment.ts,
 // shared with the client and the manifests) as a FastAPI service with pydantic models reads them

@@ -1,5 +1,5 @@
 import type { FastifySchemaValidationError } from "fastify";
-import { ANY_UUID_PATTERN } from "./paging.js";
+import { ANY_UUID_PATTERN } from "./uuid.js";
 
 /** One entry of an HTTPValidationError (spec 2.6). */
 export type ValidationIssue = { loc: Array<string | number>; msg: string; type: string };
