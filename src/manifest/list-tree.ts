@@ -24,7 +24,7 @@ const YAML_FILE = /\.ya?ml$/i;
 export type ListOptions = { maxBytes?: number; parallel?: boolean };
 
 /** The root's manifest files (one, when `root` names a file), with the problems listing found. */
-export async function listManifestFiles(root: string, options: ListOptions, found?: (count: number) => void) {
+export async function listManifestFiles(root: string, options: ListOptions) {
   const maxBytes = options.maxBytes ?? MAX_MANIFEST_BYTES;
   const absolute = resolve(root);
   const info = await checkManifestPath(root);
@@ -32,10 +32,7 @@ export async function listManifestFiles(root: string, options: ListOptions, foun
   const realBase = await realpath(base);
   const problems: Problem[] = [];
   const files = info.isDirectory()
-    ? inReadingOrder(
-        base,
-        await listYamlFiles(base, realBase, problems, options.parallel ? SYNC : ASYNC, found),
-      )
+    ? inReadingOrder(base, await listYamlFiles(base, realBase, problems, options.parallel ? SYNC : ASYNC))
     : await theFile(absolute, realBase, problems);
   return { files, base, realBase, problems, maxBytes };
 }
@@ -111,7 +108,7 @@ const ASYNC: WalkCalls = { realpath, readdir: (dir) => readdir(dir, { withFileTy
 /**
  * For a command's parallel load (nothing else to serve): the same calls made synchronously, with
  * no round trip through libuv's thread pool for each (10,000 files in 100 directories: ~10 ms
- * less), while the workers started during the listing load their parser on the other cores.
+ * less). The parse workers, when a tree needs them, start after the listing (parse-pool.ts).
  */
 const SYNC: WalkCalls = {
   realpath: async (path) => realpathSync(path),
@@ -119,19 +116,14 @@ const SYNC: WalkCalls = {
   stat: async (path) => statSync(path),
 };
 
-/** `found`: told the number of files listed so far, after each one. */
 async function listYamlFiles(
   base: string,
   realBase: string,
   problems: Problem[],
   calls: WalkCalls,
-  found?: (count: number) => void,
 ): Promise<YamlFile[]> {
   const files: YamlFile[] = [];
-  const add = (file: YamlFile) => {
-    const count = files.push(file);
-    if (found) found(count);
-  };
+  const add = (file: YamlFile) => void files.push(file);
   const shown = (path: string) => toRelative(base, path);
   // Real paths of directories seen, so a symlinked directory is read once and loops end.
   const visited = new Set<string>();
