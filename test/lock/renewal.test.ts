@@ -9,6 +9,7 @@ import { type Lease, writeLease } from "../../src/lock/branch/lease-record.js";
 import { leaseRef, openRemote, type Remote } from "../../src/lock/branch/remote.js";
 import { assertHeld, renew, type Renewal } from "../../src/lock/branch/renewal.js";
 import { newHolder } from "../../src/lock/holder.js";
+import { originWithClones } from "../support/git-clones.js";
 
 // renewal.ts against a real git remote (a bare repository), its state set as the moments it guards
 // leave it: a renewal whose push landed while its answer is still on the way (inFlight), a holder
@@ -35,25 +36,8 @@ const refNow = async () => (await exec("git", ["--git-dir", origin, "rev-parse",
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "plumb-renewal-"));
   origin = join(root, "origin.git");
-  await exec("git", ["init", "-q", "--bare", "--initial-branch=main", origin]);
-  const seed = join(root, "seed");
-  await exec("git", ["init", "-q", "--initial-branch=main", seed]);
-  await exec("git", [
-    "-C",
-    seed,
-    "-c",
-    "user.name=t",
-    "-c",
-    "user.email=t@t",
-    "commit",
-    "--allow-empty",
-    "-qm",
-    "i",
-  ]);
-  await exec("git", ["-C", seed, "push", "-q", origin, "main"]);
-  const clone = join(root, "runner");
-  await exec("git", ["clone", "-q", origin, clone]);
-  remote = await openRemote({ root: clone, branch: BRANCH });
+  const [clone] = await originWithClones(root, ["runner"]);
+  remote = await openRemote({ root: clone!, branch: BRANCH });
   now = 0;
   prunes = 0;
 });
