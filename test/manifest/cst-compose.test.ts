@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,7 +6,13 @@ import { composeDocuments } from "../../src/manifest/parse/cst-compose.js";
 import { parseManifestText } from "../../src/manifest/parse/parse.js";
 import { lexerStallAt } from "../../src/manifest/parse/yaml-shape.js";
 import { editedManifests } from "./cst-corpus.js";
-import { canonical, type Read, viaYaml } from "./yaml-reading.js";
+import {
+  canonical,
+  type Read,
+  REPOSITORY as ROOT,
+  REPOSITORY_YAML_FILES as FILES,
+  viaYaml,
+} from "./yaml-reading.js";
 
 // The fast composer (src/manifest/parse/cst-compose.ts) against yaml's: for every text it takes,
 // yaml's composer must report no error, no warning and no shape problem, and give the same values
@@ -16,17 +21,6 @@ import { canonical, type Read, viaYaml } from "./yaml-reading.js";
 // and edited manifests (cst-corpus.ts): 1,000 in npm test (about a second); CST_CORPUS=20000 for
 // the full run (docs/manifests.md "Speed").
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const FILES = execFileSync(
-  "git",
-  ["ls-files", "test/*.yaml", "test/*.yml", "examples/*.yaml", "examples/*.yml"],
-  {
-    cwd: ROOT,
-    encoding: "utf8",
-  },
-)
-  .split("\n")
-  .filter(Boolean);
 const CORPUS = Number(process.env.CST_CORPUS ?? 1000);
 
 /** The fast composer's reading, or undefined when it leaves the text to yaml. */

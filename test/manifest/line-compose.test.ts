@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -9,7 +8,13 @@ import { checkProtoKeys } from "../../src/manifest/rules/proto-key-rules.js";
 import { checkTextCharacters } from "../../src/manifest/rules/text-rules.js";
 import type { Problem } from "../../src/manifest/types.js";
 import { editedManifests } from "./cst-corpus.js";
-import { canonical, type Read, viaYaml } from "./yaml-reading.js";
+import {
+  canonical,
+  type Read,
+  REPOSITORY as ROOT,
+  REPOSITORY_YAML_FILES as FILES,
+  viaYaml,
+} from "./yaml-reading.js";
 
 // The plain-text reader (src/manifest/parse/line-compose.ts) against yaml: for every text it
 // takes, yaml must report no error, no warning and no shape problem, and give the same value (key
@@ -18,17 +23,6 @@ import { canonical, type Read, viaYaml } from "./yaml-reading.js";
 // the edges of its subset, and edited manifests (cst-corpus.ts): 2,000 in npm test;
 // CST_CORPUS=20000 for the full run (docs/manifests.md "Speed").
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const FILES = execFileSync(
-  "git",
-  ["ls-files", "test/*.yaml", "test/*.yml", "examples/*.yaml", "examples/*.yml"],
-  {
-    cwd: ROOT,
-    encoding: "utf8",
-  },
-)
-  .split("\n")
-  .filter(Boolean);
 const CORPUS = Number(process.env.CST_CORPUS ?? 2000);
 
 /** The plain reader's reading, or undefined when it leaves the text alone. */

@@ -1,9 +1,21 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
 import { Composer, LineCounter, Parser } from "yaml";
 import { documentStart } from "../../src/manifest/locate.js";
 import { checkYamlShape } from "../../src/manifest/parse/yaml-shape.js";
 
 // yaml's own reading of a text, to hold plumb's fast paths to (cst-compose.test.ts,
 // line-compose.test.ts).
+
+/** The repository's root, and every YAML file git holds under test/ and examples/ (the corpora's seeds). */
+export const REPOSITORY = join(import.meta.dirname, "..", "..");
+export const REPOSITORY_YAML_FILES = execFileSync(
+  "git",
+  ["ls-files", "test/*.yaml", "test/*.yml", "examples/*.yaml", "examples/*.yml"],
+  { cwd: REPOSITORY, encoding: "utf8" },
+)
+  .split("\n")
+  .filter(Boolean);
 
 /** A value as text that tells apart what JSON does not: key order, -0, NaN, infinities, own "__proto__". */
 export function canonical(value: unknown): string {
