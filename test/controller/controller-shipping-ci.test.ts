@@ -159,21 +159,26 @@ async function noteServer(existing: Array<{ id: number; body: string }> = []): P
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, writes, server };
 }
 
+/** examples/ci/gitlab's plan job, as GitLab reads it. */
+const gitlabPlanJob = async () =>
+  (parse(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8")) as { plan: { script: string[] } }).plan;
+
+/** A merge request pipeline's variables, with the stand-in plumb first on PATH and the notes API at `url`. */
+const gitlabEnv = (bin: string, url: string) => ({
+  PATH: `${bin}:${process.env.PATH}`,
+  CI_API_V4_URL: `${url}/api/v4`,
+  CI_PROJECT_ID: "7",
+  CI_MERGE_REQUEST_IID: "3",
+  GITLAB_NOTE_TOKEN: "note-token",
+});
+
 describe("GitLab plan job", () => {
   it("a refused plan is posted as a merge request note with plumb's reason, then the job fails with 1", async () => {
-    const job = (
-      parse(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8")) as { plan: { script: string[] } }
-    ).plan;
+    const job = await gitlabPlanJob();
     const bin = await fakePlumb(1);
     const notes = await noteServer([{ id: 41, body: "a reviewer's note" }]);
     try {
-      const env = {
-        PATH: `${bin}:${process.env.PATH}`,
-        CI_API_V4_URL: `${notes.url}/api/v4`,
-        CI_PROJECT_ID: "7",
-        CI_MERGE_REQUEST_IID: "3",
-        GITLAB_NOTE_TOKEN: "note-token",
-      };
+      const env = gitlabEnv(bin, notes.url);
       // GitLab runs a job's script lines in one shell with errexit and pipefail.
       expect(await bash(job.script.join("\n"), env, ["-eo", "pipefail"])).toBe(1);
       expect(notes.writes).toHaveLength(1);
@@ -192,19 +197,11 @@ describe("GitLab plan job", () => {
 
 describe("GitLab plan job, a long log", () => {
   it("the note stays under 65,536 characters: the log is left to the job log when the plan is long", async () => {
-    const job = (
-      parse(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8")) as { plan: { script: string[] } }
-    ).plan;
+    const job = await gitlabPlanJob();
     const bin = await fakePlumbPrinting(`<!-- plumb plan -->\n${"p".repeat(64_990)}\n`, HUGE_LOG);
     const notes = await noteServer();
     try {
-      const env = {
-        PATH: `${bin}:${process.env.PATH}`,
-        CI_API_V4_URL: `${notes.url}/api/v4`,
-        CI_PROJECT_ID: "7",
-        CI_MERGE_REQUEST_IID: "3",
-        GITLAB_NOTE_TOKEN: "note-token",
-      };
+      const env = gitlabEnv(bin, notes.url);
       expect(await bash(job.script.join("\n"), env, ["-eo", "pipefail"])).toBe(1);
       expect(notes.writes).toHaveLength(1);
       expect(notes.writes[0]!.body.length).toBeLessThanOrEqual(65_536);
@@ -217,22 +214,14 @@ describe("GitLab plan job, a long log", () => {
 
 describe("GitLab plan job, second pipeline", () => {
   it("edits the plan note of the merge request in place instead of adding another", async () => {
-    const job = (
-      parse(await readFile("examples/ci/gitlab/.gitlab-ci.yml", "utf8")) as { plan: { script: string[] } }
-    ).plan;
+    const job = await gitlabPlanJob();
     const bin = await fakePlumb(0);
     const notes = await noteServer([
       { id: 41, body: "a reviewer's note" },
       { id: 42, body: "<!-- plumb plan -->\n### plumb plan\n(old)" },
     ]);
     try {
-      const env = {
-        PATH: `${bin}:${process.env.PATH}`,
-        CI_API_V4_URL: `${notes.url}/api/v4`,
-        CI_PROJECT_ID: "7",
-        CI_MERGE_REQUEST_IID: "3",
-        GITLAB_NOTE_TOKEN: "note-token",
-      };
+      const env = gitlabEnv(bin, notes.url);
       expect(await bash(job.script.join("\n"), env, ["-eo", "pipefail"])).toBe(0);
       expect(notes.writes.map((w) => `${w.method} ${w.path}`)).toEqual([
         "PUT /api/v4/projects/7/merge_requests/3/notes/42",
