@@ -1,5 +1,3 @@
-import { createServer, request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/sync/apply.js";
 import { promoteCommand } from "../../src/cli/sync/promote.js";
 import { api, waitFor } from "../controller/support.js";
+import { startHoldingProxy } from "../support/holding-proxy.js";
 import { gitIn, prodImage, stopPromotion } from "../support/promotion-repo.js";
 import {
   environmentDoc,
@@ -26,42 +25,6 @@ import {
 
 let planes: TwoPlanes;
 let root: string;
-
-/** A proxy that forwards each PATCH at once but keeps its answer until `release` (the send landed, unrecorded). */
-async function answerHoldingProxy(upstream: string) {
-  const target = new URL(upstream);
-  let landed!: () => void;
-  const patchLanded = new Promise<void>((resolve) => (landed = resolve));
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const server = createServer((req, res) => {
-    const out = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        const chunks: Buffer[] = [];
-        answer.on("data", (c: Buffer) => chunks.push(c));
-        answer.on("end", () => {
-          const reply = () => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            res.end(Buffer.concat(chunks));
-          };
-          if (req.method !== "PATCH") return reply();
-          landed();
-          void released.then(reply);
-        });
-      },
-    );
-    out.on("error", () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, patchLanded, release, close };
-}
 
 const agentFile = () => join(root, "saas", "agent.yaml");
 const promote = (more: string[] = [], path = join(root, "saas")) =>
@@ -114,13 +77,16 @@ it.each([
     await writeFile(agentFile(), text.replace(`image_uri: "${old}"`, `image_uri: "${next}"`));
     const before = await prodOverride();
     expect(before).not.toContain(next);
-    const proxy = await answerHoldingProxy(planes.staging.url);
+    const proxy = await startHoldingProxy(planes.staging.url);
     const client = api(planes.staging.url, STAGING_KEY);
+    let answer = () => {};
     try {
+      const patch = proxy.hold((method) => method === "PATCH");
       const apply = runCommand(applyCommand, [root, "--env", "staging", "--yes"], planes, {
         STAGING_API_URL: proxy.url,
       });
-      await Promise.race([proxy.patchLanded, apply.then(() => Promise.reject(new Error("sent no PATCH")))]);
+      const held = await Promise.race([patch, apply.then(() => Promise.reject(new Error("sent no PATCH")))]);
+      answer = await held.land(); // the PATCH landed; its answer is kept until `answer()`
       // The control plane has the change and has rolled it out: only the intent says it is in flight.
       await waitFor("staging's new revision DEPLOYED", async () => {
         const live = await client.deployment("agent");
@@ -132,10 +98,10 @@ it.each([
       expect(blocked.code, blocked.out).toBe("promotion-blocked");
       expect(blocked.out + blocked.err).toContain(join(root, ".plumb", "status", "staging"));
       expect(await prodOverride()).toBe(before);
-      proxy.release();
+      answer();
       expect((await apply).code).toBe(0);
     } finally {
-      proxy.release();
+      answer();
       await proxy.close();
     }
     const promoted = await promote(...pathOf(more()));

@@ -5,7 +5,18 @@ import type { AddressInfo } from "node:net";
 // the test learns the exact moment a request is in flight (to kill the client then), and decides
 // afterwards whether the server ever sees it (`forward`) or not (`drop`). Tests only.
 
-type HeldRequest = { method: string; url: string; forward(): Promise<void>; drop(): void };
+type HeldRequest = {
+  method: string;
+  url: string;
+  /** Sends it on; resolves once the client has the answer. */
+  forward(): Promise<void>;
+  drop(): void;
+  /**
+   * Sends it on now and resolves once the server answered, with what passes that answer on to the
+   * client: a send that landed while its answer is still on the way.
+   */
+  land(): Promise<() => void>;
+};
 
 export type HoldingProxy = {
   url: string;
@@ -37,7 +48,7 @@ export async function startHoldingProxy(
   const traps: Trap[] = [];
   const requests: HoldingProxy["requests"] = [];
 
-  const send = (req: IncomingMessage, body: Buffer, res: ServerResponse | null) =>
+  const send = (req: IncomingMessage, body: Buffer, res: ServerResponse | null, answerWhen?: Promise<void>) =>
     new Promise<void>((resolve) => {
       const out = httpRequest(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
@@ -45,7 +56,8 @@ export async function startHoldingProxy(
           const chunks: Buffer[] = [];
           answer.on("data", (c: Buffer) => chunks.push(c));
           answer.on("end", () => {
-            if (res && !res.destroyed) {
+            const reply = () => {
+              if (!res || res.destroyed) return;
               const body = Buffer.concat(chunks);
               const rewrite = options.rewrite;
               if (!rewrite) {
@@ -56,7 +68,9 @@ export async function startHoldingProxy(
                 res.writeHead(answer.statusCode ?? 502, headers);
                 res.end(rewrite(req.method ?? "GET", req.url ?? "/", body));
               }
-            }
+            };
+            if (answerWhen) void answerWhen.then(reply);
+            else reply();
             resolve();
           });
         },
@@ -77,12 +91,19 @@ export async function startHoldingProxy(
       const trap = index >= 0 ? traps.splice(index, 1)[0] : undefined;
       if (!trap) return send(req, body, res);
       if (!trap.hold) {
-        trap.resolve({ method, url, forward: async () => {}, drop: () => {} });
+        const done = async () => {};
+        trap.resolve({ method, url, forward: done, drop: () => {}, land: async () => done });
         return send(req, body, res);
       }
       // Held: the client's connection stays open; the server sees the request only when forwarded
       // (its answer then goes nowhere if the client is gone).
-      trap.resolve({ method, url, forward: () => send(req, body, res), drop: () => res.destroy() });
+      const land = async () => {
+        let pass!: () => void;
+        const passed = new Promise<void>((resolve) => (pass = resolve));
+        await send(req, body, res, passed);
+        return pass;
+      };
+      trap.resolve({ method, url, forward: () => send(req, body, res), drop: () => res.destroy(), land });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
