@@ -17,32 +17,19 @@ import { ANY_UUID_PATTERN, canonicalUuid } from "../http/uuid.js";
 //   else is 422 uuid_parsing. canonicalBodyIds then stores the canonical lower-case form, so the
 //   answer echoes it and the stored id compares equal whichever spelling a later PATCH sends;
 // - a resource_spec number the spec gives no bounds (scale, memory, database and the deprecated
-//   fields) cannot be negative: 422 greater_than_equal (pydantic's ge=0). Kubernetes refuses a
-//   negative quantity or replica count, so no installation could deploy one.
+//   fields) cannot be negative: 422 greater_than_equal (pydantic's ge=0). The shared ResourceSpec
+//   says so itself (minimum 0, src/schema/resource-spec.ts), so the manifests' validate agrees.
 
 type Node = Record<string, unknown>;
 const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null;
 
-/** A resource_spec property without a lower bound gets minimum 0 (its number branch). */
-function nonNegative(properties: Node): void {
-  for (const property of Object.values(properties)) {
-    const branches = isNode(property) && Array.isArray(property.anyOf) ? property.anyOf : [property];
-    for (const branch of branches) {
-      if (!isNode(branch) || (branch.type !== "integer" && branch.type !== "number")) continue;
-      if (branch.minimum === undefined && branch.exclusiveMinimum === undefined) branch.minimum = 0;
-    }
-  }
-}
-
-/** A copy of `schema` (plain JSON, as ajv reads it) with the server's uuid and resource rules. */
+/** A copy of `schema` (plain JSON, as ajv reads it) with the server's uuid spellings. */
 function serverBodySchema<T extends TSchema>(schema: T): T {
   const copy = JSON.parse(JSON.stringify(schema)) as T;
   const walk = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(walk);
     if (!isNode(node)) return;
     if (node.pattern === UUID_PATTERN) node.pattern = ANY_UUID_PATTERN;
-    // ResourceSpec is the object with memory_mb among its properties.
-    if (isNode(node.properties) && "memory_mb" in node.properties) nonNegative(node.properties);
     for (const value of Object.values(node)) walk(value);
   };
   walk(copy);
