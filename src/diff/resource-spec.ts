@@ -1,6 +1,7 @@
 import { CPU_FIELDS, RESOURCE_DEFAULTS } from "../schema/constants.js";
 import { roundCpu } from "../manifest/rules/cpu.js";
-import { deepEqual, isAbsent, type JsonObject, withoutAbsent } from "./values.js";
+import { storedResourceNumbers } from "../manifest/rules/resource-defaults.js";
+import { deepEqual, type JsonObject, withoutAbsent } from "./values.js";
 
 // The server's treatment of resource_spec (decisions.md): CPU fields rounded half up to one
 // decimal, then documented defaults filled from the rounded values.
@@ -20,10 +21,7 @@ export function roundResourceSpec(spec: JsonObject | null | undefined): JsonObje
 /** The stored form: rounded, then every absent derivable field filled from its source field. */
 export function fillResourceDefaults(spec: JsonObject | null | undefined): JsonObject {
   const out = roundResourceSpec(spec);
-  for (const { field, from, factor } of RESOURCE_DEFAULTS) {
-    const source = out[from];
-    if (isAbsent(out[field]) && typeof source === "number") out[field] = source * factor;
-  }
+  for (const [field, { value, from }] of storedResourceNumbers(out)) if (from) out[field] = value;
   return out;
 }
 

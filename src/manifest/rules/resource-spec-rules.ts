@@ -1,5 +1,6 @@
-import { CPU_FIELDS, RESOURCE_DEFAULTS, RESOURCE_ORDERED_PAIRS } from "../../schema/constants.js";
+import { CPU_FIELDS, RESOURCE_ORDERED_PAIRS } from "../../schema/constants.js";
 import { needsCpuRounding, roundCpu } from "./cpu.js";
+import { storedResourceNumbers, type StoredNumber } from "./resource-defaults.js";
 import type { FieldPath } from "../locate.js";
 import { present, type Raw, records, type Report, reportDuplicateNames } from "./rule-helpers.js";
 import { suggest } from "../schema-check.js";
@@ -7,33 +8,17 @@ import { suggest } from "../schema-check.js";
 const BASE = ["spec", "source_config", "resource_spec"];
 
 /**
- * The values the control plane stores (CPU rounded, absent fields filled by RESOURCE_DEFAULTS) and,
- * for a filled one, the field it came from.
- */
-function storedValues(rs: Raw): Map<string, { value: number; from?: string }> {
-  const stored = new Map<string, { value: number; from?: string }>();
-  const cpu = new Set<string>(CPU_FIELDS);
-  for (const [key, value] of Object.entries(rs))
-    if (typeof value === "number") stored.set(key, { value: cpu.has(key) ? roundCpu(value) : value });
-  for (const { field, from, factor } of RESOURCE_DEFAULTS) {
-    const source = stored.get(from);
-    if (!stored.has(field) && source) stored.set(field, { value: source.value * factor, from });
-  }
-  return stored;
-}
-
-/**
  * A minimum of replicas above its maximum, a request above its limit (defaults filled as the
  * control plane fills them): Kubernetes refuses such a pod or autoscaler, so the revision would
  * fail to deploy (docs/control-plane.md "Validation and errors"). A warning: the API takes it.
  */
 function checkResourceOrder(rs: Raw, report: Report): void {
-  const stored = storedValues(rs);
+  const stored = storedResourceNumbers(rs);
   for (const [low, high] of RESOURCE_ORDERED_PAIRS) {
     const [a, b] = [stored.get(low), stored.get(high)];
     // Both filled: the pair they are filled from says it (queue_min_scale from min_scale, ...).
     if (!a || !b || a.value <= b.value || (a.from && b.from) || b.value < 0) continue; // negative: a schema error
-    const shown = (name: string, v: { value: number; from?: string }) =>
+    const shown = (name: string, v: StoredNumber) =>
       `${name} ${v.value}${v.from ? ` (its default, from ${v.from})` : ""}`;
     const what = low.endsWith("min_scale")
       ? "a minimum of replicas above its maximum"

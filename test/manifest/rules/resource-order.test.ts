@@ -76,6 +76,12 @@ describe("resource_spec bounds", () => {
     );
   });
 
+  it("fills a field written as null, as the control plane fills an absent one", () => {
+    expect(messages("cpu: 2\nqueue_cpu: null\nqueue_cpu_limit: 1.5")[0]).toContain(
+      "queue_cpu 2 (its default, from cpu) is above queue_cpu_limit 1.5",
+    );
+  });
+
   it("says a pair once when both sides are defaults of another pair", () => {
     // queue_min_scale and queue_max_scale default to min_scale and max_scale.
     expect(messages("min_scale: 3\nmax_scale: 1")).toHaveLength(1);
