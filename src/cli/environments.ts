@@ -89,6 +89,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
   const tree = await loadManifestsOnce(io.manifestLoads, path, {
     maxBytes: maxManifestBytesFrom(io.env),
     environmentsAbove: true,
+    environmentRequested: Boolean(flags.env?.length),
   });
   // The manifests first (every selected environment's view): a broken one is reported, and nothing
   // sent, before any Environment's settings are read (an unset key hid it) or --env is judged (an
@@ -231,6 +232,7 @@ export async function checkSavedPlanParts(
   const tree = await loadManifestsOnce(io.manifestLoads, path, {
     maxBytes: maxManifestBytesFrom(io.env),
     environmentsAbove: true,
+    environmentRequested: Boolean(flags.env?.length),
   });
   // Invalid manifests: the apply reports them (forEachEnvironment) before any setting is read.
   if (invalidProblems(tree, flags)) return;

@@ -25,7 +25,7 @@ function environmentOf(tree: EnvironmentTree, name: string): LoadedEnvironment {
   throw new UsageError(
     defined.length > 0
       ? `unknown environment "${escapeControls(name)}"; defined: ${defined.join(", ")}${suggest(name, defined)}`
-      : `environment "${name}": no kind: Environment document is defined under PATH (docs/environments.md)`,
+      : `environment "${escapeControls(name)}": no kind: Environment document is defined under PATH, nor above it up to the root of its git repository (docs/environments.md)`,
   );
 }
 

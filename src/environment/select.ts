@@ -2,16 +2,21 @@ import { escapeControls, UsageError } from "../errors.js";
 import { suggest } from "../manifest/schema-check.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
 
-/** `--env NAME` (repeatable): the environments to run, in the order given; all when none is given. */
+/**
+ * `--env NAME` (repeatable): the environments to run, in the order given; all when none is given.
+ * `where`: where the Environment documents were looked for (the commands look above PATH too; the
+ * controller reads its own root only), said when none is defined.
+ */
 export function selectEnvironments(
   environments: readonly LoadedEnvironment[] | undefined,
   requested: readonly string[],
+  where = "under PATH, nor above it up to the root of its git repository",
 ): LoadedEnvironment[] {
   const defined = environments ?? [];
   if (requested.length === 0) return [...defined];
   if (defined.length === 0)
     throw new UsageError(
-      `--env ${requested.join(", ")}: no kind: Environment document is defined under PATH; add one (docs/environments.md) or drop --env`,
+      `--env ${requested.map(escapeControls).join(", ")}: no kind: Environment document is defined ${where}; add one (docs/environments.md), or drop --env to run against PLUMB_API_URL (--api-url)`,
     );
   const byName = new Map(defined.map((e) => [e.manifest.metadata.name, e]));
   const unknown = requested.filter((name) => !byName.has(name));

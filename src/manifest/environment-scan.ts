@@ -30,6 +30,11 @@ export type EnvironmentFiles = { files: string[]; problems: Problem[] };
 
 type ScanOptions = {
   maxBytes?: number;
+  /**
+   * environmentFilesFor: an environment is asked for by name (--env), so a file that names none
+   * reads those above it too (load.ts environmentRequested).
+   */
+  requested?: boolean;
   /** A file's text as the scan reads it (tests count the reads); default readUpTo(maxBytes). */
   readText?: (file: string) => string;
 };
@@ -166,7 +171,8 @@ const NAMES_ENVIRONMENTS = /(?:^|[\s{,])["']?environments["']?\s*:/m;
  * up to the root of its git repository (outside a repository, the files of the file's own directory
  * only, not the tree below it). A file
  * that names no environment is never pulled into environments found outside its own directory
- * (another folder's examples must not decide where it is applied). The file itself is left out
+ * (another folder's examples must not decide where it is applied) unless an environment is asked
+ * for by name (`requested`: --env says where it is applied). The file itself is left out
  * (it is loaded anyway). Absolute paths; problems under their path from the file's directory.
  */
 export async function environmentFilesFor(
@@ -179,7 +185,7 @@ export async function environmentFilesFor(
   const { defines, names } = scan(own);
   const base = dirname(own);
   const repository = gitRootOf(base);
-  const top = names ? (repository ?? base) : base;
+  const top = names || options.requested === true ? (repository ?? base) : base;
   const problems: Problem[] = [];
   for (let dir = base; ; dir = dirname(dir)) {
     // Outside a repository nothing bounds a directory's tree (a file in /tmp or $HOME): only the

@@ -34,6 +34,12 @@ export type LoadOptions = {
    * commands. The controller reads its own root only.
    */
   environmentsAbove?: boolean;
+  /**
+   * An environment is asked for by name (--env, promote's --to): with environmentsAbove, those
+   * above are read even when PATH's manifests name none (they run in every environment), as the
+   * user said which one; without a name such a PATH is never pulled into environments above it.
+   */
+  environmentRequested?: boolean;
 };
 
 /** One command's loads of manifest trees, by root and size limit (loadManifestsOnce). */
@@ -51,9 +57,18 @@ export function loadManifestsOnce(
   options: LoadOptions = {},
 ): Promise<LoadResult> {
   if (!loads) return loadManifests(root, options);
-  const key = `${options.maxBytes ?? ""}\0${options.environmentsAbove === true}\0${root}`;
+  const keyOf = (requested: boolean) =>
+    `${options.maxBytes ?? ""}\0${options.environmentsAbove === true}\0${requested}\0${root}`;
+  const requested = options.environmentRequested === true;
+  const key = keyOf(requested);
   let loaded = loads.get(key);
-  if (!loaded) loads.set(key, (loaded = loadManifests(root, { ...options, parallel: true })));
+  if (loaded) return loaded;
+  const load = () => loadManifests(root, { ...options, parallel: true });
+  // A load that found Environments is the same with a name asked for (each environment's plan asks
+  // for its own after a run without --env loaded the tree): reused instead of parsed again.
+  const unasked = requested ? loads.get(keyOf(false)) : undefined;
+  loaded = unasked ? unasked.then((tree) => (tree.environments?.length ? tree : load())) : load();
+  loads.set(key, loaded);
   return loaded;
 }
 
@@ -66,7 +81,8 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
     // One file as PATH: its Environment documents come from other files, validated with it.
     const [result] = await parseFiles(files, { base, realBase, maxBytes }, 1);
     problems.push(...result!.problems);
-    const found = await environmentFilesFor(files[0]!.path, { maxBytes });
+    const requested = options.environmentsAbove === true && options.environmentRequested === true;
+    const found = await environmentFilesFor(files[0]!.path, { maxBytes, requested });
     const outside = environmentDocuments(found.files, base, maxBytes);
     problems.push(...found.problems, ...outside.problems);
     return validateDocuments([...result!.documents, ...outside.documents], problems);
@@ -77,7 +93,7 @@ export async function loadManifests(root: string, options: LoadOptions = {}): Pr
   await parseFiles(files, { base, realBase, maxBytes }, threads, {
     inOrder: (results) => results.forEach((result) => validation.addFile(result)),
   });
-  if (options.environmentsAbove && validation.lacksEnvironments()) {
+  if (options.environmentsAbove && validation.lacksEnvironments(options.environmentRequested === true)) {
     const found = await environmentFilesAbove(base, { maxBytes });
     const outside = environmentDocuments(found.files, base, maxBytes);
     validation.addFile({ documents: outside.documents, problems: [...found.problems, ...outside.problems] });

@@ -51,8 +51,8 @@ export type Validation = {
   add(doc: ParsedDocument): void;
   /** The next file's parse, in reading order: its problems (reading, parsing) and its documents. */
   addFile(parsed: { documents: readonly ParsedDocument[]; problems: readonly Problem[] }): void;
-  /** Deployments so far name environments, and no Environment document was read. */
-  lacksEnvironments(): boolean;
+  /** No Environment document was read, and Deployments so far name environments (or `requested`: an environment was asked for by name). */
+  lacksEnvironments(requested?: boolean): boolean;
   finish(): ValidationResult;
 };
 
@@ -108,7 +108,8 @@ export function createValidation(earlier: readonly Problem[] = [], compact?: Com
           at: loaded ? nameInLoaded(loaded) : nameInDocument(doc),
         });
     },
-    lacksEnvironments: () => environmentDocs.length === 0 && referencing.length > 0,
+    lacksEnvironments: (requested = false) =>
+      environmentDocs.length === 0 && (requested || referencing.length > 0),
     finish() {
       const deployments = referencing.filter((doc) => doc.value.kind === "Deployment");
       for (const [doc, found] of checkEnvironmentReferences(environmentDocs, deployments)) add(doc, found);

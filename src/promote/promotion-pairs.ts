@@ -69,7 +69,7 @@ export function promotionScope(tree: LoadResult, to: string, targets: readonly s
     throw new UsageError(
       defined.length > 0
         ? `--to ${escapeControls(to)}: no such environment; defined: ${defined.join(", ")}${suggest(to, defined)}`
-        : `--to ${escapeControls(to)}: no kind: Environment document is defined under PATH (docs/environments.md)`,
+        : `--to ${escapeControls(to)}: no kind: Environment document is defined under PATH, nor above it up to the root of its git repository (docs/environments.md)`,
     );
   const promotion = target.manifest.spec.promotion;
   if (!promotion)

@@ -31,7 +31,7 @@ export async function loadEnvironmentWrite(
   /** The command's rule for a directory (loadManifests' `environmentsAbove`); not the controller's. */
   environmentsAbove = false,
 ): Promise<EnvironmentWrite> {
-  const tree = await loadManifests(path, { maxBytes, environmentsAbove });
+  const tree = await loadManifests(path, { maxBytes, environmentsAbove, environmentRequested: true });
   const environments = tree.environments ?? [];
   const own = environments.find((e) => e.manifest.metadata.name === environment);
   if (!own) throw new UsageError(`unknown environment "${environment}"`);
@@ -40,7 +40,7 @@ export async function loadEnvironmentWrite(
     suffix: own.manifest.spec.name_suffix ?? "",
     defined: environments.map((e) => e.manifest.metadata.name),
     renderOthers: async () => {
-      const now = await loadManifests(path, { maxBytes, environmentsAbove });
+      const now = await loadManifests(path, { maxBytes, environmentsAbove, environmentRequested: true });
       const others = (now.environments ?? []).filter((e) => e.manifest.metadata.name !== environment);
       return JSON.stringify(
         others.map((e) => {

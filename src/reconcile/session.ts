@@ -187,6 +187,7 @@ export async function planSession(
     loads: io.manifestLoads,
     parallelParse: true, // a command's process does nothing else while it parses
     environmentsAbove: true, // as loadManifestsOnce has it for the command's other loads
+    environmentRequested: session.environment !== undefined, // (loadManifestsOnce reuses a load without)
     ...(session.environment !== undefined ? { environment: session.environment } : {}),
     ...(options.replace ? { replace: options.replace } : {}),
     ...(signal ? { signal } : {}),

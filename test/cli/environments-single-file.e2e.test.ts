@@ -137,3 +137,91 @@ describe("a directory as PATH with environments above it", () => {
     expect(await images(prod, PROD_KEY)).toEqual({ a: "img/a:1" });
   });
 });
+
+// A PATH whose manifests name no environment runs in every environment when one is asked for by
+// name (--env): the Environment documents above it are read as for one that names some. Without
+// --env it is never pulled into them (docs/environments.md, "One file as PATH"): it ran against
+// PLUMB_API_URL, and --env was refused with "drop --env", which sent it there too.
+describe("a PATH whose manifests name no environment, with --env", () => {
+  const plainDeployment = (name: string) => `apiVersion: plumb/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  source: internal_container
+  source_revision_config: {image_uri: "img/${name}:1"}
+`;
+  const validate = async (args: string[]) => {
+    let out = "";
+    let err = "";
+    process.exitCode = 0;
+    const stderr = process.stderr.write;
+    process.stderr.write = ((t: string) => (err += t)) as typeof process.stderr.write;
+    try {
+      await validateCommand({ write: (t: string) => (out += t) }).parseAsync(args, { from: "user" });
+    } catch (error) {
+      err += String(error);
+    } finally {
+      process.stderr.write = stderr;
+    }
+    const code = process.exitCode;
+    process.exitCode = 0;
+    return { out, err, code };
+  };
+
+  beforeAll(async () => {
+    await mkdir(join(repo, "plain", "nested"), { recursive: true });
+    await writeFile(join(repo, "plain", "p.yaml"), plainDeployment("p"));
+    await writeFile(join(repo, "plain", "nested", "q.yaml"), plainDeployment("q"));
+  });
+
+  it("a directory applies in the environment named, counted on its control plane alone", async () => {
+    const applied = await run(applyCommand, [join(repo, "plain"), "--env", "staging", "--yes"]);
+    expect(applied.code).toBe(0);
+    expect(await images(staging, STAGING_KEY)).toMatchObject({ p: "img/p:1", q: "img/q:1" });
+    expect(await images(prod, PROD_KEY)).not.toHaveProperty("p");
+    expect(await images(prod, PROD_KEY)).not.toHaveProperty("q");
+  });
+
+  it("one file applies in the environment named, from a directory below the one above", async () => {
+    const file = join(repo, "plain", "nested", "q.yaml");
+    expect((await run(applyCommand, [file, "--env", "prod", "--yes"])).code).toBe(0);
+    expect(await images(prod, PROD_KEY)).toMatchObject({ q: "img/q:1" });
+    expect(await images(prod, PROD_KEY)).not.toHaveProperty("p");
+  });
+
+  it("validate says which environments are defined above for a name that is not one", async () => {
+    expect(await validate([join(repo, "plain"), "--env", "staging"])).toMatchObject({ code: 0 });
+    const wrong = await validate([join(repo, "plain"), "--env", "stagin"]);
+    expect(wrong.err).toContain('unknown environment "stagin" in --env; defined: prod, staging');
+  });
+
+  it("without --env it is not pulled into the environments above: it targets PLUMB_API_URL", async () => {
+    const planned = await runCommand(
+      planCommand,
+      [join(repo, "plain")],
+      { staging, prod },
+      {
+        PLUMB_API_KEY: "plain-key",
+      },
+    ).catch((e: Error) => ({ out: "", err: e.message }));
+    expect(planned.err).toContain("could not reach http://127.0.0.1:9; check PLUMB_API_URL");
+    expect(planned.out).not.toContain("== environment");
+  });
+
+  it("with no Environment under PATH nor above it, --env says where it looked", async () => {
+    const bare = await mkdtemp(join(tmpdir(), "plumb-env-none-"));
+    try {
+      execFileSync("git", ["init", "-q", bare]);
+      await mkdir(join(bare, "team"));
+      await writeFile(join(bare, "team", "p.yaml"), plainDeployment("p"));
+      const refused = await run(planCommand, [join(bare, "team"), "--env", "staging"]).catch((e: Error) => ({
+        err: e.message,
+      }));
+      expect(refused.err).toContain(
+        "no kind: Environment document is defined under PATH, nor above it up to the root of its git repository",
+      );
+    } finally {
+      await rm(bare, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -50,22 +51,23 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A map of loads that counts its look-ups and its entries set. */
+/**
+ * A map of loads that counts the parses behind its entries: each loadManifests gives a result of its
+ * own, so distinct results are parses (an entry may reuse another's: loadManifestsOnce).
+ */
 class CountingLoads extends Map<string, Promise<LoadResult>> {
-  gets = 0;
-  sets = 0;
-  override get(key: string) {
-    this.gets += 1;
-    return super.get(key);
-  }
+  private readonly settled: Array<Promise<LoadResult>> = [];
   override set(key: string, value: Promise<LoadResult>) {
-    this.sets += 1;
+    this.settled.push(value);
     return super.set(key, value);
+  }
+  async parses(): Promise<number> {
+    return new Set(await Promise.all(this.settled)).size;
   }
 }
 
 /** `plumb plan PATH --output json` in this process with `loads`; its JSON and the loads' counts. */
-async function planJson(path: string, env: Record<string, string>) {
+async function planJson(path: string, env: Record<string, string>, args: string[] = []) {
   const loads = new CountingLoads();
   let out = "";
   process.exitCode = 0;
@@ -74,7 +76,7 @@ async function planJson(path: string, env: Record<string, string>) {
     stderr: { write: () => true },
     env,
     manifestLoads: loads,
-  }).parseAsync([path, "--output", "json"], { from: "user" });
+  }).parseAsync([path, "--output", "json", ...args], { from: "user" });
   process.exitCode = 0;
   return { json: JSON.parse(out) as Record<string, unknown>, loads };
 }
@@ -86,8 +88,7 @@ it("parses the tree once for the Environment lookup and every environment's plan
     ["prod", expect.objectContaining({ create: 1 })],
     ["staging", expect.objectContaining({ create: 1 })],
   ]);
-  expect(loads.gets).toBe(3);
-  expect(loads.sets).toBe(1);
+  expect(await loads.parses()).toBe(1);
 });
 
 it("a tree without environments is parsed once too, and not scanned as text before", async () => {
@@ -96,10 +97,28 @@ it("a tree without environments is parsed once too, and not scanned as text befo
     await writeFile(join(plain, "agent.yaml"), await readFile(join(dir, "agent.yaml"), "utf8"));
     const { json, loads } = await planJson(plain, { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY });
     expect(json.summary).toEqual(expect.objectContaining({ create: 1 }));
-    // The environments' lookup took the load (its first get) and the plan reused it: one parse.
-    expect(loads.gets).toBe(2);
-    expect(loads.sets).toBe(1);
+    // The environments' lookup took the load and the plan reused it: one parse.
+    expect(await loads.parses()).toBe(1);
   } finally {
     await rm(plain, { recursive: true, force: true });
+  }
+});
+
+it("a directory whose manifests name no environment, run with --env and those above it, is parsed once", async () => {
+  const repo = await mkdtemp(join(tmpdir(), "plumb-plan-once-above-"));
+  try {
+    execFileSync("git", ["init", "-q", repo]);
+    await writeFile(join(repo, "staging.yaml"), environment("staging", "-staging"));
+    await mkdir(join(repo, "team"));
+    await writeFile(join(repo, "team", "agent.yaml"), await readFile(join(dir, "agent.yaml"), "utf8"));
+    const env = { CP_URL: cp.url, CP_KEY: DEFAULT_API_KEY };
+    const { json, loads } = await planJson(join(repo, "team"), env, ["--env", "staging"]);
+    const planned = (json as { environments: Array<{ environment: string; summary: object }> }).environments;
+    expect(planned.map((e) => [e.environment, e.summary])).toEqual([
+      ["staging", expect.objectContaining({ create: 1 })],
+    ]);
+    expect(await loads.parses()).toBe(1);
+  } finally {
+    await rm(repo, { recursive: true, force: true });
   }
 });

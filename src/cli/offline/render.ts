@@ -28,6 +28,7 @@ export function renderCommand(stdout: Output = process.stdout, stderr: Output = 
         maxBytes: maxManifestBytesFrom(process.env),
         parallel: true,
         environmentsAbove: true,
+        environmentRequested: flags.env.length > 0,
       });
       // An Environment document that failed validation is not among those defined: --env naming it
       // gets the files' problems, not "unknown environment".

@@ -37,6 +37,7 @@ export function validateCommand(stdout: Output = process.stdout): Command {
           maxBytes: maxManifestBytesFrom(process.env),
           parallel: true,
           environmentsAbove: true,
+          environmentRequested: options.env.length > 0,
         });
         const { manifests } = loaded;
         // A file the status store says held managed objects and that now defines none (prune-plan.ts).

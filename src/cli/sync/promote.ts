@@ -63,8 +63,13 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
     throw new UsageError("--dry-run writes nothing: drop it, or drop --write / --branch");
   if (!(await stat(path).catch(() => null))?.isDirectory())
     throw new UsageError(`${path}: promote takes the directory that holds the Environment documents`);
-  // A directory whose tree defines no Environment runs with those above it, as plan and apply do.
-  const tree = await loadManifests(path, { maxBytes: maxManifestBytesFrom(io.env), environmentsAbove: true });
+  // A directory whose tree defines no Environment runs with those above it, as plan and apply do
+  // (--to names one: whether or not its manifests name environments).
+  const tree = await loadManifests(path, {
+    maxBytes: maxManifestBytesFrom(io.env),
+    environmentsAbove: true,
+    environmentRequested: true,
+  });
   const scope = promotionScope(tree, flags.to, flags.target);
   const from = scope.from.manifest.metadata.name;
   const settings = settingsOf(scope.from, path, io.env, flags);

@@ -66,6 +66,7 @@ async function refuseInvalidEnvironment(path: string, flags: Flags, io: SessionI
   const tree = await loadManifestsOnce(io.manifestLoads, path, {
     maxBytes: maxManifestBytesFrom(io.env),
     environmentsAbove: true,
+    environmentRequested: true, // (with --env only), as forEachEnvironment then loads it
   });
   const defined = new Set(tree.environments?.map((e) => e.manifest.metadata.name));
   if (!tree.problems.some((p) => p.severity === "error") || flags.env.every((n) => defined.has(n)))

@@ -38,7 +38,8 @@ export async function definedEnvironments(
   const tree = await loadManifests(root, { maxBytes: maxManifestBytesFrom(options.env) });
   // One defined twice is not started (as one whose document is invalid): which is read first is no choice.
   const twice = definedTwice(tree.problems);
-  const selected = selectEnvironments(tree.environments, requested).filter(
+  const where = "under its root (the controller reads none above it)";
+  const selected = selectEnvironments(tree.environments, requested, where).filter(
     (e) => !twice.has(e.manifest.metadata.name),
   );
   const problem = [...twice.values()][0];

@@ -65,6 +65,8 @@ type PlanBaseOptions = {
   parallelParse?: boolean;
   /** A directory runs with the Environment documents above it (loadManifests' `environmentsAbove`): the commands. */
   environmentsAbove?: boolean;
+  /** An environment was asked for (loadManifests' `environmentRequested`). */
+  environmentRequested?: boolean;
   /** Learns each secret value as it is resolved, so server text that echoes one is redacted. */
   redactor?: SecretRedactor;
   /** Deployments that may be replaced (deleted, then created) when an immutable field changes. */
@@ -111,6 +113,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     maxBytes: maxManifestBytesFrom(env),
     ...(options.parallelParse ? { parallel: true } : {}),
     ...(options.environmentsAbove ? { environmentsAbove: true } : {}),
+    ...(options.environmentRequested ? { environmentRequested: true } : {}),
   });
   const resolved = resolveForPlan(loaded, options.environment, options.targets ?? []);
   const { manifests, problems } = resolved ?? loaded;
