@@ -154,14 +154,10 @@ spec:
     let out = "";
     let err = "";
     process.exitCode = 0;
-    const stderr = process.stderr.write;
-    process.stderr.write = ((t: string) => (err += t)) as typeof process.stderr.write;
     try {
       await validateCommand({ write: (t: string) => (out += t) }).parseAsync(args, { from: "user" });
     } catch (error) {
-      err += String(error);
-    } finally {
-      process.stderr.write = stderr;
+      err += String(error); // (an unknown --env is a usage error, thrown)
     }
     const code = process.exitCode;
     process.exitCode = 0;
