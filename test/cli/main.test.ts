@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
-import { buildProgram } from "../../src/cli/main.js";
+import { describe, expect, it, vi } from "vitest";
+import { COMMANDS } from "../../src/cli/commands.js";
+import { buildProgram, main } from "../../src/cli/main.js";
+import { PLUMB_VERSION } from "../../src/cli/options.js";
 
 describe("plumb program", () => {
   it("is named plumb and describes itself", async () => {
@@ -29,5 +31,28 @@ describe("--help of every command", () => {
     }
     const plan = (await buildProgram()).commands.find((c) => c.name() === "plan")!;
     expect(plan.helpInformation()).toMatch(/--target <name>[\s\S]*\(default:\s+every\s+object\)/);
+  });
+});
+
+describe("plumb --version", () => {
+  it("prints the version without loading any command (all of them took 0.6-1 s)", async () => {
+    const loaded: string[] = [];
+    const original = { ...COMMANDS };
+    for (const [name, load] of Object.entries(original))
+      COMMANDS[name] = () => (loaded.push(name), load());
+    const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    try {
+      for (const flag of ["--version", "-V"]) {
+        expect(await main(["node", "plumb", flag])).toBe(0);
+        expect(write).toHaveBeenLastCalledWith(`${PLUMB_VERSION}\n`);
+      }
+      expect(loaded).toEqual([]);
+      // With a command named, that command is loaded (its own --version is commander's error).
+      await main(["node", "plumb", "validate", "--version"]).catch(() => undefined);
+      expect(loaded).toEqual(["validate"]);
+    } finally {
+      write.mockRestore();
+      Object.assign(COMMANDS, original);
+    }
   });
 });
