@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { selectEnvironments } from "../environment/select.js";
 import { escapeControls, isPlumbError } from "../errors.js";
-import { type LoadResult, loadManifestsOnce } from "../manifest/load.js";
+import { environmentNamesAbove, type LoadResult, loadManifestsOnce } from "../manifest/load.js";
 import { countProblems } from "../manifest/format/format.js";
 import { sortProblems } from "../manifest/validate.js";
 import { reportInvalidManifests } from "../report/report-invalid.js";
@@ -14,7 +14,7 @@ import type { SessionIo } from "../reconcile/session.js";
 import { resolveStatusDir } from "../git/status-source.js";
 import type { ConnectionFlags } from "./options.js";
 import { mayDefineEnvironments } from "../manifest/environment-scan.js";
-import { readApiOptions } from "../api/config.js";
+import { ApiConfigError, readApiOptions } from "../api/config.js";
 import { allowedOriginsFrom } from "../api/allowed-origins.js";
 import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
 import { promotionOrder } from "../status-page/matrix-model.js";
@@ -84,7 +84,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
     !io.manifestLoads &&
     !(await mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) }))
   )
-    return run(flags, io);
+    return runWithoutEnvironments(path, flags, io, run);
   // With plan's loads (io.manifestLoads) each environment's plan reuses this parse.
   const tree = await loadManifestsOnce(io.manifestLoads, path, {
     maxBytes: maxManifestBytesFrom(io.env),
@@ -97,7 +97,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
   if (connects && (tree.environments?.length || flags.env?.length) && refuseInvalid(tree, flags, io))
     return 1;
   const environments = inPromotionOrder(selectEnvironments(tree.environments, flags.env ?? []));
-  if (environments.length === 0) return run(flags, io);
+  if (environments.length === 0) return runWithoutEnvironments(path, flags, io, run);
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   // With an allowlist, every selected environment's URLs are checked before the first one runs:
   // a refused one stops the command before anything is sent anywhere.
@@ -144,6 +144,28 @@ export async function forEachEnvironment<F extends EnvFlags>(
       `plumb: ${failed.length} of ${environments.length} environments failed (${failed.join(", ")}); the others ran\n`,
     );
   return code;
+}
+
+/**
+ * A run as before environments. With no API URL set, the refusal names the environments above PATH
+ * that --env could run it in: a directory of a repository with environments whose manifests name
+ * none is not pulled into them without --env ("set PLUMB_API_URL" alone sent users elsewhere).
+ */
+async function runWithoutEnvironments<F extends EnvFlags>(
+  path: string,
+  flags: F,
+  io: SessionIo,
+  run: (flags: F, io: SessionIo) => Promise<number>,
+): Promise<number> {
+  return run(flags, io).catch(async (error: unknown) => {
+    if (!(error instanceof ApiConfigError) || (flags.apiUrl ?? io.env.PLUMB_API_URL ?? "").trim() !== "")
+      throw error;
+    const names = await environmentNamesAbove(path, maxManifestBytesFrom(io.env));
+    if (names.length === 0) throw error;
+    throw new ApiConfigError(
+      `${error.message}, or pass --env NAME to run in an environment defined above PATH (${names.join(", ")})`,
+    );
+  });
 }
 
 /**

@@ -118,6 +118,17 @@ function environmentDocuments(paths: readonly string[], base: string, maxBytes: 
 }
 
 /**
+ * The names of the Environments a PATH would run with given --env (environmentRequested), for a
+ * hint when it runs without: none when its tree defines none and there are none above, or it
+ * cannot be read.
+ */
+export async function environmentNamesAbove(path: string, maxBytes: number): Promise<string[]> {
+  const options = { maxBytes, environmentsAbove: true, environmentRequested: true };
+  const tree = await loadManifests(path, options).catch(() => undefined);
+  return tree?.environments?.map((e) => e.manifest.metadata.name) ?? [];
+}
+
+/**
  * loadManifests in slices of about `sliceMs` of work, yielding to the event loop between them, so
  * a caller's timers and sockets (the controller's probes and reconciles) keep running: the
  * controller loads this way instead of on a worker thread, whose isolate cost 25-50 MB all day.

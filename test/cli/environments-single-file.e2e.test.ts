@@ -204,6 +204,20 @@ spec:
     expect(planned.out).not.toContain("== environment");
   });
 
+  it("without --env and no PLUMB_API_URL, the refusal names the environments --env could run it in", async () => {
+    const refused = await runCommand(
+      planCommand,
+      [join(repo, "plain")],
+      { staging, prod },
+      {
+        PLUMB_API_URL: "",
+      },
+    ).catch((e: Error) => ({ err: e.message }));
+    expect(refused.err).toBe(
+      "no API URL: set PLUMB_API_URL or pass --api-url, or pass --env NAME to run in an environment defined above PATH (prod, staging)",
+    );
+  });
+
   it("with no Environment under PATH nor above it, --env says where it looked", async () => {
     const bare = await mkdtemp(join(tmpdir(), "plumb-env-none-"));
     try {
@@ -216,6 +230,16 @@ spec:
       expect(refused.err).toContain(
         "no kind: Environment document is defined under PATH, nor above it up to the root of its git repository",
       );
+      // Nothing above to name: the refusal as before environments.
+      const plain = await runCommand(
+        planCommand,
+        [join(bare, "team")],
+        { staging, prod },
+        {
+          PLUMB_API_URL: "",
+        },
+      ).catch((e: Error) => ({ err: e.message }));
+      expect(plain.err).toBe("no API URL: set PLUMB_API_URL or pass --api-url");
     } finally {
       await rm(bare, { recursive: true, force: true });
     }
