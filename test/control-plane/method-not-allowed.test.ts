@@ -34,6 +34,11 @@ const cases: Array<[method: string, path: () => string, allow: string]> = [
   ["PUT", () => "/api/v1/orgs/current/info", "GET, HEAD, PATCH"],
   ["DELETE", () => "/api/v1/organizations/current/info", "GET, HEAD, PATCH"],
   ["PUT", () => `/agents/${id}/threads`, "POST"],
+  // A path two patterns match is the most specific one's (a literal before a parameter), as it is
+  // routed: `Allow` listed the methods of `/threads/{thread_id}` too ("DELETE, GET, HEAD, PATCH, POST")
+  ["PUT", () => `/agents/${id}/threads/search`, "POST"],
+  ["PUT", () => `/agents/${id}/assistants/search`, "POST"],
+  ["PUT", () => `/agents/${id}/threads/${rev}`, "DELETE, GET, HEAD, PATCH"],
 ];
 
 describe("405 Method Not Allowed on a known path", () => {

@@ -5,9 +5,16 @@ import type { FastifyInstance } from "fastify";
 // method, so it sends such a request to the not-found handler; this keeps each route's path as a
 // pattern and tells the two apart there. Only the not-found path pays for the match.
 
-type Pattern = { regex: RegExp; methods: Set<string> };
+// A path several route patterns match (`/threads/search` and `/threads/:thread_id`) is the most
+// specific one's: a literal segment before a parameter, a parameter before `*`, the first segment
+// that differs deciding, as fastify routes it. `Allow` lists the methods of that pattern alone (the
+// resource's, RFC 9110 15.5.6), as Starlette's 405 lists the matched route's; it listed the union
+// of every pattern the path matched. docs/control-plane.md "Validation and errors".
+
+type Pattern = { regex: RegExp; rank: number[]; methods: Set<string> };
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const kindOf = (part: string) => (part === "*" ? 2 : part.startsWith(":") ? 1 : 0);
 
 /** `/v2/deployments/:id` → /^\/v2\/deployments\/[^/]+$/ (a `*` matches the rest of the path). */
 function patternOf(url: string): RegExp {
@@ -19,24 +26,33 @@ function patternOf(url: string): RegExp {
   return new RegExp(`^${parts.join("/")}$`);
 }
 
+/** Negative when `a` is the more specific pattern (a literal where `b` has a parameter). */
+function compareRank(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return (a[i] ?? 0) - (b[i] ?? 0);
+  return a.length - b.length;
+}
+
 /** Call before any route is added: records every route's path and methods. */
 export function trackRouteMethods(app: FastifyInstance): (path: string) => string[] {
   const patterns = new Map<string, Pattern>();
   app.addHook("onRoute", (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    let pattern = patterns.get(route.url);
+    // One pattern per shape, whatever its parameters are named (`:id`, `:deploymentId`).
+    const shape = route.url.replace(/:[^/]+/g, ":");
+    let pattern = patterns.get(shape);
     if (pattern === undefined) {
-      pattern = { regex: patternOf(route.url), methods: new Set() };
-      patterns.set(route.url, pattern);
+      pattern = { regex: patternOf(route.url), rank: shape.split("/").map(kindOf), methods: new Set() };
+      patterns.set(shape, pattern);
     }
     for (const method of methods) pattern.methods.add(method.toUpperCase());
   });
-  /** The methods some route serves at `path` (no query), sorted; none for an unknown path. */
+  /** The methods of the most specific pattern that matches `path` (no query), sorted; none for an unknown path. */
   return (path) => {
-    const allowed = new Set<string>();
-    for (const { regex, methods } of patterns.values())
-      if (regex.test(path)) for (const method of methods) allowed.add(method);
-    return [...allowed].sort();
+    let best: Pattern | undefined;
+    for (const pattern of patterns.values())
+      if (pattern.regex.test(path) && (best === undefined || compareRank(pattern.rank, best.rank) < 0))
+        best = pattern;
+    return best === undefined ? [] : [...best.methods].sort();
   };
 }
 
