@@ -1,4 +1,4 @@
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { PlumbError } from "../errors.js";
 import { type ParsedDocument, type ParseResult } from "./parse/parse.js";
@@ -120,9 +120,17 @@ function environmentDocuments(paths: readonly string[], base: string, maxBytes: 
 /**
  * The names of the Environments a PATH would run with given --env (environmentRequested), for a
  * hint when it runs without: none when its tree defines none and there are none above, or it
- * cannot be read.
+ * cannot be read. A directory not made yet (import's --out) has those above it.
  */
 export async function environmentNamesAbove(path: string, maxBytes: number): Promise<string[]> {
+  if (!existsSync(path)) {
+    const found = await environmentFilesAbove(path, { maxBytes });
+    const { documents } = environmentDocuments(found.files, dirname(resolve(path)), maxBytes);
+    return documents.flatMap((d) => {
+      const name = (d.value.metadata as { name?: unknown } | undefined)?.name;
+      return typeof name === "string" ? [name] : [];
+    });
+  }
   const options = { maxBytes, environmentsAbove: true, environmentRequested: true };
   const tree = await loadManifests(path, options).catch(() => undefined);
   return tree?.environments?.map((e) => e.manifest.metadata.name) ?? [];

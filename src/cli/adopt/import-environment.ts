@@ -4,10 +4,13 @@ import { mergeSpecs } from "../../environment/merge-spec.js";
 import { UsageError } from "../../errors.js";
 import type { BuiltManifest } from "../../import/build-manifest.js";
 import { planEnvironmentImport } from "../../import/environment-import.js";
-import { type LoadResult, loadManifests } from "../../manifest/load.js";
+import { environmentNamesAbove, type LoadResult, loadManifests } from "../../manifest/load.js";
 
 // `plumb import --env NAME` (docs/import.md): the repository at --out is read for its
 // Environment documents and the deployments it already defines; what is written runs only in NAME.
+// A sub-directory of a repository runs with the Environment documents above it, as --env on any
+// command's PATH reads them (docs/environments.md "A directory as PATH").
+const ABOVE = { environmentsAbove: true, environmentRequested: true } as const;
 
 type Built = { liveName: string; id: string; built: BuiltManifest };
 
@@ -18,7 +21,7 @@ export async function environmentImport(
   built: readonly Built[],
   stdout: { write(text: string): unknown },
 ): Promise<Array<Built & { name: string }>> {
-  const tree = await loadManifests(out);
+  const tree = await loadManifests(out, ABOVE);
   const environment = tree.environments?.find((e) => e.manifest.metadata.name === name);
   if (!environment) throw new UsageError(`unknown environment "${name}" under ${out}`);
   const defined = new Map(
@@ -45,19 +48,26 @@ export async function environmentImport(
 }
 
 /** The manifests already at `out`; undefined when there is no such directory or it cannot be read. */
-export async function readRepository(out: string): Promise<LoadResult | undefined> {
+export async function readRepository(out: string, maxBytes?: number): Promise<LoadResult | undefined> {
   if (!existsSync(out)) return undefined;
-  return loadManifests(out).catch(() => undefined);
+  return loadManifests(out, { ...ABOVE, maxBytes }).catch(() => undefined);
 }
 
 /**
  * Without --env, a repository that defines environments is refused: a manifest written without
  * metadata.environments would run in every environment, each control plane's deployment in all.
+ * So is a directory of it (made or not yet), which `plumb apply .` from the root runs in every one.
  */
-export function refuseEnvironments(out: string, tree: LoadResult | undefined): void {
-  const names = tree?.environments?.map((e) => e.manifest.metadata.name) ?? [];
+export async function refuseEnvironments(
+  out: string,
+  tree: LoadResult | undefined,
+  maxBytes: number,
+): Promise<void> {
+  const names = tree
+    ? (tree.environments?.map((e) => e.manifest.metadata.name) ?? [])
+    : await environmentNamesAbove(out, maxBytes);
   if (names.length > 0)
     throw new UsageError(
-      `${out} defines environments (${names.join(", ")}): say whose control plane this is with --env NAME (docs/import.md)`,
+      `${out} (or the repository above it) defines environments (${names.join(", ")}): say whose control plane this is with --env NAME (docs/import.md)`,
     );
 }
