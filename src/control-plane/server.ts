@@ -16,6 +16,7 @@ import {
   DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
 } from "./http/connections.js";
 import { installErrorHandling } from "./http/http-errors.js";
+import { trackRouteMethods } from "./http/method-not-allowed.js";
 import { registerMiscRoutes } from "./http/misc-routes.js";
 import {
   type ApiKeyGrant,
@@ -177,7 +178,9 @@ function createFastify(
   installJsonParser(app);
   installQueryNulCheck(app);
   const auth = createAuthenticator(apiKeys);
-  installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows });
+  const routes = trackRouteMethods(app); // before any route: what each serves, for 405, 307 and guards
+  const routeConfigAt = routes.configAt;
+  installRequestGuards(app, { ...o, authenticate: auth.authenticate, knowsKey: auth.knows, routeConfigAt });
   installRequestLog(app, o.logger);
   // Every answer's Date is this server's clock, the one its timestamps come from (as on a real
   // server): plumb promote's soak gate measures from a revision's updated_at to it.
@@ -185,7 +188,7 @@ function createFastify(
     reply.header("date", new Date(o.clock.now()).toUTCString());
     if (bodyStillComing(request.raw)) reply.header("connection", "close");
   });
-  installErrorHandling(app, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
+  installErrorHandling(app, routes, o.bodyLimit, o.logger); // after the guards: the 404 handler keeps the hooks it sees
   return { app, auth };
 }
 

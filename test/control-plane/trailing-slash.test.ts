@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
-import { type Api, container, start } from "./helpers.js";
+import { type Api, container, ManualClock, start } from "./helpers.js";
 
 // A path with trailing slashes that no route serves, but that a route serves without them: 307 to
 // it, as FastAPI answers by default (Starlette's redirect_slashes), after authentication as every
@@ -81,5 +81,33 @@ describe("a trailing slash", () => {
     expect((await raw("GET", "/v2/nothing/")).status).toBe(404);
     expect((await raw("GET", "/")).status).toBe(404);
     expect((await raw("GET", `/v2/deployments/${id}/x/`)).status).toBe(404);
+  });
+
+  it("needs no key before /info, as /info needs none, and counts under spec 8.2's /info row", async () => {
+    // It answered 401 without a key (an unknown route is authenticated), and counted under the
+    // catch-all row (100 / 60 s per address) instead of /info's (High throughput, per address)
+    for (const [method, path] of [
+      ["GET", "/info/"],
+      ["HEAD", "/info/"],
+      ["GET", "/info//?probe=1"],
+    ] as const) {
+      const answer = await raw(method, path, "");
+      expect(answer.status).toBe(307);
+      expect(answer.location).toBe(`${api.cp.url}/info${path.includes("?") ? "?probe=1" : ""}`);
+    }
+    // What /info does not serve is judged as before: PUT /info needs a key (401), then 405
+    expect((await raw("PUT", "/info/", "")).status).toBe(401);
+    const limited = await start({
+      clock: new ManualClock(),
+      rateLimits: { "High throughput": { count: 2, intervalSeconds: 10 } },
+    });
+    try {
+      const get = (path: string) => fetch(`${limited.cp.url}${path}`, { redirect: "manual" });
+      expect((await get("/info/")).status).toBe(307);
+      expect((await get("/info")).status).toBe(200);
+      expect((await get("/info/")).status).toBe(429); // the same window as /info's
+    } finally {
+      await limited.cp.stop();
+    }
   });
 });

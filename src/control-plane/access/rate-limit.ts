@@ -54,7 +54,8 @@ const RATE_LIMIT_TABLE: readonly Row[] = [
   row(
     "High throughput",
     "ip",
-    (m, p) => m === "OPTIONS" || p === "/info" || p.endsWith("/v1/metadata/submit"),
+    // `/info/` too: it is answered as `/info` (a 307 to it, no key needed), so it is limited as `/info`
+    (m, p) => m === "OPTIONS" || /^\/info\/*$/.test(p) || p.endsWith("/v1/metadata/submit"),
     lim(2000, 10),
   ),
   ...both("High throughput", under("/auth"), lim(2000, 10)),

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { trackRouteMethods } from "./method-not-allowed.js";
+import type { RouteTable } from "./method-not-allowed.js";
 import { loggedUrl } from "./request-log.js";
 import { installSlashRedirect } from "./slash-redirect.js";
 import type { ValidationIssue } from "./validation-errors.js";
@@ -33,11 +33,15 @@ export type RouteChecks = {
  * known path with a method it does not serve is 405 with `Allow`; a known path with a trailing slash
  * is 307 to it (slash-redirect.ts). Install before the routes.
  */
-export function installErrorHandling(app: FastifyInstance, bodyLimit: number, logger: Logger | false): void {
-  const methodsAt = trackRouteMethods(app);
-  installSlashRedirect(app, methodsAt);
+export function installErrorHandling(
+  app: FastifyInstance,
+  routes: RouteTable,
+  bodyLimit: number,
+  logger: Logger | false,
+): void {
+  installSlashRedirect(app, routes.methodsAt);
   app.setNotFoundHandler((request, reply) => {
-    const allowed = methodsAt(request.url.split("?", 1)[0] ?? "/");
+    const allowed = routes.methodsAt(request.url.split("?", 1)[0] ?? "/");
     if (allowed.length === 0) return reply.code(404).send({ detail: "Not Found" });
     return reply.code(405).header("allow", allowed.join(", ")).send({ detail: "Method Not Allowed" });
   });

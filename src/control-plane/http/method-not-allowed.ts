@@ -11,7 +11,7 @@ import type { FastifyInstance } from "fastify";
 // resource's, RFC 9110 15.5.6), as Starlette's 405 lists the matched route's; it listed the union
 // of every pattern the path matched. docs/control-plane.md "Validation and errors".
 
-type Pattern = { regex: RegExp; rank: number[]; methods: Set<string> };
+type Pattern = { regex: RegExp; rank: number[]; methods: Map<string, unknown> };
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const kindOf = (part: string) => (part === "*" ? 2 : part.startsWith(":") ? 1 : 0);
@@ -32,8 +32,16 @@ function compareRank(a: number[], b: number[]): number {
   return a.length - b.length;
 }
 
-/** Call before any route is added: records every route's path and methods. */
-export function trackRouteMethods(app: FastifyInstance): (path: string) => string[] {
+/** What the routes serve, for answers no route gives: a 405's `Allow`, a trailing slash's 307. */
+export type RouteTable = {
+  /** The methods of the most specific pattern that matches `path` (no query), sorted; none for an unknown path. */
+  methodsAt: (path: string) => string[];
+  /** The `config` of the route that serves `method` at `path`; undefined when none does. */
+  configAt: (method: string, path: string) => unknown;
+};
+
+/** Call before any route is added: records every route's path, methods and config. */
+export function trackRouteMethods(app: FastifyInstance): RouteTable {
   const patterns = new Map<string, Pattern>();
   app.addHook("onRoute", (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -41,18 +49,25 @@ export function trackRouteMethods(app: FastifyInstance): (path: string) => strin
     const shape = route.url.replace(/:[^/]+/g, ":");
     let pattern = patterns.get(shape);
     if (pattern === undefined) {
-      pattern = { regex: patternOf(route.url), rank: shape.split("/").map(kindOf), methods: new Set() };
+      pattern = { regex: patternOf(route.url), rank: shape.split("/").map(kindOf), methods: new Map() };
       patterns.set(shape, pattern);
     }
-    for (const method of methods) pattern.methods.add(method.toUpperCase());
+    for (const method of methods) pattern.methods.set(method.toUpperCase(), route.config);
   });
-  /** The methods of the most specific pattern that matches `path` (no query), sorted; none for an unknown path. */
-  return (path) => {
-    let best: Pattern | undefined;
+  const best = (path: string, method?: string) => {
+    let found: Pattern | undefined;
     for (const pattern of patterns.values())
-      if (pattern.regex.test(path) && (best === undefined || compareRank(pattern.rank, best.rank) < 0))
-        best = pattern;
-    return best === undefined ? [] : [...best.methods].sort();
+      if (
+        pattern.regex.test(path) &&
+        (method === undefined || pattern.methods.has(method)) &&
+        (found === undefined || compareRank(pattern.rank, found.rank) < 0)
+      )
+        found = pattern;
+    return found;
+  };
+  return {
+    methodsAt: (path) => [...(best(path)?.methods.keys() ?? [])].sort(),
+    configAt: (method, path) => best(path, method)?.methods.get(method),
   };
 }
 

@@ -3,6 +3,7 @@ import type { Clock } from "../../clock.js";
 import { apiKeyOf } from "../access/auth.js";
 import { createFaultPicker, echoAnswer, type FaultSpec } from "./faults.js";
 import { HttpError } from "./http-errors.js";
+import { slashTarget } from "./slash-redirect.js";
 import { createFailureLimiter, DEFAULT_AUTH_FAILURE_LIMIT } from "../access/auth-failures.js";
 import { createRateLimiter, type RateLimitOverrides } from "../access/rate-limit.js";
 
@@ -25,6 +26,8 @@ export type GuardOptions = {
   knowsKey(key: string | undefined): boolean;
   /** Failed authentications allowed per client address (default 100 per 10 s), then 429. */
   authFailureLimit?: { count: number; intervalSeconds: number } | undefined;
+  /** The config of the route serving a method at a path (method-not-allowed.ts's RouteTable). */
+  routeConfigAt?: (method: string, path: string) => unknown;
 };
 
 /**
@@ -34,11 +37,21 @@ export type GuardOptions = {
  * generator, so a seed gives the API calls the same faults however many checks run in between.
  */
 export type RouteFlags = { public?: boolean; faults?: false };
-const flagsOf = (request: FastifyRequest) => request.routeOptions.config as RouteFlags | undefined;
+type ConfigAt = GuardOptions["routeConfigAt"];
+/**
+ * A request no route serves takes the flags of the route its trailing slash's 307 leads to:
+ * `/info/` needs no key, as `/info` does not (docs/control-plane.md "Validation and errors").
+ */
+function flagsOf(request: FastifyRequest, configAt: ConfigAt): RouteFlags | undefined {
+  if (!request.is404) return request.routeOptions.config as RouteFlags | undefined;
+  const target = slashTarget(request.url.split("?", 1)[0] ?? "/");
+  return target === undefined ? undefined : (configAt?.(request.method, target) as RouteFlags | undefined);
+}
 // Unknown routes are authenticated too (401 before 404), as behind a real API gateway.
-const isPublic = (request: FastifyRequest) => flagsOf(request)?.public === true;
-const takesFaults = (request: FastifyRequest, methods: string[] | undefined) =>
-  flagsOf(request)?.faults !== false && (methods === undefined || methods.includes(request.method));
+const isPublic = (request: FastifyRequest, configAt: ConfigAt) => flagsOf(request, configAt)?.public === true;
+const takesFaults = (request: FastifyRequest, options: GuardOptions) =>
+  flagsOf(request, options.routeConfigAt)?.faults !== false &&
+  (options.faults?.methods === undefined || options.faults.methods.includes(request.method));
 
 /** In order: injected faults, rate limits (spec 8.2), then authentication of the tenant. */
 export function installRequestGuards(app: FastifyInstance, options: GuardOptions): void {
@@ -53,9 +66,10 @@ export function installRequestGuards(app: FastifyInstance, options: GuardOptions
     const user = request.headers["x-user-id"];
     const key = apiKeyOf(request);
     const known = options.knowsKey(key);
+    const open = isPublic(request, options.routeConfigAt);
     // Rate limiting after authentication: a key as presented is no identity until it is known to be
     // granted (else every random key would get a bucket); failures are limited per client address.
-    if (!known && !isPublic(request)) {
+    if (!known && !open) {
       const failed = failures(request.ip);
       if (!failed.allowed)
         throw new HttpError(429, "Too many failed authentications", {
@@ -71,7 +85,7 @@ export function installRequestGuards(app: FastifyInstance, options: GuardOptions
     });
     if (!verdict.allowed)
       throw new HttpError(429, "Rate limit exceeded", { "retry-after": String(verdict.retryAfterSeconds) });
-    if (!isPublic(request)) request.tenantId = options.authenticate(request);
+    if (!open) request.tenantId = options.authenticate(request);
   };
 
   if (!options.faults) {
@@ -89,7 +103,7 @@ export function installRequestGuards(app: FastifyInstance, options: GuardOptions
 
   const pick = createFaultPicker(options.faults, options.faultSeed);
   app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!takesFaults(request, options.faults?.methods)) return admit(request);
+    if (!takesFaults(request, options)) return admit(request);
     const { kind, latencyMs } = pick();
     if (latencyMs > 0) await options.clock.sleep(latencyMs);
     if (kind === "reset") {

@@ -10,21 +10,28 @@ import type { FastifyInstance } from "fastify";
 
 /**
  * Answers 307 for a path with trailing slashes that `methodsAt` knows without them. Install after
- * the authentication hook (an unknown key is 401 first, as for an unknown route) and before the
- * not-found handler, whose hooks are those installed before it.
+ * the authentication hook (an unknown key is 401 first, unless the route it leads to needs none:
+ * `/info/`, request-guards.ts) and before the not-found handler, whose hooks are those installed
+ * before it.
  */
 export function installSlashRedirect(app: FastifyInstance, methodsAt: (path: string) => string[]): void {
   app.addHook("onRequest", (request, reply, done) => {
     const [path = "/", query] = splitQuery(request.url);
-    if (path.length <= 1 || !path.endsWith("/") || methodsAt(path).length > 0) return done();
-    const target = path.replace(/\/+$/, "");
-    if (target === "" || methodsAt(target).length === 0) return done();
+    const target = slashTarget(path);
+    if (target === undefined || methodsAt(path).length > 0 || methodsAt(target).length === 0) return done();
     // Starlette builds the Location from the Host header, else from the address the request came
     // to (absolute, as RedirectResponse sends it).
     const host = request.headers.host ?? serverAddress(request.socket.localAddress, request.socket.localPort);
     const location = `${request.protocol}://${host}${target}${query === undefined ? "" : `?${query}`}`;
     void reply.code(307).header("location", location).send();
   });
+}
+
+/** `path` without its trailing slashes, when it has some and something is left; else undefined. */
+export function slashTarget(path: string): string | undefined {
+  if (path.length <= 1 || !path.endsWith("/")) return undefined;
+  const target = path.replace(/\/+$/, "");
+  return target === "" ? undefined : target;
 }
 
 function splitQuery(url: string): [string, string | undefined] {
