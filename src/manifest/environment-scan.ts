@@ -181,7 +181,7 @@ export async function environmentFilesFor(
   scan: Scanner = scanner(options),
 ): Promise<EnvironmentFiles> {
   const maxBytes = options.maxBytes ?? MAX_MANIFEST_BYTES;
-  const own = resolve(file);
+  const own = realOrResolved(file);
   const { defines, names } = scan(own);
   const base = dirname(own);
   const repository = gitRootOf(base);
@@ -216,7 +216,7 @@ export async function environmentFilesAbove(
   scan: Scanner = scanner(options),
 ): Promise<EnvironmentFiles> {
   const maxBytes = options.maxBytes ?? MAX_MANIFEST_BYTES;
-  const own = resolve(dir);
+  const own = realOrResolved(dir);
   const top = gitRootOf(own);
   if (top === undefined || top === own) return { files: [], problems: [] };
   const problems: Problem[] = [];
@@ -225,6 +225,20 @@ export async function environmentFilesAbove(
     problems.push(...found.problems);
     if (found.files.length > 0 || at === top || dirname(at) === at)
       return { files: found.files, problems: asWarnings(problems, own) };
+  }
+}
+
+/**
+ * A PATH's real path (its links resolved), where the scan starts: a link to a directory or file of
+ * a repository (`/srv/agents -> /repo/agents`) is in that repository, as `cd /srv/agents` and git
+ * have it. Walked from the link's own parents it was outside any, so --env was refused there while
+ * `cd /srv/agents && plumb plan . --env prod` ran. A path that does not exist stays as resolved.
+ */
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
   }
 }
 
