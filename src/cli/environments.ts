@@ -170,8 +170,8 @@ async function runWithoutEnvironments<F extends EnvFlags>(
 
 /**
  * The command ends with `failure.error` in environment `failure.name`: Markdown prints what the
- * environments wrote (bounded); JSON over several environments prints its document with this error
- * and those not applied, as when apply stops on an exit code. It printed the error alone (main's
+ * environments wrote (bounded), with this error and those not applied; JSON over several
+ * environments prints its document with them, as when apply stops on an exit code. It printed the error alone (main's
  * document), and the results of the environments applied before it were lost from stdout.
  */
 function endWithError(
@@ -181,7 +181,7 @@ function endWithError(
   failure: { name: string; error: unknown; rest: readonly string[] },
 ): void {
   if (format === "json" && (count < 2 || !isPlumbError(failure.error))) return;
-  if (format === "json" && isPlumbError(failure.error)) {
+  if ((format === "json" || format === "markdown") && isPlumbError(failure.error)) {
     output.failed(failure.name, failure.error);
     output.notApplied(failure.rest, failure.name);
   }

@@ -1,6 +1,7 @@
 import type { PlumbError } from "../errors.js";
 import { errorObject, failedRunOf } from "./format-error-json.js";
 import { type EnvironmentPart, formatEnvironmentsMarkdown } from "./markdown/environments-markdown.js";
+import { markdownCode, markdownText } from "./markdown/markdown-text.js";
 
 // The output of a command run once per environment (src/cli/environments.ts): text as each
 // environment runs, under its heading; JSON and Markdown as one document at the end, JSON's an
@@ -63,12 +64,23 @@ export function environmentsOutput(format: string | undefined, stdout: Write): E
     ran(name) {
       if (format === "json") entries.push(withEnvironment(captured.join(""), name));
     },
+    // Markdown says it under the environment's heading: its section was left empty (a pull-request
+    // comment read as if the environment had nothing to say), and one not applied was left out.
     failed(name, error) {
       if (format === "json") entries.push({ environment: name, error: errorObject(failedRunOf(error)) });
+      const part = format === "markdown" ? parts.findLast((p) => p.name === name) : undefined;
+      if (part)
+        part.text += `${part.text === "" ? "" : "\n"}> **Failed:** ${markdownText(error.message)} ${markdownCode(`[${error.code}]`, false)}\n`;
     },
     notApplied(names, after) {
       if (format === "json")
         for (const name of names) entries.push({ environment: name, not_applied: after });
+      if (format === "markdown")
+        for (const name of names)
+          parts.push({
+            name,
+            text: `> **Not applied:** environment ${after} did not converge before it, so nothing was sent here.\n`,
+          });
     },
     end() {
       if (ended) return;
