@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { unprocessable } from "../http-errors.js";
+import { unsafeIntegerIssues } from "./big-integers.js";
 import { jsonDepthExceeds, MAX_JSON_DEPTH, repeatedKeyOf } from "./json-scan.js";
 import { nulIssue, nulPathOf } from "./nul-check.js";
 
@@ -18,7 +19,8 @@ const invalidJson = (msg: string) =>
 
 /**
  * JSON bodies: an empty body is "no body" (schemas then say what is missing); bad JSON is a 422, as
- * are bytes that are not UTF-8, an object that repeats a key (json-scan.ts) and U+0000 (nul-check.ts).
+ * are bytes that are not UTF-8, an object that repeats a key (json-scan.ts), U+0000 (nul-check.ts)
+ * and an integer a double cannot hold (big-integers.ts).
  */
 export function installJsonParser(app: FastifyInstance) {
   app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
@@ -58,6 +60,8 @@ export function installJsonParser(app: FastifyInstance) {
     // JSON spells U+0000 only as an escape: bodies without one skip the walk.
     const nul = body.includes("\\u0000") ? nulPathOf(value) : undefined;
     if (nul !== undefined) return done(nulIssue(["body", ...nul]), undefined);
+    const unsafe = unsafeIntegerIssues(body, value); // an integer beyond 2^53 - 1, changed by JSON.parse
+    if (unsafe.length > 0) return done(unprocessable(unsafe), undefined);
     done(null, value);
   });
 }
