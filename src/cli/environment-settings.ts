@@ -94,8 +94,11 @@ function readSetting(
       );
     const value = env[setting.env]?.trim();
     if (value) return value;
-    // A misspelt variable (PROD_API_KYE) says which set one it may have meant: its name, never its value.
-    const set = Object.keys(env).filter((key) => key !== setting.env && env[key]?.trim());
+    // A misspelt variable (PROD_API_KYE) says which set one it may have meant: its name, never its
+    // value; not one this Environment reads for another field (PROD_API_KEY unset, "did you mean
+    // PROD_API_URL?" pointed the key at the URL's variable).
+    const others = variablesOf(environment, field);
+    const set = Object.keys(env).filter((key) => key !== setting.env && !others.has(key) && env[key]?.trim());
     throw new PlumbError(
       "api-config",
       `environment ${name}: spec.${field} (${whereIs(environment, field)}) reads ${setting.env}, which is not set; export it${suggest(setting.env, set)}`,
@@ -170,6 +173,18 @@ function carriesCredentials(url: string): boolean {
   } catch {
     return false; // not a URL: the client says so
   }
+}
+
+/** The variables an Environment's settings other than `field` read ({env: VAR}). */
+function variablesOf(environment: LoadedEnvironment, field: string): Set<string> {
+  const settings = Object.entries(environment.manifest.spec).filter(([key]) => key !== field);
+  return new Set(
+    settings.flatMap(([, value]) =>
+      value !== null && typeof value === "object" && typeof (value as { env?: unknown }).env === "string"
+        ? [(value as { env: string }).env]
+        : [],
+    ),
+  );
 }
 
 /**
