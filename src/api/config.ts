@@ -98,7 +98,7 @@ function parseUrl(value: string, source: string): string {
  */
 const UNSENDABLE_KEY = /[^\x20-\x7e]/;
 
-function sendableKey(key: string, source: string): string {
+export function sendableKey(key: string, source: string): string {
   if (UNSENDABLE_KEY.test(key))
     throw new ApiConfigError(
       `the API key from ${source} holds a line break, a control character or a non-ASCII character, which an HTTP header cannot carry; it must hold the key alone, on one line`,

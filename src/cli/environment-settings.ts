@@ -14,7 +14,7 @@ import {
   environmentCredentialMessage,
   NOT_ENVIRONMENT_SETTINGS,
 } from "../manifest/rules/environment/environment-rules.js";
-import { type ApiOptions, readApiOptions, sendableTenant } from "../api/config.js";
+import { type ApiOptions, readApiOptions, sendableKey, sendableTenant } from "../api/config.js";
 import { ApiError, withSettingHints } from "../api/errors.js";
 import { settingHintsOf, whereIs } from "../reconcile/environment-hints.js";
 import { suggest } from "../manifest/schema-check.js";
@@ -204,7 +204,9 @@ export function settingsOf(
   const read = (field: string, setting: Setting) => readSetting(environment, root, env, field, setting);
   const own: NodeJS.ProcessEnv = { ...env };
   for (const name of SETTINGS) delete own[name];
-  own.PLUMB_API_KEY = read("api_key", spec.api_key);
+  // Checked as the client checks a key, said as the Environment's: the client named --api-key-file
+  // or PLUMB_API_KEY, which a run with environments does not read.
+  own.PLUMB_API_KEY = sendableKey(read("api_key", spec.api_key), settingHintsOf(environment).apiKey);
   const flags: ConnectionFlags & { mode?: string } = {
     apiUrl,
     // Read again on a 401 (ApiOptions.apiKeyFile): a key rotated in its file needs no restart.
