@@ -23,7 +23,13 @@ import type { Problem } from "./types.js";
 // `kind: Environment`, each file read at most once per scan.
 
 const YAML_FILE = /\.ya?ml$/i;
-const ENVIRONMENT_KIND = /^kind:\s*["']?Environment["']?\s*(#.*)?$/m;
+/**
+ * `kind: Environment` in a block mapping, or as a key of a flow mapping (`{"kind": "Environment",
+ * ...}`, a file written as JSON, which is YAML too), not after a `#` on its line. Only the block form
+ * was seen: such an Environment was found by a full load of PATH, never above it (`--env` refused
+ * "no kind: Environment document is defined"), and `plumb apply .` took the tree for one without.
+ */
+const ENVIRONMENT_KIND = /^[^#\n]*?(?:^|[\s{,])["']?kind["']?\s*:\s*["']?Environment["']?\s*(?:[,}#]|$)/m;
 
 /** Environment files found, and the directories that could not be listed (warnings). */
 export type EnvironmentFiles = { files: string[]; problems: Problem[] };
