@@ -1,7 +1,7 @@
 import { UUID_PATTERN } from "../../schema/common.js";
 
-// The ids this server reads as FastAPI's uuid type does, in paths, X-Tenant-Id and bodies
-// (docs/control-plane.md "Ids"). Apart from paging.ts, whose errors it does not need: the 422
+// The ids this server reads as FastAPI's uuid type does, in paths, X-Tenant-Id and bodies, the agent
+// server's too (bodyUuid, sameId; docs/control-plane.md "Ids"). Apart from paging.ts, whose errors it does not need: the 422
 // formatting (validation-errors.ts) reads ANY_UUID_PATTERN without a cycle through http-errors.ts.
 
 const UUID = new RegExp(UUID_PATTERN);
@@ -31,3 +31,21 @@ export function canonicalUuid(value: string): string | undefined {
   const wrapped = inner ?? urn;
   return wrapped !== undefined && UUID.test(wrapped) ? wrapped.toLowerCase() : undefined;
 }
+
+/** A uuid_parsing issue (validation-errors.ts's ValidationIssue, without importing it). */
+type UuidIssue = { loc: Array<string | number>; msg: string; type: string };
+
+/**
+ * A body's uuid field (`thread_id`, `assistant_id`): every spelling the control plane's body uuids
+ * take (hyphenated, 32 hex digits, braces, `urn:uuid:`, any case), as the canonical lower-case
+ * hyphenated string; null when absent; anything else an issue (docs/control-plane.md "Ids").
+ */
+export function bodyUuid(value: unknown, loc: Array<string | number>, issues: UuidIssue[]): string | null {
+  if (value === undefined || value === null) return null;
+  const id = typeof value === "string" ? canonicalUuid(value) : undefined;
+  if (id === undefined) issues.push({ loc, msg: "Input should be a valid UUID", type: "uuid_parsing" });
+  return id ?? null;
+}
+
+/** An id that may be a uuid or not (an assistant's id or graph name, a checkpoint id): canonical when a uuid. */
+export const sameId = (value: string): string => canonicalUuid(value) ?? value;

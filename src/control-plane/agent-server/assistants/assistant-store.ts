@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { canonicalUuid } from "../../http/uuid.js";
 import { GRAPH_ID } from "../graph.js";
 
 /**
@@ -76,7 +77,7 @@ export function createAssistantStore(): AssistantStore {
   };
   return {
     resolve(deploymentId, idOrGraph) {
-      const id = idOrGraph.toLowerCase();
+      const id = canonicalUuid(idOrGraph) ?? idOrGraph.toLowerCase(); // any spelling of a uuid
       if (idOrGraph === GRAPH_ID || id === SYSTEM_ASSISTANT_ID) return system;
       return byDeployment.get(deploymentId)?.get(id);
     },
