@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { UsageError } from "../../errors.js";
+import { escapeControls, UsageError } from "../../errors.js";
 import { loadManifests } from "../../manifest/load.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { escapeLines } from "../../manifest/format/format.js";
@@ -61,8 +61,12 @@ async function runPromote(path: string, flags: Flags, io: SessionIo): Promise<nu
   if (flags.write && flags.branch !== undefined) throw new UsageError("--write and --branch: choose one");
   if (flags.dryRun && (flags.write || flags.branch !== undefined))
     throw new UsageError("--dry-run writes nothing: drop it, or drop --write / --branch");
-  if (!(await stat(path).catch(() => null))?.isDirectory())
-    throw new UsageError(`${path}: promote takes the directory that holds the Environment documents`);
+  // A missing PATH is the load's path-not-found; one file is refused: the promotion edits and checks
+  // the files of a directory (those above it hold the Environment documents it may run with).
+  if ((await stat(path).catch(() => null))?.isFile())
+    throw new UsageError(
+      `${escapeControls(path)}: promote takes a directory (the manifests' or one above them), not one file; to promote one deployment, pass --target NAME`,
+    );
   // A directory whose tree defines no Environment runs with those above it, as plan and apply do
   // (--to names one: whether or not its manifests name environments).
   const tree = await loadManifests(path, {
