@@ -17,6 +17,8 @@ import type { ValidationIssue } from "./validation.js";
 /** What the agent-server route files share: request types, lookups answering 404, 422 replies. */
 
 const AGENTS_PREFIX = "/agents/:deploymentId";
+/** Path ids read in every spelling of a uuid (`assistantId` may be a graph name: resolve reads it). */
+const ID_PARAMS = ["threadId", "runId", "cronId", "checkpointId"] as const;
 
 /** threadId is undefined on the stateless routes (`/runs/...`). */
 export type Params = {
@@ -84,6 +86,11 @@ export function createRouteKit({ ctx, store }: AgentRoutesDeps) {
   const deploymentGuard = async (request: FastifyRequest, reply: FastifyReply) => {
     const params = request.params as Params;
     params.deploymentId = canonicalUuid(params.deploymentId) ?? params.deploymentId.toLowerCase();
+    // The thread, run, cron and checkpoint ids of the path too: every record is keyed by the canonical form.
+    for (const name of ID_PARAMS) {
+      const value = params[name] as string | undefined;
+      if (value !== undefined) params[name] = canonicalUuid(value) ?? value;
+    }
     const { deploymentId } = params;
     if (!ctx.deploymentExists(ctx.tenantOf(request), deploymentId)) {
       return notFound(reply, `Deployment ID ${deploymentId} not found.`);

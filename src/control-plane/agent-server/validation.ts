@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { bodyUuid } from "../http/uuid.js";
 import {
   MULTITASK_STRATEGIES,
   type MessageType,
@@ -46,7 +47,6 @@ export type RunCreateBody = {
   if_not_exists: "create" | "reject";
 };
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ROLE_TO_TYPE: Record<string, MessageType> = {
   user: "human",
   human: "human",
@@ -132,13 +132,7 @@ export function parseThreadCreate(body: unknown): Parsed<ThreadCreateBody> {
   if (!isObject(body)) return { ok: false, issues: [dictIssue(["body"])] };
   const issues: ValidationIssue[] = [];
   const metadata = optionalMetadata(body, issues);
-  let threadId: string | null = null;
-  if (body.thread_id !== undefined && body.thread_id !== null) {
-    if (typeof body.thread_id === "string" && UUID.test(body.thread_id))
-      threadId = body.thread_id.toLowerCase();
-    else
-      issues.push({ loc: ["body", "thread_id"], msg: "Input should be a valid UUID", type: "uuid_parsing" });
-  }
+  const threadId = bodyUuid(body.thread_id, ["body", "thread_id"], issues);
   const ifExists = optionalEnum(body, "if_exists", ["raise", "do_nothing"] as const, "raise", issues);
   if (issues.length > 0) return { ok: false, issues };
   return { ok: true, value: { metadata, thread_id: threadId, if_exists: ifExists } };

@@ -1,9 +1,9 @@
+import { bodyUuid } from "../../http/uuid.js";
 import {
   dictIssue,
   isObject,
   optionalEnum,
   optionalMetadata,
-  UUID,
   type Parsed,
   type ValidationIssue,
 } from "../validation.js";
@@ -83,17 +83,7 @@ export function parseAssistantCreate(raw: unknown): Parsed<AssistantCreateBody> 
   const graphId = optionalString(body, "graph_id", issues);
   if (graphId === undefined && (body.graph_id === undefined || body.graph_id === null))
     issues.push({ loc: ["body", "graph_id"], msg: "Field required", type: "missing" });
-  let assistantId: string | null = null;
-  if (body.assistant_id !== undefined && body.assistant_id !== null) {
-    if (typeof body.assistant_id === "string" && UUID.test(body.assistant_id))
-      assistantId = body.assistant_id.toLowerCase();
-    else
-      issues.push({
-        loc: ["body", "assistant_id"],
-        msg: "Input should be a valid UUID",
-        type: "uuid_parsing",
-      });
-  }
+  const assistantId = bodyUuid(body.assistant_id, ["body", "assistant_id"], issues);
   const value = {
     graph_id: graphId ?? "",
     assistant_id: assistantId,

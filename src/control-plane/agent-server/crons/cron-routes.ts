@@ -11,6 +11,7 @@ import {
   type RouteKit,
 } from "../route-kit.js";
 import { parseSelect, pick } from "../select.js";
+import { sameId } from "../../http/uuid.js";
 import { isObject, optionalEnum, parseRunCreate, type ValidationIssue } from "../validation.js";
 
 /**
@@ -157,7 +158,7 @@ function matchingCrons({ crons, assistants }: AgentRoutesDeps, request: Req, bod
         typeof body.assistant_id !== "string" ||
         c.assistant_id === assistants.resolve(request.params.deploymentId, body.assistant_id)?.assistant_id,
     )
-    .filter((c) => typeof body.thread_id !== "string" || c.thread_id === body.thread_id)
+    .filter((c) => typeof body.thread_id !== "string" || c.thread_id === sameId(body.thread_id))
     .filter((c) => typeof body.enabled !== "boolean" || c.enabled === body.enabled);
 }
 

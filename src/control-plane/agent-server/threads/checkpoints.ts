@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { sameId } from "../../http/uuid.js";
 import {
   HISTORY_KEPT,
   type Checkpoint,
@@ -62,5 +63,8 @@ export function restoreState(thread: ThreadRecord, checkpoint: Checkpoint | unde
   }));
 }
 
-export const findCheckpoint = (thread: ThreadRecord, checkpointId: string): Checkpoint | undefined =>
-  thread.history?.find((checkpoint) => checkpoint.checkpoint_id === checkpointId);
+/** A checkpoint by id, in any spelling of a uuid (docs/control-plane.md "Ids"). */
+export const findCheckpoint = (thread: ThreadRecord, checkpointId: string): Checkpoint | undefined => {
+  const id = sameId(checkpointId);
+  return thread.history?.find((checkpoint) => checkpoint.checkpoint_id === id);
+};

@@ -4,6 +4,7 @@ import type { RouteFlags } from "../../http/request-guards.js";
 import { GRAPH_ID } from "../graph.js";
 import { applyStateUpdate, parseSupersteps } from "./state-update.js";
 import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "../route-kit.js";
+import { sameId } from "../../http/uuid.js";
 import { limitParam, parseThreadCreate, type ValidationIssue } from "../validation.js";
 import { checkpointView, stateView, threadView } from "../views.js";
 
@@ -112,7 +113,7 @@ function registerThreadHistory(app: FastifyInstance, { opts, path, findThread }:
     if (thread === undefined) return reply;
     const all = thread.history ?? [];
     const end =
-      typeof beforeId === "string" ? all.findIndex((c) => c.checkpoint_id === beforeId) : all.length;
+      typeof beforeId === "string" ? all.findIndex((c) => c.checkpoint_id === sameId(beforeId)) : all.length;
     const filter = isPlainObject(body.metadata) ? (body.metadata as Record<string, unknown>) : {};
     return all
       .slice(0, end === -1 ? 0 : end)

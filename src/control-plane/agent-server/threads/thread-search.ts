@@ -1,7 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { invalid, type AgentRoutesDeps, type Req, type Route, type RouteKit } from "../route-kit.js";
 import { parseSelect, pick } from "../select.js";
-import { isObject, optionalEnum, pageParams, UUID, type ValidationIssue } from "../validation.js";
+import { canonicalUuid } from "../../http/uuid.js";
+import { isObject, optionalEnum, pageParams, type ValidationIssue } from "../validation.js";
 import { threadView } from "../views.js";
 
 /**
@@ -33,14 +34,15 @@ function parseFilters(body: Record<string, unknown>, issues: ValidationIssue[]) 
   const ids = body.ids ?? undefined;
   if (
     ids !== undefined &&
-    !(Array.isArray(ids) && ids.every((id) => typeof id === "string" && UUID.test(id)))
+    !(Array.isArray(ids) && ids.every((id) => typeof id === "string" && canonicalUuid(id) !== undefined))
   )
     issues.push({ loc: ["body", "ids"], msg: "Input should be a list of thread ids", type: "list_type" });
   return {
     metadata: dict("metadata"),
     values: dict("values"),
     status: status as string | undefined,
-    ids: Array.isArray(ids) ? new Set(ids.map((id) => String(id).toLowerCase())) : undefined,
+    // every spelling of a uuid, as a body's thread_id (docs/control-plane.md "Ids")
+    ids: Array.isArray(ids) ? new Set(ids.map((id) => canonicalUuid(String(id)) ?? String(id))) : undefined,
   };
 }
 
