@@ -23,10 +23,21 @@ export function selectEnvironments(
   if (unknown.length > 0) {
     // Control characters escaped: the name is a command line's (a CI job's input), printed on stderr.
     const names = unknown.map((n) => `"${escapeControls(n)}"`).join(", ");
-    const hint = unknown.length === 1 ? suggest(unknown[0]!, [...byName.keys()]) : "";
+    const hint =
+      unknown.length === 1 ? listHint(unknown[0]!, byName) || suggest(unknown[0]!, [...byName.keys()]) : "";
     throw new UsageError(
       `unknown environment ${names} in --env; defined: ${[...byName.keys()].join(", ")}${hint}`,
     );
   }
   return [...new Set(requested)].map((name) => byName.get(name)!);
+}
+
+/**
+ * `--env staging,prod` (or with spaces: a CI input holding a list) naming only defined environments:
+ * --env takes one name, repeated. It was "unknown environment" with no hint.
+ */
+function listHint(name: string, byName: ReadonlyMap<string, unknown>): string {
+  const parts = name.split(/[\s,]+/).filter((part) => part !== "");
+  if (parts.length < 2 || !parts.every((part) => byName.has(part))) return "";
+  return ` (--env takes one name: pass ${parts.map((part) => `--env ${part}`).join(" ")})`;
 }
