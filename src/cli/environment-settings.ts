@@ -139,11 +139,13 @@ export function pinnedUrlsOf(
     const url = readSetting(environment, root, env, field, setting);
     const what = `environment ${metadata.name} (${whereIs(environment, field)}): spec.${field}`;
     // Validate refuses user:password@ written in the document; from a variable or file it was said
-    // as "--api-url must not carry credentials; set PLUMB_API_KEY", which this run does not read.
-    if (carriesCredentials(url))
+    // as "--api-url must not carry credentials; set PLUMB_API_KEY", which this run does not read, and
+    // so were a query, a fragment, another scheme and no URL at all. The value is never echoed.
+    const problem = urlProblem(url);
+    if (problem)
       throw new PlumbError(
         "api-config",
-        `environment ${metadata.name}: spec.${field} (${typeof setting === "object" && "env" in setting ? `$${setting.env}, ` : ""}${whereIs(environment, field)}) carries credentials (user:password@host); remove them: the key goes in spec.api_key ({env: VAR} or {file: PATH})`,
+        `environment ${metadata.name}: spec.${field} (${typeof setting === "object" && "env" in setting ? `$${setting.env}, ` : ""}${whereIs(environment, field)}) ${problem}`,
       );
     checkApiOrigin(url, allowed, what);
     return url;
@@ -165,14 +167,20 @@ function insideGit(path: string): boolean {
   return [path, real].some((p) => p.split(sep).includes(".git"));
 }
 
-/** Whether a URL names a user or password (never printed). */
-function carriesCredentials(url: string): boolean {
+/** What the client would refuse in an Environment's URL, said as its setting's (the URL never printed). */
+function urlProblem(url: string): string | undefined {
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
-    return parsed.username !== "" || parsed.password !== "";
+    parsed = new URL(url);
   } catch {
-    return false; // not a URL: the client says so
+    return "is not a URL; expected e.g. https://api.example.com";
   }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return "must be an http or https URL";
+  if (parsed.username !== "" || parsed.password !== "")
+    return "carries credentials (user:password@host); remove them: the key goes in spec.api_key ({env: VAR} or {file: PATH})";
+  if (parsed.search !== "" || parsed.hash !== "")
+    return "must not carry a query (?...) or a fragment (#...): plumb appends the API's paths to it; give the base URL";
+  return undefined;
 }
 
 /** The variables an Environment's settings other than `field` read ({env: VAR}). */
