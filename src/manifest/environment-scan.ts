@@ -37,8 +37,8 @@ export type EnvironmentFiles = { files: string[]; problems: Problem[] };
 type ScanOptions = {
   maxBytes?: number;
   /**
-   * environmentFilesFor: an environment is asked for by name (--env), so a file that names none
-   * reads those above it too (load.ts environmentRequested).
+   * An environment is asked for by name (--env, a saved plan's), so a file or directory that names
+   * none reads those above it too (load.ts environmentRequested).
    */
   requested?: boolean;
   /** A file's text as the scan reads it (tests count the reads); default readUpTo(maxBytes). */
@@ -85,7 +85,9 @@ export async function mayDefineEnvironments(
       names ||= found.names;
     }
     return (
-      options.above === true && names && (await environmentFilesAbove(path, options, scan)).files.length > 0
+      options.above === true &&
+      (names || options.requested === true) &&
+      (await environmentFilesAbove(path, options, scan)).files.length > 0
     );
   } catch {
     return false;

@@ -95,11 +95,16 @@ export function applyCommand(io: ApplyIo = defaultIo()): Command {
     "also commit the status to this branch of the manifest repository and push",
   ).action(async (path: string, flags: Flags) => {
     // Once per environment (--env; docs/environments.md), each under its own state lock; else once.
-    // A saved plan of environments applies the environments it holds (--env: those of them named).
+    // A saved plan of environments applies the environments it holds (--env: those of them named),
+    // as --env would: with the Environment documents above a PATH whose manifests name none.
     const env =
       flags.plan !== undefined &&
       !flags.env?.length &&
-      (await mayDefineEnvironments(path, { above: true, maxBytes: maxManifestBytesFrom(io.env) }))
+      (await mayDefineEnvironments(path, {
+        above: true,
+        requested: true,
+        maxBytes: maxManifestBytesFrom(io.env),
+      }))
         ? await savedPlanEnvironments(flags.plan)
         : flags.env;
     // The checks before any environment is applied share one parse of the tree; each environment's
