@@ -24,7 +24,10 @@ export function selectEnvironments(
     // Control characters escaped: the name is a command line's (a CI job's input), printed on stderr.
     const names = unknown.map((n) => `"${escapeControls(n)}"`).join(", ");
     const hint =
-      unknown.length === 1 ? listHint(unknown[0]!, byName) || suggest(unknown[0]!, [...byName.keys()]) : "";
+      unknown.length === 1
+        ? // Names are lowercase (the schema's pattern): STAGING is matched as staging.
+          listHint(unknown[0]!, byName) || suggest(unknown[0]!.toLowerCase(), [...byName.keys()])
+        : "";
     throw new UsageError(
       `unknown environment ${names} in --env; defined: ${[...byName.keys()].join(", ")}${hint}`,
     );

@@ -22,4 +22,9 @@ describe("--env given a list", () => {
   it("a list with a name not defined gets no such hint", () => {
     expect(select(["staging,qa"])).not.toThrow("--env takes one name");
   });
+
+  it("a name in capitals suggests the lowercase one defined", () => {
+    expect(select(["STAGING"])).toThrow('(did you mean "staging"?)');
+    expect(select(["Prod"])).toThrow('(did you mean "prod"?)');
+  });
 });
