@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { PushFence } from "./fenced-push.js";
 import type { CheckoutQueue } from "./checkout-queue.js";
@@ -39,11 +39,18 @@ export type StatusLocation = {
   environment?: string | undefined;
 };
 
-/** The directory of the manifests: PATH itself, or the directory of a single manifest file. */
+/**
+ * The directory of the manifests: PATH itself, or the directory of a single manifest file, with the
+ * links to that directory resolved (as `cd` and git have it; a linked file's store stays beside the
+ * link, in the directory named). Through a link from outside the repository (`/srv/agents ->
+ * /repo/agents`) the stores above it and their locks were looked for from the link's own parents:
+ * none found, so an apply through the link ran beside one of the tree's, both sending one change.
+ */
 export function manifestDirOf(root: string): string {
   const path = resolve(root);
   try {
-    return statSync(path).isFile() ? dirname(path) : path;
+    const dir = statSync(path).isFile() ? dirname(path) : path;
+    return realpathSync(dir);
   } catch {
     return path; // missing: reported where the manifests are loaded
   }

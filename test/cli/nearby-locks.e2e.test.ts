@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -67,14 +67,34 @@ it("apply of a sub-directory is refused, sending nothing, while an apply of the 
   expect(await revisions()).toBe(2);
 });
 
+it("apply through a link to the sub-directory (from outside the repository) is refused while the tree's store is held", async () => {
+  // The stores above were found from the link's own parents: outside any repository, none, so the
+  // apply through the link ran beside the tree's and both sent sub's change.
+  const outside = await mkdtemp(join(tmpdir(), "plumb-nearby-link-"));
+  try {
+    await symlink(join(repo, "sub"), join(outside, "agents"));
+    await bump("2b");
+    const before = await revisions();
+    const refused = whileHeld(repo, () => apply(join(outside, "agents")));
+    await expect(refused).rejects.toMatchObject({ code: "state-locked" });
+    await expect(refused).rejects.toThrow(join(repo, ".plumb", "status"));
+    expect(await revisions()).toBe(before);
+    expect((await apply(join(outside, "agents"))).code).toBe(0); // once it is free
+    expect(await revisions()).toBe(before + 1);
+  } finally {
+    await rm(outside, { recursive: true, force: true });
+  }
+});
+
 it("apply of the tree is refused, sending nothing, while an apply of a sub-directory holds its store", async () => {
   await bump("3");
+  const before = await revisions();
   const refused = whileHeld(join(repo, "sub"), () => apply(repo));
   await expect(refused).rejects.toMatchObject({ code: "state-locked" });
   await expect(refused).rejects.toThrow(join(repo, "sub", ".plumb", "status"));
-  expect(await revisions()).toBe(2);
+  expect(await revisions()).toBe(before);
   expect((await apply(repo)).code).toBe(0);
-  expect(await revisions()).toBe(3);
+  expect(await revisions()).toBe(before + 1);
 });
 
 it("apply of the tree and of a sub-directory at once, with --lock-timeout: one waits for the other, one revision", async () => {
@@ -82,11 +102,12 @@ it("apply of the tree and of a sub-directory at once, with --lock-timeout: one w
   // The stores are now taken in one order (by path), so the later one waits and then has nothing
   // left to send.
   await bump("4");
+  const before = await revisions();
   const waiting = (path: string) =>
     runCommand(applyCommand, [path, "--yes", "--no-wait", "--lock-timeout", "20s"], planes, env());
   const both = await Promise.allSettled([waiting(repo), waiting(join(repo, "sub"))]);
   expect(both.map((r) => (r.status === "rejected" ? String(r.reason) : "ok"))).toEqual(["ok", "ok"]);
-  expect(await revisions()).toBe(4);
+  expect(await revisions()).toBe(before + 1);
 }, 60_000);
 
 it("a store nearby first locked while this apply waited for its own: seen after, and waited for", async () => {
