@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ControlPlaneContext } from "../context.js";
 import { canonicalUuid } from "../http/uuid.js";
+import { queryInteger } from "../http/paging.js";
 import type { AssistantStore } from "./assistants/assistant-store.js";
 import type { MemoryStore } from "./memory/memory-store.js";
 import type { CronRecord, CronStore } from "./crons/cron-store.js";
@@ -53,7 +54,11 @@ export type AgentRoutesDeps = {
 export const notFound = (reply: FastifyReply, detail: string) => reply.code(404).send({ detail });
 export const invalid = (reply: FastifyReply, detail: ValidationIssue[]) => reply.code(422).send({ detail });
 
-/** Parses an optional non-negative integer query parameter; pushes an issue when malformed. */
+/**
+ * An optional integer query parameter, read as the control plane's are (FastAPI's lax str → int:
+ * queryInteger); pushes the issue when malformed or out of range. It was read with Number(), so
+ * `0x10`, ` 5` and an empty value were taken as 16, 5 and 0.
+ */
 export function intQuery(
   query: Record<string, string | undefined>,
   name: string,
@@ -62,15 +67,9 @@ export function intQuery(
   max: number,
   issues: ValidationIssue[],
 ): number {
-  const raw = query[name];
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (Number.isInteger(value) && value >= min && value <= max) return value;
-  issues.push({
-    loc: ["query", name],
-    msg: `Input should be an integer from ${min} to ${max}`,
-    type: "int_parsing",
-  });
+  const value = queryInteger(query, name, fallback, min, max);
+  if (typeof value === "number") return value;
+  issues.push(value);
   return fallback;
 }
 

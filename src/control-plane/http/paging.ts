@@ -3,8 +3,11 @@ import { canonicalUuid } from "./uuid.js";
 
 type Issue = { loc: Array<string | number>; msg: string; type: string };
 
-/** The parameter's value (the fallback when absent), or the issue FastAPI would report for it. */
-function integer(
+/**
+ * The parameter's value (the fallback when absent), or the issue FastAPI would report for it: the
+ * control plane's and the agent server's integer query parameters (agent-server/route-kit.ts).
+ */
+export function queryInteger(
   query: Record<string, unknown>,
   name: string,
   fallback: number,
@@ -58,8 +61,8 @@ export function lastQueryString(query: unknown, name: string): string | undefine
  */
 export function readPaging(query: unknown): { paging: { limit: number; offset: number }; issues: Issue[] } {
   const q = (query ?? {}) as Record<string, unknown>;
-  const limit = integer(q, "limit", 20, 1, 100);
-  const offset = integer(q, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
+  const limit = queryInteger(q, "limit", 20, 1, 100);
+  const offset = queryInteger(q, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
   const issues = [limit, offset].filter((v): v is Issue => typeof v !== "number");
   const paging = {
     limit: typeof limit === "number" ? limit : 20,

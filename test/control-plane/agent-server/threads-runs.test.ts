@@ -217,6 +217,24 @@ describe("runs", () => {
     const done = await call("GET", `/threads/${threadId}/runs?status=success`);
     expect(done.body.map((r: { run_id: string }) => r.run_id)).toEqual([first.body.run_id]);
     expect((await call("GET", `/threads/${threadId}/runs?limit=0`)).status).toBe(422);
+    // Read as the control plane reads its integers (FastAPI's lax int): `1.0` and `1_0` are
+    // integers; `0x10`, a space, an empty value and `1e1` are not (Number() took them).
+    for (const ok of ["1.0", "1_0", "%2B1"])
+      expect((await call("GET", `/threads/${threadId}/runs?limit=${ok}`)).status, ok).toBe(200);
+    for (const bad of ["0x10", "%205", "", "1e1", "Infinity"]) {
+      const answer = await call("GET", `/threads/${threadId}/runs?offset=${bad}`);
+      expect(answer.status, bad).toBe(422);
+      expect(answer.body.detail, bad).toEqual([
+        {
+          loc: ["query", "offset"],
+          msg: "Input should be a valid integer, unable to parse string as an integer",
+          type: "int_parsing",
+        },
+      ]);
+    }
+    expect((await call("GET", `/threads/${threadId}/runs?limit=1001`)).body.detail[0]).toMatchObject({
+      type: "less_than_equal",
+    });
   });
 
   it("cancels a running run, and refuses to cancel a finished one", async () => {
