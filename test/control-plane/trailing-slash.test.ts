@@ -5,8 +5,9 @@ import { type Api, container, ManualClock, start } from "./helpers.js";
 
 // A path with trailing slashes that no route serves, but that a route serves without them: 307 to
 // it, as FastAPI answers by default (Starlette's redirect_slashes), after authentication as every
-// unknown route (docs/control-plane.md "Validation and errors"). `/v2/deployments/` answered 422
-// (an empty deployment_id) and `/v2/deployments/{id}/` 404.
+// unknown route (docs/control-plane.md "Validation and errors"), except where the route it leads to
+// needs no key (`/info/`: 307 without one, 34b5add). `/v2/deployments/` answered 422 (an empty
+// deployment_id) and `/v2/deployments/{id}/` 404.
 
 let api: Api;
 let id = "";
