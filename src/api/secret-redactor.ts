@@ -3,6 +3,8 @@
 // the forms a server may echo it in, before plumb stores, logs, prints, serves or commits it.
 // One per run, injected (src/reconcile/session.ts, src/controller/api-clients.ts): no global state.
 
+import { decodedViews } from "./transport/escaped-text.js";
+
 export const REDACTED = "[redacted]";
 /** Shorter values are not searched for: they would match everywhere. */
 const MIN_VALUE_LENGTH = 4;
@@ -64,6 +66,25 @@ export function echoForms(value: string): string[] {
   return [...forms].filter((form) => form.length >= MIN_VALUE_LENGTH);
 }
 
+/**
+ * The ways a server may spell a value before any escape (decodedViews undoes those): trimmed, in
+ * Unicode's composed or decomposed form (NFC, NFD), its line ends as CRLF.
+ */
+function spellings(value: string): string[] {
+  const out = new Set<string>();
+  for (const text of [value, value.trim()])
+    for (const form of [text, text.normalize("NFC"), text.normalize("NFD")])
+      out.add(form).add(form.replace(/\r?\n/g, "\r\n"));
+  return [...out].filter((form) => form.length >= MIN_VALUE_LENGTH);
+}
+
+/** Each UTF-16 unit in lower case where that keeps it one unit: positions stay those of `text`. */
+const lowerEach = (text: string): string =>
+  text.replace(/[^\0-\x40\x5b-\x7f]/g, (c) => {
+    const lower = c.toLowerCase();
+    return lower.length === 1 ? lower : c;
+  });
+
 /** How many characters of `form` appear at `text[at]`. */
 function matchLength(text: string, at: number, form: string): number {
   let n = 0;
@@ -78,11 +99,11 @@ type Index = {
   short: string[];
 };
 
-function buildIndex(values: Iterable<string>): Index {
+function buildIndex(values: Iterable<string>, formsOf: (value: string) => string[]): Index {
   const anchors = new Map<string, string[]>();
   const short: string[] = [];
   for (const value of values) {
-    for (const form of echoForms(value)) {
+    for (const form of formsOf(value)) {
       if (form.length < MIN_PREFIX) {
         short.push(form);
         continue;
@@ -95,6 +116,17 @@ function buildIndex(values: Iterable<string>): Index {
     }
   }
   return { anchors, short };
+}
+
+/** The forms of every value; its spellings as they are, and in lower case. */
+type Indexes = { forms: Index; spellings: Index; lower: Index };
+
+function buildIndexes(values: Set<string>): Indexes {
+  return {
+    forms: buildIndex(values, echoForms),
+    spellings: buildIndex(values, spellings),
+    lower: buildIndex(values, (value) => [...new Set(spellings(value).map(lowerEach))]),
+  };
 }
 
 /** `text` with each [start, end) range (overlapping or not) replaced by REDACTED. */
@@ -111,11 +143,8 @@ function cut(text: string, ranges: Array<[number, number]>): string {
   return out + text.slice(at);
 }
 
-/**
- * Pure: `text` with every form of every value (see echoForms), whole or (unless `whole`) cut to
- * 8+ characters, redacted.
- */
-function redactWith(index: Index, text: string, whole = false): string {
+/** The [start, end) ranges of `text` that hold a form of a value (whole, or unless `whole` cut to 8+). */
+function rangesOf(index: Index, text: string, whole: boolean): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];
   for (let i = 0; i + MIN_PREFIX <= text.length; i += 1) {
     const forms = index.anchors.get(text.slice(i, i + MIN_PREFIX));
@@ -129,13 +158,28 @@ function redactWith(index: Index, text: string, whole = false): string {
     for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1))
       ranges.push([at, at + form.length]);
   }
+  return ranges;
+}
+
+/**
+ * Pure: `text` with every form of every value (see echoForms), whole or (unless `whole`) cut to
+ * 8+ characters, redacted; and each spelling of a value (see spellings) in the text as a server's
+ * escapes decode it (see decodedViews), in any case unless `whole`.
+ */
+function redactWith(indexes: Indexes, text: string, whole = false): string {
+  const ranges = rangesOf(indexes.forms, text, whole);
+  for (const view of decodedViews(text)) {
+    const lower = whole ? view.text : lowerEach(view.text);
+    for (const [start, end] of rangesOf(whole ? indexes.spellings : indexes.lower, lower, whole))
+      ranges.push([view.starts[start] ?? 0, view.ends[end - 1] ?? text.length]);
+  }
   return cut(text, ranges);
 }
 
 /** A run's redactor; its index of forms is rebuilt on the first redaction after values were added. */
 export function createSecretRedactor(initial: Iterable<string | undefined> = []): SecretRedactor {
   const values = new Set<string>();
-  let index: Index | null = null;
+  let index: Indexes | null = null;
   const redactor: SecretRedactor = {
     add(more) {
       for (const value of more) {
@@ -146,12 +190,12 @@ export function createSecretRedactor(initial: Iterable<string | undefined> = [])
     },
     redact(text) {
       if (values.size === 0 || text.length < MIN_VALUE_LENGTH) return text;
-      index ??= buildIndex(values);
+      index ??= buildIndexes(values);
       return redactWith(index, text);
     },
     redactWhole(text) {
       if (values.size === 0 || text.length < MIN_VALUE_LENGTH) return text;
-      index ??= buildIndex(values);
+      index ??= buildIndexes(values);
       return redactWith(index, text, true);
     },
   };
