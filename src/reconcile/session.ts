@@ -23,6 +23,7 @@ import { buildApplyObject } from "./plan/plan-object.js";
 import { withPrune } from "../diff/plan/plan-prune.js";
 import { sortProblems } from "../manifest/validate.js";
 import { decidePrune, findEmptiedManifests } from "./prune/prune-plan.js";
+import { withoutMovedObjects } from "./prune/prune-moved.js";
 import { type ObjectStatus, type StatusStore, statusKey } from "../status/status-types.js";
 
 // The I/O edge shared by apply, drift and status: API settings, clients, the status store, the plan.
@@ -215,7 +216,17 @@ export async function planSession(
       live: result.live.deployments,
       prune: options.prune === true,
     });
-    if (decision.ok) result.plan = withPrune(result.plan, decision.prune);
+    if (decision.ok) {
+      // One file PATH: what moved to another file of its directory is still in git (prune-moved.ts).
+      const prune = await withoutMovedObjects({
+        root: session.root,
+        prune: decision.prune,
+        env: io.env,
+        environment: session.environment,
+        loads: io.manifestLoads,
+      });
+      result.plan = withPrune(result.plan, prune);
+    }
   }
   return result;
 }
