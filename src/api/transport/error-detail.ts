@@ -33,7 +33,8 @@ export function parseDetail(text: string, scrub: (text: string) => string): Erro
   } catch {
     // not JSON: fall through to the excerpt
   }
-  return scrub(text.slice(0, 200));
+  // Redacted, then cut: cut first, a secret placed across the cut showed its first 7 characters.
+  return scrub(text).slice(0, 200);
 }
 
 /** Characters and issues left out of a 422 list, for its closing note. */

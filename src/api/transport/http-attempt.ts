@@ -114,6 +114,7 @@ export async function attempt(c: Client, spec: RequestSpec, attemptNo: number): 
       throw errorFromResponse(spec, { status, text, retryAfter, location }, c.clock, c.scrub);
     if (tooLarge) throw bodyTooLarge(spec);
     if (spec.stream) return stream ?? Promise.reject(unexpectedResponse(spec, ["not text/event-stream"]));
-    return parseSuccess(spec, text, contentType);
+    // Its Content-Type names a body that is not JSON: server text, a header like any other.
+    return parseSuccess(spec, text, contentType === null ? null : c.redactor.redact(contentType));
   });
 }
