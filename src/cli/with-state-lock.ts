@@ -1,3 +1,5 @@
+import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { checkStoreInsideDir, defaultStoreToMark } from "../controller/source/store-inside-dir.js";
 import { nearbyStoresInUse as storesInUse } from "../git/status-nearby.js";
 import { manifestDirOf } from "../git/status-source.js";
@@ -5,6 +7,7 @@ import { type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js
 import { acquireStateLocks } from "../lock/locks-in-order.js";
 import { gitRootOf } from "../manifest/environment-scan.js";
 import { checkManifestPath } from "../manifest/list-tree.js";
+import { defaultStatusDir } from "../status/status-store.js";
 import type { ConnectionFlags } from "./options.js";
 
 /** The lease and clocks of the lock (tests inject a short lease and a monotonic clock they move). */
@@ -69,5 +72,27 @@ export async function withStateLock<T>(
 
 /** The status directories of the stores above PATH (up to the git root) and below a directory PATH, in use now. */
 async function nearbyStoresInUse(path: string, environment: string | undefined): Promise<string[]> {
-  return storesInUse(path, environment, gitRootOf(manifestDirOf(path)));
+  const stores = await storesInUse(path, environment, gitRootOf(manifestDirOf(path)));
+  return [...new Set([...stores, ...(await linkedFileStores(path, environment))])].sort();
+}
+
+/**
+ * A PATH that is a link to a file keeps its store beside the link (manifestDirOf), yet applies what
+ * the file's own directory applies: that directory's store and those above it, in use, are locked
+ * too. Unlocked, `apply LINK` ran beside an `apply DIR` holding DIR's store, both sending the change.
+ */
+async function linkedFileStores(path: string, environment: string | undefined): Promise<string[]> {
+  let real: string;
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return [];
+    real = realpathSync(path);
+    if (!statSync(real).isFile()) return []; // a linked directory: manifestDirOf resolves it
+  } catch {
+    return []; // missing or a loop: said where the manifests are loaded
+  }
+  const dir = dirname(real);
+  if (dir === manifestDirOf(path)) return [];
+  const own = join(defaultStatusDir(dir), environment ?? "");
+  const inUse = existsSync(own) || existsSync(`${own}.lock`) ? [own] : [];
+  return [...inUse, ...(await storesInUse(real, environment, gitRootOf(dir)))];
 }
