@@ -159,3 +159,13 @@ describe("a hostile control plane echoing in its own spelling", () => {
     expect(error.message).toContain(REDACTED);
   });
 });
+
+describe("a long answer", () => {
+  it("redacts a megabyte of text with an escape after half a million plain characters", () => {
+    const secret = "p<a&ss>w/o-Zq8-tail";
+    const text = `${"x".repeat(600_000)} ${goJson(secret)} ${"y".repeat(400_000)}`;
+    const redacted = createSecretRedactor([secret]).redact(text);
+    expect(redacted).not.toContain("Zq8");
+    expect(redacted).toContain(REDACTED);
+  });
+});

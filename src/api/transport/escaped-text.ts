@@ -37,8 +37,11 @@ function decodeOnce(view: View): View | null {
   let at = 0;
   const keep = (from: number, to: number) => {
     next.text += view.text.slice(from, to);
-    next.starts.push(...view.starts.slice(from, to));
-    next.ends.push(...view.ends.slice(from, to));
+    // A loop, not push(...slice): spreading 500,000 positions overflows the call's arguments.
+    for (let i = from; i < to; i += 1) {
+      next.starts.push(view.starts[i] ?? 0);
+      next.ends.push(view.ends[i] ?? 0);
+    }
   };
   for (const match of view.text.matchAll(ESCAPE)) {
     const start = match.index;
