@@ -3,7 +3,7 @@
 // the forms a server may echo it in, before plumb stores, logs, prints, serves or commits it.
 // One per run, injected (src/reconcile/session.ts, src/controller/api-clients.ts): no global state.
 
-import { decodedViews } from "./transport/escaped-text.js";
+import { decodedViews, withoutLineBreaks } from "./transport/escaped-text.js";
 
 export const REDACTED = "[redacted]";
 /** Shorter values are not searched for: they would match everywhere. */
@@ -168,6 +168,9 @@ function rangesOf(index: Index, text: string, whole: boolean): Array<[number, nu
  */
 function redactWith(indexes: Indexes, text: string, whole = false): string {
   const ranges = rangesOf(indexes.forms, text, whole);
+  const joined = whole ? null : withoutLineBreaks(text);
+  for (const [start, end] of joined ? rangesOf(indexes.forms, joined.text, false) : [])
+    ranges.push([joined?.starts[start] ?? 0, joined?.ends[end - 1] ?? text.length]);
   for (const view of decodedViews(text)) {
     const lower = whole ? view.text : lowerEach(view.text);
     for (const [start, end] of rangesOf(whole ? indexes.spellings : indexes.lower, lower, whole))

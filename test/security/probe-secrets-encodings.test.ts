@@ -169,3 +169,21 @@ describe("a long answer", () => {
     expect(redacted).toContain(REDACTED);
   });
 });
+
+describe("base64 broken into lines", () => {
+  it("redacts an encoded echo that a 76-character line break cuts in two (MIME, Python's encodebytes)", () => {
+    const secret = "verysecretvalue-1234567890-abcdef-Zq8TAIL";
+    const redactor = createSecretRedactor([secret]);
+    for (const before of ["", "a", "ab", 'bad: {"secrets":[{"value":"', "x".repeat(40)]) {
+      const encoded = Buffer.from(`${before}${secret} trailing`).toString("base64");
+      const mime = encoded.replace(/.{76}/g, "$&\n");
+      for (const text of [mime, encoded.replace(/.{20}/g, "$&\r\n")]) {
+        const redacted = redactor.redact(text);
+        expect(redacted).toContain(REDACTED);
+        for (const piece of redacted.replace(/\r?\n/g, "").split(REDACTED))
+          for (const shift of ["", "A", "AA", "AAA"])
+            expect(Buffer.from(shift + piece, "base64").toString("latin1")).not.toContain("Zq8");
+      }
+    }
+  });
+});

@@ -71,3 +71,21 @@ export function decodedViews(text: string): View[] {
   }
   return views;
 }
+
+/**
+ * `text` without its line breaks, or null when it has none: base64 as MIME writes it (Python's
+ * base64.encodebytes, Java's MIME encoder) breaks a line every 76 characters, cutting an encoded
+ * secret in two, and the part after the break was shown.
+ */
+export function withoutLineBreaks(text: string): View | null {
+  if (!/[\r\n]/.test(text)) return null;
+  const view: View = { text: "", starts: [], ends: [] };
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i] as string;
+    if (c === "\r" || c === "\n") continue;
+    view.text += c;
+    view.starts.push(i);
+    view.ends.push(i + 1);
+  }
+  return view;
+}
