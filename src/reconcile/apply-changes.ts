@@ -84,7 +84,7 @@ const removalsOf = (settings: DeleteOptions, records: Pick<RecordPort, "forget">
   ...(settings.signal ? { signal: settings.signal } : {}),
 });
 
-/** Deletes removed deployments (prune), each counted in the prune ledger of `statusDir` once requested. */
+/** Deletes removed deployments (prune), each counted in the prune ledger of `statusDir` before it is requested. */
 export function pruneDeployments(
   port: PrunePort,
   deletes: readonly PlannedPrune[],

@@ -62,7 +62,7 @@ export type PruneOptions = {
   pollIntervalMs: number;
   /** Drops the status record of a deployment once it is gone (the CLI's file, the controller's book). */
   forget: (kind: string, name: string) => Promise<void>;
-  /** Counts a deletion once it is requested (the prune ledger); not for replacements. */
+  /** Counts a deletion before it is requested (the prune ledger); not for replacements. */
   counted?: (deleted: PlannedPrune) => Promise<void>;
   signal?: AbortSignal;
 };
@@ -78,8 +78,10 @@ export async function applyPrune(
   for (const target of deletes) {
     const base = { name: target.name, id: target.id };
     try {
-      await port.deleteDeployment(target.id, call);
+      // Counted ahead, as an intent is written (docs/apply.md "Prune"): counted after the answer, a
+      // kill between the server's deletion and the ledger write left it out of the budget.
       await options.counted?.(target);
+      await port.deleteDeployment(target.id, call);
       const deadline = options.clock.now() + options.timeoutMs;
       while ((await port.getDeployment(target.id, call)) !== null) {
         if (options.clock.now() >= deadline) break;
