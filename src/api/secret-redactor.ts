@@ -10,6 +10,11 @@ export const REDACTED = "[redacted]";
 const MIN_VALUE_LENGTH = 4;
 /** A form cut short by a server (a truncated excerpt) is still found from this many characters. */
 const MIN_PREFIX = 8;
+/**
+ * In a live value (redactWhole) a cut form counts from this many characters, or from MIN_PREFIX
+ * where it ends the value (a field the server truncated): shorter, it is text a secret starts with.
+ */
+const MIN_LIVE_CUT = 16;
 
 export type SecretRedactor = {
   /** Adds values to remove from now on (values already known, and short ones, are ignored). */
@@ -17,8 +22,8 @@ export type SecretRedactor = {
   /** The text with every known value, in every form, replaced by "[redacted]". */
   redact(text: string): string;
   /**
-   * As redact, but each form found whole only, never cut: for a value a server keeps (a live
-   * field), where text a secret starts with (`https://`) is no echo of it.
+   * As redact, but a form found cut only from 16 characters, or where it ends the text: for a value
+   * a server keeps (a live field), where text a secret starts with (`https://`) is no echo of it.
    */
   redactWhole(text: string): string;
 };
@@ -151,7 +156,10 @@ function rangesOf(index: Index, text: string, whole: boolean): Array<[number, nu
     if (!forms) continue;
     const found = forms
       .map((form) => ({ form, length: matchLength(text, i, form) }))
-      .filter(({ form, length }) => !whole || length === form.length);
+      .filter(
+        ({ form, length }) =>
+          !whole || length === form.length || length >= MIN_LIVE_CUT || i + length === text.length,
+      );
     if (found.length > 0) ranges.push([i, i + Math.max(...found.map(({ length }) => length))]);
   }
   for (const form of index.short) {
