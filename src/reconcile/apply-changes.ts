@@ -31,6 +31,8 @@ export type RecordPort = {
   previous: Map<string, ObjectStatus>;
   record(status: ObjectStatus): Promise<void>;
   forget(kind: string, name: string): Promise<void>;
+  /** The state lock's fence, checked before a prune deletion is counted in the ledger. */
+  fence?: (() => void) | undefined;
 };
 
 export type ChangeRun = {
@@ -89,10 +91,11 @@ export function pruneDeployments(
   port: PrunePort,
   deletes: readonly PlannedPrune[],
   settings: DeleteOptions,
-  records: Pick<RecordPort, "forget"> & { statusDir: string },
+  records: Pick<RecordPort, "forget" | "fence"> & { statusDir: string },
 ): Promise<PruneResult[]> {
   const counted = countInLedger(records.statusDir, settings.clock);
-  return applyPrune(port, deletes, { ...removalsOf(settings, records), counted });
+  const fence = records.fence ? { fence: records.fence } : {};
+  return applyPrune(port, deletes, { ...removalsOf(settings, records), counted, ...fence });
 }
 
 const silent = { write: () => undefined };

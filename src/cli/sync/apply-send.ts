@@ -136,6 +136,7 @@ const fencedRecords = ({ lock, session }: Confirmed) => {
       lock.assertHeld();
       await store.removeOwnObjectStatus(kind, name); // never a file git tracks there
     },
+    fence: () => lock.assertHeld(), // before a deletion is counted in the prune ledger
   };
 };
 

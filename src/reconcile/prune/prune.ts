@@ -64,6 +64,8 @@ export type PruneOptions = {
   forget: (kind: string, name: string) => Promise<void>;
   /** Counts a deletion before it is requested (the prune ledger); not for replacements. */
   counted?: (deleted: PlannedPrune) => Promise<void>;
+  /** The state lock's fence, checked before the count: a writer that lost its lock counts nothing. */
+  fence?: () => void;
   signal?: AbortSignal;
 };
 
@@ -80,6 +82,7 @@ export async function applyPrune(
     try {
       // Counted ahead, as an intent is written (docs/apply.md "Prune"): counted after the answer, a
       // kill between the server's deletion and the ledger write left it out of the budget.
+      options.fence?.();
       await options.counted?.(target);
       await port.deleteDeployment(target.id, call);
       const deadline = options.clock.now() + options.timeoutMs;
