@@ -3,7 +3,7 @@
 // the forms a server may echo it in, before plumb stores, logs, prints, serves or commits it.
 // One per run, injected (src/reconcile/session.ts, src/controller/api-clients.ts): no global state.
 
-import { decodedViews, withoutLineBreaks } from "./transport/escaped-text.js";
+import { decodedViews, lowerEach, spellings, withoutLineBreaks } from "./transport/escaped-text.js";
 
 export const REDACTED = "[redacted]";
 /** Shorter values are not searched for: they would match everywhere. */
@@ -71,24 +71,9 @@ export function echoForms(value: string): string[] {
   return [...forms].filter((form) => form.length >= MIN_VALUE_LENGTH);
 }
 
-/**
- * The ways a server may spell a value before any escape (decodedViews undoes those): trimmed, in
- * Unicode's composed or decomposed form (NFC, NFD), its line ends as CRLF.
- */
-function spellings(value: string): string[] {
-  const out = new Set<string>();
-  for (const text of [value, value.trim()])
-    for (const form of [text, text.normalize("NFC"), text.normalize("NFD")])
-      out.add(form).add(form.replace(/\r?\n/g, "\r\n"));
-  return [...out].filter((form) => form.length >= MIN_VALUE_LENGTH);
-}
-
-/** Each UTF-16 unit in lower case where that keeps it one unit: positions stay those of `text`. */
-const lowerEach = (text: string): string =>
-  text.replace(/[^\0-\x40\x5b-\x7f]/g, (c) => {
-    const lower = c.toLowerCase();
-    return lower.length === 1 ? lower : c;
-  });
+/** A value's spellings (escaped-text.ts) long enough to search for. */
+const spelled = (value: string): string[] =>
+  spellings(value).filter((form) => form.length >= MIN_VALUE_LENGTH);
 
 /** How many characters of `form` appear at `text[at]`. */
 function matchLength(text: string, at: number, form: string): number {
@@ -97,16 +82,36 @@ function matchLength(text: string, at: number, form: string): number {
   return n;
 }
 
+/** How many characters of `form` end at `text[end - 1]` (a form cut at its start). */
+function tailLength(text: string, end: number, form: string): number {
+  let n = 0;
+  while (
+    n < form.length &&
+    end - n > 0 &&
+    text.charCodeAt(end - n - 1) === form.charCodeAt(form.length - n - 1)
+  )
+    n += 1;
+  return n;
+}
+
 type Index = {
   /** Forms of 8+ characters by their first 8: found whole or cut to 8+ characters. */
   anchors: Map<string, string[]>;
+  /** The same by their last 8: found cut at the start (an excerpt's "...tail", pydantic's `'head...tail'`). */
+  tails: Map<string, string[]>;
   /** Shorter forms: found whole only. */
   short: string[];
 };
 
 function buildIndex(values: Iterable<string>, formsOf: (value: string) => string[]): Index {
   const anchors = new Map<string, string[]>();
+  const tails = new Map<string, string[]>();
   const short: string[] = [];
+  const file = (map: Map<string, string[]>, key: string, form: string) => {
+    const list = map.get(key);
+    if (list) list.push(form);
+    else map.set(key, [form]);
+  };
   for (const value of values) {
     for (const form of formsOf(value)) {
       if (form.length < MIN_PREFIX) {
@@ -114,13 +119,11 @@ function buildIndex(values: Iterable<string>, formsOf: (value: string) => string
         continue;
       }
       // A flat copy: a slice would keep the whole form alive through the map key.
-      const anchor = [...form.slice(0, MIN_PREFIX)].join("");
-      const list = anchors.get(anchor);
-      if (list) list.push(form);
-      else anchors.set(anchor, [form]);
+      file(anchors, [...form.slice(0, MIN_PREFIX)].join(""), form);
+      file(tails, [...form.slice(-MIN_PREFIX)].join(""), form);
     }
   }
-  return { anchors, short };
+  return { anchors, tails, short };
 }
 
 /** The forms of every value; its spellings as they are, and in lower case. */
@@ -129,8 +132,8 @@ type Indexes = { forms: Index; spellings: Index; lower: Index };
 function buildIndexes(values: Set<string>): Indexes {
   return {
     forms: buildIndex(values, echoForms),
-    spellings: buildIndex(values, spellings),
-    lower: buildIndex(values, (value) => [...new Set(spellings(value).map(lowerEach))]),
+    spellings: buildIndex(values, spelled),
+    lower: buildIndex(values, (value) => [...new Set(spelled(value).map(lowerEach))]),
   };
 }
 
@@ -161,6 +164,14 @@ function rangesOf(index: Index, text: string, whole: boolean): Array<[number, nu
           !whole || length === form.length || length >= MIN_LIVE_CUT || i + length === text.length,
       );
     if (found.length > 0) ranges.push([i, i + Math.max(...found.map(({ length }) => length))]);
+  }
+  // Cut at its start: its last 8+ characters (a live value's from 16, or where they start it).
+  for (let end = MIN_PREFIX; end <= text.length; end += 1) {
+    const forms = index.tails.get(text.slice(end - MIN_PREFIX, end));
+    for (const form of forms ?? []) {
+      const n = tailLength(text, end, form);
+      if (!whole || n === form.length || n >= MIN_LIVE_CUT || n === end) ranges.push([end - n, end]);
+    }
   }
   for (const form of index.short) {
     for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1))

@@ -3,6 +3,25 @@
 // case. The redactor (../secret-redactor.ts) also searches the text as these escapes decode it, and
 // maps what it finds back to the characters of the text as received.
 
+/**
+ * The ways a server may spell a value before any escape (decodedViews undoes those): trimmed, in
+ * Unicode's composed or decomposed form (NFC, NFD), its line ends as CRLF.
+ */
+export function spellings(value: string): string[] {
+  const out = new Set<string>();
+  for (const text of [value, value.trim()])
+    for (const form of [text, text.normalize("NFC"), text.normalize("NFD")])
+      out.add(form).add(form.replace(/\r?\n/g, "\r\n"));
+  return [...out];
+}
+
+/** Each UTF-16 unit in lower case where that keeps it one unit: positions stay those of `text`. */
+export const lowerEach = (text: string): string =>
+  text.replace(/[^\0-\x40\x5b-\x7f]/g, (c) => {
+    const lower = c.toLowerCase();
+    return lower.length === 1 ? lower : c;
+  });
+
 /** A text with escapes decoded; `starts[i]`/`ends[i]`: where its character i came from in the original. */
 export type View = { text: string; starts: number[]; ends: number[] };
 
