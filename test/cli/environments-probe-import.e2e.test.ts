@@ -12,8 +12,9 @@ import { environmentDoc, PROD_KEY, runCommand, startTwoPlanes } from "./two-plan
 // plumb import --out DIR where DIR is a directory of a repository whose Environment documents are
 // above it (docs/import.md "With environments", docs/environments.md "A directory as PATH"): --env
 // read prod's control plane (the Environments above were found) and then refused with `unknown
-// environment "prod" under DIR`; without --env the files were written with no
-// metadata.environments, so `plumb apply .` from the root sent prod's deployments to staging too.
+// environment "prod" under DIR`. Without --env it imports as plan and apply treat such a DIR (not
+// pulled into the Environments above), with a warning that an apply of the tree above runs it in
+// every environment.
 
 let staging: RunningControlPlane;
 let prod: RunningControlPlane;
@@ -62,20 +63,23 @@ describe("plumb import into a directory below the Environment documents", () => 
     expect(written).toMatch(/ environments:\n +- prod\n/);
   });
 
-  it("without --env, is refused and writes nothing (an existing directory, or one not made yet)", async () => {
-    // PLUMB_API_URL names prod's control plane: without the refusal its deployment is written
-    // there as a manifest of every environment.
+  it("without --env, imports as plan and apply run it (PLUMB_API_URL), warning that the tree above would run it everywhere", async () => {
+    // As `plumb apply DIR` without --env: not pulled into the Environments above (a repository
+    // keeping examples beside a plain deployments/ folder). The root itself is still refused.
     const env = { PLUMB_API_URL: prod.url, PLUMB_API_KEY: PROD_KEY };
-    for (const out of [join(repo, "agents"), join(repo, "more", "agents")]) {
-      const before = await readdir(join(repo, "agents"));
-      await expect(run(["--out", out, "--name", "billing-agent", "--force"], env)).rejects.toSatisfy(
-        (e) =>
-          e instanceof PlumbError &&
-          e.exitCode === 64 &&
-          /defines environments \(prod, staging\)/.test(e.message),
-      );
-      expect(await readdir(join(repo, "agents"))).toEqual(before);
-      await expect(readdir(join(repo, "more"))).rejects.toThrow(/ENOENT/);
-    }
+    const out = join(repo, "more", "agents");
+    const { code, err } = await run(["--out", out, "--name", "billing-agent"], env);
+    expect(code).toBe(0);
+    expect(err).toContain(
+      `plumb: warning: ${out} is below Environment documents (prod, staging): the manifests written name no environment`,
+    );
+    expect(await readFile(join(out, "billing-agent.yaml"), "utf8")).not.toContain("environments:");
+    await expect(run(["--out", repo, "--name", "billing-agent"], env)).rejects.toSatisfy(
+      (e) =>
+        e instanceof PlumbError &&
+        e.exitCode === 64 &&
+        /defines environments \(prod, staging\)/.test(e.message),
+    );
+    expect(await readdir(repo)).not.toContain("billing-agent.yaml");
   });
 });

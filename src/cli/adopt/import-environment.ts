@@ -47,27 +47,41 @@ export async function environmentImport(
   return plan.write.map((w) => ({ ...built.find((b) => b.liveName === w.liveName)!, ...w }));
 }
 
-/** The manifests already at `out`; undefined when there is no such directory or it cannot be read. */
-export async function readRepository(out: string, maxBytes?: number): Promise<LoadResult | undefined> {
+/**
+ * The manifests already at `out`, with the Environment documents above it when an environment is
+ * named (`above`: --env); undefined when there is no such directory or it cannot be read.
+ */
+export async function readRepository(
+  out: string,
+  maxBytes: number,
+  above: boolean,
+): Promise<LoadResult | undefined> {
   if (!existsSync(out)) return undefined;
-  return loadManifests(out, { ...ABOVE, maxBytes }).catch(() => undefined);
+  return loadManifests(out, above ? { ...ABOVE, maxBytes } : { maxBytes }).catch(() => undefined);
 }
 
 /**
- * Without --env, a repository that defines environments is refused: a manifest written without
+ * Without --env, a tree that defines environments is refused: a manifest written without
  * metadata.environments would run in every environment, each control plane's deployment in all.
- * So is a directory of it (made or not yet), which `plumb apply .` from the root runs in every one.
+ * A directory below Environment documents (made or not yet) is imported as plan and apply treat it
+ * without --env (against PLUMB_API_URL, not pulled into them), with a warning: an apply of the tree
+ * above runs what is written in every environment (a repository keeping examples beside a plain
+ * deployments/ folder, as README's quick tour does, is not refused).
  */
 export async function refuseEnvironments(
   out: string,
   tree: LoadResult | undefined,
   maxBytes: number,
+  stderr: { write(text: string): unknown },
 ): Promise<void> {
-  const names = tree
-    ? (tree.environments?.map((e) => e.manifest.metadata.name) ?? [])
-    : await environmentNamesAbove(out, maxBytes);
-  if (names.length > 0)
+  const own = tree?.environments?.map((e) => e.manifest.metadata.name) ?? [];
+  if (own.length > 0)
     throw new UsageError(
-      `${out} (or the repository above it) defines environments (${names.join(", ")}): say whose control plane this is with --env NAME (docs/import.md)`,
+      `${out} defines environments (${own.join(", ")}): say whose control plane this is with --env NAME (docs/import.md)`,
+    );
+  const above = await environmentNamesAbove(out, maxBytes);
+  if (above.length > 0)
+    stderr.write(
+      `plumb: warning: ${out} is below Environment documents (${above.join(", ")}): the manifests written name no environment, so an apply of the tree above runs them in every one; to import one environment's deployments for it alone, pass --env NAME (docs/import.md)\n`,
     );
 }

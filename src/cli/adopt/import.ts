@@ -66,8 +66,8 @@ export async function runImport(flags: Flags, io: ApplyIo): Promise<number> {
   const out = flags.out;
   refuseFileAsOut(out);
   const maxBytes = maxManifestBytesFrom(io.env); // a bad setting is said before any request
-  const tree = await readRepository(out, maxBytes);
-  if (flags.environment === undefined) await refuseEnvironments(out, tree, maxBytes);
+  const tree = await readRepository(out, maxBytes, flags.environment !== undefined);
+  if (flags.environment === undefined) await refuseEnvironments(out, tree, maxBytes, io.stderr);
   const session = await openSession(out, flags, io);
   const { ports, platform } = session.connect();
   // What a server sent is printed with the run's own secrets (its API key, tokens) redacted.
