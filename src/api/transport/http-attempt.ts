@@ -7,11 +7,19 @@ import {
   MAX_ERROR_BODY_BYTES,
   parseSuccess,
   readBodyCapped,
+  refuseSecretIds,
   unexpectedResponse,
 } from "./response-body.js";
 import { abortableExchange } from "./abortable-exchange.js";
 import { checkApiOrigin } from "../allowed-origins.js";
 import type { Client, RequestSpec } from "./http-types.js";
+import { UUID_PATTERN } from "../../schema/constants.js";
+
+/**
+ * A UUID id is never refused (refuseSecretIds): a deployment's secrets also carry settings such as
+ * another deployment's or the tenant's id, which the answers hold too.
+ */
+const UUID = new RegExp(UUID_PATTERN);
 
 /** fetch refuses some ports outright (the "bad ports" of the Fetch standard, e.g. 1, 22, 25, 6000). */
 export const BLOCKED_PORT = "port blocked by fetch (the Fetch standard's bad ports); use another port";
@@ -115,6 +123,7 @@ export async function attempt(c: Client, spec: RequestSpec, attemptNo: number): 
     if (tooLarge) throw bodyTooLarge(spec);
     if (spec.stream) return stream ?? Promise.reject(unexpectedResponse(spec, ["not text/event-stream"]));
     // Its Content-Type names a body that is not JSON: server text, a header like any other.
-    return parseSuccess(spec, text, contentType === null ? null : c.redactor.redact(contentType));
+    const value = parseSuccess(spec, text, contentType === null ? null : c.redactor.redact(contentType));
+    return refuseSecretIds(spec, value, (id) => !UUID.test(id) && c.redactor.redactWhole(id) !== id);
   });
 }

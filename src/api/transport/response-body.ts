@@ -136,3 +136,36 @@ export function errorFromResponse(
     retryAfterMs,
   });
 }
+
+/** The first `id` or `*_id` string in `value` that holds a secret of the run, as a path; none: undefined. */
+function secretIdIn(value: unknown, holds: (text: string) => boolean, path = ""): string | undefined {
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = secretIdIn(item, holds, `${path}[${i}]`);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      const at = path ? `${path}.${key}` : key;
+      if ((key === "id" || key.endsWith("_id")) && typeof item === "string" && holds(item)) return at;
+      const found = secretIdIn(item, holds, at);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A 2xx answer whose ids are the server's to choose: one that holds a secret of the run (a hostile
+ * control plane naming a deployment after the API key) would be printed by apply, kept in the status
+ * record and committed to the status branch. It cannot be redacted (plumb sends the id back), so the
+ * answer is refused.
+ */
+export function refuseSecretIds(spec: Exchange, value: unknown, holds: (text: string) => boolean): unknown {
+  const at = secretIdIn(value, holds);
+  if (at !== undefined)
+    throw unexpectedResponse(spec, [
+      `${at} holds a secret plumb was given (never shown, stored or sent back)`,
+    ]);
+  return value;
+}
