@@ -177,7 +177,7 @@ export type StoreWork = {
 export function createStoreWork(
   options: ControllerOptions,
   shared: StoreShared,
-  { location, activity, book }: StoreRecords,
+  { location, lock, activity, book }: StoreRecords,
   services: StoreServices,
   state: StoreState,
   started: Undo,
@@ -210,6 +210,7 @@ export function createStoreWork(
       source: shared.source,
       load: shared.environment?.load,
       book,
+      fence: lock.assertHeld,
       activity,
       controlPlane,
       notifier,

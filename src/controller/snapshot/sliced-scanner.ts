@@ -29,6 +29,8 @@ type ScannerDeps = {
   /** With environments: the environment's view of the tree (environments/environment-load.ts). */
   load?: ((root: string) => Promise<LoadResult>) | undefined;
   book: StatusBook;
+  /** The state lock's fence: the prune sweep counts nothing once it is lost. */
+  fence: PruneSweepDeps["fence"];
   controlPlane: PruneSweepDeps["port"];
   notifier: Notifier | undefined;
   /** The status directory (the prune ledger) and the status page's activity (prune-blocked). */
@@ -98,6 +100,7 @@ function createScanPrune(options: ScannerOptions, deps: ScannerDeps, rescanAfter
     blocked: (waiting, message) => reportPruneBlocked(deps, waiting, message),
     statuses: book.statuses,
     forget: book.forget,
+    fence: deps.fence,
     port: deps.controlPlane,
     clock: deps.clock,
     timeoutMs: options.timeoutMs,

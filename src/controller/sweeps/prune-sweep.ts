@@ -30,6 +30,11 @@ export type PruneSweepDeps = {
   statusDir: string;
   statuses: ReadonlyMap<string, ObjectStatus>;
   forget: (kind: string, name: string) => Promise<void>;
+  /**
+   * The state lock's fence (StateLock.assertHeld): a leader that lost its lock counts no deletion in
+   * the ledger (counted before its DELETE is sent, e5c3403), which is the new leader's now.
+   */
+  fence?: (() => void) | undefined;
   port: PrunePort;
   clock: Clock;
   timeoutMs: number;
@@ -166,5 +171,9 @@ async function deleteWithinBudget(
   }
   blocked.names = "";
   const settings = { clock: deps.clock, timeoutMs: deps.timeoutMs };
-  return pruneDeployments(deps.port, ready, settings, { forget: deps.forget, statusDir: deps.statusDir });
+  return pruneDeployments(deps.port, ready, settings, {
+    forget: deps.forget,
+    statusDir: deps.statusDir,
+    fence: deps.fence,
+  });
 }
