@@ -47,8 +47,9 @@ export default defineConfig({
     // processes) far more than they compute. Quiet, 2026-11-26: 2 workers 284 s of wall for 1.1
     // cores busy; 4 workers 193 s for 1.7 (docs/testing.md "Speed"). Cost bounds count CPU time and
     // waits end on a condition, so a busy core slows a test down rather than failing it;
-    // `--maxWorkers=2` is the fallback where a run shows timeouts.
-    maxWorkers: 4,
+    // `--maxWorkers=2` is the fallback where a run shows timeouts. Six since 2026-11-27 (afternoon):
+    // with four, 1.7 of the 2 cores were busy, and the suite's 3,206 tests took 241-243 s in CI.
+    maxWorkers: 6,
     // Longest file first, by test/durations.json: CI's clean clone has no results cache, and by size
     // the longest file (runnable.e2e, small) started last and set the run's tail (docs/testing.md).
     sequence: { sequencer: LongestFirstSequencer },
