@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { selectEnvironments } from "../environment/select.js";
-import { escapeControls, isPlumbError } from "../errors.js";
+import { escapeControls, isPlumbError, PlumbError } from "../errors.js";
 import { environmentNamesAbove, type LoadResult, loadManifestsOnce } from "../manifest/load.js";
 import { countProblems } from "../manifest/format/format.js";
 import { sortProblems } from "../manifest/validate.js";
@@ -16,7 +16,11 @@ import type { ConnectionFlags } from "./options.js";
 import { mayDefineEnvironments } from "../manifest/environment-scan.js";
 import { ApiConfigError, readApiOptions } from "../api/config.js";
 import { allowedOriginsFrom } from "../api/allowed-origins.js";
-import { readSavedPlanFor, targetOf } from "../reconcile/plan/saved-plan-environments.js";
+import {
+  readSavedPlanFor,
+  savedPlanEnvironments,
+  targetOf,
+} from "../reconcile/plan/saved-plan-environments.js";
 import { promotionOrder } from "../status-page/matrix-model.js";
 import { pinnedUrlsOf, refuseSharedNames, settingsOf, withEnvironmentHint } from "./environment-settings.js";
 
@@ -256,7 +260,10 @@ export async function checkSavedPlanParts(
     environmentsAbove: true,
     environmentRequested: Boolean(flags.env?.length),
   });
-  // Invalid manifests: the apply reports them (forEachEnvironment) before any setting is read.
+  // Invalid manifests: the apply reports them (forEachEnvironment) before any setting is read (an
+  // Environment document that failed validation is among the names defined no longer).
+  if (!tree.problems.some((p) => p.severity === "error"))
+    await refuseUndefinedParts(flags.plan, tree.environments ?? [], flags.env ?? []);
   if (invalidProblems(tree, flags)) return;
   const root = (await stat(path)).isDirectory() ? path : dirname(path);
   for (const environment of inPromotionOrder(selectEnvironments(tree.environments, flags.env ?? []))) {
@@ -264,4 +271,27 @@ export async function checkSavedPlanParts(
     const target = () => targetOf(readApiOptions(settings.env, settings.flags));
     await readSavedPlanFor(flags.plan, environment.manifest.metadata.name, target);
   }
+}
+
+/**
+ * A part of the saved plan whose environment PATH no longer defines (renamed, removed): the file
+ * names it, not --env. Without --env the names come from the file, and it was refused as a usage
+ * error `unknown environment "prod" in --env`, of a flag the user never gave.
+ */
+async function refuseUndefinedParts(
+  file: string,
+  environments: readonly LoadedEnvironment[],
+  requested: readonly string[],
+): Promise<void> {
+  const defined = environments.map((e) => e.manifest.metadata.name);
+  const held = (await savedPlanEnvironments(file)) ?? [];
+  const gone = requested.filter((name) => held.includes(name) && !defined.includes(name));
+  if (gone.length === 0) return;
+  const names = gone.map((name) => escapeControls(name)).join(", ");
+  const which = gone.length === 1 ? `plan of environment ${names}` : `plans of environments ${names}`;
+  throw new PlumbError(
+    "plan-environment-mismatch",
+    `${file} holds the ${which}, which PATH does not define (defined: ${defined.join(", ") || "none"}): plan again with plumb plan --out; nothing was sent`,
+    { exitCode: 1 },
+  );
 }

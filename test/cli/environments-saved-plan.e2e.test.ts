@@ -6,7 +6,7 @@ import { applyCommand } from "../../src/cli/sync/apply.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
-import { environmentDoc, PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
+import { environmentDoc, plain, PROD_KEY, runCommand, STAGING_KEY, startTwoPlanes } from "./two-planes.js";
 
 // Saved plans with environments (docs/environments.md, "Saved plans"): plan --out saves each
 // environment's plan with the control plane it was computed against; apply --plan applies each
@@ -159,6 +159,22 @@ describe("saved plans with environments", () => {
     expect(await counted(prod, PROD_KEY)).toEqual(prodBefore);
     expect(prodBefore).toEqual([{ name: "support-agent", image: "img/agent:1", revisions: 1 }]);
     expect(await counted(staging, STAGING_KEY)).toEqual(stagingBefore);
+  });
+
+  it("a part whose environment PATH no longer defines names the plan file, not --env", async () => {
+    await writeFile(join(dir, "support-agent.yaml"), plain("support-agent"));
+    expect((await run(planCommand, [dir, "--env", "prod", "--out", planFile])).code).toBe(0);
+    // prod's Environment is renamed after the review: the names come from the file, not from --env
+    // (it said `unknown environment "prod" in --env`, a usage error, of a flag never given).
+    await writeFile(join(dir, "environments", "prod.yaml"), environmentDoc("production"));
+    const said = `${planFile} holds the plan of environment prod, which PATH does not define (defined: production, staging): plan again with plumb plan --out; nothing was sent`;
+    for (const env of [[], ["--env", "prod"]]) {
+      const refused = run(applyCommand, [dir, "--plan", planFile, ...env, "--yes"]);
+      await expect(refused).rejects.toMatchObject({ code: "plan-environment-mismatch", exitCode: 1 });
+      await expect(refused).rejects.toThrow(said);
+    }
+    expect(await counted(staging, STAGING_KEY)).toEqual([]);
+    expect(await counted(prod, PROD_KEY)).toEqual([]);
   });
 
   it("a plan saved without environments is refused where PATH defines them", async () => {
