@@ -34,10 +34,10 @@ const cases: Array<[method: string, path: () => string, allow: string]> = [
   ["PUT", () => "/api/v1/orgs/current/info", "GET, HEAD, PATCH"],
   ["DELETE", () => "/api/v1/organizations/current/info", "GET, HEAD, PATCH"],
   ["PUT", () => `/agents/${id}/threads`, "POST"],
-  // A path two patterns match is the most specific one's (a literal before a parameter), as it is
-  // routed: `Allow` listed the methods of `/threads/{thread_id}` too ("DELETE, GET, HEAD, PATCH, POST")
-  ["PUT", () => `/agents/${id}/threads/search`, "POST"],
-  ["PUT", () => `/agents/${id}/assistants/search`, "POST"],
+  // A path several patterns match allows every method one of them serves, as each such request is
+  // routed there (GET /threads/search is /threads/{thread_id}'s, a 404): Allow listed "POST" alone
+  ["PUT", () => `/agents/${id}/threads/search`, "DELETE, GET, HEAD, PATCH, POST"],
+  ["PUT", () => `/agents/${id}/assistants/search`, "DELETE, GET, HEAD, PATCH, POST"],
   ["PUT", () => `/agents/${id}/threads/${rev}`, "DELETE, GET, HEAD, PATCH"],
 ];
 
@@ -57,6 +57,33 @@ describe("405 Method Not Allowed on a known path", () => {
     const anonymous = await api.call("PUT", `/v2/deployments/${id}`, {}, { "x-api-key": "" });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("allow")).toBeNull();
+  });
+
+  // RFC 9110 15.5.6: Allow lists the methods the target resource supports. Here that is exactly
+  // the methods not answered 405 at that path: it listed only the most specific pattern's, so a
+  // client told "Allow: POST" at /threads/{tid}/runs/crons was served GET and DELETE there.
+  it("lists in Allow exactly the methods not answered 405 at the path", async () => {
+    const thread = (await api.call("POST", `/agents/${id}/threads`, {})).body.thread_id as string;
+    const paths = [
+      `/agents/${id}/threads/${thread}/runs/crons`,
+      `/agents/${id}/threads/${thread}/state/checkpoint`,
+      `/agents/${id}/runs/crons/search`,
+      `/agents/${id}/threads/search`,
+      `/agents/${id}/store/items`,
+      "/v2/deployments", // POST {} is a 422: nothing here changes what the other cases use
+    ];
+    const methods = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"];
+    for (const path of paths) {
+      const answers = await Promise.all(
+        methods.map(async (method) => {
+          const bodyless = method === "GET" || method === "HEAD";
+          return [method, await api.call(method, path, bodyless ? undefined : {})] as const;
+        }),
+      );
+      const allow = answers.find(([, a]) => a.status === 405)?.[1].headers.get("allow");
+      const served = answers.filter(([, a]) => a.status !== 405).map(([m]) => m);
+      expect({ path, allow }).toEqual({ path, allow: served.join(", ") });
+    }
   });
 
   it("serves the methods it names in Allow; the agent server serves HEAD beside GET, as Starlette", async () => {

@@ -5,11 +5,13 @@ import type { FastifyInstance } from "fastify";
 // method, so it sends such a request to the not-found handler; this keeps each route's path as a
 // pattern and tells the two apart there. Only the not-found path pays for the match.
 
-// A path several route patterns match (`/threads/search` and `/threads/:thread_id`) is the most
-// specific one's: a literal segment before a parameter, a parameter before `*`, the first segment
-// that differs deciding, as fastify routes it. `Allow` lists the methods of that pattern alone (the
-// resource's, RFC 9110 15.5.6), as Starlette's 405 lists the matched route's; it listed the union
-// of every pattern the path matched. docs/control-plane.md "Validation and errors".
+// A path several route patterns match (`/threads/search` and `/threads/:thread_id`) is served, for
+// each method, by the most specific pattern that has it: a literal segment before a parameter, a
+// parameter before `*`, the first segment that differs deciding, as fastify routes it. So `Allow`
+// lists every method of every pattern the path matches: exactly the methods not answered 405 there
+// (RFC 9110 15.5.6, the target resource's supported methods). Listing the most specific pattern's
+// alone told a client "Allow: POST" at `/threads/{tid}/runs/crons`, where GET and DELETE are served
+// (by `/runs/{run_id}`). docs/control-plane.md "Validation and errors".
 
 type Pattern = { regex: RegExp; rank: number[]; methods: Map<string, unknown> };
 
@@ -34,7 +36,7 @@ function compareRank(a: number[], b: number[]): number {
 
 /** What the routes serve, for answers no route gives: a 405's `Allow`, a trailing slash's 307. */
 export type RouteTable = {
-  /** The methods of the most specific pattern that matches `path` (no query), sorted; none for an unknown path. */
+  /** The methods of every pattern that matches `path` (no query), sorted; none for an unknown path. */
   methodsAt: (path: string) => string[];
   /** The `config` of the route that serves `method` at `path`; undefined when none does. */
   configAt: (method: string, path: string) => unknown;
@@ -54,19 +56,24 @@ export function trackRouteMethods(app: FastifyInstance): RouteTable {
     }
     for (const method of methods) pattern.methods.set(method.toUpperCase(), route.config);
   });
-  const best = (path: string, method?: string) => {
+  const best = (path: string, method: string) => {
     let found: Pattern | undefined;
     for (const pattern of patterns.values())
       if (
         pattern.regex.test(path) &&
-        (method === undefined || pattern.methods.has(method)) &&
+        pattern.methods.has(method) &&
         (found === undefined || compareRank(pattern.rank, found.rank) < 0)
       )
         found = pattern;
     return found;
   };
   return {
-    methodsAt: (path) => [...(best(path)?.methods.keys() ?? [])].sort(),
+    methodsAt: (path) => {
+      const methods = new Set<string>();
+      for (const pattern of patterns.values())
+        if (pattern.regex.test(path)) for (const method of pattern.methods.keys()) methods.add(method);
+      return [...methods].sort();
+    },
     configAt: (method, path) => best(path, method)?.methods.get(method),
   };
 }
