@@ -110,3 +110,26 @@ export async function createGitCredentials(env: NodeJS.ProcessEnv, repoUrl: stri
   if (env.PLUMB_GIT_USERNAME) out.PLUMB_GIT_USERNAME = env.PLUMB_GIT_USERNAME;
   return { env: out, dispose: () => rm(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * PLUMB_GIT_TOKEN as git sends it and a server may echo it: as given, URL-encoded, and the Basic
+ * credentials (`user:token` in base64) of its Authorization header. Empty without a token.
+ */
+export function gitTokenForms(env: NodeJS.ProcessEnv): string[] {
+  const token = env.PLUMB_GIT_TOKEN;
+  if (!token) return [];
+  const user = env.PLUMB_GIT_USERNAME || "x-access-token";
+  return [token, encodeURIComponent(token), Buffer.from(`${user}:${token}`).toString("base64")];
+}
+
+/**
+ * `text` (git's stderr, with what the server said) with each of `secrets` replaced by ****, longest
+ * first (case-insensitive: a server may echo a token upper- or lower-cased). Values shorter than 4
+ * characters are left: they would match everywhere.
+ */
+export function hideCredentials(text: string, secrets: readonly string[]): string {
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const wanted = [...new Set(secrets)].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
+  if (wanted.length === 0) return text;
+  return text.replace(new RegExp(wanted.map(escape).join("|"), "gi"), "****");
+}

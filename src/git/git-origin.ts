@@ -24,8 +24,123 @@ export function credentialOrigin(url: string): string | null {
   if (parsed.password || (http && parsed.username)) {
     throw new PlumbError(
       "invalid-setting",
-      `the repository URL ${parsed.protocol}//${parsed.host}${parsed.pathname} has credentials in it; remove them from the URL and give the token in PLUMB_GIT_TOKEN (and the user name, if not x-access-token, in PLUMB_GIT_USERNAME)`,
+      `the repository URL ${redactUrl(url)} has credentials in it; remove them from the URL and give the token in PLUMB_GIT_TOKEN (and the user name, if not x-access-token, in PLUMB_GIT_USERNAME)`,
     );
   }
   return http ? parsed.origin : null;
 }
+
+const HIDDEN = "****";
+
+/**
+ * Path segments after which a token is written in a remote's path (`/x-access-token/TOKEN/…`,
+ * `/oauth2:TOKEN@…`): hosts and proxies take these forms, and plumb refuses only userinfo.
+ */
+const TOKEN_MARKER =
+  /^(?:x-access-token|x-oauth-basic|oauth2?|token|access[-_]?token|private[-_]?token|api[-_]?key|bearer|auth)$/i;
+
+/** Token shapes of git hosts (GitHub, GitLab, Bitbucket app passwords), wherever they appear. */
+const TOKEN_SHAPES =
+  /\b(?:gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,}|glpat-[A-Za-z0-9_-]{16,}|gl[a-z]{2,5}-[A-Za-z0-9_-]{20,}|ATBB[A-Za-z0-9_-]{20,})/g;
+
+/** Collects what it hides: the pieces are searched for in git's own words too (gitFailure). */
+type Hider = { hide(piece: string): string; secrets: string[] };
+const hider = (): Hider => {
+  const secrets: string[] = [];
+  return {
+    secrets,
+    hide: (piece) => {
+      if (piece) secrets.push(piece);
+      return HIDDEN;
+    },
+  };
+};
+
+/** One path segment with what could be a credential in it hidden; `afterMarker`: the segment before named a token. */
+function redactSegment(segment: string, afterMarker: boolean, h: Hider): string {
+  if (afterMarker && segment) return h.hide(segment);
+  const lower = segment.toLowerCase();
+  const at = Math.max(segment.lastIndexOf("@"), lower.lastIndexOf("%40"));
+  if (at > 0) return `${h.hide(segment.slice(0, at))}${segment.slice(at)}`;
+  const marked = /^([^:=]+)[:=](.+)$/.exec(segment);
+  if (marked && TOKEN_MARKER.test(marked[1]!)) return `${marked[1]}:${h.hide(marked[2]!)}`;
+  return segment;
+}
+
+/** `a=1&b` as `a=****&****`: a query in a remote URL is there to carry a token. */
+const redactQuery = (query: string, h: Hider): string =>
+  query
+    .split("&")
+    .map((part) => {
+      const eq = part.indexOf("=");
+      if (eq < 0) return part && h.hide(part);
+      return `${part.slice(0, eq)}=${part.length > eq + 1 ? h.hide(part.slice(eq + 1)) : ""}`;
+    })
+    .join("&");
+
+const hideShapes = (text: string, h: Hider) => text.replace(TOKEN_SHAPES, (token) => h.hide(token));
+
+function redactParsed(parsed: URL, h: Hider): string {
+  if (parsed.username || parsed.password) {
+    h.hide(decoded(parsed.username));
+    h.hide(decoded(parsed.password));
+    parsed.username = HIDDEN;
+    parsed.password = "";
+  }
+  let marker = false;
+  parsed.pathname = parsed.pathname
+    .split("/")
+    .map((segment) => {
+      const shown = redactSegment(segment, marker, h);
+      marker = TOKEN_MARKER.test(segment);
+      return shown;
+    })
+    .join("/");
+  if (parsed.search) parsed.search = redactQuery(parsed.search.slice(1), h);
+  if (parsed.hash) parsed.hash = h.hide(parsed.hash.slice(1));
+  return hideShapes(parsed.href, h);
+}
+
+/** A remote URL that does not parse as one (scp-like, a local path): userinfo, query and token shapes. */
+const redactUnparsed = (url: string, h: Hider): string =>
+  hideShapes(
+    url
+      .replace(/\/\/([^/@\s]*)@/g, (_all, user: string) => `//${h.hide(user)}@`)
+      .replace(/\?([^#\s]*)/, (_all, query: string) => `?${redactQuery(query, h)}`)
+      .replace(/#(\S*)/, (_all, hash: string) => `#${h.hide(hash)}`),
+    h,
+  );
+
+const decoded = (text: string): string => {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+};
+
+/**
+ * A git remote as plumb shows it (errors, logs, the status page, /status) and the credentials it
+ * hid: user:password, query values, a fragment, a path segment holding a credential (before an `@`,
+ * after a token marker such as `x-access-token`) and tokens of a known shape. An scp-like remote
+ * (git@host:path) keeps its user name, which is no secret.
+ */
+export function redactRemote(url: string): { shown: string; secrets: string[] } {
+  const h = hider();
+  const parsed = parse(url);
+  const shown = parsed?.host ? redactParsed(parsed, h) : redactUnparsed(url, h);
+  return { shown, secrets: h.secrets.filter((s) => s !== HIDDEN && s.length >= 4) };
+}
+
+export const redactUrl = (url: string): string => redactRemote(url).shown;
+
+/** Each URL in `text` (git's messages quote the remote) redacted as redactUrl does. */
+export const redactUrlsIn = (text: string): string =>
+  text
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>`]+/gi, (url) => {
+      // git ends a quoted URL with a slash, or a sentence after it: keep the punctuation outside.
+      const tail = /[.,;:)]*$/.exec(url)![0];
+      return redactUrl(url.slice(0, url.length - tail.length)) + tail;
+    })
+    .replace(/\/\/[^/@\s'"]*@/g, `//${HIDDEN}@`)
+    .replace(TOKEN_SHAPES, HIDDEN);

@@ -5,7 +5,13 @@ import type { SimpleGit } from "simple-git";
 import { gitAt } from "./status-branch.js";
 import { runStoppableGit } from "./stoppable-git.js";
 import { escapeControls, PlumbError } from "../errors.js";
-import { createGitCredentials, type GitCredentials } from "./git-credentials.js";
+import {
+  createGitCredentials,
+  type GitCredentials,
+  gitTokenForms,
+  hideCredentials,
+} from "./git-credentials.js";
+import { redactRemote, redactUrl, redactUrlsIn } from "./git-origin.js";
 import { type CheckoutQueue, createCheckoutQueue } from "./checkout-queue.js";
 
 // Follows one branch of a git remote with shallow fetches. Credentials: see git-credentials.ts.
@@ -39,18 +45,8 @@ export type GitSource = {
   close(): Promise<void>;
 };
 
-/** The URL without user:password, for logs and messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (!parsed.username && !parsed.password) return url;
-    parsed.username = "****";
-    parsed.password = "";
-    return parsed.href;
-  } catch {
-    return url.replace(/\/\/[^/@]*@/, "//****@");
-  }
-}
+/** The remote without credentials, for logs, messages, the status page and /status (git-origin.ts). */
+export { redactUrl };
 
 const exists = (path: string) =>
   access(path).then(
@@ -58,17 +54,23 @@ const exists = (path: string) =>
     () => false,
   );
 
-/** Git's own message, with any URL credentials removed. */
-const gitFailure = (what: string, url: string, error: unknown) =>
-  new PlumbError(
+/**
+ * Git's own message (its last 3 lines) with every URL in it redacted, and the remote's credentials
+ * and PLUMB_GIT_TOKEN removed wherever they appear: git quotes the remote with its query
+ * ("repository 'https://host/r.git?access_token=…/' not found") and prints what the server says
+ * ("remote: …", "fatal: remote error: …"), which may echo the token it was sent.
+ */
+const gitFailure = (what: string, url: string, error: unknown, env: NodeJS.ProcessEnv) => {
+  const remote = redactRemote(url);
+  const text = hideCredentials(error instanceof Error ? error.message : String(error), [
+    ...remote.secrets,
+    ...gitTokenForms(env),
+  ]);
+  return new PlumbError(
     "git-failed",
-    `${what} ${redactUrl(url)} failed: ${(error instanceof Error ? error.message : String(error))
-      .replace(/\/\/[^/@\s]*@/g, "//****@")
-      .trim()
-      .split("\n")
-      .slice(-3)
-      .join(" ")}`,
+    `${what} ${remote.shown} failed: ${redactUrlsIn(text).trim().split("\n").slice(-3).join(" ")}`,
   );
+};
 
 /** A path with its control characters escaped: a committed symlink's target is anyone's text. */
 const shown = escapeControls;
@@ -118,7 +120,7 @@ async function cloneOnce(options: GitSourceOptions, env: Record<string, string>,
   const clone = ["clone", "--depth", "1", "--branch", options.branch, "--single-branch", "--"];
   await runStoppableGit([...clone, options.url, checkoutDir], { env, signal: options.signal }).catch(
     (error: unknown) => {
-      throw gitFailure("cloning", options.url, error);
+      throw gitFailure("cloning", options.url, error, options.env);
     },
   );
 }
@@ -167,7 +169,7 @@ export async function openGitSource(options: GitSourceOptions): Promise<GitSourc
           signal: options.signal,
         });
       } catch (error) {
-        throw gitFailure("fetching", options.url, error);
+        throw gitFailure("fetching", options.url, error, options.env);
       }
       const fetched = (await git.revparse(["FETCH_HEAD"])).trim();
       if (fetched === head) return false;

@@ -1,0 +1,123 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createGitCredentials } from "../../src/git/git-credentials.js";
+import { openGitSource, redactUrl } from "../../src/git/git-source.js";
+
+// A git remote's credentials are never shown: not in the URL plumb names (errors, logs, the status
+// page, /status), not where git quotes it, not where the server echoes them. The server is a hostile
+// HTTP git remote on loopback; the client is the real git, run as the controller runs it.
+
+const QUERY_TOKEN = "qtok-7f3a9c2e1b8d4f60";
+const PATH_TOKEN = "ghp_PathToken0123456789abcdefABCDEF";
+const ENV_TOKEN = "envtok-5d2c8b1a9e7f3064";
+
+describe("redactUrl", () => {
+  it.each([
+    [
+      "https://git.example/acme/deploy.git?access_token=QTOKEN123",
+      "https://git.example/acme/deploy.git?access_token=****",
+    ],
+    [
+      "https://git.example/x-access-token/PTOKEN123/acme/deploy.git",
+      "https://git.example/x-access-token/****/acme/deploy.git",
+    ],
+    [
+      "https://proxy.example/ghtok123@github.com/acme/deploy.git",
+      "https://proxy.example/****@github.com/acme/deploy.git",
+    ],
+    ["https://git.example/oauth2:PTOKEN123/deploy.git", "https://git.example/oauth2:****/deploy.git"],
+    ["https://git.example/deploy.git#FRAGTOKEN", "https://git.example/deploy.git#****"],
+    ["https://user:PASSWORD1@git.example/deploy.git", "https://****@git.example/deploy.git"],
+    [`https://git.example/${PATH_TOKEN}/deploy.git`, "https://git.example/****/deploy.git"],
+    ["git@github.com:acme/deploy.git", "git@github.com:acme/deploy.git"],
+    ["https://github.com/acme/deploy.git", "https://github.com/acme/deploy.git"],
+  ])("%s is shown as %s", (url, shown) => {
+    expect(redactUrl(url)).toBe(shown);
+  });
+
+  it("a URL refused for its user:password names no other credential of it either", async () => {
+    const url = `https://user:pw-secret-1@git.example/x-access-token/${PATH_TOKEN}/deploy.git?t=${QUERY_TOKEN}`;
+    const error = await createGitCredentials({}, url).catch((e: Error) => e);
+    expect(error).toMatchObject({ code: "invalid-setting" });
+    for (const secret of ["pw-secret-1", PATH_TOKEN, QUERY_TOKEN])
+      expect((error as Error).message).not.toContain(secret);
+  });
+});
+
+type Hostile = { url: string; server: Server; seen: string[] };
+
+const pkt = (line: string) => (line.length + 4).toString(16).padStart(4, "0") + line;
+
+/** A remote that refuses every repository: 404, 500 quoting the request, or an ERR echoing the Authorization it got. */
+async function hostile(): Promise<Hostile> {
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    const url = req.url ?? "/";
+    seen.push(url);
+    if (url.startsWith("/echo/")) {
+      if (!req.headers.authorization)
+        return res.writeHead(401, { "www-authenticate": 'Basic realm="git"' }).end();
+      const auth = req.headers.authorization;
+      const decoded = Buffer.from(auth.split(" ")[1] ?? "", "base64").toString();
+      res.writeHead(200, { "content-type": "application/x-git-upload-pack-advertisement" });
+      return res.end(
+        `${pkt("# service=git-upload-pack\n")}0000${pkt(`ERR refused ${auth} (${decoded}) token ${decoded.split(":")[1]?.toUpperCase()}\n`)}`,
+      );
+    }
+    if (url.startsWith("/500/")) return res.writeHead(500).end(`no such thing: ${url}`);
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, seen };
+}
+
+let tmp: string;
+let remote: Hostile;
+beforeEach(async () => {
+  tmp = await mkdtemp(join(tmpdir(), "plumb-probe-git-"));
+  remote = await hostile();
+});
+afterEach(async () => {
+  await new Promise((resolve) => remote.server.close(resolve));
+  await rm(tmp, { recursive: true, force: true });
+});
+
+const cloneError = async (url: string, env: NodeJS.ProcessEnv = {}) => {
+  const opened = openGitSource({
+    url,
+    branch: "main",
+    workDir: join(tmp, "checkout"),
+    env: { PATH: process.env.PATH, HOME: tmp, ...env },
+  });
+  const error = (await opened.then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as { code: string; message: string };
+  expect(error.code).toBe("git-failed");
+  return error.message;
+};
+
+describe("a git remote's credentials in git's failures", () => {
+  it("git quoting a remote with a token in its query and its path shows neither", async () => {
+    for (const kind of ["404", "500"]) {
+      const message = await cloneError(
+        `${remote.url}/${kind}/x-access-token/${PATH_TOKEN}/repo.git?access_token=${QUERY_TOKEN}`,
+      );
+      expect(remote.seen.some((u) => u.includes(QUERY_TOKEN))).toBe(true); // git did send it
+      expect(message).toContain(kind === "404" ? "not found" : "500");
+      expect(message).not.toContain(QUERY_TOKEN);
+      expect(message).not.toContain(PATH_TOKEN);
+    }
+  });
+
+  it("a server whose error echoes PLUMB_GIT_TOKEN (as sent, in base64, upper-cased) has none of it shown", async () => {
+    const message = await cloneError(`${remote.url}/echo/repo.git`, { PLUMB_GIT_TOKEN: ENV_TOKEN });
+    const basic = Buffer.from(`x-access-token:${ENV_TOKEN}`).toString("base64");
+    expect(message).toContain("refused"); // the server's words are still shown
+    for (const form of [ENV_TOKEN, ENV_TOKEN.toUpperCase(), basic]) expect(message).not.toContain(form);
+  });
+});
