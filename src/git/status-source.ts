@@ -98,8 +98,12 @@ export type RecordWriter = {
   trackedRecordsNow: () => Promise<ReadonlyMap<string, string>>;
 };
 
-/** The store `dir`'s records, written as its own records only (RecordWriter). */
-export function ownRecordsIn(dir: string): RecordWriter {
+/**
+ * The store `dir`'s records, written as its own records only (RecordWriter). `manifestRoot`: the
+ * manifest_root (status/manifest-root.ts) stamped on each record written with a manifest_file that
+ * names none, so a prune of another directory sharing the store never takes it for its own.
+ */
+export function ownRecordsIn(dir: string, manifestRoot?: string): RecordWriter {
   const trackedRecordsNow = trackedRecordsKept(dir);
   /** Whether a file in the store is its own record: not one git tracks, nor one git cannot say of. */
   const own: OwnFile = async (name) => {
@@ -107,7 +111,14 @@ export function ownRecordsIn(dir: string): RecordWriter {
     return tracked !== undefined && !tracked.has(name);
   };
   return {
-    saveOwnObjectStatus: (status) => saveObjectStatus(dir, status, own),
+    saveOwnObjectStatus: (status) =>
+      saveObjectStatus(
+        dir,
+        manifestRoot !== undefined && status.manifest_file && !status.manifest_root
+          ? { ...status, manifest_root: manifestRoot }
+          : status,
+        own,
+      ),
     saveOwnObservedStatus: (status, base) => saveObservedStatus(dir, status, base, own),
     removeOwnObservedStatus: (status) => removeObservedStatus(dir, status, own),
     removeOwnObjectStatus: (kind, name) => removeObjectStatus(dir, kind, name, own),

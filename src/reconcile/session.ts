@@ -165,6 +165,9 @@ export async function openSession(root: string, flags: SessionFlags, io: Session
 export const appliedView = (session: Session): StatusStore =>
   withAppliedNearby(session.store, session.appliedNearby);
 
+/** Where the session's records were read, for prune's scope (prune-scope.ts). */
+const storeOf = (session: Session) => ({ statusDir: session.statusDir, environment: session.environment });
+
 /** Loads, validates and plans against live (see planManifests), with this session's clients and store. */
 export async function planSession(
   session: Session,
@@ -198,7 +201,9 @@ export async function planSession(
   // removal. With --target only the targets are kept, so the others' files are not judged.
   const tree = { objects: result.desired.map((d) => d.loaded), problems: result.problems };
   const emptied =
-    targets.length === 0 ? findEmptiedManifests(session.root, session.store.objects.values(), tree) : [];
+    targets.length === 0
+      ? findEmptiedManifests(session.root, session.store.objects.values(), tree, storeOf(session))
+      : [];
   if (emptied.length > 0) return { ok: false, problems: sortProblems([...result.problems, ...emptied]) };
   // A PATH with nothing to plan is a mistake (a wrong directory), not "no changes".
   if (result.desired.length === 0 && options.requireManifests) throw noManifests(session.root);
@@ -215,12 +220,15 @@ export async function planSession(
       tree,
       live: result.live.deployments,
       prune: options.prune === true,
+      store: storeOf(session),
     });
     if (decision.ok) {
-      // One file PATH: what moved to another file of its directory is still in git (prune-moved.ts).
+      // What moved elsewhere in the store's tree is still in git (prune-moved.ts).
       const prune = await withoutMovedObjects({
         root: session.root,
         prune: decision.prune,
+        records: session.store.objects.values(),
+        store: storeOf(session),
         env: io.env,
         environment: session.environment,
         loads: io.manifestLoads,

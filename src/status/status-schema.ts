@@ -86,6 +86,12 @@ export const ObjectStatusShape = Type.Object({
    * the directory of a single file): prune judges an object removed only inside the PATH loaded.
    */
   manifest_file: Type.Optional(Nullable(Type.String())),
+  /**
+   * The manifest directory manifest_file is relative to: its path from the root of its git
+   * repository ("." for the root), or absolute outside git (status/manifest-root.ts). Absent in
+   * older records: read as the directory whose default store holds them (docs/status.md).
+   */
+  manifest_root: Type.Optional(Nullable(Type.String())),
   /** ISO 8601 time of this record. */
   updated_at: Type.String(),
   last_error: Nullable(Type.String()),

@@ -3,7 +3,8 @@ import { PlumbError } from "../../errors.js";
 import { shown } from "./import-live.js";
 import { adoptKey, buildAdoptedRecord, decideAdoption } from "../../reconcile/adopt.js";
 import { gitCommitOf, openSession, planSession } from "../../reconcile/session.js";
-import { ownRecordsIn, publishStatus } from "../../git/status-source.js";
+import { manifestDirOf, ownRecordsIn, publishStatus } from "../../git/status-source.js";
+import { manifestRootOf } from "../../status/manifest-root.js";
 import { checkStatusDirWritable } from "../../status/status-store.js";
 import { askOnTerminal, type ApplyIo } from "../sync/apply.js";
 import {
@@ -91,7 +92,7 @@ async function adoptLocked(
   }
   const gitCommit = await gitCommitOf(path);
   const recorded = [];
-  const store = ownRecordsIn(session.statusDir);
+  const store = ownRecordsIn(session.statusDir, manifestRootOf(manifestDirOf(session.root)));
   for (const d of adoptable) {
     const record = await buildAdoptedRecord(
       d,

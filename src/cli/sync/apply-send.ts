@@ -22,7 +22,8 @@ import {
   gitCommitOf,
   type Session,
 } from "../../reconcile/session.js";
-import { ownRecordsIn, publishStatus } from "../../git/status-source.js";
+import { manifestDirOf, ownRecordsIn, publishStatus } from "../../git/status-source.js";
+import { manifestRootOf } from "../../status/manifest-root.js";
 import type { StateLock } from "../../lock/index.js";
 import { listenForStop } from "./apply-stop.js";
 import type { ConnectionFlags } from "../options.js";
@@ -125,7 +126,8 @@ export async function sendAndReport(run: Confirmed): Promise<number> {
  * object whose secrets are not sent keeps their fingerprints, now in this store.
  */
 const fencedRecords = ({ lock, session }: Confirmed) => {
-  const store = ownRecordsIn(session.statusDir); // git's answer kept for this run
+  // Each record names its manifest directory: a store shared by two PATHs (docs/apply.md "Prune").
+  const store = ownRecordsIn(session.statusDir, manifestRootOf(manifestDirOf(session.root)));
   return {
     previous: appliedView(session).objects,
     record: async (status: ObjectStatus) => {

@@ -1,12 +1,14 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { type ManagedRecord, planPrune, type PruneScope } from "../../diff/plan/plan-prune.js";
+import { planPrune, type PruneScope } from "../../diff/plan/plan-prune.js";
+import { sortByName } from "../../diff/values.js";
 import type { PlannedPrune } from "../../diff/plan/plan-types.js";
 import { checkEmptiedFiles } from "../../manifest/rules/emptied-rules.js";
 import type { Problem } from "../../manifest/types.js";
 import type { Deployment } from "../../schema/deployment.js";
 import { loadUntrackedStatusStore, manifestDirOf, resolveStatusDir } from "../../git/status-source.js";
 import { statusKey } from "../../status/status-types.js";
+import { type RecordWithRoot, recordsSeenFrom, type StoreOf } from "./prune-scope.js";
 
 // Which managed deployments are removed from git: one computation for plan/apply --prune (session.ts)
 // and controller --prune (prune-sweep.ts). Only records inside the PATH read count; an emptied file
@@ -36,8 +38,9 @@ const keysOf = (tree: LoadedTree) =>
  */
 export function findEmptiedManifests(
   root: string,
-  records: Iterable<ManagedRecord>,
+  records: Iterable<RecordWithRoot>,
   tree: LoadedTree,
+  store?: StoreOf,
 ): Problem[] {
   const dir = manifestDirOf(root);
   const scope = pruneScopeOf(root);
@@ -46,7 +49,7 @@ export function findEmptiedManifests(
     ...tree.problems.filter((p) => p.severity === "error").map((p) => p.file),
   ]);
   return checkEmptiedFiles(
-    records,
+    recordsSeenFrom(root, records, store).inside,
     { definedFiles, desired: keysOf(tree) },
     (file) => existsSync(join(dir, file)),
     (file) => scope.file === null || scope.file === file,
@@ -74,18 +77,30 @@ export type PruneDecision =
  */
 export function decidePrune(input: {
   root: string;
-  records: Iterable<ManagedRecord>;
+  records: Iterable<RecordWithRoot>;
   tree: LoadedTree;
   live: readonly Deployment[];
   prune: boolean;
+  /** Where the records were read (the CLI's store); undefined: PATH's own default store. */
+  store?: StoreOf | undefined;
 }): PruneDecision {
   const records = [...input.records];
   const errors = input.tree.problems.filter((p) => p.severity === "error");
-  const emptied = findEmptiedManifests(input.root, records, input.tree);
+  const emptied = findEmptiedManifests(input.root, records, input.tree, input.store);
   if (errors.length > 0 || emptied.length > 0)
     return { ok: false, reason: "invalid or emptied manifests", problems: [...errors, ...emptied] };
   if (input.tree.objects.length === 0)
     return { ok: false, reason: "the manifests define no object", problems: [] };
   const scope = pruneScopeOf(input.root);
-  return { ok: true, prune: planPrune(records, keysOf(input.tree), input.live, input.prune, scope) };
+  const { inside, untied } = recordsSeenFrom(input.root, records, input.store);
+  const keys = keysOf(input.tree);
+  const prune = planPrune(inside, keys, input.live, input.prune, scope);
+  // A one-file prune of a store another directory may share, with records that do not say which
+  // directory wrote them: the file's name matches, its directory cannot be told, so they are kept.
+  const same = untied.filter((r) => r.manifest_file === scope.file);
+  const kept = planPrune(same, keys, input.live, false).map((p) => ({ ...p, refused: UNTIED }));
+  return { ok: true, prune: sortByName([...prune, ...kept]) };
 }
+
+const UNTIED =
+  "its record does not say which directory it was applied from (written before plumb recorded it) and this --status-dir may be shared: apply the directory with --prune, or delete it by hand";
