@@ -125,6 +125,33 @@ describe("revision lifecycle", () => {
       { revisionSeconds: 0 },
     ));
 
+  // A deployment being deleted deploys nothing more: its revision in progress ends INTERRUPTED when
+  // the DELETE is taken (it went on to DEPLOYED, so a client polling it saw a success for a
+  // deployment on its way out); revisions already ended keep their status. docs/control-plane.md.
+  it("interrupts the revision in progress when its deployment is deleted", () =>
+    withServer(
+      async (api, clock) => {
+        const d = (await api.call("POST", "/v2/deployments", gitrepo("going"))).body;
+        clock.advance(7);
+        const first = d.latest_revision_id;
+        const second = (await api.call("PATCH", `/v2/deployments/${d.id}`, { secrets: [] })).body
+          .latest_revision_id;
+        clock.advance(3);
+        expect(await statusOf(api, d.id, second)).toBe("BUILDING");
+        expect((await api.call("DELETE", `/v2/deployments/${d.id}`)).status).toBe(204);
+        clock.advance(10);
+        const revision = (await api.call("GET", `/v2/deployments/${d.id}/revisions/${second}`)).body;
+        expect(revision).toMatchObject({
+          status: "INTERRUPTED",
+          status_message: expect.stringContaining("deleted"),
+        });
+        expect(await statusOf(api, d.id, first)).toBe("DEPLOYED");
+        const gone = (await api.call("GET", `/v2/deployments/${d.id}`)).body;
+        expect(gone).toMatchObject({ status: "AWAITING_DELETE", active_revision_id: first });
+      },
+      { deploymentReadySeconds: 60 },
+    ));
+
   it("answers 404 for an unknown revision and pages revisions newest first", () =>
     withServer(async (api) => {
       const d = (await api.call("POST", "/v2/deployments", gitrepo("pages"))).body;

@@ -15,6 +15,8 @@ export type RevisionRecord = {
   failure?: ForcedFailure;
   /** Set when a newer revision superseded this one before it reached DEPLOYING. */
   skipped?: { at: number; by: string };
+  /** Set when its deployment was deleted while it was in progress (it deploys nothing more). */
+  interrupted?: { at: number; message: string };
 };
 
 /** Every field of spec 2.3's SourceRevisionConfig: answers carry each one, null when unset. */
@@ -68,6 +70,8 @@ const stepsOf = (record: Pick<RevisionRecord, "source" | "failure">) =>
 export function revisionStateAt(record: RevisionRecord, now: number, paceMs: number) {
   if (record.skipped && now >= record.skipped.at)
     return { status: "SKIPPED" as const, since: record.skipped.at };
+  if (record.interrupted && now >= record.interrupted.at)
+    return { status: "INTERRUPTED" as const, since: record.interrupted.at };
   const steps = stepsOf(record);
   const last = steps.length - 1;
   const index =
@@ -86,6 +90,12 @@ const SUPERSEDABLE: ReadonlySet<string> = new Set([
 
 export function isSupersedable(record: RevisionRecord, now: number, paceMs: number): boolean {
   return SUPERSEDABLE.has(revisionStateAt(record, now, paceMs).status);
+}
+
+/** True while the revision has not ended: SUPERSEDABLE, or DEPLOYING. */
+export function isInProgress(record: RevisionRecord, now: number, paceMs: number): boolean {
+  const { status } = revisionStateAt(record, now, paceMs);
+  return status === "DEPLOYING" || SUPERSEDABLE.has(status);
 }
 
 /** Forced failures for tests: a revision field containing `fail-create`, `fail-build` or `fail-deploy`. */
@@ -137,6 +147,7 @@ export function formatRevision(record: RevisionRecord, now: number, paceMs: numb
   const { status, since } = revisionStateAt(record, now, paceMs);
   let message: string | null = null;
   if (status === "SKIPPED") message = `Superseded by revision ${record.skipped?.by ?? ""}`.trim();
+  else if (status === "INTERRUPTED") message = record.interrupted?.message ?? null;
   else if (record.failure && status === record.failure.status) message = record.failure.message;
   return {
     id: record.id,

@@ -4,7 +4,13 @@ import { HttpError } from "../http/http-errors.js";
 import type { DeploymentRecord, Timing, UploadRecord } from "./record.js";
 import type { CreatePlan } from "./rules.js";
 import type { PatchPlan } from "./patch-rules.js";
-import { clusterRefusal, forcedFailure, isSupersedable, type RevisionRecord } from "./revisions.js";
+import {
+  clusterRefusal,
+  forcedFailure,
+  isInProgress,
+  isSupersedable,
+  type RevisionRecord,
+} from "./revisions.js";
 
 export type TracingProject = { id: string; name: string };
 /** One durable change: a whole deployment record (upsert), or a tracing project. */
@@ -117,10 +123,17 @@ export class DeploymentStore {
     this.changed(record);
   }
 
+  /**
+   * Starts the deletion. A revision still in progress deploys nothing more: it ends INTERRUPTED now
+   * (docs/control-plane.md "Revisions"), so a client polling it is not told DEPLOYED.
+   */
   delete(record: DeploymentRecord, now: number): void {
     if (record.deletedAt !== undefined) return;
     record.deletedAt = now;
     record.updatedAt = now;
+    for (const revision of record.revisions)
+      if (isInProgress(revision, now, this.timing.revisionMs))
+        revision.interrupted = { at: now, message: `Interrupted: deployment ${record.id} is being deleted` };
     this.changed(record);
   }
 
