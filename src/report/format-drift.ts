@@ -35,14 +35,18 @@ const itemText = (item: DriftItem) =>
     ? `${REASON_TEXT[item.reason]} (pending: ${PENDING_TEXT}${item.reason === "removed-from-git" ? " --prune" : ""})`
     : `${REASON_TEXT[item.reason]} (${ORIGIN_TEXT[item.origin]})`;
 
-/** "2 objects not checked (errors above); " before the summary, when an error stopped some plans. */
-const notCheckedText = (report: DriftReport) =>
-  report.not_checked.length > 0
-    ? `${count(report.not_checked.length, "object")} not checked (errors above); `
-    : "";
-
+/**
+ * The summary line. When an error stopped some plans it says first that their drift is unknown, and
+ * never "No drift" for the whole: "1 object not checked (errors above); No drift: 1 object matches
+ * git." read as a clean run in a log or a pull-request comment.
+ */
 function summaryText(report: DriftReport): string {
-  return `${notCheckedText(report)}${driftSummary(report)}`;
+  const unchecked = report.not_checked.length;
+  if (unchecked === 0) return driftSummary(report);
+  const head = `${count(unchecked, "object")} not checked (errors above)`;
+  if (report.drifted) return `${head}; ${driftSummary(report)}`;
+  if (report.summary.in_sync + report.items.length === 0) return `Drift unknown: ${head}; none was checked.`;
+  return `Drift unknown: ${head}; of those checked, ${driftSummary(report).replace(/^No drift: /, "no drift: ")}`;
 }
 
 function driftSummary(report: DriftReport): string {
