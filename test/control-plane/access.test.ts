@@ -28,7 +28,10 @@ describe("authentication and tenants", () => {
           status: 401,
           body: { detail: "Invalid token" },
         });
-        expect((await api.call("GET", path, undefined, { "x-api-key": "wrong" })).status).toBe(401);
+        const wrong = await api.call("GET", path, undefined, { "x-api-key": "wrong" });
+        expect(wrong.status).toBe(401);
+        // RFC 9110 15.5.2: a 401 carries a challenge; spec 5.1 names the Bearer scheme
+        expect(wrong.headers.get("www-authenticate")).toBe("Bearer");
       }
       expect(
         (

@@ -19,7 +19,9 @@ export function createAuthenticator(grants: ApiKeyGrant[]) {
   const authenticate = (request: FastifyRequest): string => {
     const key = apiKeyOf(request);
     const tenants = key === undefined ? undefined : byKey.get(key);
-    if (!tenants) throw new HttpError(401, "Invalid token");
+    // RFC 9110 15.5.2: a 401 names a scheme to authenticate with (spec 5.1's Bearer), as FastAPI's
+    // HTTPBearer answers; X-Api-Key, which has no registered scheme, is taken too.
+    if (!tenants) throw new HttpError(401, "Invalid token", { "www-authenticate": "Bearer" });
     const header = request.headers["x-tenant-id"];
     // A tenant id is a uuid: read in any of its spellings, as the path ids are (docs/control-plane.md "Ids").
     const asked =
