@@ -99,6 +99,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       headers,
       body: delivery.body,
       timeoutMs,
+      configured: lane.url,
     });
     if (result.ok) return finished(lane, delivery, "sent");
     if (!result.retryable || delivery.attempt >= retries) {

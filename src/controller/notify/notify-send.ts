@@ -13,6 +13,42 @@ export const originOf = (url: string, base?: string): string => {
   }
 };
 
+/**
+ * The parts of a webhook URL that may be its secret: path segments, query names and values, a
+ * fragment, user name and password (4 characters or more, lower-cased as a host is).
+ */
+const secretPartsOf = (url: string): string[] => {
+  if (!URL.canParse(url)) return [];
+  const parsed = new URL(url);
+  const parts = [
+    ...parsed.pathname.split("/"),
+    ...[...parsed.searchParams].flat(),
+    parsed.hash.slice(1),
+    decoded(parsed.username),
+    decoded(parsed.password),
+  ];
+  return parts.map((part) => decoded(part).toLowerCase()).filter((part) => part.length >= 4);
+};
+
+/**
+ * Where a redirect pointed, as its origin, unless that origin repeats part of the receiver's URL: a
+ * receiver's text, `Location: http:SECRET` or `//SECRET.host/` has the path's token for a host,
+ * which the origin alone still showed (lower-cased) in the log line. Then it is not named.
+ */
+function redirectTarget(location: string, url: string, secretsOf = url): string {
+  const origin = originOf(location, url);
+  const host = decoded(origin).toLowerCase();
+  const bare = hostOnly(host);
+  const cut = (part: string) => bare.length >= 8 && part.includes(bare);
+  if (secretPartsOf(secretsOf).some((part) => host.includes(part) || cut(part)))
+    return "an origin not shown (it repeats part of the --notify URL)";
+  return origin;
+}
+
+/** The host of an origin (`https://a.b:8080` → `a.b`), to find a secret cut short to a host label. */
+const hostOnly = (origin: string): string =>
+  origin.replace(/^[a-z][a-z0-9+.-]*:\/\//, "").replace(/:\d+$/, "");
+
 const decoded = (text: string): string => {
   try {
     return decodeURIComponent(text);
@@ -40,7 +76,13 @@ export function receiverOf(url: string): { url: string; authorization?: string }
 export async function sendNotification(
   send: typeof fetch,
   url: string,
-  init: { headers: Record<string, string>; body: string; timeoutMs: number },
+  init: {
+    headers: Record<string, string>;
+    body: string;
+    timeoutMs: number;
+    /** The URL as configured (with the user:password `url` was stripped of): its parts are secrets. */
+    configured?: string;
+  },
 ): Promise<SendResult> {
   try {
     const response = await send(url, {
@@ -54,7 +96,7 @@ export async function sendNotification(
     if (response.ok) return { ok: true };
     if (response.status >= 300 && response.status < 400) {
       const location = response.headers.get("location");
-      const to = location ? ` to ${originOf(location, url)}` : "";
+      const to = location ? ` to ${redirectTarget(location, url, init.configured)}` : "";
       return {
         ok: false,
         problem: `HTTP ${response.status} redirect${to} not followed: give --notify the final URL`,

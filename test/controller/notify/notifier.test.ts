@@ -120,6 +120,30 @@ describe("--notify deliveries", () => {
     expect(log.text()).not.toContain("updated and converged"); // the body stays out of the log
   });
 
+  it("a redirect whose origin repeats the webhook URL's secret (path, query, password) is not named", async () => {
+    const secret = "Xsecretpath1234";
+    const query = "qsecret98765";
+    const password = "pwsecret4321";
+    // The receiver is http: `https:PATH` (another scheme) and `//PATH.host` make the echo the host.
+    const echoes = [`https:${secret}`, `//${secret}.hooks.example/`, `https://${query}.evil.example/`];
+    const echoing = await receiver((n, req) => {
+      const location = (req.url ?? "").includes("pw") ? `//${password}.example/` : echoes[n % echoes.length]!;
+      return { status: 302, headers: { location } };
+    });
+    const hooks = [1, 2, 3].map(() => `${echoing.url}/services/T0AAAA/${secret}?token=${query}`);
+    const withPassword = `${echoing.url.replace("//", `//user:${password}@`)}/pw`;
+    const { n, counts, log } = notifier([...hooks, withPassword]);
+    n.notify(event);
+    await n.drain(10_000);
+    expect(echoing.deliveries).toHaveLength(4);
+    expect(counts).toEqual(Array(4).fill("applied:failed"));
+    expect(log.text()).toContain(
+      "redirect to an origin not shown (it repeats part of the --notify URL) not followed",
+    );
+    for (const part of [secret, query, password])
+      expect(log.text().toLowerCase()).not.toContain(part.toLowerCase());
+  });
+
   it("gives each receiver its own slots: one that never answers delays no other", async () => {
     const hung = await receiver(() => "hang");
     const healthy = await receiver();
