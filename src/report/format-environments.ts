@@ -22,20 +22,28 @@ export type EnvironmentsOutput = {
   end(): void;
 };
 
-/** The command's JSON for one environment, with `environment` on it and on each of its changes. */
+/**
+ * The lists of a command's JSON whose entries each name an object: plan's changes, apply's results,
+ * status's objects, drift's items and not_checked, adopt's recorded and skipped. Drift's and
+ * adopt's carried no `environment`, so a consumer of a flattened list could not tell prod's drift
+ * from staging's.
+ */
+const PER_OBJECT = ["changes", "results", "objects", "items", "not_checked", "recorded", "skipped"];
+
+/** The command's JSON for one environment, with `environment` on it and on each entry of its lists. */
 function withEnvironment(text: string, environment: string): unknown {
   if (text.trim() === "") return { environment };
   const value = JSON.parse(text) as Record<string, unknown>;
-  const mark = (changes: unknown) =>
-    Array.isArray(changes) ? changes.map((c: object) => ({ ...c, environment })) : changes;
+  const mark = (list: unknown) =>
+    Array.isArray(list) ? list.map((c: object) => ({ ...c, environment })) : list;
+  const marked = (object: Record<string, unknown>) =>
+    Object.fromEntries(PER_OBJECT.filter((key) => key in object).map((key) => [key, mark(object[key])]));
   const plan = value.plan as Record<string, unknown> | undefined;
   return {
     environment,
     ...value,
-    ...(value.changes ? { changes: mark(value.changes) } : {}),
-    ...(value.results ? { results: mark(value.results) } : {}),
-    ...(value.objects ? { objects: mark(value.objects) } : {}),
-    ...(plan?.changes ? { plan: { ...plan, changes: mark(plan.changes) } } : {}),
+    ...marked(value),
+    ...(plan?.changes ? { plan: { ...plan, ...marked(plan) } } : {}),
   };
 }
 
@@ -68,6 +76,10 @@ export function environmentsOutput(format: string | undefined, stdout: Write): E
     // comment read as if the environment had nothing to say), and one not applied was left out.
     failed(name, error) {
       if (format === "json") entries.push({ environment: name, error: errorObject(failedRunOf(error)) });
+      // Text: the report under its heading says so; it was left empty, the error on stderr only, and
+      // `plumb drift > report.txt` read as staging having nothing to report.
+      if (format !== "json" && format !== "markdown")
+        stdout.write(`! environment ${name} failed [${error.code}]: not reported (the error is on stderr)\n`);
       const part = format === "markdown" ? parts.findLast((p) => p.name === name) : undefined;
       if (part)
         part.text += `${part.text === "" ? "" : "\n"}> **Failed:** ${markdownText(error.message)} ${markdownCode(`[${error.code}]`, false)}\n`;

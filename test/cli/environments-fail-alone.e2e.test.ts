@@ -1,9 +1,12 @@
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/sync/apply.js";
 import { driftCommand } from "../../src/cli/sync/drift.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
 import { promotionRepo, stopPromotion } from "../support/promotion-repo.js";
-import { plain, runCommand, startTwoPlanes, type TwoPlanes } from "./two-planes.js";
+import { api } from "../controller/support.js";
+import { plain, PROD_KEY, runCommand, startTwoPlanes, type TwoPlanes } from "./two-planes.js";
 
 // plan, diff, drift and status over several environments: one environment whose control plane
 // refuses its key (or whose key is not set where the command runs) is reported, and the others
@@ -73,6 +76,11 @@ describe("an environment that cannot be read, among others", () => {
     expect(out).toContain("== environment prod ==");
     expect(out).toMatch(/no drift|in sync/i);
     expect(err).toContain("plumb: environment staging:");
+    // The report itself says staging was not reported: its heading stood empty, "No drift" below
+    // prod's the only verdict on stdout (a drift job's log, a file).
+    expect(out).toContain(
+      "== environment staging ==\n! environment staging failed [unauthorized]: not reported (the error is on stderr)\n== environment prod ==",
+    );
   });
 
   it("one environment selected, or apply: the error ends the command as before", async () => {
@@ -87,5 +95,33 @@ describe("an environment that cannot be read, among others", () => {
     expect(apply.err).toContain(
       "plumb: environment staging failed, so prod was not applied (nothing sent there)",
     );
+  });
+
+  it("drift -o json: each item and object not checked carries its environment, as plan's changes do", async () => {
+    // prod's deployment changed outside plumb (drift), and a second one whose secret is not set
+    // where drift runs (not checked).
+    const client = api(planes.prod.url, PROD_KEY);
+    const live = await client.deployment("agent");
+    await client.call("PATCH", `/v2/deployments/${live.id}`, {
+      source_revision_config: { image_uri: "img/agent:hotfix" },
+    });
+    const secretOf = `${plain("keyed")}  secrets:\n    - {name: TOKEN, valueFrom: {env: KEYED_TOKEN}}\n`;
+    await writeFile(join(dir, "keyed.yaml"), secretOf);
+    try {
+      const { out, code } = await run(driftCommand, [dir, "--env", "prod", "-o", "json"], {});
+      expect(code).toBe(1);
+      const json = JSON.parse(out) as {
+        environments: Array<{
+          environment: string;
+          items: Array<{ name: string; environment?: string }>;
+          not_checked: Array<{ name: string; environment?: string }>;
+        }>;
+      };
+      const [prod] = json.environments;
+      expect(prod!.items.map((i) => [i.name, i.environment])).toEqual([["agent", "prod"]]);
+      expect(prod!.not_checked.map((i) => [i.name, i.environment])).toEqual([["keyed", "prod"]]);
+    } finally {
+      await rm(join(dir, "keyed.yaml"));
+    }
   });
 });
