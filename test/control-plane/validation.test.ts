@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type Api, gitrepo, start } from "./helpers.js";
 
 let api: Api;
@@ -88,6 +89,27 @@ describe("422 HTTPValidationError", () => {
     const big = await api.call("POST", "/v2/deployments", { ...gitrepo("big"), pad: "x".repeat(5000) });
     expect(big.status).toBe(413);
     expect(typeof big.body.detail).toBe("string");
+  });
+
+  // FastAPI (spec 2.6's bodies are its) reads a body without a Content-Type, or with an empty one
+  // or an application/*+json one, as JSON; only another type is refused. A script that posts
+  // json.dumps(...) with Python's requests sends none: it was a 415 here, a 201 on the service.
+  it("reads a body without a content type, or of an application/*+json type, as JSON", async () => {
+    const send = async (name: string, type?: string) => {
+      const headers: Record<string, string> = { "x-api-key": DEFAULT_API_KEY };
+      if (type !== undefined) headers["content-type"] = type;
+      // bytes: fetch adds no Content-Type of its own, as it does for a string
+      const body = Buffer.from(JSON.stringify(gitrepo(name)));
+      const response = await fetch(`${api.cp.url}/v2/deployments`, { method: "POST", headers, body });
+      return { status: response.status, body: (await response.json()) as { name?: string } };
+    };
+    expect(await send("untyped")).toMatchObject({ status: 201, body: { name: "untyped" } });
+    expect(await send("blank", "")).toMatchObject({ status: 201, body: { name: "blank" } });
+    const suffixed = await send("suffixed", "application/merge-patch+json; charset=utf-8");
+    expect(suffixed).toMatchObject({ status: 201, body: { name: "suffixed" } });
+    expect((await send("plain", "text/plain")).status).toBe(415);
+    expect((await send("form", "application/x-www-form-urlencoded")).status).toBe(415);
+    expect((await send("jsonish", "application/jsonx")).status).toBe(415);
   });
 
   it("refuses a __proto__ key however it is spelled, and parses escapes elsewhere", async () => {
