@@ -1,3 +1,4 @@
+import { realStoreDir } from "./real-store.js";
 import { systemClock } from "../clock.js";
 import { fileError, PlumbError } from "../errors.js";
 import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
@@ -41,7 +42,8 @@ import { createObserver } from "./observer.js";
 
 const MIN_LEASE_MS = 1_000;
 
-export const lockPathOf = (target: LockTarget): string => `${target.statusDir.replace(/[/\\]+$/, "")}.lock`;
+/** `<statusDir>.lock` beside the store's real path (real-store.ts): one lock whatever link names it. */
+export const lockPathOf = (target: LockTarget): string => `${realStoreDir(target.statusDir)}.lock`;
 
 /**
  * May a waiter remove this lock now? Released, its local process gone, or seen unrenewed for a lease;

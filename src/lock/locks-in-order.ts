@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { realStoreDir } from "./real-store.js";
 import { isPlumbError } from "../errors.js";
 import { acquireStateLock } from "./index.js";
 import { storeUnwritableError } from "./lock-errors.js";
@@ -40,8 +40,9 @@ export async function acquireStateLocks(
 type Locks = { own: StateLock | undefined; held: StateLock[] };
 
 async function lockInOrder(target: LockTarget, nearby: string[], options: LockOptions): Promise<Locks> {
-  const ownDir = resolve(target.statusDir);
-  const others = [...new Set(nearby.map((dir) => resolve(dir)))].filter((dir) => dir !== ownDir).sort();
+  // Ordered and told apart by their real paths, as their locks are keyed (real-store.ts).
+  const ownDir = realStoreDir(target.statusDir);
+  const others = [...new Set(nearby.map((dir) => realStoreDir(dir)))].filter((dir) => dir !== ownDir).sort();
   const locks: Locks = { own: undefined, held: [] };
   try {
     for (const statusDir of others.filter((dir) => dir < ownDir))
