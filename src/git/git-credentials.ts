@@ -133,3 +133,23 @@ export function hideCredentials(text: string, secrets: readonly string[]): strin
   if (wanted.length === 0) return text;
   return text.replace(new RegExp(wanted.map(escape).join("|"), "gi"), "****");
 }
+
+/**
+ * The credentials in a git environment that a server may echo: PLUMB_GIT_TOKEN's forms, and the
+ * value of each `http.*.extraheader` config entry passed in it (git-env.ts: what actions/checkout
+ * writes, `AUTHORIZATION: basic <base64 of user:token>`), the credential after its scheme, and for
+ * Basic its decoded token.
+ */
+export function gitSecretsOf(env: Record<string, string | undefined>): string[] {
+  const secrets = gitTokenForms(env);
+  for (const [name, key] of Object.entries(env)) {
+    const n = /^GIT_CONFIG_KEY_(\d+)$/.exec(name)?.[1];
+    if (n === undefined || !key || !/extraheader$/i.test(key)) continue;
+    const credential = /^[^:]+:\s*(?:\w+\s+)?(\S+)/.exec(env[`GIT_CONFIG_VALUE_${n}`] ?? "")?.[1];
+    if (!credential) continue;
+    const decoded = Buffer.from(credential, "base64").toString("utf8");
+    const token = /^[\x20-\x7e]+:([\x21-\x7e]+)$/.exec(decoded)?.[1];
+    secrets.push(credential, ...(token ? [decoded, token] : []));
+  }
+  return secrets;
+}

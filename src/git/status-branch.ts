@@ -4,6 +4,8 @@ import type { SimpleGit } from "simple-git";
 import { simpleGit } from "./simple-git.js";
 import { PlumbError, type PlumbErrorCode } from "../errors.js";
 import { statusGitEnv } from "./git-env.js";
+import { gitSecretsOf, hideCredentials } from "./git-credentials.js";
+import { redactUrlsIn } from "./git-origin.js";
 import type { CheckoutQueue } from "./checkout-queue.js";
 import { DEFAULT_STATUS_DIR } from "../status/status-store.js";
 import { type GitStop, GitStopped, runNetworkGit } from "./stoppable-git.js";
@@ -148,26 +150,43 @@ export async function withStatusGitEnv<T>(
   try {
     return await work({ ...info, gitEnv: git.env });
   } catch (error) {
-    throw gitFailure(error, code, what);
+    throw gitFailure(error, code, what, git.env);
   } finally {
     await git.dispose();
   }
 }
 
-/** A git failure as a typed error: git's reason without credentials, and the fix (typed errors pass). */
-export const gitFailure = (error: unknown, code: PlumbErrorCode, what: string): PlumbError =>
+/**
+ * A git failure as a typed error: git's reason without credentials, and the fix (typed errors pass).
+ * `env`: the git environment the command ran with (its token and extraheader are hidden).
+ */
+export const gitFailure = (
+  error: unknown,
+  code: PlumbErrorCode,
+  what: string,
+  env: Record<string, string | undefined> = process.env,
+): PlumbError =>
   error instanceof PlumbError
     ? error
     : error instanceof GitStopped // the controller's stop, not the credentials
       ? new PlumbError(code, `${what}: ${error.message}`, { cause: error })
-      : new PlumbError(code, `${what}: ${gitReason(error)}; ${CREDENTIALS_FIX}`, { cause: error });
+      : new PlumbError(code, `${what}: ${gitReason(error, env)}; ${CREDENTIALS_FIX}`, { cause: error });
 
 const CREDENTIALS_FIX =
   "the status branch is pushed with the repository's own credentials (its http.extraheader, credential helpers, GIT_ASKPASS) or PLUMB_GIT_USERNAME/PLUMB_GIT_TOKEN: give them write access (GitHub Actions: permissions: contents: write)";
 
-/** git's first error line without a URL's user:password or an Authorization header value. */
-const gitReason = (error: unknown): string =>
-  (((error as Error).message ?? String(error)).split("\n").find((l) => l.trim()) ?? "git failed")
-    .replace(/\/\/[^/@\s]+@/g, "//")
+/**
+ * git's first error line without a credential: every URL in it redacted as the remote is shown
+ * (git quotes it with its query: `repository 'https://host/r.git?access_token=…/' not found`), an
+ * Authorization header value, and PLUMB_GIT_TOKEN in the forms a server echoes it in (`fatal:
+ * remote error: …` quoting the Basic credentials it was sent): git-origin.ts, git-credentials.ts.
+ */
+const gitReason = (error: unknown, env: Record<string, string | undefined>): string =>
+  redactUrlsIn(
+    hideCredentials(
+      ((error as Error).message ?? String(error)).split("\n").find((l) => l.trim()) ?? "git failed",
+      gitSecretsOf(env),
+    ),
+  )
     .replace(/(authorization:\s*\w+\s+)\S+/gi, "$1[redacted]")
     .trim();

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -6,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createGitCredentials } from "../../src/git/git-credentials.js";
 import { openGitSource, redactUrl } from "../../src/git/git-source.js";
+import { loadStatusFromBranch } from "../../src/git/records/load-status-branch.js";
 
 // A git remote's credentials are never shown: not in the URL plumb names (errors, logs, the status
 // page, /status), not where git quotes it, not where the server echoes them. The server is a hostile
@@ -118,6 +120,40 @@ describe("a git remote's credentials in git's failures", () => {
     const message = await cloneError(`${remote.url}/echo/repo.git`, { PLUMB_GIT_TOKEN: ENV_TOKEN });
     const basic = Buffer.from(`x-access-token:${ENV_TOKEN}`).toString("base64");
     expect(message).toContain("refused"); // the server's words are still shown
+    for (const form of [ENV_TOKEN, ENV_TOKEN.toUpperCase(), basic]) expect(message).not.toContain(form);
+  });
+});
+
+describe("a status branch remote's credentials in git's failures", () => {
+  /** A repository whose origin is `remote` (and its local config `extra`), read as a status branch. */
+  const readError = async (remote: string, extra: string[][] = []) => {
+    const dir = join(tmp, "repo");
+    execFileSync("git", ["init", "-q", dir]);
+    execFileSync("git", ["-C", dir, "remote", "add", "origin", remote]);
+    for (const [key, value] of extra) execFileSync("git", ["-C", dir, "config", key!, value!]);
+    const error = (await loadStatusFromBranch({ root: dir, branch: "plumb-status" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { code: string; message: string };
+    expect(error.code).toBe("status-branch-read-failed");
+    return error.message;
+  };
+
+  it("git quoting a remote with a token in its query and its path shows neither", async () => {
+    const message = await readError(
+      `${remote.url}/404/x-access-token/${PATH_TOKEN}/repo.git?access_token=${QUERY_TOKEN}`,
+    );
+    expect(message).toContain("not found");
+    expect(message).not.toContain(QUERY_TOKEN);
+    expect(message).not.toContain(PATH_TOKEN);
+  });
+
+  it("a server echoing the repository's extraheader (actions/checkout's) has none of it shown", async () => {
+    const basic = Buffer.from(`x-access-token:${ENV_TOKEN}`).toString("base64");
+    const message = await readError(`${remote.url}/echo/repo.git`, [
+      [`http.${remote.url}/.extraheader`, `AUTHORIZATION: basic ${basic}`],
+    ]);
+    expect(message).toContain("refused");
     for (const form of [ENV_TOKEN, ENV_TOKEN.toUpperCase(), basic]) expect(message).not.toContain(form);
   });
 });
