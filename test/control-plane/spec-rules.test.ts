@@ -132,6 +132,16 @@ const rows: Row[] = [
     rs({ init_containers: [{ name: "i", image: "i", env: [{ name: "X", value: "", valueFrom: {} }] }] }),
     200,
   ],
+  // a pod's containers, init containers included, share one namespace of names (Kubernetes
+  // refuses the pod): a sidecar named as an init container was taken and deployed
+  [
+    "a sidecar named as an init container",
+    () => self,
+    "PATCH",
+    on(() => box),
+    rs({ init_containers: [{ name: "c", image: "i" }], sidecars: [{ name: "c", image: "i" }] }),
+    422,
+  ],
   [
     "restartPolicy outside the enum",
     () => self,

@@ -59,6 +59,18 @@ function checkResourceSpec(spec: Obj, issues: ValidationIssue[]) {
       }
     });
   checkMounts(spec.volume_mounts, [...base, "volume_mounts"]);
+  // A pod's containers, init containers included, share one namespace of names (Kubernetes refuses
+  // the pod otherwise), so a sidecar may not take an init container's name either.
+  const initNames = new Set(list(spec.init_containers).map((c) => (isObj(c) ? c.name : undefined)));
+  list(spec.sidecars).forEach((container, c) => {
+    if (isObj(container) && typeof container.name === "string" && initNames.has(container.name))
+      issues.push(
+        issue(
+          [...base, "sidecars", c, "name"],
+          `container name "${container.name}" is also an init container's: a pod's containers need names of their own`,
+        ),
+      );
+  });
   for (const field of ["init_containers", "sidecars"] as const) {
     const containers = list(spec[field]);
     duplicates(containers, "name", [...base, field], "container name", issues);
