@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { targetsNowhere, targetText } from "../environment/targets-nowhere.js";
 import { selectEnvironments } from "../environment/select.js";
 import { escapeControls, isPlumbError, PlumbError } from "../errors.js";
 import { environmentNamesAbove, type LoadResult, loadManifestsOnce } from "../manifest/load.js";
@@ -32,6 +33,8 @@ export { environmentApiReader, settingsOf, withEnvironmentHint } from "./environ
 
 type EnvFlags = ConnectionFlags & {
   env?: string[];
+  /** --target: an environment where none of these runs is skipped (said), not run. */
+  target?: string[];
   mode?: string;
   output?: string;
   environment?: string;
@@ -109,6 +112,7 @@ export async function forEachEnvironment<F extends EnvFlags>(
     for (const environment of environments) pinnedUrlsOf(environment, root, io.env, flags);
   if (connects) refuseSharedNames(tree, root, io.env, flags);
   const output = environmentsOutput(flags.output, io.stdout);
+  const skipped = targetsNowhere(tree, environments, flags.target ?? []);
   const failed: string[] = [];
   const stop = options.stopOnFailure && !flags.keepGoing && environments.length > 1;
   // --keep-going: apply's failed environment is reported as a read-only command's is.
@@ -117,6 +121,14 @@ export async function forEachEnvironment<F extends EnvFlags>(
   for (const [index, environment] of environments.entries()) {
     const name = environment.manifest.metadata.name;
     const stdout = output.start(name);
+    if (skipped.has(name)) {
+      const targets = flags.target ?? [];
+      output.skipped(
+        name,
+        `${targetText(targets)}: ${targets.length === 1 ? "it does" : "none does"} not run in ${name}`,
+      );
+      continue;
+    }
     const rest = environments.slice(index + 1).map((e) => e.manifest.metadata.name);
     const result = await runOne(path, root, environment, flags, { ...io, stdout }, run, connects).catch(
       (error: unknown) => {

@@ -16,6 +16,8 @@ export type EnvironmentsOutput = {
   ran(name: string): void;
   /** Its run failed with `error`: JSON's entry is the error, as a failed command's document has it. */
   failed(name: string, error: PlumbError): void;
+  /** Its run was skipped (`why`: none of --target's objects runs there): said in every format. */
+  skipped(name: string, why: string): void;
   /** apply stopped after `after`: JSON names each environment not applied. */
   notApplied(names: readonly string[], after: string): void;
   /** Writes the JSON or Markdown document; once, when the command ends (also with an error). */
@@ -83,6 +85,11 @@ export function environmentsOutput(format: string | undefined, stdout: Write): E
       const part = format === "markdown" ? parts.findLast((p) => p.name === name) : undefined;
       if (part)
         part.text += `${part.text === "" ? "" : "\n"}> **Failed:** ${markdownText(error.message)} ${markdownCode(`[${error.code}]`, false)}\n`;
+    },
+    skipped(name, why) {
+      if (format === "json") entries.push({ environment: name, skipped: why });
+      else if (format === "markdown") parts.at(-1)!.text += `> **Skipped:** ${markdownText(why)}\n`;
+      else stdout.write(`skipped: ${why}\n`);
     },
     notApplied(names, after) {
       if (format === "json")

@@ -124,4 +124,33 @@ describe("an environment that cannot be read, among others", () => {
       await rm(join(dir, "keyed.yaml"));
     }
   });
+
+  it("--target of a deployment that does not run in prod: prod is skipped and says so, not 'No drift' nor no-manifests", async () => {
+    const only = plain("only").replace("  name: only\n", "  name: only\n  environments: [staging]\n");
+    await writeFile(join(dir, "only.yaml"), only);
+    try {
+      const drift = await run(driftCommand, [dir, "--target", "only"], {});
+      expect(drift.code).toBe(0);
+      // It said "No drift: 0 objects match git." of prod, which it never looked at.
+      expect(drift.out).toContain(
+        "== environment prod ==\nskipped: --target only: it does not run in prod\n",
+      );
+      expect(drift.out.split("== environment prod ==")[1]).not.toContain("match git");
+      // plan failed prod with no-manifests ("no plumb manifests under ..."), exit 1.
+      const plan = await run(planCommand, [dir, "--target", "only", "-o", "json"], {});
+      expect(plan.code).toBe(0);
+      const json = JSON.parse(plan.out) as { environments: Array<{ environment: string; skipped?: string }> };
+      expect(json.environments.map((e) => [e.environment, e.skipped])).toEqual([
+        ["staging", undefined],
+        ["prod", "--target only: it does not run in prod"],
+      ]);
+      const none = await run(planCommand, [dir, "--env", "prod", "--target", "only"], {});
+      expect(none.thrown).toMatchObject({
+        code: "usage",
+        message: "--target only runs in none of the environments selected (prod)",
+      });
+    } finally {
+      await rm(join(dir, "only.yaml"));
+    }
+  });
 });
