@@ -1,6 +1,7 @@
 import { appendFile, mkdir, open, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { fileError } from "../errors.js";
+import { type BootReading, isBootReading } from "./boot-clock.js";
 import { readStateFile } from "./state-file.js";
 
 // The deletions --prune made, kept in the status directory so that --prune-max bounds deletions
@@ -10,7 +11,14 @@ import { readStateFile } from "./state-file.js";
 
 export const PRUNE_LEDGER_FILE = "prune-ledger.jsonl";
 
-export type PruneEntry = { at: string; kind: string; name: string; id: string };
+export type PruneEntry = {
+  at: string;
+  kind: string;
+  name: string;
+  id: string;
+  /** The clock since boot when it was counted (boot-clock.ts); absent in older entries and off Linux. */
+  boot?: BootReading;
+};
 
 /** Entries older than this are dropped when the ledger is rewritten (longer than any sane window). */
 const KEEP_MS = 7 * 24 * 3_600_000;
@@ -66,16 +74,31 @@ function parsePruneLedger(text: string): PruneEntry[] {
   return entries;
 }
 
-/** The entries within `windowMs` before `now`. */
+/**
+ * The entries within `windowMs` before `now`, by the wall clock or, for an entry of the same boot as
+ * `here`, by the clock since boot: either one counting it is enough. A wall clock stepped forward
+ * past the window (NTP correcting a clock behind, a skewed host) made the deletions just counted
+ * look old and freed the budget at once; one stepped back sees them in the future, still counted.
+ */
 export const deletionsWithin = (
   entries: readonly PruneEntry[],
   now: number,
   windowMs: number,
+  here?: BootReading,
 ): PruneEntry[] =>
   entries.filter((e) => {
     const at = Date.parse(e.at);
-    return Number.isFinite(at) && at > now - windowMs;
+    const sameBoot = here !== undefined && isBootReading(e.boot) && e.boot.id === here.id;
+    return (Number.isFinite(at) && at > now - windowMs) || (sameBoot && here.ms - e.boot!.ms < windowMs);
   });
+
+/**
+ * When the ledger's old entries are dropped: KEEP_MS before the latest of them, never later than
+ * `now`. Judged by `now` alone, a writer whose clock ran a week ahead (another machine on the status
+ * branch) dropped every entry and with them the budget of the machines whose clocks are right.
+ */
+const keepFrom = (entries: readonly PruneEntry[], now: number): number =>
+  Math.min(now, Math.max(...entries.map((e) => Date.parse(e.at)).filter(Number.isFinite), -Infinity));
 
 /** Appends one deletion, durably; a long ledger is rewritten without its old entries first. */
 export async function recordPruneDeletion(statusDir: string, entry: PruneEntry): Promise<void> {
@@ -83,7 +106,7 @@ export async function recordPruneDeletion(statusDir: string, entry: PruneEntry):
   const file = join(statusDir, PRUNE_LEDGER_FILE);
   const entries = await readPruneLedger(statusDir);
   if (entries.length >= REWRITE_OVER) {
-    const kept = deletionsWithin(entries, Date.parse(entry.at), KEEP_MS);
+    const kept = deletionsWithin(entries, keepFrom(entries, Date.parse(entry.at)), KEEP_MS, entry.boot);
     const temp = `${file}.tmp`;
     await writeDurably(temp, kept.map((e) => `${JSON.stringify(e)}\n`).join(""));
     await rename(temp, file);

@@ -40,6 +40,10 @@ it("a missing ledger is empty; a long one is rewritten without entries older tha
     JSON.stringify({ at: at(now - 8 * 24 * 3_600_000), kind: "Deployment", name: `o${i}`, id: `${i}` }),
   );
   await appendFile(join(dir, PRUNE_LEDGER_FILE), `${old.join("\n")}\n`);
+  // Old against the newest entry the ledger holds, not the writer's clock alone (one a week ahead
+  // dropped every entry, test/reconcile/probe-safety-prune-clock.test.ts): the fresh one first.
   await recordPruneDeletion(dir, { at: at(now), kind: "Deployment", name: "fresh", id: "f" });
-  expect((await readFile(join(dir, PRUNE_LEDGER_FILE), "utf8")).trim().split("\n")).toHaveLength(1);
+  expect((await readFile(join(dir, PRUNE_LEDGER_FILE), "utf8")).trim().split("\n")).toHaveLength(1_001);
+  await recordPruneDeletion(dir, { at: at(now + 1), kind: "Deployment", name: "next", id: "n" });
+  expect((await readFile(join(dir, PRUNE_LEDGER_FILE), "utf8")).trim().split("\n")).toHaveLength(2);
 });
