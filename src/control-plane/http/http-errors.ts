@@ -57,7 +57,12 @@ export function installErrorHandling(
       const body = context === "body";
       const path = body ? (config.pathChecks?.(request.params) ?? []) : [];
       const extra = body ? (config.bodyChecks?.(request.body) ?? []) : [];
-      const detail = dedupe([...path, ...formatAjvErrors(error.validation, context), ...extra]);
+      const issues = body ? bodyAsFastApi(request.body, formatAjvErrors(error.validation, context)) : [];
+      const detail = dedupe([
+        ...path,
+        ...(body ? issues : formatAjvErrors(error.validation, context)),
+        ...extra,
+      ]);
       return reply.code(422).send({ detail });
     }
     switch (error.code) {
@@ -81,3 +86,19 @@ export function installErrorHandling(
     return reply.code(status).send({ detail: status >= 500 ? "Internal server error" : error.message });
   });
 }
+
+/**
+ * A body that is not an object as FastAPI answers it (its models validate with from_attributes): no
+ * body or `null` is `missing`, any other non-object `model_attributes_type`; ajv calls both a type.
+ */
+function bodyAsFastApi(body: unknown, issues: ValidationIssue[]): ValidationIssue[] {
+  if (body === undefined || body === null) return [{ loc: ["body"], msg: "Field required", type: "missing" }];
+  return issues.map((issue) =>
+    issue.loc.length === 1 && issue.type === "dict_type" ? { ...issue, ...NOT_A_MODEL } : issue,
+  );
+}
+
+export const NOT_A_MODEL = {
+  msg: "Input should be a valid dictionary or object to extract fields from",
+  type: "model_attributes_type",
+} as const;

@@ -1,3 +1,4 @@
+import { NOT_A_MODEL } from "../http/http-errors.js";
 import {
   ORG_ROLES,
   WORKSPACE_ROLES,
@@ -26,8 +27,7 @@ function objectBody(body: unknown, known: readonly string[], issues: ValidationI
   if (!isObject(body)) {
     issues.push({
       loc: ["body"],
-      msg: "Input should be a valid dictionary or object",
-      type: "model_attributes_type",
+      ...NOT_A_MODEL,
     });
     return undefined;
   }
@@ -81,8 +81,7 @@ function grants(value: unknown, loc: Loc, issues: ValidationIssue[]): WorkspaceG
     if (!isObject(item))
       return issues.push({
         loc: here,
-        msg: "Input should be a valid dictionary or object",
-        type: "model_attributes_type",
+        ...NOT_A_MODEL,
       });
     const workspace = workspaceName(item.workspace, [...here, "workspace"], issues);
     const role = oneOf(item.role, WORKSPACE_ROLES, [...here, "role"], issues);
