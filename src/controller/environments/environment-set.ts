@@ -39,7 +39,8 @@ export async function definedEnvironments(
   // One defined twice is not started (as one whose document is invalid): which is read first is no choice.
   const twice = definedTwice(tree.problems);
   const where = "under its root (the controller reads none above it)";
-  const selected = selectEnvironments(tree.environments, requested, where).filter(
+  // The tree's errors go with an unknown --env name: an invalid Environment document is not defined.
+  const selected = selectEnvironments(tree.environments, requested, where, tree.problems).filter(
     (e) => !twice.has(e.manifest.metadata.name),
   );
   const problem = [...twice.values()][0];
