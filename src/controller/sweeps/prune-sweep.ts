@@ -1,5 +1,6 @@
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
+import { type Monotonic, systemMonotonic } from "../../lock/lock-types.js";
 import type { PlannedPrune } from "../../diff/plan/plan-types.js";
 import { checkPruneBudget } from "../../reconcile/prune/prune-budget.js";
 import { decidePrune, type LoadedTree, type PruneDecision } from "../../reconcile/prune/prune-plan.js";
@@ -37,6 +38,11 @@ export type PruneSweepDeps = {
   fence?: (() => void) | undefined;
   port: PrunePort;
   clock: Clock;
+  /**
+   * Where --prune-delay is measured (default: the suspend-aware monotonic clock of the state lock):
+   * on the wall clock, a step forward between two scans confirmed a removal seen once.
+   */
+  monotonic?: Monotonic | undefined;
   timeoutMs: number;
   log: Logger;
   /** Asks for a scan after `ms` (a removal waiting for --prune-delay is confirmed by it). */
@@ -54,7 +60,7 @@ const treeOf = (snapshot: DesiredSnapshot): LoadedTree => ({
 
 export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapshot) => Promise<void> {
   const delayMs = deps.delayMs ?? DEFAULT_PRUNE_DELAY_MS;
-  /** Removals seen, by name: when first seen (the delay counts from there). */
+  /** Removals seen, by name: when first seen, on the monotonic clock (the delay counts from there). */
   const seen = new Map<string, number>();
   /** The names last reported blocked, so each distinct set is reported once. */
   const blocked = { names: "" };
@@ -127,12 +133,12 @@ function logSkipped(log: Logger, gate: Extract<PruneDecision, { ok: false }>): v
  * seen, and forgets those no longer removed); asks for the scan that confirms the others.
  */
 function readyAfterDelay(
-  deps: Pick<PruneSweepDeps, "clock" | "log" | "rescanAfter">,
+  deps: Pick<PruneSweepDeps, "monotonic" | "log" | "rescanAfter">,
   seen: Map<string, number>,
   removed: readonly PlannedPrune[],
   delayMs: number,
 ): PlannedPrune[] {
-  const now = deps.clock.now();
+  const now = (deps.monotonic ?? systemMonotonic)();
   for (const name of [...seen.keys()]) if (!removed.some((p) => p.name === name)) seen.delete(name);
   for (const p of removed) if (!seen.has(p.name)) seen.set(p.name, now);
   const ready = removed.filter((p) => now - seen.get(p.name)! >= delayMs);
