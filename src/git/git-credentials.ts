@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { credentialOrigin } from "./git-origin.js";
+import { credentialOrigin, redactRemote, redactUrlsIn } from "./git-origin.js";
 
 // The environment every git command of the controller runs with (fetches and status-branch pushes
 // alike). HTTPS credentials come from PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN through a GIT_ASKPASS
@@ -152,4 +152,20 @@ export function gitSecretsOf(env: Record<string, string | undefined>): string[] 
     secrets.push(credential, ...(token ? [decoded, token] : []));
   }
   return secrets;
+}
+
+/**
+ * git's failure text as plumb may show it: each URL redacted as a remote is shown (git-origin.ts),
+ * and the credentials of its environment (gitSecretsOf) and of the remotes in its arguments
+ * removed wherever the text repeats them (git quotes the remote; a server's `remote:` lines and
+ * `fatal: remote error:` may echo what it was sent).
+ */
+export function redactGitText(
+  text: string,
+  env: Record<string, string | undefined>,
+  args: readonly string[],
+): string {
+  const remotes = args.filter((arg) => arg.includes("://") || arg.includes("@"));
+  const secrets = [...gitSecretsOf(env), ...remotes.flatMap((arg) => redactRemote(arg).secrets)];
+  return redactUrlsIn(hideCredentials(text, secrets));
 }

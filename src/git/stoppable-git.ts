@@ -1,4 +1,5 @@
 import { type IOType, spawn, spawnSync } from "node:child_process";
+import { redactGitText } from "./git-credentials.js";
 
 // The controller's git commands over the network (the first clone of --repo, each poll's fetch,
 // the status branch's ls-remote, clone, fetch and push, the lease's), stoppable. simple-git's `abort` killed the git process only: the HTTP helper git had started
@@ -67,7 +68,8 @@ export function runStoppableGit(args: readonly string[], options: StoppableGit):
     child.once("close", (code, how) => {
       if (code === 0) return done();
       const why = signal?.aborted ? "stopped" : stderr.trim() || `git exited with ${code ?? how}`;
-      done(new Error(why));
+      // Whoever shows it (logs, /status, a notification) gets it without the credentials.
+      done(new Error(redactGitText(why, options.env, args)));
     });
   });
 }
@@ -184,5 +186,7 @@ export function runNetworkGitSync(
   }
   if (timedOut) throw new Error(`git did not answer within ${Math.round(timeoutMs)} ms`);
   if (failed) throw failed;
-  throw new Error(ran.stderr.trim() || `git exited with ${ran.status ?? ran.signal}`);
+  throw new Error(
+    redactGitText(ran.stderr.trim() || `git exited with ${ran.status ?? ran.signal}`, options.env, args),
+  );
 }

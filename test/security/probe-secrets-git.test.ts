@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createGitCredentials } from "../../src/git/git-credentials.js";
 import { openGitSource, redactUrl } from "../../src/git/git-source.js";
 import { loadStatusFromBranch } from "../../src/git/records/load-status-branch.js";
+import { runNetworkGit } from "../../src/git/stoppable-git.js";
 
 // A git remote's credentials are never shown: not in the URL plumb names (errors, logs, the status
 // page, /status), not where git quotes it, not where the server echoes them. The server is a hostile
@@ -155,5 +156,42 @@ describe("a status branch remote's credentials in git's failures", () => {
     ]);
     expect(message).toContain("refused");
     for (const form of [ENV_TOKEN, ENV_TOKEN.toUpperCase(), basic]) expect(message).not.toContain(form);
+  });
+});
+
+describe("any git command over the network (the drift branch's and promotion's pushes)", () => {
+  it("fails without the remote's credentials or PLUMB_GIT_TOKEN in its message", async () => {
+    const dir = join(tmp, "repo");
+    execFileSync("git", ["init", "-q", dir]);
+    const tokenUrl = `${remote.url}/500/x-access-token/${PATH_TOKEN}/repo.git?access_token=${QUERY_TOKEN}`;
+    execFileSync("git", ["-C", dir, "remote", "add", "origin", tokenUrl]);
+    const identity = ["-c", "user.name=t", "-c", "user.email=t@example.com"];
+    execFileSync("git", ["-C", dir, ...identity, "commit", "-q", "--allow-empty", "-m", "c"]);
+    const credentials = await createGitCredentials(
+      { PATH: process.env.PATH, HOME: tmp, PLUMB_GIT_TOKEN: ENV_TOKEN },
+      `${remote.url}/echo/repo.git`,
+    );
+    try {
+      const failures = await Promise.all(
+        [
+          ["push", "--quiet", "origin", "HEAD:refs/heads/drift"], // the URL from the remote's config
+          ["ls-remote", tokenUrl], // in argv
+          ["ls-remote", `${remote.url}/echo/repo.git`], // the server echoes the Basic credentials
+        ].map((args) =>
+          runNetworkGit(args, { cwd: dir, env: credentials.env }).then(
+            () => "",
+            (e: Error) => e.message,
+          ),
+        ),
+      );
+      expect(failures[0]).toContain("x-access-token/****/repo.git?access_token=****");
+      expect(failures[2]).toContain("refused");
+      const basic = Buffer.from(`x-access-token:${ENV_TOKEN}`).toString("base64");
+      for (const message of failures)
+        for (const secret of [QUERY_TOKEN, PATH_TOKEN, ENV_TOKEN, ENV_TOKEN.toUpperCase(), basic])
+          expect(message).not.toContain(secret);
+    } finally {
+      await credentials.dispose();
+    }
   });
 });
