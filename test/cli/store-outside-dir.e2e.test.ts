@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { assertBuilt, runCli } from "../support/built-cli.js";
+import { runInProcess } from "../support/in-process-cli.js";
 import { api, container, writeDoc } from "../controller/support.js";
 
 // The commands that write a status store (apply, adopt; drift and status refreshing records) write
@@ -20,7 +20,6 @@ let tree: string;
 let outside: string;
 
 beforeAll(async () => {
-  assertBuilt();
   cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
 });
 afterAll(() => cp.stop());
@@ -34,7 +33,7 @@ beforeEach(async () => {
 afterEach(() => rm(tmp, { recursive: true, force: true }));
 
 const plumb = (...args: string[]) =>
-  runCli(args, { ...process.env, PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY });
+  runInProcess(args, { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY });
 
 it.each([
   ["apply", [".plumb"]],

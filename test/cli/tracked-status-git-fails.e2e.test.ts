@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { assertBuilt, runCli } from "../support/built-cli.js";
+import { runInProcess } from "../support/in-process-cli.js";
 import { api } from "../controller/support.js";
 import { plain } from "./two-planes.js";
 
@@ -16,12 +16,12 @@ import { plain } from "./two-planes.js";
 // tracked: it failed open, and the committed record was trusted again. Inside a repository git must
 // now answer, or the command stops (status-tracking-unknown) before sending anything; outside one
 // nothing can be tracked and git is not needed. Counted on the control plane: the deployment only
-// the committed record names stays. The built CLI runs with the broken git setting in its own env.
+// the committed record names stays. plumb runs in the test's process (runInProcess), the broken git setting in its environment for
+// the call (the git it starts inherits it).
 
 let cp: RunningControlPlane;
 const dirs: string[] = [];
 beforeAll(async () => {
-  assertBuilt();
   cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
 });
 afterAll(async () => {
@@ -32,8 +32,8 @@ afterAll(async () => {
 const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], { cwd });
 const env = { PLUMB_API_URL: "", PLUMB_API_KEY: DEFAULT_API_KEY };
-const apply = (path: string, extra: NodeJS.ProcessEnv = {}) =>
-  runCli(["apply", path, "--yes", "--no-wait", "--prune"], { ...env, PLUMB_API_URL: cp.url, ...extra });
+const apply = (path: string, extra: Record<string, string> = {}) =>
+  runInProcess(["apply", path, "--yes", "--no-wait", "--prune"], { ...env, PLUMB_API_URL: cp.url, ...extra });
 const names = async () => (await api(cp.url).deployments()).map((d) => d.name).sort();
 
 /**

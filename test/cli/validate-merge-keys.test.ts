@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { assertBuilt, runCli } from "../support/built-cli.js";
+import { runInProcess } from "../support/in-process-cli.js";
 
 // YAML merge keys (`<<: *base`) are YAML 1.1; plumb reads YAML 1.2 (core schema), where `<<` is a
 // plain key. It was reported as an unknown field named "<<" (or a label whose value is a mapping),
@@ -11,7 +11,6 @@ import { assertBuilt, runCli } from "../support/built-cli.js";
 
 let dir: string;
 beforeEach(async () => {
-  assertBuilt();
   dir = await mkdtemp(join(tmpdir(), "plumb-merge-"));
 });
 afterEach(async () => {
@@ -36,7 +35,7 @@ const REFUSED =
 
 async function validate(text: string) {
   await writeFile(join(dir, "web.yaml"), text);
-  const { code, output } = await runCli(["validate", dir], {});
+  const { code, output } = await runInProcess(["validate", dir], {});
   return { code, lines: output.trimEnd().split("\n") };
 }
 

@@ -4,13 +4,13 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
-import { assertBuilt, runCli } from "../support/built-cli.js";
+import { runInProcess } from "../support/in-process-cli.js";
 import { markupIn } from "./markdown-markup.js";
 
 // A pull request decides the file names and the keys of its manifests, and CI posts plan's
 // Markdown as a comment. A file named with a backtick (ending the code span around it) or a key
-// quoted in an unknown-field problem put an image, a team mention and HTML in that comment. The
-// built CLI against the real local control plane: the comment holds them as text only.
+// quoted in an unknown-field problem put an image, a team mention and HTML in that comment. plumb
+// (in the test's process) against the real local control plane: the comment holds them as text only.
 
 const HOSTILE = "a`|<img src=x>![t](https:x) @acme-admins #12 **b**";
 const deployment = (extra: string[] = []) =>
@@ -29,7 +29,6 @@ const deployment = (extra: string[] = []) =>
 let cp: RunningControlPlane;
 let root: string;
 beforeAll(async () => {
-  assertBuilt();
   cp = await startControlPlane({ revisionSeconds: 0 });
   root = await mkdtemp(join(tmpdir(), "plumb-md-hostile-"));
 });
@@ -39,7 +38,10 @@ afterAll(async () => {
 });
 
 const plan = (dir: string) =>
-  runCli(["plan", dir, "--output", "markdown"], { PLUMB_API_URL: cp.url, PLUMB_API_KEY: DEFAULT_API_KEY });
+  runInProcess(["plan", dir, "--output", "markdown"], {
+    PLUMB_API_URL: cp.url,
+    PLUMB_API_KEY: DEFAULT_API_KEY,
+  });
 
 it("a file name with markup in it is shown as written, as code", async () => {
   const dir = await mkdtemp(join(root, "names-"));
