@@ -122,6 +122,28 @@ describe("rate limits", () => {
     expect([ingest("PATCH", "/runs/1"), ingest("POST", "/otel/v1/traces")]).toEqual([true, true]);
   });
 
+  // Spec 8.2's first row limits OPTIONS by client address (High throughput, 2000 per 10 s): a
+  // preflight carries no key (browsers send none), so OPTIONS needs none. It was judged as a failed
+  // authentication, 401, and limited at 100 per 10 s per address, then 429.
+  it("limits OPTIONS by address in its own row, needing no key", async () => {
+    const limits = { "High throughput": { count: 4, intervalSeconds: 10 } };
+    const authFailureLimit = { count: 2, intervalSeconds: 10 };
+    await using({ clock: new ManualClock(), rateLimits: limits, authFailureLimit }, async (api) => {
+      const anonymous = { "x-api-key": "" };
+      for (let i = 0; i < 4; i++) {
+        const answer = await api.call("OPTIONS", "/v2/deployments", undefined, anonymous);
+        expect(answer.status).toBe(405);
+        expect(answer.headers.get("allow")).toBe("GET, POST");
+      }
+      const over = await api.call("OPTIONS", "/v2/deployments", undefined, anonymous);
+      expect(over).toMatchObject({ status: 429, body: { detail: "Rate limit exceeded" } });
+      // no failed authentication was counted: a wrong key is still told 401
+      expect((await api.call("GET", "/v2/deployments", undefined, { "x-api-key": "wrong" })).status).toBe(
+        401,
+      );
+    });
+  });
+
   it("keeps at most maxWindows windows however many unchecked x-user-id values arrive", () => {
     let t = 0;
     const limiter = createRateLimiter(

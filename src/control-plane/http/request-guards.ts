@@ -47,8 +47,11 @@ function flagsOf(request: FastifyRequest, configAt: ConfigAt): RouteFlags | unde
   const target = slashTarget(request.url.split("?", 1)[0] ?? "/");
   return target === undefined ? undefined : (configAt?.(request.method, target) as RouteFlags | undefined);
 }
-// Unknown routes are authenticated too (401 before 404), as behind a real API gateway.
-const isPublic = (request: FastifyRequest, configAt: ConfigAt) => flagsOf(request, configAt)?.public === true;
+// Unknown routes are authenticated too (401 before 404), as behind a real API gateway. OPTIONS is
+// not: spec 8.2's first row limits it by client address alone, as a CORS preflight carries no key;
+// no route serves it, so it is a 405 with Allow (404 on an unknown path), and tells nothing else.
+const isPublic = (request: FastifyRequest, configAt: ConfigAt) =>
+  request.method === "OPTIONS" || flagsOf(request, configAt)?.public === true;
 const takesFaults = (request: FastifyRequest, options: GuardOptions) =>
   flagsOf(request, options.routeConfigAt)?.faults !== false &&
   (options.faults?.methods === undefined || options.faults.methods.includes(request.method));
