@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
@@ -68,7 +68,7 @@ it("two manifest directories sharing --status-dir: a prune of one never deletes 
   await write(join(repo, "A", "x.yaml"), doc("a1")); // a2 removed from git; b1 untouched
   const before = await live();
   const plan = await plumb("plan", join(repo, "A", "x.yaml"), "--prune", "--status-dir", store);
-  expect(plan.output).not.toMatch(/b1/);
+  expect(plan.output).not.toMatch(/Deployment b1\b/);
   expect(
     (await plumb("apply", join(repo, "A", "x.yaml"), "--prune", "--status-dir", store, "--yes")).code,
   ).toBe(0);
@@ -119,4 +119,16 @@ it("a directory below the store's: what the store's tree still defines (moved up
   const after = await live();
   expect([...after.keys()].sort()).toEqual(["x1", "x2", "x3", "y1"]);
   for (const name of after.keys()) expect(after.get(name)).toBe(before.get(name));
+});
+
+it("a tree moved with its store (its recorded directory gone) still prunes what left it", async () => {
+  await write(join(repo, "deploy", "x.yaml"), `${doc("x1")}---\n${doc("x2")}`);
+  expect((await plumb("apply", join(repo, "deploy"), "--yes", "--no-wait")).code).toBe(0);
+  await rename(join(repo, "deploy"), join(repo, "deployments"));
+  await write(join(repo, "deployments", "x.yaml"), doc("x1"));
+  const before = await live();
+  expect((await plumb("apply", join(repo, "deployments"), "--prune", "--yes")).code).toBe(0);
+  const after = await live();
+  expect([...after.keys()]).toEqual(["x1"]);
+  expect(after.get("x1")).toBe(before.get("x1"));
 });

@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ManagedRecord } from "../../diff/plan/plan-prune.js";
 import { manifestDirOf } from "../../git/status-source.js";
@@ -56,10 +56,22 @@ export function recordsSeenFrom(
   const fallback = inferredRoot(dir, store);
   const out: ScopedRecords = { inside: [], untied: [], trees: [] };
   const trees = new Set<string>();
+  // A recorded directory gone from disk (the tree moved, its store with it: `mv deploy deployments`,
+  // a copy outside git) names nothing any more: the record is read as one that names none.
+  const known = new Map<string, boolean>();
+  const stillThere = (recorded: string): boolean => {
+    if (!known.has(recorded)) {
+      const at = manifestRootDir(recorded, dir);
+      known.set(recorded, at !== undefined && existsSync(at));
+    }
+    return known.get(recorded)!;
+  };
   for (const record of records) {
     // Unknown (an older record in a --status-dir): a directory PATH takes it for its own, as plumb
     // did before; one file cannot tell it from another directory's file of that name.
-    const recordRoot = record.manifest_root ?? fallback ?? (oneFile(root) ? undefined : from);
+    const recorded =
+      record.manifest_root && stillThere(record.manifest_root) ? record.manifest_root : undefined;
+    const recordRoot = recorded ?? fallback ?? (oneFile(root) ? undefined : from);
     const file = record.manifest_file;
     if (recordRoot === undefined) {
       out.untied.push(record);
