@@ -117,6 +117,38 @@ describe("422 HTTPValidationError", () => {
   // FastAPI (spec 2.6's bodies are its) reads a body without a Content-Type, or with an empty one
   // or an application/*+json one, as JSON; only another type is refused. A script that posts
   // json.dumps(...) with Python's requests sends none: it was a 415 here, a 201 on the service.
+  // pydantic's two answers for a value that is no object: a model's field (source_config) is
+  // model_attributes_type, a map's (labels) dict_type "Input should be a valid dictionary", as the
+  // agent server's routes word it; both were dict_type "Input should be a valid dictionary or object"
+  it("tells a model that is not an object from a map that is not one", async () => {
+    const body = {
+      ...gitrepo("kinds"),
+      source_config: { resource_spec: { labels: [], volumes: [{ name: "v", emptyDir: 1 }] } },
+      source_revision_config: [],
+    };
+    const answer = await api.call("POST", "/v2/deployments", body);
+    expect(answer.status).toBe(422);
+    expect(answer.body.detail).toEqual(
+      expect.arrayContaining([
+        {
+          loc: ["body", "source_revision_config"],
+          msg: "Input should be a valid dictionary or object to extract fields from",
+          type: "model_attributes_type",
+        },
+        {
+          loc: ["body", "source_config", "resource_spec", "labels"],
+          msg: "Input should be a valid dictionary",
+          type: "dict_type",
+        },
+        {
+          loc: ["body", "source_config", "resource_spec", "volumes", 0, "emptyDir"],
+          msg: "Input should be a valid dictionary",
+          type: "dict_type",
+        },
+      ]),
+    );
+  });
+
   it("reads a body without a content type, or of an application/*+json type, as JSON", async () => {
     const send = async (name: string, type?: string) => {
       const headers: Record<string, string> = { "x-api-key": DEFAULT_API_KEY };

@@ -87,18 +87,8 @@ export function installErrorHandling(
   });
 }
 
-/**
- * A body that is not an object as FastAPI answers it (its models validate with from_attributes): no
- * body or `null` is `missing`, any other non-object `model_attributes_type`; ajv calls both a type.
- */
+/** No body, or `null`, is `missing` as FastAPI answers it (ajv calls it a type error). */
 function bodyAsFastApi(body: unknown, issues: ValidationIssue[]): ValidationIssue[] {
   if (body === undefined || body === null) return [{ loc: ["body"], msg: "Field required", type: "missing" }];
-  return issues.map((issue) =>
-    issue.loc.length === 1 && issue.type === "dict_type" ? { ...issue, ...NOT_A_MODEL } : issue,
-  );
+  return issues;
 }
-
-export const NOT_A_MODEL = {
-  msg: "Input should be a valid dictionary or object to extract fields from",
-  type: "model_attributes_type",
-} as const;

@@ -42,9 +42,13 @@ export function schemaValidators(options: Options): SchemaValidators {
   };
 }
 
-/** Every error of a body, which is validated as sent: never coerced, trimmed or defaulted. */
+/**
+ * Every error of a body, which is validated as sent: never coerced, trimmed or defaulted; `verbose`
+ * gives each error its schema, so a model (an object of properties) is told from a map in the 422.
+ */
 const CONTROL_PLANE_AJV_OPTIONS: Options = {
   allErrors: true,
+  verbose: true,
   coerceTypes: false,
   removeAdditional: false,
   useDefaults: false,

@@ -1,6 +1,12 @@
 import type { FastifySchemaValidationError } from "fastify";
 import { ANY_UUID_PATTERN } from "./uuid.js";
 
+/** pydantic's answer for a model (not a map) given a value that is not an object. */
+export const NOT_A_MODEL = {
+  msg: "Input should be a valid dictionary or object to extract fields from",
+  type: "model_attributes_type",
+} as const;
+
 /** One entry of an HTTPValidationError (spec 2.6). */
 export type ValidationIssue = { loc: Array<string | number>; msg: string; type: string };
 
@@ -9,6 +15,8 @@ type Flat = {
   keyword: string;
   params: Record<string, unknown>;
   message: string;
+  /** The failing schema is a model (an object of named properties), not a map (ajv's `verbose`). */
+  model: boolean;
 };
 
 const decode = (segment: string): string | number =>
@@ -19,7 +27,9 @@ function flatten(error: FastifySchemaValidationError): Flat {
   const params = error.params ?? {};
   if (error.keyword === "required") path.push(String(params.missingProperty));
   if (error.keyword === "additionalProperties") path.push(String(params.additionalProperty));
-  return { path, keyword: error.keyword, params, message: error.message ?? "is invalid" };
+  const parent = (error as { parentSchema?: { properties?: unknown } }).parentSchema;
+  const model = parent?.properties !== undefined;
+  return { path, keyword: error.keyword, params, message: error.message ?? "is invalid", model };
 }
 
 const key = (path: Array<string | number>) => JSON.stringify(path);
@@ -62,7 +72,7 @@ const TYPE_NAMES: Record<string, [string, string]> = {
   integer: ["Input should be a valid integer", "int_type"],
   number: ["Input should be a valid number", "float_type"],
   boolean: ["Input should be a valid boolean", "bool_type"],
-  object: ["Input should be a valid dictionary or object", "dict_type"],
+  object: ["Input should be a valid dictionary", "dict_type"],
   array: ["Input should be a valid list", "list_type"],
   null: ["Input should be None", "none_required"],
 };
@@ -75,6 +85,8 @@ function describe(error: Flat): { msg: string; type: string } {
     case "additionalProperties":
       return { msg: "Extra inputs are not permitted", type: "extra_forbidden" };
     case "type": {
+      // pydantic: a model given something else than an object (FastAPI validates with from_attributes)
+      if (p.type === "object" && error.model) return NOT_A_MODEL;
       const [msg, type] = TYPE_NAMES[String(p.type)] ?? [`Input should be ${String(p.type)}`, "type_error"];
       return { msg, type };
     }

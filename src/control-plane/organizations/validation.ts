@@ -1,4 +1,4 @@
-import { NOT_A_MODEL } from "../http/http-errors.js";
+import { NOT_A_MODEL } from "../http/validation-errors.js";
 import {
   ORG_ROLES,
   WORKSPACE_ROLES,
