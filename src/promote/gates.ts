@@ -146,6 +146,8 @@ function checksGate(facts: SourceFacts, gates: NonNullable<Gates["checks"]>): Ga
       ok: false,
       detail: `the checks record of revision ${id} is not consistent, so none of it is trusted: ${problems.join("; ")}; run the checks again (apply the source environment) or correct its status record`,
     };
+  const ahead = checksAhead(checks, facts.now);
+  if (ahead) return { gate: "checks", ok: false, detail: ahead };
   const minRatio = gates.min_pass_ratio ?? 1;
   const maxP95 = gates.max_latency_p95_ms;
   const failures = [
@@ -161,6 +163,25 @@ function checksGate(facts: SourceFacts, gates: NonNullable<Gates["checks"]>): Ga
     ok: failures.length === 0,
     detail: failures.length ? `${failures.join("; ")}: ${measured}` : measured,
   };
+}
+
+/**
+ * How far a checks record's `at` (the clock of the machine whose apply ran them) may read ahead of
+ * the control plane's time: two machines' clocks, not one as for the soak; NTP keeps them well within.
+ */
+const CHECKS_CLOCK_TOLERANCE_MS = 60_000;
+
+/**
+ * A checks record that finished after now: the clock that wrote it is ahead. Of the records of PATH's
+ * store and those nearby the one with the latest `at` stands (laterChecks), so a pass written by a
+ * machine a day ahead outranked, for that day, a failure of the same revision recorded later from a
+ * right clock, and promote moved the revision on it. Null when it is not ahead (or `at` is no time:
+ * such a record counts as earliest, outranking none).
+ */
+function checksAhead(checks: ChecksRecord, now: SourceFacts["now"]): string | null {
+  const at = Date.parse(checks.at);
+  if (!Number.isFinite(at) || at - now.ms <= CHECKS_CLOCK_TOLERANCE_MS) return null;
+  return `the checks of revision ${checks.revision_id} finished at ${checks.at}, ${formatDuration(at - now.ms)} ahead of the ${now.from}'s time (${new Date(now.ms).toISOString()}): the clock that recorded them is wrong, so whether they are the latest verdict on it is unknown; set that machine's clock right and run the checks again (apply the source environment)`;
 }
 
 /** Each gate the promotion names (deployed unless turned off), judged on the facts. */

@@ -126,12 +126,12 @@ const revisionCount = async (cp: RunningControlPlane, key: string, name: string)
 };
 
 /** What apply's verify records for a revision (src/status/checks-record.ts), written into staging's record. */
-async function recordChecks(revisionId: string, passed: number, p95: number) {
+async function recordChecks(revisionId: string, passed: number, p95: number, at = new Date().toISOString()) {
   const file = join(dir, ".plumb", "status", "staging", "deployment.support-agent.json");
   const record = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
   const checks = {
     revision_id: revisionId,
-    at: new Date().toISOString(),
+    at,
     runs: 10,
     passed,
     pass_ratio: passed / 10,
@@ -240,6 +240,23 @@ describe("plumb promote --to prod", () => {
     expect(result.error?.code).toBe("promotion-blocked");
     expect(blockedGates(result.out)).toEqual(["checks"]);
     expect(result.out).toContain("pass ratio 0.8 < 0.9; p95 2500 ms > 2000 ms");
+    expect(await readFile(join(dir, "support-agent.yaml"), "utf8")).toBe(SUPPORT("refs/tags/v1.5.1"));
+  });
+
+  it("checks: a record that finished ahead of staging's clock blocks, alone: the clock that wrote it is wrong", async () => {
+    // Of the stores' records the latest `at` stands: a pass written a day ahead outranked, for that
+    // day, a failure of the same revision recorded later from a right clock.
+    const revision = (await deployment(staging, STAGING_KEY, "support-agent")).latest_revision_id;
+    const ahead = new Date(stagingClock.now() + 24 * 60 * MINUTE).toISOString();
+    await recordChecks(revision, 10, 900, ahead);
+    const result = await promote("--target", "support-agent", "--write");
+    expect(result.error?.code).toBe("promotion-blocked");
+    expect(blockedGates(result.out)).toEqual(["checks"]);
+    expect(result.out).toMatch(
+      new RegExp(
+        `✗ checks fails: the checks of revision ${revision} finished at ${ahead}, 24h( 1s)? ahead of the control plane's time \\(.*\\): the clock that recorded them is wrong`,
+      ),
+    );
     expect(await readFile(join(dir, "support-agent.yaml"), "utf8")).toBe(SUPPORT("refs/tags/v1.5.1"));
   });
 
