@@ -39,7 +39,10 @@ afterAll(async () => {
 });
 
 const needles = (value: string) => [value.slice(0, 12), value.slice(-12)];
-const leaks = (text: string) => [...needles(KEY), ...needles(VALUE)].filter((n) => text.includes(n));
+/** A registry password in a live URL: a credential the run does not know (no secret of it). */
+const PASSWORD = `cnry${randomBytes(10).toString("hex")}-registrypw`;
+const leaks = (text: string) =>
+  [...needles(KEY), ...needles(VALUE), PASSWORD].filter((n) => text.includes(n));
 
 describe("a live value holding the API key", () => {
   it("is shown by no plan, drift or status output, and drift --write does not write it to git", async () => {
@@ -47,18 +50,20 @@ describe("a live value holding the API key", () => {
     await writeDoc(dir, "alpha.yaml", container("alpha", "img/alpha:1"));
     const secrets = { secrets: [{ name: "TOKEN", valueFrom: { env: "LEAK_VALUE" } }] };
     await writeDoc(dir, "beta.yaml", container("beta", "img/beta:1", secrets));
+    await writeDoc(dir, "gamma.yaml", container("gamma", "img/gamma:1"));
     await run("git", ["init", "-q", "-b", "main"], { cwd: tmp });
     const env = { PLUMB_API_URL: cp.url, PLUMB_API_KEY: KEY, LEAK_VALUE: VALUE, HOME: tmp };
     const applied = await runCli(["apply", dir, "--yes"], env);
     expect(applied.code, applied.output).toBe(0);
     // The server's doing: each deployment's image tag is now a secret of the run.
-    for (const [name, secret] of [
-      ["alpha", KEY],
-      ["beta", VALUE],
+    for (const [name, image] of [
+      ["alpha", `img/alpha:${KEY}`],
+      ["beta", `img/beta:${VALUE}`],
+      ["gamma", `https://robot:${PASSWORD}@registry.example/img/gamma:2`],
     ] as const) {
       const live = await api(cp.url, KEY).deployment(name);
       await api(cp.url, KEY).call("PATCH", `/v2/deployments/${live.id}`, {
-        source_revision_config: { image_uri: `img/${name}:${secret}` },
+        source_revision_config: { image_uri: image },
       });
     }
     const outputs: Record<string, string> = {};
@@ -71,6 +76,7 @@ describe("a live value holding the API key", () => {
     outputs["drift --write"] = (await runCli(["drift", dir, "--write"], env)).output;
     outputs.manifest = await readFile(join(dir, "alpha.yaml"), "utf8");
     outputs["beta manifest"] = await readFile(join(dir, "beta.yaml"), "utf8");
+    outputs["gamma manifest"] = await readFile(join(dir, "gamma.yaml"), "utf8");
     const leaked = Object.entries(outputs).filter(([, text]) => leaks(text).length > 0);
     expect(leaked.map(([label, text]) => `${label}:\n${text}`)).toEqual([]);
     // Not vacuous: the drift was seen, shown redacted, and kept out of the files.
@@ -80,5 +86,9 @@ describe("a live value holding the API key", () => {
     expect(outputs["drift --write"]).toContain("it is never written to git");
     expect(outputs.manifest).toContain("image_uri: img/alpha:1");
     expect(outputs["beta manifest"]).toContain("image_uri: img/beta:1");
+    expect(outputs["drift text"]).toContain(
+      '"https://[redacted]@registry.example/img/gamma:2" → "img/gamma:1"',
+    );
+    expect(outputs["gamma manifest"]).toContain("image_uri: img/gamma:1");
   }, 120_000);
 });

@@ -45,3 +45,28 @@ describe("a live value holding a secret cut short", () => {
     expect(url.redactWhole("https://github.com/acme/agent")).toBe("https://github.com/acme/agent");
   });
 });
+
+describe("a live URL with credentials before its host (a secret the run does not know)", () => {
+  const redactor = createSecretRedactor();
+  it("has them redacted, and the field marked so drift --write and promote never write it", () => {
+    const field = hideLiveSecrets(
+      { changes: [change("https://robot:s3cr3t-pw-0001@registry.example/img:2")] } as unknown as Plan,
+      redactor,
+    ).changes[0]!.fields![0]!;
+    expect(field.old).toBe(`https://${REDACTED}@registry.example/img:2`);
+    expect(field.live_redacted).toBe(true);
+    expect(redactor.redactWhole("git+https://ghp_0123456789abcdefABCDEF0123456789abcd@github.com/a/b")).toBe(
+      `git+https://${REDACTED}@github.com/a/b`,
+    );
+  });
+
+  it("keeps a plain user name, a URL without userinfo and an @ after the host", () => {
+    for (const kept of [
+      "ssh://git@github.com/acme/agent.git",
+      "https://github.com/acme/agent",
+      "https://registry.example/img@sha256:0123",
+      "img/alpha:1 and mailto:a@b.example",
+    ])
+      expect(redactor.redactWhole(kept)).toBe(kept);
+  });
+});
