@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -9,6 +9,12 @@ import { createGitCredentials } from "../../src/git/git-credentials.js";
 import { openGitSource, redactUrl } from "../../src/git/git-source.js";
 import { loadStatusFromBranch } from "../../src/git/records/load-status-branch.js";
 import { runNetworkGit } from "../../src/git/stoppable-git.js";
+import { type Controller, startController } from "../../src/controller/controller.js";
+import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
+import { startControlPlane } from "../../src/control-plane/server.js";
+import { startGitHttpServer } from "../controller/git-http-server.js";
+import { container, memoryLogger, waitFor, writeDoc } from "../controller/support.js";
+import { manifestRemote } from "../support/git-clones.js";
 
 // A git remote's credentials are never shown: not in the URL plumb names (errors, logs, the status
 // page, /status), not where git quotes it, not where the server echoes them. The server is a hostile
@@ -192,6 +198,57 @@ describe("any git command over the network (the drift branch's and promotion's p
           expect(message).not.toContain(secret);
     } finally {
       await credentials.dispose();
+    }
+  });
+});
+
+describe("the controller following a remote with a token in its path", () => {
+  it("names it redacted in its log, /status, the status page's header and /metrics", async () => {
+    const { push } = await manifestRemote(tmp);
+    await writeDoc(join(tmp, "work"), "a.yaml", container("alpha", "img/alpha:1"));
+    await push("first");
+    // The bare repository as the server serves it: under /x-access-token/TOKEN/.
+    await mkdir(join(tmp, "x-access-token", PATH_TOKEN), { recursive: true });
+    await symlink(join(tmp, "manifests.git"), join(tmp, "x-access-token", PATH_TOKEN, "manifests.git"));
+    const git = await startGitHttpServer(tmp, "x-access-token", ENV_TOKEN);
+    const cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
+    const log = memoryLogger();
+    let controller: Controller | undefined;
+    try {
+      controller = await startController({
+        source: {
+          kind: "git",
+          url: `${git.url}/x-access-token/${PATH_TOKEN}/manifests.git`,
+          branch: "main",
+          workDir: join(tmp, "checkout"),
+          intervalMs: 3_600_000,
+        },
+        api: { apiUrl: cp.url, apiKey: DEFAULT_API_KEY, platformUrl: cp.url },
+        listen: { host: "127.0.0.1", port: 0 },
+        selfHeal: false,
+        concurrency: 1,
+        debounceMs: 10,
+        backoffBaseMs: 50,
+        backoffMaxMs: 200,
+        timeoutMs: 10_000,
+        env: { PATH: process.env.PATH, HOME: tmp, PLUMB_GIT_TOKEN: ENV_TOKEN },
+        logger: log.logger,
+      });
+      await waitFor("ready", () => controller!.ready());
+      const served = await Promise.all(
+        ["/status", "/ui/api/header", "/metrics", "/"].map(async (path) =>
+          (await fetch(`${controller!.url}${path}`)).text(),
+        ),
+      );
+      expect(served[0]).toContain("/x-access-token/****/manifests.git"); // the remote is named
+      for (const text of [...served, log.text()]) {
+        expect(text).not.toContain(PATH_TOKEN);
+        expect(text).not.toContain(ENV_TOKEN);
+      }
+    } finally {
+      await controller?.stop(1_000);
+      await cp.stop();
+      await git.close();
     }
   });
 });
