@@ -24,6 +24,7 @@ import { withPrune } from "../diff/plan/plan-prune.js";
 import { sortProblems } from "../manifest/validate.js";
 import { decidePrune, findEmptiedManifests } from "./prune/prune-plan.js";
 import { withoutMovedObjects } from "./prune/prune-moved.js";
+import { treesRecordingElsewhere } from "./prune/prune-elsewhere.js";
 import { type ObjectStatus, type StatusStore, statusKey } from "../status/status-types.js";
 
 // The I/O edge shared by apply, drift and status: API settings, clients, the status store, the plan.
@@ -229,6 +230,12 @@ export async function planSession(
         prune: decision.prune,
         records: session.store.objects.values(),
         store: storeOf(session),
+        // Or to a directory with a store of its own that applied it since (prune-elsewhere.ts).
+        elsewhere: await treesRecordingElsewhere({
+          root: session.root,
+          prune: decision.prune,
+          store: storeOf(session),
+        }),
         env: io.env,
         environment: session.environment,
         loads: io.manifestLoads,

@@ -9,7 +9,7 @@ import { DEFAULT_STATUS_DIR } from "./status-store.js";
 // B/x.yaml both recorded "x.yaml"), and a prune of one deleted the other's objects.
 
 /** The root of the git repository holding `dir` (a `.git` in it or above); undefined outside git. */
-function repositoryOf(dir: string): string | undefined {
+export function repositoryOf(dir: string): string | undefined {
   for (let at = dir; ; at = dirname(at)) {
     if (existsSync(join(at, ".git"))) return at;
     if (dirname(at) === at) return undefined;

@@ -132,3 +132,21 @@ it("a tree moved with its store (its recorded directory gone) still prunes what 
   expect([...after.keys()]).toEqual(["x1"]);
   expect(after.get("x1")).toBe(before.get("x1"));
 });
+
+it("a deployment moved to a sibling directory with its own store, applied there since, is kept", async () => {
+  const p = join(repo, "p");
+  await write(join(p, "d", "x.yaml"), `${doc("x")}---\n${doc("k")}`);
+  expect((await plumb("apply", join(p, "d"), "--yes", "--no-wait")).code).toBe(0);
+  await write(join(p, "d", "x.yaml"), doc("k"));
+  await write(join(p, "e", "y.yaml"), doc("x")); // x moves to p/e, whose apply records it (same id)
+  expect((await plumb("apply", join(p, "e"), "--yes", "--no-wait")).code).toBe(0);
+  const before = await live();
+  const plan = await plumb("plan", join(p, "d"), "--prune");
+  expect(plan.output).not.toMatch(/Deployment x\b/);
+  expect((await plumb("apply", join(p, "d"), "--prune", "--yes")).code).toBe(0);
+  expect(await live()).toEqual(before);
+  // once p/e no longer defines it either, the prune of p/d deletes it
+  await write(join(p, "e", "y.yaml"), doc("k2"));
+  expect((await plumb("apply", join(p, "d"), "--prune", "--yes")).code).toBe(0);
+  expect((await live()).has("x")).toBe(false);
+});

@@ -42,12 +42,15 @@ export async function withoutMovedObjects(input: {
   prune: PlannedPrune[];
   records: Iterable<RecordWithRoot>;
   store?: StoreOf | undefined;
+  /** Trees other stores applied the deletions from (prune-elsewhere.ts): read as well. */
+  elsewhere?: readonly string[] | undefined;
   env: NodeJS.ProcessEnv;
   environment: string | undefined;
   loads?: ManifestLoads | undefined;
 }): Promise<PlannedPrune[]> {
   if (input.prune.length === 0) return input.prune;
-  const dirs = treesToRead(input.root, recordsSeenFrom(input.root, input.records, input.store).trees);
+  const recorded = recordsSeenFrom(input.root, input.records, input.store).trees;
+  const dirs = treesToRead(input.root, [...recorded, ...(input.elsewhere ?? [])]);
   const defined = new Set<string>();
   for (const dir of dirs) {
     try {
