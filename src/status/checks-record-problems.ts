@@ -42,7 +42,25 @@ export function checksRecordProblems(record: ChecksRecord): string[] {
       problems.push(`pass_ratio ${ratio} is not ${passed}/${runs} passed (${Number(expected.toFixed(4))})`);
   }
   problems.push(...latencyProblems(data.latency_ms));
+  if (isCount(runs) && isCount(passed) && passed <= runs)
+    problems.push(...failureProblems(data.failures, runs - passed));
   return problems;
+}
+
+/**
+ * apply lists each failed run's case and reason (one entry per case and reason: never more entries
+ * than runs failed), so `passed` raised to `runs` over a record that still says why 2 runs failed is
+ * a contradiction; it was promoted as 10/10. No list with runs failed is not one: a record of an
+ * older plumb, or one written by hand, may carry none.
+ */
+function failureProblems(failures: unknown, failed: number): string[] {
+  if (failures === undefined) return [];
+  if (!Array.isArray(failures)) return [`failures is ${shown(failures)}, not a list`];
+  if (failures.length <= failed) return [];
+  const listed = `${failures.length} ${failures.length === 1 ? "failure is" : "failures are"} listed`;
+  return [
+    `${listed}, and ${failed === 0 ? "every run passed" : `only ${failed} ${failed === 1 ? "run" : "runs"} failed`}`,
+  ];
 }
 
 function latencyProblems(latency: unknown): string[] {

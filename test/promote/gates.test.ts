@@ -152,9 +152,19 @@ describe("promotion gates", () => {
     expect(detail({ pass_ratio: Number.NaN })).toContain("pass_ratio is NaN");
     expect(detail({ latency_ms: { p50: 1, p95: null, max: 1 } })).toContain("latency_ms.p95 is null");
     expect(detail({ latency_ms: { p50: 10, p95: 5, max: 20 } })).toContain("not p50 <= p95 <= max");
+    // passed raised to runs over a record that still says why runs failed.
+    const failures = [{ case: "refund", reason: "timed out after 30s (2 of 10 runs)" }];
+    expect(detail({ failures })).toContain("1 failure is listed, and every run passed");
+    expect(detail({ passed: 9, pass_ratio: 0.9, failures: [...failures, ...failures] })).toContain(
+      "2 failures are listed, and only 1 run failed",
+    );
+    expect(detail({ passed: 9, pass_ratio: 0.9, failures: "none" })).toContain(
+      'failures is "none", not a list',
+    );
     // The exact quotient apply writes is consistent: 2 of 3 holds as 0.666….
+    const one = [{ case: "refund", reason: "wrong answer" }];
     expect(
-      failing(facts({ checks: { ...checks, runs: 3, passed: 2, pass_ratio: 2 / 3 } }), {
+      failing(facts({ checks: { ...checks, runs: 3, passed: 2, pass_ratio: 2 / 3, failures: one } }), {
         checks: { min_pass_ratio: 0.5 },
       }),
     ).toEqual([]);
