@@ -81,7 +81,11 @@ const redactQuery = (query: string, h: Hider): string =>
 const hideShapes = (text: string, h: Hider) => text.replace(TOKEN_SHAPES, (token) => h.hide(token));
 
 function redactParsed(parsed: URL, h: Hider): string {
-  if (parsed.username || parsed.password) {
+  // Over ssh a user name alone is an account (ssh://git@host, ssh://deploy@host), no credential;
+  // over http(s) it is often the token itself (https://TOKEN@github.com).
+  const http = parsed.protocol === "https:" || parsed.protocol === "http:";
+  const account = !http && !parsed.password && /^[a-z][a-z0-9._-]{0,31}$/.test(parsed.username);
+  if ((parsed.username || parsed.password) && !account) {
     h.hide(decoded(parsed.username));
     h.hide(decoded(parsed.password));
     parsed.username = HIDDEN;

@@ -43,6 +43,11 @@ describe("redactUrl", () => {
     ["https://user:PASSWORD1@git.example/deploy.git", "https://****@git.example/deploy.git"],
     [`https://git.example/${PATH_TOKEN}/deploy.git`, "https://git.example/****/deploy.git"],
     ["git@github.com:acme/deploy.git", "git@github.com:acme/deploy.git"],
+    ["ssh://deploy@git.example/acme/deploy.git", "ssh://deploy@git.example/acme/deploy.git"],
+    [
+      "https://ghp_0123456789abcdefABCD@github.com/acme/deploy.git",
+      "https://****@github.com/acme/deploy.git",
+    ],
     ["https://github.com/acme/deploy.git", "https://github.com/acme/deploy.git"],
   ])("%s is shown as %s", (url, shown) => {
     expect(redactUrl(url)).toBe(shown);
