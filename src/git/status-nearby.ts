@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { isOutside } from "../path-inside.js";
 import { loadStatusStore, defaultStatusDir } from "../status/status-store.js";
@@ -17,6 +17,19 @@ import { trackedRecords } from "./records/tracked-records.js";
 // live in its own directory's store), in the environment's ENV/ when there is one, in the
 // directory and on the status branch when one is given. What they say was last applied
 // (applied-nearby.ts) tells plan and apply that a secret is unchanged after an apply elsewhere.
+
+/**
+ * A directory PATH (its stores below count), also through a symbolic link: told by its real path
+ * (manifestDirOf) being the path given, a tree reached through a link (`/srv/agents -> /repo/tree`)
+ * was taken for a file, and its apply neither locked nor read the stores below it.
+ */
+const isDirectoryPath = (path: string): boolean => {
+  try {
+    return statSync(resolve(path)).isDirectory();
+  } catch {
+    return false;
+  }
+};
 
 /** The directories strictly above `dir`, nearest first, up to and including `top` (none when `dir` is not below it). */
 export function directoriesAbove(dir: string, top: string): string[] {
@@ -43,7 +56,7 @@ export async function loadStatusWithNearby(
 ): Promise<{ store: StatusStore; appliedNearby: Map<string, ObjectStatus> }> {
   const own = manifestDirOf(location.root);
   const dirs = top === undefined ? [] : directoriesAbove(own, top);
-  const below = options.below === true && own === resolve(location.root); // a directory PATH
+  const below = options.below === true && isDirectoryPath(location.root);
   const { store, branchNearby } = await loadStatusAndBranchNearby(location, { above: dirs, below });
   const stores: StatusStore[] = [...branchNearby];
   for (const dir of [...dirs, ...(below ? await directoriesBelow(own) : [])]) {
@@ -85,7 +98,7 @@ export async function loadVerdictsNearby(
 ): Promise<VerdictsNearby> {
   const own = manifestDirOf(location.root);
   const dirs = top === undefined ? [] : directoriesAbove(own, top);
-  const below = options.below === true && own === resolve(location.root); // a directory PATH
+  const below = options.below === true && isDirectoryPath(location.root);
   const found: VerdictsNearby = { intents: new Map(), checks: new Map() };
   const note = (store: string, records: StatusStore) => {
     for (const [key, record] of records.objects) {
@@ -132,7 +145,7 @@ export async function nearbyStoresInUse(
 ): Promise<string[]> {
   const own = manifestDirOf(path);
   const above = top === undefined ? [] : directoriesAbove(own, top);
-  const below = own === resolve(path) ? await directoriesBelow(own) : [];
+  const below = isDirectoryPath(path) ? await directoriesBelow(own) : [];
   return [...above, ...below]
     .map((dir) => join(defaultStatusDir(dir), environment ?? ""))
     .filter((dir) => existsSync(dir) || existsSync(`${dir.replace(/[/\\]+$/, "")}.lock`))
