@@ -45,6 +45,11 @@ describe("redactUrl", () => {
     ["git@github.com:acme/deploy.git", "git@github.com:acme/deploy.git"],
     ["ssh://deploy@git.example/acme/deploy.git", "ssh://deploy@git.example/acme/deploy.git"],
     [
+      "https://git.example/acme/global-settings-for-every-service.git",
+      "https://git.example/acme/global-settings-for-every-service.git",
+    ],
+    ["https://git.example/glpat-0123456789abcdefXYZ/deploy.git", "https://git.example/****/deploy.git"],
+    [
       "https://ghp_0123456789abcdefABCD@github.com/acme/deploy.git",
       "https://****@github.com/acme/deploy.git",
     ],
