@@ -4,6 +4,7 @@ import { dirname, relative, resolve, sep } from "node:path";
 import { promisify } from "node:util";
 import type { ApiOptions } from "../api/config.js";
 import { publicUrl } from "../api/public-url.js";
+import { insideRepository } from "../git/inside-repository.js";
 import { gitCommitOf } from "../reconcile/session.js";
 import type { ReportContext } from "../report/report-context.js";
 
@@ -14,6 +15,7 @@ import type { ReportContext } from "../report/report-context.js";
 async function repositoryRoot(path: string, env: NodeJS.ProcessEnv): Promise<string> {
   const ci = env.GITHUB_WORKSPACE || env.CI_PROJECT_DIR;
   if (ci) return resolve(ci);
+  if (!insideRepository(path)) return process.cwd(); // git could only fail: no process for it
   try {
     const { stdout } = await promisify(execFile)("git", ["rev-parse", "--show-toplevel"], { cwd: path });
     return stdout.trim() || process.cwd();

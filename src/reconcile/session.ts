@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { dirname } from "node:path";
+import { insideRepository } from "../git/inside-repository.js";
 import { simpleGit } from "../git/simple-git.js";
 import { type ApiFlags, type ApiOptions, readApiOptions } from "../api/config.js";
 import { createSecretRedactor, type SecretRedactor, tokensOf } from "../api/secret-redactor.js";
@@ -104,6 +105,7 @@ export function agentUrlFallback(apiUrl: string): ((deployment: Deployment) => s
 export async function gitCommitOf(root: string): Promise<string | null> {
   try {
     const dir = (await stat(root)).isDirectory() ? root : dirname(root);
+    if (!insideRepository(dir)) return null; // no git process (nor simple-git loaded) to learn that
     return (await simpleGit(dir).revparse(["HEAD"])).trim() || null;
   } catch {
     return null;

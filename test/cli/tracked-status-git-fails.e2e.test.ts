@@ -117,4 +117,27 @@ it("outside a repository no git is needed: the records are plumb's own, apply ru
   const run = await apply(copied, { PATH: "/nonexistent-plumb-bin" });
   expect(run.output).not.toContain("status-tracking-unknown");
   expect(run.code, run.output).toBe(0);
+
+  // Nor is git started at all there: every command it would run could only fail (a process each).
+  const bin = join(repo, "bin");
+  await writeFile(join(repo, "bin-git"), `#!/bin/sh\necho "$*" >> ${join(repo, "git-calls")}\nexit 128\n`, {
+    mode: 0o755,
+  });
+  execFileSync("mkdir", ["-p", bin]);
+  execFileSync("ln", ["-s", join(repo, "bin-git"), join(bin, "git")]);
+  await writeFile(join(copied, "plain.yaml"), plain("plain-outside").replace(":1", ":3"));
+  const path = `${bin}:${process.env.PATH ?? ""}`;
+  for (const args of [
+    ["apply", copied, "--yes", "--no-wait", "--prune"],
+    ["plan", copied, "-o", "markdown"],
+    ["status", copied],
+  ]) {
+    const ran = await runInProcess(args, {
+      PLUMB_API_URL: cp.url,
+      PLUMB_API_KEY: DEFAULT_API_KEY,
+      PATH: path,
+    });
+    expect(ran.code, ran.output).toBe(0);
+  }
+  await expect(readFile(join(repo, "git-calls"), "utf8")).rejects.toMatchObject({ code: "ENOENT" });
 }, 60_000);

@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { escapeControls, PlumbError } from "../../errors.js";
+import { insideRepository } from "../inside-repository.js";
 
 // A status store is state, never manifests (README: keep `.plumb/` out of git). A record committed
 // to the repository is not one plumb wrote: anyone whose commit lands can name any live deployment
@@ -21,8 +22,9 @@ const TRACKED_RECORD =
 /** The `*.json` names directly in `dir` that git tracks, each with why it is ignored; status-tracking-unknown when git cannot say. */
 export async function trackedRecords(dir: string): Promise<Map<string, string>> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  // A store without records costs no git process (every fresh clone, every first apply).
-  if (!names.some((n) => n.endsWith(".json"))) return new Map();
+  // A store without records costs no git process (every fresh clone, every first apply), nor does
+  // one outside a repository (git could only fail there).
+  if (!names.some((n) => n.endsWith(".json")) || !insideRepository(dir)) return new Map();
   const listed = await new Promise<{ stdout: string; failed?: string }>((done) => {
     execFile(
       "git",
@@ -32,10 +34,7 @@ export async function trackedRecords(dir: string): Promise<Map<string, string>> 
         done(error ? { stdout: "", failed: gitFailure(error, String(stderr)) } : { stdout }),
     );
   });
-  if (listed.failed !== undefined) {
-    if (!insideRepository(dir)) return new Map();
-    throw trackingUnknown(dir, listed.failed);
-  }
+  if (listed.failed !== undefined) throw trackingUnknown(dir, listed.failed);
   const tracked = listed.stdout.split("\0").filter((n) => n.endsWith(".json") && !n.includes("/"));
   return new Map(tracked.map((name) => [name, TRACKED_RECORD]));
 }
@@ -90,6 +89,7 @@ function indexStamp(index: string): string {
  * lock/committed-lock.ts); undefined when git cannot say (no repository, git missing or failing).
  */
 export async function trackedNamesIn(dir: string): Promise<Set<string> | undefined> {
+  if (!insideRepository(dir)) return undefined;
   const listed = await new Promise<string | undefined>((done) => {
     execFile("git", ["ls-files", "-z", "--", "."], { cwd: dir, maxBuffer: 1024 * 1024 }, (error, stdout) =>
       done(error ? undefined : stdout),
@@ -99,14 +99,6 @@ export async function trackedNamesIn(dir: string): Promise<Set<string> | undefin
   return new Set(listed.split("\0").filter((n) => n.length > 0 && !n.includes("/")));
 }
 
-/** Is `dir` in a git repository as git would look for one: a `.git` in it or above, or GIT_DIR set. */
-function insideRepository(dir: string): boolean {
-  if (process.env.GIT_DIR) return true;
-  for (let at = resolve(dir); ; at = dirname(at)) {
-    if (existsSync(join(at, ".git"))) return true;
-    if (dirname(at) === at) return false;
-  }
-}
 
 /** git's own first line (control characters escaped), or why it did not run. */
 function gitFailure(error: NodeJS.ErrnoException | Error, stderr: string): string {
