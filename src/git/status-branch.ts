@@ -89,13 +89,15 @@ export const networkGit =
 
 export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
   const git = gitAt(target.gitEnv, target.root);
-  if (!(await git.checkIsRepo().catch(() => false))) {
+  // One git process both says the directory is in a work tree and where its top is: it fails
+  // outside a repository, in a bare one and inside .git, as --is-inside-work-tree says no there.
+  const top = (await git.revparse(["--show-toplevel"]).catch(() => "")).trim();
+  if (!top) {
     throw new PlumbError(
       "status-branch-no-repo",
       `--status-branch needs the manifests in a git repository; ${target.root} is not in one`,
     );
   }
-  const top = (await git.revparse(["--show-toplevel"])).trim();
   const current = (await git.raw(["rev-parse", "--abbrev-ref", "HEAD"]).catch(() => "")).trim();
   const remoteName = target.remote ?? "origin";
   const remotes = await git.getRemotes(true);
