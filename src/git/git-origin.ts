@@ -41,7 +41,7 @@ const TOKEN_MARKER =
 
 /** Token shapes of git hosts (GitHub, GitLab, Bitbucket app passwords), wherever they appear. */
 const TOKEN_SHAPES =
-  /\b(?:gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,}|(?:glpat|gldt|glrt|glptt|glft|glimt|glsoat|glcbt|glffct|glagent)-[A-Za-z0-9_-]{16,}|ATBB[A-Za-z0-9_-]{20,})/g;
+  /(?:gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,}|(?:glpat|gldt|glrt|glptt|glft|glimt|glsoat|glcbt|glffct|glagent)-[A-Za-z0-9_-]{16,}|ATBB[A-Za-z0-9_-]{20,})/g;
 
 /** Collects what it hides: the pieces are searched for in git's own words too (gitFailure). */
 type Hider = { hide(piece: string): string; secrets: string[] };

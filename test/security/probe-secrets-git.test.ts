@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createGitCredentials } from "../../src/git/git-credentials.js";
 import { openGitSource, redactUrl } from "../../src/git/git-source.js";
+import { redactUrlsIn } from "../../src/git/git-origin.js";
 import { loadStatusFromBranch } from "../../src/git/records/load-status-branch.js";
 import { runNetworkGit } from "../../src/git/stoppable-git.js";
 import { type Controller, startController } from "../../src/controller/controller.js";
@@ -56,6 +57,11 @@ describe("redactUrl", () => {
     ["https://github.com/acme/deploy.git", "https://github.com/acme/deploy.git"],
   ])("%s is shown as %s", (url, shown) => {
     expect(redactUrl(url)).toBe(shown);
+  });
+
+  it("a token of a known shape is hidden in git's text wherever it starts, even after a letter or digit", () => {
+    for (const text of [`remote: bad %40${PATH_TOKEN}`, `remote: token=x${PATH_TOKEN}`])
+      expect(redactUrlsIn(text)).not.toContain(PATH_TOKEN);
   });
 
   it("a URL refused for its user:password names no other credential of it either", async () => {
