@@ -3,7 +3,7 @@ import { type ParsedDocument, problemAt } from "../parse/parse.js";
 import { checkResourceSpec } from "./resource-spec-rules.js";
 import { isRecord, leavesRoot, present, type Raw, type Report } from "./rule-helpers.js";
 import { formatField } from "../schema-check.js";
-import { checkSecrets } from "./secret-rules.js";
+import { checkSecretReuse, checkSecrets } from "./secret-rules.js";
 import { urlHasCredentials } from "./environment/environment-rules.js";
 import { checkVerify } from "./verify-rules.js";
 import type { Problem, Severity } from "../types.js";
@@ -71,6 +71,7 @@ export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
         "value",
       );
   checkSecrets(spec, doc.file, report);
+  checkSecretReuse(doc.value, report);
   checkVerify(spec, report);
   if (isRecord(sc.resource_spec)) checkResourceSpec(sc.resource_spec, report);
   return problems;

@@ -84,3 +84,40 @@ export function checkSecrets(spec: Raw, file: string, report: Report): void {
     }
   });
 }
+
+/** From this length a literal secret's value is looked for inside other text; shorter ones only as a whole value. */
+const CONTAINED_FROM = 8;
+
+/**
+ * A literal secret's value written again outside `spec.secrets` (an alias `*lit` of its anchor, or
+ * a copy): that field is no secret. apply sends it in the clear, where the control plane shows it
+ * to anyone who can read the deployment, and render prints it. Refused at the field, naming the
+ * secret and never its value. Values under 4 characters are not looked for (the redactor's floor).
+ */
+export function checkSecretReuse(document: Raw, report: Report): void {
+  const spec = isRecord(document.spec) ? document.spec : {};
+  const literals = records(spec.secrets).flatMap((secret) =>
+    typeof secret.value === "string" && secret.value.length >= 4
+      ? [{ name: String(secret.name), value: secret.value }]
+      : [],
+  );
+  if (literals.length === 0) return;
+  const visit = (node: unknown, path: Array<string | number>): void => {
+    if (path.length === 2 && path[0] === "spec" && path[1] === "secrets") return;
+    if (typeof node === "string") {
+      const found = literals.find(({ value }) =>
+        value.length >= CONTAINED_FROM ? node.includes(value) : node === value,
+      );
+      if (found)
+        report(
+          "error",
+          "secret-value-reused",
+          path,
+          `holds the value of secret ${found.name} (an alias of it, or a copy): this field is sent and shown in the clear; read the value from the secret's variable in the agent, or give the secret valueFrom`,
+          "value",
+        );
+    } else if (Array.isArray(node)) node.forEach((item, i) => visit(item, [...path, i]));
+    else if (isRecord(node)) for (const [key, value] of Object.entries(node)) visit(value, [...path, key]);
+  };
+  visit(document, []);
+}

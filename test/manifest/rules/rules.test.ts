@@ -234,6 +234,30 @@ describe("secrets", () => {
     const gitish = withSecrets("    - name: A\n      valueFrom: {file: secrets/.gitkeep}\n");
     expect(check(gitish, "team/m.yaml").problems).toEqual([]);
   });
+
+  it("a literal secret's value written again elsewhere (an alias, or a copy): refused there, never quoted", () => {
+    const key = "sk-live-0123456789abcdef";
+    // Labels after the secret: an alias needs its anchor before it.
+    const text = (value: string) => yaml`
+apiVersion: plumb/v1
+kind: Deployment
+spec:
+  source: external_container
+  source_config: {custom_url: "https://agent.example.com/v1-${value}"}
+  secrets:
+    - {name: OPENAI_API_KEY, value: &lit ${value}}
+metadata:
+  name: support-agent
+  labels: {team: *lit, owner: platform}
+`;
+    const problems = check(text(key)).problems;
+    expect(brief(problems)).toEqual(["5:31 error secret-value-reused", "10:18 error secret-value-reused"]);
+    for (const p of problems) expect(p.message).not.toContain(key);
+    expect(problems[0]!.message).toContain("secret OPENAI_API_KEY");
+    // A short literal counts only as a whole value (the alias), one under 4 characters not at all.
+    expect(brief(check(text("abcdef")).problems)).toEqual(["10:18 error secret-value-reused"]);
+    expect(check(text("abc")).problems).toEqual([]);
+  });
 });
 
 const EXTERNAL = (resourceSpec: string) => yaml`
