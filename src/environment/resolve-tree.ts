@@ -14,6 +14,8 @@ type ResolvedTree = {
   manifests: LoadedManifest[];
   /** Those of `targets` (every object when none), by the name written or the name resolved. */
   selected: LoadedManifest[];
+  /** The files of Deployments that do not run in this environment (resolve.ts). */
+  elsewhere: string[];
   problems: Problem[];
 };
 
@@ -56,5 +58,10 @@ export function resolveTree(
       : resolved.manifests.filter(
           (m) => wanted.has(m.manifest.metadata.name) || wanted.has(resolved.written.get(m) ?? ""),
         );
-  return { manifests: resolved.manifests, selected, problems: [...tree.problems, ...resolved.problems] };
+  return {
+    manifests: resolved.manifests,
+    selected,
+    elsewhere: resolved.elsewhere,
+    problems: [...tree.problems, ...resolved.problems],
+  };
 }

@@ -16,6 +16,11 @@ type ResolvedEnvironment = {
   manifests: LoadedManifest[];
   /** The name each resolved object has in its manifest (before the environment's name_suffix). */
   written: Map<LoadedManifest, string>;
+  /**
+   * The files of the Deployments that do not run here (metadata.environments leaves it out): for
+   * this environment what they recorded is removed from git, not emptied (prune-plan.ts).
+   */
+  elsewhere: string[];
   problems: Problem[];
 };
 
@@ -38,6 +43,7 @@ export function resolveEnvironment(
   const resolved: LoadedManifest[] = [];
   const problems: Problem[] = [];
   const written = new Map<LoadedManifest, string>();
+  const elsewhere = new Set<string>();
   for (const loaded of manifests) {
     written.set(loaded, loaded.manifest.metadata.name);
     if (loaded.manifest.kind !== "Deployment") {
@@ -45,7 +51,10 @@ export function resolveEnvironment(
       continue;
     }
     const deployment = loaded as LoadedManifest<DeploymentManifest>;
-    if (!runsIn(deployment.manifest, name)) continue;
+    if (!runsIn(deployment.manifest, name)) {
+      elsewhere.add(loaded.file);
+      continue;
+    }
     const one = resolveDeployment(deployment, environment);
     problems.push(...one.problems);
     if (one.problems.some((p) => p.severity === "error")) continue;
@@ -53,7 +62,7 @@ export function resolveEnvironment(
     written.set(one.loaded, loaded.manifest.metadata.name);
   }
   // A name_suffix cannot make two names equal: appending one suffix to distinct names keeps them distinct.
-  return { environment: name, manifests: resolved, written, problems };
+  return { environment: name, manifests: resolved, written, elsewhere: [...elsewhere], problems };
 }
 
 function resolveDeployment(

@@ -202,14 +202,21 @@ export async function planSession(
   if (!result.ok) return result;
   // A file that held managed objects and now defines none is an error (manifest-emptied), not a
   // removal. With --target only the targets are kept, so the others' files are not judged.
-  const tree = { objects: result.desired.map((d) => d.loaded), problems: result.problems };
+  // A file whose Deployments no longer run in this environment still defines them: for this
+  // environment what it recorded is removed from git, not emptied (docs/environments.md).
+  const tree = {
+    objects: result.desired.map((d) => d.loaded),
+    problems: result.problems,
+    elsewhere: result.elsewhere,
+  };
   const emptied =
     targets.length === 0
       ? findEmptiedManifests(session.root, session.store.objects.values(), tree, storeOf(session))
       : [];
   if (emptied.length > 0) return { ok: false, problems: sortProblems([...result.problems, ...emptied]) };
   // A PATH with nothing to plan is a mistake (a wrong directory), not "no changes".
-  if (result.desired.length === 0 && options.requireManifests) throw noManifests(session.root);
+  if (result.desired.length === 0 && result.elsewhere.length === 0 && options.requireManifests)
+    throw noManifests(session.root);
   // Intents a crash left behind are settled against what was just read, for everything after the plan.
   const planned = new Set(result.plan.changes.map((c) => statusKey(c.kind, c.name)));
   session.store = resolveStorePending(session.store, result.live.deployments, planned);
@@ -243,7 +250,7 @@ export async function planSession(
         loads: io.manifestLoads,
       });
       result.plan = withPrune(result.plan, prune);
-    }
+    } else if (decision.kept) result.plan = withPrune(result.plan, decision.kept);
   }
   return result;
 }

@@ -97,6 +97,8 @@ export type PlanManifestsResult =
       problems: Problem[];
       /** The directory manifest paths are relative to (the root, or the one file's directory). */
       root: string;
+      /** With an environment: the files of Deployments that do not run in it (a removal there). */
+      elsewhere: readonly string[];
     };
 
 export type RecordLookup = (kind: string, name: string) => ObjectStatus | undefined;
@@ -189,7 +191,7 @@ export async function planManifests(options: PlanManifestsOptions): Promise<Plan
     records.previous,
   );
   markPlanPhase("built");
-  return { ok: true, plan, desired, live, problems, root };
+  return { ok: true, plan, desired, live, problems, root, elsewhere: resolved?.elsewhere ?? [] };
 }
 
 /**

@@ -18,6 +18,11 @@ import { type RecordWithRoot, recordsSeenFrom, type StoreOf } from "./prune-scop
 export type LoadedTree = {
   objects: ReadonlyArray<{ manifest: { kind: string; metadata: { name: string } }; file: string }>;
   problems: readonly Problem[];
+  /**
+   * With an environment: the files of Deployments that do not run in it. Such a file still
+   * defines objects, so what it recorded there is removed from git, not emptied.
+   */
+  elsewhere?: readonly string[] | undefined;
 };
 
 /** The one file PATH names (relative to its directory, as loaded), or the whole directory. */
@@ -47,6 +52,7 @@ export function findEmptiedManifests(
   const definedFiles = new Set([
     ...tree.objects.map((o) => o.file),
     ...tree.problems.filter((p) => p.severity === "error").map((p) => p.file),
+    ...(tree.elsewhere ?? []),
   ]);
   return checkEmptiedFiles(
     recordsSeenFrom(root, records, store).inside,
@@ -67,8 +73,12 @@ export async function findEmptiedNearRoot(root: string, tree: LoadedTree): Promi
 
 export type PruneDecision =
   | { ok: true; prune: PlannedPrune[] }
-  /** Nothing may be judged removed: why (invalid or emptied manifests, or no object at all). */
-  | { ok: false; reason: string; problems: Problem[] };
+  /**
+   * Nothing may be judged removed: why (invalid or emptied manifests, or no object at all). With no
+   * object, `kept`: what the scope read recorded, all kept as orphans, so a report of removals
+   * (drift) names only those, never the rest of the store.
+   */
+  | { ok: false; reason: string; problems: Problem[]; kept?: PlannedPrune[] };
 
 /**
  * The managed deployments removed from git under `root`, as plan lists them (`delete` with prune,
@@ -89,11 +99,14 @@ export function decidePrune(input: {
   const emptied = findEmptiedManifests(input.root, records, input.tree, input.store);
   if (errors.length > 0 || emptied.length > 0)
     return { ok: false, reason: "invalid or emptied manifests", problems: [...errors, ...emptied] };
-  if (input.tree.objects.length === 0)
-    return { ok: false, reason: "the manifests define no object", problems: [] };
   const scope = pruneScopeOf(input.root);
   const { inside, untied } = recordsSeenFrom(input.root, records, input.store);
   const keys = keysOf(input.tree);
+  // Objects that run in other environments only are objects: such a tree is not a wrong directory.
+  if (input.tree.objects.length === 0 && (input.tree.elsewhere ?? []).length === 0) {
+    const kept = planPrune(inside, keys, input.live, false, scope);
+    return { ok: false, reason: "the manifests define no object", problems: [], kept };
+  }
   const prune = planPrune(inside, keys, input.live, input.prune, scope);
   // A one-file prune of a store another directory may share, with records that do not say which
   // directory wrote them: the file's name matches, its directory cannot be told, so they are kept.
