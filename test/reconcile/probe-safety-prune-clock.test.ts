@@ -27,6 +27,8 @@ const deletes = (n: number) =>
     id: `id-${i}`,
     action: "delete" as const,
   }));
+/** A deployment none of the tests counted before: the one a later run would delete. */
+const another = () => [{ kind: "Deployment" as const, name: "new", id: "id-new", action: "delete" as const }];
 
 async function countFive(at: number, sinceBoot: number) {
   const count = countInLedger(dir, clockAt(at), () => boot(sinceBoot));
@@ -35,7 +37,7 @@ async function countFive(at: number, sinceBoot: number) {
 
 it("a wall clock stepped forward past the window does not free the budget on the same boot", async () => {
   await countFive(T, 50_000);
-  const check = { statusDir: dir, limits: {}, who: "apply --prune", deletes: deletes(1) };
+  const check = { statusDir: dir, limits: {}, who: "apply --prune", deletes: another() };
   // two hours later by the wall, one minute later by the clock since boot
   const { budget, refused } = await checkPruneBudget({
     ...check,
@@ -58,7 +60,7 @@ it("a wall clock stepped forward past the window does not free the budget on the
 
 it("a wall clock stepped back still counts the deletions it now sees in the future", async () => {
   await countFive(T, 50_000);
-  const check = { statusDir: dir, limits: {}, who: "apply --prune", deletes: deletes(1) };
+  const check = { statusDir: dir, limits: {}, who: "apply --prune", deletes: another() };
   const { refused } = await checkPruneBudget({
     ...check,
     now: T - 3 * HOUR,
@@ -84,4 +86,28 @@ it("a long ledger rewritten by a clock a week ahead keeps the recent deletions",
   const check = { statusDir: dir, limits: {}, who: "apply --prune", deletes: deletes(1) };
   const { budget } = await checkPruneBudget({ ...check, now: T, boot: () => ({ id: "boot-c", ms: 1 }) });
   expect(budget.used).toBe(1_001);
+});
+
+it("a prune resumed while its deployments are still being deleted takes no more of the budget", async () => {
+  // Killed at the limit after counting five (sent or not): the rerun lists the same five (still
+  // AWAITING_DELETE, or never sent) and sends their DELETEs again. Same ids, same deployments.
+  await countFive(T, 50_000);
+  const check = {
+    statusDir: dir,
+    limits: {},
+    who: "apply --prune",
+    now: T + 60_000,
+    boot: () => boot(110_000),
+  };
+  expect((await checkPruneBudget({ ...check, deletes: deletes(5) })).refused).toBeNull();
+  const count = countInLedger(dir, clockAt(T + 60_000), () => boot(110_000));
+  for (const d of deletes(5)) await count(d);
+  const lines = (await readFile(join(dir, PRUNE_LEDGER_FILE), "utf8")).trim().split("\n");
+  expect(lines).toHaveLength(5);
+  // a deployment not counted yet still needs room the window does not have
+  const { budget, refused } = await checkPruneBudget({ ...check, deletes: [...deletes(5), ...another()] });
+  expect(budget.used).toBe(5);
+  expect(refused?.code).toBe("prune-limit");
+  expect(refused?.message).toContain("new");
+  expect(refused?.message).not.toContain("d0");
 });

@@ -26,18 +26,23 @@ export type PruneLimits = {
   lift?: boolean;
 };
 
-/** The budget now: the limits and the deletions the ledger holds within the window. */
+/**
+ * The budget now: the limits, the deletions the ledger holds within the window, and their ids. A
+ * deployment whose id is among them was counted already: a prune resumed while it is still being
+ * deleted (AWAITING_DELETE, so still listed) sends its DELETE again, and that takes nothing more
+ * from the budget (ids are the control plane's, never reused: it is the same deployment).
+ */
 async function loadPruneBudget(
   statusDir: string,
   limits: PruneLimits,
   now: number,
   here: BootReading | undefined,
-): Promise<PruneBudget> {
+): Promise<{ budget: PruneBudget; counted: ReadonlySet<string> }> {
   const max = limits.max ?? DEFAULT_PRUNE_MAX;
   const windowMs = limits.windowMs ?? DEFAULT_PRUNE_WINDOW_MS;
-  if (limits.lift) return { max, windowMs, used: 0 };
-  const used = deletionsWithin(await readPruneLedger(statusDir), now, windowMs, here).length;
-  return { max, windowMs, used };
+  if (limits.lift) return { budget: { max, windowMs, used: 0 }, counted: new Set() };
+  const within = deletionsWithin(await readPruneLedger(statusDir), now, windowMs, here);
+  return { budget: { max, windowMs, used: within.length }, counted: new Set(within.map((e) => e.id)) };
 }
 
 /**
@@ -55,15 +60,20 @@ export async function checkPruneBudget(check: {
   boot?: () => BootReading | undefined;
 }): Promise<{ budget: PruneBudget; refused: PlumbError | null }> {
   const here = (check.boot ?? bootReading)();
-  const budget = await loadPruneBudget(check.statusDir, check.limits, check.now, here);
-  const over = check.deletes.length > pruneAllowance(budget);
-  return { budget, refused: over ? pruneLimitError(check.who, check.deletes, budget) : null };
+  const { budget, counted } = await loadPruneBudget(check.statusDir, check.limits, check.now, here);
+  const fresh = check.deletes.filter((d) => !counted.has(d.id));
+  const over = fresh.length > pruneAllowance(budget);
+  return { budget, refused: over ? pruneLimitError(check.who, fresh, budget) : null };
 }
 
-/** Counts each deletion in the ledger (applyPrune's `counted`), at the wall clock and the clock since boot. */
+/**
+ * Counts each deletion in the ledger (applyPrune's `counted`), at the wall clock and the clock since
+ * boot; a deployment the ledger counted already (its DELETE sent again) is not counted twice.
+ */
 export const countInLedger =
   (statusDir: string, clock: Clock, boot: () => BootReading | undefined = bootReading) =>
-  (deleted: PlannedPrune): Promise<void> => {
+  async (deleted: PlannedPrune): Promise<void> => {
+    if ((await readPruneLedger(statusDir)).some((e) => e.id === deleted.id)) return;
     const since = boot();
     return recordPruneDeletion(statusDir, {
       at: new Date(clock.now()).toISOString(),
