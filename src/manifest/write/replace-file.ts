@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { open, readFile, realpath, rename, rm, stat } from "node:fs/promises";
+import { dirname } from "node:path";
 import { fileError, PlumbError } from "../../errors.js";
+import { removeStaleTempFiles } from "./stale-temp-files.js";
 
 // A manifest rewritten by plumb (drift --write, promote --write) is replaced whole or not at all.
 // Written in place (truncate, then write), a full disk stopped the write part-way and left the
@@ -37,6 +39,7 @@ async function stageFileText(
 ): Promise<StagedReplacement> {
   const real = await realpath(path);
   const { mode } = await stat(real);
+  await removeStaleTempFiles(dirname(real)); // a killed run's, never one in flight
   const temp = `${real}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
   const discard = () => rm(temp, { force: true });
   try {

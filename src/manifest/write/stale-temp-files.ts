@@ -1,0 +1,32 @@
+import { readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+
+// A manifest rewrite (promote --write, drift --write, import) stages its text beside the file as
+// FILE.<pid>.<hex>.tmp, then renames it over. A run killed between the two (kill -9, OOM, a CI job
+// cancelled) leaves the temp file; nothing else removes it. The loader never reads it (its name
+// does not end in .yaml or .yml), but it piles up beside the manifests and may hold a secret's
+// literal value. The next rewrite into the same directory removes those whose process is gone on
+// this host; one whose process still runs (a rewrite in flight) is kept.
+
+const TEMP = /^.+\.ya?ml\.(\d+)\.[0-9a-f]{12}\.tmp$/i;
+
+/** Whether a process of this id runs on this host (one of another user's answers EPERM: it runs). */
+function running(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes the temp files of manifest rewrites in `dir` whose process is gone; best effort. */
+export async function removeStaleTempFiles(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = TEMP.exec(name)?.[1];
+    if (pid === undefined || running(Number(pid))) continue;
+    await rm(join(dir, name), { force: true }).catch(() => undefined);
+  }
+}
