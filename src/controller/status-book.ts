@@ -3,11 +3,13 @@ import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "../logger.js";
 import {
   loadStatus,
+  manifestDirOf,
   ownRecordsIn,
   publishStatus,
   resolveStatusDir,
   type StatusLocation,
 } from "../git/status-source.js";
+import { manifestRootOf } from "../status/manifest-root.js";
 import { formatObjectStatus } from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";
 import type { DisplacedRecords } from "./displaced-records.js";
@@ -81,7 +83,8 @@ export async function openStatusBook(options: StatusBookOptions): Promise<Status
   for (const problem of loaded.problems)
     log.warn({ file: problem.file, reason: problem.message }, "ignoring status file");
   for (const [key, status] of loaded.objects) statuses.set(key, status);
-  const own = await ownRecords(statusDir, statuses, options.displaced);
+  const root = manifestRootOf(manifestDirOf(location.root));
+  const own = await ownRecords(statusDir, statuses, options.displaced, root);
   // With a status branch, records read from the branch may have no file here (a new checkout): each
   // is written at its first record even when it says the same, or the next publish, which mirrors
   // this directory, would take it off the branch.

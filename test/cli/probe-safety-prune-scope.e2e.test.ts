@@ -5,7 +5,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
+import { startController } from "../../src/controller/controller.js";
 import { runInProcess } from "../support/in-process-cli.js";
+import { fastControllerOptions } from "../controller/harness.js";
+import { waitFor } from "../controller/support.js";
 
 // A prune scoped narrower than its status store (one file, or a directory below the store's own,
 // with --status-dir) judged the store's records by their manifest_file alone, relative to
@@ -78,6 +81,34 @@ it("two manifest directories sharing --status-dir: a prune of one never deletes 
   const after = await live();
   expect(after.get("b1")).toBe(before.get("b1"));
   expect(after.get("a1")).toBe(before.get("a1"));
+});
+
+it("a controller's records in a shared --status-dir name their directory too: apply --prune of another keeps them", async () => {
+  const store = join(repo, "shared-status");
+  await write(join(repo, "A", "x.yaml"), `${doc("a1")}---\n${doc("a2")}`);
+  await write(join(repo, "B", "x.yaml"), doc("b1"));
+  expect((await plumb("apply", join(repo, "A"), "--status-dir", store, "--yes", "--no-wait")).code).toBe(0);
+  const controller = await startController(
+    fastControllerOptions(plane, { source: { kind: "dir", dir: join(repo, "B") }, statusDir: store }),
+  );
+  try {
+    const record = join(store, "deployment.b1.json");
+    // (the intent written ahead of the PATCH comes first; the applied record names its file)
+    const applied = async () => {
+      const text = await readFile(record, "utf8").catch(() => "{}");
+      return (JSON.parse(text) as { manifest_file?: string }).manifest_file ? text : undefined;
+    };
+    const written = await waitFor("b1's applied record", applied);
+    expect(JSON.parse(written)).toMatchObject({ manifest_file: "x.yaml", manifest_root: "B" });
+  } finally {
+    await controller.stop(1_000);
+  }
+  await write(join(repo, "A", "x.yaml"), doc("a1")); // a2 removed from git; B's b1 untouched
+  const before = await live();
+  expect((await plumb("apply", join(repo, "A"), "--prune", "--status-dir", store, "--yes")).code).toBe(0);
+  const after = await live();
+  expect([...after.keys()].sort()).toEqual(["a1", "b1"]);
+  expect(after.get("b1")).toBe(before.get("b1"));
 });
 
 it("records written before their directory was recorded: a one-file prune of a shared store keeps them", async () => {

@@ -20,10 +20,13 @@ export async function ownRecords(
   statusDir: string,
   statuses: Map<string, ObjectStatus>,
   displaced: DisplacedRecords | undefined,
+  manifestRoot?: string,
 ) {
   const answer = await trackedRecords(statusDir).catch(() => undefined);
   const tracked = new Set(answer?.keys());
-  const store = ownRecordsIn(statusDir); // git's answer kept by this book, for its store
+  // git's answer kept by this book, for its store; each record stamped with the directory it is
+  // of (manifest_root), as apply's are: a prune sharing the store tells the two trees apart.
+  const store = ownRecordsIn(statusDir, manifestRoot);
   await displaced?.restore(answer && tracked, statuses);
   // Also a file git tracks already that checkTracked has not said yet: a write between the reset to
   // a pulled commit and that check wrote over the commit's file in the working tree. git's answer is
