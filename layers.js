@@ -31,7 +31,7 @@ export const layers = {
   // The local control plane stands in for a foreign service: it shares only shapes, time and errors.
   "control-plane": ["schema", "clock", "errors", "json-depth"],
   // Load, parse and validate manifests (pure rules; file reads at its edge).
-  manifest: ["schema", "errors", "path-inside", "regular-file"],
+  manifest: ["schema", "errors", "path-inside", "regular-file", "url-tokens"],
   // Pure: one environment's view of the manifests (defaults and overrides merged, docs/environments.md).
   environment: ["schema", "manifest", "errors"],
   // Pure: normalise, classify, build bodies and plans.
@@ -41,7 +41,7 @@ export const layers = {
   // The status records on disk and on the git status branch.
   status: ["schema", "diff", "errors", "clock", "regular-file", "path-inside"],
   // Every git call: the status branch and its fenced push, credentials, the controller's remote source.
-  git: ["schema", "diff", "status", "clock", "errors", "path-inside"],
+  git: ["schema", "diff", "status", "clock", "errors", "path-inside", "url-tokens"],
   // The state lock: a local lock file or a lease on the status branch.
   lock: ["status", "git", "clock", "errors"],
   // The apply engine: send, wait, verify, upload, record.
@@ -83,6 +83,9 @@ export const layers = {
   "path-inside": [],
   // How deep a JSON text nests, before it is parsed: the control plane's requests, the clients' answers.
   "json-depth": [],
+  // Credentials a URL carries besides user:password (a token in its query or path), for git's
+  // redaction of remotes and the manifest rules that refuse such a URL.
+  "url-tokens": [],
 };
 
 /** The layer of a path relative to src/ ("apply/apply.ts" → "apply", "clock.ts" → "clock"). */
@@ -91,9 +94,9 @@ export const layerOf = (/** @type {string} */ relative) => {
   return first.replace(/\.ts$/, "");
 };
 
-/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts, json-depth.ts). */
+/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts, json-depth.ts, url-tokens.ts). */
 export const isTopLevelFile = (/** @type {string} */ layer) =>
-  ["clock", "errors", "logger", "regular-file", "path-inside", "json-depth"].includes(layer);
+  ["clock", "errors", "logger", "regular-file", "path-inside", "json-depth", "url-tokens"].includes(layer);
 
 /** eslint no-restricted-imports patterns for the files of one layer. */
 export function restrictedImportsOf(/** @type {string} */ layer) {

@@ -1,4 +1,5 @@
 import { PlumbError } from "../errors.js";
+import { TOKEN_MARKER, TOKEN_SHAPES } from "../url-tokens.js";
 
 // The origin git credentials belong to: the scheme, host and port of the repository URL plumb was
 // given (--repo, or the remote of the status branch). PLUMB_GIT_TOKEN is answered for it alone.
@@ -31,17 +32,6 @@ export function credentialOrigin(url: string): string | null {
 }
 
 const HIDDEN = "****";
-
-/**
- * Path segments after which a token is written in a remote's path (`/x-access-token/TOKEN/…`,
- * `/oauth2:TOKEN@…`): hosts and proxies take these forms, and plumb refuses only userinfo.
- */
-const TOKEN_MARKER =
-  /^(?:x-access-token|x-oauth-basic|oauth2?|token|access[-_]?token|private[-_]?token|api[-_]?key|bearer|auth)$/i;
-
-/** Token shapes of git hosts (GitHub, GitLab, Bitbucket app passwords), wherever they appear. */
-const TOKEN_SHAPES =
-  /(?:gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,}|(?:glpat|gldt|glrt|glptt|glft|glimt|glsoat|glcbt|glffct|glagent)-[A-Za-z0-9_-]{16,}|ATBB[A-Za-z0-9_-]{20,})/g;
 
 /** Collects what it hides: the pieces are searched for in git's own words too (gitFailure). */
 type Hider = { hide(piece: string): string; secrets: string[] };

@@ -5,6 +5,7 @@ import { isRecord, leavesRoot, present, type Raw, type Report } from "./rule-hel
 import { formatField } from "../schema-check.js";
 import { checkSecretReuse, checkSecrets } from "./secret-rules.js";
 import { urlHasCredentials } from "./environment/environment-rules.js";
+import { tokenInUrl } from "../../url-tokens.js";
 import { checkVerify } from "./verify-rules.js";
 import type { Problem, Severity } from "../types.js";
 
@@ -61,15 +62,18 @@ export function checkDeploymentRules(doc: ParsedDocument): Problem[] {
       `build_on_push cannot be true when repo_ref is a tag (${src.repo_ref}); a tag never moves`,
     );
   }
-  for (const key of ["repo_url", "custom_url"])
-    if (urlHasCredentials(sc[key]))
+  for (const key of ["repo_url", "custom_url"]) {
+    const value = sc[key];
+    const token = typeof value === "string" ? tokenInUrl(value) : undefined;
+    if (urlHasCredentials(value) || token)
       report(
         "error",
         "url-credentials",
         pathOf("source_config", key),
-        `source_config.${key} carries credentials (user:token@host), which git would keep and plan would print; remove them (the control plane reaches a repository through its git integration, integration_id)`,
+        `source_config.${key} carries credentials (${token ?? "user:token@host"}), which git would keep and plan would print; remove them (the control plane reaches a repository through its git integration, integration_id)`,
         "value",
       );
+  }
   checkSecrets(spec, doc.file, report);
   checkSecretReuse(doc.value, report);
   checkVerify(spec, report);

@@ -97,6 +97,41 @@ describe("kind: Environment", () => {
     expect(check(DEV).problems).toEqual([]);
   });
 
+  it("a URL carrying a token elsewhere (query, path, a known shape) is an error too, the token never shown", () => {
+    const token = "tok0123456789abcdefXYZ";
+    const forms: Array<[string, string]> = [
+      [`https://github.com/acme/agent.git?access_token=${token}`, "query parameter access_token"],
+      [`https://github.com/x-access-token/${token}/acme/agent.git`, "path segment after x-access-token"],
+      [`https://host.example/${token}@github.com/acme/agent.git`, "path segment before @"],
+      [`https://github.com/acme/agent.git#ghp_${token}`, "a ghp_ token"],
+    ];
+    for (const [url, what] of forms) {
+      const { problems } = checkFiles({
+        "dev.yaml": DEV,
+        "staging.yaml": STAGING,
+        "d.yaml": DEPLOYMENT.replace("https://github.com/acme/support-agent", url),
+      });
+      expect(brief(problems), url).toEqual(["10:15 error url-credentials"]);
+      expect(problems[0]!.message).toContain(`carries credentials (${what})`);
+      expect(problems[0]!.message).not.toContain(token);
+    }
+    const env = check(DEV.replace("http://127.0.0.1:8123", `https://api.example/?api_key=${token}`));
+    expect(brief(env.problems)).toEqual(["6:12 error url-credentials"]);
+    // A query that names no credential, an empty token parameter, a path without a marker: fine.
+    for (const url of [
+      "https://github.com/acme/agent?ref=main",
+      "https://github.com/acme/agent?token=",
+      "https://github.com/token-tools/agent",
+    ]) {
+      const clean = checkFiles({
+        "dev.yaml": DEV,
+        "staging.yaml": STAGING,
+        "d.yaml": DEPLOYMENT.replace("https://github.com/acme/support-agent", url),
+      });
+      expect(clean.problems, url).toEqual([]);
+    }
+  });
+
   it("a setting read from one of plumb's own credentials other than an API key is an error at it", () => {
     // A merged Environment sending the controller's git token to a server of its author's choosing.
     const leaking = DEV.replace("http://127.0.0.1:8123", "{env: PLUMB_WEBHOOK_SECRET}").replace(

@@ -3,6 +3,7 @@ import { isRecord } from "../rule-helpers.js";
 import { PLUMB_CREDENTIAL_VARIABLES } from "../secret-rules.js";
 import { suggest } from "../../schema-check.js";
 import type { Problem } from "../../types.js";
+import { tokenInUrl } from "../../../url-tokens.js";
 
 // Rules of `kind: Environment` that a schema cannot say well, and the references between
 // documents: every environment a Deployment names must be defined by an Environment document.
@@ -36,8 +37,10 @@ export function urlHasCredentials(value: unknown): boolean {
 /** The URL settings of an Environment that carry credentials (never shown): refused. */
 function urlCredentials(doc: ParsedDocument, spec: Record<string, unknown>): Problem[] {
   return (["api_url", "platform_url"] as const).flatMap((field) => {
-    if (!urlHasCredentials(spec[field])) return [];
-    const message = `spec.${field} carries credentials (user:password@host), which git would keep and plan would print; remove them: the key goes in spec.api_key ({env: VAR} or {file: PATH})`;
+    const value = spec[field];
+    const token = typeof value === "string" ? tokenInUrl(value) : undefined;
+    if (!urlHasCredentials(value) && !token) return [];
+    const message = `spec.${field} carries credentials (${token ?? "user:password@host"}), which git would keep and plan would print; remove them: the key goes in spec.api_key ({env: VAR} or {file: PATH})`;
     return [
       problemAt(doc.locators.value(["spec", field]), "error", "url-credentials", `spec.${field}`, message),
     ];
