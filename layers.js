@@ -62,7 +62,7 @@ export const layers = {
     "logger",
   ],
   // Import live deployments as manifests.
-  import: ["schema", "manifest", "diff", "errors"],
+  import: ["schema", "manifest", "diff", "errors", "url-tokens"],
   // Output: plan, apply, drift and status reports (text, JSON, Markdown).
   report: ["schema", "manifest", "environment", "diff", "status", "apply", "reconcile", "import", "errors"],
   // The controller's web page: its view models (pure), HTML shell and browser script.

@@ -28,7 +28,8 @@ export function tokenInUrl(value: string): string | undefined {
   for (const name of url.searchParams.keys())
     if (TOKEN_PARAM.test(name) && url.searchParams.get(name)) return `query parameter ${name}`;
   let after: string | undefined;
-  for (const segment of url.pathname.split("/")) {
+  // Only a URL with a host has a path of segments (mailto:a@b.example, urn:… have none).
+  for (const segment of url.host ? url.pathname.split("/") : []) {
     if (after !== undefined && segment) return `path segment after ${after}`;
     const lower = segment.toLowerCase();
     if (Math.max(segment.lastIndexOf("@"), lower.lastIndexOf("%40")) > 0) return "path segment before @";

@@ -1,4 +1,5 @@
 import type { JsonObject } from "../diff/values.js";
+import { tokenInUrl } from "../url-tokens.js";
 
 // `plumb import` writes what a server answered into git: no credential may go with it. A URL
 // naming a user or password (`https://x-access-token:TOKEN@github.com/...` as a repo_url, a
@@ -32,6 +33,8 @@ export function credentialIn(manifest: JsonObject, redact: (text: string) => str
       if (redact(value) !== value)
         return `${path} holds one of plumb's own credentials (its API key or a token)`;
       if (hasUrlCredentials(value)) return `${path} carries credentials (user:password@host)`;
+      const token = tokenInUrl(value); // ?access_token=T, /x-access-token/T/..., a ghp_ token
+      if (token) return `${path} carries credentials (${token})`;
       continue;
     }
     if (value === null || typeof value !== "object") continue;

@@ -22,6 +22,21 @@ describe("credentialIn", () => {
     expect(credentialIn(spec({ labels: { "the-api-key-1234": "x" } }), redact)).toContain("a key of");
   });
 
+  it("names a token a live URL carries elsewhere: its query, its path, a known token shape", () => {
+    const token = "T0123456789abcdefghij";
+    expect(credentialIn(spec({ repo_url: `https://github.com/o/r?access_token=${token}` }), redact)).toBe(
+      "spec.source_config.repo_url carries credentials (query parameter access_token)",
+    );
+    const pathToken = credentialIn(
+      spec({ repo_url: `https://github.com/x-access-token/${token}/o/r` }),
+      redact,
+    );
+    expect(pathToken).toContain("path segment after x-access-token");
+    const shaped = credentialIn(spec({ custom_url: `https://agent.example/ghp_${token}` }), redact);
+    expect(shaped).toContain("a ghp_ token");
+    for (const found of [pathToken, shaped]) expect(found).not.toContain(token);
+  });
+
   it("leaves URLs without credentials, an '@' after the host, and plain text alone", () => {
     for (const value of [
       "https://github.com/o/r",
