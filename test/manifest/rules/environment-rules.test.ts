@@ -102,7 +102,6 @@ describe("kind: Environment", () => {
     const forms: Array<[string, string]> = [
       [`https://github.com/acme/agent.git?access_token=${token}`, "query parameter access_token"],
       [`https://github.com/x-access-token/${token}/acme/agent.git`, "path segment after x-access-token"],
-      [`https://host.example/${token}@github.com/acme/agent.git`, "path segment before @"],
       [`https://github.com/acme/agent.git#ghp_${token}`, "a ghp_ token"],
     ];
     for (const [url, what] of forms) {
@@ -122,6 +121,8 @@ describe("kind: Environment", () => {
       "https://github.com/acme/agent?ref=main",
       "https://github.com/acme/agent?token=",
       "https://github.com/token-tools/agent",
+      "https://github.com/token/agent",
+      "https://agent.example/runs/v1@latest",
     ]) {
       const clean = checkFiles({
         "dev.yaml": DEV,
