@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHolder } from "../../src/lock/holder.js";
 import { acquireBranchLease } from "../../src/lock/branch/acquire.js";
 import { readLease, writeLease } from "../../src/lock/branch/lease-record.js";
@@ -11,6 +11,7 @@ import { leaseRef, openRemote } from "../../src/lock/branch/remote.js";
 import { readBranchLease } from "../../src/lock/branch/unlock.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
 import { originWithClones } from "../support/git-clones.js";
+import { repoTemplate } from "../support/repo-template.js";
 
 // The status branch's lease lives in the git remote: writers on different machines (here: two
 // clones with their own status directories) exclude each other through compare-and-swap pushes.
@@ -19,11 +20,20 @@ const exec = promisify(execFile);
 let root: string;
 let clones: string[];
 
+// A remote and two clones (test/support/git-clones.ts), made once and copied per test
+// (test/support/repo-template.ts).
+const repositories = repoTemplate((dir) => originWithClones(dir));
+afterAll(() => repositories.remove());
+const copiedClones = async (dir: string) => {
+  await repositories.copyTo(dir);
+  return ["runner-a", "runner-b"].map((name) => join(dir, name));
+};
+
 /** A remote and two clones for each test of the describe that calls it. */
 function repositoriesEach() {
   beforeEach(async () => {
     root = await mkdtemp(join(tmpdir(), "plumb-lease-"));
-    clones = await originWithClones(root);
+    clones = await copiedClones(root);
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 }
@@ -82,7 +92,7 @@ describe("the status branch lease", () => {
       leaseMs: 30_000,
       renewMs: 10_000,
       timeoutMs: 20_000,
-      retryMs: 50,
+      retryMs: 100, // each look a few git processes: three or four within the 300 ms
     });
     // Judged by the stale lease's 300 ms, not the taker's 30 s (git's looks on a loaded machine
     // may take seconds).
@@ -109,8 +119,9 @@ describe("the status branch lease", () => {
       return Number(/"renewals":(\d+)/.exec(message)?.[1] ?? 0);
     };
     const deadline = Date.now() + 40_000;
+    // Each look is a fetch and a log (git processes): a few looks per 1.8 s of renewals is enough.
     while ((await renewals()) < 12 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 250));
     expect(await renewals()).toBeGreaterThanOrEqual(12);
     // Without pruning one loose object per renewal (12 and more); with it, those since the last
     // prune, which ran at the 10th.
@@ -126,8 +137,8 @@ describe("the status branch lease", () => {
   }, 30_000);
 });
 
+// (Its tests give readLease a git of their own: no repository.)
 describe("reading a lease its holder releases at that moment", () => {
-  repositoriesEach();
   it("looks again instead of failing when the ref is gone between ls-remote and fetch", async () => {
     const calls: string[] = [];
     let listed = 0;
@@ -173,10 +184,11 @@ describe.concurrent("the status branch lease under clock skew", () => {
     }) => {
       const own = await mkdtemp(join(tmpdir(), "plumb-lease-skew-"));
       onTestFinished(() => rm(own, { recursive: true, force: true }));
-      const clones = await originWithClones(own);
+      const clones = await copiedClones(own);
       // Renewals are git pushes from this loaded worker: a 6 s lease (one every 2 s, a lapse 4 s
-      // after the last) watched for 8 s, more than a lease.
-      const options = { leaseMs: 6_000, renewMs: 2_000, timeoutMs: 0, retryMs: 100 };
+      // after the last) watched for 8 s, more than a lease. The waiter looks every 400 ms (each look
+      // an ls-remote, a fetch and a log): five looks per renewal, every lease commit seen.
+      const options = { leaseMs: 6_000, renewMs: 2_000, timeoutMs: 0, retryMs: 400 };
       const live = await acquireBranchLease(
         lease(clones[0]!),
         newHolder("plumb controller", Date.now()),
