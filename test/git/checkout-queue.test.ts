@@ -3,13 +3,14 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, expect, it } from "vitest";
+import { afterAll, afterEach, expect, it } from "vitest";
 import { onBranchWorktree } from "../../src/git/branch-worktree.js";
 import { createCheckoutQueue } from "../../src/git/checkout-queue.js";
 import { openGitSource } from "../../src/git/git-source.js";
 import { loadStatusFromBranch } from "../../src/git/records/load-status-branch.js";
 import { openManifestSource } from "../../src/controller/source/manifest-source.js";
 import { createLogger } from "../../src/logger.js";
+import { repoTemplate } from "../support/repo-template.js";
 
 // Everything the controller runs in its checkout takes turns in the checkout's queue: the poll's
 // fetch and reset, the status branch's fetch, the drift and promotion branches' worktrees. Without
@@ -29,6 +30,12 @@ afterEach(async () => {
 async function remote(): Promise<{ tmp: string; origin: string; author: string }> {
   const tmp = await mkdtemp(join(tmpdir(), "plumb-checkout-queue-"));
   dirs.push(tmp);
+  await repositories.copyTo(tmp);
+  return { tmp, origin: join(tmp, "origin.git"), author: join(tmp, "author") };
+}
+
+// Made once (14 git commands), copied per test (test/support/repo-template.ts).
+const repositories = repoTemplate(async (tmp) => {
   const origin = join(tmp, "origin.git");
   const author = join(tmp, "author");
   await git(tmp, "init", "--quiet", "--bare", "--initial-branch=main", origin);
@@ -45,8 +52,8 @@ async function remote(): Promise<{ tmp: string; origin: string; author: string }
   await git(author, "commit", "--quiet", "-m", "status");
   await git(author, "push", "--quiet", "origin", "HEAD:plumb-status");
   await git(author, "checkout", "--quiet", "main");
-  return { tmp, origin, author };
-}
+});
+afterAll(() => repositories.remove());
 
 it("a poll, the status branch's fetch and a drift worktree at once take turns: no git failure, the checkout follows main", async () => {
   const { tmp, origin, author } = await remote();
