@@ -4,16 +4,19 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { type GitHttpServer, startGitHttpServer } from "../controller/git-http-server.js";
 import { container, writeDoc } from "../controller/support.js";
-import { assertBuilt, runCli } from "../support/built-cli.js";
+import { runInProcess } from "../support/in-process-cli.js";
+import { repoTemplate } from "../support/repo-template.js";
 
 // --status-branch in CI: a git smart-HTTP server that requires authentication, and checkouts made
 // the way actions/checkout makes them (no credentials in the URL; an http.<url>.extraheader in the
 // checkout's own .git/config). The status branch's temporary clone must use those credentials.
+// plumb runs in the test's process (runInProcess): nothing here kills or pauses it, and apply and
+// plan write everything they say through process.stdout and process.stderr (no pino), all read.
 
 const exec = promisify(execFile);
 const USER = "x-access-token";
@@ -26,7 +29,7 @@ let server: GitHttpServer;
 let root: string;
 let home: string;
 
-beforeAll(assertBuilt);
+afterAll(() => served.remove());
 afterEach(async () => {
   await server?.close();
   await cp?.stop();
@@ -36,29 +39,34 @@ afterEach(async () => {
 const git = (cwd: string, ...args: string[]) =>
   exec("git", args, { cwd, env: { ...process.env, HOME: home, GIT_TERMINAL_PROMPT: "0" } });
 
-async function setup(options: { denyPush?: boolean; denyPushTo?: RegExp } = {}) {
-  root = await mkdtemp(join(tmpdir(), "plumb-sb-auth-"));
-  home = join(root, "home");
-  await mkdir(home);
-  const served = join(root, "served");
-  await mkdir(served);
-  await exec("git", ["init", "--bare", "--initial-branch=main", join(served, "deployments.git")]);
-  // Read live: pushes are denied only after seeding.
-  const serverOptions: { denyPush: boolean; denyPushTo?: RegExp } = { denyPush: false };
-  server = await startGitHttpServer(served, USER, TOKEN, serverOptions);
-  cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
-  const seed = join(root, "seed");
+/** served/deployments.git with the manifests on main, seeded once and copied per test (no server). */
+const served = repoTemplate(async (dir) => {
+  const bare = join(dir, "served", "deployments.git");
+  await exec("git", ["init", "-q", "--bare", "--initial-branch=main", bare]);
+  const seed = join(dir, "seed");
   await writeDoc(
     seed,
     "agent.yaml",
     container("agent", "img/agent:1", { secrets: [{ name: "TOKEN", valueFrom: { env: "AGENT_TOKEN" } }] }),
   );
-  await git(seed, "init", "--initial-branch=main");
-  await git(seed, "add", ".");
-  await git(seed, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "manifests");
-  await git(seed, "-c", `http.extraheader=${header(TOKEN)}`, "push", "-q", url(), "main");
-  serverOptions.denyPush = options.denyPush ?? false;
+  await exec("git", ["init", "-q", "--initial-branch=main"], { cwd: seed });
+  await exec("git", ["add", "."], { cwd: seed });
+  await exec("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "manifests"], {
+    cwd: seed,
+  });
+  await exec("git", ["push", "-q", bare, "main"], { cwd: seed });
+  await rm(seed, { recursive: true, force: true });
+});
+
+async function setup(options: { denyPush?: boolean; denyPushTo?: RegExp } = {}) {
+  root = await mkdtemp(join(tmpdir(), "plumb-sb-auth-"));
+  home = join(root, "home");
+  await mkdir(home);
+  await served.copyTo(root);
+  const serverOptions: { denyPush: boolean; denyPushTo?: RegExp } = { denyPush: options.denyPush ?? false };
   if (options.denyPushTo) serverOptions.denyPushTo = options.denyPushTo;
+  server = await startGitHttpServer(join(root, "served"), USER, TOKEN, serverOptions);
+  cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
 }
 const url = () => `${server.url}/deployments.git`;
 
@@ -82,13 +90,13 @@ describe("--status-branch with an authenticated remote", () => {
   it("apply pushes with the checkout's extraheader; a fresh checkout's plan reads the fingerprints", async () => {
     await setup();
     const work = await checkout("work");
-    const applied = await runCli(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
+    const applied = await runInProcess(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
     expect(applied.code, applied.output).toBe(0);
     expect(applied.output).toContain("Status committed to branch plumb-status");
     expect(applied.output).not.toContain(TOKEN);
 
     const fresh = await checkout("fresh");
-    const planned = await runCli(
+    const planned = await runInProcess(
       ["plan", fresh, "--status-branch", "plumb-status", "--detailed-exitcode"],
       env(),
     );
@@ -102,7 +110,7 @@ describe("--status-branch with an authenticated remote", () => {
     const store = join(root, "git-credentials");
     await writeFile(store, `http://${USER}:${TOKEN}@${new URL(server.url).host}\n`, { mode: 0o600 });
     await git(work, "config", "--local", "credential.helper", `store --file=${store}`);
-    const applied = await runCli(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
+    const applied = await runInProcess(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
     expect(applied.code, applied.output).toBe(0);
     expect(applied.output).toContain("Status committed to branch plumb-status");
   }, 60_000);
@@ -111,7 +119,7 @@ describe("--status-branch with an authenticated remote", () => {
     await setup();
     const work = await checkout("work", null);
     const creds = { PLUMB_GIT_USERNAME: USER, PLUMB_GIT_TOKEN: TOKEN };
-    const applied = await runCli(["apply", work, "--yes", "--status-branch", "plumb-status"], env(creds));
+    const applied = await runInProcess(["apply", work, "--yes", "--status-branch", "plumb-status"], env(creds));
     expect(applied.code, applied.output).toBe(0);
     expect(applied.output).toContain("Status committed to branch plumb-status");
     expect(applied.output).not.toContain(TOKEN);
@@ -120,7 +128,7 @@ describe("--status-branch with an authenticated remote", () => {
   it("without credentials: status-branch-read-failed, exit 1, nothing applied, no prompt, no stack", async () => {
     await setup();
     const work = await checkout("work", null);
-    const run = await runCli(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
+    const run = await runInProcess(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
     expect(run.code, run.output).toBe(1);
     expect(run.output).toContain("[status-branch-read-failed]");
     expect(run.output).not.toMatch(/^\s+at /m);
@@ -130,7 +138,7 @@ describe("--status-branch with an authenticated remote", () => {
   it("a token that cannot push: the lease cannot be taken, so nothing is sent (status-branch-push-failed)", async () => {
     await setup({ denyPush: true });
     const work = await checkout("work");
-    const run = await runCli(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
+    const run = await runInProcess(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
     expect(run.code, run.output).toBe(1);
     expect(run.output).toContain("[status-branch-push-failed]");
     expect(run.output).toContain("contents: write");
@@ -147,7 +155,7 @@ describe("--status-branch with an authenticated remote", () => {
   it("a push of the records that fails at the end: the apply is reported and kept locally", async () => {
     await setup({ denyPushTo: /refs\/heads\/plumb-status/ });
     const work = await checkout("work");
-    const run = await runCli(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
+    const run = await runInProcess(["apply", work, "--yes", "--status-branch", "plumb-status"], env());
     expect(run.code, run.output).toBe(1);
     expect(run.output).toContain("Apply complete: 1 converged");
     expect(run.output).toContain("[status-branch-push-failed]");
