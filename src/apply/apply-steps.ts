@@ -10,6 +10,7 @@ import type { ObjectStatus } from "../status/status-types.js";
 import { runChecks } from "./verify/verify-checks.js";
 import { notSent, outcomeOfWait, sendFailed, skipped } from "./apply-outcomes.js";
 import { decideHealth } from "../status/health.js";
+import { checksMatchApplied } from "../status/checks-record-applied.js";
 
 // The steps of one object's pipeline in applyPlan: send, wait, verify, finish. Each updates the
 // object's run; the shared engine holds what all objects share (ports, limits, the watcher).
@@ -196,7 +197,11 @@ export async function verifyIfDue(engine: Engine, run: ObjectRun, deployedNow: b
   const { result, deployment, previous } = run;
   const { options } = engine;
   const spec = run.object.verify;
-  const due = options.wait && (deployedNow || result.action !== "noop" || previous?.health !== "Healthy");
+  // Or when the standing checks did not verify what the record says was applied (an in-place change
+  // sent without waiting, a record of an older plumb): promote's checks gate refuses those.
+  const stale = previous?.checks != null && !checksMatchApplied(previous);
+  const due =
+    options.wait && (deployedNow || result.action !== "noop" || previous?.health !== "Healthy" || stale);
   if (!due || !spec || !deployment) return;
   progress(engine, run, "verifying");
   const url = deployment.source_config.custom_url || options.agentUrlFallback?.(deployment) || null;

@@ -8,6 +8,7 @@ import {
 import type { Manifest } from "../schema/manifest.js";
 import type { ApplyResult } from "./apply-types.js";
 import type { ObjectStatus } from "../status/status-types.js";
+import { appliedDigest } from "../status/checks-record-applied.js";
 
 /** Canonical JSON: keys sorted at every level, so a digest does not depend on key order. */
 export function canonicalJson(value: unknown): string {
@@ -107,6 +108,7 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
   // a request that was not sent, or failed before landing, leaves the previous one.
   const landed = input.sent || result.outcome === "converged";
   const appliedSpec = landed && input.appliedSpec !== undefined ? input.appliedSpec : previous?.applied_spec;
+  const fingerprints = input.fingerprints ?? previous?.secret_fingerprints ?? null;
   const prune = input.prune === undefined || result.outcome === "skipped" ? previous?.prune : input.prune;
   const failed = result.outcome === "failed" || result.outcome === "timeout" || result.outcome === "skipped";
   const latest = input.latestRevisionId ?? previous?.latest_revision_id ?? null;
@@ -127,10 +129,15 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
     git_commit: result.outcome === "skipped" ? (previous?.git_commit ?? null) : input.gitCommit,
     manifest_digest:
       result.outcome === "skipped" ? (previous?.manifest_digest ?? null) : (input.manifestDigest ?? null),
-    secret_fingerprints: input.fingerprints ?? previous?.secret_fingerprints ?? null,
+    secret_fingerprints: fingerprints,
     verify_thread_id: result.verify?.thread_id ?? previous?.verify_thread_id ?? null,
     ...(result.verify?.checks || previous?.checks
-      ? { checks: result.verify?.checks ?? previous?.checks ?? null }
+      ? {
+          checks: checksOf(result, previous, {
+            applied_spec: appliedSpec,
+            secret_fingerprints: fingerprints,
+          }),
+        }
       : {}),
     applied_at: input.sent ? new Date(input.now).toISOString() : (previous?.applied_at ?? null),
     updated_at: new Date(input.now).toISOString(),
@@ -140,6 +147,20 @@ export function buildObjectStatus(input: RecordInput): ObjectStatus {
     ...(appliedSpec ? { applied_spec: appliedSpec } : {}),
     ...(manifestFile ? { manifest_file: manifestFile } : {}),
   };
+}
+
+/**
+ * The record's checks: this apply's, stamped with the applied state they verified (the record's
+ * applied_spec and fingerprints as written now), or the previous ones as they were.
+ */
+function checksOf(
+  result: ApplyResult,
+  previous: ObjectStatus | undefined,
+  applied: Pick<ObjectStatus, "applied_spec" | "secret_fingerprints">,
+): ObjectStatus["checks"] {
+  const fresh = result.verify?.checks;
+  if (!fresh) return previous?.checks ?? null;
+  return { ...fresh, applied_digest: appliedDigest(applied) };
 }
 
 /** A manifest's spec as the status record keeps it: literal secret values left out (as manifestDigest). */

@@ -33,6 +33,11 @@ export type SourceFacts = {
   pendingStore?: string | null;
   /** The status record's checks (apply's verify: src/status/checks-record.ts); null when none. */
   checks: ChecksRecord | null;
+  /**
+   * The digest of what the status record says is applied now (checks-record-applied.ts): the checks
+   * hold only when they verified that. Undefined: not compared (a caller without a record).
+   */
+  applied?: string | undefined;
   /** Why the deployment's status record was ignored when it was (not JSON, not a record), else null. */
   recordProblem?: string | null;
   /** The control plane's time (its Date header), or the local clock when it sent none. */
@@ -148,6 +153,8 @@ function checksGate(facts: SourceFacts, gates: NonNullable<Gates["checks"]>): Ga
     };
   const ahead = checksAhead(checks, facts.now);
   if (ahead) return { gate: "checks", ok: false, detail: ahead };
+  const unverified = checksUnverified(checks, facts.applied);
+  if (unverified) return { gate: "checks", ok: false, detail: unverified };
   const minRatio = gates.min_pass_ratio ?? 1;
   const maxP95 = gates.max_latency_p95_ms;
   const failures = [
@@ -182,6 +189,21 @@ function checksAhead(checks: ChecksRecord, now: SourceFacts["now"]): string | nu
   const at = Date.parse(checks.at);
   if (!Number.isFinite(at) || at - now.ms <= CHECKS_CLOCK_TOLERANCE_MS) return null;
   return `the checks of revision ${checks.revision_id} finished at ${checks.at}, ${formatDuration(at - now.ms)} ahead of the ${now.from}'s time (${new Date(now.ms).toISOString()}): the clock that recorded them is wrong, so whether they are the latest verdict on it is unknown; set that machine's clock right and run the checks again (apply the source environment)`;
+}
+
+/**
+ * Checks that did not verify what is applied now: a change applied in place since (same revision:
+ * an external_container's custom_url, a secret) without a wait and verify, or a record of an older
+ * plumb that does not say what it verified. Null when they did (or nothing is compared).
+ */
+function checksUnverified(checks: ChecksRecord, applied: string | undefined): string | null {
+  if (applied === undefined) return null;
+  const again = "run the checks again: plumb apply the source environment, waiting (without --no-wait)";
+  if (checks.applied_digest === undefined)
+    return `the checks of revision ${checks.revision_id} do not say which applied change they verified (recorded by an older plumb, or by hand), so a change applied in place since cannot be told apart; ${again}`;
+  if (checks.applied_digest !== applied)
+    return `the checks of revision ${checks.revision_id} (at ${checks.at}) verified another applied state than the one recorded now: a change was applied in place since (the same revision) and not verified; ${again}`;
+  return null;
 }
 
 /** Each gate the promotion names (deployed unless turned off), judged on the facts. */

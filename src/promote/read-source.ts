@@ -13,6 +13,7 @@ import {
 } from "../reconcile/session.js";
 import type { ChecksRecord } from "../status/checks-record.js";
 import { laterChecks } from "../status/checks-record-problems.js";
+import { appliedDigest } from "../status/checks-record-applied.js";
 import { statusFileName, statusKey } from "../status/status-types.js";
 import type { SourceFacts } from "./gates.js";
 import type { PromotionPair } from "./promotion-pairs.js";
@@ -104,6 +105,8 @@ export async function readSource(
         pending: Boolean(record?.pending) || elsewhere !== undefined,
         pendingStore: record?.pending ? null : (elsewhere?.store ?? null),
         checks: laterChecks(record?.checks, checksNearby.get(key)) ?? null,
+        // What the record says is applied now, as plan reads it: the checks must have verified it.
+        applied: appliedDigest(record),
         recordProblem:
           session.store.problems.find((p) => basename(p.file) === statusFileName("Deployment", name))
             ?.message ?? null,

@@ -21,6 +21,12 @@ export const ChecksRecord = Type.Object({
   latency_ms: Type.Object({ p50: Type.Number(), p95: Type.Number(), max: Type.Number() }),
   /** Time to the answer's first token, over the runs that streamed one. */
   first_token_ms: Type.Optional(Percentiles),
+  /**
+   * sha256 of the applied_spec and secret_fingerprints of the status record when the checks ran
+   * (checks-record-applied.ts): which applied change they verified. Absent in an older plumb's
+   * records, which promote's checks gate does not trust.
+   */
+  applied_digest: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
   /** Why runs failed, one entry per case and reason (at most 20); absent when all passed. */
   failures: Type.Optional(Type.Array(Type.Object({ case: Type.String(), reason: Type.String() }))),
 });

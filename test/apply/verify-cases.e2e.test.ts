@@ -5,6 +5,7 @@ import { formatPlanMarkdown } from "../../src/report/markdown/format-markdown.js
 import { formatPlanText } from "../../src/report/format-text.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { statusFileName } from "../../src/status/status-types.js";
+import { appliedDigest } from "../../src/status/checks-record-applied.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type Env, call, gitrepoDoc, startEnv, writeManifests } from "../reconcile/harness.js";
 import { runInProcess } from "../support/in-process-cli.js";
@@ -63,6 +64,7 @@ describe("verify cases after DEPLOYED", () => {
       pass_ratio: 1,
       latency_ms: { p50: expect.any(Number), p95: expect.any(Number), max: expect.any(Number) },
       first_token_ms: { p50: expect.any(Number), p95: expect.any(Number) },
+      applied_digest: appliedDigest(status), // the applied state they verified
     });
     expect(status.checks!.revision_id).toBe(status.active_revision_id);
     expect(status.checks!.latency_ms.p95).toBeGreaterThanOrEqual(50);

@@ -2,6 +2,8 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { promoteCommand } from "../../src/cli/sync/promote.js";
+import { appliedDigest } from "../../src/status/checks-record-applied.js";
+import type { ObjectStatus } from "../../src/status/status-types.js";
 import { gitIn, prodImage, promotionRepo, stopPromotion } from "../support/promotion-repo.js";
 import { plain, runCommand, STAGING_KEY, startTwoPlanes, type TwoPlanes } from "./two-planes.js";
 
@@ -95,7 +97,7 @@ describe("a checks record whose fields hold line breaks", () => {
     const git = gitIn(repo);
     try {
       const file = join(repo, ".plumb", "status", "staging", "deployment.evidence.json");
-      const record = JSON.parse(await readFile(file, "utf8")) as { applied_revision_id?: string };
+      const record = JSON.parse(await readFile(file, "utf8")) as ObjectStatus;
       const headers = { "x-api-key": STAGING_KEY };
       const list = await fetch(`${planes.staging.url}/v2/deployments`, { headers });
       const live = (
@@ -108,6 +110,7 @@ describe("a checks record whose fields hold line breaks", () => {
         passed: 2,
         pass_ratio: 1,
         latency_ms: { p50: 1, p95: 1, max: 1 },
+        applied_digest: appliedDigest(record),
       };
       await writeFile(file, JSON.stringify({ ...record, checks }, null, 2));
       const run = await promoteIn(repo, "--branch", "promote/evidence");

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
+import { appliedDigest } from "../../src/status/checks-record-applied.js";
+import type { ObjectStatus } from "../../src/status/status-types.js";
 import { applyCommand } from "../../src/cli/sync/apply.js";
 import { planCommand } from "../../src/cli/sync/plan.js";
 import { promoteCommand } from "../../src/cli/sync/promote.js";
@@ -128,7 +130,7 @@ const revisionCount = async (cp: RunningControlPlane, key: string, name: string)
 /** What apply's verify records for a revision (src/status/checks-record.ts), written into staging's record. */
 async function recordChecks(revisionId: string, passed: number, p95: number, at = new Date().toISOString()) {
   const file = join(dir, ".plumb", "status", "staging", "deployment.support-agent.json");
-  const record = JSON.parse(await readFile(file, "utf8")) as Record<string, unknown>;
+  const record = JSON.parse(await readFile(file, "utf8")) as ObjectStatus;
   const checks = {
     revision_id: revisionId,
     at,
@@ -136,6 +138,8 @@ async function recordChecks(revisionId: string, passed: number, p95: number, at 
     passed,
     pass_ratio: passed / 10,
     latency_ms: { p50: 400, p95, max: p95 + 100 },
+    // Verified what the record says is applied (src/status/checks-record-applied.ts).
+    applied_digest: appliedDigest(record),
   };
   await writeFile(file, JSON.stringify({ ...record, checks }, null, 2));
 }

@@ -202,4 +202,16 @@ describe("promotion gates", () => {
       "1h 2m 3s",
     ]);
   });
+  it("checks fail when they did not verify what is applied now (a change in place since, or an older record)", () => {
+    const applied = "a".repeat(64);
+    const stamped = { ...checks, applied_digest: applied };
+    expect(failing(facts({ checks: stamped, applied }))).toEqual([]);
+    const since = failing(facts({ checks: stamped, applied: "b".repeat(64) }));
+    expect(since).toEqual([
+      `checks: the checks of revision rev-2 (at ${DEPLOYED_AT}) verified another applied state than the one recorded now: a change was applied in place since (the same revision) and not verified; run the checks again: plumb apply the source environment, waiting (without --no-wait)`,
+    ]);
+    expect(failing(facts({ applied }))[0]).toContain(
+      "checks: the checks of revision rev-2 do not say which applied change they verified (recorded by an older plumb, or by hand)",
+    );
+  });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { buildObjectStatus } from "../../src/apply/status-record.js";
 import type { ApplyResult } from "../../src/apply/apply-types.js";
 import type { ChecksRecord } from "../../src/status/checks-record.js";
+import { appliedDigest, checksMatchApplied } from "../../src/status/checks-record-applied.js";
 import { mergeStatusStores, type ObjectStatus, type StatusStore } from "../../src/status/status-types.js";
 import { status } from "../controller/fixtures.js";
 
@@ -55,7 +56,10 @@ describe("the status record's checks", () => {
     const measured = checks("rev-2", "2026-11-25T19:00:00.000Z");
     const previous = status("a", { checks: checks("rev-1", "2026-11-24T00:00:00.000Z") });
     const verify = { ok: true, thread_id: null, run_id: null, message: "ok", checks: measured };
-    expect(buildObjectStatus(input(verify, previous)).checks).toEqual(measured);
+    // Stamped with the applied state they verified: the record's applied spec and fingerprints.
+    const written = buildObjectStatus(input(verify, previous));
+    expect(written.checks).toEqual({ ...measured, applied_digest: appliedDigest(written) });
+    expect(checksMatchApplied(written)).toBe(true);
     expect(buildObjectStatus(input(null, previous)).checks).toEqual(previous.checks);
     expect("checks" in buildObjectStatus(input(null, status("a")))).toBe(false);
   });
@@ -73,5 +77,32 @@ describe("the status record's checks", () => {
       store(status("a", { updated_at: "2026-12-01T00:00:00.000Z" })),
     );
     expect("checks" in none.objects.get("Deployment/a")!).toBe(false);
+  });
+  it("say which applied state they verified: a change applied since, not verify's own cases, breaks the match", () => {
+    const verify = {
+      ok: true,
+      thread_id: null,
+      run_id: null,
+      message: "ok",
+      checks: checks("rev-2", "2026-11-25T19:00:00.000Z"),
+    };
+    const spec = {
+      source: "external_container",
+      source_config: { custom_url: "http://a" },
+      verify: { cases: [] },
+    };
+    const written = buildObjectStatus({ ...input(verify, status("a")), appliedSpec: spec });
+    expect(checksMatchApplied(written)).toBe(true);
+    // Another case in spec.verify: nothing sent changes, the checks still stand for what runs.
+    const recases = { ...spec, verify: { cases: [{ name: "x" }] } };
+    expect(checksMatchApplied({ ...written, applied_spec: recases })).toBe(true);
+    // custom_url changed in place (same revision), recorded by an apply that did not verify.
+    const moved = { ...spec, source_config: { custom_url: "http://b" } };
+    const after = buildObjectStatus({ ...input(null, written), sent: true, appliedSpec: moved });
+    expect(after.checks).toEqual(written.checks);
+    expect(checksMatchApplied(after)).toBe(false);
+    // A record of an older plumb says nothing of what it verified.
+    const { applied_digest: _digest, ...old } = written.checks!;
+    expect(checksMatchApplied({ ...written, checks: old })).toBe(false);
   });
 });

@@ -15,6 +15,8 @@ import { applyCommand } from "../../../src/cli/sync/apply.js";
 import { DEFAULT_TENANT_ID } from "../../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../../src/control-plane/server.js";
 import type { LoadedEnvironment } from "../../../src/manifest/types.js";
+import { appliedDigest } from "../../../src/status/checks-record-applied.js";
+import type { ObjectStatus } from "../../../src/status/status-types.js";
 import { fastControllerOptions } from "../harness.js";
 import { startReceiver } from "../notify-receiver.js";
 import { api, memoryLogger, waitFor } from "../support.js";
@@ -276,10 +278,11 @@ it("a replica that does not lead staging reads staging's records from the status
   };
   await apply();
   const file = join(work, ".plumb", "status", "staging", "deployment.alpha.json");
-  const record = JSON.parse(await readFile(file, "utf8")) as { latest_revision_id: string };
+  const record = JSON.parse(await readFile(file, "utf8")) as ObjectStatus;
   const checks = {
     ...{ revision_id: record.latest_revision_id, at: new Date().toISOString(), runs: 10, passed: 10 },
     ...{ pass_ratio: 1, latency_ms: { p50: 100, p95: 200, max: 250 } },
+    applied_digest: appliedDigest(record), // verified what the record says is applied
   };
   await writeFile(file, JSON.stringify({ ...record, checks }, null, 2));
   await apply("--status-branch", "plumb-status"); // publishes staging's records, checks included
