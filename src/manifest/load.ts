@@ -14,6 +14,11 @@ export type LoadResult = {
   /** The `kind: Environment` documents, when the tree has any (docs/environments.md). */
   environments?: LoadedEnvironment[];
   problems: Problem[];
+  /**
+   * One environment's view only: the files of Deployments that do not run there (their records
+   * there are removed from git, not emptied files; src/environment/resolve.ts).
+   */
+  elsewhere?: string[];
 };
 
 /**

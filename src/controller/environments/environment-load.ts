@@ -68,7 +68,7 @@ export function createEnvironmentLoad(
       const tree = await treeFor(name, root);
       const followed = environmentOf(name);
       const resolved = resolveTree(followed ? { ...tree, environments: [followed] } : tree, name);
-      return { manifests: resolved.manifests, problems: resolved.problems };
+      return { manifests: resolved.manifests, problems: resolved.problems, elsewhere: resolved.elsewhere };
     },
   };
 }

@@ -22,6 +22,8 @@ export type DesiredSnapshot = {
   invalid: Map<string, Problem[]>;
   /** Real paths of every manifest's `valueFrom.file` secrets: never part of a source upload. */
   secretFiles?: ReadonlySet<string>;
+  /** One environment's: files of Deployments that do not run in it (prune: removed, not emptied). */
+  elsewhere?: readonly string[];
 };
 
 export type SnapshotChanges = {
@@ -55,7 +57,7 @@ export function buildSnapshot(result: LoadResult, contents?: ReadonlyMap<string,
     list.push(problem);
     invalid.set(problem.file, list);
   }
-  return { objects, invalid };
+  return { objects, invalid, ...(result.elsewhere?.length ? { elsewhere: result.elsewhere } : {}) };
 }
 
 /** Which objects must be reconciled after a rescan: only those whose document digest changed. */

@@ -77,8 +77,9 @@ export function createSnapshotScanner(deps: ScannerDeps): SnapshotScanner {
           })
         : await read();
       if (deps.stopping()) return;
-      const { manifests, problems, environments, contents, secretFiles } = loaded;
-      next = { ...buildSnapshot({ manifests, problems, environments }, contents), secretFiles };
+      const { manifests, problems, environments, elsewhere, contents, secretFiles } = loaded;
+      const result = { manifests, problems, environments, ...(elsewhere ? { elsewhere } : {}) };
+      next = { ...buildSnapshot(result, contents), secretFiles };
     } catch (error) {
       deps.metrics.scanned(source, "error");
       log.error({ err: errorMessage(error) }, "cannot read the manifests");

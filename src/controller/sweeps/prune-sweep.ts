@@ -56,6 +56,7 @@ export type PruneSweepDeps = {
 const treeOf = (snapshot: DesiredSnapshot): LoadedTree => ({
   objects: [...snapshot.objects.values()].map((entry) => entry.loaded),
   problems: [...snapshot.invalid.values()].flat(),
+  elsewhere: snapshot.elsewhere,
 });
 
 export function createPruneSweep(deps: PruneSweepDeps): (snapshot: DesiredSnapshot) => Promise<void> {

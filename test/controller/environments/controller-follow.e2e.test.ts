@@ -189,3 +189,23 @@ it("name_suffix is followed without a restart; an invalid Environment keeps its 
   expect(await namesOn(h.prod, PROD_KEY)).toEqual(expect.arrayContaining(["alpha", "alpha-p"]));
   expect(await revisionsOn(h.prod, PROD_KEY)).toEqual({ alpha: 1, "alpha-p": 2 });
 }, 90_000);
+
+it("--prune deletes a deployment narrowed out of prod's metadata.environments there alone", async () => {
+  await writeTree(h); // alpha everywhere, beta in staging only
+  const controller = await startController(environmentOptions(h, { prune: true }));
+  h.controllers.push(controller);
+  await waitFor("both settled", () => controller.ready(), 20_000);
+  expect(await namesOn(h.prod, PROD_KEY)).toEqual(["alpha"]);
+
+  // alpha no longer runs in prod: its file still defines it (for staging), so for prod it is
+  // removed from git, not an emptied file (which stopped every prune of prod).
+  await writeDoc(h.dir, "alpha.yaml", {
+    apiVersion: "plumb/v1",
+    kind: "Deployment",
+    metadata: { name: "alpha", environments: ["staging"] },
+    spec: { source: "internal_container", source_revision_config: { image_uri: "img/alpha:1" } },
+  });
+  await controller.rescan();
+  await waitFor("alpha pruned from prod", async () => (await namesOn(h.prod, PROD_KEY)).length === 0, 20_000);
+  expect(await namesOn(h.staging, STAGING_KEY)).toEqual(["alpha", "beta"]);
+}, 60_000);
