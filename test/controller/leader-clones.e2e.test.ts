@@ -3,13 +3,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, expect, it } from "vitest";
 import { applyCommand } from "../../src/cli/sync/apply.js";
 import { type Controller, startController } from "../../src/controller/controller.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { readStateLock } from "../../src/lock/index.js";
 import { runCommand } from "../cli/two-planes.js";
+import { repoTemplate } from "../support/repo-template.js";
 import { fastControllerOptions } from "./harness.js";
 import { type StandbyWatch, watchStandby } from "./standby-watch.js";
 import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
@@ -33,21 +34,29 @@ let seed: string;
 const git = (...args: string[]) =>
   exec("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: seed });
 
+/** origin.git, the clone `seed` that pushes to it, and a CI job's clone `ci`: made once, copied per test. */
+const repositories = repoTemplate(async (dir) => {
+  const origin = join(dir, "origin.git");
+  const inSeed = (...args: string[]) =>
+    exec("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: join(dir, "seed") });
+  await exec("git", ["init", "--bare", "-q", "-b", "main", origin]);
+  await writeDoc(join(dir, "seed"), ".gitignore", ".plumb/\n");
+  await writeDoc(join(dir, "seed", "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
+  await writeDoc(join(dir, "seed", "deploy", "sub"), "b.yaml", container("beta", "img/beta:1"));
+  await inSeed("init", "-q", "-b", "main");
+  await inSeed("add", ".");
+  await inSeed("commit", "-qm", "m");
+  await inSeed("remote", "add", "origin", origin);
+  await inSeed("push", "-q", "origin", "main");
+  await exec("git", ["clone", "-q", origin, join(dir, "ci")]);
+});
+afterAll(() => repositories.remove());
+
 beforeEach(async () => {
   tmp = await mkdtemp(join(tmpdir(), "plumb-branch-nearby-"));
   cp = await startControlPlane({ revisionSeconds: 0.02, deploymentReadySeconds: 0 });
-  const origin = join(tmp, "origin.git");
-  await exec("git", ["init", "--bare", "-q", "-b", "main", origin]);
+  await repositories.copyTo(tmp);
   seed = join(tmp, "seed");
-  await writeDoc(seed, ".gitignore", ".plumb/\n");
-  await writeDoc(join(seed, "deploy"), "a.yaml", container("alpha", "img/alpha:1"));
-  await writeDoc(join(seed, "deploy", "sub"), "b.yaml", container("beta", "img/beta:1"));
-  await git("init", "-q", "-b", "main");
-  await git("add", ".");
-  await git("commit", "-qm", "m");
-  await git("remote", "add", "origin", origin);
-  await git("push", "-q", "origin", "main");
-  await exec("git", ["clone", "-q", origin, join(tmp, "ci")]);
   watch = await watchStandby(tmp, BRANCH, cp.url);
 });
 afterEach(async () => {
@@ -66,13 +75,14 @@ const revisions = async () => {
 
 /**
  * A controller following origin's main at `path`, in a checkout of its own (a pod); `watched`: through
- * `watch`'s git server and proxy, which count its lease looks, pushes and API requests.
+ * `watch`'s git server and proxy, which count its lease looks, pushes and API requests. It polls
+ * every 250 ms (each poll a fetch: git processes); no assertion here counts polls.
  */
 const controllerOn = (
   pod: string,
   path: string,
   logger = memoryLogger().logger,
-  intervalMs = 50,
+  intervalMs = 250,
   watched = false,
 ) => {
   const options = fastControllerOptions(cp, {
@@ -121,7 +131,7 @@ const applySub = (...flags: string[]) => {
 it("a controller on the sub-directory in another clone stands by while the tree's leads: one revision per change", async () => {
   const leader = await treeLeader();
   const log = memoryLogger();
-  const standby = startController(controllerOn("pod-b", "deploy/sub", log.logger, 50, true));
+  const standby = startController(controllerOn("pod-b", "deploy/sub", log.logger, 250, true));
   running.push(standby);
   let led = false;
   void standby.then(() => (led = true));
