@@ -19,8 +19,23 @@ import { api, container, memoryLogger, waitFor, writeDoc } from "./support.js";
 const run = promisify(execFile);
 const h = useGitControllerHarness("plumb-ctl-committed-");
 
+/** The harness's source, polled every 250 ms, not 50 (each poll a fetch: git processes); no assertion counts polls. */
+const source = () => ({
+  kind: "git" as const,
+  url: h.bare,
+  branch: "main",
+  path: "deploy",
+  workDir: join(h.tmp, "checkout"),
+  intervalMs: 250,
+});
+
 const start = (log: ReturnType<typeof memoryLogger>) =>
-  h.start({ statusBranch: "plumb-status", env: { PATH: process.env.PATH, HOME: h.tmp }, logger: log.logger });
+  h.start({
+    source: source(),
+    statusBranch: "plumb-status",
+    env: { PATH: process.env.PATH, HOME: h.tmp },
+    logger: log.logger,
+  });
 
 const RECORD = "deploy/.plumb/status/deployment.alpha.json";
 const onBranch = async (): Promise<Record<string, unknown> | undefined> => {
@@ -98,6 +113,7 @@ const secrets = [{ name: "API_TOKEN", valueFrom: { env: "API_TOKEN" } }];
 const withSecret = (image: string) => container("alpha", image, { secrets });
 const startPlain = (log: ReturnType<typeof memoryLogger>) =>
   h.start({
+    source: source(),
     api: { apiUrl: proxy!.url, apiKey: DEFAULT_API_KEY, platformUrl: proxy!.url },
     env: { PATH: process.env.PATH, HOME: h.tmp, API_TOKEN: "token-1" },
     logger: log.logger,
