@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, readdir, rename, rm, writeFile } from "node:fs/p
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
 import { acquireBranchLease } from "../../src/lock/branch/acquire.js";
 import type { BranchLease } from "../../src/lock/branch/held-lease.js";
@@ -12,6 +12,7 @@ import { leaseRef } from "../../src/lock/branch/remote.js";
 import { forceBranchUnlock, readBranchLease } from "../../src/lock/branch/unlock.js";
 import { newHolder } from "../../src/lock/holder.js";
 import { fakeClock } from "../support/fake-clock.js";
+import { repoTemplate } from "../support/repo-template.js";
 
 // The status branch lease's paths (src/lock/branch/): what its commit says, whose lease may be taken
 // (ours, a gone local process's, one that is no plumb lease), a waiter's pacing, the push fence, a
@@ -22,18 +23,25 @@ let root: string;
 let origin: string;
 let clone: string;
 
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "plumb-lease-paths-"));
-  origin = join(root, "origin.git");
-  await exec("git", ["init", "-q", "--bare", "--initial-branch=main", origin]);
-  const seed = join(root, "seed");
+// Made once, copied per test (test/support/repo-template.ts): every test starts from the same two.
+const repositories = repoTemplate(async (dir) => {
+  const bare = join(dir, "origin.git");
+  await exec("git", ["init", "-q", "--bare", "--initial-branch=main", bare]);
+  const seed = join(dir, "seed");
   await exec("git", ["init", "-q", "--initial-branch=main", seed]);
   await exec("git", ["-C", seed, ...IDENTITY, "commit", "--allow-empty", "-qm", "init"]);
-  await exec("git", ["-C", seed, "push", "-q", origin, "main"]);
+  await exec("git", ["-C", seed, "push", "-q", bare, "main"]);
+  await exec("git", ["clone", "-q", bare, join(dir, "runner")]);
+  await rm(seed, { recursive: true, force: true });
+});
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "plumb-lease-paths-"));
+  await repositories.copyTo(root);
+  origin = join(root, "origin.git");
   clone = join(root, "runner");
-  await exec("git", ["clone", "-q", origin, clone]);
 });
 afterEach(() => rm(root, { recursive: true, force: true }));
+afterAll(() => repositories.remove());
 
 const IDENTITY = ["-c", "user.name=t", "-c", "user.email=t@t"];
 const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -61,8 +69,9 @@ async function foreignLease(message: string) {
   return sha;
 }
 
+/** The pid of a process that has ended (`true`: a node process would cost ~50 ms of CPU for nothing). */
 async function deadPid(): Promise<number> {
-  const child = execFile(process.execPath, ["-e", ""]);
+  const child = execFile("true");
   return new Promise<number>((resolve) => child.once("exit", () => resolve(child.pid!)));
 }
 
@@ -174,6 +183,7 @@ describe("whose lease is free to take", () => {
         ...options,
         leaseMs: 300,
         timeoutMs: 20_000,
+        retryMs: 100, // each look a few git processes: three or four within the 300 ms
       });
       await lease.release();
     }, 30_000);
