@@ -9,7 +9,8 @@ import { assertBuilt, runCli } from "../support/built-cli.js";
 // on one line, double-quoted with `\n`: printed as a block scalar, each of its lines started a line
 // of the output, and one reading `::warning::…` or `::add-mask::…` (leading spaces are trimmed) was
 // run by a CI runner as a workflow command. The output still reads back as the same values; a
-// secret's literal value is printed as (sensitive), never as written.
+// secret's literal value is printed as (sensitive), never as written. (The secret NOTE holds other
+// text than the annotation: a secret's value written in another field is refused, secret-value-reused.)
 
 let dir: string;
 const PEM = "-----BEGIN KEY-----\nMIIB\n-----END KEY-----\n";
@@ -38,7 +39,7 @@ spec:
     - name: TLS_KEY
       value: ${JSON.stringify(PEM)}
     - name: NOTE
-      value: ${JSON.stringify(INJECTED)}
+      value: ${JSON.stringify(`${INJECTED}\nnote`)}
 `,
   );
 });
