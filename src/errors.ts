@@ -78,7 +78,7 @@ export const ERROR_CODES = [
   "lock-io-error",
   // a store nearby whose lock cannot be taken (not writable): nothing is sent (lock/locks-in-order.ts)
   "nearby-store-unwritable",
-  // the command's own store, the same: its lock cannot be taken, the directory not writable (lock/local-lock.ts)
+  // the command's own store, the same: its lock cannot be taken, the directory not writable (lock/local/local-lock.ts)
   "store-unwritable",
   "status-unreadable",
   // git cannot say which records it tracks (git/records/tracked-records.ts): none is trusted

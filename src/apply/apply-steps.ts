@@ -10,7 +10,7 @@ import type { ObjectStatus } from "../status/status-types.js";
 import { runChecks } from "./verify/verify-checks.js";
 import { notSent, outcomeOfWait, sendFailed, skipped } from "./apply-outcomes.js";
 import { decideHealth } from "../status/health.js";
-import { checksMatchApplied } from "../status/checks-record-applied.js";
+import { checksMatchApplied } from "../status/checks/checks-record-applied.js";
 
 // The steps of one object's pipeline in applyPlan: send, wait, verify, finish. Each updates the
 // object's run; the shared engine holds what all objects share (ports, limits, the watcher).

@@ -5,7 +5,7 @@ import type { Deployment } from "../schema/deployment.js";
 import type { RevisionStatus } from "../schema/revision.js";
 import type { Verify } from "../schema/manifest.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "../status/status-types.js";
-import type { ChecksRecord } from "../status/checks-record.js";
+import type { ChecksRecord } from "../status/checks/checks-record.js";
 import type { CheckRun } from "./verify/verify-stats.js";
 
 /** Where one object ended up. */

@@ -8,7 +8,7 @@ import {
 import type { Manifest } from "../schema/manifest.js";
 import type { ApplyResult } from "./apply-types.js";
 import type { ObjectStatus } from "../status/status-types.js";
-import { appliedDigest } from "../status/checks-record-applied.js";
+import { appliedDigest } from "../status/checks/checks-record-applied.js";
 
 /** Canonical JSON: keys sorted at every level, so a digest does not depend on key order. */
 export function canonicalJson(value: unknown): string {

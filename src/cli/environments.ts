@@ -12,7 +12,7 @@ import { environmentProblems } from "./offline/validate-environments.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
 import type { LoadedEnvironment, Problem } from "../manifest/types.js";
 import type { SessionIo } from "../reconcile/session.js";
-import { resolveStatusDir } from "../git/status-source.js";
+import { resolveStatusDir } from "../git/status/status-source.js";
 import type { ConnectionFlags } from "./options.js";
 import { mayDefineEnvironments } from "../manifest/environment-scan.js";
 import { ApiConfigError, readApiOptions } from "../api/config.js";

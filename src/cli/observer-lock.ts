@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { acquireStateLock, lockTargetOf } from "../lock/index.js";
 import { checkStoreInsideDir } from "../controller/source/store-inside-dir.js";
 import { PlumbError } from "../errors.js";
-import { manifestDirOf } from "../git/status-source.js";
+import { manifestDirOf } from "../git/status/status-source.js";
 import type { PushFence } from "../git/fenced-push.js";
 import type { ConnectionFlags } from "./options.js";
 

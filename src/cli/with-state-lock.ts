@@ -1,8 +1,8 @@
 import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { checkStoreInsideDir, defaultStoreToMark } from "../controller/source/store-inside-dir.js";
-import { nearbyStoresInUse as storesInUse } from "../git/status-nearby.js";
-import { manifestDirOf } from "../git/status-source.js";
+import { nearbyStoresInUse as storesInUse } from "../git/status/status-nearby.js";
+import { manifestDirOf } from "../git/status/status-source.js";
 import { type LockOptions, lockTargetOf, type StateLock } from "../lock/index.js";
 import { acquireStateLocks } from "../lock/locks-in-order.js";
 import { gitRootOf } from "../manifest/environment-scan.js";

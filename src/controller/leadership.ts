@@ -8,13 +8,13 @@ import {
   type StateLock,
 } from "../lock/index.js";
 import { acquireStateLocks } from "../lock/locks-in-order.js";
-import { nearbyStoresInUse } from "../git/status-nearby.js";
-import { manifestDirOf } from "../git/status-source.js";
+import { nearbyStoresInUse } from "../git/status/status-nearby.js";
+import { manifestDirOf } from "../git/status/status-source.js";
 import { gitRootOf } from "../manifest/environment-scan.js";
 import type { Logger } from "../logger.js";
 import { errorMessage } from "./error-message.js";
 import { defaultStoreToMark } from "./source/store-inside-dir.js";
-import type { StatusLocation } from "../git/status-source.js";
+import type { StatusLocation } from "../git/status/status-source.js";
 import { buildObjectPage } from "../status-page/page-model.js";
 import { buildStandbyHeader } from "../status-page/page-header.js";
 import type { ControllerHttp } from "./http/http-server.js";

@@ -8,7 +8,7 @@ import {
   publishStatus,
   resolveStatusDir,
   type StatusLocation,
-} from "../git/status-source.js";
+} from "../git/status/status-source.js";
 import { manifestRootOf } from "../status/manifest-root.js";
 import { formatObjectStatus } from "../status/status-store.js";
 import { type ObjectStatus, statusFileName, statusKey } from "../status/status-types.js";

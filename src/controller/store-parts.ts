@@ -1,5 +1,5 @@
 import { systemClock } from "../clock.js";
-import { legacyStatusLocation, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
+import { legacyStatusLocation, resolveStatusDir, type StatusLocation } from "../git/status/status-source.js";
 import { DEFAULT_API_KEY_CATEGORY } from "../api/transport/rate-limiter.js";
 import type { StateLock } from "../lock/index.js";
 import { createControllerClients } from "./api-clients.js";

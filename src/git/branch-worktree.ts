@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import type { SimpleGit } from "simple-git";
 import type { CheckoutQueue } from "./checkout-queue.js";
-import { gitAt } from "./status-branch.js";
+import { gitAt } from "./status/status-branch.js";
 
 // A branch of a checkout rebuilt in a temporary worktree (controller --drift-branch, promotion.auto):
 // `git worktree add --force -B BRANCH DIR HEAD`, the work, then the worktree removed. git reads

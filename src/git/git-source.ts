@@ -2,7 +2,7 @@ import { access, lstat, mkdir, readdir, realpath } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { isOutside } from "../path-inside.js";
 import type { SimpleGit } from "simple-git";
-import { gitAt } from "./status-branch.js";
+import { gitAt } from "./status/status-branch.js";
 import { runStoppableGit } from "./stoppable-git.js";
 import { escapeControls, PlumbError } from "../errors.js";
 import {

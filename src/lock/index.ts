@@ -1,10 +1,10 @@
 import { systemClock } from "../clock.js";
-import { manifestDirOf, resolveStatusDir, type StatusLocation } from "../git/status-source.js";
+import { manifestDirOf, resolveStatusDir, type StatusLocation } from "../git/status/status-source.js";
 import { acquireBranchLease } from "./branch/acquire.js";
 import { forceBranchUnlock, readBranchLease } from "./branch/unlock.js";
 import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
-import { acquireLocalLock, lockPathOf } from "./local-lock.js";
-import { forceLocalUnlock, readLocalLock } from "./local-unlock.js";
+import { acquireLocalLock, lockPathOf } from "./local/local-lock.js";
+import { forceLocalUnlock, readLocalLock } from "./local/local-unlock.js";
 import {
   DEFAULT_LEASE_MS,
   type LockHolder,

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { describeErrno, fileError, PlumbError } from "../errors.js";
 import { describeHolder } from "./holder.js";
-import type { DirLease } from "./lock-dir.js";
+import type { DirLease } from "./local/lock-dir.js";
 
 // What the local lock says when it cannot be taken: held (by whom, or forced free and until when),
 // the store not writable by this user, or another error at the lock's path.

@@ -1,4 +1,4 @@
-import { realStoreDir } from "./real-store.js";
+import { realStoreDir } from "./local/real-store.js";
 import { isPlumbError } from "../errors.js";
 import { acquireStateLock } from "./index.js";
 import { storeUnwritableError } from "./lock-errors.js";

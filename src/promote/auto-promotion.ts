@@ -6,7 +6,7 @@ import type { LoadedEnvironment } from "../manifest/types.js";
 import { loadManifests } from "../manifest/load.js";
 import { maxManifestBytesFrom } from "../manifest/parse/parse.js";
 import { onBranchWorktree } from "../git/branch-worktree.js";
-import { gitAt, networkGit } from "../git/status-branch.js";
+import { gitAt, networkGit } from "../git/status/status-branch.js";
 import type { GitStop } from "../git/stoppable-git.js";
 import type { CheckoutQueue } from "../git/checkout-queue.js";
 import { formatCommitMessage, type PromotionReport } from "./format-promotion.js";

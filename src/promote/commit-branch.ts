@@ -2,7 +2,7 @@ import { realpath, rm, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { PlumbError } from "../errors.js";
 import { removeStaleWorktrees, tempWorktreeDir } from "../git/branch-worktree.js";
-import { gitAt } from "../git/status-branch.js";
+import { gitAt } from "../git/status/status-branch.js";
 import type { FileChange } from "./file-changes.js";
 
 // promote --branch NAME: the promotion committed on a new branch NAME of the repository holding

@@ -2,8 +2,8 @@ import type { FieldChange, PlannedChange } from "../diff/plan/plan-types.js";
 import type { Deployment } from "../schema/deployment.js";
 import type { EnvironmentManifest } from "../schema/environment.js";
 import type { Revision } from "../schema/revision.js";
-import type { ChecksRecord } from "../status/checks-record.js";
-import { checksRecordProblems } from "../status/checks-record-problems.js";
+import type { ChecksRecord } from "../status/checks/checks-record.js";
+import { checksRecordProblems } from "../status/checks/checks-record-problems.js";
 
 // The gates of a promotion (docs/environments.md, "Promotion"), judged on what the source
 // environment's control plane and status records say about its latest revision. Pure.

@@ -1,8 +1,8 @@
 import { basename } from "node:path";
 import type { SecretRedactor } from "../api/secret-redactor.js";
 import { PlumbError } from "../errors.js";
-import { loadVerdictsNearby } from "../git/status-nearby.js";
-import { manifestDirOf } from "../git/status-source.js";
+import { loadVerdictsNearby } from "../git/status/status-nearby.js";
+import { manifestDirOf } from "../git/status/status-source.js";
 import { gitRootOf } from "../manifest/environment-scan.js";
 import {
   appliedView,
@@ -11,9 +11,9 @@ import {
   type SessionFlags,
   type SessionIo,
 } from "../reconcile/session.js";
-import type { ChecksRecord } from "../status/checks-record.js";
-import { laterChecks } from "../status/checks-record-problems.js";
-import { appliedDigest } from "../status/checks-record-applied.js";
+import type { ChecksRecord } from "../status/checks/checks-record.js";
+import { laterChecks } from "../status/checks/checks-record-problems.js";
+import { appliedDigest } from "../status/checks/checks-record-applied.js";
 import { statusFileName, statusKey } from "../status/status-types.js";
 import type { SourceFacts } from "./gates.js";
 import type { PromotionPair } from "./promotion-pairs.js";

@@ -4,7 +4,7 @@ import type { PlanManifestsResult } from "./plan/plan-run.js";
 import type { Session } from "./session.js";
 import { refreshStatuses } from "./status-refresh.js";
 import { readStateFile } from "../status/state-file.js";
-import { ownRecordsIn, type RecordWriter } from "../git/status-source.js";
+import { ownRecordsIn, type RecordWriter } from "../git/status/status-source.js";
 import { formatObjectStatus, MAX_RECORD_BYTES } from "../status/status-store.js";
 import { type ObjectStatus, type StatusStore, statusFileName, statusKey } from "../status/status-types.js";
 

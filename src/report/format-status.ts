@@ -1,5 +1,5 @@
 import { createColors } from "picocolors";
-import { checksRecordInvalid } from "../status/checks-record-problems.js";
+import { checksRecordInvalid } from "../status/checks/checks-record-problems.js";
 import type { ObjectStatus } from "../status/status-types.js";
 import { escapeControls } from "../errors.js";
 

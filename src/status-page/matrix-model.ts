@@ -1,4 +1,4 @@
-import { checksRecordInvalid } from "../status/checks-record-problems.js";
+import { checksRecordInvalid } from "../status/checks/checks-record-problems.js";
 import type { HealthStatus, ObjectStatus, SyncStatus } from "../status/status-types.js";
 
 // The status page's deployment × environment matrix (docs/environments.md "Checks" and the

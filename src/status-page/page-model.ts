@@ -1,6 +1,6 @@
 import type { Line } from "../report/format-lines.js";
-import type { ChecksRecord } from "../status/checks-record.js";
-import { checksRecordInvalid } from "../status/checks-record-problems.js";
+import type { ChecksRecord } from "../status/checks/checks-record.js";
+import { checksRecordInvalid } from "../status/checks/checks-record-problems.js";
 import {
   HEALTH_STATUSES,
   type HealthStatus,

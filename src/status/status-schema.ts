@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Nullable } from "../schema/common.js";
 import { KINDS, REVISION_STATUSES } from "../schema/constants.js";
-import { ChecksRecord } from "./checks-record.js";
+import { ChecksRecord } from "./checks/checks-record.js";
 import { HEALTH_STATUSES, SYNC_STATUSES } from "./status-values.js";
 
 // The shape of a status record (status-types.ts): its validator is compiled at build time

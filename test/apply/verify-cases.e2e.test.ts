@@ -5,7 +5,7 @@ import { formatPlanMarkdown } from "../../src/report/markdown/format-markdown.js
 import { formatPlanText } from "../../src/report/format-text.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { statusFileName } from "../../src/status/status-types.js";
-import { appliedDigest } from "../../src/status/checks-record-applied.js";
+import { appliedDigest } from "../../src/status/checks/checks-record-applied.js";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type Env, call, gitrepoDoc, startEnv, writeManifests } from "../reconcile/harness.js";
 import { runInProcess } from "../support/in-process-cli.js";

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runApply } from "../../src/cli/sync/apply.js";
 import { runDrift } from "../../src/cli/sync/drift.js";
 import type { RunningControlPlane } from "../../src/control-plane/server.js";
-import { loadStatus } from "../../src/git/status-source.js";
+import { loadStatus } from "../../src/git/status/status-source.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { call, containerDoc, gitrepoDoc, writeManifests } from "../reconcile/harness.js";
 import { applyFlags, captureIo, startPlane } from "./reconcile-helpers.js";

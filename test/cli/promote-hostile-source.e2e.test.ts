@@ -2,7 +2,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { promoteCommand } from "../../src/cli/sync/promote.js";
-import { appliedDigest } from "../../src/status/checks-record-applied.js";
+import { appliedDigest } from "../../src/status/checks/checks-record-applied.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
 import { gitIn, prodImage, promotionRepo, stopPromotion } from "../support/promotion-repo.js";
 import { plain, runCommand, STAGING_KEY, startTwoPlanes, type TwoPlanes } from "./two-planes.js";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
-import { appliedDigest } from "../../src/status/checks-record-applied.js";
+import { appliedDigest } from "../../src/status/checks/checks-record-applied.js";
 import type { ObjectStatus } from "../../src/status/status-types.js";
 import { applyCommand } from "../../src/cli/sync/apply.js";
 import { planCommand } from "../../src/cli/sync/plan.js";

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { acquireStateLock, forceUnlock } from "../../src/lock/index.js";
 import { leaseRef } from "../../src/lock/branch/remote.js";
-import { publishStatus } from "../../src/git/status-source.js";
+import { publishStatus } from "../../src/git/status/status-source.js";
 import { originWithClones } from "../support/git-clones.js";
 import { patientTime } from "../support/patient-time.js";
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { gitFailure } from "../../src/git/status-branch.js";
+import { gitFailure } from "../../src/git/status/status-branch.js";
 import { createGitStop, GitStopped, runNetworkGit } from "../../src/git/stoppable-git.js";
 
 // The controller's stop as its git commands over the network see it (stoppable-git.ts): a command

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { loadStatus, publishStatus } from "../../src/git/status-source.js";
+import { loadStatus, publishStatus } from "../../src/git/status/status-source.js";
 import { anyFile, saveObjectStatus } from "../../src/status/write/save-records.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 

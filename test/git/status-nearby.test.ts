@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { directoriesAbove, loadStatusWithNearby } from "../../src/git/status-nearby.js";
+import { directoriesAbove, loadStatusWithNearby } from "../../src/git/status/status-nearby.js";
 import { anyFile, saveObjectStatus } from "../../src/status/write/save-records.js";
 import { blankObjectStatus, type ObjectStatus } from "../../src/status/status-types.js";
 

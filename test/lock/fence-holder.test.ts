@@ -6,8 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFence } from "../../src/lock/fence.js";
 import { newHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, readStateLock } from "../../src/lock/index.js";
-import { createLockDir } from "../../src/lock/lock-dir.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
+import { createLockDir } from "../../src/lock/local/lock-dir.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
 
 // The holder's own count since its last renewal (fence), and whose process counts as gone (holder).
 

@@ -6,8 +6,8 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { leaseRef } from "../../src/lock/branch/remote.js";
 import { acquireStateLock, forceUnlock, readStateLock, type StateLock } from "../../src/lock/index.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
-import { readLockDir } from "../../src/lock/lock-dir.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
+import { readLockDir } from "../../src/lock/local/lock-dir.js";
 import { originWithClones } from "../support/git-clones.js";
 import { patientTime } from "../support/patient-time.js";
 

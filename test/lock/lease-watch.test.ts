@@ -6,8 +6,8 @@ import type { Clock } from "../../src/clock.js";
 import { createFence } from "../../src/lock/fence.js";
 import { newHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
-import { createLockDir } from "../../src/lock/lock-dir.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
+import { createLockDir } from "../../src/lock/local/lock-dir.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
 import { createObserver } from "../../src/lock/observer.js";
 import { patientTime } from "../support/patient-time.js";
 

@@ -5,7 +5,7 @@ import lockfile from "proper-lockfile";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
 
 // An older plumb (proper-lockfile: the directory <status>.lock made by mkdir, its mtime refreshed,
 // and <status>.lock.json naming the holder) and this one on the same store exclude each other, both
@@ -24,7 +24,7 @@ afterEach(async () => {
 const target = () => ({ statusDir: join(root, ".plumb", "status") });
 const lockPath = () => lockPathOf(target());
 
-/** The older plumb's acquisition (src/lock/local-lock.ts before the lease-watching lock). */
+/** The older plumb's acquisition (src/lock/local/local-lock.ts before the lease-watching lock). */
 async function olderPlumbLock(leaseMs = 30_000) {
   await mkdir(join(root, ".plumb"), { recursive: true });
   const release = await lockfile.lock(target().statusDir, {

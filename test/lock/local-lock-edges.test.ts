@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
-import { createLockDir } from "../../src/lock/lock-dir.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
+import { createLockDir } from "../../src/lock/local/lock-dir.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
 import { patientTime } from "../support/patient-time.js";
 
 // The local lock's options and the odd things found at its path (state-locked, never ignored).

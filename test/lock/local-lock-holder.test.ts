@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { acquireStateLock, forceUnlock, type StateLock } from "../../src/lock/index.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
 
 // The holder's side of the local lock: what its writes are told (assertHeld, the push fence) once
 // the lock is gone or its renewals fail, and how a renewal on the spot and the timer's renewals meet.

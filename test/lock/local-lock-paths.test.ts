@@ -5,9 +5,9 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PlumbError } from "../../src/errors.js";
 import { newHolder } from "../../src/lock/holder.js";
-import { createLockDir } from "../../src/lock/lock-dir.js";
-import { acquireLocalLock, lockPathOf } from "../../src/lock/local-lock.js";
-import { forceLocalUnlock, readLocalLock } from "../../src/lock/local-unlock.js";
+import { createLockDir } from "../../src/lock/local/lock-dir.js";
+import { acquireLocalLock, lockPathOf } from "../../src/lock/local/local-lock.js";
+import { forceLocalUnlock, readLocalLock } from "../../src/lock/local/local-unlock.js";
 import { storeUnwritableError } from "../../src/lock/lock-errors.js";
 
 // The local lock's less travelled paths: a store that cannot be written (the error's words and

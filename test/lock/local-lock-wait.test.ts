@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock.js";
 import { newHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, readStateLock } from "../../src/lock/index.js";
-import { removeLegacyMarker } from "../../src/lock/legacy-lock.js";
-import { createLockDir } from "../../src/lock/lock-dir.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
+import { removeLegacyMarker } from "../../src/lock/local/legacy-lock.js";
+import { createLockDir } from "../../src/lock/local/lock-dir.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
 import { fakeClock } from "../support/fake-clock.js";
 
 // A waiter's side of the local lock: how long it waits and how often it looks (a wall clock of the

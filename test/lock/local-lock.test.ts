@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHolder } from "../../src/lock/holder.js";
-import { createLockDir } from "../../src/lock/lock-dir.js";
+import { createLockDir } from "../../src/lock/local/lock-dir.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
 import { loadStatusStore } from "../../src/status/status-store.js";
 import { patientTime } from "../support/patient-time.js";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHolder } from "../../src/lock/holder.js";
 import { acquireStateLock, forceUnlock, readStateLock } from "../../src/lock/index.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
 
 // A plumb killed between its mkdir claim and the rename of its prepared directory onto it leaves an
 // empty <status>.lock (the older plumb's format) and, beside it, the prepared <status>.lock.new-<id>

@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readLockDir } from "../../src/lock/lock-dir.js";
-import { acquireLocalLock, lockPathOf } from "../../src/lock/local-lock.js";
-import { forceLocalUnlock, removeLockDir } from "../../src/lock/local-unlock.js";
+import { readLockDir } from "../../src/lock/local/lock-dir.js";
+import { acquireLocalLock, lockPathOf } from "../../src/lock/local/local-lock.js";
+import { forceLocalUnlock, removeLockDir } from "../../src/lock/local/local-unlock.js";
 
 // What is found at or above the lock's path that no plumb put there, as the lock directory's own
 // operations see it: a parent that is a file, a link to a file, a FIFO; and unlock --force of a

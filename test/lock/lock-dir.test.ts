@@ -12,9 +12,9 @@ import {
   renewLockDir,
   renewLockDirSync,
   takeOverLockDir,
-} from "../../src/lock/lock-dir.js";
-import { lockPathOf } from "../../src/lock/local-lock.js";
-import { endLockDir, removeLockDir } from "../../src/lock/local-unlock.js";
+} from "../../src/lock/local/lock-dir.js";
+import { lockPathOf } from "../../src/lock/local/local-lock.js";
+import { endLockDir, removeLockDir } from "../../src/lock/local/local-unlock.js";
 
 // The lock directory's own operations (lock-dir.ts), each an atomic rename: what a waiter reads, a
 // holder's renewal and release, a waiter's takeover of the lock it watched expire. A renewal or

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ChecksRecord } from "../../src/status/checks-record.js";
-import { laterChecks } from "../../src/status/checks-record-problems.js";
+import type { ChecksRecord } from "../../src/status/checks/checks-record.js";
+import { laterChecks } from "../../src/status/checks/checks-record-problems.js";
 
 // promote judges the checks that finished last among PATH's store and the stores nearby
 // (docs/environments.md "Promotion"): a revision verified again elsewhere has a newer verdict.

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, expect, it } from "vitest";
 import { readPruneLedger, recordPruneDeletion } from "../../src/status/prune-ledger.js";
-import { loadStatus, publishStatus } from "../../src/git/status-source.js";
+import { loadStatus, publishStatus } from "../../src/git/status/status-source.js";
 
 // The prune ledger travels on the status branch: a fresh clone (the next CI run, a new controller
 // pod) counts the deletions of earlier runs, and its own publish carries the union.

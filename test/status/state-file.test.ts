@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readLockDir } from "../../src/lock/lock-dir.js";
+import { readLockDir } from "../../src/lock/local/lock-dir.js";
 import { PRUNE_LEDGER_FILE, readPruneLedger } from "../../src/status/prune-ledger.js";
 import { readStateFile, readStateFileSync } from "../../src/status/state-file.js";
 import { loadStatusStore } from "../../src/status/status-store.js";

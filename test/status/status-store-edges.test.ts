@@ -16,7 +16,7 @@ import {
   saveObjectStatus,
   saveObservedStatus,
 } from "../../src/status/write/save-records.js";
-import { ownRecordsIn } from "../../src/git/status-source.js";
+import { ownRecordsIn } from "../../src/git/status/status-source.js";
 import { sampleStatus } from "../reconcile/fixtures.js";
 
 // The status store's edges on a real temp directory: what each problem says, missing and damaged
@@ -207,7 +207,7 @@ describe("status store edges", () => {
 
   // A store in a git checkout can hold a commit's file at a record's path: a write that trusted it
   // took its fields and number, a removal deleted it. No write or removal trusts a file unasked: each
-  // caller passes git's answer (git/status-source.ts) or says anyFile where it means it.
+  // caller passes git's answer (git/status/status-source.ts) or says anyFile where it means it.
   it("has every write and removal say whose files it trusts: a caller cannot leave it out (type-checked)", async () => {
     const dir = await tempDir();
     const unasked = [

@@ -2,7 +2,7 @@ import type { Plan, PlannedChecks } from "../../diff/plan/plan-types.js";
 import type { Manifest } from "../../schema/manifest.js";
 import type { ObjectStatus } from "../../status/status-types.js";
 import { statusKey } from "../../status/status-types.js";
-import { checksRecordInvalid } from "../../status/checks-record-problems.js";
+import { checksRecordInvalid } from "../../status/checks/checks-record-problems.js";
 
 // Pure: what a plan says of each Deployment's checks (spec.verify): how many runs apply will make
 // after DEPLOYED, the thresholds, and what the status record measured last.

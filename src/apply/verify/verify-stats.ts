@@ -1,4 +1,4 @@
-import type { ChecksRecord } from "../../status/checks-record.js";
+import type { ChecksRecord } from "../../status/checks/checks-record.js";
 
 // Pure: the checks of one revision from its runs (pass ratio, latency percentiles, failures) and
 // whether they meet spec.verify's thresholds.

@@ -3,7 +3,7 @@ import { PlumbError } from "../../errors.js";
 import { shown } from "./import-live.js";
 import { adoptKey, buildAdoptedRecord, decideAdoption } from "../../reconcile/adopt.js";
 import { gitCommitOf, openSession, planSession } from "../../reconcile/session.js";
-import { manifestDirOf, ownRecordsIn, publishStatus } from "../../git/status-source.js";
+import { manifestDirOf, ownRecordsIn, publishStatus } from "../../git/status/status-source.js";
 import { manifestRootOf } from "../../status/manifest-root.js";
 import { checkStatusDirWritable } from "../../status/status-store.js";
 import { askOnTerminal, type ApplyIo } from "../sync/apply.js";

@@ -22,7 +22,7 @@ import {
   gitCommitOf,
   type Session,
 } from "../../reconcile/session.js";
-import { manifestDirOf, ownRecordsIn, publishStatus } from "../../git/status-source.js";
+import { manifestDirOf, ownRecordsIn, publishStatus } from "../../git/status/status-source.js";
 import { manifestRootOf } from "../../status/manifest-root.js";
 import type { StateLock } from "../../lock/index.js";
 import { listenForStop } from "./apply-stop.js";

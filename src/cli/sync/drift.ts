@@ -15,7 +15,7 @@ import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
 import { formatDriftJson, formatDriftMarkdown, formatDriftText } from "../../report/format-drift.js";
 import { openSession, planSession, type SessionIo } from "../../reconcile/session.js";
 import { asError } from "../../errors.js";
-import { publishStatus } from "../../git/status-source.js";
+import { publishStatus } from "../../git/status/status-source.js";
 import type { PushFence } from "../../git/fenced-push.js";
 import { writeRefreshedStatus } from "../../reconcile/status-write.js";
 import { processIo } from "../process-io.js";

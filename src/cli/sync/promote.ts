@@ -10,7 +10,7 @@ import { formatPromotionJson, formatPromotionText } from "../../promote/format-p
 import { promotionScope } from "../../promote/promotion-pairs.js";
 import { refusal, runPromotion } from "../../promote/run-promotion.js";
 import type { SessionIo } from "../../reconcile/session.js";
-import { resolveStatusDir } from "../../git/status-source.js";
+import { resolveStatusDir } from "../../git/status/status-source.js";
 import { settingsOf, withEnvironmentHint } from "../environments.js";
 import { allowApiOriginOption, outputOption, targetOption } from "../options.js";
 import { processIo } from "../process-io.js";

@@ -4,7 +4,7 @@ import { PlumbError } from "../../errors.js";
 import { DEFAULT_LEASE_MS } from "../../lock/lock-types.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
-import { resolveStatusDir } from "../../git/status-source.js";
+import { resolveStatusDir } from "../../git/status/status-source.js";
 import type { Controller, ControllerStartOptions } from "../controller-types.js";
 import type { ControllerHttp } from "../http/http-server.js";
 import { systemTimers } from "../queue/work-queue.js";

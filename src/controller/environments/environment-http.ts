@@ -5,7 +5,7 @@ import { buildObjectPage } from "../../status-page/page-model.js";
 import { buildStandbyHeader } from "../../status-page/page-header.js";
 import { buildMatrixPage, type MatrixPage, type MatrixQuery } from "../../status-page/matrix-model.js";
 import type { LoadedEnvironment } from "../../manifest/types.js";
-import { loadUntrackedStatusStore } from "../../git/status-source.js";
+import { loadUntrackedStatusStore } from "../../git/status/status-source.js";
 import { emptyStatusStore } from "../../status/status-types.js";
 import type { ControllerStatusJson } from "../controller-types.js";
 import type { HttpHandlers } from "../http/http-server.js";

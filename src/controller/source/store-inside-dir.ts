@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { access, lstat, readdir, realpath } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
-import { manifestDirOf } from "../../git/status-source.js";
+import { manifestDirOf } from "../../git/status/status-source.js";
 import { isOutside } from "../../path-inside.js";
 import { escapeControls, PlumbError } from "../../errors.js";
 import { DEFAULT_STATUS_DIR, defaultStatusDir } from "../../status/status-store.js";

@@ -4,7 +4,7 @@ import {
   type RecordWriter,
   resolveStatusDir,
   type StatusLocation,
-} from "../../git/status-source.js";
+} from "../../git/status/status-source.js";
 import { loadStatusStore } from "../../status/status-store.js";
 import { type ObjectStatus, statusFileName } from "../../status/status-types.js";
 import { trackedRecords } from "../../git/records/tracked-records.js";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Logger } from "../../logger.js";
-import { ownRecordsIn } from "../../git/status-source.js";
+import { ownRecordsIn } from "../../git/status/status-source.js";
 import { formatObjectStatus } from "../../status/status-store.js";
 import { type ObjectStatus, statusFileName } from "../../status/status-types.js";
 import { trackedRecords } from "../../git/records/tracked-records.js";

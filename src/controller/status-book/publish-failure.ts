@@ -1,5 +1,5 @@
 import type { Logger } from "../../logger.js";
-import { resolveStatusDir, type StatusLocation } from "../../git/status-source.js";
+import { resolveStatusDir, type StatusLocation } from "../../git/status/status-source.js";
 import { errorMessage } from "../error-message.js";
 import { type GitStop, GitStopped } from "../../git/stoppable-git.js";
 import { lapsedWhileStopping } from "../../lock/index.js";

@@ -1,7 +1,7 @@
 import type { SecretRedactor } from "../../api/secret-redactor.js";
 import { join, relative } from "node:path";
 import { onBranchWorktree } from "../../git/branch-worktree.js";
-import { gitAt, networkGit } from "../../git/status-branch.js";
+import { gitAt, networkGit } from "../../git/status/status-branch.js";
 import { PlumbError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { buildDriftReport } from "../../reconcile/drift.js";

@@ -13,7 +13,7 @@ import {
   repoInfo,
   type StatusBranchTarget,
   withStatusGitEnv,
-} from "../status-branch.js";
+} from "../status/status-branch.js";
 
 /**
  * Reads the records from `branch` of the manifest repository: fetched from the remote when there is

@@ -16,7 +16,7 @@ import {
   repoInfo,
   type StatusBranchTarget,
   withStatusGitEnv,
-} from "../status-branch.js";
+} from "../status/status-branch.js";
 
 // Publishing a store's records to the status branch (status-branch.ts): committed in a temporary
 // clone and pushed, fenced by the state lock.

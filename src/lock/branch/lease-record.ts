@@ -1,4 +1,4 @@
-import { gitFailure } from "../../git/status-branch.js";
+import { gitFailure } from "../../git/status/status-branch.js";
 import type { LockHolder } from "../lock-types.js";
 import { IDENTITY, leaseRef, type Remote } from "./remote.js";
 

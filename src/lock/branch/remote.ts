@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { statusGitEnv } from "../../git/git-env.js";
-import { gitAt, networkGit, repoInfo } from "../../git/status-branch.js";
+import { gitAt, networkGit, repoInfo } from "../../git/status/status-branch.js";
 import { type GitStop, runNetworkGitSync } from "../../git/stoppable-git.js";
 
 // The lease of a status branch, held in the git remote itself so that writers on different machines

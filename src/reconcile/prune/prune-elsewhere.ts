@@ -1,8 +1,8 @@
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { PlannedPrune } from "../../diff/plan/plan-types.js";
-import { loadUntrackedStatusStore, manifestDirOf } from "../../git/status-source.js";
-import { realStoreDir } from "../../lock/real-store.js";
+import { loadUntrackedStatusStore, manifestDirOf } from "../../git/status/status-source.js";
+import { realStoreDir } from "../../lock/local/real-store.js";
 import { manifestRootDir, manifestRootOf, repositoryOf } from "../../status/manifest-root.js";
 import { directoriesBelow } from "../../status/stores-below.js";
 import { defaultStatusDir } from "../../status/status-store.js";

@@ -3,7 +3,7 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { PlannedPrune } from "../../diff/plan/plan-types.js";
 import { loadManifestsOnce, type ManifestLoads } from "../../manifest/load.js";
 import { maxManifestBytesFrom } from "../../manifest/parse/parse.js";
-import { manifestDirOf } from "../../git/status-source.js";
+import { manifestDirOf } from "../../git/status/status-source.js";
 import { statusKey } from "../../status/status-types.js";
 import { resolveForPlan } from "../plan/plan-environment.js";
 import { type RecordWithRoot, recordsSeenFrom, type StoreOf } from "./prune-scope.js";

@@ -6,7 +6,7 @@ import type { PlannedPrune } from "../../diff/plan/plan-types.js";
 import { checkEmptiedFiles } from "../../manifest/rules/emptied-rules.js";
 import type { Problem } from "../../manifest/types.js";
 import type { Deployment } from "../../schema/deployment.js";
-import { loadUntrackedStatusStore, manifestDirOf, resolveStatusDir } from "../../git/status-source.js";
+import { loadUntrackedStatusStore, manifestDirOf, resolveStatusDir } from "../../git/status/status-source.js";
 import { statusKey } from "../../status/status-types.js";
 import { type RecordWithRoot, recordsSeenFrom, type StoreOf } from "./prune-scope.js";
 

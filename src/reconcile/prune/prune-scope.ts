@@ -1,7 +1,7 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ManagedRecord } from "../../diff/plan/plan-prune.js";
-import { manifestDirOf } from "../../git/status-source.js";
+import { manifestDirOf } from "../../git/status/status-source.js";
 import { fileSeenFrom, manifestRootDir, manifestRootOf, storeOwnerOf } from "../../status/manifest-root.js";
 
 // Which of a store's records a prune of PATH may judge (docs/apply.md "Prune"). A record's

@@ -75,7 +75,7 @@ async function writeRecord(dir: string, file: string, status: ObjectStatus): Pro
 
 /**
  * Whether the file named `name` in the store is the store's own record, not one git tracks (a
- * commit put it there): git/status-source.ts's saveOwnObjectStatus asks git. Every write and removal
+ * commit put it there): git/status/status-source.ts's saveOwnObjectStatus asks git. Every write and removal
  * takes one: a store in a git checkout can hold a commit's file at a record's path, and a writer
  * that forgot to ask would take its fields and number or delete it. Trusting every file is said
  * where it is meant (anyFile).

@@ -15,7 +15,7 @@ import { applyCommand } from "../../../src/cli/sync/apply.js";
 import { DEFAULT_TENANT_ID } from "../../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../../src/control-plane/server.js";
 import type { LoadedEnvironment } from "../../../src/manifest/types.js";
-import { appliedDigest } from "../../../src/status/checks-record-applied.js";
+import { appliedDigest } from "../../../src/status/checks/checks-record-applied.js";
 import type { ObjectStatus } from "../../../src/status/status-types.js";
 import { fastControllerOptions } from "../harness.js";
 import { startReceiver } from "../notify-receiver.js";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { PlumbError } from "../../../errors.js";
 import { lockTargetOf } from "../../../lock/index.js";
-import type { StatusLocation } from "../../../git/status-source.js";
+import type { StatusLocation } from "../../../git/status/status-source.js";
 import { nearbyScanOf } from "../../leadership.js";
 import { startStore } from "../../store.js";
 import { type EnvironmentClaim, startClaim } from "../environment-claim.js";

@@ -1,15 +1,15 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { isOutside } from "../path-inside.js";
-import { loadStatusStore, defaultStatusDir } from "../status/status-store.js";
-import { latestAppliedNearby } from "../status/applied-nearby.js";
-import type { ChecksRecord } from "../status/checks-record.js";
-import { laterChecks } from "../status/checks-record-problems.js";
-import { directoriesBelow } from "../status/stores-below.js";
-import { emptyStatusStore, type ObjectStatus, type StatusStore } from "../status/status-types.js";
+import { isOutside } from "../../path-inside.js";
+import { loadStatusStore, defaultStatusDir } from "../../status/status-store.js";
+import { latestAppliedNearby } from "../../status/applied-nearby.js";
+import type { ChecksRecord } from "../../status/checks/checks-record.js";
+import { laterChecks } from "../../status/checks/checks-record-problems.js";
+import { directoriesBelow } from "../../status/stores-below.js";
+import { emptyStatusStore, type ObjectStatus, type StatusStore } from "../../status/status-types.js";
 import { loadStatusAndBranchNearby, manifestDirOf, type StatusLocation } from "./status-source.js";
-import { loadStatusFromBranch } from "./records/load-status-branch.js";
-import { trackedRecords } from "./records/tracked-records.js";
+import { loadStatusFromBranch } from "../records/load-status-branch.js";
+import { trackedRecords } from "../records/tracked-records.js";
 
 // The stores above and below a PATH (docs/status.md "Stores above and below"), read only: the
 // default store of each directory above the manifest directory, up to the root of its git

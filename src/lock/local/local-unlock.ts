@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { PlumbError } from "../errors.js";
-import { committedLock } from "./committed-lock.js";
-import { isDeadLocalHolder } from "./holder.js";
+import { PlumbError } from "../../errors.js";
+import { committedLock } from "../committed-lock.js";
+import { isDeadLocalHolder } from "../holder.js";
 import { FORCED, legacyHolderPath, readLockDir, removePrepared } from "./lock-dir.js";
-import type { LockHolder, LockTarget } from "./lock-types.js";
+import type { LockHolder, LockTarget } from "../lock-types.js";
 import { lockPathOf } from "./local-lock.js";
 
 // Who holds a local lock (plumb unlock, plumb status), and plumb unlock --force: a holder that may

@@ -1,9 +1,9 @@
 import { realStoreDir } from "./real-store.js";
-import { systemClock } from "../clock.js";
-import { fileError, PlumbError } from "../errors.js";
-import { committedLock, UNTRACK_LOCK } from "./committed-lock.js";
-import { createFence, lapsedError, renewDeadlineOf } from "./fence.js";
-import { isDeadLocalHolder, newHolder } from "./holder.js";
+import { systemClock } from "../../clock.js";
+import { fileError, PlumbError } from "../../errors.js";
+import { committedLock, UNTRACK_LOCK } from "../committed-lock.js";
+import { createFence, lapsedError, renewDeadlineOf } from "../fence.js";
+import { isDeadLocalHolder, newHolder } from "../holder.js";
 import {
   fileSystemNow,
   legacyLockedError,
@@ -29,9 +29,9 @@ import {
   type LockTarget,
   type StateLock,
   systemMonotonic,
-} from "./lock-types.js";
-import { lockIoError, stateLockedError } from "./lock-errors.js";
-import { createObserver } from "./observer.js";
+} from "../lock-types.js";
+import { lockIoError, stateLockedError } from "../lock-errors.js";
+import { createObserver } from "../observer.js";
 
 // The lock of a local status directory (`<statusDir>.lock`, lock-dir.ts). The holder renews it every
 // renewMs; a waiter takes it over once it has seen the same renewal for the holder's whole lease on

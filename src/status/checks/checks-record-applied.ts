@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ObjectStatus } from "./status-types.js";
+import type { ObjectStatus } from "../status-types.js";
 
 // Which applied change a checks record verified. A change applied in place (an external_container's
 // custom_url, a secret's value) keeps the revision, so a record naming that revision's id says

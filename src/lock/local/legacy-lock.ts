@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { rename, rm, stat, writeFile } from "node:fs/promises";
-import { PlumbError } from "../errors.js";
-import { describeHolder, isDeadLocalHolder, parseHolder } from "./holder.js";
+import { PlumbError } from "../../errors.js";
+import { describeHolder, isDeadLocalHolder, parseHolder } from "../holder.js";
 import { type DirLease, legacyHolderPath, readHolderText } from "./lock-dir.js";
-import type { LockHolder } from "./lock-types.js";
+import type { LockHolder } from "../lock-types.js";
 
 // An older plumb on the same store (before the lease-watching lock) locked it with proper-lockfile:
 // the directory `<statusDir>.lock`, created by mkdir and left empty, its mtime refreshed every third

@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { existsSync, renameSync } from "node:fs";
 import { lstat, mkdir, readdir, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { PlumbError } from "../errors.js";
-import { MAX_HOLDER_BYTES, readStateFile } from "../status/state-file.js";
-import { parseHolder } from "./holder.js";
-import type { LockHolder } from "./lock-types.js";
+import { PlumbError } from "../../errors.js";
+import { MAX_HOLDER_BYTES, readStateFile } from "../../status/state-file.js";
+import { parseHolder } from "../holder.js";
+import type { LockHolder } from "../lock-types.js";
 
 // The lock directory `<statusDir>.lock` on disk, every change an atomic rename:
 //   holder.json             who holds it and its lease (lease_ms), written before the lock appears

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { buildObjectStatus } from "../../src/apply/status-record.js";
-import type { ApplyResult } from "../../src/apply/apply-types.js";
-import type { ChecksRecord } from "../../src/status/checks-record.js";
-import { appliedDigest, checksMatchApplied } from "../../src/status/checks-record-applied.js";
-import { mergeStatusStores, type ObjectStatus, type StatusStore } from "../../src/status/status-types.js";
-import { status } from "../controller/fixtures.js";
+import { buildObjectStatus } from "../../../src/apply/status-record.js";
+import type { ApplyResult } from "../../../src/apply/apply-types.js";
+import type { ChecksRecord } from "../../../src/status/checks/checks-record.js";
+import { appliedDigest, checksMatchApplied } from "../../../src/status/checks/checks-record-applied.js";
+import { mergeStatusStores, type ObjectStatus, type StatusStore } from "../../../src/status/status-types.js";
+import { status } from "../../controller/fixtures.js";
 
 // The record's `checks` (the agent's checks of one revision): written by apply, kept by records
 // that measured nothing, and the newer one kept when two stores are merged (status branch).

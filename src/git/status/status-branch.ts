@@ -1,14 +1,14 @@
 import { join, relative, resolve } from "node:path";
-import { isOutside } from "../path-inside.js";
+import { isOutside } from "../../path-inside.js";
 import type { SimpleGit } from "simple-git";
-import { simpleGit } from "./simple-git.js";
-import { PlumbError, type PlumbErrorCode } from "../errors.js";
-import { statusGitEnv } from "./git-env.js";
-import { gitSecretsOf, hideCredentials } from "./git-credentials.js";
-import { redactUrlsIn } from "./git-origin.js";
-import type { CheckoutQueue } from "./checkout-queue.js";
-import { DEFAULT_STATUS_DIR } from "../status/status-store.js";
-import { type GitStop, GitStopped, runNetworkGit } from "./stoppable-git.js";
+import { simpleGit } from "../simple-git.js";
+import { PlumbError, type PlumbErrorCode } from "../../errors.js";
+import { statusGitEnv } from "../git-env.js";
+import { gitSecretsOf, hideCredentials } from "../git-credentials.js";
+import { redactUrlsIn } from "../git-origin.js";
+import type { CheckoutQueue } from "../checkout-queue.js";
+import { DEFAULT_STATUS_DIR } from "../../status/status-store.js";
+import { type GitStop, GitStopped, runNetworkGit } from "../stoppable-git.js";
 
 // `--status-branch BRANCH`: the status records are committed to a branch of the manifest repository
 // and pushed, so a pull-request check in a fresh clone can read them. The work happens in a

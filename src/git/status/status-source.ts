@@ -1,21 +1,21 @@
 import { realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { PushFence } from "./fenced-push.js";
-import type { CheckoutQueue } from "./checkout-queue.js";
-import type { GitStop } from "./stoppable-git.js";
-import { loadStatusFromBranch } from "./records/load-status-branch.js";
-import { type OwnRecords, publishStatusBranch, type PublishResult } from "./records/publish-status-branch.js";
-import { defaultStatusDir, loadStatusStore } from "../status/status-store.js";
+import type { PushFence } from "../fenced-push.js";
+import type { CheckoutQueue } from "../checkout-queue.js";
+import type { GitStop } from "../stoppable-git.js";
+import { loadStatusFromBranch } from "../records/load-status-branch.js";
+import { type OwnRecords, publishStatusBranch, type PublishResult } from "../records/publish-status-branch.js";
+import { defaultStatusDir, loadStatusStore } from "../../status/status-store.js";
 import {
   type OwnFile,
   removeObjectStatus,
   removeObservedStatus,
   saveObjectStatus,
   saveObservedStatus,
-} from "../status/write/save-records.js";
-import { trackedRecords, trackedRecordsKept } from "./records/tracked-records.js";
-import { mergePruneLedger } from "../status/prune-ledger.js";
-import { type ObjectStatus, type StatusStore, mergeStatusStores } from "../status/status-types.js";
+} from "../../status/write/save-records.js";
+import { trackedRecords, trackedRecordsKept } from "../records/tracked-records.js";
+import { mergePruneLedger } from "../../status/prune-ledger.js";
+import { type ObjectStatus, type StatusStore, mergeStatusStores } from "../../status/status-types.js";
 
 /** Where a command reads and writes status: `--status-dir` and `--status-branch`, shared by all commands. */
 export type StatusLocation = {
