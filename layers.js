@@ -31,7 +31,7 @@ export const layers = {
   // The local control plane stands in for a foreign service: it shares only shapes, time and errors.
   "control-plane": ["schema", "clock", "errors", "json-depth"],
   // Load, parse and validate manifests (pure rules; file reads at its edge).
-  manifest: ["schema", "errors", "path-inside", "regular-file", "url-tokens"],
+  manifest: ["schema", "errors", "path-inside", "regular-file", "url-tokens", "git-root"],
   // Pure: one environment's view of the manifests (defaults and overrides merged, docs/environments.md).
   environment: ["schema", "manifest", "errors"],
   // Pure: normalise, classify, build bodies and plans.
@@ -39,9 +39,9 @@ export const layers = {
   // HTTP clients: auth, rate limits, retries.
   api: ["schema", "clock", "errors", "logger", "regular-file", "json-depth"],
   // The status records on disk and on the git status branch.
-  status: ["schema", "diff", "errors", "clock", "regular-file", "path-inside"],
+  status: ["schema", "diff", "errors", "clock", "regular-file", "path-inside", "git-root"],
   // Every git call: the status branch and its fenced push, credentials, the controller's remote source.
-  git: ["schema", "diff", "status", "clock", "errors", "path-inside", "url-tokens"],
+  git: ["schema", "diff", "status", "clock", "errors", "path-inside", "url-tokens", "git-root"],
   // The state lock: a local lock file or a lease on the status branch.
   lock: ["status", "git", "clock", "errors"],
   // The apply engine: send, wait, verify, upload, record.
@@ -86,6 +86,8 @@ export const layers = {
   // Credentials a URL carries besides user:password (a token in its query or path), for git's
   // redaction of remotes and the manifest rules that refuse such a URL.
   "url-tokens": [],
+  // Where git would find a directory's repository (the nearest `.git` up), without starting git.
+  "git-root": [],
 };
 
 /** The layer of a path relative to src/ ("apply/apply.ts" → "apply", "clock.ts" → "clock"). */
@@ -94,9 +96,9 @@ export const layerOf = (/** @type {string} */ relative) => {
   return first.replace(/\.ts$/, "");
 };
 
-/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts, json-depth.ts, url-tokens.ts). */
+/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts, json-depth.ts, url-tokens.ts, git-root.ts). */
 export const isTopLevelFile = (/** @type {string} */ layer) =>
-  ["clock", "errors", "logger", "regular-file", "path-inside", "json-depth", "url-tokens"].includes(layer);
+  ["clock", "errors", "logger", "regular-file", "path-inside", "json-depth", "url-tokens", "git-root"].includes(layer);
 
 /** eslint no-restricted-imports patterns for the files of one layer. */
 export function restrictedImportsOf(/** @type {string} */ layer) {

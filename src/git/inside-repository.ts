@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
+import { gitRootOf } from "../git-root.js";
 
 // Whether git could find a repository for `dir`, answered without starting git: a `.git` (a
 // directory, or the file of a worktree or submodule) in `dir` or above it, or GIT_DIR set. Outside
@@ -11,9 +11,5 @@ import { dirname, join, resolve } from "node:path";
 
 /** Is `dir` in a git repository as git would look for one: a `.git` in it or above, or GIT_DIR set. */
 export function insideRepository(dir: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  if (env.GIT_DIR) return true;
-  for (let at = resolve(dir); ; at = dirname(at)) {
-    if (existsSync(join(at, ".git"))) return true;
-    if (dirname(at) === at) return false;
-  }
+  return Boolean(env.GIT_DIR) || gitRootOf(resolve(dir)) !== undefined;
 }

@@ -1,7 +1,7 @@
+import { gitRootOf } from "../git-root.js";
 import {
   closeSync,
   constants,
-  existsSync,
   fstatSync,
   openSync,
   readdirSync,
@@ -250,13 +250,6 @@ function realOrResolved(path: string): string {
   }
 }
 
-/** The nearest directory holding `.git`, from `dir` up; undefined outside a repository. */
-export function gitRootOf(dir: string): string | undefined {
-  for (let at = dir; ; at = dirname(at)) {
-    if (existsSync(join(at, ".git"))) return at;
-    if (dirname(at) === at) return undefined;
-  }
-}
 
 /**
  * A file's text for the scan, or "" when it cannot be read or is larger than the load accepts
@@ -284,3 +277,5 @@ const readUpTo =
       if (fd !== undefined) closeSync(fd);
     }
   };
+
+export { gitRootOf };

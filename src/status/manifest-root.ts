@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, posix, relative, sep } from "node:path";
+import { gitRootOf } from "../git-root.js";
 import { DEFAULT_STATUS_DIR } from "./status-store.js";
 
 // Which manifest directory a record's manifest_file is relative to (its manifest_root,
@@ -8,19 +8,12 @@ import { DEFAULT_STATUS_DIR } from "./status-store.js";
 // outside git. Without it two directories sharing a --status-dir looked alike (A/x.yaml and
 // B/x.yaml both recorded "x.yaml"), and a prune of one deleted the other's objects.
 
-/** The root of the git repository holding `dir` (a `.git` in it or above); undefined outside git. */
-export function repositoryOf(dir: string): string | undefined {
-  for (let at = dir; ; at = dirname(at)) {
-    if (existsSync(join(at, ".git"))) return at;
-    if (dirname(at) === at) return undefined;
-  }
-}
 
 const slashed = (path: string): string => path.split(sep).join("/");
 
 /** The manifest_root of the manifest directory `dir` (a real, absolute path: manifestDirOf). */
 export function manifestRootOf(dir: string): string {
-  const repository = repositoryOf(dir);
+  const repository = gitRootOf(dir);
   if (repository === undefined) return dir;
   return slashed(relative(repository, dir)) || ".";
 }
@@ -28,7 +21,7 @@ export function manifestRootOf(dir: string): string {
 /** The absolute directory a manifest_root names, seen from the manifest directory `dir`. */
 export function manifestRootDir(root: string, dir: string): string | undefined {
   if (isAbsolute(root)) return root;
-  const repository = repositoryOf(dir);
+  const repository = gitRootOf(dir);
   return repository === undefined ? undefined : join(repository, ...root.split("/"));
 }
 

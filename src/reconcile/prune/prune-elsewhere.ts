@@ -3,7 +3,8 @@ import { join } from "node:path";
 import type { PlannedPrune } from "../../diff/plan/plan-types.js";
 import { loadUntrackedStatusStore, manifestDirOf } from "../../git/status/status-source.js";
 import { realStoreDir } from "../../lock/local/real-store.js";
-import { manifestRootDir, manifestRootOf, repositoryOf } from "../../status/manifest-root.js";
+import { gitRootOf } from "../../manifest/environment-scan.js";
+import { manifestRootDir, manifestRootOf } from "../../status/manifest-root.js";
 import { directoriesBelow } from "../../status/stores-below.js";
 import { defaultStatusDir } from "../../status/status-store.js";
 import type { StoreOf } from "./prune-scope.js";
@@ -30,7 +31,7 @@ export async function treesRecordingElsewhere(input: {
 }): Promise<string[]> {
   const ids = new Set(input.prune.filter((p) => p.action === "delete").map((p) => p.id));
   const dir = manifestDirOf(input.root);
-  const top = repositoryOf(dir);
+  const top = gitRootOf(dir);
   if (ids.size === 0 || top === undefined) return [];
   const own = realStoreDir(input.store.statusDir);
   const trees = new Set<string>();
