@@ -148,12 +148,7 @@ export async function loadStatusAndBranchNearby(
   const local = await loadUntrackedStatusStore(dir);
   if (!location.statusBranch) return { store: local, branchNearby: [] };
   const remote = await loadStatusFromBranch({
-    root: manifestDirOf(location.root),
-    branch: location.statusBranch,
-    gitEnv: location.gitEnv,
-    gitStop: location.gitStop,
-    environment: location.environment,
-    queue: location.gitQueue,
+    ...branchTargetOf(location, location.statusBranch),
     ...(nearby.above.length > 0 ? { above: nearby.above } : {}),
     ...(nearby.below ? { below: true } : {}),
   });
@@ -165,6 +160,16 @@ export async function loadStatusAndBranchNearby(
   const branchNearby = [...(remote.above ?? []), ...(remote.below ?? [])];
   return { store: mergeStatusStores(remote, local), branchNearby };
 }
+
+/** The status branch `branch` of `location`, as the branch's load and publish take it. */
+const branchTargetOf = (location: StatusLocation, branch: string) => ({
+  root: manifestDirOf(location.root),
+  branch,
+  gitEnv: location.gitEnv,
+  gitStop: location.gitStop,
+  environment: location.environment,
+  queue: location.gitQueue,
+});
 
 /**
  * Commits and pushes the directory to the status branch, when one is configured, fenced by the
@@ -178,14 +183,7 @@ export async function publishStatus(
 ): Promise<PublishResult | null> {
   if (!location.statusBranch) return null;
   return publishStatusBranch(
-    {
-      root: manifestDirOf(location.root),
-      branch: location.statusBranch,
-      gitEnv: location.gitEnv,
-      gitStop: location.gitStop,
-      environment: location.environment,
-      queue: location.gitQueue,
-    },
+    branchTargetOf(location, location.statusBranch),
     resolveStatusDir(location),
     message,
     fence,
