@@ -11,9 +11,9 @@ const COUNT = 10_000;
 // Issue 28's target, measured against the machine's two cores (docs/manifests.md "Speed": `yaml` 3,
 // the chunked parse pool and less work per file brought it from 2.7 s to ~0.98 s quiet, 1.0-1.2 s
 // beside other work; the command in a new process, cold, 1.3-1.5 s); then a composer of plumb's
-// own over yaml's CST (parse/cst-compose.ts: 32% less CPU for the load, measured in pairs on a
+// own over yaml's CST (parse/compose/cst-compose.ts: 32% less CPU for the load, measured in pairs on a
 // shared machine, 2026-11-27); then a reader of plain manifests' text before yaml's parser
-// (parse/line-compose.ts), and a tree of them parsed on the main thread alone (parse-pool.ts
+// (parse/compose/line-compose.ts), and a tree of them parsed on the main thread alone (parse-pool.ts
 // PLAIN_SHARE: ~half the CPU again, 2026-11-27); SLOW when missed.
 const TARGET_MS = 1000;
 

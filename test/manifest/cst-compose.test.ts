@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LineCounter, Parser } from "yaml";
-import { composeDocuments } from "../../src/manifest/parse/cst-compose.js";
+import { composeDocuments } from "../../src/manifest/parse/compose/cst-compose.js";
 import { parseManifestText } from "../../src/manifest/parse/parse.js";
 import { lexerStallAt } from "../../src/manifest/parse/yaml-shape.js";
 import { editedManifests } from "./cst-corpus.js";

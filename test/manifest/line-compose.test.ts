@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { composePlainText } from "../../src/manifest/parse/line-compose.js";
+import { composePlainText } from "../../src/manifest/parse/compose/line-compose.js";
 import { parseManifestText } from "../../src/manifest/parse/parse.js";
 import { lexerStallAt } from "../../src/manifest/parse/yaml-shape.js";
 import { checkProtoKeys } from "../../src/manifest/rules/proto-key-rules.js";

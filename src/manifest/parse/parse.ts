@@ -17,8 +17,8 @@ import {
   tooManyKeys,
 } from "./yaml-shape.js";
 import { emptiedTextWarning } from "../rules/emptied-rules.js";
-import { type ComposedDocument, composeDocuments } from "./cst-compose.js";
-import { composePlainText } from "./line-compose.js";
+import { type ComposedDocument, composeDocuments } from "./compose/cst-compose.js";
+import { composePlainText } from "./compose/line-compose.js";
 import { yamlMessage } from "./yaml-message.js";
 
 /** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */

@@ -1,6 +1,6 @@
 import type { ComposedDocument } from "./cst-compose.js";
 import { corePlain } from "./cst-scalar.js";
-import { MAX_MAPPING_KEYS, MAX_NESTING } from "./yaml-shape.js";
+import { MAX_MAPPING_KEYS, MAX_NESTING } from "../yaml-shape.js";
 
 // The values of the plainest manifests read straight from their text, before yaml's lexer and
 // parser run (docs/manifests.md "Speed": they were ~40% of a load's CPU). Like cst-compose.ts it

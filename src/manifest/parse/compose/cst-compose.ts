@@ -1,7 +1,7 @@
 import type { CST } from "yaml";
 import { blockScalar } from "./cst-block-scalar.js";
 import { endOf, flowScalar, type Read, unsure } from "./cst-scalar.js";
-import { MAX_NESTING } from "./yaml-shape.js";
+import { MAX_NESTING } from "../yaml-shape.js";
 
 // A composer of plumb's own over yaml's CST (docs/manifests.md "Speed"): yaml's Composer builds a
 // Document of nodes, then toJS builds the values, then plumb walks the nodes again (yaml-shape.ts);
