@@ -3,6 +3,7 @@ import { systemClock } from "../clock.js";
 import { PlumbError } from "../errors.js";
 import { createAgentServerModule } from "./agent-server/index.js";
 import { createAuthenticator } from "./access/auth.js";
+import { installBodyPolicy } from "./http/json/body-policy.js";
 import { installJsonParser } from "./http/json/json-body.js";
 import { installQueryNulCheck } from "./http/json/nul-check.js";
 import type { ControlPlaneContext } from "./context.js";
@@ -176,6 +177,7 @@ function createFastify(
   const limits = { max: o.maxConnections, perAddress: o.maxConnectionsPerAddress };
   capConnections(app.server, limits, o.logger, () => o.clock.now());
   installJsonParser(app);
+  installBodyPolicy(app);
   installQueryNulCheck(app);
   const auth = createAuthenticator(apiKeys);
   const routes = trackRouteMethods(app); // before any route: what each serves, for 405, 307 and guards

@@ -30,7 +30,16 @@ const early: Array<[name: string, head: string, status: number, chunked?: boolea
     401,
     true,
   ],
-  ["415, not JSON", create(`${key}Content-Type: text/plain\r\nContent-Length: ${64 * MiB}\r\n`), 415],
+  [
+    "413, not JSON, declared over the limit",
+    create(`${key}Content-Type: text/plain\r\nContent-Length: ${64 * MiB}\r\n`),
+    413,
+  ],
+  [
+    "415, not JSON, on the agent server",
+    `POST /agents/00000000-0000-4000-8000-0000000000aa/threads HTTP/1.1\r\nHost: 127.0.0.1\r\n${key}Content-Type: text/plain\r\nContent-Length: ${64 * MiB}\r\n`,
+    415,
+  ],
   [
     "413, declared over the limit",
     create(`${key}Content-Type: application/json\r\nContent-Length: ${64 * MiB}\r\n`),

@@ -172,7 +172,7 @@ const cases: Case[] = [
     () => "/v2/deployments",
     create({ name: "plain" }),
     { "content-type": "text/plain" },
-    415,
+    422,
   ],
   [
     "form body",
@@ -180,7 +180,7 @@ const cases: Case[] = [
     () => "/v2/deployments",
     "name=x",
     { "content-type": "application/x-www-form-urlencoded" },
-    415,
+    422,
   ],
   [
     // read as JSON, as FastAPI reads it (validation.test.ts); this one is refused for its field

@@ -4,6 +4,7 @@ import type { DeploymentCreateRequest } from "../../schema/deployment.js";
 import { badRequest, HttpError, notFound, type RouteChecks, unprocessable } from "../http/http-errors.js";
 import { lastQueryString, page, parsePaging, readPaging, requireUuid, uuidIssues } from "../http/paging.js";
 import { FASTAPI_GET } from "../http/method-not-allowed.js";
+import type { RouteFlags } from "../http/request-guards.js";
 import type { ValidationIssue } from "../http/validation-errors.js";
 import { checkDeploymentBody } from "./body-checks.js";
 import { canonicalBodyIds, CreateBody, PatchBody } from "./body-schemas.js";
@@ -133,7 +134,8 @@ function registerDeploymentCrud(
     },
   );
 
-  app.delete<{ Params: IdParams }>("/v2/deployments/:deployment_id", async (request, reply) => {
+  const noBody = { config: { ignoresBody: true } satisfies RouteFlags };
+  app.delete<{ Params: IdParams }>("/v2/deployments/:deployment_id", noBody, async (request, reply) => {
     store.delete(load(request), clock.now());
     await deps.commit();
     return reply.code(204).send();
@@ -182,7 +184,7 @@ function registerUploadUrlRoutes(
     "/v2/deployments/:deployment_id/upload-url",
     "/deployments/:deployment_id/upload-url",
   ]) {
-    app.post<{ Params: IdParams }>(path, async (request) => {
+    app.post<{ Params: IdParams }>(path, { config: { ignoresBody: true } }, async (request) => {
       const record = loadLive(request);
       if (record.source === "external_container")
         throw badRequest("upload-url does not apply to source external_container (it builds no source)");

@@ -35,8 +35,9 @@ export type GuardOptions = {
  * routes that are not API calls a client retries (`/info`, the agent server's `/ok` and `/info`):
  * injected faults and latency never apply to them, and they draw nothing from the fault
  * generator, so a seed gives the API calls the same faults however many checks run in between.
+ * `ignoresBody` routes take no body and never read one (json/body-policy.ts).
  */
-export type RouteFlags = { public?: boolean; faults?: false };
+export type RouteFlags = { public?: boolean; faults?: false; ignoresBody?: true };
 type ConfigAt = GuardOptions["routeConfigAt"];
 /**
  * A request no route serves takes the flags of the route its trailing slash's 307 leads to:

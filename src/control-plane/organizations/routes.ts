@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ControlPlaneContext } from "../context.js";
+import type { RouteFlags } from "../http/request-guards.js";
 import { applyScimGroups, decideSignIn, effectiveAccess, type NewMember } from "./access.js";
 import type { OrganizationStore } from "./store.js";
 import type { Member, OrgState } from "./types.js";
@@ -171,16 +172,21 @@ function registerInviteRoutes(
     return reply.code(201).send(invite);
   });
 
-  app.delete<{ Params: { inviteId: string } }>(`${prefix}/invites/:inviteId`, async (request, reply) => {
-    const state = await stateOf(request);
-    const before = state.invites.length;
-    state.invites = state.invites.filter((invite) => invite.id !== request.params.inviteId);
-    if (state.invites.length === before) {
-      return reply.code(404).send({ detail: `Invite ${request.params.inviteId} not found.` });
-    }
-    await ctx.commit();
-    return reply.code(204).send();
-  });
+  const noBody = { config: { ignoresBody: true } satisfies RouteFlags };
+  app.delete<{ Params: { inviteId: string } }>(
+    `${prefix}/invites/:inviteId`,
+    noBody,
+    async (request, reply) => {
+      const state = await stateOf(request);
+      const before = state.invites.length;
+      state.invites = state.invites.filter((invite) => invite.id !== request.params.inviteId);
+      if (state.invites.length === before) {
+        return reply.code(404).send({ detail: `Invite ${request.params.inviteId} not found.` });
+      }
+      await ctx.commit();
+      return reply.code(204).send();
+    },
+  );
 }
 
 function registerMemberRoutes(

@@ -29,7 +29,7 @@ const invalidJson = (msg: string) =>
  * and an integer a double cannot hold (big-integers.ts).
  */
 export function installJsonParser(app: FastifyInstance) {
-  app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
+  app.removeAllContentTypeParsers(); // JSON here; any other type is body-policy.ts's
   // FastAPI reads a body sent without a Content-Type (or an empty one) as JSON, as it does one of
   // an application/*+json type; fastify refused both (415). Its parser is chosen by the header.
   app.addHook("onRequest", (request, _reply, done) => {
