@@ -1,8 +1,7 @@
-import { Composer, type Document, LineCounter, Parser, visit } from "yaml";
-import { PlumbError } from "../../errors.js";
+import { Composer, LineCounter, Parser } from "yaml";
 import { classifyDocument } from "../document-kind.js";
 import { buildLocators, type DocumentLocators, documentStart } from "../locate.js";
-import type { Problem, Severity, SourceLocation } from "../types.js";
+import type { Problem, SourceLocation } from "../types.js";
 import {
   checkYamlShape,
   crowdedMappingAt,
@@ -20,27 +19,18 @@ import { emptiedTextWarning } from "../rules/emptied-rules.js";
 import { type ComposedDocument, composeDocuments } from "./compose/cst-compose.js";
 import { composePlainText } from "./compose/line-compose.js";
 import { yamlMessage } from "./yaml-message.js";
+import { lazyLocators, lineAt } from "./lazy-locators.js";
+import {
+  aliasProblem,
+  fileStart,
+  MAX_ALIAS_COUNT,
+  parseFailure,
+  problemAt,
+  STACK_OVERFLOW,
+} from "./parse-problems.js";
 
-/** Files over this size are refused unread: manifests are small, and YAML parsing is not free. */
-export const MAX_MANIFEST_BYTES = 1024 * 1024;
-/** Raises or lowers MAX_MANIFEST_BYTES for validate, plan, apply, drift and the controller. */
-const MAX_MANIFEST_BYTES_ENV = "PLUMB_MAX_MANIFEST_BYTES";
-
-/** The manifest size limit an environment asks for; a value that is not a positive integer is an error. */
-export function maxManifestBytesFrom(env: NodeJS.ProcessEnv): number {
-  const text = env[MAX_MANIFEST_BYTES_ENV];
-  if (text === undefined || text === "") return MAX_MANIFEST_BYTES;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value <= 0)
-    throw new PlumbError(
-      "invalid-setting",
-      `${MAX_MANIFEST_BYTES_ENV} must be a positive number of bytes, not "${text}"`,
-      { exitCode: 1 },
-    );
-  return value;
-}
-/** Aliases a document may expand; far above what a manifest needs, far below a "billion laughs". */
-const MAX_ALIAS_COUNT = 100;
+export { decodeManifestBytes, MAX_MANIFEST_BYTES, maxManifestBytesFrom, tooLarge } from "./manifest-bytes.js";
+export { problemAt } from "./parse-problems.js";
 
 /** One plumb document (apiVersion plumb/v1) as parsed, before validation. */
 export type ParsedDocument = {
@@ -57,46 +47,6 @@ export type ParsedDocument = {
 };
 
 export type ParseResult = { documents: ParsedDocument[]; problems: Problem[] };
-
-export const problemAt = (
-  location: SourceLocation,
-  severity: Severity,
-  code: string,
-  field: string,
-  message: string,
-): Problem => ({ ...location, severity, code, field, message });
-
-const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
-
-// One decoder for every file: without `stream` a decode keeps no state between calls.
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
-/** Decodes file bytes as strict UTF-8 (a BOM is dropped); invalid bytes become a problem. */
-export function decodeManifestBytes(
-  bytes: Uint8Array,
-  file: string,
-  maxBytes = MAX_MANIFEST_BYTES,
-): { text: string } | { problem: Problem } {
-  if (bytes.byteLength > maxBytes) {
-    return { problem: tooLarge(file, bytes.byteLength, maxBytes) };
-  }
-  try {
-    return { text: STRICT_UTF8.decode(bytes) };
-  } catch {
-    return {
-      problem: problemAt(fileStart(file), "error", "invalid-encoding", "", "file is not valid UTF-8 text"),
-    };
-  }
-}
-
-export const tooLarge = (file: string, size: number, maxBytes = MAX_MANIFEST_BYTES): Problem =>
-  problemAt(
-    fileStart(file),
-    "error",
-    "manifest-too-large",
-    "",
-    `file is ${size} bytes, over the ${maxBytes}-byte limit for manifests; it is not read (${MAX_MANIFEST_BYTES_ENV} changes the limit)`,
-  );
 
 /**
  * Parses every YAML document of one file. Only plumb documents are returned; others are skipped.
@@ -247,17 +197,6 @@ function composedResult(
   return { documents, problems };
 }
 
-/** Where `offset` is in `text`, counted without a LineCounter (one document start per text). */
-function lineAt(text: string, file: string, offset: number): SourceLocation {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return { file, line, column: offset - lineStart + 1 };
-}
-
 /** Files past this many characters keep their positional tree (see parseWithPositions). */
 export const KEEP_TREE_OVER_CHARS = 64 * 1024;
 
@@ -309,85 +248,3 @@ function rereader(text: string, file: string): (index: number) => DocumentLocato
     return all[index];
   };
 }
-
-/**
- * Locators that know the document's start and parse the rest only when asked. Made here, not
- * inline in parseWithPositions: a closure there would keep that call's whole scope (its
- * LineCounter, its problems) alive for as long as the manifest is kept.
- */
-function lazyLocators(
-  start: SourceLocation,
-  positions: (index: number) => DocumentLocators | undefined,
-  index: number,
-): DocumentLocators {
-  const load = () => positions(index);
-  return {
-    key: (path) => load()?.key(path) ?? start,
-    value: (path) => load()?.value(path) ?? start,
-    start,
-  };
-}
-
-const STACK_OVERFLOW = /Maximum call stack size exceeded/;
-
-/**
- * The parser threw: a syntax error it could not keep to a document, or its own recursion ran out of
- * stack on a shape no check before it caught (said as what it is, not as the engine's RangeError).
- */
-function parseFailure(error: unknown, file: string): Problem {
-  if (error instanceof RangeError && STACK_OVERFLOW.test(error.message))
-    return problemAt(
-      fileStart(file),
-      "error",
-      "yaml-too-complex",
-      "",
-      "the YAML parser ran out of stack on this file (it recurses once per nesting level and per empty document in a row); split the file or simplify it",
-    );
-  return problemAt(
-    fileStart(file),
-    "error",
-    "yaml-syntax",
-    "",
-    `cannot parse YAML: ${yamlMessage(reason(error))}`,
-  );
-}
-
-/** Where the first alias named `name` is (the one without an anchor before it), if it has a range. */
-function aliasOffset(doc: Document, name: string): number | undefined {
-  let offset: number | undefined;
-  visit(doc, {
-    Alias(_, node) {
-      if (node.source !== name || !node.range) return undefined;
-      offset = node.range[0];
-      return visit.BREAK;
-    },
-  });
-  return offset;
-}
-
-/**
- * toJS fails on an alias without its anchor (said at the alias: `at` turns its offset into a
- * position), or on an alias bomb (said at the document's start): say which.
- */
-function aliasProblem(
-  error: unknown,
-  start: SourceLocation,
-  doc: Document,
-  at: (offset: number) => SourceLocation,
-): Problem {
-  const unresolved = /^Unresolved alias[^:]*: (.*)$/.exec(reason(error));
-  if (unresolved) {
-    const offset = aliasOffset(doc, unresolved[1]!);
-    return problemAt(
-      offset === undefined ? start : at(offset),
-      "error",
-      "yaml-unresolved-alias",
-      "",
-      `alias *${unresolved[1]} has no anchor &${unresolved[1]} before it in this document`,
-    );
-  }
-  const message = `document expands too many aliases (limit ${MAX_ALIAS_COUNT}): ${reason(error)}`;
-  return problemAt(start, "error", "yaml-alias-limit", "", message);
-}
-
-const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
