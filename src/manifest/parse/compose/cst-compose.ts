@@ -1,6 +1,7 @@
 import type { CST } from "yaml";
 import { blockScalar } from "./cst-block-scalar.js";
 import { endOf, flowScalar, type Read, unsure } from "./cst-scalar.js";
+import { emptyAt, emptyNode, props } from "./cst-props.js";
 import { MAX_NESTING } from "../yaml-shape.js";
 
 // A composer of plumb's own over yaml's CST (docs/manifests.md "Speed"): yaml's Composer builds a
@@ -17,72 +18,6 @@ import { MAX_NESTING } from "../yaml-shape.js";
 
 /** One document as yaml's composer and toJS would give it, and the offset plumb shows it at. */
 export type ComposedDocument = { value: unknown; start: number };
-
-type Props = {
-  found: CST.SourceToken | null;
-  comma: boolean;
-  hasNewline: boolean;
-  comment: boolean;
-  end: number;
-};
-
-/** yaml's resolveProps for tokens without anchors or tags; what it would report is `unsure()`. */
-function props(tokens: readonly CST.SourceToken[], indicator: string, flow: boolean, offset: number): Props {
-  // A key's or item's props start on a new line; a value's, after its ":".
-  let hasSpace = indicator !== "map-value-ind" && !flow;
-  let found: CST.SourceToken | null = null;
-  let comma = false;
-  let hasNewline = false;
-  let comment = false;
-  for (const token of tokens) {
-    switch (token.type) {
-      case "space":
-        // yaml's tab rules depend on what follows; a tab is rare enough to leave them to it.
-        if (!flow && token.source.includes("\t")) unsure();
-        hasSpace = true;
-        break;
-      case "comment":
-        if (!hasSpace) unsure();
-        comment = true;
-        break;
-      case "newline":
-        hasNewline = true;
-        hasSpace = true;
-        break;
-      case "comma":
-        if (!flow || comma) unsure();
-        comma = true;
-        hasSpace = false;
-        break;
-      default:
-        if (token.type !== indicator || found) unsure();
-        found = token;
-        hasSpace = false;
-    }
-  }
-  const last = tokens[tokens.length - 1];
-  return { found, comma, hasNewline, comment, end: last ? last.offset + last.source.length : offset };
-}
-
-/** yaml's emptyScalarPosition: where an empty value is, back before the blanks and comments at its end. */
-function emptyAt(offset: number, before: readonly CST.SourceToken[]): number {
-  for (let i = before.length - 1; i >= 0; --i) {
-    const token = before[i]!;
-    if (token.type === "space" || token.type === "comment" || token.type === "newline") {
-      offset -= token.source.length;
-      continue;
-    }
-    for (let next = before[++i]; next?.type === "space"; next = before[++i]) offset += next.source.length;
-    break;
-  }
-  return offset;
-}
-
-/** An empty value (null): where its node ends (a comment after it belongs to it). */
-const emptyNode = (offset: number, before: readonly CST.SourceToken[], p: Props): Read => ({
-  value: null,
-  end: p.comment ? p.end : emptyAt(offset, before),
-});
 
 type Context = { atRoot: boolean };
 

@@ -1,6 +1,8 @@
 import type { ComposedDocument } from "./cst-compose.js";
 import { corePlain } from "./cst-scalar.js";
-import { MAX_MAPPING_KEYS, MAX_NESTING } from "../yaml-shape.js";
+import { MAX_NESTING } from "../yaml-shape.js";
+import { bail, DASH, HASH, keyEnd, put, skipSpaces, SPACE } from "./line-keys.js";
+import { flow, plainStart, quoted } from "./line-flow.js";
 
 // The values of the plainest manifests read straight from their text, before yaml's lexer and
 // parser run (docs/manifests.md "Speed": they were ~40% of a load's CPU). Like cst-compose.ts it
@@ -18,18 +20,8 @@ import { MAX_MAPPING_KEYS, MAX_NESTING } from "../yaml-shape.js";
 // where a value starts: all `bail()`.
 // test/manifest/line-compose.test.ts holds it to yaml's values and starts, as cst-compose.test.ts.
 
-const BAIL = new Error("not a text of the plain subset");
-const bail = (): never => {
-  throw BAIL;
-};
-
 /** Where the reading is: the current non-blank line (`indent` -1 past the last one). */
 type Cursor = { text: string; line: number; at: number; end: number; indent: number; hashes: boolean };
-
-const SPACE = 32;
-const DASH = 45;
-const COLON = 58;
-const HASH = 35;
 
 /** Where a value starts at `p` (after a space): `end` when nothing but a comment is left. */
 const valueAt = (text: string, p: number, end: number) => (text.charCodeAt(p) === HASH ? end : p);
@@ -60,109 +52,6 @@ const atEnd = (c: Cursor) => c.indent === -1;
 
 const isSeqLine = (c: Cursor) =>
   c.text.charCodeAt(c.at) === DASH && (c.at + 1 === c.end || c.text.charCodeAt(c.at + 1) === SPACE);
-
-// Letters and `_` first; then letters, digits, `_ . / -`.
-const isKeyStart = (code: number) => (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
-const isKeyPart = (code: number) =>
-  isKeyStart(code) || (code >= 47 && code <= 57) || code === 46 || code === DASH;
-
-/** The end of a key at `p` followed by `:` and a space or `end`; -1 if there is none. */
-function keyEnd(text: string, p: number, end: number): number {
-  if (!isKeyStart(text.charCodeAt(p))) return -1;
-  let i = p + 1;
-  while (i < end && isKeyPart(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== COLON || (i + 1 < end && text.charCodeAt(i + 1) !== SPACE)) return -1;
-  return i - p > 1000 ? -1 : i;
-}
-
-/** Adds a pair; a key seen before, `__proto__`, a key that is not a string by the core schema: bail. */
-function put(map: Record<string, unknown>, name: string, value: unknown, count: number): void {
-  // A key starts with a letter or `_`: only n N t T f F can start a null or a boolean.
-  const first = name.charCodeAt(0) | 32;
-  const word = first === 110 || first === 116 || first === 102;
-  if (
-    count > MAX_MAPPING_KEYS ||
-    name === "__proto__" ||
-    Object.hasOwn(map, name) ||
-    (word && corePlain(name) !== name)
-  )
-    bail();
-  map[name] = value;
-}
-
-const skipSpaces = (text: string, p: number, end: number) => {
-  while (p < end && text.charCodeAt(p) === SPACE) p++;
-  return p;
-};
-
-// Where a plain scalar may not start (`-` may, before a letter, digit or dot: `-1`, `-.inf`).
-const NOT_PLAIN_START = new Set([..."?:,[]{}#&*!|>'\"%@`"].map((ch) => ch.charCodeAt(0)));
-function plainStart(text: string, p: number): void {
-  const code = text.charCodeAt(p);
-  if (NOT_PLAIN_START.has(code)) bail();
-  if (code === DASH && !(isKeyPart(text.charCodeAt(p + 1)) && text.charCodeAt(p + 1) !== DASH)) bail();
-}
-
-/** A quoted scalar on one line, without escapes: its text and the offset past it. */
-function quoted(text: string, p: number, end: number): { value: string; end: number } {
-  const quote = text[p]!;
-  let close = text.indexOf(quote, p + 1);
-  // '' is one ' inside single quotes.
-  while (quote === "'" && close !== -1 && close < end && text[close + 1] === "'")
-    close = text.indexOf(quote, close + 2);
-  if (close === -1 || close >= end) bail();
-  const inside = text.slice(p + 1, close);
-  if (quote === '"' && inside.includes("\\")) bail();
-  return { value: quote === "'" ? inside.replaceAll("''", "'") : inside, end: close + 1 };
-}
-
-/** A flow scalar or collection at `p`, inside a flow collection ending by `end`. */
-function flowValue(text: string, p: number, end: number, depth: number): { value: unknown; end: number } {
-  const code = text.charCodeAt(p);
-  if (code === 123 || code === 91) return flow(text, p, end, depth);
-  if (code === 34 || code === 39) return quoted(text, p, end);
-  plainStart(text, p);
-  let i = p;
-  for (; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 44 || c === 91 || c === 93 || c === 123 || c === 125) break;
-    // A comment (` #`) would leave the collection open on the next line.
-    if (c === COLON || (c === HASH && text.charCodeAt(i - 1) === SPACE)) bail();
-  }
-  let last = i;
-  while (last > p && text.charCodeAt(last - 1) === SPACE) last--;
-  if (last === p) bail();
-  return { value: corePlain(text.slice(p, last)), end: i };
-}
-
-/** `{a: b, c: [d, e]}` or `[...]` on one line. */
-function flow(text: string, p: number, end: number, depth: number): { value: unknown; end: number } {
-  if (depth > MAX_NESTING - 4) bail();
-  const isMap = text.charCodeAt(p) === 123;
-  const close = isMap ? 125 : 93;
-  const value: Record<string, unknown> | unknown[] = isMap ? {} : [];
-  p = skipSpaces(text, p + 1, end);
-  if (text.charCodeAt(p) === close) return { value, end: p + 1 };
-  for (let count = 1; ; count++) {
-    if (isMap) {
-      const k = keyEnd(text, p, end);
-      if (k === -1 || k + 1 >= end) bail();
-      const item = flowValue(text, skipSpaces(text, k + 2, end), end, depth + 1);
-      put(value as Record<string, unknown>, text.slice(p, k), item.value, count);
-      p = item.end;
-    } else {
-      const item = flowValue(text, p, end, depth + 1);
-      (value as unknown[]).push(item.value);
-      p = item.end;
-    }
-    p = skipSpaces(text, p, end);
-    const code = text.charCodeAt(p);
-    if (p < end && code === close) return { value, end: p + 1 };
-    if (p >= end || code !== 44) bail();
-    p = skipSpaces(text, p + 1, end);
-    if (p >= end || text.charCodeAt(p) === close || text.charCodeAt(p) === 44) bail();
-  }
-}
 
 /** A value on the rest of the current line, from `p`; moves to the next line. */
 function inline(c: Cursor, p: number, depth: number): unknown {
