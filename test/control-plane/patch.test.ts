@@ -2,6 +2,21 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Api, ManualClock, container, gitrepo, start } from "./helpers.js";
 
+/** Spec 2.4's ResourceSpec fields in its order, the deprecated ones last. */
+const RESOURCE_SPEC_FIELDS = [
+  ...["min_scale", "max_scale", "cpu", "cpu_limit", "memory_mb", "memory_limit_mb"],
+  ...["queue_min_scale", "queue_max_scale", "queue_cpu", "queue_cpu_limit", "queue_memory_mb"],
+  ...["queue_memory_limit_mb", "redis_cpu", "redis_cpu_limit", "redis_memory_mb", "redis_memory_limit_mb"],
+  ...["db_cpu", "db_cpu_limit", "db_memory_mb", "db_memory_limit_mb", "db_storage_gi", "db_max_connections"],
+  ...["labels", "annotations", "service_account_name", "image_pull_secrets", "volumes", "volume_mounts"],
+  ...["init_containers", "sidecars", "orchestrator_cpu", "orchestrator_cpu_limit", "orchestrator_memory_mb"],
+  ...["orchestrator_memory_limit_mb", "orchestrator_min_scale", "orchestrator_max_scale", "executor_cpu"],
+  ...["executor_cpu_limit", "executor_memory_mb", "executor_memory_limit_mb"],
+];
+/** A ResourceSpec answer: `set` and every other field null. */
+const withNulls = (set: Record<string, unknown>) =>
+  Object.fromEntries(RESOURCE_SPEC_FIELDS.map((field) => [field, set[field] ?? null]));
+
 let saas: Api;
 let self: Api;
 beforeAll(async () => {
@@ -202,12 +217,37 @@ describe("PATCH revision triggers", () => {
       source_config: { resource_spec: { redis_cpu: 0.25, redis_memory_mb: 256 } },
     });
     expect(r.body.latest_revision_id).not.toBe(d.latest_revision_id);
-    expect(r.body.source_config.resource_spec).toEqual({
-      redis_cpu: 0.3,
-      redis_cpu_limit: 0.6,
-      redis_memory_mb: 256,
-      redis_memory_limit_mb: 256,
+    expect(r.body.source_config.resource_spec).toEqual(
+      withNulls({ redis_cpu: 0.3, redis_cpu_limit: 0.6, redis_memory_mb: 256, redis_memory_limit_mb: 256 }),
+    );
+  });
+
+  // A pydantic response model dumps every field of ResourceSpec, null when unset; the answer left
+  // unset ones out. In spec 2.4's order; the nested Kubernetes shapes stay as sent.
+  it("answers every field of spec 2.4's ResourceSpec, null when unset", async () => {
+    const sidecar = { name: "side", image: "registry.example.com/side:1" };
+    const d = await create(
+      self,
+      container("every-resource-field", {
+        source_config: {
+          listener_id: "10000000-0000-4000-8000-000000000001",
+          resource_spec: { memory_mb: 256, sidecars: [sidecar] },
+        },
+      }),
+    );
+    const expected = withNulls({
+      memory_mb: 256,
+      memory_limit_mb: 512,
+      queue_memory_mb: 256,
+      queue_memory_limit_mb: 512,
+      sidecars: [sidecar],
     });
+    expect(Object.keys(d.source_config.resource_spec)).toEqual(RESOURCE_SPEC_FIELDS);
+    expect(d.source_config.resource_spec).toEqual(expected);
+    const read = await self.call("GET", `/v2/deployments/${d.id}`);
+    expect(read.body.source_config.resource_spec).toEqual(expected);
+    const listed = await self.call("GET", "/v2/deployments?name_contains=every-resource-field");
+    expect(listed.body.resources[0].source_config.resource_spec).toEqual(expected);
   });
 
   // Spec 2.4 "ResourceSpec": CPU values are rounded to 1 decimal place; the deprecated fields
@@ -225,7 +265,7 @@ describe("PATCH revision triggers", () => {
         source_config: { listener_id: "10000000-0000-4000-8000-000000000001", resource_spec: deprecated },
       }),
     );
-    const expected = { [field]: kept, orchestrator_memory_mb: 300, executor_memory_mb: 2 };
+    const expected = withNulls({ [field]: kept, orchestrator_memory_mb: 300, executor_memory_mb: 2 });
     expect(d.source_config.resource_spec).toEqual(expected);
     const r = await self.call("PATCH", `/v2/deployments/${d.id}`, {
       source_config: { resource_spec: deprecated },

@@ -7,6 +7,7 @@ import type {
   SourceRevisionConfig,
 } from "../../schema/deployment.js";
 import { MASKED_SECRET_VALUE } from "../../schema/deployment.js";
+import { ResourceSpec } from "../../schema/resource-spec.js";
 import type { RevisionRecord } from "./revisions.js";
 import { REVISION_CONFIG_KEYS, revisionStateAt } from "./revisions.js";
 
@@ -74,6 +75,7 @@ export function formatDeployment(
 export function formatStoredPart(record: DeploymentRecord, baseUrl: string) {
   const sourceConfig: Record<string, unknown> = {};
   for (const key of SOURCE_CONFIG_KEYS) sourceConfig[key] = record.sourceConfig[key] ?? null;
+  sourceConfig.resource_spec = everyResourceField(record.sourceConfig.resource_spec);
   if (record.source === "gitrepo") sourceConfig.custom_url = customUrlOf(baseUrl, record.id);
   const revisionConfig: Record<string, unknown> = {};
   for (const key of REVISION_CONFIG_KEYS) revisionConfig[key] = record.sourceRevisionConfig[key] ?? null;
@@ -99,6 +101,17 @@ export function formatLivePart(record: DeploymentRecord, now: number, timing: Ti
     active_revision_id: activeRevisionId(record, now, timing),
     image_version: null,
   };
+}
+
+const RESOURCE_SPEC_KEYS = Object.keys(ResourceSpec.properties);
+
+/** Every field of spec 2.4's ResourceSpec, null when unset, as a pydantic model dumps it. */
+function everyResourceField(spec: ResourceSpec | null | undefined): Record<string, unknown> | null {
+  if (!spec) return null;
+  const stored = spec as Record<string, unknown>;
+  const full: Record<string, unknown> = {};
+  for (const key of RESOURCE_SPEC_KEYS) full[key] = stored[key] ?? null;
+  return full;
 }
 
 export const customUrlOf = (baseUrl: string, id: string) => `${baseUrl}/agents/${id}`;
