@@ -56,11 +56,17 @@ const changedAt = (info: Stats): number => Math.max(info.mtimeMs, info.ctimeMs);
 
 type FileClock = { now(): Promise<number>; close(): Promise<void> };
 
-/** Now on the filesystem's clock: the change time of a byte written into a file of ours. */
+/**
+ * Now on the filesystem's clock: the change time of a byte written into a file of ours. The file is
+ * unlinked as soon as it is open (its handle still writes and stats it): a controller killed
+ * (SIGKILL, an OOM kill) left its directory in the temporary directory, one per run, for ever.
+ */
 async function openFileClock(): Promise<FileClock> {
   try {
     const dir = await mkdtemp(join(tmpdir(), "plumb-file-clock-"));
     const handle = await open(join(dir, "now"), "w+");
+    // Windows cannot remove an open file: there close() removes it.
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     const byte = Buffer.alloc(1);
     return {
       async now() {

@@ -32,6 +32,7 @@ import {
 } from "../lock-types.js";
 import { lockIoError, stateLockedError } from "../lock-errors.js";
 import { createObserver } from "../observer.js";
+import { removeStaleTemps } from "../../status/write/stale-temps.js";
 
 // The lock of a local status directory (`<statusDir>.lock`, lock-dir.ts). The holder renews it every
 // renewMs; a waiter takes it over once it has seen the same renewal for the holder's whole lease on
@@ -91,6 +92,8 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
             `plumb writes this holder record (for an older plumb) beside its lock ${lockPath}: ${fix}, or pass --status-dir to another directory`,
           );
         });
+        // The lock's holder is the one writer: what killed writers left goes now (stale-temps.ts).
+        await removeStaleTemps(target.statusDir);
         return held;
       }
       seen = await readLockDir(lockPath);

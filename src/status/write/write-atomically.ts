@@ -10,7 +10,8 @@ import { dirname } from "node:path";
  * Not write-file-atomic: it resolves the target's real path first (fs.realpath's JS walk, an
  * lstat per path component) and chmods and stats; with three records per object that was most
  * of the controller's file work at 10,000 objects. Status files are ours and never symlinks.
- * A temp file left by a kill -9 ends in `.tmp` and is ignored by loadStatusStore (*.json only).
+ * A temp file left by a kill -9 ends in `.tmp`: ignored by loadStatusStore (*.json only), and
+ * removed by the next holder of the state lock once its process is gone (stale-temps.ts).
  */
 export async function writeRecordFile(file: string, text: string): Promise<void> {
   const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
