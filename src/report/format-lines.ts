@@ -142,6 +142,11 @@ export function summaryLine(plan: Plan): string {
 
 /** One line per managed object removed from git: kept (orphan) or deleted with --prune. */
 export function pruneLine(p: PlannedPrune): { mark: "-" | "!"; text: string } {
+  if (p.action === "delete" && p.kind === "Deployment" && p.deleting)
+    return {
+      mark: "-",
+      text: `delete Deployment ${p.name} (${p.id}): removed from git; being deleted already (AWAITING_DELETE): apply sends no DELETE, it waits until it is gone`,
+    };
   if (p.action === "delete")
     return { mark: "-", text: `delete Deployment ${p.name} (${p.id}): removed from git` };
   if (p.refused) return { mark: "!", text: `${p.name} removed from git (kept: ${p.refused})` };

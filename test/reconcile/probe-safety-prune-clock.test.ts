@@ -89,8 +89,8 @@ it("a long ledger rewritten by a clock a week ahead keeps the recent deletions",
 });
 
 it("a prune resumed while its deployments are still being deleted takes no more of the budget", async () => {
-  // Killed at the limit after counting five (sent or not): the rerun lists the same five (still
-  // AWAITING_DELETE, or never sent) and sends their DELETEs again. Same ids, same deployments.
+  // Killed at the limit after counting five (sent or not): the rerun lists the same five (those
+  // never sent; AWAITING_DELETE ones are only waited for) and sends those DELETEs. Same ids.
   await countFive(T, 50_000);
   const check = {
     statusDir: dir,
@@ -110,4 +110,19 @@ it("a prune resumed while its deployments are still being deleted takes no more 
   expect(refused?.code).toBe("prune-limit");
   expect(refused?.message).toContain("new");
   expect(refused?.message).not.toContain("d0");
+});
+
+it("a deployment the control plane is deleting already takes no room: nothing is sent for it", async () => {
+  await countFive(T, 50_000);
+  const check = {
+    statusDir: dir,
+    limits: {},
+    who: "apply --prune",
+    now: T + 60_000,
+    boot: () => boot(110_000),
+  };
+  // AWAITING_DELETE, not in the ledger (a deletion made elsewhere): apply --prune only waits for it
+  const deleting = [{ ...another()[0]!, deleting: true as const }];
+  expect((await checkPruneBudget({ ...check, deletes: deleting })).refused).toBeNull();
+  expect((await checkPruneBudget({ ...check, deletes: another() })).refused?.code).toBe("prune-limit");
 });

@@ -50,12 +50,16 @@ export function planPrune(
     const still = byId.get(record.id);
     if (!still || still.name !== record.name) continue; // already gone (or not the one plumb made)
     const refused = record.prune === "disabled" ? "its manifest said plumb/prune: disabled" : undefined;
+    const action = prune && !refused ? "delete" : "orphan";
+    // Being deleted already (a prune killed after its DELETE landed): resumed, it waits, sends none.
+    const deleting = action === "delete" && still.status === "AWAITING_DELETE";
     out.push({
       kind: "Deployment",
       name: record.name,
       id: still.id,
-      action: prune && !refused ? "delete" : "orphan",
+      action,
       ...(refused ? { refused } : {}),
+      ...(deleting ? { deleting: true as const } : {}),
     });
   }
   return sortByName(out);

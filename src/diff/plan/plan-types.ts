@@ -128,9 +128,18 @@ export type PlannedChecks = {
  * --prune, otherwise an "orphan" (kept). `refused` says why it may not be deleted (plumb/prune:
  * disabled). An organization's settings cannot be deleted: with --prune plumb stops managing them
  * ("release": its record is dropped, nothing is sent), otherwise an "orphan"; `refused` says so.
+ * `deleting`: the control plane is deleting it already (AWAITING_DELETE: an apply killed after its
+ * DELETE landed): apply --prune sends no DELETE again, it waits until the deployment is gone.
  */
 export type PlannedPrune =
-  | { kind: "Deployment"; name: string; id: string; action: "orphan" | "delete"; refused?: string }
+  | {
+      kind: "Deployment";
+      name: string;
+      id: string;
+      action: "orphan" | "delete";
+      refused?: string;
+      deleting?: true;
+    }
   | { kind: "OrganizationAccess"; name: string; id: string; action: "orphan" | "release"; refused: string };
 
 /** create/update/noop/refused count `changes`; orphan/delete count `prune` (absent before it is planned). */

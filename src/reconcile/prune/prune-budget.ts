@@ -28,9 +28,9 @@ export type PruneLimits = {
 
 /**
  * The budget now: the limits, the deletions the ledger holds within the window, and their ids. A
- * deployment whose id is among them was counted already: a prune resumed while it is still being
- * deleted (AWAITING_DELETE, so still listed) sends its DELETE again, and that takes nothing more
- * from the budget (ids are the control plane's, never reused: it is the same deployment).
+ * deployment whose id is among them was counted already: a prune resumed after a kill sends the
+ * DELETEs that had not landed, and those take nothing more from the budget (ids are the control
+ * plane's, never reused: it is the same deployment); one still being deleted is only waited for.
  */
 async function loadPruneBudget(
   statusDir: string,
@@ -61,7 +61,8 @@ export async function checkPruneBudget(check: {
 }): Promise<{ budget: PruneBudget; refused: PlumbError | null }> {
   const here = (check.boot ?? bootReading)();
   const { budget, counted } = await loadPruneBudget(check.statusDir, check.limits, check.now, here);
-  const fresh = check.deletes.filter((d) => !counted.has(d.id));
+  // One being deleted already takes no room: nothing is sent for it (prune.ts).
+  const fresh = check.deletes.filter((d) => !counted.has(d.id) && !(d.kind === "Deployment" && d.deleting));
   const over = fresh.length > pruneAllowance(budget);
   return { budget, refused: over ? pruneLimitError(check.who, fresh, budget) : null };
 }

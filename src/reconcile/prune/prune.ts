@@ -69,6 +69,8 @@ export type PruneOptions = {
   signal?: AbortSignal;
 };
 
+const DELETED_BEFORE = "deleted (its deletion was under way already: no DELETE sent again)";
+
 /** Deletes each in turn and waits until it is gone; its record goes once it is. */
 export async function applyPrune(
   port: PrunePort,
@@ -79,12 +81,17 @@ export async function applyPrune(
   const call = options.signal ? { signal: options.signal } : {};
   for (const target of deletes) {
     const base = { name: target.name, id: target.id };
+    const deleting = target.kind === "Deployment" && target.deleting === true;
     try {
       // Counted ahead, as an intent is written (docs/apply.md "Prune"): counted after the answer, a
       // kill between the server's deletion and the ledger write left it out of the budget.
       options.fence?.();
-      await options.counted?.(target);
-      await port.deleteDeployment(target.id, call);
+      // One the control plane is deleting already (AWAITING_DELETE) is only waited for: its DELETE
+      // landed before (a run killed meanwhile, which counted it); another would say it twice.
+      if (!deleting) {
+        await options.counted?.(target);
+        await port.deleteDeployment(target.id, call);
+      }
       const deadline = options.clock.now() + options.timeoutMs;
       while ((await port.getDeployment(target.id, call)) !== null) {
         if (options.clock.now() >= deadline) break;
@@ -99,7 +106,7 @@ export async function applyPrune(
         continue;
       }
       await options.forget(target.kind, target.name);
-      results.push({ ...base, outcome: "deleted", message: "deleted" });
+      results.push({ ...base, outcome: "deleted", message: deleting ? DELETED_BEFORE : "deleted" });
     } catch (error) {
       results.push({ ...base, outcome: "failed", message: asError(error).message });
     }
