@@ -1,18 +1,13 @@
-import { DOCUMENT_KINDS } from "../schema/constants.js";
-import type { Manifest } from "../schema/manifest.js";
-import {
-  checkEnvironmentDocument,
-  checkEnvironmentReferences,
-} from "./rules/environment/environment-rules.js";
+import { checkEnvironmentReferences } from "./rules/environment/environment-rules.js";
 import { checkSharedControlPlaneNames } from "./rules/environment/environment-names.js";
-import { type ParsedDocument, problemAt } from "./parse/parse.js";
-import { checkDeploymentRules } from "./rules/rules.js";
+import type { ParsedDocument } from "./parse/parse.js";
 import { isRecord } from "./rules/rule-helpers.js";
-import { checkSchema, suggest } from "./schema-check.js";
-import { checkAnnotations } from "./rules/annotation-rules.js";
-import { checkTextCharacters } from "./rules/text-rules.js";
-import { checkProtoKeys } from "./rules/proto-key-rules.js";
-import type { LoadedEnvironment, LoadedManifest, Problem, SourceLocation } from "./types.js";
+import type { LoadedEnvironment, LoadedManifest, Problem } from "./types.js";
+import { checkDocument, type Seen } from "./validate/check-document.js";
+import { nameInDocument, nameInLoaded, toLoaded } from "./validate/loaded-form.js";
+import { sortDocuments, sortProblems } from "./validate/problem-order.js";
+
+export { sortProblems } from "./validate/problem-order.js";
 
 export type ValidationResult = {
   /** Documents without any error, in file order; warnings do not exclude a document. */
@@ -25,10 +20,6 @@ export type ValidationResult = {
 
 /** Problems listed per document; the rest are counted in one `too-many-problems` warning. */
 export const MAX_PROBLEMS_PER_DOCUMENT = 100;
-
-const KINDS = DOCUMENT_KINDS;
-const isKind = (kind: unknown): kind is (typeof KINDS)[number] => KINDS.some((k) => k === kind);
-const showLocation = (l: SourceLocation) => `${l.file}:${l.line}:${l.column}`;
 
 /** Validates parsed plumb documents: schema, business rules, then rules across files. Pure. */
 export function validateDocuments(
@@ -138,118 +129,10 @@ export function createValidation(earlier: readonly Problem[] = [], compact?: Com
 const isColliding = (loaded: LoadedManifest, colliding: ReadonlySet<string>) =>
   loaded.manifest.kind === "Deployment" && colliding.has(loaded.manifest.metadata.name);
 
-/** What the documents read so far defined that a later one may repeat. */
-type Seen = {
-  /** The first Deployment of each name (lowercased): its name and where its name's value is. */
-  names: Map<string, { name: string; at: () => SourceLocation }>;
-  organizationAccess?: SourceLocation;
-};
-
-/** One document's own problems (schema, rules) and the names it repeats; `first`: a name it defines. */
-function checkDocument(doc: ParsedDocument, seen: Seen): { found: Problem[]; more: number; first?: string } {
-  const kind = doc.value.kind;
-  if (!isKind(kind)) {
-    const message =
-      typeof kind === "string"
-        ? `unknown kind "${kind}"; expected ${KINDS.join(" or ")}${suggest(kind, KINDS)}`
-        : `a plumb document needs kind: ${KINDS.join(" or ")}`;
-    return {
-      found: [problemAt(doc.locators.value(["kind"]), "error", "unknown-kind", "kind", message)],
-      more: 0,
-    };
-  }
-  const schema = checkSchema(doc, kind);
-  const schemaProblems =
-    kind === "Environment" ? checkEnvironmentDocument(doc, schema.problems) : schema.problems;
-  // A document read from plain text (line-compose.ts) holds no control character and no __proto__ key.
-  const found = [
-    ...schemaProblems,
-    ...(doc.plainText ? [] : checkTextCharacters(doc)),
-    ...checkAnnotations(doc),
-    ...(doc.plainText ? [] : checkProtoKeys(doc)),
-  ];
-  if (kind === "Deployment") found.push(...checkDeploymentRules(doc));
-  const name = nameOf(doc);
-  let first: string | undefined;
-  if (kind === "Deployment" && name !== undefined) {
-    // Case-insensitively: status files are named after it, and would collide on macOS or Windows.
-    const earlierOne = seen.names.get(name.toLowerCase());
-    if (earlierOne) {
-      const at = showLocation(earlierOne.at());
-      const message =
-        earlierOne.name === name
-          ? `deployment ${name} is already defined at ${at}`
-          : `deployment ${name} differs only by case from ${earlierOne.name} at ${at}; names must be unique ignoring case`;
-      found.push(
-        problemAt(
-          doc.locators.value(["metadata", "name"]),
-          "error",
-          "duplicate-name",
-          "metadata.name",
-          message,
-        ),
-      );
-    } else first = name;
-  }
-  if (kind === "OrganizationAccess") {
-    if (seen.organizationAccess) {
-      const message = `only one OrganizationAccess is allowed; another is at ${showLocation(seen.organizationAccess)}`;
-      found.push(problemAt(doc.locators.start, "error", "duplicate-organization-access", "kind", message));
-    } else seen.organizationAccess = doc.locators.start;
-  }
-  return { found, more: schema.more, first };
-}
-
-// Closures of their own, so that one kept for a compacted manifest does not keep its parsed document.
-const NAME_PATH = ["metadata", "name"];
-const nameInLoaded = (loaded: LoadedManifest) => () =>
-  loaded.locateValue ? loaded.locateValue(NAME_PATH) : loaded.locate(NAME_PATH);
-const nameInDocument = (doc: ParsedDocument) => () => doc.locators.value(NAME_PATH);
-
 /** A Deployment whose environment names another document must define (checkEnvironmentReferences). */
 function namesEnvironments(doc: ParsedDocument): boolean {
   const { metadata, environments } = doc.value;
   const listed =
     isRecord(metadata) && Array.isArray(metadata.environments) && metadata.environments.length > 0;
   return listed || (isRecord(environments) && Object.keys(environments).length > 0);
-}
-
-const nameOf = (doc: ParsedDocument): string | undefined => {
-  const metadata = doc.value.metadata;
-  const name =
-    typeof metadata === "object" && metadata !== null ? (metadata as { name?: unknown }).name : undefined;
-  return typeof name === "string" ? name : undefined;
-};
-
-const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Reading order: by file, then by position in the file. */
-const sortDocuments = (documents: readonly ParsedDocument[]) =>
-  documents.length < 2
-    ? documents
-    : [...documents].sort((a, b) => compareText(a.file, b.file) || a.index - b.index);
-
-/** Problems in reading order: file, line, column, then errors before warnings. */
-export const sortProblems = (problems: readonly Problem[]): Problem[] =>
-  [...problems].sort(
-    (a, b) =>
-      compareText(a.file, b.file) ||
-      a.line - b.line ||
-      a.column - b.column ||
-      compareText(a.severity, b.severity) ||
-      compareText(a.code, b.code),
-  );
-
-function toLoaded(doc: ParsedDocument): LoadedManifest {
-  return {
-    // The schema check passed, so the value has the manifest's shape.
-    manifest: doc.value as unknown as Manifest,
-    file: doc.file,
-    // A getter: positions are computed only when asked for (see parseManifestText).
-    get location() {
-      return doc.locators.start;
-    },
-    locate: doc.locators.key,
-    locateValue: doc.locators.value,
-  };
 }
