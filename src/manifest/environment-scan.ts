@@ -1,65 +1,19 @@
 import { gitRootOf } from "../git-root.js";
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  openSync,
-  readdirSync,
-  readSync,
-  realpathSync,
-  statSync,
-} from "node:fs";
+import { realpathSync } from "node:fs";
 import { stat } from "node:fs/promises";
-import { dirname, join, resolve, sep } from "node:path";
-import { describeErrno } from "../errors.js";
+import { dirname, resolve, sep } from "node:path";
 import { listManifestFiles } from "./list-tree.js";
-import { MAX_MANIFEST_BYTES, problemAt } from "./parse/parse.js";
-import { inside, toRelative } from "./parse/read-file.js";
+import { MAX_MANIFEST_BYTES } from "./parse/parse.js";
 import type { Problem } from "./types.js";
+import { asWarnings, type EnvironmentFiles, environmentFilesUnder } from "./environment-scan/files-under.js";
+import { type ScanOptions, scanner, type Scanner } from "./environment-scan/scan-text.js";
+
+export type { EnvironmentFiles } from "./environment-scan/files-under.js";
 
 // Where the Environment documents a PATH runs with are (docs/environments.md "One file as PATH",
 // "A directory as PATH"): the files are those the manifest listing lists (list-tree.ts: its links
 // followed inside the tree, an unreadable directory named and skipped), their text scanned for
 // `kind: Environment`, each file read at most once per scan.
-
-const YAML_FILE = /\.ya?ml$/i;
-/**
- * `kind: Environment` in a block mapping, or as a key of a flow mapping (`{"kind": "Environment",
- * ...}`, a file written as JSON, which is YAML too), not after a `#` on its line. Only the block form
- * was seen: such an Environment was found by a full load of PATH, never above it (`--env` refused
- * "no kind: Environment document is defined"), and `plumb apply .` took the tree for one without.
- */
-const ENVIRONMENT_KIND = /^[^#\n]*?(?:^|[\s{,])["']?kind["']?\s*:\s*["']?Environment["']?\s*(?:[,}#]|$)/m;
-
-/** Environment files found, and the directories that could not be listed (warnings). */
-export type EnvironmentFiles = { files: string[]; problems: Problem[] };
-
-type ScanOptions = {
-  maxBytes?: number;
-  /**
-   * An environment is asked for by name (--env, a saved plan's), so a file or directory that names
-   * none reads those above it too (load.ts environmentRequested).
-   */
-  requested?: boolean;
-  /** A file's text as the scan reads it (tests count the reads); default readUpTo(maxBytes). */
-  readText?: (file: string) => string;
-};
-
-/** The scan's reader: each file read once (its text kept only as the two answers the scan needs). */
-function scanner(options: ScanOptions) {
-  const read = options.readText ?? readUpTo(options.maxBytes ?? MAX_MANIFEST_BYTES);
-  const seen = new Map<string, { defines: boolean; names: boolean }>();
-  return (file: string) => {
-    let found = seen.get(file);
-    if (!found) {
-      const text = read(file);
-      found = { defines: ENVIRONMENT_KIND.test(text), names: NAMES_ENVIRONMENTS.test(text) };
-      seen.set(file, found);
-    }
-    return found;
-  };
-}
-type Scanner = ReturnType<typeof scanner>;
 
 /**
  * Whether any manifest under `path` may define `kind: Environment` (with `above`, also: whether a
@@ -93,84 +47,6 @@ export async function mayDefineEnvironments(
     return false;
   }
 }
-
-/**
- * The YAML files under `dir` (its tree as the load lists it, or only its own files) that may define
- * `kind: Environment`, sorted, leaving out `skip` (read already, or PATH's own), unread.
- */
-async function environmentFilesUnder(
-  dir: string,
-  maxBytes: number,
-  scan: Scanner,
-  skip: (file: string) => boolean,
-  tree = true,
-): Promise<EnvironmentFiles> {
-  const listed = tree
-    ? await listManifestFiles(dir, { maxBytes, parallel: true }).then(
-        ({ files, problems }) => ({ files: files.map((f) => f.path), problems }),
-        (error: unknown) => ({ files: [], problems: [unlisted(dir, error)] }),
-      )
-    : ownFiles(dir);
-  const files = listed.files.filter((file) => !skip(file) && scan(file).defines).sort();
-  const problems = listed.problems
-    .filter((p) => p.code === "manifest-unreadable")
-    .map((p) => ({ ...p, file: join(dir, p.file) }));
-  return { files, problems };
-}
-
-/**
- * The YAML files of `dir` itself, not its tree (a directory outside any repository): plain files,
- * and links to a YAML file inside it, as the listing follows them. An unreadable `dir` has none.
- */
-function ownFiles(dir: string): { files: string[]; problems: Problem[] } {
-  try {
-    const realDir = realpathSync(dir);
-    const files = readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-      const path = join(dir, entry.name);
-      if (!YAML_FILE.test(entry.name)) return [];
-      if (entry.isFile()) return [path];
-      if (!entry.isSymbolicLink()) return [];
-      try {
-        const real = realpathSync(path);
-        return inside(realDir, real) && YAML_FILE.test(real) && statSync(real).isFile() ? [path] : [];
-      } catch {
-        return [];
-      }
-    });
-    return { files, problems: [] };
-  } catch (error) {
-    return { files: [], problems: [unlisted(dir, error)] };
-  }
-}
-
-/** A directory above PATH the scan could not list: a warning (its Environments, if any, unseen). */
-const unlisted = (dir: string, error: unknown): Problem =>
-  problemAt(
-    { file: dir, line: 1, column: 1 },
-    "warning",
-    "manifest-unreadable",
-    "",
-    `directory cannot be read: ${describeErrno(error)}: its Environment documents, if any, are not read; check its permissions`,
-  );
-
-/** The scan's problems as a warning each, under their path from `base` (PATH's directory). */
-const asWarnings = (problems: readonly Problem[], base: string): Problem[] =>
-  problems.map((p) => ({
-    ...p,
-    severity: "warning",
-    file: toRelative(base, p.file),
-    message: p.message.replace(
-      /: its manifests are not loaded;/,
-      ": its Environment documents, if any, are not read;",
-    ),
-  }));
-
-/**
- * A file that names environments: `metadata.environments` or an `environments:` overrides map, in
- * block or flow form (`metadata: {name: a, environments: [prod]}`). A false "yes" costs a look up
- * the tree only.
- */
-const NAMES_ENVIRONMENTS = /(?:^|[\s{,])["']?environments["']?\s*:/m;
 
 /**
  * The Environment documents a single manifest file runs with (docs/environments.md, "One file as
@@ -249,33 +125,5 @@ function realOrResolved(path: string): string {
     return resolve(path);
   }
 }
-
-
-/**
- * A file's text for the scan, or "" when it cannot be read or is larger than the load accepts
- * (`manifest-too-large`: it is refused there, unread, so nothing in it counts; and a hostile
- * gigabyte file in the tree is not read whole by a scan).
- */
-const readUpTo =
-  (maxBytes: number) =>
-  (file: string): string => {
-    let fd: number | undefined;
-    try {
-      // Without waiting for a writer: a FIFO named *.yaml blocked apply, drift, status and the
-      // controller's start for ever in this open. Only a regular file is read (the load says why not).
-      fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-      const stats = fstatSync(fd);
-      const size = stats.size;
-      if (!stats.isFile() || size > maxBytes) return "";
-      const bytes = Buffer.allocUnsafe(size);
-      let read = 0;
-      for (let n = 1; read < size && n > 0; read += n) n = readSync(fd, bytes, read, size - read, read);
-      return bytes.toString("utf8", 0, read);
-    } catch {
-      return "";
-    } finally {
-      if (fd !== undefined) closeSync(fd);
-    }
-  };
 
 export { gitRootOf };
