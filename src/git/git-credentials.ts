@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { credentialOrigin, redactRemote, redactUrlsIn } from "./git-origin.js";
+import { credentialOrigin, redactRemote, redactUrlsIn, type UrlCredentials } from "./git-origin.js";
 
 // The environment every git command of the controller runs with (fetches and status-branch pushes
 // alike). HTTPS credentials come from PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN through a GIT_ASKPASS
@@ -94,20 +94,37 @@ export function withConfigEntries(
  * refused (PlumbError "invalid-setting"): they would be sent wherever git connects and shown in
  * process lists.
  */
-export async function createGitCredentials(env: NodeJS.ProcessEnv, repoUrl: string): Promise<GitCredentials> {
+export async function createGitCredentials(
+  env: NodeJS.ProcessEnv,
+  repoUrl: string,
+  /** A remote's own user name and password (git-origin.ts splitRemote), in place of PLUMB_GIT_*. */
+  given?: UrlCredentials,
+): Promise<GitCredentials> {
   const origin = credentialOrigin(repoUrl);
   let out: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
   for (const name of PASSED_ENV) if (env[name]) out[name] = env[name];
   out = withConfigEntries(out);
+  if (given && origin) return askpassFor(out, origin, given.password, given.username);
   if (!env.PLUMB_GIT_TOKEN || !origin) return { env: out, dispose: async () => {} };
+  return askpassFor(out, origin, env.PLUMB_GIT_TOKEN, env.PLUMB_GIT_USERNAME);
+}
+
+/** `env` with the askpass script answering `origin` alone with `username` (else x-access-token) and `token`. */
+async function askpassFor(
+  env: Record<string, string>,
+  origin: string,
+  token: string,
+  username: string | undefined,
+): Promise<GitCredentials> {
+  const out = { ...env };
   const dir = await mkdtemp(join(tmpdir(), "plumb-askpass-"));
   const script = join(dir, "askpass.sh");
   await writeFile(script, ASKPASS_SCRIPT, { mode: 0o700 });
   await chmod(script, 0o700);
   out.GIT_ASKPASS = script;
   out.PLUMB_GIT_ORIGIN = origin;
-  out.PLUMB_GIT_TOKEN = env.PLUMB_GIT_TOKEN;
-  if (env.PLUMB_GIT_USERNAME) out.PLUMB_GIT_USERNAME = env.PLUMB_GIT_USERNAME;
+  out.PLUMB_GIT_TOKEN = token;
+  if (username) out.PLUMB_GIT_USERNAME = username;
   return { env: out, dispose: () => rm(dir, { recursive: true, force: true }) };
 }
 

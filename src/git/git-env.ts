@@ -1,4 +1,6 @@
+import { PlumbError } from "../errors.js";
 import { simpleGit } from "./simple-git.js";
+import { redactUrl, type UrlCredentials } from "./git-origin.js";
 import {
   createGitCredentials,
   ASKPASS_ENV,
@@ -14,7 +16,9 @@ import {
 //   actions/checkout writes to .git/config), passed as GIT_CONFIG_COUNT/KEY_n/VALUE_n;
 // - GIT_ASKPASS, credential helpers of the user's global config, SSH agents: inherited as they are;
 // - PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN: through the askpass script the controller uses too, for
-//   the remote's origin only; and git follows no redirect (git-credentials.ts).
+//   the remote's origin only; and git follows no redirect (git-credentials.ts);
+// - a user name and password in the remote's URL (`https://gitlab-ci-token:TOKEN@host/…`, as GitLab
+//   CI leaves a checkout): taken out of the URL (status-branch.ts repoInfo) and given by that askpass.
 
 export type StatusGitEnv = { env: Record<string, string>; dispose(): Promise<void> };
 
@@ -36,13 +40,19 @@ async function localCredentialConfig(top: string): Promise<Array<[string, string
   return pairs;
 }
 
+const bothCredentials = (source: string) =>
+  new PlumbError(
+    "invalid-setting",
+    `the remote ${redactUrl(source)} of the status branch has credentials in its URL, and PLUMB_GIT_TOKEN is set too: remove them from the remote's URL (git remote set-url), or unset PLUMB_GIT_TOKEN`,
+  );
+
 /**
  * `base`: the controller's git environment (its askpass), else this process's environment plus an
  * askpass for PLUMB_GIT_TOKEN when set, answering for `repo.source`'s origin only. Never prompts on
  * a terminal: a missing credential fails.
  */
 export async function statusGitEnv(
-  repo: { top: string; source: string },
+  repo: { top: string; source: string; sourceCredentials?: UrlCredentials | undefined },
   base: Record<string, string> | undefined,
   processEnv: NodeJS.ProcessEnv = process.env,
 ): Promise<StatusGitEnv> {
@@ -58,9 +68,12 @@ export async function statusGitEnv(
       ),
     );
     env = withConfigEntries(env);
-    if (processEnv.PLUMB_GIT_TOKEN) {
-      credentials = await createGitCredentials(processEnv, repo.source);
-      for (const key of ASKPASS_ENV) if (credentials.env[key]) env[key] = credentials.env[key];
+    const given = repo.sourceCredentials;
+    if (given && processEnv.PLUMB_GIT_TOKEN) throw bothCredentials(repo.source);
+    if (processEnv.PLUMB_GIT_TOKEN || given) {
+      credentials = await createGitCredentials(processEnv, repo.source, given);
+      for (const key of ASKPASS_ENV)
+        if (credentials.env[key] !== undefined) env[key] = credentials.env[key];
     }
   }
   env.GIT_TERMINAL_PROMPT = "0";

@@ -1,5 +1,5 @@
 import { PlumbError } from "../errors.js";
-import { TOKEN_MARKER, TOKEN_SHAPES } from "../url-tokens.js";
+import { TOKEN_MARKER, TOKEN_SHAPES, tokenInUrl } from "../url-tokens.js";
 
 // The origin git credentials belong to: the scheme, host and port of the repository URL plumb was
 // given (--repo, or the remote of the status branch). PLUMB_GIT_TOKEN is answered for it alone.
@@ -28,10 +28,58 @@ export function credentialOrigin(url: string): string | null {
       `the repository URL ${redactUrl(url)} has credentials in it; remove them from the URL and give the token in PLUMB_GIT_TOKEN (and the user name, if not x-access-token, in PLUMB_GIT_USERNAME)`,
     );
   }
+  refuseUrlToken(url);
   return http ? parsed.origin : null;
 }
 
+/**
+ * A token git can only send inside the URL (a query parameter, a path segment after
+ * x-access-token, a ghp_ token: url-tokens.ts) is refused: every git process that talks to the
+ * remote has the whole URL in its argv (`git-remote-https origin URL`, even when the URL came from
+ * config or a url.*.insteadOf), which `ps` shows every user, and a clone keeps it in .git/config.
+ */
+function refuseUrlToken(url: string): void {
+  const token = tokenInUrl(url);
+  if (!token) return;
+  throw new PlumbError(
+    "invalid-setting",
+    `the repository URL ${redactUrl(url)} has a token in it (${token}); git would show it to every user of the machine in its process list and keep it in the checkout's .git/config: remove it from the URL and give the token in PLUMB_GIT_TOKEN (and the user name, if not x-access-token, in PLUMB_GIT_USERNAME)`,
+  );
+}
+
+/** A remote's user name and password, as git would send them (decoded). */
+export type UrlCredentials = { username: string; password: string };
+
+/**
+ * A remote found in a repository's config (the status branch's) as plumb hands it to git: an
+ * http(s) URL's user name and password taken out, for an askpass to give its origin alone
+ * (git-env.ts), so that neither reaches the argv of plumb's git commands (ls-remote, clone, push,
+ * and the `git-remote-https` each starts). A token git can only send in the URL is refused.
+ */
+export function splitRemote(url: string): { url: string; credentials?: UrlCredentials } {
+  const parsed = parse(url);
+  const http = parsed?.protocol === "https:" || parsed?.protocol === "http:";
+  if (!parsed || !http) return { url };
+  const username = decoded(parsed.username);
+  if ((!parsed.username || ACCOUNT.test(username)) && !parsed.password) {
+    refuseUrlToken(url); // no credential, or an account's name alone (git asks its helpers for a password)
+    return { url };
+  }
+  // A token as the user name (https://TOKEN@host/…) is given as the password: git's password prompt,
+  // the askpass's argv, names the user (`Password for 'https://USER@host': `).
+  const credentials = parsed.password
+    ? { username, password: decoded(parsed.password) }
+    : { username: "x-access-token", password: username };
+  parsed.username = "";
+  parsed.password = "";
+  refuseUrlToken(parsed.href);
+  return { url: parsed.href, credentials };
+}
+
 const HIDDEN = "****";
+
+/** A user name that is an account's (ssh://git@host, https://alice@host), not a token. */
+const ACCOUNT = /^[a-z][a-z0-9._-]{0,31}$/;
 
 /** Collects what it hides: the pieces are searched for in git's own words too (gitFailure). */
 type Hider = { hide(piece: string): string; secrets: string[] };
@@ -74,7 +122,7 @@ function redactParsed(parsed: URL, h: Hider): string {
   // Over ssh a user name alone is an account (ssh://git@host, ssh://deploy@host), no credential;
   // over http(s) it is often the token itself (https://TOKEN@github.com).
   const http = parsed.protocol === "https:" || parsed.protocol === "http:";
-  const account = !http && !parsed.password && /^[a-z][a-z0-9._-]{0,31}$/.test(parsed.username);
+  const account = !http && !parsed.password && ACCOUNT.test(parsed.username);
   if ((parsed.username || parsed.password) && !account) {
     h.hide(decoded(parsed.username));
     h.hide(decoded(parsed.password));

@@ -24,6 +24,12 @@ import { manifestRemote } from "../support/git-clones.js";
 const QUERY_TOKEN = "qtok-7f3a9c2e1b8d4f60";
 const PATH_TOKEN = "ghp_PathToken0123456789abcdefABCDEF";
 const ENV_TOKEN = "envtok-5d2c8b1a9e7f3064";
+/**
+ * A remote with a token git would send in its URL is refused (git-argv.e2e.test.ts); one that only
+ * may be a token (a query parameter `t`, a segment after `auth`) is taken and hidden wherever shown.
+ */
+const SECRET = "ptok-0c4e8a2f6b1d9e37";
+const maybeTokens = (base: string) => `${base}/auth/${SECRET}/repo.git?t=${QUERY_TOKEN}`;
 
 describe("redactUrl", () => {
   it.each([
@@ -129,13 +135,11 @@ const cloneError = async (url: string, env: NodeJS.ProcessEnv = {}) => {
 describe("a git remote's credentials in git's failures", () => {
   it("git quoting a remote with a token in its query and its path shows neither", async () => {
     for (const kind of ["404", "500"]) {
-      const message = await cloneError(
-        `${remote.url}/${kind}/x-access-token/${PATH_TOKEN}/repo.git?access_token=${QUERY_TOKEN}`,
-      );
+      const message = await cloneError(maybeTokens(`${remote.url}/${kind}`));
       expect(remote.seen.some((u) => u.includes(QUERY_TOKEN))).toBe(true); // git did send it
       expect(message).toContain(kind === "404" ? "not found" : "500");
       expect(message).not.toContain(QUERY_TOKEN);
-      expect(message).not.toContain(PATH_TOKEN);
+      expect(message).not.toContain(SECRET);
     }
   });
 
@@ -163,12 +167,24 @@ describe("a status branch remote's credentials in git's failures", () => {
   };
 
   it("git quoting a remote with a token in its query and its path shows neither", async () => {
-    const message = await readError(
-      `${remote.url}/404/x-access-token/${PATH_TOKEN}/repo.git?access_token=${QUERY_TOKEN}`,
-    );
+    const message = await readError(maybeTokens(`${remote.url}/404`));
     expect(message).toContain("not found");
     expect(message).not.toContain(QUERY_TOKEN);
-    expect(message).not.toContain(PATH_TOKEN);
+    expect(message).not.toContain(SECRET);
+  });
+
+  it("a remote with a token git can only send in its URL is refused, naming neither", async () => {
+    const dir = join(tmp, "repo");
+    execFileSync("git", ["init", "-q", dir]);
+    const url = `${remote.url}/x-access-token/${SECRET}/repo.git?access_token=${QUERY_TOKEN}`;
+    execFileSync("git", ["-C", dir, "remote", "add", "origin", url]);
+    const error = (await loadStatusFromBranch({ root: dir, branch: "plumb-status" }).catch(
+      (e: unknown) => e,
+    )) as { code: string; message: string };
+    expect(error.code).toBe("invalid-setting");
+    expect(error.message).toContain("PLUMB_GIT_TOKEN");
+    for (const secret of [SECRET, QUERY_TOKEN]) expect(error.message).not.toContain(secret);
+    expect(remote.seen).toEqual([]); // git never ran
   });
 
   it("a server echoing the repository's extraheader (actions/checkout's) has none of it shown", async () => {
@@ -218,14 +234,14 @@ describe("any git command over the network (the drift branch's and promotion's p
   });
 });
 
-describe("the controller following a remote with a token in its path", () => {
+describe("the controller following a remote with what may be a token in its path", () => {
   it("names it redacted in its log, /status, the status page's header and /metrics", async () => {
     const { push } = await manifestRemote(tmp);
     await writeDoc(join(tmp, "work"), "a.yaml", container("alpha", "img/alpha:1"));
     await push("first");
-    // The bare repository as the server serves it: under /x-access-token/TOKEN/.
-    await mkdir(join(tmp, "x-access-token", PATH_TOKEN), { recursive: true });
-    await symlink(join(tmp, "manifests.git"), join(tmp, "x-access-token", PATH_TOKEN, "manifests.git"));
+    // The bare repository as the server serves it: under /auth/TOKEN/.
+    await mkdir(join(tmp, "auth", SECRET), { recursive: true });
+    await symlink(join(tmp, "manifests.git"), join(tmp, "auth", SECRET, "manifests.git"));
     const git = await startGitHttpServer(tmp, "x-access-token", ENV_TOKEN);
     const cp = await startControlPlane({ revisionSeconds: 0, deploymentReadySeconds: 0 });
     const log = memoryLogger();
@@ -234,7 +250,7 @@ describe("the controller following a remote with a token in its path", () => {
       controller = await startController({
         source: {
           kind: "git",
-          url: `${git.url}/x-access-token/${PATH_TOKEN}/manifests.git`,
+          url: `${git.url}/auth/${SECRET}/manifests.git`,
           branch: "main",
           workDir: join(tmp, "checkout"),
           intervalMs: 3_600_000,
@@ -256,9 +272,9 @@ describe("the controller following a remote with a token in its path", () => {
           (await fetch(`${controller!.url}${path}`)).text(),
         ),
       );
-      expect(served[0]).toContain("/x-access-token/****/manifests.git"); // the remote is named
+      expect(served[0]).toContain("/auth/****/manifests.git"); // the remote is named
       for (const text of [...served, log.text()]) {
-        expect(text).not.toContain(PATH_TOKEN);
+        expect(text).not.toContain(SECRET);
         expect(text).not.toContain(ENV_TOKEN);
       }
     } finally {

@@ -51,7 +51,10 @@ async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<Bra
     if (!(await branchExists(info, target.branch))) return store;
     const remoteRef = `refs/plumb/status/${target.branch}`;
     const refspec = `+refs/heads/${target.branch}:${remoteRef}`;
-    await networkGit(info, info.top)(["fetch", "--quiet", target.remote ?? "origin", refspec]);
+    // By the remote's name, git reads its URL from config, credentials and all, into the argv of
+    // git-remote-https: with credentials taken out of the URL (repoInfo), that URL is fetched.
+    const from = info.sourceCredentials ? info.source : (target.remote ?? "origin");
+    await networkGit(info, info.top)(["fetch", "--quiet", from, refspec]);
     ref = remoteRef;
   } else if (!(await git.raw(["branch", "--list", target.branch])).trim()) {
     return store;

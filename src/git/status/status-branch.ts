@@ -5,7 +5,7 @@ import { simpleGit } from "../simple-git.js";
 import { PlumbError, type PlumbErrorCode } from "../../errors.js";
 import { statusGitEnv } from "../git-env.js";
 import { gitSecretsOf, hideCredentials } from "../git-credentials.js";
-import { redactUrlsIn } from "../git-origin.js";
+import { redactUrlsIn, splitRemote, type UrlCredentials } from "../git-origin.js";
 import type { CheckoutQueue } from "../checkout-queue.js";
 import { DEFAULT_STATUS_DIR } from "../../status/status-store.js";
 import { type GitStop, GitStopped, runNetworkGit } from "../stoppable-git.js";
@@ -67,7 +67,10 @@ export function gitAt(env: Record<string, string> | undefined, baseDir?: string)
 export type RepoInfo = {
   top: string;
   current: string;
+  /** The remote's URL as git is given it: without the user name and password it may carry. */
   source: string;
+  /** Those, given to git by an askpass for the remote's origin (git-env.ts), never in argv. */
+  sourceCredentials?: UrlCredentials | undefined;
   hasRemote: boolean;
   pathOnBranch: string;
   gitEnv: Record<string, string> | undefined;
@@ -103,10 +106,12 @@ export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
   const remotes = await git.getRemotes(true);
   const remote = remotes.find((r) => r.name === remoteName);
   const real = await realTop(top);
+  const source = splitRemote(remote?.refs.push || remote?.refs.fetch || top);
   return {
     top,
     current,
-    source: remote?.refs.push || remote?.refs.fetch || top,
+    source: source.url,
+    sourceCredentials: source.credentials,
     hasRemote: remote !== undefined,
     pathOnBranch: pathOnBranchOf(real, target.root, target.environment),
     gitEnv: target.gitEnv,
