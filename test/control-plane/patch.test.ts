@@ -250,6 +250,18 @@ describe("PATCH revision triggers", () => {
     expect(listed.body.resources[0].source_config.resource_spec).toEqual(expected);
   });
 
+  it("answers listener_config's one field, null when unset", async () => {
+    const d = await create(
+      self,
+      container("empty-listener-config", {
+        source_config: { listener_id: "10000000-0000-4000-8000-000000000001", listener_config: {} },
+      }),
+    );
+    expect(d.source_config.listener_config).toEqual({ k8s_namespace: null });
+    const read = await self.call("GET", `/v2/deployments/${d.id}`);
+    expect(read.body.source_config.listener_config).toEqual({ k8s_namespace: null });
+  });
+
   // Spec 2.4 "ResourceSpec": CPU values are rounded to 1 decimal place; the deprecated fields
   // (orchestrator_*, executor_*) are CPU values too, and get no defaults (the spec gives none).
   it.each([

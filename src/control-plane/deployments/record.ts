@@ -76,6 +76,9 @@ export function formatStoredPart(record: DeploymentRecord, baseUrl: string) {
   const sourceConfig: Record<string, unknown> = {};
   for (const key of SOURCE_CONFIG_KEYS) sourceConfig[key] = record.sourceConfig[key] ?? null;
   sourceConfig.resource_spec = everyResourceField(record.sourceConfig.resource_spec);
+  const listenerConfig = record.sourceConfig.listener_config;
+  // A model as pydantic dumps it: its one field, null when unset (`{}` was answered `{}`).
+  if (listenerConfig) sourceConfig.listener_config = { k8s_namespace: listenerConfig.k8s_namespace ?? null };
   if (record.source === "gitrepo") sourceConfig.custom_url = customUrlOf(baseUrl, record.id);
   const revisionConfig: Record<string, unknown> = {};
   for (const key of REVISION_CONFIG_KEYS) revisionConfig[key] = record.sourceRevisionConfig[key] ?? null;
