@@ -8,8 +8,12 @@ import type { SimpleGit } from "simple-git";
 // writer whose lease was taken (forced, or taken over while it was stopped) cannot overwrite the new
 // holder's records, however late its push arrives.
 
-/** A compare-and-swap of the lease ref: it must still be `expected`; the new lease says `message`. */
-type LeaseSwap = { ref: string; expected: string; message: string };
+/**
+ * A compare-and-swap of the lease ref: it must still be `expected`; the new lease says `message`,
+ * in a commit of `tree` (the empty tree of the lease's own scratch repository, whose object format
+ * is the remote's: else neither would push there), written here when not given.
+ */
+type LeaseSwap = { ref: string; expected: string; message: string; tree?: string };
 
 export type PushFence = {
   /** Throws lock-lost when the holder's lease lapsed. */
@@ -50,7 +54,7 @@ export async function fencedPush(
     return;
   }
   await fence.withLease(async (lease) => {
-    const tree = (await git.raw(["hash-object", "-t", "tree", "-w", "/dev/null"])).trim();
+    const tree = lease.tree ?? (await git.raw(["hash-object", "-t", "tree", "-w", "/dev/null"])).trim();
     const commit = (await git.raw([...IDENTITY, "commit-tree", tree, "-m", lease.message])).trim();
     try {
       await network([

@@ -89,6 +89,7 @@ function withLease(
       ref: leaseRef(r.branch),
       expected: r.current,
       message: JSON.stringify(r.next()),
+      tree: r.remote.tree,
     });
     if (next_) {
       r.current = next_;

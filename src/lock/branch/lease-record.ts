@@ -2,7 +2,7 @@ import { gitFailure } from "../../git/status/status-branch.js";
 import type { LockHolder } from "../lock-types.js";
 import { IDENTITY, leaseRef, type Remote } from "./remote.js";
 
-// The lease commit: read (ls-remote, then fetch of what it names) and written (a compare-and-swap push).
+// The lease commit: read (a fetch of the lease ref) and written (a compare-and-swap push).
 
 export type Lease = {
   holder: LockHolder;
@@ -20,7 +20,7 @@ export type Seen = { sha: string; lease: Lease | null } | null;
 const LOST_RACE =
   /stale info|cannot lock ref|reference already exists|failed to update ref|but expected|fetch first/i;
 
-/** Exported for the race test (a lease released between ls-remote and fetch). */
+/** Exported for the tests of a lease that cannot be read. */
 export async function readLease(
   remote: Pick<Remote, "git" | "net" | "source">,
   branch: string,
@@ -36,31 +36,36 @@ export async function readLease(
   }
 }
 
-/** The lease ref went away between ls-remote and fetch: its holder released it meanwhile. */
-const RELEASED_MEANWHILE = /couldn't find remote ref/i;
+/** Where a look at the lease keeps the commit it fetched (in the scratch repository). */
+const SEEN = "refs/seen/lease";
 
+/** What git's fetch says of a ref the remote does not have: no lease. */
+const NO_LEASE = /couldn't find remote ref/i;
+
+/**
+ * One fetch of the lease ref, then one log of what it fetched (its id and message): two processes
+ * and one round trip to the remote. An ls-remote first, then the fetch of the commit it named, was
+ * one more of each, and a lease released between the two had to be looked at again. The scratch
+ * repository runs no automatic maintenance after the fetch (scratch-prune.ts keeps it small).
+ */
 async function readLeaseUnchecked(
   remote: Pick<Remote, "git" | "net" | "source">,
   branch: string,
-  attempt = 0,
 ): Promise<Seen> {
   const ref = leaseRef(branch);
-  // Stryker disable next-line MethodExpression: equivalent, the first field is the same with or without the line's end
-  const out = (await remote.net(["ls-remote", remote.source, ref])).trim();
-  // Stryker disable next-line Regex: equivalent, ls-remote separates the sha by one tab
-  const sha = out.split(/\s+/)[0];
-  if (!sha) return null;
   try {
-    await remote.net(["fetch", "--quiet", "--no-tags", remote.source, `+${ref}:refs/seen/lease`]);
+    await remote.net([
+      ...["-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags"],
+      ...[remote.source, `+${ref}:${SEEN}`],
+    ]);
   } catch (error) {
-    // Look again: released (no ref now) or re-taken (a new one to read). Seen once in CI as a
-    // standby's startup failure while the leader released on SIGTERM.
-    if (attempt < 3 && RELEASED_MEANWHILE.test(String(error)))
-      return readLeaseUnchecked(remote, branch, attempt + 1);
+    if (NO_LEASE.test(String(error))) return null;
     throw error;
   }
-  const message = await remote.git.raw(["log", "-1", "--format=%B", "refs/seen/lease"]);
-  return { sha, lease: parseLease(message) };
+  const out = await remote.git.raw(["log", "-1", "--format=%H%n%B", SEEN]);
+  // Stryker disable next-line StringLiteral: equivalent, git log of the ref it fetched always prints its id
+  const [sha = "", ...message] = out.split("\n");
+  return { sha, lease: parseLease(message.join("\n")) };
 }
 
 /** A lease commit's message, or null when it names no holder (not ours to read: treated as expired). */

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { statusGitEnv } from "../../git/git-env.js";
@@ -44,8 +44,7 @@ export async function openRemote(target: LeaseTarget) {
   const git = gitAt(env.env, scratch);
   // Stryker disable next-line BooleanLiteral: equivalent, a scratch repository's work tree is never used
   await git.init(true);
-  // The lease commits carry no files: the empty tree, written once into the scratch repository.
-  const tree = (await git.raw(["hash-object", "-t", "tree", "-w", "/dev/null"])).trim();
+  const tree = await emptyTree(scratch, git);
   return {
     source: info.source,
     store: info.pathOnBranch,
@@ -68,5 +67,19 @@ export async function openRemote(target: LeaseTarget) {
 }
 
 export type Remote = Awaited<ReturnType<typeof openRemote>>;
+
+/** The empty tree's id in SHA-1, the object format of a repository whose config names none. */
+export const EMPTY_TREE_SHA1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/**
+ * The tree of the lease commits, which carry no files: the empty tree, which git knows without it
+ * being written (and sends in a push as any other). Its SHA-1 id in a SHA-1 repository, no git
+ * process; in another object format (init.defaultObjectFormat, GIT_DEFAULT_HASH) written once.
+ */
+export async function emptyTree(scratch: string, git: Pick<Remote["git"], "raw">): Promise<string> {
+  const config = await readFile(join(scratch, "config"), "utf8").catch(() => "objectformat?");
+  if (!/objectformat/i.test(config)) return EMPTY_TREE_SHA1;
+  return (await git.raw(["hash-object", "-t", "tree", "-w", "/dev/null"])).trim();
+}
 
 export const IDENTITY = ["-c", "user.name=plumb", "-c", "user.email=plumb@localhost"];
