@@ -7,7 +7,6 @@ import { PRUNE_LEDGER_FILE } from "../../status/prune-ledger.js";
 import { trackedRecords } from "./tracked-records.js";
 import { GitStopped } from "../stoppable-git.js";
 import {
-  branchExists,
   gitAt,
   gitFailure,
   inTurn,
@@ -106,6 +105,24 @@ async function publishIn(
   }
 }
 
+/** What git's clone says of a branch the remote does not have. */
+const NO_BRANCH = /remote branch .* not found in upstream/i;
+
+/**
+ * A shallow clone of `branch` into `work`; false when the remote has no such branch yet (its first
+ * use). The clone itself says so: no ls-remote first (a process and a round trip to the remote).
+ */
+async function cloneBranch(info: RepoInfo, branch: string, work: string): Promise<boolean> {
+  const clone = ["clone", "--depth", "1", "--single-branch", "--branch", branch, "--"];
+  try {
+    await networkGit(info, info.top)([...clone, info.source, work]);
+    return true;
+  } catch (error) {
+    if (NO_BRANCH.test(String(error))) return false;
+    throw error;
+  }
+}
+
 async function commitInClone(
   info: RepoInfo,
   branch: string,
@@ -113,10 +130,7 @@ async function commitInClone(
   message: string,
   work: string,
 ): Promise<{ commit: string | null }> {
-  if (await branchExists(info, branch)) {
-    const clone = ["clone", "--depth", "1", "--single-branch", "--branch", branch, "--"];
-    await networkGit(info, info.top)([...clone, info.source, work]);
-  } else {
+  if (!(await cloneBranch(info, branch, work))) {
     await mkdir(work, { recursive: true });
     await gitAt(info.gitEnv, work).init().addRemote("origin", info.source).checkout(["--orphan", branch]);
   }
