@@ -60,7 +60,10 @@ export type GitControllerHarness = {
   controller: Controller | undefined;
   /** Commits everything in the work clone and pushes it to `main`. */
   push: (message: string) => Promise<void>;
-  /** A controller following `main`'s `deploy/` (checkout under tmp, polling every 50 ms). */
+  /**
+   * A controller following `main`'s `deploy/` (checkout under tmp, polling every 250 ms: each poll a
+   * fetch, git processes; its tests wait on conditions and none counts polls).
+   */
   start: (options?: Partial<ControllerOptions>) => Promise<Controller>;
 };
 
@@ -90,7 +93,7 @@ export function useGitControllerHarness(prefix: string): GitControllerHarness {
           branch: "main",
           path: "deploy",
           workDir: join(h.tmp, "checkout"),
-          intervalMs: 50,
+          intervalMs: 250,
         },
         ...options,
       }),
