@@ -72,8 +72,7 @@ export async function statusGitEnv(
     if (given && processEnv.PLUMB_GIT_TOKEN) throw bothCredentials(repo.source);
     if (processEnv.PLUMB_GIT_TOKEN || given) {
       credentials = await createGitCredentials(processEnv, repo.source, given);
-      for (const key of ASKPASS_ENV)
-        if (credentials.env[key] !== undefined) env[key] = credentials.env[key];
+      for (const key of ASKPASS_ENV) if (credentials.env[key] !== undefined) env[key] = credentials.env[key];
     }
   }
   env.GIT_TERMINAL_PROMPT = "0";

@@ -113,7 +113,12 @@ describe("git tokens never reach a process's argv", () => {
     await servedRepo(`x-access-token/${TOKEN}/deployments.git`);
     server = await startGitHttpServer(join(root, "served"), USER, "askpass-token-0123");
     const git = await gitWrapper();
-    const env = { PATH: git.path, HOME: root, PLUMB_GIT_USERNAME: USER, PLUMB_GIT_TOKEN: "askpass-token-0123" };
+    const env = {
+      PATH: git.path,
+      HOME: root,
+      PLUMB_GIT_USERNAME: USER,
+      PLUMB_GIT_TOKEN: "askpass-token-0123",
+    };
     for (const url of [
       `${server.url}/x-access-token/${TOKEN}/deployments.git`,
       `${server.url}/deployments.git?access_token=${TOKEN}`,
