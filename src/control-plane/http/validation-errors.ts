@@ -77,6 +77,9 @@ const TYPE_NAMES: Record<string, [string, string]> = {
   null: ["Input should be None", "none_required"],
 };
 
+/** `1 character`, `63 characters`: pydantic's words for a length bound. */
+export const characters = (limit: unknown) => `${String(limit)} character${Number(limit) === 1 ? "" : "s"}`;
+
 function describe(error: Flat): { msg: string; type: string } {
   const p = error.params;
   switch (error.keyword) {
@@ -107,9 +110,9 @@ function describe(error: Flat): { msg: string; type: string } {
         return { msg: "Input should be a valid UUID", type: "uuid_parsing" };
       return { msg: `String should match pattern '${String(p.pattern)}'`, type: "string_pattern_mismatch" };
     case "minLength":
-      return { msg: `String should have at least ${String(p.limit)} character(s)`, type: "string_too_short" };
+      return { msg: `String should have at least ${characters(p.limit)}`, type: "string_too_short" };
     case "maxLength":
-      return { msg: `String should have at most ${String(p.limit)} character(s)`, type: "string_too_long" };
+      return { msg: `String should have at most ${characters(p.limit)}`, type: "string_too_long" };
     default:
       return { msg: error.message, type: error.keyword };
   }

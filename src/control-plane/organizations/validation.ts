@@ -1,4 +1,4 @@
-import { NOT_A_MODEL } from "../http/validation-errors.js";
+import { characters, NOT_A_MODEL } from "../http/validation-errors.js";
 import {
   ORG_ROLES,
   WORKSPACE_ROLES,
@@ -45,7 +45,9 @@ function oneOf<T extends string>(
   issues: ValidationIssue[],
 ): T | undefined {
   if (typeof value === "string" && (allowed as readonly string[]).includes(value)) return value as T;
-  issues.push({ loc, msg: `Input should be ${allowed.map((a) => `'${a}'`).join(", ")}`, type: "enum" });
+  const quoted = allowed.map((a) => `'${a}'`);
+  const list = quoted.length > 1 ? `${quoted.slice(0, -1).join(", ")} or ${quoted.at(-1)}` : quoted[0];
+  issues.push({ loc, msg: `Input should be ${list}`, type: "enum" });
   return undefined;
 }
 
@@ -59,12 +61,14 @@ function email(body: Fields, issues: ValidationIssue[]): string {
 }
 
 function workspaceName(value: unknown, loc: Loc, issues: ValidationIssue[]): string {
-  if (typeof value === "string" && value.trim() !== "" && value.length <= 128) return value.trim();
-  issues.push({
-    loc,
-    msg: "Input should be a non-empty string of at most 128 characters",
-    type: "string_type",
-  });
+  // pydantic's constr(strip_whitespace=True, min_length=1, max_length=128), each bound its own error.
+  const name = typeof value === "string" ? value.trim() : undefined;
+  if (name === undefined) issues.push({ loc, msg: "Input should be a valid string", type: "string_type" });
+  else if (name === "")
+    issues.push({ loc, msg: `String should have at least ${characters(1)}`, type: "string_too_short" });
+  else if (name.length > 128)
+    issues.push({ loc, msg: `String should have at most ${characters(128)}`, type: "string_too_long" });
+  else return name;
   return "";
 }
 
@@ -132,10 +136,16 @@ export function parseSsoDefaultsPatch(body: unknown): Parsed<SsoDefaultsPatch> {
   }
   const workspaces = fields?.default_workspaces;
   if (workspaces !== undefined) {
-    if (!Array.isArray(workspaces) || workspaces.length === 0) {
+    if (!Array.isArray(workspaces)) {
       issues.push({
         loc: ["body", "default_workspaces"],
-        msg: "List should have at least 1 item",
+        msg: "Input should be a valid list",
+        type: "list_type",
+      });
+    } else if (workspaces.length === 0) {
+      issues.push({
+        loc: ["body", "default_workspaces"],
+        msg: "List should have at least 1 item after validation, not 0",
         type: "too_short",
       });
     } else {
