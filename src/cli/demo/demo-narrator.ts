@@ -22,7 +22,11 @@ export function narrator(io: DemoIo, color: boolean) {
   return { c, say, step, row };
 }
 
-export function introducePlanes({ say, step, row }: Narrator, planes: DemoPlanes, revisionSeconds: number): void {
+export function introducePlanes(
+  { say, step, row }: Narrator,
+  planes: DemoPlanes,
+  revisionSeconds: number,
+): void {
   step("1. Two local control planes, standing in for the hosted service and our own cluster");
   row("Hosted", planes.hosted.url, "SaaS mode: staging and prod (staging's names end in -staging)");
   row("Self-hosted", planes.selfHosted.url, "self-hosted mode: onprem");
@@ -45,7 +49,11 @@ export function introduceManifests({ say, step, row }: Narrator, dir: string): v
 }
 
 /** Where to look while the controller watches, the matrix once settled, and what to try. */
-export async function showWatching({ c, say, row }: Narrator, dir: string, controller: Controller): Promise<void> {
+export async function showWatching(
+  { c, say, row }: Narrator,
+  dir: string,
+  controller: Controller,
+): Promise<void> {
   say();
   row("Watching", dir, "a save is reconciled about 200 ms later");
   row("Status page", `${controller.url}/`, "open in a browser: deployment × environment, live");

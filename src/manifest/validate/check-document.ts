@@ -24,7 +24,10 @@ export type Seen = {
 };
 
 /** One document's own problems (schema, rules) and the names it repeats; `first`: a name it defines. */
-export function checkDocument(doc: ParsedDocument, seen: Seen): { found: Problem[]; more: number; first?: string } {
+export function checkDocument(
+  doc: ParsedDocument,
+  seen: Seen,
+): { found: Problem[]; more: number; first?: string } {
   const kind = doc.value.kind;
   if (!isKind(kind)) {
     const message =

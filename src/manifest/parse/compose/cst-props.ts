@@ -13,7 +13,12 @@ type Props = {
 };
 
 /** yaml's resolveProps for tokens without anchors or tags; what it would report is `unsure()`. */
-export function props(tokens: readonly CST.SourceToken[], indicator: string, flow: boolean, offset: number): Props {
+export function props(
+  tokens: readonly CST.SourceToken[],
+  indicator: string,
+  flow: boolean,
+  offset: number,
+): Props {
   // A key's or item's props start on a new line; a value's, after its ":".
   let hasSpace = indicator !== "map-value-ind" && !flow;
   let found: CST.SourceToken | null = null;
