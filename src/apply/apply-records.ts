@@ -96,11 +96,16 @@ export function unrecorded(
 ): { outcome: "failed"; sync: "Unknown"; message: string } {
   const reason = error instanceof Error ? error.message : String(error);
   const code = error instanceof PlumbError ? error.code : "status-write-failed";
+  // Fenced out (paused past its lease, another run took the lock): nothing is wrong with the store.
+  const next =
+    code === "lock-lost"
+      ? "the run that holds the state lock now, or the next one, finds what is live"
+      : "fix the status directory and run again (the next run finds what is live)";
   return {
     outcome: "failed",
     sync: "Unknown",
     message: sent
-      ? `sent, but its status record could not be written: ${reason} [${code}]; fix the status directory and run again (the next run finds what is live)`
+      ? `sent, but its status record could not be written: ${reason} [${code}]; ${next}`
       : `not sent: its status record could not be written first: ${reason} [${code}]`,
   };
 }
