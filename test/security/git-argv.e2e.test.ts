@@ -49,7 +49,7 @@ async function gitWrapper(): Promise<{ path: string; log: () => Promise<string> 
 async function servedRepo(path: string): Promise<void> {
   const bare = join(root, "served", path);
   await exec("git", ["init", "-q", "--bare", "--initial-branch=main", bare]);
-  const seed = join(root, "seed");
+  const seed = join(root, "seed", path);
   await writeDoc(seed, "agent.yaml", container("agent", "img/agent:1"));
   await exec("git", ["init", "-q", "--initial-branch=main"], { cwd: seed });
   await exec("git", ["add", "."], { cwd: seed });
@@ -142,5 +142,22 @@ describe("git tokens never reach a process's argv", () => {
       expect(`${error?.message} ${log.text()}`).not.toContain(TOKEN);
       await rm(workDir, { recursive: true, force: true });
     }
+    // The fix it names: the URL without the token, PLUMB_GIT_TOKEN through the askpass, in no argv
+    // (the askpass's prompts are in git's trace) and no file of the checkout.
+    await servedRepo("deployments.git");
+    const workDir = join(root, "checkout");
+    const url = `${server.url}/deployments.git`;
+    const source = { kind: "git" as const, url, branch: "main", workDir, intervalMs: 60_000 };
+    const opened = await openManifestSource(source, env, memoryLogger().logger);
+    try {
+      await opened.fetch!();
+    } finally {
+      await opened.close();
+    }
+    const seen = await git.log();
+    expect(seen).toMatch(/askpass/);
+    expect(seen).not.toContain(env.PLUMB_GIT_TOKEN);
+    const files = await exec("grep", ["-rl", env.PLUMB_GIT_TOKEN, workDir]).catch(() => ({ stdout: "" }));
+    expect(files.stdout).toBe("");
   }, 60_000);
 });
