@@ -53,6 +53,14 @@ describe("Expect: 100-continue", () => {
     request.socket.destroy();
   });
 
+  it("answers a GET that declares a body without asking for it", async () => {
+    const head = `GET /v2/listeners HTTP/1.1\r\nHost: 127.0.0.1\r\n${key}${expectJson(100)}`;
+    const { request, status, headers } = await firstAnswer(head);
+    expect(status).toBe(200);
+    expect(headers.connection).toBe("close");
+    request.socket.destroy();
+  });
+
   it("answers 100 Continue to an admitted request, then serves its body", async () => {
     const body = JSON.stringify(gitrepo("continued"));
     const { request, status } = await firstAnswer(

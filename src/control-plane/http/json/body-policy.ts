@@ -31,9 +31,12 @@ const declaresBody = (raw: IncomingMessage) =>
   raw.headers["transfer-encoding"] !== undefined ||
   (raw.headers["content-length"] !== undefined && raw.headers["content-length"] !== "0");
 
-/** No route reads its body: an unknown path, a 405, or a route flagged `ignoresBody`. */
+/** No route reads its body: a GET or HEAD, an unknown path, a 405, or a route flagged `ignoresBody`. */
 const ignoresBody = (request: FastifyRequest) =>
-  request.is404 || (request.routeOptions.config as RouteFlags | undefined)?.ignoresBody === true;
+  request.method === "GET" ||
+  request.method === "HEAD" ||
+  request.is404 ||
+  (request.routeOptions.config as RouteFlags | undefined)?.ignoresBody === true;
 
 /** A stream with nothing in it that fastify takes for the whole declared body. */
 function unreadBody(raw: IncomingMessage): Readable {
