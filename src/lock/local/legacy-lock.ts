@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { rename, rm, stat, writeFile } from "node:fs/promises";
+import { readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { PlumbError } from "../../errors.js";
 import { describeHolder, isDeadLocalHolder, parseHolder } from "../holder.js";
 import { type DirLease, legacyHolderPath, readHolderText } from "./lock-dir.js";
@@ -68,6 +69,27 @@ export async function writeLegacyMarker(lockPath: string, holder: LockHolder): P
     // Also when the write failed (a full disk: created, not written): it was left beside the lock.
     await rm(temp, { force: true });
     throw error;
+  }
+}
+
+/** A holder record's temp file is this old at least before a later holder removes it. */
+const STALE_MARKER_TEMP_MS = 60_000;
+const MARKER_TEMP = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Removes the holder records' temp files (`<lock>.json.<uuid>.tmp`) that holders killed between the
+ * write and the rename left beside the lock (kill -9, an OOM kill): nothing else did. Called by the
+ * new holder, the one writer of the record; a minute old at least: never a write in flight (a holder
+ * stopped in its write that long has lost the lock, and its rename failing is right). Best effort.
+ */
+export async function removeStaleMarkerTemps(lockPath: string, now = Date.now()): Promise<void> {
+  const path = legacyHolderPath(lockPath);
+  const [dir, prefix] = [dirname(path), `${basename(path)}.`];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith(prefix) || !MARKER_TEMP.test(name.slice(prefix.length))) continue;
+    const info = await stat(join(dir, name)).catch(() => null);
+    if (!info?.isFile() || now - info.mtimeMs < STALE_MARKER_TEMP_MS) continue;
+    await rm(join(dir, name), { force: true }).catch(() => undefined);
   }
 }
 

@@ -10,6 +10,7 @@ import {
   legacyStale,
   legacyStaleMs,
   removeLegacyMarker,
+  removeStaleMarkerTemps,
   writeLegacyMarker,
 } from "./legacy-lock.js";
 import {
@@ -94,6 +95,7 @@ export async function acquireLocalLock(target: LockTarget, options: LockOptions)
         });
         // The lock's holder is the one writer: what killed writers left goes now (stale-temps.ts).
         await removeStaleTemps(target.statusDir);
+        await removeStaleMarkerTemps(lockPath);
         return held;
       }
       seen = await readLockDir(lockPath);
