@@ -73,14 +73,14 @@ it("one apply --status-branch starts a pinned number of git processes (first on 
   const first = await apply();
   await writeManifests(manifests, [gitrepoDoc("counted", { secrets: [{ name: "S", value: "v2" }] })]);
   const second = await apply();
-  // First, on a new branch (32): the repository read for the lease, the branch's read and the
-  // publish (4 each: rev-parse twice, remote -v, its credential config); the lease taken (a scratch
-  // repository, a fetch that finds none, commit-tree, push); the branch read (ls-remote: none); the
-  // manifests' commit and tracked records (3); the clone that finds no branch and the orphan made
-  // instead (4); the records committed (5); the status pushed with the lease (2); the release (1).
-  // Then, with the branch there (35): its records read (a fetch, three ls-tree, a cat-file).
+  // First, on a new branch (29): the repository read for the lease, the branch's read and the
+  // publish (3 each: rev-parse, remote -v, its credential config); the lease taken (a scratch
+  // repository, a fetch that finds none, commit-tree, push); the branch's fetch that finds none;
+  // the manifests' commit and tracked records (3); the clone that finds no branch and the orphan
+  // made instead (4); the records committed (5); the status pushed with the lease (2); the release.
+  // Then, with the branch there (31): its records read (three ls-tree, a cat-file).
   expect({ first: first.length, second: second.length }, [...first, "--", ...second].join("\n")).toEqual({
-    first: 32,
-    second: 35,
+    first: 29,
+    second: 31,
   });
 });

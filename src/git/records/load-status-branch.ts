@@ -2,7 +2,6 @@ import { PRUNE_LEDGER_FILE } from "../../status/prune-ledger.js";
 import { type StatusStore, emptyStatusStore } from "../../status/status-types.js";
 import { readRecords, readStoresBelow } from "./status-branch-records.js";
 import {
-  branchExists,
   dirOnBranchOf,
   gitAt,
   inTurn,
@@ -43,18 +42,34 @@ export type BranchStatusStore = StatusStore & {
   below?: StatusStore[];
 };
 
+/** What git's fetch says of a branch the remote does not have. */
+const NO_BRANCH = /couldn't find remote ref/i;
+
+/**
+ * Fetches the branch (`refspec`) from `from`; false when the remote has no such branch yet. The
+ * fetch itself says so: no ls-remote first (a process and a round trip to the remote).
+ */
+async function fetchBranch(info: RepoInfo, from: string, refspec: string): Promise<boolean> {
+  try {
+    await networkGit(info, info.top)(["fetch", "--quiet", from, refspec]);
+    return true;
+  } catch (error) {
+    if (NO_BRANCH.test(String(error))) return false;
+    throw error;
+  }
+}
+
 async function loadFrom(info: RepoInfo, target: StatusBranchTarget): Promise<BranchStatusStore> {
   const git = gitAt(info.gitEnv, info.top);
   const store: BranchStatusStore = emptyStatusStore();
   let ref = target.branch;
   if (info.hasRemote) {
-    if (!(await branchExists(info, target.branch))) return store;
     const remoteRef = `refs/plumb/status/${target.branch}`;
     const refspec = `+refs/heads/${target.branch}:${remoteRef}`;
     // By the remote's name, git reads its URL from config, credentials and all, into the argv of
     // git-remote-https: with credentials taken out of the URL (repoInfo), that URL is fetched.
     const from = info.sourceCredentials ? info.source : (target.remote ?? "origin");
-    await networkGit(info, info.top)(["fetch", "--quiet", from, refspec]);
+    if (!(await fetchBranch(info, from, refspec))) return store;
     ref = remoteRef;
   } else if (!(await git.raw(["branch", "--list", target.branch])).trim()) {
     return store;

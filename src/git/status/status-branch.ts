@@ -92,16 +92,13 @@ export const networkGit =
 
 export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
   const git = gitAt(target.gitEnv, target.root);
-  // One git process both says the directory is in a work tree and where its top is: it fails
-  // outside a repository, in a bare one and inside .git, as --is-inside-work-tree says no there.
-  const top = (await git.revparse(["--show-toplevel"]).catch(() => "")).trim();
+  const { top, current } = await topAndCurrent(git);
   if (!top) {
     throw new PlumbError(
       "status-branch-no-repo",
       `--status-branch needs the manifests in a git repository; ${target.root} is not in one`,
     );
   }
-  const current = (await git.raw(["rev-parse", "--abbrev-ref", "HEAD"]).catch(() => "")).trim();
   const remoteName = target.remote ?? "origin";
   const remotes = await git.getRemotes(true);
   const remote = remotes.find((r) => r.name === remoteName);
@@ -117,6 +114,21 @@ export async function repoInfo(target: StatusBranchTarget): Promise<RepoInfo> {
     gitEnv: target.gitEnv,
     gitStop: target.gitStop,
   };
+}
+
+/**
+ * The work tree's top and its current branch, in one git process. --show-toplevel fails outside a
+ * repository, in a bare one and inside .git, as --is-inside-work-tree says no there (top ""). A
+ * repository without a commit has no HEAD to name: its top alone is asked then (current "").
+ */
+async function topAndCurrent(git: SimpleGit): Promise<{ top: string; current: string }> {
+  const both = await git.raw(["rev-parse", "--show-toplevel", "--abbrev-ref", "HEAD"]).catch(() => null);
+  if (both === null)
+    return { top: (await git.revparse(["--show-toplevel"]).catch(() => "")).trim(), current: "" };
+  // The branch is the last line: a top whose path holds a line break keeps it.
+  const lines = both.replace(/\n$/, "").split("\n");
+  const current = lines.pop() ?? "";
+  return { top: lines.join("\n"), current };
 }
 
 /** The manifest directory `dir` on the branch: its path in the repository ("" at the root or outside). */
@@ -136,11 +148,6 @@ export function pathOnBranchOf(realTop: string, dir: string, environment: string
 export async function realTop(top: string): Promise<string> {
   const { realpath } = await import("node:fs/promises");
   return realpath(top).catch(() => top);
-}
-
-export async function branchExists(info: RepoInfo, branch: string): Promise<boolean> {
-  const out = await networkGit(info, info.top)(["ls-remote", "--heads", info.source, branch]);
-  return out.trim().length > 0;
 }
 
 /**
