@@ -1,5 +1,14 @@
 import { type CST, type Document, type Node, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import type { Problem, SourceLocation } from "../types.js";
+import { problem } from "./yaml-shape/shape-problem.js";
+
+export {
+  emptyDocumentRunAt,
+  hopelessNestingAt,
+  MAX_EMPTY_DOCUMENTS,
+  tooManyEmptyDocuments,
+} from "./yaml-shape/overflow-checks.js";
+export { lexerStall, lexerStallAt } from "./yaml-shape/lexer-stall.js";
 
 // Checks on the parsed YAML tree that the `yaml` package does not do. It reports a key repeated
 // as such (DUPLICATE_KEY, a parse error); keys that are equal only once read as JavaScript object
@@ -8,14 +17,6 @@ import type { Problem, SourceLocation } from "../types.js";
 
 /** Levels of mappings and lists a manifest may nest; real manifests use fewer than ten. */
 export const MAX_NESTING = 64;
-
-const problem = (at: SourceLocation, code: string, message: string): Problem => ({
-  ...at,
-  severity: "error",
-  code,
-  field: "",
-  message,
-});
 
 export const tooDeep = (at: SourceLocation): Problem =>
   problem(at, "too-deep", `nested more than ${MAX_NESTING} levels deep; manifests are far shallower`);
@@ -131,140 +132,3 @@ export function crowdedMappingAt(tokens: readonly CST.Token[]): number | undefin
   }
   return undefined;
 }
-
-/** Far past MAX_NESTING, where the parsers' recursion gets slow and then overflows. */
-const HOPELESS_DEPTH = 1000;
-
-/**
- * A linear look at the raw text before any parser recurses: the offset where flow brackets, or a
- * line's run of `- ` list markers, nest past HOPELESS_DEPTH; undefined otherwise. Quoted strings
- * and comments are skipped; the precise MAX_NESTING check runs on the parsed tree.
- */
-export function hopelessNestingAt(text: string): number | undefined {
-  // Each level costs a bracket or a "- ": a text with few of them cannot nest that deep, and
-  // counting them is native work (most manifests skip the character walk below).
-  if (
-    occurrences(text, "[") + occurrences(text, "{") <= HOPELESS_DEPTH &&
-    occurrences(text, "-") <= HOPELESS_DEPTH
-  )
-    return undefined;
-  let depth = 0;
-  let quote = "";
-  let lineStart = true;
-  let dashes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === "\\" && quote === '"') i++;
-      else if (c === quote) quote = "";
-      continue;
-    }
-    if (c === "\n") {
-      lineStart = true;
-      dashes = 0;
-      continue;
-    }
-    if (lineStart && c === "-" && (text[i + 1] === " " || text[i + 1] === "\n")) {
-      if (++dashes > HOPELESS_DEPTH) return i;
-      continue;
-    }
-    if (c !== " ") lineStart = false;
-    if (c === '"' || c === "'") quote = c;
-    else if (c === "#") while (i + 1 < text.length && text[i + 1] !== "\n") i++;
-    else if (c === "[" || c === "{") {
-      if (++depth > HOPELESS_DEPTH) return i;
-    } else if ((c === "]" || c === "}") && depth > 0) depth--;
-  }
-  return undefined;
-}
-
-/**
- * Empty documents (`---` lines with only blanks or a comment after them) one file may hold in a
- * row. The parser's lexer recurses once for each: some 5,000 in a row overflowed its stack, said as
- * "cannot parse YAML: Maximum call stack size exceeded" at 1:1. No manifest holds more than a few.
- */
-export const MAX_EMPTY_DOCUMENTS = 1000;
-
-const EMPTY_DOCUMENT_START = /^---[ \t]*(#.*)?\r?$/;
-
-/** The offset of the first line of a run of more than MAX_EMPTY_DOCUMENTS empty documents; undefined if none. */
-export function emptyDocumentRunAt(text: string): number | undefined {
-  if (occurrences(text, "---") <= MAX_EMPTY_DOCUMENTS) return undefined;
-  let run = 0;
-  let runStart = 0;
-  let offset = 0;
-  for (const line of text.split("\n")) {
-    if (!EMPTY_DOCUMENT_START.test(line)) run = 0;
-    else if (run++ === 0) runStart = offset;
-    else if (run > MAX_EMPTY_DOCUMENTS) return runStart;
-    offset += line.length + 1;
-  }
-  return undefined;
-}
-
-export const tooManyEmptyDocuments = (at: SourceLocation): Problem =>
-  problem(
-    at,
-    "too-many-empty-documents",
-    `more than ${MAX_EMPTY_DOCUMENTS} empty documents in a row from here (--- lines with nothing between them), more than the YAML parser can read; remove the extra --- lines`,
-  );
-
-/** How many times `char` occurs in `text`, stopping once past HOPELESS_DEPTH. */
-function occurrences(text: string, char: string): number {
-  let count = 0;
-  for (let at = text.indexOf(char); at !== -1 && count <= HOPELESS_DEPTH; at = text.indexOf(char, at + 1))
-    count++;
-  return count;
-}
-
-// yaml 3.0.0-2's lexer reads the lines between documents (before a stream's first content line,
-// and after a `...` line) with patterns whose `$` also ends a line at a lone CR, U+2028 or U+2029,
-// and then steps over LF and CRLF only: at such a character it makes no progress and loops
-// forever. `# note\u2028` as a file's first line, or a file in old Mac line ends (CR), hung
-// validate and the controller's loader for good. Its patterns, copied:
-const STALL_CHARACTER = /\r(?!\n)|[\u2028\u2029]/;
-const DIRECTIVE_LINE = /(%(?:[^ \t\n\r]|[ \t](?![\n\r#]))*)([ \t]*)(#.*)?$/my;
-const EMPTY_LINE_OR_COMMENT = /([ \t]*)(#.*)?$/my;
-const DOCUMENT_END_LINE = /^\.\.\.(?=[ \n\r\t]|$)(?:[ \t]+(?:#.*)?)?/gm;
-
-/** The lexer's step over a line break at `at`: LF or CRLF, nothing else. */
-const lineBreakAt = (text: string, at: number) =>
-  text[at] === "\n" ? 1 : text.startsWith("\r\n", at) ? 2 : 0;
-
-/**
- * The offset where yaml's lexer would loop forever (see above), or undefined. Lines that start
- * with `...` inside a block scalar or a quoted string are taken as document ends too: a text
- * refused for that alone holds a lone CR, U+2028 or U+2029 just after such a line.
- */
-export function lexerStallAt(text: string): number | undefined {
-  if (!STALL_CHARACTER.test(text)) return undefined;
-  const starts = [0];
-  for (const end of text.matchAll(DOCUMENT_END_LINE)) {
-    const after = end.index + end[0].length;
-    starts.push(after + lineBreakAt(text, after));
-  }
-  for (let pos of starts) {
-    while (pos < text.length) {
-      if (text[pos] === "\ufeff") {
-        pos++;
-        continue;
-      }
-      DIRECTIVE_LINE.lastIndex = pos;
-      EMPTY_LINE_OR_COMMENT.lastIndex = pos;
-      const line = DIRECTIVE_LINE.exec(text) ?? EMPTY_LINE_OR_COMMENT.exec(text);
-      if (!line) break; // a content line: the lexer goes on into a document
-      const next = pos + line[0].length;
-      const after = next + lineBreakAt(text, next);
-      if (after === pos) return pos;
-      pos = after;
-    }
-  }
-  return undefined;
-}
-
-export const lexerStall = (at: SourceLocation): Problem =>
-  problem(
-    at,
-    "yaml-line-break",
-    "a lone carriage return (CR without LF), U+2028 or U+2029 ends a blank, comment or directive line here, which the YAML parser cannot read past; use LF or CRLF line ends",
-  );
