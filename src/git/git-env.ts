@@ -1,6 +1,5 @@
-import { PlumbError } from "../errors.js";
 import { simpleGit } from "./simple-git.js";
-import { redactUrl, type UrlCredentials } from "./git-origin.js";
+import type { UrlCredentials } from "./git-origin.js";
 import {
   createGitCredentials,
   ASKPASS_ENV,
@@ -18,7 +17,8 @@ import {
 // - PLUMB_GIT_USERNAME / PLUMB_GIT_TOKEN: through the askpass script the controller uses too, for
 //   the remote's origin only; and git follows no redirect (git-credentials.ts);
 // - a user name and password in the remote's URL (`https://gitlab-ci-token:TOKEN@host/…`, as GitLab
-//   CI leaves a checkout): taken out of the URL (status-branch.ts repoInfo) and given by that askpass.
+//   CI leaves a checkout): taken out of the URL (status-branch.ts repoInfo) and given by that askpass,
+//   unless PLUMB_GIT_TOKEN is set (then it is given instead).
 
 export type StatusGitEnv = { env: Record<string, string>; dispose(): Promise<void> };
 
@@ -39,12 +39,6 @@ async function localCredentialConfig(top: string): Promise<Array<[string, string
   }
   return pairs;
 }
-
-const bothCredentials = (source: string) =>
-  new PlumbError(
-    "invalid-setting",
-    `the remote ${redactUrl(source)} of the status branch has credentials in its URL, and PLUMB_GIT_TOKEN is set too: remove them from the remote's URL (git remote set-url), or unset PLUMB_GIT_TOKEN`,
-  );
 
 /**
  * `base`: the controller's git environment (its askpass), else this process's environment plus an
@@ -68,8 +62,8 @@ export async function statusGitEnv(
       ),
     );
     env = withConfigEntries(env);
-    const given = repo.sourceCredentials;
-    if (given && processEnv.PLUMB_GIT_TOKEN) throw bothCredentials(repo.source);
+    // PLUMB_GIT_TOKEN, given for plumb, wins over the remote's own (GitLab CI's read-only job token).
+    const given = processEnv.PLUMB_GIT_TOKEN ? undefined : repo.sourceCredentials;
     if (processEnv.PLUMB_GIT_TOKEN || given) {
       credentials = await createGitCredentials(processEnv, repo.source, given);
       for (const key of ASKPASS_ENV) if (credentials.env[key] !== undefined) env[key] = credentials.env[key];

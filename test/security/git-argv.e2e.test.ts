@@ -107,6 +107,35 @@ describe("git tokens never reach a process's argv", () => {
     expect(server.requests.denied).toBeGreaterThan(0); // asked first, then answered by the askpass
   }, 60_000);
 
+  it("with PLUMB_GIT_TOKEN (the GitLab example's push token), it is given in place of the remote's own, neither in argv", async () => {
+    root = await mkdtemp(join(tmpdir(), "plumb-git-argv-"));
+    await servedRepo("deployments.git");
+    server = await startGitHttpServer(join(root, "served"), "oauth2", TOKEN);
+    const work = join(root, "work");
+    const at = (userinfo: string) => `${server!.url.replace("//", `//${userinfo}@`)}/deployments.git`;
+    await exec("git", ["clone", "-q", at(`oauth2:${TOKEN}`), work]);
+    // As GitLab Runner leaves the checkout: the job's own token (it cannot push) in origin's URL.
+    const jobToken = "glcbt-job-token-fedcba9876543210";
+    await exec("git", ["-C", work, "remote", "set-url", "origin", at(`gitlab-ci-token:${jobToken}`)]);
+    const git = await gitWrapper();
+    for (const [name, value] of Object.entries({
+      PATH: git.path,
+      HOME: root,
+      PLUMB_GIT_USERNAME: "oauth2",
+      PLUMB_GIT_TOKEN: TOKEN,
+    }))
+      vi.stubEnv(name, value);
+    try {
+      const store = await loadStatusFromBranch({ root: work, branch: "plumb-status" });
+      expect(store.objects.size).toBe(0);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const seen = await git.log();
+    expect(seen).toMatch(/remote-http /);
+    for (const secret of [TOKEN, jobToken]) expect(seen).not.toContain(secret);
+  }, 60_000);
+
   it("the controller refuses a --repo with a token in its path or query before any git runs", async () => {
     root = await mkdtemp(join(tmpdir(), "plumb-git-argv-"));
     // A server that would serve the path-token URL: /x-access-token/TOKEN/deployments.git exists.
