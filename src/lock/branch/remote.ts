@@ -77,8 +77,9 @@ export const EMPTY_TREE_SHA1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
  * process; in another object format (init.defaultObjectFormat, GIT_DEFAULT_HASH) written once.
  */
 export async function emptyTree(scratch: string, git: Pick<Remote["git"], "raw">): Promise<string> {
-  const config = await readFile(join(scratch, "config"), "utf8").catch(() => "objectformat?");
-  if (!/objectformat/i.test(config)) return EMPTY_TREE_SHA1;
+  const config = String(await readFile(join(scratch, "config")).catch(() => "objectformat?"));
+  // (git writes the key in lower case: extensions.objectformat)
+  if (!/objectformat/.test(config)) return EMPTY_TREE_SHA1;
   return (await git.raw(["hash-object", "-t", "tree", "-w", "/dev/null"])).trim();
 }
 
