@@ -1,5 +1,4 @@
-import { realpathSync } from "node:fs";
-import { dirname, resolve, sep } from "node:path";
+import { dirname, resolve } from "node:path";
 import { PlumbError } from "../errors.js";
 import type { LoadResult } from "../manifest/load.js";
 import type { LoadedEnvironment } from "../manifest/types.js";
@@ -10,16 +9,14 @@ import {
   resolvedCollisionMessage,
   resolvedNameCollision,
 } from "../manifest/rules/environment/environment-names.js";
-import {
-  environmentCredentialMessage,
-  NOT_ENVIRONMENT_SETTINGS,
-} from "../manifest/rules/environment/environment-rules.js";
 import { type ApiOptions, readApiOptions, sendableKey, sendableTenant } from "../api/config.js";
 import { ApiError, withSettingHints } from "../api/errors.js";
 import { settingHintsOf, whereIs } from "../reconcile/environment-hints.js";
-import { suggest } from "../manifest/schema-check.js";
-import { readSettingFile, settingFileReason } from "../api/setting-file.js";
-import { type AllowFlags, allowedOriginsFrom, checkApiOrigin } from "../api/allowed-origins.js";
+import { type AllowFlags, allowedOriginsFrom } from "../api/allowed-origins.js";
+import { pinnedUrlsOf } from "./environment-settings/pinned-urls.js";
+import { readSetting, type Setting } from "./environment-settings/read-setting.js";
+
+export { pinnedUrlsOf } from "./environment-settings/pinned-urls.js";
 
 // An Environment's API settings as a run reads them (docs/environments.md): its URL, key, tenant,
 // mode and platform URL, where the key goes checked first; the check that two environments do not
@@ -63,8 +60,6 @@ export function refuseSharedNames(
   if (collision) throw new PlumbError("environment-name-collision", resolvedCollisionMessage(collision));
 }
 
-type Setting = string | { env: string } | { file: string };
-
 /**
  * An API error of an environment's run with its hint pointing at that Environment's settings: the
  * client's hints name PLUMB_API_KEY, PLUMB_TENANT_ID and PLUMB_API_URL, which a run with
@@ -73,126 +68,6 @@ type Setting = string | { env: string } | { file: string };
  */
 export function withEnvironmentHint(error: unknown, environment: LoadedEnvironment): unknown {
   return error instanceof ApiError ? withSettingHints(error, settingHintsOf(environment)) : error;
-}
-
-/** One connection setting's value: the literal, its variable's or its file's (relative to the document). */
-function readSetting(
-  environment: LoadedEnvironment,
-  root: string,
-  env: NodeJS.ProcessEnv,
-  field: string,
-  setting: Setting,
-): string {
-  const name = environment.manifest.metadata.name;
-  if (typeof setting === "string") return setting;
-  if ("env" in setting) {
-    // Checked here too: the controller follows Environment documents as they are merged.
-    if (NOT_ENVIRONMENT_SETTINGS.has(setting.env))
-      throw new PlumbError(
-        "api-config",
-        `environment ${name}: ${environmentCredentialMessage(field, setting.env)}`,
-      );
-    const value = env[setting.env]?.trim();
-    if (value) return value;
-    // A misspelt variable (PROD_API_KYE) says which set one it may have meant: its name, never its
-    // value; not one this Environment reads for another field (PROD_API_KEY unset, "did you mean
-    // PROD_API_URL?" pointed the key at the URL's variable).
-    const others = variablesOf(environment, field);
-    const set = Object.keys(env).filter((key) => key !== setting.env && !others.has(key) && env[key]?.trim());
-    throw new PlumbError(
-      "api-config",
-      `environment ${name}: spec.${field} (${whereIs(environment, field)}) reads ${setting.env}, which is not set; export it${suggest(setting.env, set)}`,
-    );
-  }
-  const path = resolve(root, dirname(environment.file), setting.file);
-  // As a secret's valueFrom.file: repository metadata (a CI checkout's .git/config holds its token)
-  // is never a setting, a link into it neither. Any other file may be one (a mounted Kubernetes secret).
-  if (insideGit(path))
-    throw new PlumbError(
-      "api-config",
-      `environment ${name}: spec.${field} (${whereIs(environment, field)}) reads ${setting.file}, inside a .git directory: it is never read as a setting; keep the value in a file of its own`,
-    );
-  try {
-    return readSettingFile(path).trim();
-  } catch (error) {
-    throw new PlumbError(
-      "api-config",
-      `environment ${name}: cannot read spec.${field} from ${setting.file} (${settingFileReason(error)}); it must be a regular file holding the value alone`,
-    );
-  }
-}
-
-/**
- * Where an Environment sends the key (api_url, platform_url), checked against the allowlist
- * (`allow`'s --allow-api-origin, else PLUMB_ALLOWED_API_ORIGINS) when one is given: refused with
- * api-origin-not-allowed at the setting's file:line. Reads no key.
- */
-export function pinnedUrlsOf(
-  environment: LoadedEnvironment,
-  root: string,
-  env: NodeJS.ProcessEnv,
-  allow: AllowFlags,
-): { apiUrl: string; platformUrl: string | undefined } {
-  const { spec, metadata } = environment.manifest;
-  const allowed = allowedOriginsFrom(allow, env);
-  const pinned = (field: string, setting: Setting): string => {
-    const url = readSetting(environment, root, env, field, setting);
-    const what = `environment ${metadata.name} (${whereIs(environment, field)}): spec.${field}`;
-    // Validate refuses user:password@ written in the document; from a variable or file it was said
-    // as "--api-url must not carry credentials; set PLUMB_API_KEY", which this run does not read, and
-    // so were a query, a fragment, another scheme and no URL at all. The value is never echoed.
-    const problem = urlProblem(url);
-    if (problem)
-      throw new PlumbError(
-        "api-config",
-        `environment ${metadata.name}: spec.${field} (${typeof setting === "object" && "env" in setting ? `$${setting.env}, ` : ""}${whereIs(environment, field)}) ${problem}`,
-      );
-    checkApiOrigin(url, allowed, what);
-    return url;
-  };
-  const apiUrl = pinned("api_url", spec.api_url);
-  const platformUrl = spec.platform_url === undefined ? undefined : pinned("platform_url", spec.platform_url);
-  return { apiUrl, platformUrl };
-}
-
-/** Whether `path`, or where its links lead, is inside a `.git` directory. */
-function insideGit(path: string): boolean {
-  const real = (() => {
-    try {
-      return realpathSync(path);
-    } catch {
-      return path; // not there: reading it says so
-    }
-  })();
-  return [path, real].some((p) => p.split(sep).includes(".git"));
-}
-
-/** What the client would refuse in an Environment's URL, said as its setting's (the URL never printed). */
-function urlProblem(url: string): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "is not a URL; expected e.g. https://api.example.com";
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return "must be an http or https URL";
-  if (parsed.username !== "" || parsed.password !== "")
-    return "carries credentials (user:password@host); remove them: the key goes in spec.api_key ({env: VAR} or {file: PATH})";
-  if (parsed.search !== "" || parsed.hash !== "")
-    return "must not carry a query (?...) or a fragment (#...): plumb appends the API's paths to it; give the base URL";
-  return undefined;
-}
-
-/** The variables an Environment's settings other than `field` read ({env: VAR}). */
-function variablesOf(environment: LoadedEnvironment, field: string): Set<string> {
-  const settings = Object.entries(environment.manifest.spec).filter(([key]) => key !== field);
-  return new Set(
-    settings.flatMap(([, value]) =>
-      value !== null && typeof value === "object" && typeof (value as { env?: unknown }).env === "string"
-        ? [(value as { env: string }).env]
-        : [],
-    ),
-  );
 }
 
 /**
