@@ -116,4 +116,18 @@ describe("pydantic's messages", () => {
     );
     expect(issues).toHaveLength(5);
   });
+
+  it("reads an invite id as a uuid path parameter", async () => {
+    const invite = await api.call("POST", `${org}/invites`, { email: "uuid-path@example.com" });
+    expect(invite.status).toBe(201);
+    expect(await api.call("DELETE", `${org}/invites/not-a-uuid`)).toMatchObject({
+      status: 422,
+      body: {
+        detail: [{ loc: ["path", "invite_id"], msg: "Input should be a valid UUID", type: "uuid_parsing" }],
+      },
+    });
+    const upper = (invite.body.id as string).toUpperCase();
+    expect((await api.call("DELETE", `${org}/invites/${upper}`)).status).toBe(204);
+    expect((await api.call("GET", `${org}/invites`)).body).toEqual([]);
+  });
 });

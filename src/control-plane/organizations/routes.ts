@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ControlPlaneContext } from "../context.js";
+import { requireUuid } from "../http/paging.js";
 import type { RouteFlags } from "../http/request-guards.js";
 import { applyScimGroups, decideSignIn, effectiveAccess, type NewMember } from "./access.js";
 import type { OrganizationStore } from "./store.js";
@@ -173,15 +174,17 @@ function registerInviteRoutes(
   });
 
   const noBody = { config: { ignoresBody: true } satisfies RouteFlags };
-  app.delete<{ Params: { inviteId: string } }>(
-    `${prefix}/invites/:inviteId`,
+  app.delete<{ Params: { invite_id: string } }>(
+    `${prefix}/invites/:invite_id`,
     noBody,
     async (request, reply) => {
+      // A uuid path parameter, as FastAPI types one: any of pydantic's spellings, else 422.
+      const id = requireUuid(request.params.invite_id, "invite_id");
       const state = await stateOf(request);
       const before = state.invites.length;
-      state.invites = state.invites.filter((invite) => invite.id !== request.params.inviteId);
+      state.invites = state.invites.filter((invite) => invite.id !== id);
       if (state.invites.length === before) {
-        return reply.code(404).send({ detail: `Invite ${request.params.inviteId} not found.` });
+        return reply.code(404).send({ detail: `Invite ${id} not found.` });
       }
       await ctx.commit();
       return reply.code(204).send();
