@@ -46,7 +46,9 @@ export function parseJournal(text: string, file = JOURNAL): JournalEntry[] {
 export async function loadState(dir: string): Promise<{ snapshot: unknown; entries: JournalEntry[] }> {
   const fix = "--data must name a directory the control plane can write (it is created if missing)";
   try {
-    await mkdir(dir, { recursive: true });
+    // Owner-only, as a database's data directory (PostgreSQL's is 0700): it holds what tenants sent,
+    // agent-server threads and store items among it (secret values never: only their names).
+    await mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
     const isFile = (error as NodeJS.ErrnoException).code === "EEXIST";
     throw isFile
@@ -74,9 +76,11 @@ export async function openJournal(
   snapshot: unknown,
   wrap: WrapJournalFile = (file) => file,
 ): Promise<Journal> {
-  await writeFileAtomic(join(dir, SNAPSHOT), JSON.stringify(snapshot), { fsync: true });
+  await writeFileAtomic(join(dir, SNAPSHOT), JSON.stringify(snapshot), { fsync: true, mode: 0o600 });
   await syncDir(dir);
-  const handle = await open(join(dir, JOURNAL), "w");
+  const handle = await open(join(dir, JOURNAL), "w", 0o600);
+  // A journal an older plumb created under the umask (0644) keeps its mode through open(): set it.
+  await handle.chmod(0o600);
   await handle.sync();
   await syncDir(dir);
   return groupCommitter(wrap(journalFile(handle)), 0, join(dir, JOURNAL));
