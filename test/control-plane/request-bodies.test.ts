@@ -96,6 +96,14 @@ describe("a body that is not JSON", () => {
     });
   });
 
+  it("a JSON body of only whitespace is malformed JSON, not a missing body", async () => {
+    const answer = await api.call("POST", "/v2/deployments", "  \n ");
+    expect(answer).toMatchObject({
+      status: 422,
+      body: { detail: [{ loc: ["body"], type: "json_invalid" }] },
+    });
+  });
+
   it("is 415 on the agent server, unread", async () => {
     const created = await api.call("POST", "/v2/deployments", gitrepo("agent-host"));
     const answer = await api.call("POST", `/agents/${created.body.id}/threads`, "{}", {

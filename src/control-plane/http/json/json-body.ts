@@ -55,7 +55,8 @@ const parseJsonBody: ContentTypeParser = (_request, raw, done) => {
   } catch {
     return done(invalidJson("the body is not valid UTF-8"), undefined);
   }
-  if (body.trim() === "") return done(null, undefined);
+  // Only no bytes at all is no body: whitespace is text that is not JSON, as FastAPI reads it.
+  if (body.length === 0) return done(null, undefined);
   if (jsonDepthExceeds(body))
     return done(
       unprocessable([
