@@ -32,6 +32,7 @@ export const ISOLATED = [
   "test/lock/branch-lease-paths.test.ts",
   "test/manifest/unprintable-names.test.ts",
   "test/manifest/format/format-controls.test.ts",
+  "test/security/git-argv.e2e.test.ts",
 ];
 
 // Node 20 reads and parses the whole NODE_EXTRA_CA_CERTS bundle at every start (Node 24 only when
