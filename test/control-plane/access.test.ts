@@ -166,6 +166,32 @@ describe("rate limits", () => {
     expect(put("later-49").allowed).toBe(false);
   });
 
+  // decisions.md "Rate limits": agent-server routes fall under "Default (API key)". The table's
+  // paths are the hosted API's, from its root: `PATCH .../runs/crons/{id}` "contains /runs" and a
+  // path ending `/trigger` is the Deletion row's only by the accident of this shared host. They
+  // were limited as Run ingest (2000 per 10 s) and Deletion (10 per 60 s).
+  it("limits the agent server's routes as Default (API key), whatever their path holds", async () => {
+    const limits = {
+      "Run ingest": { count: 1, intervalSeconds: 10 },
+      Deletion: { count: 1, intervalSeconds: 60 },
+      Examples: { count: 1, intervalSeconds: 60 },
+      "Default (API key)": { count: 6, intervalSeconds: 10 },
+    };
+    await using({ clock: new ManualClock(), rateLimits: limits }, async (api) => {
+      const agents = `/agents/${(await api.call("POST", "/v2/deployments", gitrepo("rated"))).body.id}`;
+      const cron = `${agents}/runs/crons/00000000-0000-4000-8000-0000000000cc`;
+      for (const [method, path] of [
+        ["PATCH", cron],
+        ["PATCH", cron],
+        ["GET", `${agents}/threads/trigger`],
+        ["GET", `${agents}/threads/trigger`],
+        ["GET", `${agents}/assistants/examples`],
+      ] as const)
+        expect((await api.call(method, path, method === "PATCH" ? {} : undefined)).status, path).toBe(404);
+      expect((await api.call("GET", `${agents}/assistants/examples`)).status).toBe(429);
+    });
+  });
+
   it("matches the spec 8.2 table per region and identity", () => {
     const t = 0;
     const us = createRateLimiter("us", {}, () => t);

@@ -135,10 +135,25 @@ export function createRateLimiter(
   return limiter;
 }
 
+/**
+ * The rows an agent-server path (`/agents/{id}/...`) can fall under: decisions.md "Rate limits" puts
+ * its routes under Default (API key). The table's paths are the hosted API's, from its root, so
+ * `PATCH .../runs/crons/{id}` "contains /runs" (Run ingest) and `.../threads/trigger` ends with
+ * `/trigger` (Deletion) only by sharing this host. OPTIONS stays High throughput by address.
+ */
+const AGENT_SERVER_ROWS: ReadonlySet<RateCategory> = new Set([
+  "High throughput",
+  "Default (API key)",
+  "Default (User)",
+  "Public (catch-all)",
+]);
+
 function findRow(request: RateRequest): { row: Row; index: number; identity: string } | undefined {
   const method = request.method.toUpperCase();
+  const agentServer = request.path.startsWith("/agents/");
   for (let index = 0; index < RATE_LIMIT_TABLE.length; index++) {
     const candidate = RATE_LIMIT_TABLE[index] as Row;
+    if (agentServer && !AGENT_SERVER_ROWS.has(candidate.category)) continue;
     if (!candidate.match(method, request.path)) continue; // cheaper than building the identity
     const identity = identityOf(candidate.identity, request);
     if (identity !== undefined) return { row: candidate, index, identity };
