@@ -107,7 +107,10 @@ describe("422 HTTPValidationError", () => {
     const bad = await api.call("POST", "/v2/deployments", "{not json");
     expect(bad).toMatchObject({ status: 422, body: { detail: [{ loc: ["body"], type: "json_invalid" }] } });
     const text = await api.call("POST", "/v2/deployments", "name=x", { "content-type": "text/plain" });
-    expect(text).toMatchObject({ status: 422, body: { detail: [{ loc: ["body"], type: "model_attributes_type" }] } });
+    expect(text).toMatchObject({
+      status: 422,
+      body: { detail: [{ loc: ["body"], type: "model_attributes_type" }] },
+    });
     const big = await api.call("POST", "/v2/deployments", { ...gitrepo("big"), pad: "x".repeat(5000) });
     expect(big.status).toBe(413);
     expect(typeof big.body.detail).toBe("string");
