@@ -98,7 +98,16 @@ export const layerOf = (/** @type {string} */ relative) => {
 
 /** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts, json-depth.ts, url-tokens.ts, git-root.ts). */
 export const isTopLevelFile = (/** @type {string} */ layer) =>
-  ["clock", "errors", "logger", "regular-file", "path-inside", "json-depth", "url-tokens", "git-root"].includes(layer);
+  [
+    "clock",
+    "errors",
+    "logger",
+    "regular-file",
+    "path-inside",
+    "json-depth",
+    "url-tokens",
+    "git-root",
+  ].includes(layer);
 
 /** eslint no-restricted-imports patterns for the files of one layer. */
 export function restrictedImportsOf(/** @type {string} */ layer) {

@@ -8,7 +8,6 @@ import { DEFAULT_STATUS_DIR } from "./status-store.js";
 // outside git. Without it two directories sharing a --status-dir looked alike (A/x.yaml and
 // B/x.yaml both recorded "x.yaml"), and a prune of one deleted the other's objects.
 
-
 const slashed = (path: string): string => path.split(sep).join("/");
 
 /** The manifest_root of the manifest directory `dir` (a real, absolute path: manifestDirOf). */

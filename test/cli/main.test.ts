@@ -38,8 +38,7 @@ describe("plumb --version", () => {
   it("prints the version without loading any command (all of them took 0.6-1 s)", async () => {
     const loaded: string[] = [];
     const original = { ...COMMANDS };
-    for (const [name, load] of Object.entries(original))
-      COMMANDS[name] = () => (loaded.push(name), load());
+    for (const [name, load] of Object.entries(original)) COMMANDS[name] = () => (loaded.push(name), load());
     const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     try {
       for (const flag of ["--version", "-V"]) {

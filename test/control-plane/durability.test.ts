@@ -17,10 +17,9 @@ beforeAll(assertBuilt);
 afterAll(() => children.forEach((c) => c.kill("SIGKILL")));
 
 async function launch(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const run = spawnCli(
-    ["control-plane", "--port", "0", "--data", dataDir, "--revision-seconds", "0"],
-    { PLUMB_LOG_LEVEL: "warn" },
-  );
+  const run = spawnCli(["control-plane", "--port", "0", "--data", dataDir, "--revision-seconds", "0"], {
+    PLUMB_LOG_LEVEL: "warn",
+  });
   const { child } = run;
   children.push(child);
   const url = await new Promise<string>((resolve, reject) => {

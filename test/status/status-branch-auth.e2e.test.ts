@@ -119,7 +119,10 @@ describe("--status-branch with an authenticated remote", () => {
     await setup();
     const work = await checkout("work", null);
     const creds = { PLUMB_GIT_USERNAME: USER, PLUMB_GIT_TOKEN: TOKEN };
-    const applied = await runInProcess(["apply", work, "--yes", "--status-branch", "plumb-status"], env(creds));
+    const applied = await runInProcess(
+      ["apply", work, "--yes", "--status-branch", "plumb-status"],
+      env(creds),
+    );
     expect(applied.code, applied.output).toBe(0);
     expect(applied.output).toContain("Status committed to branch plumb-status");
     expect(applied.output).not.toContain(TOKEN);

@@ -99,7 +99,6 @@ export async function trackedNamesIn(dir: string): Promise<Set<string> | undefin
   return new Set(listed.split("\0").filter((n) => n.length > 0 && !n.includes("/")));
 }
 
-
 /** git's own first line (control characters escaped), or why it did not run. */
 function gitFailure(error: NodeJS.ErrnoException | Error, stderr: string): string {
   if ((error as NodeJS.ErrnoException).code === "ENOENT") return "git is not installed (not found on PATH)";

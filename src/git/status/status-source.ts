@@ -4,7 +4,11 @@ import type { PushFence } from "../fenced-push.js";
 import type { CheckoutQueue } from "../checkout-queue.js";
 import type { GitStop } from "../stoppable-git.js";
 import { loadStatusFromBranch } from "../records/load-status-branch.js";
-import { type OwnRecords, publishStatusBranch, type PublishResult } from "../records/publish-status-branch.js";
+import {
+  type OwnRecords,
+  publishStatusBranch,
+  type PublishResult,
+} from "../records/publish-status-branch.js";
 import { defaultStatusDir, loadStatusStore } from "../../status/status-store.js";
 import {
   type OwnFile,
