@@ -29,6 +29,7 @@ export async function recordIntent(engine: Engine, run: ObjectRun): Promise<bool
     gitCommit: options.gitCommit,
     live: change.action === "create" ? null : run.deployment,
     now: options.clock.now(),
+    sourceDigest: change.upload?.digest,
   });
   const base = run.previous ?? {
     ...buildObjectStatus({

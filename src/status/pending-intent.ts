@@ -10,6 +10,8 @@ import type { ObjectStatus, PendingIntent, StatusStore } from "./status-types.js
 // - a PATCH landed when live's latest_revision_id or updated_at moved past what the intent saw.
 // A landed intent's fingerprints, digest and commit become the record's, so the re-run neither
 // re-sends the secrets (an extra revision) nor forgets them; an intent that did not land is dropped.
+// An internal_source upload's too: its source digest with the tarball path live holds (the path is
+// issued after the intent is written), so the re-run neither uploads nor PATCHes it again.
 // Should someone else also change the deployment after a crash, "moved" still reads as landed:
 // the record then claims our values, as it would had the process lived (see docs/apply.md).
 
@@ -19,6 +21,8 @@ export type IntentInput = {
   gitCommit: string | null;
   live: Deployment | null;
   now: number;
+  /** internal_source: the digest of the source the request uploads (PlannedUpload.digest). */
+  sourceDigest?: string | undefined;
 };
 
 export const buildIntent = (input: IntentInput): PendingIntent => ({
@@ -28,6 +32,7 @@ export const buildIntent = (input: IntentInput): PendingIntent => ({
   base_revision_id: input.live?.latest_revision_id ?? null,
   base_updated_at: input.live?.updated_at ?? null,
   started_at: new Date(input.now).toISOString(),
+  ...(input.sourceDigest ? { source_digest: input.sourceDigest } : {}),
 });
 
 /** True when live shows that the request of `record.pending` reached the server. */
@@ -48,6 +53,7 @@ export function resolvePending(record: ObjectStatus, live: Deployment | null | u
   if (!record.pending || live === undefined) return record;
   const { pending: intent, ...rest } = record;
   if (!intentLanded(record, live)) return rest;
+  const uploaded = landedUpload(rest, intent, live);
   return {
     ...rest,
     id: live?.id ?? rest.id,
@@ -55,7 +61,24 @@ export function resolvePending(record: ObjectStatus, live: Deployment | null | u
     manifest_digest: intent.manifest_digest,
     secret_fingerprints: intent.secret_fingerprints ?? rest.secret_fingerprints,
     applied_at: intent.started_at,
+    ...(uploaded ? { source_upload: uploaded } : {}),
   };
+}
+
+/**
+ * The upload a landed intent made: its digest and the tarball path live holds, when that path is
+ * not the one recorded before (a create, or the upload-url answered, killed before the PATCH: the
+ * source was not set, and the re-run uploads it).
+ */
+function landedUpload(
+  record: ObjectStatus,
+  intent: PendingIntent,
+  live: Deployment | null,
+): ObjectStatus["source_upload"] {
+  if (!intent.source_digest || !live) return undefined;
+  const path = live.source_revision_config.source_tarball_path;
+  if (!path || path === record.source_upload?.object_path) return undefined;
+  return { digest: intent.source_digest, object_path: path };
 }
 
 /**

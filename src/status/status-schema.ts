@@ -65,6 +65,11 @@ export const ObjectStatusShape = Type.Object({
         base_revision_id: Nullable(Type.String()),
         base_updated_at: Nullable(Type.String()),
         started_at: Type.String(),
+        /**
+         * internal_source: the digest of the source this request uploads and PATCHes. Landed (live
+         * holds a tarball path other than the record's), it becomes the record's source_upload.
+         */
+        source_digest: Type.Optional(Nullable(Type.String())),
       }),
     ),
   ),

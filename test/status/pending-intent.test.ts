@@ -96,3 +96,34 @@ describe("write-ahead intents settled against live", () => {
     expect(settled.objects.get("Deployment/a")?.secret_fingerprints).toBe(sent);
   });
 });
+
+describe("an internal_source upload's intent", () => {
+  const uploading = (base: Deployment | null) =>
+    buildIntent({
+      fingerprints: undefined,
+      manifestDigest: "sha256:new",
+      gitCommit: "c1",
+      live: base,
+      now: Date.parse("2026-01-02T00:00:00Z"),
+      sourceDigest: "sha256:src-new",
+    });
+  const withTarball = (path: string, over: Partial<Deployment> = {}) =>
+    live({
+      source_revision_config: { source_tarball_path: path },
+      ...over,
+    });
+  const recorded = { digest: "sha256:src-old", object_path: "tenant/old.tgz" };
+
+  it("landed (live holds a new tarball path): the source digest and that path become the record's", () => {
+    const r = record({ source_upload: recorded, pending: uploading(withTarball("tenant/old.tgz")) });
+    const settled = resolvePending(r, withTarball("tenant/new.tgz", { latest_revision_id: "r2" }));
+    expect(settled.source_upload).toEqual({ digest: "sha256:src-new", object_path: "tenant/new.tgz" });
+    expect(settled.pending).toBeUndefined();
+  });
+
+  it("killed before its PATCH (live moved, its tarball did not): the recorded upload stays", () => {
+    const r = record({ source_upload: recorded, pending: uploading(withTarball("tenant/old.tgz")) });
+    const settled = resolvePending(r, withTarball("tenant/old.tgz", { updated_at: "2026-01-02T00:00:01Z" }));
+    expect(settled.source_upload).toEqual(recorded);
+  });
+});
