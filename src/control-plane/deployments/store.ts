@@ -1,25 +1,14 @@
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { DeploymentSource } from "../../schema/deployment.js";
 import { HttpError } from "../http/http-errors.js";
 import type { DeploymentRecord, Timing, UploadRecord } from "./record.js";
 import type { CreatePlan } from "./rules.js";
 import type { PatchPlan } from "./patch-rules.js";
-import {
-  clusterRefusal,
-  forcedFailure,
-  isInProgress,
-  isSupersedable,
-  type RevisionRecord,
-} from "./revisions.js";
+import { isInProgress } from "./revisions.js";
+import { addRevision } from "./store/add-revision.js";
+import type { StoreChange, StoreSnapshot, TracingProject } from "./store/store-changes.js";
 
-export type TracingProject = { id: string; name: string };
-/** One durable change: a whole deployment record (upsert), or a tracing project. */
-export type StoreChange =
-  { k: "dep"; v: DeploymentRecord } | { k: "session"; tenant: string; v: TracingProject };
-export type StoreSnapshot = {
-  deployments: DeploymentRecord[];
-  sessions: Array<{ tenant: string; v: TracingProject }>;
-};
+export type { StoreChange, StoreSnapshot } from "./store/store-changes.js";
 
 /** In-memory deployments of every tenant; each write queues a change for the durable journal. */
 export class DeploymentStore {
@@ -95,7 +84,7 @@ export class DeploymentStore {
       revisions: [],
       uploads: [],
     };
-    this.addRevision(record, source, now);
+    addRevision(record, source, now, this.timing);
     this.index(record);
     this.ensureProject(tenantId, name);
     this.changed(record);
@@ -109,7 +98,7 @@ export class DeploymentStore {
     record.secretNames = plan.secretNames;
     record.secretReferences = plan.secretReferences;
     record.updatedAt = now;
-    if (plan.createsRevision) this.addRevision(record, plan.revisionSource, now);
+    if (plan.createsRevision) addRevision(record, plan.revisionSource, now, this.timing);
     this.changed(record);
   }
 
@@ -119,7 +108,7 @@ export class DeploymentStore {
    */
   buildOnPush(record: DeploymentRecord, commitSha: string | undefined, now: number): void {
     record.updatedAt = now;
-    this.addRevision(record, record.source, now, commitSha);
+    addRevision(record, record.source, now, this.timing, commitSha);
     this.changed(record);
   }
 
@@ -220,33 +209,6 @@ export class DeploymentStore {
   private changed(record: DeploymentRecord) {
     this.versions.set(record, this.version(record) + 1);
     this.pending.push({ k: "dep", v: record });
-  }
-
-  private addRevision(record: DeploymentRecord, source: string, now: number, commitSha?: string) {
-    const id = randomUUID();
-    const config = { ...record.sourceRevisionConfig };
-    if (source === "gitrepo") {
-      config.repo_commit_sha =
-        commitSha ??
-        createHash("sha1")
-          .update(`${record.sourceConfig.repo_url ?? ""}#${config.repo_ref ?? ""}#${id}`)
-          .digest("hex");
-    }
-    record.sourceRevisionConfig.repo_commit_sha = config.repo_commit_sha ?? null;
-    const revision: RevisionRecord = { id, source, createdAt: now, config };
-    const failure = forcedFailure(config) ?? clusterRefusal(record.sourceConfig.resource_spec);
-    if (failure) revision.failure = failure;
-    else if (source === "internal_source" && !config.source_tarball_path) {
-      revision.failure = {
-        status: "BUILD_FAILED",
-        message: `No source tarball: POST /v2/deployments/${record.id}/upload-url, PUT the tarball, then PATCH source_tarball_path`,
-      };
-    }
-    for (const older of record.revisions) {
-      if (!older.skipped && isSupersedable(older, now, this.timing.revisionMs))
-        older.skipped = { at: now, by: id };
-    }
-    record.revisions.push(revision);
   }
 
   private index(record: DeploymentRecord) {
