@@ -31,7 +31,7 @@ export const layers = {
   // The local control plane stands in for a foreign service: it shares only shapes, time and errors.
   "control-plane": ["schema", "clock", "errors", "json-depth"],
   // Load, parse and validate manifests (pure rules; file reads at its edge).
-  manifest: ["schema", "errors", "path-inside", "regular-file", "url-tokens", "git-root"],
+  manifest: ["schema", "errors", "path-inside", "regular-file", "url-tokens", "git-root", "process-running"],
   // Pure: one environment's view of the manifests (defaults and overrides merged, docs/environments.md).
   environment: ["schema", "manifest", "errors"],
   // Pure: normalise, classify, build bodies and plans.
@@ -39,9 +39,19 @@ export const layers = {
   // HTTP clients: auth, rate limits, retries.
   api: ["schema", "clock", "errors", "logger", "regular-file", "json-depth"],
   // The status records on disk and on the git status branch.
-  status: ["schema", "diff", "errors", "clock", "regular-file", "path-inside", "git-root"],
+  status: ["schema", "diff", "errors", "clock", "regular-file", "path-inside", "git-root", "process-running"],
   // Every git call: the status branch and its fenced push, credentials, the controller's remote source.
-  git: ["schema", "diff", "status", "clock", "errors", "path-inside", "url-tokens", "git-root"],
+  git: [
+    "schema",
+    "diff",
+    "status",
+    "clock",
+    "errors",
+    "path-inside",
+    "url-tokens",
+    "git-root",
+    "process-running",
+  ],
   // The state lock: a local lock file or a lease on the status branch.
   lock: ["status", "git", "clock", "errors"],
   // The apply engine: send, wait, verify, upload, record.
@@ -88,6 +98,8 @@ export const layers = {
   "url-tokens": [],
   // Where git would find a directory's repository (the nearest `.git` up), without starting git.
   "git-root": [],
+  // Whether a process of this host runs (a leftover's maker gone), for the temp-file cleanups.
+  "process-running": [],
 };
 
 /** The layer of a path relative to src/ ("apply/apply.ts" → "apply", "clock.ts" → "clock"). */
@@ -96,7 +108,7 @@ export const layerOf = (/** @type {string} */ relative) => {
   return first.replace(/\.ts$/, "");
 };
 
-/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts, json-depth.ts, url-tokens.ts, git-root.ts). */
+/** True for the layers that are one file at the top of src/ (clock.ts, errors.ts, logger.ts, regular-file.ts, path-inside.ts, json-depth.ts, url-tokens.ts, git-root.ts, process-running.ts). */
 export const isTopLevelFile = (/** @type {string} */ layer) =>
   [
     "clock",
@@ -107,6 +119,7 @@ export const isTopLevelFile = (/** @type {string} */ layer) =>
     "json-depth",
     "url-tokens",
     "git-root",
+    "process-running",
   ].includes(layer);
 
 /** eslint no-restricted-imports patterns for the files of one layer. */

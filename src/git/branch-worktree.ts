@@ -5,6 +5,7 @@ import { basename, dirname, join } from "node:path";
 import type { SimpleGit } from "simple-git";
 import type { CheckoutQueue } from "./checkout-queue.js";
 import { gitAt } from "./status/status-branch.js";
+import { processRunning } from "../process-running.js";
 
 // A branch of a checkout rebuilt in a temporary worktree (controller --drift-branch, promotion.auto):
 // `git worktree add --force -B BRANCH DIR HEAD`, the work, then the worktree removed. git reads
@@ -22,16 +23,6 @@ import { gitAt } from "./status/status-branch.js";
 export const tempWorktreeDir = (prefix: string): Promise<string> =>
   mkdtemp(join(tmpdir(), `${prefix}${process.pid}-`));
 
-/** Whether a process of this host with that pid is running (EPERM: it is, another user's). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Removes the temporary worktrees of `git`'s repository that a plumb process now gone made with
  * `prefix` (tempWorktreeDir): killed mid-run (SIGKILL, a CI job cancelled), it left its worktree
@@ -47,7 +38,7 @@ export async function removeStaleWorktrees(git: SimpleGit, prefix: string): Prom
   for (const line of list.split("\n")) {
     const path = line.startsWith("worktree ") ? line.slice("worktree ".length) : "";
     const pid = Number(name.exec(basename(path))?.[1] ?? 0);
-    if (!pid || !tmp.has(dirname(path)) || !existsSync(path) || running(pid)) continue;
+    if (!pid || !tmp.has(dirname(path)) || !existsSync(path) || processRunning(pid)) continue;
     await git.raw(["worktree", "remove", "--force", path]).catch(() => undefined);
     await rm(path, { recursive: true, force: true });
   }

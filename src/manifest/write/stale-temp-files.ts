@@ -1,5 +1,6 @@
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { processRunning } from "../../process-running.js";
 
 // A manifest rewrite (promote --write, drift --write, import) stages its text beside the file as
 // FILE.<pid>.<hex>.tmp, then renames it over. A run killed between the two (kill -9, OOM, a CI job
@@ -10,23 +11,12 @@ import { join } from "node:path";
 
 const TEMP = /^.+\.ya?ml\.(\d+)\.[0-9a-f]{12}\.tmp$/i;
 
-/** Whether a process of this id runs on this host (one of another user's answers EPERM: it runs). */
-function running(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Removes the temp files of manifest rewrites in `dir` whose process is gone; best effort. */
 export async function removeStaleTempFiles(dir: string): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
   for (const name of names) {
     const pid = TEMP.exec(name)?.[1];
-    if (pid === undefined || running(Number(pid))) continue;
+    if (pid === undefined || processRunning(Number(pid))) continue;
     await rm(join(dir, name), { force: true }).catch(() => undefined);
   }
 }

@@ -1,5 +1,6 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { processRunning } from "../../process-running.js";
 
 // What a killed writer leaves in a status directory. A record is written as RECORD.json.<pid>.<hex>.tmp
 // and renamed over (write-atomically.ts); apply's probe is .plumb-probe-<pid> (status-store.ts). A
@@ -18,17 +19,6 @@ const STALE_TEMP_MS = 60_000;
 /** Any temp file is removed once this old, whatever its pid (reused by another process). */
 const ABANDONED_TEMP_MS = 24 * 3_600_000;
 
-/** Whether a process of this id runs on this host (one of another user's answers EPERM: it runs). */
-function running(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Removes the temp files killed writers left in the status directory `dir`; best effort. Returns their names. */
 export async function removeStaleTemps(dir: string, now = Date.now()): Promise<string[]> {
   const names = await readdir(dir).catch(() => [] as string[]);
@@ -40,7 +30,7 @@ export async function removeStaleTemps(dir: string, now = Date.now()): Promise<s
     const info = await stat(file).catch(() => null);
     if (!info?.isFile()) continue;
     const age = now - info.mtimeMs;
-    const stale = age >= ABANDONED_TEMP_MS || (age >= STALE_TEMP_MS && !running(Number(pid)));
+    const stale = age >= ABANDONED_TEMP_MS || (age >= STALE_TEMP_MS && !processRunning(Number(pid)));
     if (!stale) continue;
     await rm(file, { force: true }).then(
       () => removed.push(name),
