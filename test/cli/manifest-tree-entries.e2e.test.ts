@@ -7,6 +7,7 @@ import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { api } from "../controller/support.js";
 import { assertBuilt, spawnCli } from "../support/built-cli.js";
+import { containerManifest } from "../support/manifest-text.js";
 
 // A manifest tree with what is not a readable regular file in it, as the built CLI meets it with a
 // real control plane. A FIFO named *.yaml blocked apply, drift and status for ever (the quick scan
@@ -25,14 +26,7 @@ let dir: string;
 /** A node uid OTHER can run (npx's node may live under /root, mode 0700): this one, or a copy. */
 let node = process.execPath;
 
-const deployment = (name: string) => `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  source: internal_container
-  source_revision_config: {image_uri: "img/${name}:1"}
-`;
+const deployment = containerManifest;
 const env = () => ({ PLUMB_API_URL: plane.url, PLUMB_API_KEY: KEY, NO_COLOR: "1" });
 
 /** The built CLI run to its end, or killed after 20 s (an open that blocks never ends). */

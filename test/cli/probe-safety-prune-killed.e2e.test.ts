@@ -7,6 +7,7 @@ import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { assertBuilt, runCli, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
+import { containerManifest } from "../support/manifest-text.js";
 
 // The deletion budget of --prune (--prune-max per --prune-window, the prune ledger) counted a
 // deletion after its DELETE was answered: an apply killed (SIGKILL, an OOM kill, a lost runner)
@@ -20,14 +21,7 @@ let dir: string;
 const env = () => ({ PLUMB_API_URL: proxy.url, PLUMB_API_KEY: DEFAULT_API_KEY });
 const NAMES = ["d1", "d2", "d3", "d4", "d5", "d6", "keep"];
 
-const doc = (name: string) => `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  source: internal_container
-  source_revision_config: {image_uri: "img/${name}:1"}
-`;
+const doc = containerManifest;
 
 async function liveNames(): Promise<string[]> {
   const res = await fetch(`${plane.url}/v2/deployments?limit=100`, {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { DEFAULT_API_KEY } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import { runInProcess } from "../support/in-process-cli.js";
+import { containerManifest } from "../support/manifest-text.js";
 
 // A one-file `apply --prune` judges only the objects recorded in that file. An object that left
 // the file for another file of the same directory (a split, a merge) is still in git: the CLI
@@ -18,14 +19,7 @@ const env = () => ({ PLUMB_API_URL: plane.url, PLUMB_API_KEY: DEFAULT_API_KEY })
 // In this process (a child process added only its start-up: 10.4 s for the file in CI, three-quarters of it).
 const plumb = (...args: string[]) => runInProcess(args, env());
 
-const doc = (name: string) => `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  source: internal_container
-  source_revision_config: {image_uri: "img/${name}:1"}
-`;
+const doc = containerManifest;
 
 async function live(): Promise<Map<string, string>> {
   const res = await fetch(`${plane.url}/v2/deployments?limit=100`, {

@@ -9,6 +9,7 @@ import { startController } from "../../src/controller/controller.js";
 import { runInProcess } from "../support/in-process-cli.js";
 import { fastControllerOptions } from "../controller/harness.js";
 import { waitFor } from "../controller/support.js";
+import { containerManifest } from "../support/manifest-text.js";
 
 // A prune scoped narrower than its status store (one file, or a directory below the store's own,
 // with --status-dir) judged the store's records by their manifest_file alone, relative to
@@ -21,14 +22,7 @@ let repo: string;
 const env = () => ({ PLUMB_API_URL: plane.url, PLUMB_API_KEY: DEFAULT_API_KEY });
 const plumb = (...args: string[]) => runInProcess(args, env());
 
-const doc = (name: string) => `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  source: internal_container
-  source_revision_config: {image_uri: "img/${name}:1"}
-`;
+const doc = containerManifest;
 
 async function live(): Promise<Map<string, string>> {
   const res = await fetch(`${plane.url}/v2/deployments?limit=100`, {

@@ -10,6 +10,7 @@ import { readPruneLedger } from "../../src/status/prune-ledger.js";
 import { assertBuilt, spawnCli } from "../support/built-cli.js";
 import { type HoldingProxy, startHoldingProxy } from "../support/holding-proxy.js";
 import { runInProcess } from "../support/in-process-cli.js";
+import { containerManifest } from "../support/manifest-text.js";
 
 // An apply --prune killed (SIGKILL) once its DELETE had landed left the deployment AWAITING_DELETE
 // with its status record; the next apply --prune listed it again and sent a second DELETE (the
@@ -25,14 +26,7 @@ const clock: Clock = { now: () => systemClock.now() + ahead, sleep: systemClock.
 const env = () => ({ PLUMB_API_URL: proxy.url, PLUMB_API_KEY: DEFAULT_API_KEY });
 const READY_SECONDS = 600; // AWAITING_DELETE lasts until the test moves the clock on
 
-const doc = (name: string) => `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  source: internal_container
-  source_revision_config: {image_uri: "img/${name}:1"}
-`;
+const doc = containerManifest;
 
 async function live(): Promise<Array<{ name: string; id: string; status: string }>> {
   const res = await fetch(`${plane.url}/v2/deployments?limit=100`, {

@@ -3,6 +3,7 @@ import { DEFAULT_TENANT_ID } from "../../src/control-plane/options.js";
 import { type RunningControlPlane, startControlPlane } from "../../src/control-plane/server.js";
 import type { ApplyIo } from "../../src/cli/sync/apply.js";
 import { TEST_POLL } from "./reconcile-helpers.js";
+import { containerManifest } from "../support/manifest-text.js";
 
 // The frame of the CLI's environment tests: two real control planes on loopback, staging and prod,
 // each granting its own key, an Environment document naming each by environment variables, and a
@@ -76,14 +77,7 @@ export async function runCommand(
 }
 
 /** An internal_container Deployment with no secret. */
-export const plain = (name: string) => `apiVersion: plumb/v1
-kind: Deployment
-metadata:
-  name: ${name}
-spec:
-  source: internal_container
-  source_revision_config: {image_uri: "img/${name}:1"}
-`;
+export const plain = containerManifest;
 
 /** The same with a secret from $AGENT_TOKEN and a literal one (MODE), then `overrides` (YAML). */
 export const withSecrets = (name: string, literal: string, overrides = "") => `${plain(name)}  secrets:
